@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+// Installs what `npm start` and `npm test` need on a fresh Debian/Ubuntu machine,
+// and does nothing (quickly) when everything is already there.
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, statSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const APT_PACKAGES = ["ffmpeg", "pkg-config", "libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev"];
+const PKG_CONFIG_LIBS = ["libavcodec", "libavformat", "libavutil", "libswscale"];
+
+function log(msg) {
+  process.stderr.write(`[setup] ${msg}\n`);
+}
+
+function has(cmd, args = ["-version"]) {
+  return spawnSync(cmd, args, { stdio: "ignore" }).status === 0;
+}
+
+function run(cmd, args, opts = {}) {
+  log(`${cmd} ${args.join(" ")}`);
+  execFileSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"], cwd: root, ...opts });
+}
+
+function missingSystemPackages() {
+  const missing = new Set();
+  if (!has("ffmpeg") || !has("ffprobe")) missing.add("ffmpeg");
+  if (!has("pkg-config", ["--version"])) {
+    missing.add("pkg-config");
+    for (const p of APT_PACKAGES.slice(2)) missing.add(p);
+  } else {
+    for (const lib of PKG_CONFIG_LIBS) {
+      if (!has("pkg-config", ["--exists", lib])) missing.add(`${lib}-dev`);
+    }
+  }
+  return [...missing];
+}
+
+function ensureSystemPackages() {
+  const missing = missingSystemPackages();
+  if (missing.length === 0) return;
+  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  if (!isRoot || !has("apt-get", ["--version"])) {
+    log(`missing system packages: ${missing.join(", ")}`);
+    log(`run: sudo apt-get update && sudo apt-get install -y ${APT_PACKAGES.join(" ")}`);
+    process.exit(1);
+  }
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  run("apt-get", ["update", "-qq"], { env });
+  run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...APT_PACKAGES], { env });
+}
+
+function mtime(p) {
+  try {
+    return statSync(p).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+function newestUnder(dir, exts) {
+  let newest = 0;
+  if (!existsSync(dir)) return 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name === "build" || entry.name === "node_modules") continue;
+      newest = Math.max(newest, newestUnder(p, exts));
+    } else if (exts.some((e) => entry.name.endsWith(e))) {
+      newest = Math.max(newest, mtime(p));
+    }
+  }
+  return newest;
+}
+
+function ensureNodeModules() {
+  const stamp = join(root, "node_modules", ".package-lock.json");
+  if (mtime(stamp) >= mtime(join(root, "package-lock.json"))) return;
+  run("npm", ["ci", "--no-audit", "--no-fund"]);
+}
+
+function ensureBuild() {
+  const out = join(root, "dist", ".stamp");
+  const src = Math.max(
+    ...["common", "origin-cache", "sdk", "native"].map((d) => newestUnder(join(root, d), [".ts"])),
+    mtime(join(root, "tsconfig.build.json")),
+  );
+  if (mtime(out) >= src && src > 0) return;
+  run(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"]);
+  execFileSync("touch", [out]);
+}
+
+function ensureNative() {
+  if (!existsSync(join(root, "native", "binding.gyp"))) return;
+  const addon = join(root, "native", "build", "Release", "ec_native.node");
+  const src = newestUnder(join(root, "native"), [".cc", ".h", ".cu", ".gyp"]);
+  if (mtime(addon) >= src) return;
+  run(process.execPath, [join(root, "node_modules", "node-gyp", "bin", "node-gyp.js"), "rebuild", "-j", "max"], {
+    cwd: join(root, "native"),
+  });
+}
+
+const [major, minor] = process.versions.node.split(".").map(Number);
+if (major < 20 || (major === 20 && minor < 18)) {
+  log(`Node >= 20.18 is required but this is ${process.versions.node}`);
+  process.exit(1);
+}
+ensureSystemPackages();
+ensureNodeModules();
+ensureBuild();
+ensureNative();

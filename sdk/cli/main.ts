@@ -1,0 +1,21 @@
+/** Entry point of the `ec` command: dispatches to one module per subcommand. */
+export type Command = (argv: string[]) => Promise<number>;
+
+const commands = new Map<string, () => Promise<Command>>([
+  // Subcommands register here: name → lazy import of their module's `main`.
+]);
+
+export async function run(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    process.stdout.write(`usage: ec <command> [options]\n\ncommands: ${[...commands.keys()].join(", ")}\n`);
+    return name ? 0 : 2;
+  }
+  const load = commands.get(name);
+  if (!load) {
+    process.stderr.write(`ec: unknown command ${JSON.stringify(name)}; commands: ${[...commands.keys()].join(", ")}\n`);
+    return 2;
+  }
+  const main = await load();
+  return main(rest);
+}

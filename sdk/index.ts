@@ -1,0 +1,1 @@
+export { EcError } from "../common/errors.js";

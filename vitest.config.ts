@@ -1,0 +1,34 @@
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        // Edge tests run inside workerd with a local R2 (Miniflare), never a hand-made fake.
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                EC_API_TOKENS: "test-token-a,test-token-b",
+                EC_SIGNING_KEY: "test-signing-key-0123456789abcdef",
+              },
+            },
+          }),
+        ],
+        test: { name: "edge", include: ["test/edge/**/*.test.ts"] },
+      },
+      {
+        test: {
+          name: "node",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/edge/**", "node_modules/**"],
+          environment: "node",
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
