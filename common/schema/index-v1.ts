@@ -1,0 +1,76 @@
+import { z } from "zod";
+
+/** What an object is, from its index (the manifest guesses it from the key's extension). */
+export const MediaKind = z.enum(["video", "image", "array", "other", "error"]);
+export type MediaKind = z.infer<typeof MediaKind>;
+
+export const VideoCodec = z.enum(["h264", "hevc", "av1", "vp9"]);
+export type VideoCodec = z.infer<typeof VideoCodec>;
+
+/**
+ * Per-sample columns of one video track, in decode (file) order — the order of
+ * `ffprobe -show_packets`. Offsets are absolute byte positions in the object; pts/dts
+ * are in `timescale` units. Float64 holds every integer below 2^53 exactly.
+ */
+export const SampleTableV1 = z.object({
+  offset: z.instanceof(Float64Array),
+  size: z.instanceof(Uint32Array),
+  keyframe: z.instanceof(Uint8Array),
+  pts: z.instanceof(Float64Array),
+  dts: z.instanceof(Float64Array),
+});
+export type SampleTableV1 = z.infer<typeof SampleTableV1>;
+
+export const VideoTrackV1 = z.object({
+  trackId: z.number().int().nonnegative(),
+  codec: VideoCodec,
+  /** RFC 6381 codec string, e.g. "avc1.64001f". */
+  codecString: z.string(),
+  /** The codec configuration record payload: avcC, hvcC, av1C or vpcC box contents. */
+  extradata: z.instanceof(Uint8Array),
+  width: z.number().int().positive(),
+  height: z.number().int().positive(),
+  fps: z.number().nonnegative(),
+  timescale: z.number().int().positive(),
+  /** Seconds. */
+  duration: z.number().nonnegative(),
+  frameCount: z.number().int().nonnegative(),
+  samples: SampleTableV1,
+});
+export type VideoTrackV1 = z.infer<typeof VideoTrackV1>;
+
+export const ImageInfoV1 = z.object({
+  format: z.enum(["jpeg", "png", "webp"]),
+  width: z.number().int().positive(),
+  height: z.number().int().positive(),
+  channels: z.number().int().positive(),
+});
+export type ImageInfoV1 = z.infer<typeof ImageInfoV1>;
+
+export const ArrayInfoV1 = z.object({
+  /** numpy dtype descr, e.g. "<f4". */
+  dtype: z.string(),
+  shape: z.array(z.number().int().nonnegative()),
+  fortranOrder: z.boolean(),
+  /** Byte offset of the first element. */
+  dataOffset: z.number().int().nonnegative(),
+});
+export type ArrayInfoV1 = z.infer<typeof ArrayInfoV1>;
+
+export const IndexErrorV1 = z.object({ code: z.string(), message: z.string() });
+export type IndexErrorV1 = z.infer<typeof IndexErrorV1>;
+
+/** The index of one object, as decoded from its compact binary encoding. */
+export const IndexV1 = z.object({
+  version: z.literal(1),
+  key: z.string(),
+  etag: z.string(),
+  size: z.number().int().nonnegative(),
+  kind: MediaKind,
+  video: VideoTrackV1.optional(),
+  image: ImageInfoV1.optional(),
+  array: ArrayInfoV1.optional(),
+  /** Set when kind is "error": corrupt, truncated or unsupported. */
+  error: IndexErrorV1.optional(),
+});
+export type IndexV1 = z.infer<typeof IndexV1>;

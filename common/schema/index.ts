@@ -1,0 +1,2 @@
+export * from "./index-v1.js";
+export * from "./manifest-v1.js";
