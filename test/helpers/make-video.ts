@@ -1,0 +1,141 @@
+/**
+ * Test fixtures made by ffmpeg at test time: small videos, images and arrays written into a
+ * caller's temp dir. Nothing is fetched from the network.
+ */
+import { execFile } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+export type FixtureCodec = "h264" | "hevc" | "av1" | "vp9";
+
+export interface MakeVideoOptions {
+  codec: FixtureCodec;
+  width: number;
+  height: number;
+  frames: number;
+  /** Frames per second; default 25. */
+  fps?: number;
+  /** Max consecutive B-frames (h264/hevc); default 0 so decode order equals display order. */
+  bframes?: number;
+  /** Keyframe interval in frames; default 12 so short clips still have several GOPs. */
+  gop?: number;
+  /** moov before mdat (`-movflags +faststart`); default false: moov at the end. */
+  faststart?: boolean;
+  /** Fragmented MP4 (`frag_keyframe+empty_moov`). */
+  fragmented?: boolean;
+  /** Interleave an AAC audio track. */
+  audio?: boolean;
+  /** Default yuv420p; yuv444p allows odd dimensions. */
+  pixFmt?: string;
+  /** File name inside dir; default derived from the options. */
+  name?: string;
+}
+
+const encoderArgs: Record<FixtureCodec, (o: MakeVideoOptions, gop: number) => string[]> = {
+  h264: (o, gop) => ["-c:v", "libx264", "-preset", "ultrafast", "-bf", String(o.bframes ?? 0), "-g", String(gop), "-keyint_min", String(gop), "-sc_threshold", "0"],
+  hevc: (o, gop) => [
+    "-c:v", "libx265", "-preset", "ultrafast", "-tag:v", "hvc1",
+    "-x265-params", `log-level=error:bframes=${o.bframes ?? 0}:keyint=${gop}:min-keyint=${gop}:scenecut=0`,
+  ],
+  av1: (_o, gop) => ["-c:v", "libsvtav1", "-preset", "12", "-g", String(gop), "-svtav1-params", "verbosity=0"],
+  vp9: (_o, gop) => ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-g", String(gop), "-keyint_min", String(gop)],
+};
+
+/**
+ * Encodes a synthetic clip (testsrc2) with ffmpeg and returns its path.
+ *
+ * @example
+ * const file = await makeVideo(dir, { codec: "h264", width: 160, height: 96, frames: 30, bframes: 2 });
+ */
+export async function makeVideo(dir: string, o: MakeVideoOptions): Promise<string> {
+  const fps = o.fps ?? 25;
+  const gop = o.gop ?? 12;
+  const layout = o.fragmented ? "frag" : o.faststart ? "fast" : "tail";
+  const name = o.name ?? `${o.codec}-${o.width}x${o.height}-${o.frames}f-b${o.bframes ?? 0}-${layout}${o.audio ? "-aac" : ""}.mp4`;
+  const out = join(dir, name);
+  const inputs = ["-f", "lavfi", "-i", `testsrc2=size=${o.width}x${o.height}:rate=${fps}`];
+  if (o.audio) inputs.push("-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000");
+  const movflags = o.fragmented ? ["-movflags", "frag_keyframe+empty_moov+default_base_moof"] : o.faststart ? ["-movflags", "+faststart"] : [];
+  const audio = o.audio ? ["-c:a", "aac", "-b:a", "64k", "-shortest"] : ["-an"];
+  await run("ffmpeg", [
+    "-hide_banner", "-loglevel", "error", "-y", ...inputs,
+    "-frames:v", String(o.frames), "-pix_fmt", o.pixFmt ?? "yuv420p",
+    ...encoderArgs[o.codec](o, gop), ...audio, ...movflags, out,
+  ]);
+  return out;
+}
+
+/**
+ * Writes a still image (one testsrc2 frame) in the given format and returns its path.
+ *
+ * @example
+ * const jpg = await makeImage(dir, { format: "jpeg", width: 64, height: 48 });
+ */
+export async function makeImage(
+  dir: string,
+  o: { format: "jpeg" | "png" | "webp"; width: number; height: number; gray?: boolean; alpha?: boolean; name?: string },
+): Promise<string> {
+  const ext = o.format === "jpeg" ? "jpg" : o.format;
+  const out = join(dir, o.name ?? `${o.width}x${o.height}${o.gray ? "-gray" : ""}${o.alpha ? "-alpha" : ""}.${ext}`);
+  const pixFmt = o.gray ? "gray" : o.alpha ? (o.format === "webp" ? "yuva420p" : "rgba") : o.format === "png" ? "rgb24" : o.format === "webp" ? "yuv420p" : "yuvj420p";
+  const codec = o.format === "jpeg" ? ["-c:v", "mjpeg"] : o.format === "png" ? ["-c:v", "png"] : ["-c:v", "libwebp"];
+  await run("ffmpeg", [
+    "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", `testsrc2=size=${o.width}x${o.height}:rate=1`,
+    "-frames:v", "1", "-pix_fmt", pixFmt, ...codec, out,
+  ]);
+  return out;
+}
+
+/**
+ * Writes a NumPy .npy (format 1.0) file of zeros and returns its path.
+ *
+ * @example
+ * const npy = await makeNpy(dir, { dtype: "<f4", shape: [2, 3] });
+ */
+export async function makeNpy(dir: string, o: { dtype: string; shape: number[]; name?: string }): Promise<string> {
+  const shape = o.shape.length === 1 ? `(${o.shape[0]},)` : `(${o.shape.join(", ")})`;
+  let header = `{'descr': '${o.dtype}', 'fortran_order': False, 'shape': ${shape}, }`;
+  // numpy pads the header with spaces so the data starts 64-byte aligned, ending in "\n".
+  const pad = 64 - ((10 + header.length + 1) % 64);
+  header = header + " ".repeat(pad % 64) + "\n";
+  const head = new Uint8Array(10 + header.length);
+  head.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0], 0);
+  new DataView(head.buffer).setUint16(8, header.length, true);
+  head.set(new TextEncoder().encode(header), 10);
+  const itemSize = Number(o.dtype.slice(2)) || 1;
+  const data = new Uint8Array(o.shape.reduce((a, b) => a * b, 1) * itemSize);
+  const out = join(dir, o.name ?? `${o.dtype.replace(/[^a-z0-9]/gi, "")}-${o.shape.join("x")}.npy`);
+  await writeFile(out, Buffer.concat([head, data]));
+  return out;
+}
+
+export interface ProbePacket {
+  pos: number;
+  size: number;
+  keyframe: boolean;
+  pts: number;
+  dts: number;
+}
+
+/**
+ * The first video stream's packets as `ffprobe -show_packets` lists them (decode order).
+ *
+ * @example
+ * const packets = await probePackets(file);
+ */
+export async function probePackets(file: string): Promise<ProbePacket[]> {
+  const { stdout } = await run("ffprobe", [
+    "-v", "error", "-select_streams", "v:0", "-show_packets", "-show_entries", "packet=pos,size,flags,pts,dts", "-of", "json", file,
+  ], { maxBuffer: 64 << 20 });
+  const parsed = JSON.parse(stdout) as { packets?: { pos: string; size: string; flags: string; pts?: number; dts?: number }[] };
+  return (parsed.packets ?? []).map((p) => ({
+    pos: Number(p.pos),
+    size: Number(p.size),
+    keyframe: p.flags.includes("K"),
+    pts: Number(p.pts),
+    dts: Number(p.dts),
+  }));
+}
