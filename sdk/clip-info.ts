@@ -1,0 +1,17 @@
+/** What the consumer learns about each clip of a batch. */
+export interface ClipInfo {
+  /** The object's key in the dataset. */
+  readonly key: string;
+  /** 0-based presentation index of the clip's first frame within its object. */
+  readonly start: number;
+  /** Frames in the clip. */
+  readonly frames: number;
+  /** Step between the clip's frames. */
+  readonly stride: number;
+  /** Presentation timestamps of the clip's frames, in seconds. */
+  readonly pts: readonly number[];
+  /** The clip's position in the global epoch order (what resume counts). */
+  readonly position: number;
+  /** Whatever the `labels` hook returned; empty without one. */
+  readonly labels: Readonly<Record<string, unknown>>;
+}

@@ -1,0 +1,134 @@
+/**
+ * The one options object of `open()`, validated with zod before any I/O.
+ *
+ * Two groups, as a researcher thinks of them:
+ * - what to iterate: `frames`, `stride`, `hop`, `align`, `size`, `format`, `limit`, `labels`, `filter`;
+ * - how to iterate: `token`, `cache`, `seed`, `epoch`, `shuffle`, `shuffleBuffer`, `rank`, `world`,
+ *   `batch`, `dropLast`, `prefetch`, `workers`, `device`, `resume`, `onError`.
+ */
+import { availableParallelism } from "node:os";
+import { z } from "zod";
+import { describeReceived } from "../common/errors.js";
+import { InvalidOptionError, type SdkError } from "./errors.js";
+import type { ClipInfo } from "./clip-info.js";
+import { Checkpoint } from "./state/checkpoint.js";
+
+const expected = (what: string, name: string) => (iss: { input?: unknown }) =>
+  `Expected ${what} for ${name} but received ${describeReceived(iss.input)}`;
+
+const positiveInt = (name: string) => {
+  const error = expected("a positive integer", name);
+  return z.number({ error }).int({ error }).positive({ error });
+};
+const nonNegativeInt = (name: string) => {
+  const error = expected("a non-negative integer", name);
+  return z.number({ error }).int({ error }).nonnegative({ error });
+};
+const fn = <T>(name: string) => z.custom<T>((v) => typeof v === "function", { error: expected("a function", name) });
+
+/** Extra per-clip fields (e.g. in-stream labels) computed after decode; the labeler stage calls it. */
+export type LabelsHook = (clip: ClipInfo, frames: unknown) => Record<string, unknown> | Promise<Record<string, unknown>>;
+/** Keeps a clip when it returns true; a dropped clip counts as consumed for resume. */
+export type FilterHook = (clip: ClipInfo) => boolean | Promise<boolean>;
+/** Called once per skipped clip (corrupt object, failed fetch or decode); the stream goes on. */
+export type ErrorHook = (err: SdkError, clip: { key: string; start: number } | undefined) => void;
+
+const DeviceSchema = z.string().regex(/^(cpu|auto|cuda(:\d+)?)$/, {
+  error: expected('"cpu", "auto" or "cuda:N"', "device"),
+});
+
+/** The schema of every option; defaults are filled in after environment defaults (RANK, WORLD_SIZE). */
+export const OpenOptionsSchema = z
+  .object({
+    // — what to iterate —
+    /** Frames per clip. */
+    frames: positiveInt("frames").default(16),
+    /** Step between consecutive frames of a clip (1 = every frame). */
+    stride: positiveInt("stride").default(1),
+    /** Frames between clip starts; default: the clip's span, so clips do not overlap. */
+    hop: positiveInt("hop").optional(),
+    /** "keyframe": clips start on keyframes (no wasted decode); "exact": regular starts, decoding from the GOP's keyframe. */
+    align: z.enum(["keyframe", "exact"], { error: expected('"keyframe" or "exact"', "align") }).default("keyframe"),
+    /** Output [height, width]; default: the video's own size. */
+    size: z
+      .tuple([positiveInt("size[0]"), positiveInt("size[1]")], { error: expected("[height, width]", "size") })
+      .optional(),
+    /** "rgb24": [B, T, H, W, 3] uint8; "native": the decoder's pixel format, unconverted (for byte-exact checks). */
+    format: z.enum(["rgb24", "native"], { error: expected('"rgb24" or "native"', "format") }).default("rgb24"),
+    /** At most this many clips for this rank. */
+    limit: positiveInt("limit").optional(),
+    labels: fn<LabelsHook>("labels").optional(),
+    filter: fn<FilterHook>("filter").optional(),
+
+    // — how to iterate —
+    /** Bearer token for the edge; default: the EC_TOKEN environment variable. */
+    token: z.string({ error: expected("a string", "token") }).min(1, { error: expected("a non-empty string", "token") }).optional(),
+    /** origin-cache URL (e.g. http://127.0.0.1:7070); default: an in-process cache. */
+    cache: z.url({ error: expected("an http(s) URL", "cache") }).optional(),
+    /** In-process cache budget in bytes (only without `cache`). */
+    cacheBytes: positiveInt("cacheBytes").default(256 << 20),
+    seed: nonNegativeInt("seed").default(0),
+    epoch: nonNegativeInt("epoch").default(0),
+    /** Name of a registered shuffle algorithm ("shard-buffer", "global", "none") or false. */
+    shuffle: z.union([z.string(), z.literal(false)], { error: expected("a shuffle name or false", "shuffle") }).default("shard-buffer"),
+    shuffleBuffer: positiveInt("shuffleBuffer").default(256),
+    rank: nonNegativeInt("rank").default(0),
+    world: positiveInt("world").default(1),
+    batch: positiveInt("batch").default(1),
+    /** Drop a last, smaller batch. */
+    dropLast: z.boolean({ error: expected("a boolean", "dropLast") }).default(false),
+    /** Clips fetched and decoded ahead of the consumer: the memory bound. */
+    prefetch: positiveInt("prefetch").default(8),
+    /** Clips decoded in parallel; default: the cores of this machine. */
+    workers: positiveInt("workers").default(Math.max(1, availableParallelism())),
+    device: DeviceSchema.default("auto"),
+    /** A checkpoint from `ds.state()`, or the checkpoints of every rank. */
+    resume: z.union([Checkpoint, z.array(Checkpoint).min(1)], { error: expected("a checkpoint from ds.state()", "resume") }).optional(),
+    onError: fn<ErrorHook>("onError").optional(),
+  })
+  .strict()
+  .refine((o) => o.rank < o.world, { error: (iss) => {
+    const o = iss.input as { rank: number; world: number };
+    return `Expected rank below world (${o.world}) but received ${o.rank}`;
+  } });
+
+export type OpenOptions = z.input<typeof OpenOptionsSchema>;
+export type ResolvedOptions = Readonly<z.output<typeof OpenOptionsSchema>>;
+
+function envInt(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^\d+$/.test(raw)) throw new InvalidOptionError(`Expected a non-negative integer for ${name} but received ${describeReceived(raw)}`);
+  return Number(raw);
+}
+
+/**
+ * Validates `open()` options and fills in defaults (rank/world from RANK/WORLD_SIZE, token from EC_TOKEN).
+ *
+ * @example
+ * const o = resolveOptions({ frames: 8, batch: 4 }); // o.stride === 1, o.world === 1
+ */
+export function resolveOptions(input: OpenOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
+  if (input === null || typeof input !== "object" || Array.isArray(input)) {
+    throw new InvalidOptionError(`Expected an options object but received ${describeReceived(input)}`);
+  }
+  const withEnv: Record<string, unknown> = { ...input };
+  if (withEnv.rank === undefined) withEnv.rank = envInt(env, "RANK");
+  if (withEnv.world === undefined) withEnv.world = envInt(env, "WORLD_SIZE");
+  if (withEnv.token === undefined && env.EC_TOKEN) withEnv.token = env.EC_TOKEN;
+  for (const k of Object.keys(withEnv)) if (withEnv[k] === undefined) delete withEnv[k];
+  const parsed = OpenOptionsSchema.safeParse(withEnv);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const message = issue.code === "unrecognized_keys"
+      ? `Expected only known options but received ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}`
+      : issue.message;
+    throw new InvalidOptionError(message);
+  }
+  return Object.freeze(parsed.data);
+}
+
+/** Frames a clip spans in its object: first to last frame inclusive. */
+export function clipSpan(o: Pick<ResolvedOptions, "frames" | "stride">): number {
+  return (o.frames - 1) * o.stride + 1;
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { clipFrames, clipStarts, makePlan } from "../../../sdk/sampler/clip-plan.js";
+import { decodeSpan, frameOrder } from "../../../sdk/sampler/frame-order.js";
+import type { SampleTableV1 } from "../../../common/schema/index.js";
+
+describe("clipStarts", () => {
+  const keyframes = [0, 12, 24, 36];
+  it("starts on keyframes at least a span apart and only where the clip fits", () => {
+    expect(clipStarts(40, keyframes, { frames: 8, stride: 1, align: "keyframe" })).toEqual([0, 12, 24]);
+    expect(clipStarts(40, keyframes, { frames: 8, stride: 2, align: "keyframe" })).toEqual([0, 24]);
+    expect(clipStarts(40, keyframes, { frames: 4, stride: 1, align: "keyframe" })).toEqual([0, 12, 24, 36]);
+    expect(clipStarts(40, keyframes, { frames: 4, stride: 1, hop: 20, align: "keyframe" })).toEqual([0, 24]);
+  });
+  it("exact starts tile the object every hop frames", () => {
+    expect(clipStarts(20, keyframes, { frames: 4, stride: 1, align: "exact" })).toEqual([0, 4, 8, 12, 16]);
+    expect(clipStarts(20, keyframes, { frames: 4, stride: 2, hop: 5, align: "exact" })).toEqual([0, 5, 10]);
+    expect(clipStarts(3, keyframes, { frames: 4, stride: 1, align: "exact" })).toEqual([]);
+  });
+  it("lists a clip's frames by stride", () => {
+    expect(clipFrames(10, { frames: 3, stride: 4 })).toEqual([10, 14, 18]);
+  });
+});
+
+// I P B B P B B … in decode order with pts reordered, like an x264 stream with 2 B-frames.
+function bframeTable(): SampleTableV1 {
+  const pts = [0, 3, 1, 2, 6, 4, 5, 7, 10, 8, 9, 11];
+  const n = pts.length;
+  return {
+    offset: Float64Array.from({ length: n }, (_, i) => 100 + i * 10),
+    size: Uint32Array.from({ length: n }, () => 10),
+    keyframe: Uint8Array.from(pts.map((_, i) => (i === 0 || i === 7 ? 1 : 0))),
+    pts: Float64Array.from(pts),
+    dts: Float64Array.from({ length: n }, (_, i) => i - 2),
+  };
+}
+
+describe("frameOrder and decodeSpan", () => {
+  it("maps presentation to decode order", () => {
+    const order = frameOrder(bframeTable());
+    expect([...order.decodeOf]).toEqual([0, 2, 3, 1, 5, 6, 4, 7, 9, 10, 8, 11]);
+    expect(order.keyframes).toEqual([0, 7]);
+  });
+  it("spans from the GOP's keyframe through the last needed sample in decode order", () => {
+    const t = bframeTable();
+    const order = frameOrder(t);
+    // Frames 4..5 are samples 5 and 6; the keyframe before them is sample 0.
+    expect(decodeSpan(t, order, [4, 5])).toEqual({ firstSample: 0, endSample: 7, offset: 100, length: 70, sampleBytes: 70 });
+    // Frame 3 is shown by sample 1 (the P); frames 7..8 by 7 and 9.
+    expect(decodeSpan(t, order, [7, 8])).toMatchObject({ firstSample: 7, endSample: 10, offset: 170, length: 30 });
+  });
+});
+
+describe("makePlan", () => {
+  it("changes fingerprint when an etag or the sampling changes", () => {
+    const objs = [{ key: "a", etag: "1", starts: [0, 8] }];
+    const shards = [{ objects: [0] }];
+    const a = makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe" });
+    expect(a.total).toBe(2);
+    expect(makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe" }).fingerprint).toBe(a.fingerprint);
+    expect(makePlan([{ ...objs[0]!, etag: "2" }], shards, { frames: 8, stride: 1, align: "keyframe" }).fingerprint).not.toBe(a.fingerprint);
+    expect(makePlan(objs, shards, { frames: 4, stride: 2, align: "keyframe" }).fingerprint).not.toBe(a.fingerprint);
+  });
+});

@@ -1,0 +1,68 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { makePlan, type ClipPlan } from "../../../sdk/sampler/clip-plan.js";
+import { partition } from "../../../sdk/sampler/partition.js";
+import { bufferShuffle, epochOrder, registerShuffle, shuffleNames } from "../../../sdk/sampler/shuffle.js";
+import { seededRng } from "../../../sdk/sampler/rng.js";
+
+function plan(objects: number, clipsEach: number, perShard: number): ClipPlan {
+  const objs = Array.from({ length: objects }, (_, i) => ({ key: `v${i}.mp4`, etag: "e", starts: Array.from({ length: clipsEach }, (_, c) => c * 8) }));
+  const shards = [];
+  for (let i = 0; i < objects; i += perShard) shards.push({ objects: Array.from({ length: Math.min(perShard, objects - i) }, (_, k) => i + k) });
+  return makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe" });
+}
+const id = (c: { object: number; start: number }) => `${c.object}:${c.start}`;
+
+describe("epoch order", () => {
+  const p = plan(20, 5, 3);
+  it.each(shuffleNames())("%s is a permutation of every clip, deterministic per (seed, epoch)", (name) => {
+    const a = epochOrder(p, name, { seed: 3, epoch: 1, buffer: 16 });
+    expect(a).toHaveLength(p.total);
+    expect(new Set(a.map(id)).size).toBe(p.total);
+    expect(epochOrder(p, name, { seed: 3, epoch: 1, buffer: 16 })).toEqual(a);
+  });
+  it("differs between epochs and seeds", () => {
+    const a = epochOrder(p, "shard-buffer", { seed: 3, epoch: 1, buffer: 16 }).map(id);
+    expect(epochOrder(p, "shard-buffer", { seed: 3, epoch: 2, buffer: 16 }).map(id)).not.toEqual(a);
+    expect(epochOrder(p, "shard-buffer", { seed: 4, epoch: 1, buffer: 16 }).map(id)).not.toEqual(a);
+  });
+  it("none keeps plan order and false means none", () => {
+    expect(epochOrder(p, false, { seed: 3, epoch: 1, buffer: 16 })).toEqual(epochOrder(p, "none", { seed: 9, epoch: 9, buffer: 1 }));
+    expect(epochOrder(p, "none", { seed: 0, epoch: 0, buffer: 1 })[5]).toEqual({ object: 1, start: 0 });
+  });
+  it("rejects an unknown algorithm by name, and takes registered ones", () => {
+    expect(() => epochOrder(p, "nope", { seed: 0, epoch: 0, buffer: 1 })).toThrow(/Expected one of "none", .* for shuffle but received "nope"/);
+    registerShuffle("reverse", (pl, q) => epochOrder(pl, "none", q).reverse());
+    expect(epochOrder(p, "reverse", { seed: 0, epoch: 0, buffer: 1 })[0]).toEqual({ object: 19, start: 32 });
+  });
+  it("bufferShuffle emits no item earlier than buffer size allows", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: 40 }), fc.integer(), (n, size, seed) => {
+        const items = Array.from({ length: n }, (_, i) => i);
+        const out = bufferShuffle(items, size, seededRng(seed >>> 0, 0, "t"));
+        expect([...out].sort((a, b) => a - b)).toEqual(items);
+        // Item i cannot come out before position i - size + 1.
+        out.forEach((item, pos) => expect(pos).toBeGreaterThanOrEqual(item - size));
+      }),
+    );
+  });
+});
+
+describe("partition", () => {
+  it("is disjoint, covering and balanced for any world size", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.nat(10_000), { maxLength: 300 }), fc.integer({ min: 1, max: 17 }), (raw, world) => {
+        const remaining = [...raw].sort((a, b) => a - b);
+        const parts = Array.from({ length: world }, (_, r) => partition(remaining, r, world));
+        const all = parts.flat();
+        expect(all.length).toBe(remaining.length);
+        expect(new Set(all).size).toBe(remaining.length);
+        expect([...all].sort((a, b) => a - b)).toEqual(remaining);
+        const sizes = parts.map((x) => x.length);
+        expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+        // Each rank keeps epoch order.
+        for (const x of parts) expect([...x].sort((a, b) => a - b)).toEqual(x);
+      }),
+    );
+  });
+});

@@ -1,0 +1,68 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { partition } from "../../../sdk/sampler/partition.js";
+import { mergeCheckpoints, PositionSet, restore, toCheckpoint, type Checkpoint } from "../../../sdk/state/checkpoint.js";
+
+const meta = { fingerprint: "f", seed: 1, epoch: 0 };
+
+/** One run: each rank consumes a prefix of its share of what is left, then all checkpoint. */
+function runOnce(total: number, resume: Checkpoint | undefined, world: number, taken: (rank: number, share: number) => number) {
+  const delivered: number[] = [];
+  const states: Checkpoint[] = [];
+  for (let rank = 0; rank < world; rank++) {
+    const set = resume ? restore(resume, { fingerprint: "f", total }).set : new PositionSet(total);
+    const mine = partition(set.remaining(), rank, world);
+    const k = taken(rank, mine.length);
+    for (const p of mine.slice(0, k)) {
+      set.add(p);
+      delivered.push(p);
+    }
+    states.push(toCheckpoint(set, { ...meta, world, rank }));
+  }
+  return { delivered, state: mergeCheckpoints(states) };
+}
+
+describe("exact resume", () => {
+  it("delivers every position exactly once across runs with changing world sizes", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 400 }),
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 9 }), fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 9, maxLength: 9 })), { minLength: 1, maxLength: 4 }),
+        (total, runs) => {
+          let state: Checkpoint | undefined;
+          const all: number[] = [];
+          for (const [world, fractions] of runs) {
+            const r = runOnce(total, state, world, (rank, share) => Math.floor(share * fractions[rank]!));
+            all.push(...r.delivered);
+            state = r.state;
+          }
+          // A final run that takes everything finishes the epoch.
+          all.push(...runOnce(total, state, 3, (_r, share) => share).delivered);
+          expect(all.length).toBe(total);
+          expect(new Set(all).size).toBe(total);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("refuses a checkpoint of another plan or with ranks missing", () => {
+    const set = new PositionSet(10);
+    set.add(3);
+    const c0 = toCheckpoint(set, { ...meta, world: 2, rank: 0 });
+    const c1 = toCheckpoint(new PositionSet(10), { ...meta, world: 2, rank: 1 });
+    expect(() => restore(c0, { fingerprint: "g", total: 10 })).toThrow(expect.objectContaining({ code: "ERR_RESUME_MISMATCH" }));
+    expect(() => restore(c0, { fingerprint: "f", total: 10 })).toThrow(expect.objectContaining({ code: "ERR_RESUME_INCOMPLETE" }));
+    const merged = restore([c0, c1], { fingerprint: "f", total: 10 });
+    expect(merged.set.count).toBe(1);
+    expect(merged.set.has(3)).toBe(true);
+    expect(() => mergeCheckpoints([c0, { ...c1, epoch: 5 }])).toThrow(expect.objectContaining({ code: "ERR_RESUME_MISMATCH" }));
+  });
+
+  it("round-trips through JSON", () => {
+    const set = new PositionSet(13);
+    [0, 7, 12].forEach((p) => set.add(p));
+    const c = JSON.parse(JSON.stringify(toCheckpoint(set, { ...meta, world: 1, rank: 0 })));
+    expect(restore(c, { fingerprint: "f", total: 13 }).set.remaining()).toEqual([1, 2, 3, 4, 5, 6, 8, 9, 10, 11]);
+  });
+});
