@@ -1,5 +1,3 @@
-import { Hono } from "hono";
+import app from "./app.js";
 
-const app = new Hono<{ Bindings: Env }>();
-app.get("/v1/health", (c) => c.json({ ok: true }));
 export default app;

@@ -1,0 +1,18 @@
+import { Hono } from "hono";
+import { NotFoundError } from "./errors.js";
+import { renderError } from "./http/error-response.js";
+import { health } from "./routes/health.js";
+import { objects } from "./routes/objects.js";
+import type { EdgeEnv } from "./types.js";
+
+/** The edge Worker: one error renderer, one line per route module. */
+const app = new Hono<EdgeEnv>();
+app.onError(renderError);
+app.notFound(() => {
+  throw new NotFoundError("No such route");
+});
+
+app.route("/v1/health", health);
+app.route("/v1/objects", objects);
+
+export default app;

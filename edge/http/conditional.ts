@@ -1,0 +1,102 @@
+/**
+ * Conditional requests per RFC 9110 §13: If-Match, If-None-Match, If-Modified-Since,
+ * If-Unmodified-Since and If-Range, evaluated in the order of §13.2.2.
+ */
+
+/** The validators of the selected representation. */
+export interface Validators {
+  /** The quoted entity tag, e.g. `"abc"` (R2's httpEtag). */
+  readonly etag: string;
+  readonly lastModified: Date;
+}
+
+/** What the preconditions say: go on, answer 304, or answer 412. */
+export type PreconditionOutcome = "proceed" | "not-modified" | "failed";
+
+const ENTITY_TAG = /(W\/)?"[^"]*"/g;
+
+/** Parses `*` or a list of entity tags; anything unparsable yields an empty list. */
+function entityTags(header: string): "*" | { weak: boolean; opaque: string }[] {
+  if (header.trim() === "*") return "*";
+  return [...header.matchAll(ENTITY_TAG)].map((m) => ({
+    weak: m[1] !== undefined,
+    opaque: m[0].slice(m[1]?.length ?? 0),
+  }));
+}
+
+function opaque(etag: string): string {
+  return etag.startsWith("W/") ? etag.slice(2) : etag;
+}
+
+/**
+ * Strong comparison (§8.8.3.2): both tags strong and equal. Used by If-Match and If-Range.
+ *
+ * @example
+ * matchesStrong('"a", "b"', '"b"'); // true
+ */
+export function matchesStrong(header: string, etag: string): boolean {
+  const tags = entityTags(header);
+  if (tags === "*") return true;
+  return !etag.startsWith("W/") && tags.some((t) => !t.weak && t.opaque === etag);
+}
+
+/** Weak comparison: equal opaque tags, weakness ignored. Used by If-None-Match. */
+function matchesWeak(header: string, etag: string): boolean {
+  const tags = entityTags(header);
+  if (tags === "*") return true;
+  return tags.some((t) => t.opaque === opaque(etag));
+}
+
+/** HTTP dates have one-second precision; compare at that precision. */
+function seconds(date: Date): number {
+  return Math.floor(date.getTime() / 1000);
+}
+
+function parseDate(value: string): number | undefined {
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000);
+}
+
+/**
+ * Evaluates the preconditions of a GET or HEAD for an existing representation.
+ *
+ * @example
+ * evaluatePreconditions(new Headers({ "if-none-match": '"x"' }), { etag: '"x"', lastModified }); // "not-modified"
+ */
+export function evaluatePreconditions(headers: Headers, v: Validators): PreconditionOutcome {
+  const ifMatch = headers.get("if-match");
+  if (ifMatch !== null) {
+    if (!matchesStrong(ifMatch, v.etag)) return "failed";
+  } else {
+    const since = headers.get("if-unmodified-since");
+    const date = since === null ? undefined : parseDate(since);
+    if (date !== undefined && seconds(v.lastModified) > date) return "failed";
+  }
+  const ifNoneMatch = headers.get("if-none-match");
+  if (ifNoneMatch !== null) {
+    if (matchesWeak(ifNoneMatch, v.etag)) return "not-modified";
+  } else {
+    const since = headers.get("if-modified-since");
+    const date = since === null ? undefined : parseDate(since);
+    if (date !== undefined && seconds(v.lastModified) <= date) return "not-modified";
+  }
+  return "proceed";
+}
+
+/**
+ * Whether a Range may be honoured under If-Range (§13.1.5): absent, or a strong entity tag
+ * equal to ours, or a date equal to Last-Modified. Otherwise the full representation is sent.
+ *
+ * @example
+ * ifRangeHolds(new Headers({ "if-range": '"old"' }), { etag: '"new"', lastModified }); // false
+ */
+export function ifRangeHolds(headers: Headers, v: Validators): boolean {
+  const ifRange = headers.get("if-range");
+  if (ifRange === null) return true;
+  const value = ifRange.trim();
+  if (value.startsWith('"') || value.startsWith("W/")) {
+    return !value.startsWith("W/") && !v.etag.startsWith("W/") && value === v.etag;
+  }
+  const date = parseDate(value);
+  return date !== undefined && date === seconds(v.lastModified);
+}

@@ -1,0 +1,27 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+let cached: string | undefined;
+
+/**
+ * The folder of ec's own package.json: found by walking up from this file, so it is the same
+ * whether the code runs from sources (vitest) or from dist/.
+ *
+ * @example
+ * join(projectRoot(), "wrangler.toml");
+ */
+export function projectRoot(): string {
+  if (cached) return cached;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const pkg = join(dir, "package.json");
+    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, "utf8")) as { name?: string }).name === "ec") {
+      cached = dir;
+      return dir;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`No ec package.json above ${fileURLToPath(import.meta.url)}`);
+    dir = parent;
+  }
+}
