@@ -96,7 +96,10 @@ function ensureNative() {
   const addon = join(root, "native", "build", "Release", "ec_native.node");
   const src = newestUnder(join(root, "native"), [".cc", ".h", ".cu", ".gyp"]);
   if (mtime(addon) >= src) return;
-  run(process.execPath, [join(root, "node_modules", "node-gyp", "bin", "node-gyp.js"), "rebuild", "-j", "max"], {
+  // Headers installed next to this node (distro packages, offline hosts) spare node-gyp a download.
+  const prefix = join(dirname(process.execPath), "..");
+  const nodedir = existsSync(join(prefix, "include", "node", "node_api.h")) ? [`--nodedir=${prefix}`] : [];
+  run(process.execPath, [join(root, "node_modules", "node-gyp", "bin", "node-gyp.js"), "rebuild", "-j", "max", ...nodedir], {
     cwd: join(root, "native"),
   });
 }

@@ -1,0 +1,38 @@
+{
+  "variables": {
+    "cuda_include%": "<!(node find-cuda.cjs)"
+  },
+  "targets": [
+    {
+      "target_name": "ec_native",
+      "sources": [
+        "src/binding.cc",
+        "src/codec-config.cc",
+        "src/cpu-backend.cc",
+        "src/cuda-backend.cc",
+        "src/cuda-driver.cc",
+        "src/decoder.cc",
+        "src/device-backend.cc",
+        "src/device-download.cc",
+        "src/ffmpeg-handles.cc",
+        "src/host-converter.cc",
+        "src/host-report.cc",
+        "src/read-into.cc"
+      ],
+      "include_dirs": [
+        "<!(node -p \"require('node-addon-api').include_dir\")",
+        "<!@(pkg-config --cflags-only-I libavcodec libavutil libswscale | sed s/-I//g)"
+      ],
+      "libraries": ["<!@(pkg-config --libs libavcodec libavutil libswscale)", "-ldl"],
+      "cflags_cc": ["-std=c++17", "-fexceptions", "-Wall", "-Wextra", "-Wno-unused-parameter", "-O2"],
+      "cflags_cc!": ["-fno-exceptions", "-std=gnu++14", "-std=gnu++17"],
+      "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],
+      "conditions": [
+        ["cuda_include!=''", {
+          "defines": ["EC_WITH_CUDA"],
+          "include_dirs": ["<(cuda_include)"]
+        }]
+      ]
+    }
+  ]
+}

@@ -1,0 +1,402 @@
+// The thin N-API layer: converts arguments (already validated by native/lib/*.ts),
+// runs blocking work in AsyncWorkers and turns ec::NativeException into errors with a
+// `code`. No decode logic lives here.
+#include <napi.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+
+extern "C" {
+#include <libavutil/hwcontext.h>
+}
+
+#include "decoder.h"
+#include "device-download.h"
+#include "errors.h"
+#include "host-converter.h"
+#include "host-report.h"
+#include "read-into.h"
+#ifdef EC_WITH_CUDA
+#include "cuda-driver.h"
+#endif
+
+namespace {
+
+Napi::Error toJsError(Napi::Env env, const std::string& code, const std::string& message) {
+  Napi::Error error = Napi::Error::New(env, message);
+  error.Set("code", Napi::String::New(env, code));
+  return error;
+}
+
+// Runs `work` off the event loop; the exception's code reaches JS as error.code.
+class Worker : public Napi::AsyncWorker {
+ public:
+  Worker(Napi::Env env, std::function<void()> work, std::function<Napi::Value(Napi::Env)> done)
+      : Napi::AsyncWorker(env, "ec:native"), deferred_(Napi::Promise::Deferred::New(env)), work_(std::move(work)),
+        done_(std::move(done)) {}
+
+  Napi::Promise promise() { return deferred_.Promise(); }
+  void keep(Napi::Value value) { kept_.push_back(Napi::Persistent(value)); }
+
+ protected:
+  void Execute() override {
+    try {
+      work_();
+    } catch (const ec::NativeException& e) {
+      code_ = e.code();
+      SetError(e.what());
+    } catch (const std::bad_alloc&) {
+      code_ = "ERR_OUT_OF_MEMORY";
+      SetError("Out of memory");
+    } catch (const std::exception& e) {
+      code_ = "ERR_NATIVE";
+      SetError(e.what());
+    }
+  }
+  void OnOK() override {
+    Napi::Env env = Env();
+    try {
+      deferred_.Resolve(done_(env));
+    } catch (const Napi::Error& e) {
+      deferred_.Reject(e.Value());
+    }
+  }
+  void OnError(const Napi::Error& e) override {
+    deferred_.Reject(toJsError(Env(), code_, e.Message()).Value());
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::function<void()> work_;
+  std::function<Napi::Value(Napi::Env)> done_;
+  std::vector<Napi::Reference<Napi::Value>> kept_;
+  std::string code_ = "ERR_NATIVE";
+};
+
+Napi::Value hostBatchToJs(Napi::Env env, ec::HostBatch& batch) {
+  auto* data = batch.data.release();
+  Napi::ArrayBuffer buffer;
+  if (data->empty()) {
+    delete data;
+    buffer = Napi::ArrayBuffer::New(env, 0);
+  } else {
+    int64_t bytes = static_cast<int64_t>(data->capacity());
+    // V8 must know about memory it does not own, or GC never runs under a decode loop.
+    Napi::MemoryManagement::AdjustExternalMemory(env, bytes);
+    buffer = Napi::ArrayBuffer::New(env, data->data(), data->size(), [bytes](Napi::Env env, void*, std::vector<uint8_t>* v) {
+      Napi::MemoryManagement::AdjustExternalMemory(env, -bytes);
+      delete v;
+    }, data);
+  }
+  Napi::Array frames = Napi::Array::New(env, batch.frames.size());
+  for (size_t i = 0; i < batch.frames.size(); ++i) {
+    const ec::HostFrame& f = batch.frames[i];
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("pts", Napi::Number::New(env, static_cast<double>(f.pts)));
+    o.Set("offset", Napi::Number::New(env, static_cast<double>(f.offset)));
+    o.Set("bytes", Napi::Number::New(env, static_cast<double>(f.bytes)));
+    o.Set("width", Napi::Number::New(env, f.width));
+    o.Set("height", Napi::Number::New(env, f.height));
+    o.Set("format", Napi::String::New(env, f.format));
+    Napi::Array planes = Napi::Array::New(env, f.planes.size());
+    for (size_t p = 0; p < f.planes.size(); ++p) {
+      Napi::Object plane = Napi::Object::New(env);
+      plane.Set("offset", Napi::Number::New(env, static_cast<double>(f.planes[p].offset)));
+      plane.Set("rowBytes", Napi::Number::New(env, f.planes[p].rowBytes));
+      plane.Set("rows", Napi::Number::New(env, f.planes[p].rows));
+      planes.Set(p, plane);
+    }
+    o.Set("planes", planes);
+    frames.Set(i, o);
+  }
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("buffer", buffer);
+  result.Set("frames", frames);
+  return result;
+}
+
+Napi::Value deviceFramesToJs(Napi::Env env, std::vector<ec::DeviceFrame>& device) {
+  Napi::Array frames = Napi::Array::New(env, device.size());
+  for (size_t i = 0; i < device.size(); ++i) {
+    AVFrame* frame = device[i].frame.release();
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("pts", Napi::Number::New(env, static_cast<double>(device[i].pts)));
+    o.Set("device", Napi::Number::New(env, device[i].deviceIndex));
+    o.Set("width", Napi::Number::New(env, frame->width));
+    o.Set("height", Napi::Number::New(env, frame->height));
+    auto* frames_ctx = frame->hw_frames_ctx ? reinterpret_cast<AVHWFramesContext*>(frame->hw_frames_ctx->data) : nullptr;
+    o.Set("format", Napi::String::New(env, frames_ctx ? ec::pixelFormatName(frames_ctx->sw_format) : "unknown"));
+    Napi::Array planes = Napi::Array::New(env);
+    for (uint32_t p = 0; p < AV_NUM_DATA_POINTERS && frame->data[p]; ++p) {
+      Napi::Object plane = Napi::Object::New(env);
+      plane.Set("pointer", Napi::BigInt::New(env, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(frame->data[p]))));
+      plane.Set("pitch", Napi::Number::New(env, frame->linesize[p]));
+      planes.Set(p, plane);
+    }
+    o.Set("planes", planes);
+    o.Set("handle", Napi::External<AVFrame>::New(env, frame, [](Napi::Env, AVFrame* f) { av_frame_free(&f); }));
+    frames.Set(i, o);
+  }
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("device", frames);
+  return result;
+}
+
+class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
+ public:
+  static Napi::FunctionReference* constructor;
+
+  static Napi::Function Init(Napi::Env env) {
+    Napi::Function fn = DefineClass(env, "Decoder", {InstanceMethod("decode", &DecoderWrap::Decode),
+                                                     InstanceMethod("close", &DecoderWrap::Close)});
+    constructor = new Napi::FunctionReference(Napi::Persistent(fn));
+    return fn;
+  }
+
+  explicit DecoderWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<DecoderWrap>(info) {
+    auto external = info[0].As<Napi::External<std::shared_ptr<ec::Decoder>>>();
+    decoder_ = *external.Data();
+  }
+
+ private:
+  // decode(data: Uint8Array, table: Float64Array [offset,size,pts,dts]*, keyframes: Uint8Array, dropBefore: number|null)
+  Napi::Value Decode(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!decoder_) throw toJsError(env, "ERR_DECODER_CLOSED", "The decoder is closed");
+    bool expected = false;
+    if (!busy_->compare_exchange_strong(expected, true)) {
+      throw toJsError(env, "ERR_DECODER_BUSY", "A decoder runs one decode() at a time; await the previous call");
+    }
+    auto data = info[0].As<Napi::Uint8Array>();
+    auto table = info[1].As<Napi::Float64Array>();
+    auto keys = info[2].As<Napi::Uint8Array>();
+    std::optional<int64_t> dropBefore;
+    if (info[3].IsNumber()) dropBefore = static_cast<int64_t>(info[3].As<Napi::Number>().DoubleValue());
+    auto packets = std::make_shared<std::vector<ec::PacketView>>(keys.ElementLength());
+    for (size_t i = 0; i < packets->size(); ++i) {
+      auto& p = (*packets)[i];
+      p.data = data.Data() + static_cast<size_t>(table[i * 4]);
+      p.size = static_cast<size_t>(table[i * 4 + 1]);
+      p.pts = static_cast<int64_t>(table[i * 4 + 2]);
+      p.dts = static_cast<int64_t>(table[i * 4 + 3]);
+      p.keyframe = keys[i] != 0;
+    }
+    auto decoder = decoder_;
+    auto busy = busy_;
+    auto result = std::make_shared<ec::DecodeResult>();
+    auto* worker = new Worker(
+        env,
+        [decoder, packets, dropBefore, result, busy] {
+          struct Release {
+            std::atomic<bool>* b;
+            ~Release() { b->store(false); }
+          } release{busy.get()};
+          *result = decoder->decode(*packets, dropBefore);
+        },
+        [result](Napi::Env env) -> Napi::Value {
+          if (!result->device.empty()) return deviceFramesToJs(env, result->device);
+          return hostBatchToJs(env, result->host);
+        });
+    worker->keep(info[0]);  // the packet bytes stay alive until the worker is done
+    worker->keep(info.This());
+    worker->Queue();
+    return worker->promise();
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    if (busy_->load()) throw toJsError(info.Env(), "ERR_DECODER_BUSY", "Cannot close a decoder while it decodes");
+    decoder_.reset();
+    return info.Env().Undefined();
+  }
+
+  std::shared_ptr<ec::Decoder> decoder_;
+  std::shared_ptr<std::atomic<bool>> busy_ = std::make_shared<std::atomic<bool>>(false);
+};
+
+Napi::FunctionReference* DecoderWrap::constructor = nullptr;
+
+ec::OutputFormat parseOutput(const std::string& s) {
+  if (s == "rgb24") return ec::OutputFormat::Rgb24;
+  if (s == "rgbf32-planar") return ec::OutputFormat::RgbF32Planar;
+  return ec::OutputFormat::Native;
+}
+
+// openDecoder({codec, extradata, width, height, device, deviceIndex, threads, output, resizeHeight, resizeWidth})
+Napi::Value OpenDecoder(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = info[0].As<Napi::Object>();
+  ec::DecoderOptions options;
+  options.codec = o.Get("codec").As<Napi::String>();
+  auto extradata = o.Get("extradata").As<Napi::Uint8Array>();
+  options.extradata.assign(extradata.Data(), extradata.Data() + extradata.ByteLength());
+  options.width = o.Get("width").As<Napi::Number>().Int32Value();
+  options.height = o.Get("height").As<Napi::Number>().Int32Value();
+  options.device = o.Get("device").As<Napi::String>();
+  options.deviceIndex = o.Get("deviceIndex").As<Napi::Number>().Int32Value();
+  options.threads = o.Get("threads").As<Napi::Number>().Int32Value();
+  options.output = parseOutput(o.Get("output").As<Napi::String>());
+  options.resizeHeight = o.Get("resizeHeight").As<Napi::Number>().Int32Value();
+  options.resizeWidth = o.Get("resizeWidth").As<Napi::Number>().Int32Value();
+  auto decoder = std::make_shared<std::shared_ptr<ec::Decoder>>();
+  auto* worker = new Worker(
+      env, [options, decoder] { *decoder = std::make_shared<ec::Decoder>(options); },
+      [decoder](Napi::Env env) -> Napi::Value {
+        auto external = Napi::External<std::shared_ptr<ec::Decoder>>::New(env, decoder.get());
+        return DecoderWrap::constructor->New({external});
+      });
+  worker->Queue();
+  return worker->promise();
+}
+
+// downloadFrame(handle: External<AVFrame>, pts: number) → Promise<{buffer, frames}>
+Napi::Value DownloadFrame(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  AVFrame* frame = info[0].As<Napi::External<AVFrame>>().Data();
+  auto pts = static_cast<int64_t>(info[1].As<Napi::Number>().DoubleValue());
+  auto batch = std::make_shared<ec::HostBatch>();
+  auto* worker = new Worker(
+      env, [frame, pts, batch] { *batch = ec::downloadFrame(frame, pts); },
+      [batch](Napi::Env env) { return hostBatchToJs(env, *batch); });
+  worker->keep(info[0]);
+  worker->Queue();
+  return worker->promise();
+}
+
+Napi::Value readResultToJs(Napi::Env env, const ec::ReadResult& r) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("bytesRead", Napi::Number::New(env, static_cast<double>(r.bytesRead)));
+  o.Set("mode", Napi::String::New(env, r.mode));
+  return o;
+}
+
+// readIntoHost(path, offset, length, target: Uint8Array)
+Napi::Value ReadIntoHost(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string path = info[0].As<Napi::String>();
+  auto offset = static_cast<uint64_t>(info[1].As<Napi::Number>().DoubleValue());
+  auto length = static_cast<size_t>(info[2].As<Napi::Number>().DoubleValue());
+  uint8_t* target = info[3].As<Napi::Uint8Array>().Data();
+  auto result = std::make_shared<ec::ReadResult>();
+  auto* worker = new Worker(
+      env, [=] { *result = ec::readIntoHost(path, offset, length, target); },
+      [result](Napi::Env env) { return readResultToJs(env, *result); });
+  worker->keep(info[3]);
+  worker->Queue();
+  return worker->promise();
+}
+
+// readIntoDevice(path, offset, length, deviceIndex, pointer: bigint, owner)
+Napi::Value ReadIntoDevice(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string path = info[0].As<Napi::String>();
+  auto offset = static_cast<uint64_t>(info[1].As<Napi::Number>().DoubleValue());
+  auto length = static_cast<size_t>(info[2].As<Napi::Number>().DoubleValue());
+  int device = info[3].As<Napi::Number>().Int32Value();
+  bool lossless = false;
+  uint64_t pointer = info[4].As<Napi::BigInt>().Uint64Value(&lossless);
+  auto result = std::make_shared<ec::ReadResult>();
+  auto* worker = new Worker(
+      env, [=] { *result = ec::readIntoDevice(path, offset, length, device, pointer); },
+      [result](Napi::Env env) { return readResultToJs(env, *result); });
+  worker->keep(info[5]);
+  worker->Queue();
+  return worker->promise();
+}
+
+// allocDevice(index, bytes) → { pointer: bigint, handle } (freed when handle is collected)
+Napi::Value AllocDevice(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+#ifdef EC_WITH_CUDA
+  int index = info[0].As<Napi::Number>().Int32Value();
+  auto bytes = static_cast<size_t>(info[1].As<Napi::Number>().DoubleValue());
+  uint64_t pointer = 0;
+  try {
+    pointer = ec::cuda::allocDevice(index, bytes);
+  } catch (const ec::NativeException& e) {
+    throw toJsError(env, e.code(), e.what());
+  }
+  struct Allocation {
+    int index;
+    uint64_t pointer;
+  };
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("pointer", Napi::BigInt::New(env, pointer));
+  o.Set("handle", Napi::External<Allocation>::New(env, new Allocation{index, pointer}, [](Napi::Env, Allocation* a) {
+          ec::cuda::freeDevice(a->index, a->pointer);
+          delete a;
+        }));
+  return o;
+#else
+  throw toJsError(env, "ERR_DEVICE_UNAVAILABLE", "This build has no CUDA support");
+#endif
+}
+
+// copyDeviceToHost(index, pointer: bigint, target: Uint8Array) — synchronous, small buffers only.
+Napi::Value CopyDeviceToHost(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+#ifdef EC_WITH_CUDA
+  int index = info[0].As<Napi::Number>().Int32Value();
+  bool lossless = false;
+  uint64_t pointer = info[1].As<Napi::BigInt>().Uint64Value(&lossless);
+  auto target = info[2].As<Napi::Uint8Array>();
+  try {
+    ec::cuda::copyDeviceToHost(index, target.Data(), pointer, target.ByteLength());
+  } catch (const ec::NativeException& e) {
+    throw toJsError(env, e.code(), e.what());
+  }
+  return env.Undefined();
+#else
+  throw toJsError(env, "ERR_DEVICE_UNAVAILABLE", "This build has no CUDA support");
+#endif
+}
+
+Napi::Value Devices(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  ec::HostReport r = ec::probeHost();
+  auto strings = [&](const std::vector<std::string>& v) {
+    Napi::Array a = Napi::Array::New(env, v.size());
+    for (size_t i = 0; i < v.size(); ++i) a.Set(i, Napi::String::New(env, v[i]));
+    return a;
+  };
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("backends", strings(r.backends));
+  Napi::Object cpu = Napi::Object::New(env);
+  for (auto& c : r.cpuCodecs) cpu.Set(c.codec, c.decoder.empty() ? env.Null() : Napi::String::New(env, c.decoder));
+  o.Set("cpuDecoders", cpu);
+  o.Set("cudaCompiled", Napi::Boolean::New(env, r.cudaCompiled));
+  o.Set("cudaReason", Napi::String::New(env, r.cudaReason));
+  Napi::Array devices = Napi::Array::New(env, r.cudaDevices.size());
+  for (size_t i = 0; i < r.cudaDevices.size(); ++i) {
+    Napi::Object d = Napi::Object::New(env);
+    d.Set("index", Napi::Number::New(env, r.cudaDevices[i].index));
+    d.Set("name", Napi::String::New(env, r.cudaDevices[i].name));
+    d.Set("memoryBytes", Napi::Number::New(env, static_cast<double>(r.cudaDevices[i].memoryBytes)));
+    devices.Set(i, d);
+  }
+  o.Set("cudaDevices", devices);
+  o.Set("nvdecCodecs", strings(r.nvdecCodecs));
+  o.Set("nvdecReason", Napi::String::New(env, r.nvdecReason));
+  o.Set("cufile", Napi::Boolean::New(env, r.cufile));
+  o.Set("cufileReason", Napi::String::New(env, r.cufileReason));
+  o.Set("deviceReadMode", Napi::String::New(env, r.deviceReadMode));
+  return o;
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("Decoder", DecoderWrap::Init(env));
+  exports.Set("openDecoder", Napi::Function::New(env, OpenDecoder));
+  exports.Set("downloadFrame", Napi::Function::New(env, DownloadFrame));
+  exports.Set("readIntoHost", Napi::Function::New(env, ReadIntoHost));
+  exports.Set("readIntoDevice", Napi::Function::New(env, ReadIntoDevice));
+  exports.Set("allocDevice", Napi::Function::New(env, AllocDevice));
+  exports.Set("copyDeviceToHost", Napi::Function::New(env, CopyDeviceToHost));
+  exports.Set("devices", Napi::Function::New(env, Devices));
+  exports.Set("abiVersion", Napi::Number::New(env, 1));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(ec_native, Init)

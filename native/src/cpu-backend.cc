@@ -1,0 +1,35 @@
+// libavcodec software decode; frames become packed host typed-array memory.
+#include "device-backend.h"
+#include "host-converter.h"
+
+namespace ec {
+
+namespace {
+
+class CpuBackend : public DeviceBackend {
+ public:
+  explicit CpuBackend(const DecoderOptions& options)
+      : converter_(options.output, options.resizeHeight, options.resizeWidth) {}
+
+  const AVCodec* findDecoder(AVCodecID id) const override {
+    // The same default decoder the ffmpeg CLI picks, so framemd5 lines match.
+    return avcodec_find_decoder(id);
+  }
+
+  void configure(AVCodecContext*) override {}
+
+  void emit(AVFrame* frame, DecodeResult& out) override {
+    converter_.append(frame, frame->pts, out.host, out.expectedFrames);
+  }
+
+ private:
+  HostConverter converter_;
+};
+
+const BackendRegistration registration("cpu", [](const DecoderOptions& options) {
+  return std::unique_ptr<DeviceBackend>(new CpuBackend(options));
+});
+
+}  // namespace
+
+}  // namespace ec

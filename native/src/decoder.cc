@@ -1,0 +1,114 @@
+#include "decoder.h"
+
+#include <cstring>
+
+#include "codec-config.h"
+#include "errors.h"
+
+namespace ec {
+
+namespace {
+
+// Resets the codec whatever way decode() leaves, so a failed clip never poisons the next.
+struct FlushOnExit {
+  AVCodecContext* ctx;
+  ~FlushOnExit() { avcodec_flush_buffers(ctx); }
+};
+
+}  // namespace
+
+Decoder::Decoder(const DecoderOptions& options)
+    : options_(options), backend_(createBackend(options)), packet_(makePacket()), frame_(makeFrame()) {
+  CodecConfig config = resolveCodecConfig(options.codec, options.extradata);
+  const AVCodec* codec = backend_->findDecoder(config.id);
+  if (!codec) {
+    throw NativeException("ERR_UNSUPPORTED_CODEC",
+                          "This libavcodec has no " + options.codec + " decoder for device " + options.device);
+  }
+  ctx_.reset(avcodec_alloc_context3(codec));
+  if (!ctx_) throw NativeException("ERR_OUT_OF_MEMORY", "avcodec_alloc_context3 failed");
+  if (!config.extradata.empty()) {
+    ctx_->extradata = static_cast<uint8_t*>(av_mallocz(config.extradata.size() + AV_INPUT_BUFFER_PADDING_SIZE));
+    if (!ctx_->extradata) throw NativeException("ERR_OUT_OF_MEMORY", "Cannot allocate extradata");
+    std::memcpy(ctx_->extradata, config.extradata.data(), config.extradata.size());
+    ctx_->extradata_size = static_cast<int>(config.extradata.size());
+  }
+  ctx_->width = options.width;
+  ctx_->height = options.height;
+  ctx_->thread_count = options.threads;
+  ctx_->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+  // Detected bitstream damage fails the call instead of being concealed into wrong pixels.
+  ctx_->err_recognition = AV_EF_EXPLODE;
+  ctx_->pkt_timebase = AVRational{1, 1};
+  backend_->configure(ctx_.get());
+  int ret = avcodec_open2(ctx_.get(), codec, nullptr);
+  if (ret < 0) {
+    throw NativeException("ERR_DECODER_OPEN", "Cannot open the " + std::string(codec->name) +
+                                                  " decoder (wrong extradata?): " + avErrorString(ret));
+  }
+}
+
+size_t Decoder::receiveAll(DecodeResult& out, std::optional<int64_t> dropBefore, size_t packetIndex) {
+  size_t received = 0;
+  for (;; ++received) {
+    int ret = avcodec_receive_frame(ctx_.get(), frame_.get());
+    if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return received;
+    if (ret < 0) {
+      throw NativeException("ERR_CORRUPT_PACKET", "The decoder rejected the stream near packet " +
+                                                      std::to_string(packetIndex) + ": " + avErrorString(ret));
+    }
+    FramePtr frame(av_frame_alloc());
+    if (!frame) throw NativeException("ERR_OUT_OF_MEMORY", "av_frame_alloc failed");
+    av_frame_move_ref(frame.get(), frame_.get());
+    if (frame->decode_error_flags != 0 || (frame->flags & AV_FRAME_FLAG_CORRUPT)) {
+      throw NativeException("ERR_CORRUPT_FRAME", "A decoded frame is damaged (near packet " +
+                                                     std::to_string(packetIndex) + "); the packets are corrupt");
+    }
+    int64_t pts = frame->pts != AV_NOPTS_VALUE ? frame->pts : frame->best_effort_timestamp;
+    if (dropBefore && pts != AV_NOPTS_VALUE && pts < *dropBefore) continue;
+    frame->pts = pts;
+    backend_->emit(frame.get(), out);
+  }
+}
+
+DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::optional<int64_t> dropBefore) {
+  DecodeResult out;
+  out.expectedFrames = packets.size();
+  FlushOnExit flush{ctx_.get()};
+  for (size_t i = 0; i < packets.size(); ++i) {
+    const PacketView& view = packets[i];
+    av_packet_unref(packet_.get());
+    // Copied into a padded packet: decoders may read up to AV_INPUT_BUFFER_PADDING_SIZE past the end.
+    if (av_new_packet(packet_.get(), static_cast<int>(view.size)) < 0) {
+      throw NativeException("ERR_OUT_OF_MEMORY", "Cannot allocate a packet of " + std::to_string(view.size) + " bytes");
+    }
+    if (view.size > 0) std::memcpy(packet_->data, view.data, view.size);
+    packet_->pts = view.pts;
+    packet_->dts = view.dts;
+    if (view.keyframe) packet_->flags |= AV_PKT_FLAG_KEY;
+    for (;;) {
+      int ret = avcodec_send_packet(ctx_.get(), packet_.get());
+      if (ret == AVERROR(EAGAIN)) {
+        // Full output queue: drain it, then resend. No frame and still full means a stuck codec.
+        if (receiveAll(out, dropBefore, i) == 0) {
+          throw NativeException("ERR_DECODER_STALLED", "The decoder accepts no input and returns no frame");
+        }
+        continue;
+      }
+      if (ret < 0) {
+        throw NativeException("ERR_CORRUPT_PACKET",
+                              "The decoder rejected packet " + std::to_string(i) + ": " + avErrorString(ret));
+      }
+      break;
+    }
+    receiveAll(out, dropBefore, i);
+  }
+  int ret = avcodec_send_packet(ctx_.get(), nullptr);
+  if (ret < 0 && ret != AVERROR_EOF) {
+    throw NativeException("ERR_CORRUPT_PACKET", "The decoder failed to drain: " + avErrorString(ret));
+  }
+  receiveAll(out, dropBefore, packets.size());
+  return out;
+}
+
+}  // namespace ec

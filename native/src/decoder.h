@@ -1,0 +1,42 @@
+// One video decoder: packets of one clip in, frames in presentation order out.
+//
+// Thread safety: a Decoder is NOT thread-safe. It is used by one decode() call at a
+// time (the binding rejects a second concurrent call with ERR_DECODER_BUSY, and the TS
+// wrapper queues calls). Different Decoder objects share nothing and run in parallel.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "decode-types.h"
+#include "device-backend.h"
+
+namespace ec {
+
+class Decoder {
+ public:
+  /** Opens the codec on the requested device; throws NativeException on failure. */
+  explicit Decoder(const DecoderOptions& options);
+
+  /**
+   * Decodes one clip: sends every packet, then drains the decoder so reordered (B-)frames
+   * all come out, then resets it for the next clip. Frames with pts < dropBefore are
+   * decoded (later frames reference them) but not converted or returned.
+   */
+  DecodeResult decode(const std::vector<PacketView>& packets, std::optional<int64_t> dropBefore);
+
+  const DecoderOptions& options() const { return options_; }
+
+ private:
+  /** Returns how many frames came out, dropped ones included. */
+  size_t receiveAll(DecodeResult& out, std::optional<int64_t> dropBefore, size_t packetIndex);
+
+  DecoderOptions options_;
+  std::unique_ptr<DeviceBackend> backend_;
+  CodecContextPtr ctx_;
+  PacketPtr packet_;
+  FramePtr frame_;
+};
+
+}  // namespace ec

@@ -1,0 +1,148 @@
+#include "host-converter.h"
+
+#include <algorithm>
+#include <cstring>
+
+extern "C" {
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
+}
+
+#include "errors.h"
+
+namespace ec {
+
+namespace {
+
+constexpr size_t kFrameAlign = 16;  // so Uint16Array/Float32Array views need no copy
+
+size_t alignUp(size_t n) { return (n + kFrameAlign - 1) / kFrameAlign * kFrameAlign; }
+
+// Grows the batch for one more frame; the first frame reserves room for the whole call,
+// so a clip is one allocation in the common case.
+uint8_t* reserveFrame(HostBatch& batch, size_t bytes, size_t expectedFrames, size_t& offset) {
+  auto& data = *batch.data;
+  offset = alignUp(data.size());
+  if (data.capacity() < offset + bytes) {
+    data.reserve(std::max({offset + bytes, alignUp(bytes) * std::max<size_t>(expectedFrames, 1), data.capacity() * 2}));
+  }
+  data.resize(offset + bytes);
+  return data.data() + offset;
+}
+
+}  // namespace
+
+std::string pixelFormatName(int format) {
+  const char* name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(format));
+  return name ? name : "unknown";
+}
+
+HostConverter::HostConverter(OutputFormat output, int resizeHeight, int resizeWidth)
+    : output_(output), resizeHeight_(resizeHeight), resizeWidth_(resizeWidth) {}
+
+void HostConverter::append(const AVFrame* frame, int64_t pts, HostBatch& batch, size_t expectedFrames) {
+  HostFrame info;
+  info.pts = pts;
+  if (output_ == OutputFormat::Native && resizeHeight_ == 0) {
+    appendNative(frame, info, batch, expectedFrames);
+  } else {
+    appendScaled(frame, info, batch, expectedFrames);
+  }
+  batch.frames.push_back(std::move(info));
+}
+
+void HostConverter::appendNative(const AVFrame* frame, HostFrame& info, HostBatch& batch, size_t expectedFrames) {
+  auto format = static_cast<AVPixelFormat>(frame->format);
+  // Packed with alignment 1: the exact bytes ffmpeg's rawvideo encoder (and so framemd5) hashes.
+  int size = av_image_get_buffer_size(format, frame->width, frame->height, 1);
+  if (size < 0) throw NativeException("ERR_UNSUPPORTED_FORMAT", "Cannot pack pixel format " + pixelFormatName(format));
+  uint8_t* dst = reserveFrame(batch, static_cast<size_t>(size), expectedFrames, info.offset);
+  int copied = av_image_copy_to_buffer(dst, size, frame->data, frame->linesize, format, frame->width, frame->height, 1);
+  if (copied < 0) throw NativeException("ERR_UNSUPPORTED_FORMAT", "Cannot copy frame: " + avErrorString(copied));
+  info.bytes = static_cast<size_t>(size);
+  info.width = frame->width;
+  info.height = frame->height;
+  info.format = pixelFormatName(format);
+
+  int linesizes[4] = {0, 0, 0, 0};
+  av_image_fill_linesizes(linesizes, format, frame->width);
+  const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
+  size_t planeOffset = 0;
+  for (int p = 0; p < 4 && linesizes[p] > 0; ++p) {
+    bool chroma = (p == 1 || p == 2) && desc && !(desc->flags & AV_PIX_FMT_FLAG_RGB);
+    int rows = chroma ? AV_CEIL_RSHIFT(frame->height, desc->log2_chroma_h) : frame->height;
+    info.planes.push_back({planeOffset, linesizes[p], rows});
+    planeOffset += static_cast<size_t>(linesizes[p]) * rows;
+  }
+}
+
+SwsContext* HostConverter::scalerFor(const AVFrame* frame, AVPixelFormat dst, int dstW, int dstH) {
+  // Bilinear for resize; full chroma interpolation and accurate rounding keep colours exact.
+  int flags = SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT;
+  SwsContext* ctx = sws_getCachedContext(sws_.release(), frame->width, frame->height,
+                                         static_cast<AVPixelFormat>(frame->format), dstW, dstH, dst, flags, nullptr,
+                                         nullptr, nullptr);
+  sws_.reset(ctx);
+  if (!ctx) {
+    throw NativeException("ERR_UNSUPPORTED_FORMAT", "libswscale cannot convert " + pixelFormatName(frame->format) +
+                                                        " to " + pixelFormatName(dst));
+  }
+  int colorspace = frame->colorspace == AVCOL_SPC_BT709 ? SWS_CS_ITU709
+                   : frame->colorspace == AVCOL_SPC_BT2020_NCL ? SWS_CS_BT2020
+                                                                : SWS_CS_DEFAULT;
+  int srcFull = frame->color_range == AVCOL_RANGE_JPEG ? 1 : 0;
+  sws_setColorspaceDetails(ctx, sws_getCoefficients(colorspace), srcFull, sws_getCoefficients(SWS_CS_DEFAULT), 1, 0,
+                           1 << 16, 1 << 16);
+  return ctx;
+}
+
+void HostConverter::appendScaled(const AVFrame* frame, HostFrame& info, HostBatch& batch, size_t expectedFrames) {
+  int dstW = resizeWidth_ > 0 ? resizeWidth_ : frame->width;
+  int dstH = resizeHeight_ > 0 ? resizeHeight_ : frame->height;
+  info.width = dstW;
+  info.height = dstH;
+  if (output_ == OutputFormat::Native) {
+    // A resized native frame keeps the decoded pixel format.
+    auto format = static_cast<AVPixelFormat>(frame->format);
+    int size = av_image_get_buffer_size(format, dstW, dstH, 1);
+    if (size < 0) throw NativeException("ERR_UNSUPPORTED_FORMAT", "Cannot pack " + pixelFormatName(format));
+    uint8_t* dst = reserveFrame(batch, static_cast<size_t>(size), expectedFrames, info.offset);
+    uint8_t* planes[4];
+    int linesizes[4];
+    av_image_fill_arrays(planes, linesizes, dst, format, dstW, dstH, 1);
+    sws_scale(scalerFor(frame, format, dstW, dstH), frame->data, frame->linesize, 0, frame->height, planes, linesizes);
+    info.bytes = static_cast<size_t>(size);
+    info.format = pixelFormatName(format);
+    const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
+    for (int p = 0; p < 4 && linesizes[p] > 0; ++p) {
+      bool chroma = (p == 1 || p == 2) && !(desc->flags & AV_PIX_FMT_FLAG_RGB);
+      int rows = chroma ? AV_CEIL_RSHIFT(dstH, desc->log2_chroma_h) : dstH;
+      info.planes.push_back({static_cast<size_t>(planes[p] - dst), linesizes[p], rows});
+    }
+    return;
+  }
+  if (output_ == OutputFormat::Rgb24) {
+    size_t size = static_cast<size_t>(dstW) * dstH * 3;
+    uint8_t* dst = reserveFrame(batch, size, expectedFrames, info.offset);
+    uint8_t* planes[4] = {dst, nullptr, nullptr, nullptr};
+    int linesizes[4] = {dstW * 3, 0, 0, 0};
+    sws_scale(scalerFor(frame, AV_PIX_FMT_RGB24, dstW, dstH), frame->data, frame->linesize, 0, frame->height, planes,
+              linesizes);
+    info.bytes = size;
+    info.format = "rgb24";
+    info.planes.push_back({0, dstW * 3, dstH});
+    return;
+  }
+  // Planar float RGB in [0, 1]: libswscale writes GBR plane order, so point its planes at ours.
+  size_t planeBytes = static_cast<size_t>(dstW) * dstH * sizeof(float);
+  uint8_t* dst = reserveFrame(batch, planeBytes * 3, expectedFrames, info.offset);
+  uint8_t* planes[4] = {dst + planeBytes, dst + 2 * planeBytes, dst, nullptr};  // G, B, R
+  int linesizes[4] = {dstW * 4, dstW * 4, dstW * 4, 0};
+  sws_scale(scalerFor(frame, AV_PIX_FMT_GBRPF32LE, dstW, dstH), frame->data, frame->linesize, 0, frame->height,
+            planes, linesizes);
+  info.bytes = planeBytes * 3;
+  info.format = "rgbf32-planar";
+  for (int p = 0; p < 3; ++p) info.planes.push_back({planeBytes * p, dstW * 4, dstH});
+}
+
+}  // namespace ec

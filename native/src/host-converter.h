@@ -1,0 +1,29 @@
+// Turns CPU AVFrames into packed host frames appended to one batch allocation.
+// Not thread-safe: owned by one Decoder, which is used by one call at a time.
+#pragma once
+
+#include "decode-types.h"
+
+namespace ec {
+
+class HostConverter {
+ public:
+  HostConverter(OutputFormat output, int resizeHeight, int resizeWidth);
+  /** Appends `frame` (a software frame) in the configured output format. */
+  void append(const AVFrame* frame, int64_t pts, HostBatch& batch, size_t expectedFrames);
+
+ private:
+  void appendNative(const AVFrame* frame, HostFrame& info, HostBatch& batch, size_t expectedFrames);
+  void appendScaled(const AVFrame* frame, HostFrame& info, HostBatch& batch, size_t expectedFrames);
+  SwsContext* scalerFor(const AVFrame* frame, AVPixelFormat dst, int dstW, int dstH);
+
+  OutputFormat output_;
+  int resizeHeight_;
+  int resizeWidth_;
+  SwsPtr sws_;
+};
+
+/** Name of a pixel format as ffmpeg spells it ("yuv420p10le"). */
+std::string pixelFormatName(int format);
+
+}  // namespace ec

@@ -1,0 +1,37 @@
+// What this host can do: decode backends, codecs per device, CUDA devices, cuFile.
+// Thread-safe: probes are loaded once and then read-only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ec {
+
+struct CudaDeviceInfo {
+  int index = 0;
+  std::string name;
+  uint64_t memoryBytes = 0;
+};
+
+struct CodecSupport {
+  std::string codec;    // "h264"
+  std::string decoder;  // libavcodec decoder name, "" when none
+};
+
+struct HostReport {
+  std::vector<std::string> backends;  // compiled in: "cpu", "cuda"
+  std::vector<CodecSupport> cpuCodecs;
+  bool cudaCompiled = false;
+  std::string cudaReason;  // why no CUDA device is usable; empty when one is
+  std::vector<CudaDeviceInfo> cudaDevices;
+  std::vector<std::string> nvdecCodecs;  // codecs with a CUDA hwaccel in this libavcodec
+  std::string nvdecReason;
+  bool cufile = false;
+  std::string cufileReason;
+  std::string deviceReadMode;  // mode readInto uses for device targets: "cufile" | "compat" | "none"
+};
+
+HostReport probeHost();
+
+}  // namespace ec
