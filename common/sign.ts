@@ -26,7 +26,7 @@ function hmacKey(secret: string): Promise<CryptoKey> {
   return key;
 }
 
-function message(route: string, key: string, exp: number): Uint8Array {
+function message(route: string, key: string, exp: number): Uint8Array<ArrayBuffer> {
   return encoder.encode(`${route}${key}\n${exp}`);
 }
 
@@ -36,7 +36,7 @@ function toBase64Url(bytes: ArrayBuffer): string {
   return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-function fromBase64Url(text: string): Uint8Array | undefined {
+function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | undefined {
   if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined;
   try {
     const bin = atob(text.replace(/-/g, "+").replace(/_/g, "/"));

@@ -1,0 +1,128 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { spawnGroup, type ChildGroup } from "./child-group.js";
+import { devToken, ensureDevVars } from "./dev-vars.js";
+import { DevServiceError } from "./errors.js";
+import { freePort } from "./free-port.js";
+import { projectRoot } from "./project-root.js";
+
+export interface LocalEdgeOptions {
+  /** Port to listen on; 0 (the default) picks a free one. */
+  readonly port?: number;
+  /** Where the local R2 persists; defaults to `.ec/edge` in the project. */
+  readonly persistDir?: string;
+  /** Folder of the `.dev.vars` to use (created on first use); defaults to the project root. Tests pass their own. */
+  readonly varsDir?: string;
+  /** Do not echo wrangler's output to stderr (it is still kept for error messages). */
+  readonly quiet?: boolean;
+  /** How long to wait for /v1/health before giving up; default 120 s. */
+  readonly readyTimeoutMs?: number;
+}
+
+/** A running local edge. */
+export interface LocalEdge {
+  /** Base URL, e.g. "http://127.0.0.1:8787". */
+  readonly url: string;
+  /** A bearer token accepted by the edge. */
+  readonly token: string;
+  /** EC_SIGNING_KEY, to sign object and index URLs. */
+  readonly signingKey: string;
+  /** EC_MANIFEST_KEY: base64 PKCS#8 DER of the Ed25519 key that signs manifests. */
+  readonly manifestKey: string;
+  /** Stops wrangler and workerd, and waits until they are gone. */
+  stop(): Promise<void>;
+}
+
+/**
+ * wrangler reads `.dev.vars` next to its config file, so a custom vars folder gets a copy of
+ * wrangler.toml whose `main` points back at the project's entry.
+ */
+function configFor(root: string, varsDir: string): string {
+  const rootConfig = join(root, "wrangler.toml");
+  if (resolve(varsDir) === root) return rootConfig;
+  const text = readFileSync(rootConfig, "utf8");
+  const main = /^main\s*=\s*"([^"]+)"/m.exec(text);
+  if (!main) throw new DevServiceError("ERR_DEV_CONFIG", `Expected a main = "..." line in ${rootConfig}`);
+  const copy = text.replace(main[0], `main = ${JSON.stringify(join(root, main[1]!))}`);
+  const path = join(varsDir, "wrangler.toml");
+  writeFileSync(path, copy);
+  return path;
+}
+
+async function waitForHealth(url: string, group: ChildGroup, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exitedWith: number | string | undefined;
+  void group.exited.then((code) => (exitedWith = code));
+  while (Date.now() < deadline) {
+    if (exitedWith !== undefined) {
+      throw new DevServiceError("ERR_DEV_EXITED", `wrangler exited (${exitedWith}) before the edge answered:\n${group.output()}`);
+    }
+    try {
+      const res = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(2000) });
+      if (res.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new DevServiceError("ERR_DEV_START", `The edge did not answer ${url}/v1/health within ${timeoutMs} ms:\n${group.output()}`);
+}
+
+async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Promise<LocalEdge> {
+  const varsDir = resolve(opts.varsDir ?? root);
+  const vars = ensureDevVars(varsDir);
+  const persistDir = resolve(opts.persistDir ?? join(root, ".ec", "edge"));
+  mkdirSync(persistDir, { recursive: true });
+  const config = configFor(root, varsDir);
+  const inspectorPort = await freePort();
+  const wrangler = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
+  const args = [
+    wrangler, "dev", "--local", "--config", config,
+    "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort),
+    "--persist-to", persistDir, "--show-interactive-dev-session=false", "--log-level", opts.quiet ? "warn" : "info",
+  ];
+  const group = spawnGroup(process.execPath, args, {
+    cwd: root,
+    echo: !opts.quiet,
+    env: { ...process.env, CI: "1", WRANGLER_SEND_METRICS: "false", NO_UPDATE_NOTIFIER: "1", FORCE_COLOR: "0" },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHealth(url, group, opts.readyTimeoutMs ?? 120_000);
+  } catch (err) {
+    await group.stop();
+    throw err;
+  }
+  return {
+    url,
+    token: devToken(vars),
+    signingKey: vars.EC_SIGNING_KEY,
+    manifestKey: vars.EC_MANIFEST_KEY,
+    stop: () => group.stop(),
+  };
+}
+
+/**
+ * Starts the edge Worker locally (the pinned wrangler, workerd, a persisted local R2) and
+ * resolves once `GET /v1/health` answers. Secrets come from `.dev.vars`, generated on first use.
+ *
+ * @example
+ * const edge = await startLocalEdge({ port: 0, quiet: true, varsDir: tmp, persistDir: join(tmp, "r2") });
+ * await fetch(`${edge.url}/v1/health`);
+ * await edge.stop();
+ */
+export async function startLocalEdge(opts: LocalEdgeOptions = {}): Promise<LocalEdge> {
+  const root = projectRoot();
+  if (opts.port !== undefined && opts.port !== 0) return startOnce(root, opts, opts.port);
+  // A port picked free can be taken before wrangler binds it; try a fresh one then.
+  let last: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return await startOnce(root, opts, await freePort());
+    } catch (err) {
+      last = err;
+      if (!(err instanceof DevServiceError) || !/EADDRINUSE|address already in use/i.test(err.message)) throw err;
+    }
+  }
+  throw last;
+}

@@ -1,0 +1,47 @@
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signedObjectUrl } from "../../../common/sign.js";
+import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
+
+describe("startLocalEdge", () => {
+  let dir: string;
+  let edge: LocalEdge;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "ec-local-edge-"));
+    edge = await startLocalEdge({ port: 0, quiet: true, varsDir: dir, persistDir: join(dir, "r2") });
+  });
+
+  afterAll(async () => {
+    await edge?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("writes private .dev.vars with all three secrets into the given folder", () => {
+    expect(statSync(join(dir, ".dev.vars")).mode & 0o777).toBe(0o600);
+    expect(edge.token).toMatch(/^ec_dev_/);
+    expect(edge.signingKey.length).toBeGreaterThan(20);
+    expect(Buffer.from(edge.manifestKey, "base64").length).toBe(48); // PKCS#8 DER of an Ed25519 key
+  });
+
+  it("serves PUT with its token and signed GET with its signing key", async () => {
+    const put = await fetch(`${edge.url}/v1/objects/dev/hello.txt`, {
+      method: "PUT",
+      body: "hello edge",
+      headers: { authorization: `Bearer ${edge.token}` },
+    });
+    expect(put.status).toBe(201);
+    const url = await signedObjectUrl(edge.url, "dev/hello.txt", Math.floor(Date.now() / 1000) + 60, edge.signingKey);
+    const res = await fetch(url, { headers: { range: "bytes=6-" } });
+    expect(res.status).toBe(206);
+    expect(await res.text()).toBe("edge");
+  });
+
+  it("stops: the port no longer answers", async () => {
+    const { url } = edge;
+    await edge.stop();
+    await expect(fetch(`${url}/v1/health`)).rejects.toThrow();
+  });
+});
