@@ -27,7 +27,8 @@ function hmacKey(secret: string): Promise<CryptoKey> {
 }
 
 function message(route: string, key: string, exp: number): Uint8Array<ArrayBuffer> {
-  return encoder.encode(`${route}${key}\n${exp}`);
+  // workerd's types widen encode() to ArrayBufferLike; the buffer is a plain ArrayBuffer.
+  return encoder.encode(`${route}${key}\n${exp}`) as Uint8Array<ArrayBuffer>;
 }
 
 function toBase64Url(bytes: ArrayBuffer): string {
