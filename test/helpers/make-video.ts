@@ -56,13 +56,14 @@ export async function makeVideo(dir: string, o: MakeVideoOptions): Promise<strin
   const layout = o.fragmented ? "frag" : o.faststart ? "fast" : "tail";
   const name = o.name ?? `${o.codec}-${o.width}x${o.height}-${o.frames}f-b${o.bframes ?? 0}-${layout}${o.audio ? "-aac" : ""}.mp4`;
   const out = join(dir, name);
-  const inputs = ["-f", "lavfi", "-i", `testsrc2=size=${o.width}x${o.height}:rate=${fps}`];
+  // testsrc2 rounds odd sizes down, so scale to the exact size asked for.
+  const inputs = ["-f", "lavfi", "-i", `testsrc2=size=${o.width + (o.width % 2)}x${o.height + (o.height % 2)}:rate=${fps}`];
   if (o.audio) inputs.push("-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000");
   const movflags = o.fragmented ? ["-movflags", "frag_keyframe+empty_moov+default_base_moof"] : o.faststart ? ["-movflags", "+faststart"] : [];
   const audio = o.audio ? ["-c:a", "aac", "-b:a", "64k", "-shortest"] : ["-an"];
   await run("ffmpeg", [
     "-hide_banner", "-loglevel", "error", "-y", ...inputs,
-    "-frames:v", String(o.frames), "-pix_fmt", o.pixFmt ?? "yuv420p",
+    "-frames:v", String(o.frames), "-vf", `scale=${o.width}:${o.height}`, "-pix_fmt", o.pixFmt ?? "yuv420p",
     ...encoderArgs[o.codec](o, gop), ...audio, ...movflags, out,
   ]);
   return out;
@@ -76,15 +77,18 @@ export async function makeVideo(dir: string, o: MakeVideoOptions): Promise<strin
  */
 export async function makeImage(
   dir: string,
-  o: { format: "jpeg" | "png" | "webp"; width: number; height: number; gray?: boolean; alpha?: boolean; name?: string },
+  o: { format: "jpeg" | "png" | "webp"; width: number; height: number; gray?: boolean; alpha?: boolean; lossless?: boolean; name?: string },
 ): Promise<string> {
   const ext = o.format === "jpeg" ? "jpg" : o.format;
-  const out = join(dir, o.name ?? `${o.width}x${o.height}${o.gray ? "-gray" : ""}${o.alpha ? "-alpha" : ""}.${ext}`);
-  const pixFmt = o.gray ? "gray" : o.alpha ? (o.format === "webp" ? "yuva420p" : "rgba") : o.format === "png" ? "rgb24" : o.format === "webp" ? "yuv420p" : "yuvj420p";
-  const codec = o.format === "jpeg" ? ["-c:v", "mjpeg"] : o.format === "png" ? ["-c:v", "png"] : ["-c:v", "libwebp"];
+  const tag = `${o.gray ? "-gray" : ""}${o.alpha ? "-alpha" : ""}${o.lossless ? "-lossless" : ""}`;
+  const out = join(dir, o.name ?? `${o.width}x${o.height}${tag}.${ext}`);
+  // A half-transparent alpha: encoders drop an alpha plane that is fully opaque.
+  const filter = [`scale=${o.width}:${o.height}`, ...(o.alpha ? ["format=rgba", "colorchannelmixer=aa=0.5"] : []), ...(o.gray ? ["format=gray"] : [])];
+  const pixFmt = o.format === "jpeg" ? ["-pix_fmt", "yuvj420p"] : o.format === "webp" && o.alpha && !o.lossless ? ["-pix_fmt", "yuva420p"] : [];
+  const codec = o.format === "jpeg" ? ["-c:v", "mjpeg"] : o.format === "png" ? ["-c:v", "png"] : ["-c:v", "libwebp", ...(o.lossless ? ["-lossless", "1"] : [])];
   await run("ffmpeg", [
-    "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", `testsrc2=size=${o.width}x${o.height}:rate=1`,
-    "-frames:v", "1", "-pix_fmt", pixFmt, ...codec, out,
+    "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", `testsrc2=size=${o.width + (o.width % 2)}x${o.height + (o.height % 2)}:rate=1`,
+    "-vf", filter.join(","), "-frames:v", "1", ...pixFmt, ...codec, out,
   ]);
   return out;
 }

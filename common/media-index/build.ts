@@ -1,0 +1,58 @@
+import type { IndexV1, MediaKind } from "../schema/index.js";
+import { IndexErrorCode, MediaIndexError } from "./errors.js";
+import { indexImage, sniffImage } from "./image.js";
+import { guessKind } from "./kind.js";
+import { indexMp4, looksLikeMp4 } from "./mp4.js";
+import { indexNpy, looksLikeNpy } from "./npy.js";
+import { HeadCachedReader, type RangeReader } from "./range-reader.js";
+
+type Fields = Pick<IndexV1, "kind" | "video" | "image" | "array">;
+
+/** A format: recognised from the object's first bytes, then indexed from range reads. */
+interface FormatIndexer {
+  sniff(head: Uint8Array): boolean;
+  index(reader: HeadCachedReader, head: Uint8Array): Promise<Fields>;
+}
+
+const formats = new Map<string, FormatIndexer>([
+  ["mp4", { sniff: looksLikeMp4, index: async (r) => ({ kind: "video", video: await indexMp4(r) }) }],
+  ["image", { sniff: (h) => sniffImage(h) !== undefined, index: async (r, h) => ({ kind: "image", image: await indexImage(r, sniffImage(h)!) }) }],
+  ["npy", { sniff: looksLikeNpy, index: async (r) => ({ kind: "array", array: await indexNpy(r) }) }],
+]);
+
+const SNIFF_BYTES = 32;
+
+/**
+ * Builds the index of one object from range reads: the container header, never the media
+ * data. Never throws for bad media: a corrupt, truncated or unsupported object yields
+ * kind "error" with `{ code, message }`. Objects of no known format are kind "other".
+ * Only a failing reader throws (MediaIndexError ERR_READ_FAILED), since that is no fact
+ * about the object worth caching.
+ *
+ * @example
+ * const index = await buildIndex({ size, read: (o, n) => readRange(o, n) }, { key: "clips/a.mp4", etag });
+ * if (index.kind === "video") console.log(index.video!.frameCount);
+ */
+export async function buildIndex(reader: RangeReader, meta: { key: string; etag: string }): Promise<IndexV1> {
+  const base = { version: 1 as const, key: meta.key, etag: meta.etag, size: reader.size };
+  const expected: MediaKind = guessKind(meta.key);
+  const error = (code: string, message: string): IndexV1 => ({ ...base, kind: "error", error: { code, message } });
+  try {
+    if (reader.size === 0) {
+      return expected === "other" ? { ...base, kind: "other" } : error(IndexErrorCode.EMPTY, `${meta.key} is empty but its extension says ${expected}`);
+    }
+    const cached = new HeadCachedReader(reader);
+    const head = await cached.read(0, Math.min(SNIFF_BYTES, reader.size));
+    for (const format of formats.values()) {
+      if (format.sniff(head)) return { ...base, ...(await format.index(cached, head)) };
+    }
+    if (expected === "other") return { ...base, kind: "other" };
+    return error(IndexErrorCode.UNRECOGNIZED, `${meta.key} has a ${expected} extension but its bytes are no supported ${expected} format`);
+  } catch (cause) {
+    // A failed read says nothing about the media: rethrow so nobody caches it as an error record.
+    if (cause instanceof MediaIndexError && cause.code === IndexErrorCode.READ_FAILED) throw cause;
+    if (cause instanceof MediaIndexError) return error(cause.code, cause.message);
+    // mp4box and DataView throw plain errors on malformed input; still an error record, not a failure.
+    return error(IndexErrorCode.CORRUPT, `could not parse ${meta.key}: ${String((cause as Error)?.message ?? cause)}`);
+  }
+}

@@ -1,0 +1,40 @@
+import { EcError } from "../errors.js";
+
+/**
+ * Codes of an index's error record (IndexV1.error.code) and of MediaIndexError. Stable:
+ * callers branch on them.
+ */
+export const IndexErrorCode = {
+  /** Zero bytes where the extension promised media. */
+  EMPTY: "ERR_EMPTY_OBJECT",
+  /** The extension says media but the bytes are no format we know. */
+  UNRECOGNIZED: "ERR_UNRECOGNIZED_FORMAT",
+  /** A box, segment or header runs past the end of the object. */
+  TRUNCATED: "ERR_TRUNCATED",
+  /** Structurally invalid: bad box sizes, bad markers, unparsable header. */
+  CORRUPT: "ERR_CORRUPT_MEDIA",
+  /** MP4 with no moov box anywhere. */
+  NO_MOOV: "ERR_NO_MOOV",
+  /** Fragmented MP4 (moof/mvex): samples live in fragments, not in moov. */
+  FRAGMENTED: "ERR_FRAGMENTED_MP4",
+  /** MP4 without a video track (audio only, metadata only). */
+  NO_VIDEO: "ERR_NO_VIDEO_TRACK",
+  /** A video codec outside h264/hevc/av1/vp9. */
+  UNSUPPORTED_CODEC: "ERR_UNSUPPORTED_CODEC",
+  /** moov larger than the indexer will hold in memory. */
+  TOO_LARGE: "ERR_HEADER_TOO_LARGE",
+  /** The object changed or vanished while it was being read. */
+  READ_FAILED: "ERR_READ_FAILED",
+} as const;
+export type IndexErrorCode = (typeof IndexErrorCode)[keyof typeof IndexErrorCode];
+
+/** Thrown inside the indexer (turned into an error record) and by decodeIndex on bad bytes. */
+export class MediaIndexError extends EcError {
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.name = "MediaIndexError";
+  }
+}
+
+/** Thrown by decodeIndex: the bytes are not a valid encoded index. */
+export const ERR_INDEX_DECODE = "ERR_INDEX_DECODE";

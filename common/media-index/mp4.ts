@@ -1,0 +1,178 @@
+import { createFile, Log, MP4BoxBuffer, type ISOFile, type Movie, type Track, type VisualSampleEntry } from "mp4box";
+import type { VideoCodec, VideoTrackV1 } from "../schema/index.js";
+import { IndexErrorCode, MediaIndexError } from "./errors.js";
+import type { HeadCachedReader } from "./range-reader.js";
+
+/** Above this a moov is refused rather than held in a Worker's 128 MB. */
+const MAX_MOOV_BYTES = 64 * 1024 * 1024;
+
+/** Top-level box types that may open an ISO BMFF file; used to sniff the format. */
+const OPENING_BOXES = new Set(["ftyp", "moov", "mdat", "free", "skip", "wide", "pnot"]);
+
+const codecBySampleEntry = new Map<string, VideoCodec>([
+  ["avc1", "h264"], ["avc3", "h264"], ["hvc1", "hevc"], ["hev1", "hevc"], ["av01", "av1"], ["vp09", "vp9"],
+]);
+const configBoxByCodec: Record<VideoCodec, "avcC" | "hvcC" | "av1C" | "vpcC"> = { h264: "avcC", hevc: "hvcC", av1: "av1C", vp9: "vpcC" };
+
+// mp4box logs parse problems to the console; the indexer reports them as error records instead.
+Log.setLogLevel(() => {});
+
+function fourcc(bytes: Uint8Array, at: number): string {
+  return String.fromCharCode(bytes[at]!, bytes[at + 1]!, bytes[at + 2]!, bytes[at + 3]!);
+}
+
+/** True when the first bytes look like an ISO BMFF box header. */
+export function looksLikeMp4(head: Uint8Array): boolean {
+  return head.length >= 8 && OPENING_BOXES.has(fourcc(head, 4));
+}
+
+interface TopBox { type: string; start: number; size: number }
+
+/**
+ * Walks the top-level boxes by their headers only (one small read per box beyond the
+ * cached head), so the mdat is stepped over, never read.
+ */
+async function topLevelBoxes(reader: HeadCachedReader): Promise<TopBox[]> {
+  const boxes: TopBox[] = [];
+  let pos = 0;
+  while (pos < reader.size) {
+    if (reader.size - pos < 8) throw new MediaIndexError(IndexErrorCode.TRUNCATED, `${reader.size - pos} stray bytes after the last box at ${pos}`);
+    const header = await reader.read(pos, Math.min(16, reader.size - pos));
+    const view = new DataView(header.buffer, header.byteOffset, header.byteLength);
+    const type = fourcc(header, 4);
+    let size = view.getUint32(0);
+    if (size === 1) {
+      if (header.length < 16) throw new MediaIndexError(IndexErrorCode.TRUNCATED, `64-bit box header of ${type} at ${pos} is cut off`);
+      size = Number(view.getBigUint64(8));
+    } else if (size === 0) {
+      size = reader.size - pos;
+    }
+    if (size < 8 || !/^[\x20-\x7e]{4}$/.test(type)) {
+      throw new MediaIndexError(IndexErrorCode.CORRUPT, `invalid box header at byte ${pos} (type ${JSON.stringify(type)}, size ${size})`);
+    }
+    if (pos + size > reader.size) {
+      throw new MediaIndexError(IndexErrorCode.TRUNCATED, `box ${type} at ${pos} declares ${size} bytes but only ${reader.size - pos} remain`);
+    }
+    boxes.push({ type, start: pos, size });
+    pos += size;
+  }
+  return boxes;
+}
+
+function parseMovie(bytes: Uint8Array): { file: ISOFile; info: Movie } {
+  const file = createFile();
+  let info: Movie | undefined;
+  let failure: string | undefined;
+  file.onReady = (movie) => { info = movie; };
+  file.onError = (module, message) => { failure = `${module}: ${message}`; };
+  const copy = bytes.slice().buffer;
+  try {
+    file.appendBuffer(MP4BoxBuffer.fromArrayBuffer(copy, 0), true);
+    file.flush();
+  } catch (cause) {
+    throw new MediaIndexError(IndexErrorCode.CORRUPT, `moov does not parse: ${(cause as Error).message}`, { cause });
+  }
+  if (!info) throw new MediaIndexError(IndexErrorCode.CORRUPT, `moov does not parse${failure ? `: ${failure}` : ""}`);
+  return { file, info };
+}
+
+/** Leading offset an edit list applies, so pts/dts match what ffprobe reports. */
+function editShift(track: Track): number {
+  let shift = 0;
+  for (const edit of track.edits ?? []) {
+    if (edit.media_time === -1) {
+      shift -= Math.round((edit.segment_duration * track.timescale) / track.movie_timescale);
+      continue;
+    }
+    return shift + edit.media_time;
+  }
+  return shift;
+}
+
+/**
+ * Indexes an MP4/MOV from range reads: the head, the box headers, and the moov (at the
+ * start or the end). Returns the first video track with a supported codec.
+ */
+export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1> {
+  const boxes = await topLevelBoxes(reader);
+  const moovs = boxes.filter((b) => b.type === "moov");
+  const moov = moovs[0];
+  if (!moov) {
+    if (boxes.some((b) => b.type === "moof")) throw new MediaIndexError(IndexErrorCode.FRAGMENTED, "fragmented MP4 without a moov box is not supported; remux with -movflags +faststart");
+    throw new MediaIndexError(IndexErrorCode.NO_MOOV, "no moov box: the file is incomplete or not a finished MP4");
+  }
+  if (boxes.some((b) => b.type === "moof")) {
+    throw new MediaIndexError(IndexErrorCode.FRAGMENTED, "fragmented MP4 (moof boxes) is not supported; remux with -movflags +faststart");
+  }
+  if (moov.size > MAX_MOOV_BYTES) throw new MediaIndexError(IndexErrorCode.TOO_LARGE, `moov is ${moov.size} bytes; at most ${MAX_MOOV_BYTES} are indexed`);
+  const ftyp = boxes.find((b) => b.type === "ftyp");
+  // Sample offsets in stco/co64 are absolute, so mp4box can parse ftyp+moov glued together.
+  const ftypBytes = ftyp && ftyp.size <= 4096 ? await reader.read(ftyp.start, ftyp.size) : new Uint8Array(0);
+  const moovBytes = await reader.read(moov.start, moov.size);
+  const glued = new Uint8Array(ftypBytes.length + moovBytes.length);
+  glued.set(ftypBytes, 0);
+  glued.set(moovBytes, ftypBytes.length);
+  const { file, info } = parseMovie(glued);
+  if (info.isFragmented) throw new MediaIndexError(IndexErrorCode.FRAGMENTED, "fragmented MP4 (mvex) is not supported; remux with -movflags +faststart");
+  if (info.videoTracks.length === 0) throw new MediaIndexError(IndexErrorCode.NO_VIDEO, `no video track (tracks: ${info.tracks.map((t) => t.type ?? "unknown").join(", ") || "none"})`);
+
+  let unsupported = "";
+  for (const track of info.videoTracks) {
+    const entry = file.getTrackById(track.id)?.mdia?.minf?.stbl?.stsd?.entries?.[0] as VisualSampleEntry | undefined;
+    const codec = entry ? codecBySampleEntry.get(entry.type) : undefined;
+    if (!entry || !codec) {
+      unsupported ||= entry?.type ?? "unknown";
+      continue;
+    }
+    return trackTable(file, track, entry, codec, glued, reader.size);
+  }
+  throw new MediaIndexError(IndexErrorCode.UNSUPPORTED_CODEC, `video codec ${JSON.stringify(unsupported)} is not one of h264, hevc, av1, vp9`);
+}
+
+function trackTable(file: ISOFile, track: Track, entry: VisualSampleEntry, codec: VideoCodec, glued: Uint8Array, objectSize: number): VideoTrackV1 {
+  const config = entry[configBoxByCodec[codec]];
+  if (!config || config.start === undefined) {
+    throw new MediaIndexError(IndexErrorCode.CORRUPT, `${entry.type} sample entry has no ${configBoxByCodec[codec]} box`);
+  }
+  // libavcodec takes the record after the 8-byte box header as extradata (avcC, hvcC, av1C).
+  const extradata = glued.slice(config.start + 8, config.start + config.size);
+  const samples = file.getTrackSamplesInfo(track.id);
+  const n = samples.length;
+  const table = {
+    offset: new Float64Array(n),
+    size: new Uint32Array(n),
+    keyframe: new Uint8Array(n),
+    pts: new Float64Array(n),
+    dts: new Float64Array(n),
+  };
+  const shift = editShift(track);
+  for (let i = 0; i < n; i++) {
+    const s = samples[i]!;
+    if (s.offset + s.size > objectSize) {
+      throw new MediaIndexError(IndexErrorCode.TRUNCATED, `sample ${i} spans bytes ${s.offset}..${s.offset + s.size} but the object has ${objectSize}`);
+    }
+    table.offset[i] = s.offset;
+    table.size[i] = s.size;
+    table.keyframe[i] = s.is_sync ? 1 : 0;
+    table.pts[i] = s.cts - shift;
+    table.dts[i] = s.dts - shift;
+  }
+  const width = entry.width || track.video?.width || 0;
+  const height = entry.height || track.video?.height || 0;
+  if (width <= 0 || height <= 0) throw new MediaIndexError(IndexErrorCode.CORRUPT, `video track ${track.id} has no dimensions (${width}x${height})`);
+  const timescale = track.timescale > 0 ? track.timescale : 1;
+  const span = track.samples_duration > 0 ? track.samples_duration : 0;
+  return {
+    trackId: track.id,
+    codec,
+    codecString: track.codec,
+    extradata,
+    width,
+    height,
+    fps: span > 0 ? (n * timescale) / span : 0,
+    timescale,
+    duration: span / timescale,
+    frameCount: n,
+    samples: table,
+  };
+}
