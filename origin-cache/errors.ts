@@ -1,0 +1,86 @@
+import { EcError } from "../common/errors.js";
+
+/** Base of every origin-cache error; `status` is what the HTTP layer answers with. */
+export class CacheError extends EcError {
+  readonly status: number;
+  constructor(code: string, message: string, status = 500, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.name = "CacheError";
+    this.status = status;
+  }
+}
+
+/** A caller passed something malformed (bad option, bad URL, bad plan body). */
+export class CacheArgumentError extends CacheError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("ERR_INVALID_ARGUMENT", message, 400, options);
+    this.name = "CacheArgumentError";
+  }
+}
+
+/** The URL's origin is not one of the configured upstreams: the cache is not an open proxy. */
+export class UpstreamNotAllowedError extends CacheError {
+  constructor(url: string, allowed: readonly string[]) {
+    super("ERR_UPSTREAM_NOT_ALLOWED", `Expected a URL under ${allowed.join(" or ")} but received ${JSON.stringify(redact(url))}`, 403);
+    this.name = "UpstreamNotAllowedError";
+  }
+}
+
+/** The object changed upstream while it was pinned; bytes of two versions are never mixed. */
+export class EtagChangedError extends CacheError {
+  constructor(key: string, pinned: string, seen: string | undefined, options?: { cause?: unknown }) {
+    super("ERR_ETAG_CHANGED", `Object ${key} changed upstream: pinned ETag ${pinned}, upstream now ${seen ?? "answers 412 Precondition Failed"}`, 412, options);
+    this.name = "EtagChangedError";
+  }
+}
+
+/** The requested range lies outside the object. */
+export class RangeNotSatisfiableError extends CacheError {
+  readonly size: number;
+  constructor(range: string, size: number) {
+    super("ERR_RANGE_NOT_SATISFIABLE", `Range ${range} is not satisfiable for an object of ${size} bytes`, 416);
+    this.name = "RangeNotSatisfiableError";
+    this.size = size;
+  }
+}
+
+/** Upstream answered with a status that is final (4xx other than 412/416), or its answer broke the range contract. */
+export class UpstreamStatusError extends CacheError {
+  readonly upstreamStatus: number;
+  constructor(url: string, upstreamStatus: number, detail: string) {
+    // 401/403/404 pass through so the SDK sees an expired signature or a missing key as such.
+    super("ERR_UPSTREAM_STATUS", `Upstream answered ${upstreamStatus} for ${redact(url)}: ${detail}`, [401, 403, 404].includes(upstreamStatus) ? upstreamStatus : 502);
+    this.name = "UpstreamStatusError";
+    this.upstreamStatus = upstreamStatus;
+  }
+}
+
+/** Retries are spent: resets, 5xx, stalls or short bodies kept happening. */
+export class UpstreamUnavailableError extends CacheError {
+  constructor(url: string, attempts: number, options?: { cause?: unknown }) {
+    super("ERR_UPSTREAM_UNAVAILABLE", `Upstream failed ${attempts} times for ${redact(url)}`, 502, options);
+    this.name = "UpstreamUnavailableError";
+  }
+}
+
+/** Upstream gave no ETag, so the cache cannot tell two versions apart and refuses to cache or serve. */
+export class MissingEtagError extends CacheError {
+  constructor(url: string) {
+    super("ERR_UPSTREAM_NO_ETAG", `Upstream gave no ETag for ${redact(url)}; the cache needs one to pin the object version`, 502);
+    this.name = "MissingEtagError";
+  }
+}
+
+/** The cache was closed while a read was pending. */
+export class CacheClosedError extends CacheError {
+  constructor() {
+    super("ERR_CACHE_CLOSED", "The cache is closed", 503);
+    this.name = "CacheClosedError";
+  }
+}
+
+/** Signed URLs carry their signature in the query; errors and logs never repeat it. */
+export function redact(url: string): string {
+  const q = url.indexOf("?");
+  return q < 0 ? url : `${url.slice(0, q)}?…`;
+}

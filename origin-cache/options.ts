@@ -1,0 +1,86 @@
+/** Options of the cache, validated before any I/O, with their defaults. */
+import type { ConnectionOptions } from "node:tls";
+import { describeReceived } from "../common/errors.js";
+import { CacheArgumentError } from "./errors.js";
+import type { Logger } from "./log.js";
+
+export interface RangeCacheOptions {
+  // What to cache
+  /** Upstream base URLs (the edge); the cache fetches nothing else. */
+  readonly upstreams: readonly string[];
+  /** Directory of the block store; created when missing. */
+  readonly dir: string;
+  /** Hard bound on the bytes in `dir`. */
+  readonly maxBytes: number;
+  // How to fetch
+  /** Block size in bytes, a multiple of 4096; default 8 MiB. */
+  readonly blockSize?: number;
+  /** Upstream requests in flight across all origins; default 256. */
+  readonly maxInFlight?: number;
+  /** HTTP/1.1 sockets per origin (HTTP/2 multiplexes); default 32. */
+  readonly connections?: number;
+  /** Streams per HTTP/2 connection; default 100. */
+  readonly streamsPerConnection?: number;
+  /** Retries per range after a transient failure; default 6. */
+  readonly retries?: number;
+  readonly retryMinDelayMs?: number;
+  readonly retryMaxDelayMs?: number;
+  /** A response whose headers take longer is retried; default 30 s. */
+  readonly headersTimeoutMs?: number;
+  /** A body that stalls longer is resumed from where it stopped; default 30 s. */
+  readonly bodyTimeoutMs?: number;
+  readonly connectTimeoutMs?: number;
+  /** Bytes of the plan prefetched ahead of the reader; default min(maxBytes / 2, 2 GiB). */
+  readonly prefetchBudgetBytes?: number;
+  /** Concurrent block pulls for the plan; default 32. */
+  readonly prefetchConcurrency?: number;
+  /** TLS for https upstreams, e.g. the CA of a self-signed test edge. */
+  readonly tls?: Pick<ConnectionOptions, "ca" | "rejectUnauthorized" | "servername">;
+  /** A pino logger, or a level for the default one (default "info"; tests pass "silent"). */
+  readonly logger?: Logger;
+  readonly logLevel?: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+}
+
+export type ResolvedOptions = Required<Omit<RangeCacheOptions, "tls" | "logger" | "logLevel">> & Pick<RangeCacheOptions, "tls" | "logger" | "logLevel">;
+
+function int(name: string, value: unknown, min: number, fallback?: number): number {
+  if (value === undefined && fallback !== undefined) return fallback;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
+    throw new CacheArgumentError(`Expected an integer ≥ ${min} for ${name} but received ${describeReceived(value)}`);
+  }
+  return value;
+}
+
+export function resolveOptions(o: RangeCacheOptions): ResolvedOptions {
+  if (!Array.isArray(o.upstreams) || o.upstreams.length === 0 || !o.upstreams.every((u) => typeof u === "string")) {
+    throw new CacheArgumentError(`Expected a non-empty array of URLs for upstreams but received ${describeReceived(o.upstreams)}`);
+  }
+  if (typeof o.dir !== "string" || o.dir.length === 0) {
+    throw new CacheArgumentError(`Expected a directory path for dir but received ${describeReceived(o.dir)}`);
+  }
+  const maxBytes = int("maxBytes", o.maxBytes, 0);
+  const blockSize = int("blockSize", o.blockSize, 4096, 8 << 20);
+  if (blockSize % 4096 !== 0 || blockSize > 256 << 20) {
+    throw new CacheArgumentError(`Expected a multiple of 4096 up to 256 MiB for blockSize but received ${blockSize}`);
+  }
+  return {
+    upstreams: o.upstreams,
+    dir: o.dir,
+    maxBytes,
+    blockSize,
+    maxInFlight: int("maxInFlight", o.maxInFlight, 1, 256),
+    connections: int("connections", o.connections, 1, 32),
+    streamsPerConnection: int("streamsPerConnection", o.streamsPerConnection, 1, 100),
+    retries: int("retries", o.retries, 0, 6),
+    retryMinDelayMs: int("retryMinDelayMs", o.retryMinDelayMs, 0, 25),
+    retryMaxDelayMs: int("retryMaxDelayMs", o.retryMaxDelayMs, 0, 2000),
+    headersTimeoutMs: int("headersTimeoutMs", o.headersTimeoutMs, 1, 30_000),
+    bodyTimeoutMs: int("bodyTimeoutMs", o.bodyTimeoutMs, 1, 30_000),
+    connectTimeoutMs: int("connectTimeoutMs", o.connectTimeoutMs, 1, 10_000),
+    prefetchBudgetBytes: int("prefetchBudgetBytes", o.prefetchBudgetBytes, 0, Math.min(Math.floor(maxBytes / 2), 2 << 30)),
+    prefetchConcurrency: int("prefetchConcurrency", o.prefetchConcurrency, 1, 32),
+    tls: o.tls,
+    logger: o.logger,
+    logLevel: o.logLevel,
+  };
+}

@@ -1,0 +1,336 @@
+/**
+ * The cache itself, without HTTP: the SDK uses it in-process when no cache URL is given, and the
+ * service in server.ts is a thin layer over it. A read is split into blocks; each block comes
+ * from memory (just pulled, still being written), from disk (verified), or from upstream through
+ * one shared pull per block.
+ */
+import { describeReceived } from "../common/errors.js";
+import { CacheArgumentError, CacheClosedError, EtagChangedError, RangeNotSatisfiableError } from "./errors.js";
+import { createLogger, type Logger } from "./log.js";
+import { CacheMetrics } from "./metrics.js";
+import { resolveOptions, type RangeCacheOptions, type ResolvedOptions } from "./options.js";
+import { Planner, type PlannedBlock } from "./prefetch/planner.js";
+import type { CacheStats, PlanAck, PlanRange } from "./schema.js";
+import { BlockStore, type BlockId } from "./store/block-store.js";
+import { AllowList } from "./upstream/allow-list.js";
+import { pinFromProbe, type Pin } from "./upstream/etag-pin.js";
+import { Limiter } from "./upstream/limiter.js";
+import { UpstreamPools } from "./upstream/pool.js";
+import { fetchRange, type RangeFetchContext } from "./upstream/range-fetch.js";
+import { withRetry } from "./upstream/retry.js";
+import { SingleFlight } from "./upstream/single-flight.js";
+
+export type { Pin };
+
+export interface ReadOptions {
+  /** The ETag the caller expects (from the manifest); a different upstream version is ERR_ETAG_CHANGED. */
+  readonly etag?: string;
+  readonly signal?: AbortSignal;
+}
+
+export interface RangeCache {
+  /** Bytes `[offset, offset + length)` of the object at `url` (a signed edge URL under a configured upstream). */
+  read(url: string, offset: number, length: number, opts?: ReadOptions): Promise<Uint8Array>;
+  /** The same bytes as consecutive chunks (one per block), pulled a few blocks ahead; for large spans. */
+  stream(url: string, offset: number, length: number, opts?: ReadOptions): AsyncIterable<Uint8Array>;
+  /** The pinned version and size of the object at `url`. */
+  object(url: string, opts?: ReadOptions): Promise<Pin>;
+  /** Replaces the prefetch plan with these upcoming ranges, soonest first. */
+  plan(ranges: readonly PlanRange[], budgetBytes?: number): PlanAck;
+  stats(): CacheStats;
+  /** Prometheus text exposition. */
+  metrics(): Promise<string>;
+  close(): Promise<void>;
+}
+
+const LOOKAHEAD_BLOCKS = 4;
+
+/**
+ * Opens (or reopens) the block store in `dir` and returns the in-process cache.
+ *
+ * @example
+ * const cache = await createRangeCache({ upstreams: ["https://edge.example"], dir: "/nvme/ec", maxBytes: 200e9 });
+ * const bytes = await cache.read(signedUrl, 0, 1 << 20);
+ * await cache.close();
+ */
+export async function createRangeCache(options: RangeCacheOptions): Promise<RangeCache> {
+  const o = resolveOptions(options);
+  const log = o.logger ?? createLogger(o.logLevel ?? "info");
+  const impl = new RangeCacheImpl(o, log);
+  await impl.open();
+  return impl;
+}
+
+class RangeCacheImpl implements RangeCache {
+  readonly #o: ResolvedOptions;
+  readonly #log: Logger;
+  readonly #allow: AllowList;
+  readonly #pools: UpstreamPools;
+  readonly #limiter: Limiter;
+  readonly #metrics: CacheMetrics;
+  readonly #planner: Planner;
+  readonly #flights = new SingleFlight<Buffer>();
+  readonly #pins = new Map<string, Promise<Pin>>();
+  // Blocks pulled but not yet on disk: readers take them from here instead of pulling again.
+  readonly #pending = new Map<string, Buffer>();
+  readonly #writes = new Set<Promise<unknown>>();
+  readonly #fetchCtx: RangeFetchContext;
+  #store!: BlockStore;
+  #closed = false;
+
+  constructor(o: ResolvedOptions, log: Logger) {
+    this.#o = o;
+    this.#log = log;
+    this.#allow = new AllowList(o.upstreams);
+    this.#limiter = new Limiter(o.maxInFlight);
+    this.#pools = new UpstreamPools(this.#allow.origins, {
+      connections: o.connections,
+      streamsPerConnection: o.streamsPerConnection,
+      headersTimeoutMs: o.headersTimeoutMs,
+      bodyTimeoutMs: o.bodyTimeoutMs,
+      connectTimeoutMs: o.connectTimeoutMs,
+      ...(o.tls ? { tls: o.tls } : {}),
+    });
+    this.#metrics = new CacheMetrics({ inFlight: () => this.#limiter.active, resident: () => this.#store.residentBytes });
+    this.#planner = new Planner({
+      blockSize: o.blockSize,
+      budgetBytes: o.prefetchBudgetBytes,
+      concurrency: o.prefetchConcurrency,
+      prefetch: (b) => this.#prefetch(b),
+      onError: (err, b) => this.#log.warn({ err, key: b.key, block: b.index }, "prefetch failed"),
+    });
+    this.#fetchCtx = {
+      dispatcher: { request: () => Promise.reject(new Error("unused")) } as never,
+      limiter: this.#limiter,
+      retry: { retries: o.retries, minDelayMs: o.retryMinDelayMs, maxDelayMs: o.retryMaxDelayMs },
+      onRetry: (err) => {
+        this.#metrics.retry();
+        this.#log.debug({ err }, "upstream retry");
+      },
+      onBytes: (n) => this.#metrics.upstreamBytes(n),
+      onRequest: () => this.#metrics.upstreamRequest(),
+    };
+  }
+
+  async open(): Promise<void> {
+    this.#store = await BlockStore.open({
+      dir: this.#o.dir,
+      maxBytes: this.#o.maxBytes,
+      chunkSize: 64 << 10,
+      protect: (key, index) => this.#planner.neededSoon(key, index),
+      onEvict: (bytes) => this.#metrics.evictions.inc(bytes),
+      onCorrupt: (path) => {
+        this.#metrics.corruptBlocks++;
+        this.#log.warn({ path }, "dropped a block that failed verification");
+      },
+    });
+    this.#log.info({ dir: this.#o.dir, blocks: this.#store.blocks, residentBytes: this.#store.residentBytes }, "block store open");
+  }
+
+  #ctxFor(url: URL): RangeFetchContext {
+    return { ...this.#fetchCtx, dispatcher: this.#pools.get(url.origin) };
+  }
+
+  async object(raw: string, opts: ReadOptions = {}): Promise<Pin> {
+    if (this.#closed) throw new CacheClosedError();
+    return this.#pin(this.#allow.check(raw), opts.etag);
+  }
+
+  async #pin(url: URL, expect?: string): Promise<Pin> {
+    const key = url.pathname;
+    let p = this.#pins.get(key);
+    if (!p) {
+      p = this.#probe(url);
+      this.#pins.set(key, p);
+      const mine = p;
+      p.catch(() => this.#pins.get(key) === mine && this.#pins.delete(key));
+    }
+    const pin = await p;
+    if (expect === undefined || pin.etag === expect) return pin;
+    // The caller knows a newer (or older) version than the pin: learn again once.
+    if (this.#pins.get(key) === p) this.#pins.delete(key);
+    const fresh = await this.#pin(url);
+    if (fresh.etag !== expect) throw new EtagChangedError(key, expect, fresh.etag);
+    return fresh;
+  }
+
+  // The probe also warms the connection (and settles HTTP/2) before a burst of range reads.
+  async #probe(url: URL): Promise<Pin> {
+    const pool = this.#pools.get(url.origin);
+    return withRetry(
+      async () => {
+        const release = await this.#limiter.acquire();
+        try {
+          this.#metrics.upstreamRequest();
+          const res = await pool.request({ origin: url.origin, path: url.pathname + url.search, method: "GET", headers: { range: "bytes=0-0" } });
+          await res.body.dump({ limit: 1 << 16 }).catch(() => res.body.destroy());
+          return pinFromProbe(url.pathname, url.href, res.statusCode, res.headers);
+        } finally {
+          release();
+        }
+      },
+      this.#fetchCtx.retry,
+      { url: url.href, onRetry: () => this.#metrics.retry() },
+    );
+  }
+
+  #check(offset: number, length: number): void {
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new CacheArgumentError(`Expected a non-negative integer for offset but received ${describeReceived(offset)}`);
+    if (!Number.isSafeInteger(length) || length < 0) throw new CacheArgumentError(`Expected a non-negative integer for length but received ${describeReceived(length)}`);
+  }
+
+  async read(raw: string, offset: number, length: number, opts: ReadOptions = {}): Promise<Uint8Array> {
+    this.#check(offset, length);
+    if (this.#closed) throw new CacheClosedError();
+    const url = this.#allow.check(raw);
+    const pin = await this.#pin(url, opts.etag);
+    if (offset + length > pin.size) throw new RangeNotSatisfiableError(`bytes=${offset}-${offset + length - 1}`, pin.size);
+    const bs = this.#o.blockSize;
+    const parts: Promise<Buffer>[] = [];
+    for (let b = Math.floor(offset / bs); length > 0 && b * bs < offset + length; b++) {
+      const from = Math.max(offset, b * bs);
+      const to = Math.min(offset + length, (b + 1) * bs);
+      parts.push(this.#slice(url, pin, b, from - b * bs, to - from));
+    }
+    const chunks = await Promise.all(parts);
+    return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length);
+  }
+
+  async *stream(raw: string, offset: number, length: number, opts: ReadOptions = {}): AsyncIterable<Uint8Array> {
+    this.#check(offset, length);
+    if (this.#closed) throw new CacheClosedError();
+    const url = this.#allow.check(raw);
+    const pin = await this.#pin(url, opts.etag);
+    if (offset + length > pin.size) throw new RangeNotSatisfiableError(`bytes=${offset}-${offset + length - 1}`, pin.size);
+    const bs = this.#o.blockSize;
+    const end = offset + length;
+    const ahead: Promise<Buffer>[] = [];
+    let b = Math.floor(offset / bs);
+    const more = (): void => {
+      while (ahead.length < LOOKAHEAD_BLOCKS && b * bs < end) {
+        const from = Math.max(offset, b * bs);
+        const to = Math.min(end, (b + 1) * bs);
+        const p = this.#slice(url, pin, b, from - b * bs, to - from);
+        p.catch(() => {}); // awaited in order below; this only stops an unhandled rejection meanwhile
+        ahead.push(p);
+        b++;
+      }
+    };
+    more();
+    while (ahead.length > 0) {
+      const chunk = await (ahead.shift() as Promise<Buffer>);
+      more();
+      yield chunk;
+    }
+  }
+
+  async #slice(url: URL, pin: Pin, index: number, start: number, length: number): Promise<Buffer> {
+    const id: BlockId = { key: pin.key, etag: pin.etag, index };
+    const k = `${index}:${pin.etag}:${pin.key}`;
+    this.#planner.noteRead(pin.key, index);
+    const mem = this.#pending.get(k);
+    if (mem) {
+      this.#metrics.hit(length, false);
+      return mem.subarray(start, start + length);
+    }
+    const disk = await this.#store.read(id, start, length);
+    if (disk) {
+      this.#metrics.hit(length, true);
+      return disk;
+    }
+    const { promise, shared } = this.#flights.do(k, () => this.#pull(url, pin, index, k));
+    this.#metrics.miss(shared);
+    return (await promise).subarray(start, start + length);
+  }
+
+  async #pull(url: URL, pin: Pin, index: number, k: string): Promise<Buffer> {
+    if (this.#closed) throw new CacheClosedError();
+    const from = index * this.#o.blockSize;
+    const to = Math.min(pin.size, from + this.#o.blockSize);
+    const t0 = performance.now();
+    let data: Buffer;
+    try {
+      data = await fetchRange(this.#ctxFor(url), url, pin, from, to);
+    } catch (err) {
+      if (err instanceof EtagChangedError && this.#pins.has(pin.key)) {
+        // Later reads learn the new version; this one fails rather than mix versions.
+        void this.#pins.get(pin.key)?.then((p) => p.etag === pin.etag && this.#pins.delete(pin.key), () => {});
+      }
+      throw err;
+    }
+    this.#metrics.blockLatency(performance.now() - t0);
+    this.#pending.set(k, data);
+    const write = this.#store
+      .put({ key: pin.key, etag: pin.etag, index }, data)
+      .then((stored) => {
+        if (!stored) this.#metrics.bytesPassedThrough += data.length;
+      })
+      .catch((err: unknown) => this.#log.error({ err }, "block write failed"))
+      .finally(() => {
+        this.#pending.delete(k);
+        this.#writes.delete(write);
+      });
+    this.#writes.add(write);
+    return data;
+  }
+
+  async #prefetch(b: PlannedBlock): Promise<void> {
+    if (this.#closed) return;
+    const url = this.#allow.check(b.url);
+    const pin = await this.#pin(url);
+    if (b.index * this.#o.blockSize >= pin.size) return;
+    const k = `${b.index}:${pin.etag}:${pin.key}`;
+    if (this.#pending.has(k) || this.#store.has({ key: pin.key, etag: pin.etag, index: b.index })) return;
+    await this.#flights.do(k, () => this.#pull(url, pin, b.index, k)).promise;
+  }
+
+  plan(ranges: readonly PlanRange[], budgetBytes?: number): PlanAck {
+    if (this.#closed) throw new CacheClosedError();
+    const keyed = ranges.map((r) => {
+      this.#check(r.offset, r.length);
+      return { ...r, key: this.#allow.check(r.url).pathname };
+    });
+    const blocks = this.#planner.setPlan(keyed, budgetBytes);
+    return { ranges: ranges.length, blocks, budgetBytes: this.#planner.budgetBytes };
+  }
+
+  stats(): CacheStats {
+    const m = this.#metrics;
+    const reads = m.hits + m.misses;
+    return {
+      hits: m.hits,
+      misses: m.misses,
+      coalesced: m.coalesced,
+      hitRatio: reads ? m.hits / reads : 0,
+      bytesFromUpstream: m.bytesFromUpstream,
+      bytesFromDisk: m.bytesFromDisk,
+      bytesFromMemory: m.bytesFromMemory,
+      bytesPassedThrough: m.bytesPassedThrough,
+      upstreamRequests: m.upstreamRequests,
+      retries: m.retries,
+      inFlight: this.#limiter.active,
+      peakInFlight: this.#limiter.peak,
+      evictions: this.#store.evictions,
+      corruptBlocks: m.corruptBlocks,
+      residentBytes: this.#store.residentBytes,
+      maxBytes: this.#o.maxBytes,
+      blocks: this.#store.blocks,
+      blockSize: this.#o.blockSize,
+      upstreamLatencyMs: m.latencyPercentiles(),
+      httpVersions: this.#pools.versions(),
+      plan: { pendingBlocks: this.#planner.pendingBlocks, prefetchedBlocks: this.#planner.prefetched, prefetchErrors: this.#planner.errors },
+    };
+  }
+
+  metrics(): Promise<string> {
+    return this.#metrics.text();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#planner.setPlan([]);
+    await Promise.allSettled([...this.#writes]);
+    await this.#pools.close();
+  }
+}

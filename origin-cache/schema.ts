@@ -1,0 +1,44 @@
+/** Wire shapes of the cache's local API, defined once; the SDK imports them from origin-cache/index.ts. */
+import { z } from "zod";
+
+export const PlanRange = z.object({
+  url: z.string().min(1),
+  offset: z.number().int().nonnegative(),
+  length: z.number().int().positive(),
+});
+export type PlanRange = z.infer<typeof PlanRange>;
+
+export const PlanRequest = z.object({
+  ranges: z.array(PlanRange).max(1_000_000),
+  /** Overrides the cache's prefetch budget for this plan (still capped by it). */
+  budgetBytes: z.number().int().positive().optional(),
+});
+export type PlanRequest = z.infer<typeof PlanRequest>;
+
+export const PlanAck = z.object({ ranges: z.number().int(), blocks: z.number().int(), budgetBytes: z.number().int() });
+export type PlanAck = z.infer<typeof PlanAck>;
+
+export const CacheStats = z.object({
+  hits: z.number(),
+  misses: z.number(),
+  coalesced: z.number(),
+  hitRatio: z.number(),
+  bytesFromUpstream: z.number(),
+  bytesFromDisk: z.number(),
+  bytesFromMemory: z.number(),
+  bytesPassedThrough: z.number(),
+  upstreamRequests: z.number(),
+  retries: z.number(),
+  inFlight: z.number(),
+  peakInFlight: z.number(),
+  evictions: z.number(),
+  corruptBlocks: z.number(),
+  residentBytes: z.number(),
+  maxBytes: z.number(),
+  blocks: z.number(),
+  blockSize: z.number(),
+  upstreamLatencyMs: z.object({ p50: z.number(), p90: z.number(), p99: z.number(), samples: z.number() }),
+  httpVersions: z.record(z.string(), z.enum(["h2", "http/1.1"])),
+  plan: z.object({ pendingBlocks: z.number(), prefetchedBlocks: z.number(), prefetchErrors: z.number() }),
+});
+export type CacheStats = z.infer<typeof CacheStats>;

@@ -1,0 +1,59 @@
+/**
+ * ETag pinning: the first touch of an object learns its ETag and size; every later range carries
+ * `If-Match` with that ETag and its answer is checked, so a changed object surfaces as
+ * ERR_ETAG_CHANGED and bytes of two versions never meet in one block or one read.
+ */
+import type { IncomingHttpHeaders } from "node:http";
+import { EtagChangedError, MissingEtagError, UpstreamStatusError } from "../errors.js";
+import { TransientUpstreamError } from "./retry.js";
+
+export interface Pin {
+  /** Object key: the URL path without the query (signatures differ, the object does not). */
+  readonly key: string;
+  readonly etag: string;
+  readonly size: number;
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Parses `bytes a-b/size`, or the unsatisfied form with a star for the range. */
+export function parseContentRange(v: string | undefined): { start?: number; end?: number; size?: number } | undefined {
+  if (!v) return undefined;
+  const m = /^bytes (?:(\d+)-(\d+)|\*)\/(\d+|\*)$/.exec(v.trim());
+  if (!m) return undefined;
+  return {
+    ...(m[1] !== undefined ? { start: Number(m[1]), end: Number(m[2]) } : {}),
+    ...(m[3] !== "*" ? { size: Number(m[3]) } : {}),
+  };
+}
+
+/** Learns (etag, size) from the answer to `Range: bytes=0-0`, which works for GET-only presigned URLs too. */
+export function pinFromProbe(key: string, url: string, status: number, headers: IncomingHttpHeaders): Pin {
+  if (status >= 500 || status === 429 || status === 408) throw new TransientUpstreamError(`upstream answered ${status}`);
+  const etag = header(headers, "etag");
+  let size: number | undefined;
+  if (status === 206 || status === 416) size = parseContentRange(header(headers, "content-range"))?.size;
+  else if (status === 200) size = Number(header(headers, "content-length"));
+  else throw new UpstreamStatusError(url, status, "expected 206 for a one-byte probe");
+  if (size === undefined || !Number.isSafeInteger(size) || size < 0) {
+    throw new UpstreamStatusError(url, status, `no object size in Content-Range ${JSON.stringify(header(headers, "content-range"))}`);
+  }
+  if (!etag) throw new MissingEtagError(url);
+  return { key, etag, size };
+}
+
+/** Checks a range answer against the pin; throws ERR_ETAG_CHANGED on a different version. */
+export function checkPinned(pin: Pin, status: number, headers: IncomingHttpHeaders): void {
+  if (status === 412) throw new EtagChangedError(pin.key, pin.etag, header(headers, "etag"));
+  const etag = header(headers, "etag");
+  if (etag !== undefined && etag !== pin.etag) throw new EtagChangedError(pin.key, pin.etag, etag);
+  const size = parseContentRange(header(headers, "content-range"))?.size;
+  if (status === 206 && size !== undefined && size !== pin.size) throw new EtagChangedError(pin.key, pin.etag, etag);
+}
+
+export function ifMatch(pin: Pin): Record<string, string> {
+  return { "if-match": pin.etag };
+}

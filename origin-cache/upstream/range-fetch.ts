@@ -1,0 +1,79 @@
+/**
+ * One upstream range read into memory: gated by the in-flight cap, pinned to an ETag, retried
+ * on transient failures, and resumed from the first missing byte after a partial body. Every
+ * response body is either read to the end or destroyed.
+ */
+import type { Dispatcher } from "undici";
+import { UpstreamStatusError } from "../errors.js";
+import { checkPinned, ifMatch, parseContentRange, type Pin } from "./etag-pin.js";
+import type { Limiter } from "./limiter.js";
+import { TransientUpstreamError, withRetry, type RetryPolicy } from "./retry.js";
+
+export interface RangeFetchContext {
+  readonly dispatcher: Dispatcher;
+  readonly limiter: Limiter;
+  readonly retry: RetryPolicy;
+  readonly onRetry?: (err: unknown) => void;
+  readonly onBytes?: (n: number) => void;
+  readonly onRequest?: () => void;
+}
+
+/**
+ * Fetches `[start, end)` of the pinned object at `url` (path and signed query).
+ *
+ * @example
+ * const bytes = await fetchRange(ctx, new URL(signedUrl), pin, 0, 8 << 20);
+ */
+export async function fetchRange(ctx: RangeFetchContext, url: URL, pin: Pin, start: number, end: number, signal?: AbortSignal): Promise<Buffer> {
+  const out = Buffer.allocUnsafe(end - start);
+  let got = 0;
+  let before = 0;
+  const path = url.pathname + url.search;
+  await withRetry(
+    async () => {
+      before = got;
+      const release = await ctx.limiter.acquire();
+      try {
+        ctx.onRequest?.();
+        const from = start + got;
+        const res = await ctx.dispatcher.request({
+          origin: url.origin,
+          path,
+          method: "GET",
+          headers: { range: `bytes=${from}-${end - 1}`, ...ifMatch(pin) },
+          ...(signal ? { signal } : {}),
+        });
+        let consumed = false;
+        try {
+          checkPinned(pin, res.statusCode, res.headers);
+          if (res.statusCode >= 500 || res.statusCode === 429 || res.statusCode === 408) {
+            throw new TransientUpstreamError(`upstream answered ${res.statusCode}`);
+          }
+          const whole = res.statusCode === 200 && from === 0 && end === pin.size;
+          if (res.statusCode !== 206 && !whole) throw new UpstreamStatusError(url.href, res.statusCode, `expected 206 for bytes=${from}-${end - 1}`);
+          if (res.statusCode === 206) {
+            const cr = parseContentRange(res.headers["content-range"] as string | undefined);
+            if (cr?.start !== from || cr.end !== end - 1) {
+              throw new TransientUpstreamError(`Content-Range ${String(res.headers["content-range"])} does not match bytes=${from}-${end - 1}`);
+            }
+          }
+          for await (const chunk of res.body as AsyncIterable<Buffer>) {
+            if (got + chunk.length > out.length) throw new TransientUpstreamError("upstream sent more bytes than the range holds");
+            chunk.copy(out, got);
+            got += chunk.length;
+            ctx.onBytes?.(chunk.length);
+          }
+          consumed = true;
+        } finally {
+          if (!consumed) res.body.destroy();
+        }
+        if (got < out.length) throw new TransientUpstreamError(`short body: ${got - before} of ${end - from} bytes`);
+      } finally {
+        release();
+      }
+    },
+    ctx.retry,
+    { url: url.href, progressed: () => got > before, ...(signal ? { signal } : {}), onRetry: (err) => ctx.onRetry?.(err) },
+  );
+  return out;
+}

@@ -1,0 +1,236 @@
+/**
+ * A WAN in front of a local upstream (the local edge, or a range server): TLS + HTTP/2 (HTTP/1.1
+ * also offered) with a self-signed certificate made at start, added round-trip time, a shared
+ * bandwidth cap, and faults switchable per test. Loopback only.
+ *
+ * Latency model: a new connection costs one extra RTT (the TLS handshake), and each response's
+ * headers leave one RTT after its request arrived. Flow-control windows are not delayed, so the
+ * cap, not window sizes, bounds throughput; the cache's windows are sized for real links.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createSecureServer, type Http2ServerRequest, type Http2ServerResponse, type ServerHttp2Session } from "node:http2";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Pool } from "undici";
+
+export type Fault =
+  /** Answer 503 without forwarding. */
+  | { kind: "503" }
+  /** Cut after `afterBytes` of body: the stream only, or the whole connection with every stream on it. */
+  | { kind: "reset"; afterBytes: number; scope?: "stream" | "connection" }
+  /** Stop sending after `afterBytes` for `ms`, then cut the stream. */
+  | { kind: "stall"; afterBytes: number; ms: number }
+  /** End the body cleanly after `afterBytes`, short of its Content-Length. */
+  | { kind: "short"; afterBytes: number };
+
+export interface FaultRule {
+  readonly fault: Fault;
+  /** How many requests it hits; default 1. */
+  times?: number;
+  /** Only requests whose path and Range header pass; default all GETs with a Range of more than one byte. */
+  readonly match?: (path: string, range: string | undefined) => boolean;
+}
+
+export interface WanEmulatorOptions {
+  /** Base URL of the upstream being fronted (plain http on loopback). */
+  readonly target: string;
+  readonly rttMs?: number;
+  /** Link cap in bytes per second, shared by all connections; default unlimited. */
+  readonly bandwidthBytesPerSec?: number;
+}
+
+export interface WanEmulator {
+  /** https://127.0.0.1:PORT */
+  readonly url: string;
+  /** PEM of the self-signed certificate, for the client's `ca`. */
+  readonly ca: string;
+  /** Queues a fault; rules are tried in order. */
+  inject(rule: FaultRule): void;
+  clearFaults(): void;
+  /**
+   * Emulates the object being replaced upstream: from now on the emulator reports a new ETag and
+   * answers `If-Match` with the old one by 412.
+   */
+  changeEtags(): void;
+  readonly stats: { requests: number; inFlight: number; peakInFlight: number; bytesSent: number; sessions: number; httpVersions: Set<string>; faultsFired: number };
+  close(): Promise<void>;
+}
+
+const defaultMatch = (_path: string, range: string | undefined): boolean => range !== undefined && range !== "bytes=0-0";
+
+/** Makes a throwaway self-signed certificate for 127.0.0.1 and localhost. */
+export function makeSelfSignedCert(): { key: string; cert: string } {
+  const dir = mkdtempSync(join(tmpdir(), "ec-wan-cert-"));
+  try {
+    execFileSync("openssl", [
+      "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+      "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+      "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"),
+    ], { stdio: "ignore" });
+    return { key: readFileSync(join(dir, "key.pem"), "utf8"), cert: readFileSync(join(dir, "cert.pem"), "utf8") };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Paces bytes to a rate on a virtual clock, so timer overshoot does not add up. */
+class Link {
+  #t = 0;
+  constructor(private readonly bytesPerMs: number) {}
+  async take(n: number): Promise<void> {
+    if (!Number.isFinite(this.bytesPerMs)) return;
+    const now = performance.now();
+    this.#t = Math.max(this.#t, now - 2) + n / this.bytesPerMs;
+    const wait = this.#t - now;
+    if (wait >= 1) await sleep(wait);
+  }
+}
+
+function drained(res: Http2ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off("drain", done).off("close", done);
+      resolve();
+    };
+    res.on("drain", done).on("close", done);
+  });
+}
+
+export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmulator> {
+  const { key, cert } = makeSelfSignedCert();
+  const rtt = opts.rttMs ?? 0;
+  const link = new Link((opts.bandwidthBytesPerSec ?? Infinity) / 1000);
+  const upstream = new Pool(opts.target, { connections: 128 });
+  const rules: FaultRule[] = [];
+  const sessionReady = new WeakMap<object, number>();
+  let etagsChanged = false;
+  const stats = { requests: 0, inFlight: 0, peakInFlight: 0, bytesSent: 0, sessions: 0, httpVersions: new Set<string>(), faultsFired: 0 };
+  const toNew = (etag: string): string => etag.replace(/"$/, '-v2"');
+  const toOld = (etag: string): string => etag.replace(/-v2"$/, '"');
+
+  const takeFault = (path: string, range: string | undefined): Fault | undefined => {
+    const i = rules.findIndex((r) => (r.times ?? 1) > 0 && (r.match ?? defaultMatch)(path, range));
+    if (i < 0) return undefined;
+    const rule = rules[i] as FaultRule;
+    rule.times = (rule.times ?? 1) - 1;
+    if (rule.times <= 0) rules.splice(i, 1);
+    stats.faultsFired++;
+    return rule.fault;
+  };
+
+  const cut = (req: Http2ServerRequest, res: Http2ServerResponse, scope: "stream" | "connection"): void => {
+    if (req.httpVersion === "2.0") {
+      if (scope === "connection") (req.stream.session as ServerHttp2Session).destroy();
+      else req.stream.close(2 /* INTERNAL_ERROR */);
+    } else {
+      req.socket.destroy();
+    }
+    void res;
+  };
+
+  const handle = async (req: Http2ServerRequest, res: Http2ServerResponse): Promise<void> => {
+    stats.requests++;
+    stats.inFlight++;
+    stats.peakInFlight = Math.max(stats.peakInFlight, stats.inFlight);
+    stats.httpVersions.add(req.httpVersion === "2.0" ? "h2" : "http/1.1");
+    try {
+      const session: object = req.httpVersion === "2.0" ? req.stream.session : req.socket;
+      let ready = sessionReady.get(session);
+      if (ready === undefined) {
+        ready = performance.now() + rtt;
+        sessionReady.set(session, ready);
+      }
+      const path = req.url;
+      const range = req.headers.range;
+      const fault = takeFault(path, range);
+      await sleep(Math.max(0, ready - performance.now()) + rtt);
+      if (fault?.kind === "503") {
+        res.writeHead(503, { "content-type": "text/plain" }).end("emulated 503");
+        return;
+      }
+      const headers: Record<string, string> = {};
+      for (const name of ["range", "if-match", "if-none-match", "if-range"]) {
+        const v = req.headers[name];
+        if (typeof v === "string") headers[name] = v;
+      }
+      if (etagsChanged && headers["if-match"]) {
+        if (!headers["if-match"].endsWith('-v2"')) {
+          res.writeHead(412).end();
+          return;
+        }
+        headers["if-match"] = toOld(headers["if-match"]);
+      }
+      const up = await upstream.request({ path, method: req.method === "HEAD" ? "HEAD" : "GET", headers });
+      const out: Record<string, string> = {};
+      for (const name of ["content-length", "content-range", "etag", "accept-ranges", "content-type", "last-modified"]) {
+        const v = up.headers[name];
+        if (typeof v === "string") out[name] = name === "etag" && etagsChanged ? toNew(v) : v;
+      }
+      res.writeHead(up.statusCode, out);
+      let sent = 0;
+      for await (const chunk of up.body as AsyncIterable<Buffer>) {
+        let piece = chunk;
+        const limit = fault && fault.kind !== "503" ? fault.afterBytes - sent : Infinity;
+        if (piece.length > limit) piece = piece.subarray(0, Math.max(0, limit));
+        if (piece.length > 0) {
+          await link.take(piece.length);
+          if (res.destroyed || res.stream?.destroyed) break;
+          sent += piece.length;
+          stats.bytesSent += piece.length;
+          if (!res.write(piece)) await drained(res);
+        }
+        if (piece.length < chunk.length && fault && fault.kind !== "503") {
+          up.body.destroy();
+          if (fault.kind === "reset") cut(req, res, fault.scope ?? "stream");
+          else if (fault.kind === "short") res.end();
+          else {
+            await sleep(fault.ms);
+            cut(req, res, "stream");
+          }
+          return;
+        }
+      }
+      if (!res.destroyed) res.end();
+    } catch {
+      if (!res.headersSent) res.writeHead(502).end();
+      else if (!res.destroyed) res.destroy();
+    } finally {
+      stats.inFlight--;
+    }
+  };
+
+  const server = createSecureServer({ key, cert, allowHTTP1: true, settings: { maxConcurrentStreams: 256, initialWindowSize: 8 << 20 } }, (req, res) => void handle(req, res));
+  server.on("session", (s) => {
+    stats.sessions++;
+    s.on("error", () => {});
+  });
+  const sockets = new Set<import("node:tls").TLSSocket>();
+  server.on("secureConnection", (sock) => {
+    sockets.add(sock);
+    sock.on("error", () => {}).on("close", () => sockets.delete(sock));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  const sessions = new Set<ServerHttp2Session>();
+  server.on("session", (s) => {
+    sessions.add(s);
+    s.on("close", () => sessions.delete(s));
+  });
+  return {
+    url: `https://127.0.0.1:${port}`,
+    ca: cert,
+    inject: (rule) => void rules.push(rule),
+    clearFaults: () => void (rules.length = 0),
+    changeEtags: () => void (etagsChanged = true),
+    stats,
+    close: async () => {
+      for (const s of sessions) s.destroy();
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+      await upstream.destroy();
+    },
+  };
+}
