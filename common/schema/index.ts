@@ -1,2 +1,3 @@
 export * from "./index-v1.js";
 export * from "./manifest-v1.js";
+export * from "./labels-v1.js";

@@ -1,0 +1,136 @@
+/**
+ * One pass over each frame's luma grid that every built-in labeler reads from: histogram,
+ * row and column means, and the difference to the previous frame. It holds no thresholds, so
+ * labelers with different settings share it and only the cheap per-clip reductions differ.
+ */
+import { gridStep, lumaGrid, type VideoFrame } from "./frame.js";
+
+export interface FrameStats {
+  /** 256-bin luma histogram of the grid. */
+  readonly histogram: Uint32Array;
+  /** Samples in the grid (the histogram's total). */
+  readonly samples: number;
+  readonly mean: number;
+  /** Standard deviation of luma: near 0 for a blank (uniform) frame. */
+  readonly std: number;
+  /** Mean luma of each grid row (top to bottom) and column (left to right). */
+  readonly rowMeans: Float32Array;
+  readonly colMeans: Float32Array;
+  /** Mean absolute luma difference to the previous frame, 0–255; NaN for the first frame. */
+  readonly diff: number;
+  /** Half the L1 distance between this and the previous frame's 32-bin histograms, 0–1; NaN for the first. */
+  readonly histDistance: number;
+  /** The decoder flagged this frame. */
+  readonly corrupt: boolean;
+}
+
+export interface ClipAnalysis {
+  /** Size of the frames as handed over (after any resize in the pipeline). */
+  readonly width: number;
+  readonly height: number;
+  /** Pixels between grid samples in each direction. */
+  readonly step: number;
+  readonly frames: readonly FrameStats[];
+}
+
+export interface AnalysisOptions {
+  /** Grid samples across a frame's width (default 160); 0 reads every pixel. */
+  readonly gridWidth?: number;
+}
+
+const COARSE_SHIFT = 3; // 256 → 32 bins: robust to noise, still separates distinct shots
+
+/**
+ * Reads every frame of a clip once.
+ *
+ * @example
+ * const a = analyzeClip(frames, { gridWidth: 160 });
+ * const meanMotion = a.frames.slice(1).reduce((s, f) => s + f.diff, 0) / (a.frames.length - 1);
+ */
+export function analyzeClip(frames: readonly VideoFrame[], options: AnalysisOptions = {}): ClipAnalysis {
+  const first = frames[0];
+  if (!first) return { width: 0, height: 0, step: 1, frames: [] };
+  const target = options.gridWidth ?? 160;
+  const step = target > 0 ? gridStep(first.width, target) : 1;
+  let prev: Uint8Array | undefined;
+  let cur: Uint8Array | undefined;
+  let prevCoarse: Float64Array | undefined;
+  const out: FrameStats[] = [];
+  for (const frame of frames) {
+    const grid = lumaGrid(frame, step, cur);
+    const d = grid.data;
+    const gw = grid.width;
+    const gh = grid.height;
+    const histogram = new Uint32Array(256);
+    const rowMeans = new Float32Array(gh);
+    const colSums = new Float64Array(gw);
+    const comparable = prev !== undefined && prev.length === d.length;
+    let absDiff = 0;
+    for (let y = 0, i = 0; y < gh; y++) {
+      let rowSum = 0;
+      if (comparable) {
+        const p = prev!;
+        for (let x = 0; x < gw; x++, i++) {
+          const v = d[i]!;
+          histogram[v]!++;
+          rowSum += v;
+          colSums[x]! += v;
+          const delta = v - p[i]!;
+          absDiff += delta < 0 ? -delta : delta;
+        }
+      } else {
+        for (let x = 0; x < gw; x++, i++) {
+          const v = d[i]!;
+          histogram[v]!++;
+          rowSum += v;
+          colSums[x]! += v;
+        }
+      }
+      rowMeans[y] = rowSum / gw;
+    }
+    const samples = gw * gh;
+    const colMeans = new Float32Array(gw);
+    for (let x = 0; x < gw; x++) colMeans[x] = colSums[x]! / gh;
+    let sum = 0;
+    let sumSq = 0;
+    const coarse = new Float64Array(256 >> COARSE_SHIFT);
+    for (let v = 0; v < 256; v++) {
+      const n = histogram[v]!;
+      sum += n * v;
+      sumSq += n * v * v;
+      coarse[v >> COARSE_SHIFT]! += n / samples;
+    }
+    const mean = sum / samples;
+    let histDistance = Number.NaN;
+    if (prevCoarse) {
+      histDistance = 0;
+      for (let b = 0; b < coarse.length; b++) histDistance += Math.abs(coarse[b]! - prevCoarse[b]!);
+      histDistance /= 2;
+    }
+    out.push({
+      histogram,
+      samples,
+      mean,
+      std: Math.sqrt(Math.max(0, sumSq / samples - mean * mean)),
+      rowMeans,
+      colMeans,
+      diff: comparable ? absDiff / samples : Number.NaN,
+      histDistance,
+      corrupt: frame.corrupt === true,
+    });
+    // Swap buffers so the previous grid survives while the next one is read.
+    const spare = prev;
+    prev = d;
+    cur = spare;
+    prevCoarse = coarse;
+  }
+  return { width: first.width, height: first.height, step, frames: out };
+}
+
+/** Fraction of a frame's samples with luma at most `max`. */
+export function fractionAtMost(stats: FrameStats, max: number): number {
+  let n = 0;
+  const top = Math.min(255, Math.floor(max));
+  for (let v = 0; v <= top; v++) n += stats.histogram[v]!;
+  return n / stats.samples;
+}
