@@ -1,0 +1,133 @@
+/**
+ * Indexes built on the client, kept on local disk keyed by (bucket, key, ETag) so a second
+ * run over the same bucket reads no container headers at all. A changed object has a new ETag
+ * and so misses; the directory is bounded, least recently used entries go first.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { decodeIndex, encodeIndex } from "../../../common/media-index/index.js";
+import type { IndexV1 } from "../../../common/schema/index.js";
+
+const SUFFIX = ".idx";
+
+/** $EC_INDEX_CACHE_DIR, else $XDG_CACHE_HOME/ec/index, else ~/.cache/ec/index. */
+export function defaultIndexCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.EC_INDEX_CACHE_DIR) return env.EC_INDEX_CACHE_DIR;
+  return join(env.XDG_CACHE_HOME || join(homedir(), ".cache"), "ec", "index");
+}
+
+interface Entry {
+  size: number;
+  used: number;
+}
+
+export class IndexDiskCache {
+  private entries: Map<string, Entry> | undefined;
+  private total = 0;
+  /** Hits and misses since construction, for stats and tests. */
+  hits = 0;
+  misses = 0;
+
+  /**
+   * @example
+   * const cache = new IndexDiskCache(defaultIndexCacheDir(), 64 << 20);
+   * const index = (await cache.get(id)) ?? (await cache.put(id, await buildIndex(reader, meta)));
+   */
+  constructor(readonly dir: string, readonly maxBytes = 256 << 20) {}
+
+  /** The cache file name for one object version; the scope (endpoint and bucket) keeps buckets apart. */
+  static id(scope: string, key: string, etag: string): string {
+    return createHash("sha256").update(`${scope}\n${key}\n${etag}`).digest("hex");
+  }
+
+  private async load(): Promise<Map<string, Entry>> {
+    if (this.entries) return this.entries;
+    await mkdir(this.dir, { recursive: true });
+    const entries = new Map<string, Entry>();
+    for (const name of await readdir(this.dir)) {
+      if (!name.endsWith(SUFFIX)) {
+        // A temp file left by a killed writer is garbage.
+        if (name.endsWith(".tmp")) await rm(join(this.dir, name), { force: true });
+        continue;
+      }
+      const st = await stat(join(this.dir, name)).catch(() => undefined);
+      if (st) entries.set(name.slice(0, -SUFFIX.length), { size: st.size, used: st.mtimeMs });
+    }
+    this.entries = entries;
+    this.total = [...entries.values()].reduce((n, e) => n + e.size, 0);
+    return entries;
+  }
+
+  private path(id: string): string {
+    return join(this.dir, id + SUFFIX);
+  }
+
+  /** The cached index, or undefined on a miss or an unreadable entry (which is dropped). */
+  async get(id: string, expect: { key: string; etag: string }): Promise<IndexV1 | undefined> {
+    const entries = await this.load();
+    const entry = entries.get(id);
+    if (entry) {
+      try {
+        const index = decodeIndex(await readFile(this.path(id)));
+        if (index.key === expect.key && index.etag === expect.etag) {
+          entry.used = Date.now();
+          // mtime carries recency across runs.
+          await utimes(this.path(id), new Date(), new Date(entry.used)).catch(() => {});
+          this.hits++;
+          return index;
+        }
+      } catch {
+        // Corrupt or foreign: fall through to a rebuild.
+      }
+      await this.drop(id);
+    }
+    this.misses++;
+    return undefined;
+  }
+
+  /** Stores the index (atomically: temp file then rename) and evicts down to the bound. */
+  async put(id: string, index: IndexV1): Promise<IndexV1> {
+    const entries = await this.load();
+    const bytes = encodeIndex(index);
+    if (bytes.length > this.maxBytes) return index;
+    const tmp = join(this.dir, `${id}.${randomBytes(4).toString("hex")}.tmp`);
+    try {
+      await writeFile(tmp, bytes);
+      await rename(tmp, this.path(id));
+    } catch {
+      // A full or read-only disk costs a rebuild next time, never the stream.
+      await rm(tmp, { force: true }).catch(() => {});
+      return index;
+    }
+    const old = entries.get(id);
+    this.total += bytes.length - (old?.size ?? 0);
+    entries.set(id, { size: bytes.length, used: Date.now() });
+    await this.evict(id);
+    return index;
+  }
+
+  /** Bytes the cache holds now. */
+  async bytes(): Promise<number> {
+    await this.load();
+    return this.total;
+  }
+
+  private async evict(keep: string): Promise<void> {
+    if (this.total <= this.maxBytes) return;
+    const oldest = [...this.entries!.entries()].filter(([id]) => id !== keep).sort((a, b) => a[1].used - b[1].used);
+    for (const [id] of oldest) {
+      if (this.total <= this.maxBytes) break;
+      await this.drop(id);
+    }
+  }
+
+  private async drop(id: string): Promise<void> {
+    const entry = this.entries?.get(id);
+    if (!entry) return;
+    this.entries!.delete(id);
+    this.total -= entry.size;
+    await rm(this.path(id), { force: true });
+  }
+}

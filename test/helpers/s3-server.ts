@@ -1,0 +1,166 @@
+/**
+ * A real S3-compatible server (s3rver) on 127.0.0.1, port 0, storing into a temp dir. Tests
+ * point the SDK's direct-to-bucket source at it exactly as at R2: SigV4 headers, presigned
+ * GETs, ListObjectsV2 paging, multipart uploads.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { mkdtemp, rm } from "node:fs/promises";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CreateBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+
+const require = createRequire(import.meta.url);
+
+/** The parts of s3rver's Koa app this helper touches (the package ships no types). */
+interface KoaContext {
+  method: string;
+  path: string;
+  query: Record<string, string | string[] | undefined>;
+  req: { url?: string };
+  get(header: string): string;
+  status: number;
+  type: string;
+  body: unknown;
+}
+type Middleware = (ctx: KoaContext, next: () => Promise<void>) => Promise<void> | void;
+interface S3rverApp {
+  middleware: Middleware[];
+  run(): Promise<AddressInfo>;
+  close(): Promise<void>;
+  httpServer?: Server;
+}
+type S3rverCtor = new (options: Record<string, unknown>) => S3rverApp;
+interface V4Module {
+  getStringToSign(canonicalRequest: { uri: string }, request: unknown): string;
+}
+
+/** s3rver's fixed key pair. */
+export const S3_TEST_CREDENTIALS = Object.freeze({ accessKeyId: "S3RVER", secretAccessKey: "S3RVER" });
+
+const rawPath = new AsyncLocalStorage<string>();
+let patched = false;
+
+/**
+ * s3rver drops the trailing slash of bucket-level paths ("/bkt/") from the SigV4 canonical
+ * URI, so every ListObjectsV2 of the AWS SDK v3 fails its signature check. S3 and R2 sign the
+ * path as sent; make s3rver do the same rather than turn signature checks off.
+ */
+function patchCanonicalUri(): void {
+  if (patched) return;
+  patched = true;
+  const v4 = require("@20minutes/s3rver/lib/signature/v4.js") as V4Module;
+  const original = v4.getStringToSign.bind(v4);
+  v4.getStringToSign = (canonical, request) => {
+    const path = rawPath.getStore();
+    return original(path === undefined ? canonical : { ...canonical, uri: path }, request);
+  };
+}
+
+function s3ErrorXml(code: string, message: string, extra: Record<string, string> = {}): string {
+  const fields = Object.entries({ Code: code, Message: message, ...extra }).map(([k, v]) => `<${k}>${v}</${k}>`);
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<Error>${fields.join("")}</Error>`;
+}
+
+/** The region a request was signed for, from its Authorization header or X-Amz-Credential. */
+function signedRegion(ctx: KoaContext): string | undefined {
+  const credential = /Credential=([^,\s]+)/.exec(ctx.get("authorization"))?.[1] ?? ctx.query["X-Amz-Credential"];
+  return typeof credential === "string" ? credential.split("/")[2] : undefined;
+}
+
+export interface S3TestServerOptions {
+  /** Buckets created at start; default ["ec-test"]. */
+  buckets?: readonly string[];
+  /**
+   * The region the server lives in. Requests signed for another are refused the way AWS S3
+   * refuses them (400 AuthorizationHeaderMalformed naming the expected region); default: any.
+   */
+  region?: string;
+  /** Requests for which it answers 403 AccessDenied, as a key without that permission gets. */
+  deny?: (request: { method: string; path: string }) => boolean;
+}
+
+export interface S3TestServer {
+  /** http://127.0.0.1:PORT (path-style addressing). */
+  readonly endpoint: string;
+  readonly region: string;
+  readonly bucket: string;
+  readonly credentials: typeof S3_TEST_CREDENTIALS;
+  /** A client signed with the server's credentials, for arranging fixtures. */
+  readonly client: S3Client;
+  /** Stores an object and returns its quoted ETag. */
+  put(key: string, body: Uint8Array | string, bucket?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts s3rver on loopback with the given buckets.
+ *
+ * @example
+ * const s3 = await startS3Server();
+ * await s3.put("clips/a.mp4", await readFile(file));
+ * // s3://ec-test/clips with { endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials, forcePathStyle: true }
+ * await s3.close();
+ */
+export async function startS3Server(options: S3TestServerOptions = {}): Promise<S3TestServer> {
+  patchCanonicalUri();
+  const S3rver = require("@20minutes/s3rver") as S3rverCtor;
+  const buckets = options.buckets ?? ["ec-test"];
+  const dir = await mkdtemp(join(tmpdir(), "ec-s3rver-"));
+  const app = new S3rver({
+    address: "127.0.0.1",
+    port: 0,
+    silent: true,
+    directory: dir,
+    configureBuckets: buckets.map((name) => ({ name })),
+  });
+  const front: Middleware = (ctx, next) => {
+    const region = signedRegion(ctx);
+    if (options.region !== undefined && region !== undefined && region !== options.region) {
+      ctx.status = 400;
+      ctx.type = "application/xml";
+      ctx.body = s3ErrorXml(
+        "AuthorizationHeaderMalformed",
+        `The authorization header is malformed; the region '${region}' is wrong; expecting '${options.region}'`,
+        { Region: options.region },
+      );
+      return;
+    }
+    if (options.deny?.({ method: ctx.method, path: ctx.path })) {
+      ctx.status = 403;
+      ctx.type = "application/xml";
+      ctx.body = s3ErrorXml("AccessDenied", "Access Denied");
+      return;
+    }
+    return rawPath.run((ctx.req.url ?? "/").split("?")[0]!, next);
+  };
+  app.middleware.unshift(front);
+  const address = await app.run();
+  const endpoint = `http://127.0.0.1:${address.port}`;
+  const region = options.region ?? "us-east-1";
+  const client = new S3Client({ endpoint, region, forcePathStyle: true, credentials: S3_TEST_CREDENTIALS });
+  const bucket = buckets[0] ?? "ec-test";
+  return {
+    endpoint,
+    region,
+    bucket,
+    credentials: S3_TEST_CREDENTIALS,
+    client,
+    async put(key, body, inBucket = bucket) {
+      const out = await client.send(new PutObjectCommand({ Bucket: inBucket, Key: key, Body: body }));
+      return out.ETag!;
+    },
+    async close() {
+      client.destroy();
+      await app.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Creates one more bucket on a running server. */
+export async function createBucket(server: S3TestServer, name: string): Promise<void> {
+  await server.client.send(new CreateBucketCommand({ Bucket: name }));
+}
