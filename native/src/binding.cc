@@ -8,8 +8,11 @@
 #include <memory>
 #include <optional>
 
+#include <cstdlib>
+
 extern "C" {
 #include <libavutil/hwcontext.h>
+#include <libavutil/log.h>
 }
 
 #include "decoder.h"
@@ -385,6 +388,8 @@ Napi::Value Devices(const Napi::CallbackInfo& info) {
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  // Failures reach JS as typed errors; FFmpeg's own log lines on stderr would only be noise.
+  av_log_set_level(std::getenv("EC_FFMPEG_LOG") ? AV_LOG_INFO : AV_LOG_QUIET);
   exports.Set("Decoder", DecoderWrap::Init(env));
   exports.Set("openDecoder", Napi::Function::New(env, OpenDecoder));
   exports.Set("downloadFrame", Napi::Function::New(env, DownloadFrame));

@@ -1,0 +1,13 @@
+/**
+ * The native loader: packets → frames on the CPU (libavcodec) or the GPU (NVDEC, frames
+ * in device memory), and file reads with cuFile where GPUDirect Storage works.
+ * Every argument is checked here before the addon is loaded or called.
+ */
+export { Decoder, createDecoder, type DecodeOptions } from "./lib/decoder.js";
+export { devices, type HostDevices } from "./lib/devices.js";
+export { NativeArgumentError, NativeError, NativeErrorCode, NativeUnavailableError } from "./lib/errors.js";
+export { frameMd5, framemd5Header, framemd5Line } from "./lib/frame-md5.js";
+export { frameBytes, type DeviceFrame, type Dtype, type Frame, type HostFrame } from "./lib/frames.js";
+export { CODECS, OUTPUTS, type Codec, type DecoderOptions, type DeviceName, type OutputFormat } from "./lib/options.js";
+export { packetsFromTrack, sampleSpan, type Packets, type Sample } from "./lib/packets.js";
+export { allocDevice, readInto, type DeviceBuffer, type ReadResult } from "./lib/read-into.js";

@@ -1,0 +1,79 @@
+/** The raw shapes the C++ binding takes and returns (native/src/binding.cc). Internal. */
+
+export interface RawPlane {
+  offset: number;
+  rowBytes: number;
+  rows: number;
+}
+
+export interface RawHostFrame {
+  pts: number;
+  offset: number;
+  bytes: number;
+  width: number;
+  height: number;
+  format: string;
+  planes: RawPlane[];
+}
+
+export interface RawHostBatch {
+  buffer: ArrayBuffer;
+  frames: RawHostFrame[];
+}
+
+export interface RawDeviceFrame {
+  pts: number;
+  device: number;
+  width: number;
+  height: number;
+  format: string;
+  planes: { pointer: bigint; pitch: number }[];
+  handle: object;
+}
+
+export interface RawDecoder {
+  decode(data: Uint8Array, table: Float64Array, keyframes: Uint8Array, dropBefore: number | null): Promise<RawHostBatch | { device: RawDeviceFrame[] }>;
+  close(): void;
+}
+
+export interface RawOpenOptions {
+  codec: string;
+  extradata: Uint8Array;
+  width: number;
+  height: number;
+  device: string;
+  deviceIndex: number;
+  threads: number;
+  output: string;
+  resizeHeight: number;
+  resizeWidth: number;
+}
+
+export interface RawReadResult {
+  bytesRead: number;
+  mode: "cufile" | "compat" | "host";
+}
+
+export interface RawDevices {
+  backends: string[];
+  cpuDecoders: Record<string, string | null>;
+  cudaCompiled: boolean;
+  cudaReason: string;
+  cudaDevices: { index: number; name: string; memoryBytes: number }[];
+  nvdecCodecs: string[];
+  nvdecReason: string;
+  cufile: boolean;
+  cufileReason: string;
+  deviceReadMode: "cufile" | "compat" | "none";
+}
+
+export interface Binding {
+  abiVersion: number;
+  openDecoder(options: RawOpenOptions): Promise<RawDecoder>;
+  downloadFrame(handle: object, pts: number): Promise<RawHostBatch>;
+  readIntoHost(path: string, offset: number, length: number, target: Uint8Array): Promise<RawReadResult>;
+  readIntoDevice(path: string, offset: number, length: number, device: number, pointer: bigint, owner: object): Promise<RawReadResult>;
+  allocDevice(device: number, bytes: number): { pointer: bigint; handle: object };
+  copyDeviceToHost(device: number, pointer: bigint, target: Uint8Array): void;
+  devices(): RawDevices;
+}

@@ -1,0 +1,46 @@
+import { loadBinding } from "./load.js";
+
+export interface HostDevices {
+  cpu: {
+    /** codec → the libavcodec decoder the CPU path uses (null: none in this FFmpeg). */
+    decoders: Record<string, string | null>;
+  };
+  cuda: {
+    /** Whether this build has the CUDA backend (CUDA headers found at build time). */
+    compiled: boolean;
+    available: boolean;
+    /** Why no CUDA device is usable; absent when one is. */
+    reason?: string;
+    devices: { index: number; name: string; memoryBytes: number }[];
+    nvdec: { available: boolean; codecs: string[]; reason?: string };
+  };
+  cufile: { available: boolean; reason?: string };
+  /** Which mode readInto() runs for each kind of target on this host. */
+  readMode: { host: "host"; device: "cufile" | "compat" | "none" };
+}
+
+/**
+ * What this host has — CUDA devices, NVDEC codecs, cuFile — and which path each
+ * operation will take. Never throws for a missing GPU; says why instead.
+ *
+ * @example
+ * const d = devices();
+ * const device = d.cuda.available ? "cuda:0" : "cpu";
+ */
+export function devices(): HostDevices {
+  const r = loadBinding().devices();
+  const cudaAvailable = r.cudaDevices.length > 0;
+  const nvdecAvailable = r.nvdecCodecs.length > 0;
+  return {
+    cpu: { decoders: r.cpuDecoders },
+    cuda: {
+      compiled: r.cudaCompiled,
+      available: cudaAvailable,
+      ...(cudaAvailable ? {} : { reason: r.cudaReason }),
+      devices: r.cudaDevices,
+      nvdec: { available: nvdecAvailable, codecs: r.nvdecCodecs, ...(nvdecAvailable ? {} : { reason: r.nvdecReason }) },
+    },
+    cufile: { available: r.cufile, ...(r.cufile ? {} : { reason: r.cufileReason }) },
+    readMode: { host: "host", device: r.deviceReadMode },
+  };
+}

@@ -1,0 +1,99 @@
+import type { RawDeviceFrame, RawHostBatch, RawPlane } from "./binding-types.js";
+import { loadBinding } from "./load.js";
+import { fromNative } from "./errors.js";
+
+export type Dtype = "uint8" | "uint16" | "float32";
+
+/** A decoded frame in host memory. */
+export interface HostFrame {
+  readonly kind: "host";
+  /** Presentation timestamp, in the track's timescale. */
+  readonly pts: number;
+  readonly width: number;
+  readonly height: number;
+  /** "yuv420p", "yuv420p10le", "nv12", ... for native output; "rgb24" or "rgbf32-planar" otherwise. */
+  readonly format: string;
+  /** native: [height, width] of luma (see planes); rgb24: [H, W, 3]; rgbf32-planar: [3, H, W]. */
+  readonly shape: readonly number[];
+  readonly dtype: Dtype;
+  /** A view into the batch's one allocation: planes packed row by row, no padding. */
+  readonly data: Uint8Array | Uint16Array | Float32Array;
+  /** Byte layout of each plane inside `data`. */
+  readonly planes: readonly RawPlane[];
+  readonly device: "cpu";
+}
+
+/** A frame that stays in GPU memory (NVDEC output); valid while this object is reachable. */
+export interface DeviceFrame {
+  readonly kind: "device";
+  readonly pts: number;
+  readonly width: number;
+  readonly height: number;
+  /** The surface format: "nv12", "p010le", "p016le". */
+  readonly format: string;
+  /** CUdeviceptr of the first (luma) plane, in the device's primary context. */
+  readonly pointer: bigint;
+  /** Bytes between rows of the first plane. */
+  readonly pitch: number;
+  readonly planes: readonly { pointer: bigint; pitch: number }[];
+  readonly shape: readonly number[];
+  readonly dtype: Dtype;
+  readonly device: `cuda:${number}`;
+  /** Copies the frame to host memory in its packed native format. */
+  toHost(): Promise<HostFrame>;
+}
+
+export type Frame = HostFrame | DeviceFrame;
+
+function dtypeOf(format: string): Dtype {
+  if (format === "rgbf32-planar") return "float32";
+  return /(9|10|12|14|16)(le|be)$|^p0(10|16)/.test(format) ? "uint16" : "uint8";
+}
+
+/** Views over one batch allocation: no copy of pixel data. */
+export function hostFrames(batch: RawHostBatch): HostFrame[] {
+  return batch.frames.map((f) => {
+    const dtype = dtypeOf(f.format);
+    const data =
+      dtype === "float32"
+        ? new Float32Array(batch.buffer, f.offset, f.bytes / 4)
+        : dtype === "uint16"
+          ? new Uint16Array(batch.buffer, f.offset, f.bytes / 2)
+          : new Uint8Array(batch.buffer, f.offset, f.bytes);
+    const shape = f.format === "rgb24" ? [f.height, f.width, 3] : f.format === "rgbf32-planar" ? [3, f.height, f.width] : [f.height, f.width];
+    return { kind: "host", pts: f.pts, width: f.width, height: f.height, format: f.format, shape, dtype, data, planes: f.planes, device: "cpu" };
+  });
+}
+
+export function deviceFrames(raw: RawDeviceFrame[]): DeviceFrame[] {
+  return raw.map((f) => {
+    const handle = f.handle;
+    const first = f.planes[0] ?? { pointer: 0n, pitch: 0 };
+    return {
+      kind: "device",
+      pts: f.pts,
+      width: f.width,
+      height: f.height,
+      format: f.format,
+      pointer: first.pointer,
+      pitch: first.pitch,
+      planes: f.planes,
+      shape: [f.height, f.width],
+      dtype: dtypeOf(f.format),
+      device: `cuda:${f.device}`,
+      async toHost(): Promise<HostFrame> {
+        try {
+          const [frame] = hostFrames(await loadBinding().downloadFrame(handle, f.pts));
+          return frame!;
+        } catch (error) {
+          throw fromNative(error);
+        }
+      },
+    };
+  });
+}
+
+/** The frame's bytes, whatever its dtype (for hashing and writing out). */
+export function frameBytes(frame: HostFrame): Uint8Array {
+  return new Uint8Array(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength);
+}

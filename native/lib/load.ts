@@ -1,0 +1,53 @@
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { NativeUnavailableError } from "./errors.js";
+import type { Binding } from "./binding-types.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+
+/** Where a build may be: an explicit path, then native/build next to the sources or to dist/. */
+function candidates(): string[] {
+  const fromEnv = process.env.EC_NATIVE_PATH ? [resolve(process.env.EC_NATIVE_PATH)] : [];
+  const roots = [resolve(here, ".."), resolve(here, "..", "..", "..", "native")];
+  const builds = roots.flatMap((root) => ["Release", "Debug"].map((kind) => join(root, "build", kind, "ec_native.node")));
+  return [...new Set([...fromEnv, ...builds])];
+}
+
+function advice(failures: string[]): string {
+  const text = failures.join("\n");
+  if (/lib(avcodec|avutil|swscale)[^ ]*\.so/.test(text)) {
+    return "The FFmpeg shared libraries it was built against are missing: apt-get install ffmpeg (or libavcodec59 libswscale6), or rebuild with `npm run setup`.";
+  }
+  if (/NODE_MODULE_VERSION|invalid ELF|wrong ELF class/.test(text)) {
+    return "The build is for another Node or platform: rebuild with `npm run setup` (or `npm run build:native`).";
+  }
+  return "Build it with `npm run setup` (needs a C++17 compiler, python3, make and apt-get install pkg-config libavcodec-dev libavutil-dev libswscale-dev).";
+}
+
+let cached: Binding | undefined;
+
+/**
+ * Loads the addon once, trying each candidate build; on failure throws one
+ * NativeUnavailableError listing every attempt and what to install.
+ */
+export function loadBinding(): Binding {
+  if (cached) return cached;
+  const failures: string[] = [];
+  for (const path of candidates()) {
+    if (!existsSync(path)) {
+      failures.push(`${path}: not built`);
+      continue;
+    }
+    try {
+      cached = require(path) as Binding;
+      return cached;
+    } catch (error) {
+      failures.push(`${path}: ${(error as Error).message.split("\n")[0]}`);
+    }
+  }
+  throw new NativeUnavailableError(`The ec native addon could not be loaded. ${advice(failures)}\nTried:\n  ${failures.join("\n  ")}`);
+}
