@@ -1,1 +1,13 @@
+/** ec: stream raw video from a bucket into a training loop. The package's public surface. */
 export { EcError } from "../common/errors.js";
+export { open, Dataset, type OpenParts } from "./open.js";
+export { resolveOptions, type OpenOptions, type ResolvedOptions, type LabelsHook, type FilterHook, type ErrorHook } from "./options.js";
+export type { ClipInfo } from "./clip-info.js";
+export type { Batch } from "./pipeline/batcher.js";
+export type { DecodeClip, DecodeRequest, DecodedClip, DecodedFrame, Packet } from "./pipeline/decode.js";
+export type { Tensor } from "./tensor.js";
+export type { StreamStats } from "./stats.js";
+export { Checkpoint, mergeCheckpoints } from "./state/checkpoint.js";
+export { registerShuffle, type ShuffleAlgorithm } from "./sampler/shuffle.js";
+export { registerSource, type DatasetSource, type DatasetObject, type DatasetListing, type SourceFactory } from "./source/index.js";
+export { SdkError, InvalidOptionError, ResumeError, ClipError, KindUnsupportedError, UnsupportedSourceError } from "./errors.js";

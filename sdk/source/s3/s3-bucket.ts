@@ -30,7 +30,8 @@ const PRESIGN_SECONDS = 3600;
 export function s3ClientConfig(location: BucketLocation, credentials: S3Credentials) {
   return {
     region: location.region,
-    credentials,
+    // A copy: the AWS SDK writes bookkeeping into the credentials object it is given.
+    credentials: { ...credentials },
     forcePathStyle: location.forcePathStyle,
     requestChecksumCalculation: "WHEN_REQUIRED" as const,
     responseChecksumValidation: "WHEN_REQUIRED" as const,

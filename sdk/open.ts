@@ -1,0 +1,162 @@
+import type { ClipInfo } from "./clip-info.js";
+import { KindUnsupportedError, ResumeError, SdkError } from "./errors.js";
+import { resolveOptions, type OpenOptions, type ResolvedOptions } from "./options.js";
+import type { Batch } from "./pipeline/batcher.js";
+import type { DecodeClip } from "./pipeline/decode.js";
+import { IndexCache } from "./pipeline/index-cache.js";
+import { planDataset, type SkippedObject } from "./pipeline/planner.js";
+import { streamBatches } from "./pipeline/stream.js";
+import type { ClipPlan } from "./sampler/clip-plan.js";
+import { partition } from "./sampler/partition.js";
+import { epochOrder } from "./sampler/shuffle.js";
+import { openSource } from "./source/index.js";
+import type { DatasetListing, DatasetSource } from "./source/source.js";
+import { PositionSet, restore, toCheckpoint, type Checkpoint } from "./state/checkpoint.js";
+import { StatsRecorder, type StreamStats } from "./stats.js";
+
+/** Replaceable parts, for tests and embedders; `open()` picks the real ones. */
+export interface OpenParts {
+  readonly source?: DatasetSource;
+  readonly decode?: DecodeClip;
+}
+
+/** An opened dataset: iterate it for batches; `state()` checkpoints, `stats()` reports. */
+export class Dataset implements AsyncIterable<Batch> {
+  /** Clips this rank will deliver in this run (after resume and `limit`). */
+  readonly clipCount: number;
+  /** Clips in the whole epoch (all ranks). */
+  readonly totalClips: number;
+  /** Objects that contribute no clips (corrupt, or a kind not streamed yet). */
+  readonly skipped: readonly SkippedObject[];
+  private readonly consumed: PositionSet;
+  private readonly recorder: StatsRecorder;
+  private started = false;
+
+  /** @internal use `open()` */
+  constructor(
+    private readonly source: DatasetSource,
+    private readonly listing: DatasetListing,
+    private readonly indexes: IndexCache,
+    private readonly plan: ClipPlan,
+    private readonly mine: readonly { position: number; ref: { object: number; start: number } }[],
+    consumed: PositionSet,
+    skipped: readonly SkippedObject[],
+    private readonly decode: DecodeClip,
+    readonly options: ResolvedOptions,
+    private readonly epoch: { seed: number; epoch: number },
+  ) {
+    this.consumed = consumed;
+    this.clipCount = mine.length;
+    this.totalClips = plan.total;
+    this.skipped = skipped;
+    this.recorder = new StatsRecorder(() => source.stats());
+    for (const s of skipped) this.report(s.error, undefined);
+  }
+
+  private report(err: SdkError, clip: { key: string; start: number } | undefined): void {
+    this.recorder.error(err.code);
+    this.options.onError?.(err, clip);
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Batch> {
+    if (this.started) throw new SdkError("ERR_ALREADY_ITERATED", "A Dataset iterates once; open() again (with resume) for more");
+    this.started = true;
+    const gen = streamBatches({
+      source: this.source,
+      listing: this.listing,
+      indexes: this.indexes,
+      decode: this.decode,
+      options: this.options,
+      clips: this.mine,
+      onNeeded: (n) => (this.recorder.bytesNeeded += n),
+      onSkip: (s) => {
+        if (s.error) this.report(s.error, { key: s.key, start: s.start });
+      },
+    });
+    try {
+      for (;;) {
+        this.recorder.waitStart();
+        const next = await gen.next();
+        this.recorder.waitEnd();
+        if (next.done) break;
+        const { batch, settles } = next.value;
+        for (const p of settles) this.consumed.add(p);
+        if (!batch) continue;
+        this.recorder.clips += batch.clips.length;
+        this.recorder.frames += batch.clips.length * this.options.frames;
+        this.recorder.bytesDelivered += batch.frames.data.length;
+        this.recorder.device = batch.decoded[0]?.device ?? this.recorder.device;
+        yield batch;
+      }
+    } finally {
+      this.recorder.end();
+      await gen.return(undefined);
+    }
+  }
+
+  /**
+   * A JSON checkpoint of everything consumed so far (this rank plus what the resumed run had).
+   * Give `open(url, { resume })` the checkpoints of every rank (or `mergeCheckpoints` of them).
+   *
+   * @example
+   * await writeFile("ckpt.json", JSON.stringify(ds.state()));
+   */
+  state(): Checkpoint {
+    return toCheckpoint(this.consumed, { fingerprint: this.plan.fingerprint, ...this.epoch, world: this.options.world, rank: this.options.rank });
+  }
+
+  /** Counters so far: clips, frames, bytes fetched vs needed, stall ratio, cache hits, errors by code. */
+  stats(): StreamStats {
+    return this.recorder.snapshot();
+  }
+
+  /** Releases the source (connections, in-process cache). */
+  async close(): Promise<void> {
+    await this.source.close();
+  }
+}
+
+/**
+ * Opens a dataset for streaming: validates options, lists the dataset, reads each object's
+ * index, computes this rank's clips in the epoch order (minus what `resume` says is consumed).
+ *
+ * @example
+ * const ds = await open("http://127.0.0.1:8787/v1/datasets/gameplay", { frames: 16, size: [224, 224], batch: 8 });
+ * for await (const batch of ds) train(batch.frames, batch.clips);
+ */
+export async function open(url: string, options: OpenOptions = {}, parts: OpenParts = {}): Promise<Dataset> {
+  const o = resolveOptions(options);
+  const decode = parts.decode ?? (await defaultDecoder());
+  const source = parts.source ?? (await openSource(url, o));
+  try {
+    const listing = await source.list();
+    const indexes = new IndexCache(source);
+    const { plan, skipped } = await planDataset(listing, indexes, o);
+    if (plan.total === 0 && skipped.some((s) => s.error.code === "ERR_KIND_UNSUPPORTED")) {
+      throw new KindUnsupportedError(skipped.find((s) => s.error.code === "ERR_KIND_UNSUPPORTED")!.key, "image/array");
+    }
+    const resumed = o.resume ? restore(o.resume, { fingerprint: plan.fingerprint, total: plan.total }) : undefined;
+    for (const k of ["seed", "epoch"] as const) {
+      if (resumed && options[k] !== undefined && options[k] !== resumed[k]) {
+        throw new ResumeError("ERR_RESUME_MISMATCH", `Expected ${k} ${resumed[k]} (the checkpoint's) or none but received ${options[k]}`);
+      }
+    }
+    const epoch = resumed ? { seed: resumed.seed, epoch: resumed.epoch } : { seed: o.seed, epoch: o.epoch };
+    const order = epochOrder(plan, o.shuffle, { ...epoch, buffer: o.shuffleBuffer });
+    const consumed = resumed?.set ?? new PositionSet(plan.total);
+    let positions = partition(consumed.remaining(), o.rank, o.world);
+    if (o.limit !== undefined) positions = positions.slice(0, o.limit);
+    const mine = positions.map((position) => ({ position, ref: order[position]! }));
+    return new Dataset(source, listing, indexes, plan, mine, consumed, skipped, decode, o, epoch);
+  } catch (err) {
+    await source.close();
+    throw err;
+  }
+}
+
+async function defaultDecoder(): Promise<DecodeClip> {
+  const { nativeDecode } = await import("./pipeline/native-decode.js");
+  return nativeDecode;
+}
+
+export type { ClipInfo };

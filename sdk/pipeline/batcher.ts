@@ -1,0 +1,61 @@
+import type { ClipInfo } from "../clip-info.js";
+import { layoutOf, stackClips, type Tensor } from "../tensor.js";
+import type { ClipOutcome } from "./clip-task.js";
+import type { DecodedClip } from "./decode.js";
+
+/** What the consumer gets per step. */
+export interface Batch {
+  /** [B, T, H, W, 3] for rgb24; [B, T, bytesPerFrame] for native. */
+  readonly frames: Tensor;
+  readonly clips: readonly ClipInfo[];
+  /** The clips' decoded frames as they came from the decoder (e.g. for per-frame checks). */
+  readonly decoded: readonly DecodedClip[];
+}
+
+/** A batch plus every epoch position it settles (its clips and the skips before them); at the end, maybe skips alone. */
+export interface SettledBatch {
+  readonly batch: Batch | undefined;
+  readonly settles: readonly number[];
+}
+
+/**
+ * Groups clip outcomes into batches of `size`. A clip whose frame layout differs from the
+ * batch so far (videos of different sizes without `size`) closes the batch early.
+ *
+ * @example
+ * for await (const { batch } of batches(outcomes, 8, false, report)) train(batch);
+ */
+export async function* batches(
+  outcomes: AsyncIterable<ClipOutcome>,
+  size: number,
+  dropLast: boolean,
+  onSkip: (o: Extract<ClipOutcome, { kind: "skip" }>) => void,
+): AsyncGenerator<SettledBatch> {
+  let clips: Extract<ClipOutcome, { kind: "clip" }>[] = [];
+  let settles: number[] = [];
+  const flush = (): SettledBatch => {
+    const out = {
+      batch: { frames: stackClips(clips.map((c) => c.decoded)), clips: clips.map((c) => c.info), decoded: clips.map((c) => c.decoded) },
+      settles,
+    };
+    clips = [];
+    settles = [];
+    return out;
+  };
+  for await (const o of outcomes) {
+    if (o.kind === "skip") {
+      onSkip(o);
+      settles.push(o.position);
+      continue;
+    }
+    if (clips.length > 0 && layoutOf(clips[0]!.decoded) !== layoutOf(o.decoded)) {
+      yield flush();
+    }
+    clips.push(o);
+    settles.push(o.position);
+    if (clips.length === size) yield flush();
+  }
+  if (clips.length > 0 && !dropLast) yield flush();
+  // Skips after the last batch are consumed too once the stream ends.
+  else if (settles.length > 0 && clips.length === 0) yield { batch: undefined, settles };
+}

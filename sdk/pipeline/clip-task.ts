@@ -1,0 +1,89 @@
+import type { ClipInfo } from "../clip-info.js";
+import { asSdkError, ClipError, KindUnsupportedError, SdkError } from "../errors.js";
+import type { ResolvedOptions } from "../options.js";
+import { clipFrames, type ClipRef } from "../sampler/clip-plan.js";
+import { decodeSpan, type DecodeSpan } from "../sampler/frame-order.js";
+import type { DatasetListing, DatasetSource } from "../source/source.js";
+import type { DecodeClip, DecodedClip, Packet } from "./decode.js";
+import type { IndexCache, PreparedIndex } from "./index-cache.js";
+import type { Semaphore } from "./ordered-map.js";
+
+/** A clip scheduled for this rank: its place in the epoch order and what it is. */
+export interface ScheduledClip {
+  readonly position: number;
+  readonly ref: ClipRef;
+}
+
+/** What one clip became: frames, a filtered-out clip, or an error. */
+export type ClipOutcome =
+  | { readonly kind: "clip"; readonly position: number; readonly info: ClipInfo; readonly decoded: DecodedClip }
+  | { readonly kind: "skip"; readonly position: number; readonly key: string; readonly start: number; readonly error?: SdkError };
+
+export interface ClipContext {
+  readonly source: DatasetSource;
+  readonly listing: DatasetListing;
+  readonly indexes: IndexCache;
+  readonly decode: DecodeClip;
+  readonly decodeSlots: Semaphore;
+  readonly options: ResolvedOptions;
+  /** Bytes of samples a clip needed, counted once it was fetched. */
+  readonly onNeeded: (bytes: number) => void;
+}
+
+/** The byte span a clip needs, from its object's index. */
+export async function spanOf(ctx: Pick<ClipContext, "listing" | "indexes" | "options">, ref: ClipRef): Promise<{ prepared: PreparedIndex; span: DecodeSpan; frames: number[] }> {
+  const object = ctx.listing.objects[ref.object]!;
+  const prepared = await ctx.indexes.get(ref.object, object);
+  const { index, order } = prepared;
+  if (index.kind !== "video" || !index.video || !order) {
+    if (index.kind === "error") throw new ClipError(index.error?.code ?? "ERR_INDEX_CORRUPT", object.key, index.error?.message ?? "corrupt object");
+    throw new KindUnsupportedError(object.key, index.kind);
+  }
+  const frames = clipFrames(ref.start, ctx.options);
+  return { prepared, span: decodeSpan(index.video.samples, order, frames), frames };
+}
+
+/**
+ * Fetch → packets → decode → labels → filter for one clip. Never throws: a failure is an
+ * outcome, so one corrupt object cannot stop the stream.
+ */
+export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promise<ClipOutcome> {
+  const object = ctx.listing.objects[clip.ref.object]!;
+  const skip = (error?: SdkError): ClipOutcome => ({ kind: "skip", position: clip.position, key: object.key, start: clip.ref.start, ...(error ? { error } : {}) });
+  try {
+    const { prepared, span, frames } = await spanOf(ctx, clip.ref);
+    const track = prepared.index.video!;
+    const { samples } = track;
+    const bytes = await ctx.source.read(object, span.offset, span.length);
+    if (bytes.length !== span.length) {
+      throw new ClipError("ERR_SHORT_READ", object.key, `Expected ${span.length} bytes at ${span.offset} but received ${bytes.length}`);
+    }
+    ctx.onNeeded(span.sampleBytes);
+    const packets: Packet[] = [];
+    for (let d = span.firstSample; d < span.endSample; d++) {
+      packets.push({ offset: samples.offset[d]! - span.offset, size: samples.size[d]!, pts: samples.pts[d]!, dts: samples.dts[d]!, keyframe: samples.keyframe[d] === 1 });
+    }
+    const keep = frames.map((f) => samples.pts[prepared.order!.decodeOf[f]!]!);
+    const o = ctx.options;
+    const decoded = await ctx.decodeSlots.run(() =>
+      ctx.decode({ track, data: bytes, packets, keep, format: o.format, size: o.size, device: o.device, threads: 1 }),
+    );
+    if (decoded.frames.length !== keep.length) {
+      throw new ClipError("ERR_DECODE_SHORT", object.key, `Expected ${keep.length} frames from ${clip.ref.start} but the decoder returned ${decoded.frames.length}`);
+    }
+    const base: ClipInfo = {
+      key: object.key,
+      start: clip.ref.start,
+      frames: o.frames,
+      stride: o.stride,
+      pts: keep.map((p) => p / track.timescale),
+      position: clip.position,
+      labels: {},
+    };
+    const info = o.labels ? { ...base, labels: Object.freeze(await o.labels(base, decoded)) } : base;
+    if (o.filter && !(await o.filter(info))) return skip();
+    return { kind: "clip", position: clip.position, info, decoded };
+  } catch (err) {
+    return skip(asSdkError(err, "ERR_CLIP_FAILED", object.key));
+  }
+}

@@ -1,0 +1,45 @@
+import type { VideoTrackV1 } from "../../common/schema/index.js";
+
+/** One sample of a fetched span, in decode order; `offset` is relative to the span's bytes. */
+export interface Packet {
+  readonly offset: number;
+  readonly size: number;
+  readonly pts: number;
+  readonly dts: number;
+  readonly keyframe: boolean;
+}
+
+export interface DecodeRequest {
+  readonly track: VideoTrackV1;
+  /** The fetched span: from the GOP's keyframe through the clip's last sample. */
+  readonly data: Uint8Array;
+  /** The samples inside `data`, decode order, keyframe first. */
+  readonly packets: readonly Packet[];
+  /** pts (track timescale) of the frames to return, in the clip's order; the rest are dropped. */
+  readonly keep: readonly number[];
+  readonly format: "rgb24" | "native";
+  /** [height, width] to resize to; absent keeps the decoded size. */
+  readonly size: readonly [number, number] | undefined;
+  readonly device: string;
+  readonly threads: number;
+}
+
+/** A decoded frame in host memory. */
+export interface DecodedFrame {
+  readonly data: Uint8Array;
+  readonly pts: number;
+  readonly width: number;
+  readonly height: number;
+  /** "rgb24", or the decoder's native pixel format (e.g. "yuv420p") for format "native". */
+  readonly format: string;
+}
+
+export interface DecodedClip {
+  /** One per `keep` entry, same order. */
+  readonly frames: readonly DecodedFrame[];
+  /** Where it was decoded, e.g. "cpu" or "cuda:0". */
+  readonly device: string;
+}
+
+/** The decode stage: the native decoder in production, anything with this shape in tests. */
+export type DecodeClip = (req: DecodeRequest) => Promise<DecodedClip>;

@@ -1,0 +1,103 @@
+/**
+ * The decode stage over the native addon: one pooled decoder per codec configuration,
+ * decoding from the GOP's keyframe and keeping only the clip's frames.
+ */
+import { availableParallelism } from "node:os";
+import { createDecoder, devices, type Decoder, type Frame, type HostFrame } from "../../native/index.js";
+import type { VideoTrackV1 } from "../../common/schema/index.js";
+import { SdkError } from "../errors.js";
+import type { DecodeClip, DecodedFrame, DecodeRequest } from "./decode.js";
+
+let autoDevice: string | undefined;
+
+/** "auto" is the first CUDA device when NVDEC decodes the codec, else the CPU. */
+export function resolveDevice(device: string, codec: string): "cpu" | `cuda:${number}` {
+  if (device === "cpu") return "cpu";
+  if (device === "cuda") return "cuda:0";
+  if (device.startsWith("cuda:")) return device as `cuda:${number}`;
+  autoDevice ??= (() => {
+    try {
+      const d = devices();
+      return d.cuda.available && d.cuda.nvdec.available ? "cuda:0" : "cpu";
+    } catch {
+      return "cpu";
+    }
+  })();
+  if (autoDevice !== "cpu" && !devices().cuda.nvdec.codecs.includes(codec)) return "cpu";
+  return autoDevice as "cpu" | `cuda:${number}`;
+}
+
+/** Idle decoders by configuration; a clip borrows one and gives it back drained. */
+class DecoderPool {
+  private readonly idle = new Map<string, Decoder[]>();
+  private idleCount = 0;
+  constructor(private readonly maxIdle: number) {}
+
+  private keyOf(track: VideoTrackV1, req: DecodeRequest, device: string): string {
+    return [track.codec, track.width, track.height, Buffer.from(track.extradata).toString("base64"), req.format, req.size?.join("x") ?? "", device, req.threads].join("|");
+  }
+
+  async use<R>(req: DecodeRequest, device: "cpu" | `cuda:${number}`, fn: (d: Decoder) => Promise<R>): Promise<R> {
+    const { track } = req;
+    const key = this.keyOf(track, req, device);
+    let decoder = this.idle.get(key)?.pop();
+    if (decoder) this.idleCount--;
+    decoder ??= await createDecoder({
+      codec: track.codec,
+      extradata: track.extradata,
+      width: track.width,
+      height: track.height,
+      device,
+      threads: req.threads,
+      output: req.format === "native" ? "native" : "rgb24",
+      ...(req.size ? { resize: [req.size[0], req.size[1]] as const } : {}),
+    });
+    let healthy = false;
+    try {
+      const out = await fn(decoder);
+      healthy = true;
+      return out;
+    } finally {
+      if (healthy && this.idleCount < this.maxIdle) {
+        const list = this.idle.get(key) ?? [];
+        list.push(decoder);
+        this.idle.set(key, list);
+        this.idleCount++;
+      } else {
+        void decoder.close();
+      }
+    }
+  }
+}
+
+const pool = new DecoderPool(Math.max(2, availableParallelism() * 2));
+
+async function toHostFrame(f: Frame): Promise<HostFrame> {
+  return f.kind === "host" ? f : f.toHost();
+}
+
+function asDecoded(f: HostFrame): DecodedFrame {
+  return { data: new Uint8Array(f.data.buffer, f.data.byteOffset, f.data.byteLength), pts: f.pts, width: f.width, height: f.height, format: f.format };
+}
+
+/**
+ * @example
+ * const clip = await nativeDecode({ track, data, packets, keep, format: "rgb24", size: [224, 224], device: "auto", threads: 1 });
+ */
+export const nativeDecode: DecodeClip = async (req) => {
+  const device = resolveDevice(req.device, req.track.codec);
+  const dropBefore = Math.min(...req.keep);
+  const frames = await pool.use(req, device, (d) => d.decode({ data: req.data, samples: req.packets }, { dropBefore }));
+  const byPts = new Map<number, Frame>();
+  for (const f of frames) byPts.set(f.pts, f);
+  const kept: DecodedFrame[] = [];
+  for (const pts of req.keep) {
+    const f = byPts.get(pts);
+    if (!f) {
+      throw new SdkError("ERR_DECODE_SHORT", `Expected a frame at pts ${pts} but the decoder returned ${frames.length} frames without it`);
+    }
+    // Device tensors are stacked on the host for now: the copy keeps one code path for batches.
+    kept.push(asDecoded(await toHostFrame(f)));
+  }
+  return { frames: kept, device };
+};

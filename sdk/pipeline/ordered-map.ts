@@ -1,0 +1,50 @@
+/**
+ * Maps an iterable with up to `window` calls in flight, yielding results in input order.
+ * Nothing is started beyond the window until the consumer pulls: this is the pipeline's
+ * backpressure, so memory is bounded by `window` results whatever the input's length.
+ *
+ * @example
+ * for await (const r of orderedMap(urls, 8, fetchOne)) use(r);
+ */
+export async function* orderedMap<T, R>(input: Iterable<T>, window: number, fn: (item: T) => Promise<R>): AsyncGenerator<R> {
+  const it = input[Symbol.iterator]();
+  const inFlight: Promise<R>[] = [];
+  let done = false;
+  const fill = () => {
+    while (!done && inFlight.length < window) {
+      const next = it.next();
+      if (next.done) {
+        done = true;
+        break;
+      }
+      const p = fn(next.value);
+      // Rejections are awaited in order below; this keeps an early one from being reported as unhandled.
+      p.catch(() => undefined);
+      inFlight.push(p);
+    }
+  };
+  fill();
+  while (inFlight.length > 0) {
+    const result = await inFlight.shift()!;
+    fill();
+    yield result;
+  }
+}
+
+/** Caps concurrent async work (decode runs on `workers` at most). */
+export class Semaphore {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly limit: number) {}
+
+  async run<R>(fn: () => Promise<R>): Promise<R> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.active++;
+    try {
+      return await fn();
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
+    }
+  }
+}

@@ -1,0 +1,48 @@
+import { KindUnsupportedError, SdkError } from "../errors.js";
+import type { ResolvedOptions } from "../options.js";
+import { clipStarts, makePlan, type ClipPlan, type PlannedObject } from "../sampler/clip-plan.js";
+import type { DatasetListing, DatasetSource } from "../source/source.js";
+import type { IndexCache } from "./index-cache.js";
+import { orderedMap } from "./ordered-map.js";
+
+/** An object that contributes no clips, and why. */
+export interface SkippedObject {
+  readonly key: string;
+  readonly error: SdkError;
+}
+
+/**
+ * Reads every object's index and lists its clips. Corrupt objects (an index of kind
+ * "error") and kinds not streamed yet contribute no clips and are reported; a failed
+ * index fetch throws, since ranks must agree on one plan.
+ *
+ * @example
+ * const { plan, skipped } = await planDataset(source, listing, indexes, options);
+ */
+export async function planDataset(
+  listing: DatasetListing,
+  indexes: IndexCache,
+  o: Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align">,
+  concurrency = 16,
+): Promise<{ plan: ClipPlan; skipped: SkippedObject[] }> {
+  const skipped: SkippedObject[] = [];
+  const ids = listing.objects.map((_, i) => i);
+  const objects: PlannedObject[] = [];
+  for await (const planned of orderedMap(ids, concurrency, async (id) => {
+    const object = listing.objects[id]!;
+    const { index, order } = await indexes.get(id, object);
+    let starts: number[] = [];
+    if (index.kind === "video" && index.video && order) {
+      starts = clipStarts(index.video.samples.pts.length, order.keyframes, o);
+    } else if (index.kind === "error") {
+      const e = index.error ?? { code: "ERR_INDEX_CORRUPT", message: "corrupt object" };
+      skipped.push({ key: object.key, error: new SdkError(e.code, `${object.key}: ${e.message}`) });
+    } else if (index.kind === "image" || index.kind === "array") {
+      skipped.push({ key: object.key, error: new KindUnsupportedError(object.key, index.kind) });
+    }
+    return { key: object.key, etag: object.etag, starts };
+  })) {
+    objects.push(planned);
+  }
+  return { plan: makePlan(objects, listing.shards, o), skipped };
+}

@@ -1,0 +1,69 @@
+import type { ResolvedOptions } from "../options.js";
+import type { ClipRef } from "../sampler/clip-plan.js";
+import type { DatasetListing, DatasetSource, PlannedRange } from "../source/source.js";
+import { batches, type SettledBatch } from "./batcher.js";
+import { produceClip, spanOf, type ClipOutcome, type ScheduledClip } from "./clip-task.js";
+import type { DecodeClip } from "./decode.js";
+import type { IndexCache } from "./index-cache.js";
+import { orderedMap, Semaphore } from "./ordered-map.js";
+
+export interface StreamInput {
+  readonly source: DatasetSource;
+  readonly listing: DatasetListing;
+  readonly indexes: IndexCache;
+  readonly decode: DecodeClip;
+  readonly options: ResolvedOptions;
+  /** This rank's clips, in epoch order. */
+  readonly clips: readonly ScheduledClip[];
+  readonly onNeeded: (bytes: number) => void;
+  readonly onSkip: (o: Extract<ClipOutcome, { kind: "skip" }>) => void;
+}
+
+/**
+ * The pipeline: plan hints → fetch → packets → decode → labels/filter → batch. At most
+ * `prefetch` clips are in flight ahead of the consumer and `workers` decode at once; nothing
+ * runs while the consumer does not pull.
+ *
+ * @example
+ * for await (const { batch } of streamBatches(input)) train(batch.frames);
+ */
+export function streamBatches(input: StreamInput): AsyncGenerator<SettledBatch> {
+  const { options: o } = input;
+  const ctx = { ...input, decodeSlots: new Semaphore(o.workers) };
+  const hints = new PlanHints(input, o.prefetch * 4);
+  const scheduled = (function* () {
+    for (let i = 0; i < input.clips.length; i++) {
+      hints.ahead(i);
+      yield input.clips[i]!;
+    }
+  })();
+  const outcomes = orderedMap(scheduled, o.prefetch, (clip) => produceClip(ctx, clip));
+  return batches(outcomes, o.batch, o.dropLast, input.onSkip);
+}
+
+/** Tells the source (and so the cache) the byte ranges of the next clips before they are read. */
+class PlanHints {
+  private hinted = 0;
+  constructor(private readonly input: StreamInput, private readonly chunk: number) {}
+
+  ahead(i: number): void {
+    if (i + this.chunk / 2 < this.hinted || this.hinted >= this.input.clips.length) return;
+    const from = this.hinted;
+    const to = Math.min(this.input.clips.length, Math.max(from, i) + this.chunk);
+    this.hinted = to;
+    void this.send(this.input.clips.slice(from, to).map((c) => c.ref));
+  }
+
+  private async send(refs: readonly ClipRef[]): Promise<void> {
+    const ranges: PlannedRange[] = [];
+    for (const ref of refs) {
+      try {
+        const { span } = await spanOf(this.input, ref);
+        ranges.push({ object: this.input.listing.objects[ref.object]!, offset: span.offset, length: span.length });
+      } catch {
+        // A clip without a span fails (and is reported) when it is produced; a hint just skips it.
+      }
+    }
+    if (ranges.length > 0) this.input.source.plan(ranges);
+  }
+}

@@ -1,0 +1,51 @@
+import type { IndexV1, MediaKind } from "../../common/schema/index.js";
+import type { ResolvedOptions } from "../options.js";
+
+/** One object of a dataset as its source lists it. */
+export interface DatasetObject {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string;
+  /** Guessed from the key; the index says for sure. */
+  readonly kind: MediaKind;
+}
+
+export interface DatasetListing {
+  readonly objects: readonly DatasetObject[];
+  /** Runs of objects (indices into `objects`) the shard shuffle permutes; together they cover every object once. */
+  readonly shards: readonly { readonly objects: readonly number[] }[];
+}
+
+/** A byte range the pipeline will read soon, for the cache to prefetch. */
+export interface PlannedRange {
+  readonly object: DatasetObject;
+  readonly offset: number;
+  readonly length: number;
+}
+
+/** Counters a source keeps about the bytes it moved. */
+export interface SourceStats {
+  /** Bytes pulled from upstream (the edge, the bucket, the disk), cache block rounding included. */
+  readonly bytesFetched: number;
+  readonly cacheHits: number;
+  readonly cacheMisses: number;
+}
+
+/**
+ * Where a dataset's objects come from: an edge, a bucket, a local directory. The pipeline
+ * never knows which; a new one is a factory in the source registry.
+ */
+export interface DatasetSource {
+  /** Every object under the dataset, in a stable order. */
+  list(): Promise<DatasetListing>;
+  /** The object's zero-prep index (kind "error" for a corrupt object, never a throw). */
+  index(object: DatasetObject): Promise<IndexV1>;
+  /** Exactly `length` bytes of the object from `offset`. */
+  read(object: DatasetObject, offset: number, length: number): Promise<Uint8Array>;
+  /** Ranges wanted next, soonest first; a hint, never awaited for correctness. */
+  plan(ranges: readonly PlannedRange[]): void;
+  stats(): SourceStats;
+  close(): Promise<void>;
+}
+
+export type SourceFactory = (url: URL, options: ResolvedOptions) => Promise<DatasetSource>;

@@ -1,0 +1,73 @@
+import type { SourceStats } from "./source/source.js";
+
+/** What `ds.stats()` and `ec stream --json` report; snake_case because it is a wire shape. */
+export interface StreamStats {
+  readonly clips: number;
+  readonly frames: number;
+  /** Bytes pulled from upstream, cache rounding included. */
+  readonly bytes_fetched: number;
+  /** Bytes of the samples the clips needed: from each GOP's keyframe to the clip's last sample. */
+  readonly bytes_needed: number;
+  /** Bytes of decoded frames handed to the consumer. */
+  readonly bytes_delivered: number;
+  readonly seconds: number;
+  /** Time the consumer waited for a batch over wall time since it first asked. */
+  readonly stall_ratio: number;
+  readonly cache_hit_ratio: number;
+  readonly device: string;
+  /** Skipped clips or objects by error code. */
+  readonly errors: Readonly<Record<string, number>>;
+}
+
+/** Mutable counters behind `ds.stats()`. */
+export class StatsRecorder {
+  clips = 0;
+  frames = 0;
+  bytesNeeded = 0;
+  bytesDelivered = 0;
+  device = "none";
+  readonly errors: Record<string, number> = {};
+  private startedAt: number | undefined;
+  private endedAt: number | undefined;
+  private waitMs = 0;
+  private waitingSince: number | undefined;
+
+  constructor(private readonly source: () => SourceStats, private readonly now: () => number = () => performance.now()) {}
+
+  error(code: string): void {
+    this.errors[code] = (this.errors[code] ?? 0) + 1;
+  }
+  /** The consumer asked for a batch. */
+  waitStart(): void {
+    const t = this.now();
+    this.startedAt ??= t;
+    this.waitingSince = t;
+  }
+  /** The consumer got its batch (or the end). */
+  waitEnd(): void {
+    if (this.waitingSince !== undefined) this.waitMs += this.now() - this.waitingSince;
+    this.waitingSince = undefined;
+  }
+  end(): void {
+    this.endedAt ??= this.now();
+  }
+
+  snapshot(): StreamStats {
+    const s = this.source();
+    const wallMs = this.startedAt === undefined ? 0 : (this.endedAt ?? this.now()) - this.startedAt;
+    const waiting = this.waitingSince === undefined ? 0 : this.now() - this.waitingSince;
+    const lookups = s.cacheHits + s.cacheMisses;
+    return {
+      clips: this.clips,
+      frames: this.frames,
+      bytes_fetched: s.bytesFetched,
+      bytes_needed: this.bytesNeeded,
+      bytes_delivered: this.bytesDelivered,
+      seconds: wallMs / 1000,
+      stall_ratio: wallMs > 0 ? Math.min(1, (this.waitMs + waiting) / wallMs) : 0,
+      cache_hit_ratio: lookups > 0 ? s.cacheHits / lookups : 0,
+      device: this.device,
+      errors: { ...this.errors },
+    };
+  }
+}

@@ -1,0 +1,46 @@
+import type { DecodedClip } from "./pipeline/decode.js";
+import { SdkError } from "./errors.js";
+
+/** A dense batch. rgb24: shape [B, T, H, W, 3]; native: [B, T, bytesPerFrame] in `pixelFormat`. */
+export interface Tensor {
+  readonly data: Uint8Array;
+  readonly shape: readonly number[];
+  readonly dtype: "uint8";
+  readonly device: string;
+  /** The frames' pixel format: "rgb24", or the decoder's own (e.g. "yuv420p"). */
+  readonly pixelFormat: string;
+  /** A host copy (already host memory on CPU: returns `data`). */
+  toHost(): Uint8Array;
+}
+
+/** Clips can share a batch only when their frames have the same layout. */
+export function layoutOf(clip: DecodedClip): string {
+  const f = clip.frames[0];
+  return f ? `${f.format}:${f.width}x${f.height}:${f.data.length}` : "empty";
+}
+
+/**
+ * Stacks decoded clips (same layout, same frame count) into one tensor.
+ *
+ * @example
+ * const t = stackClips([a, b]); t.shape; // [2, 16, 224, 224, 3]
+ */
+export function stackClips(clips: readonly DecodedClip[]): Tensor {
+  const first = clips[0]?.frames[0];
+  if (!first) throw new SdkError("ERR_EMPTY_BATCH", "Expected at least one clip with frames but received none");
+  const t = clips[0]!.frames.length;
+  const frameBytes = first.data.length;
+  const data = new Uint8Array(clips.length * t * frameBytes);
+  let at = 0;
+  for (const clip of clips) {
+    if (clip.frames.length !== t || layoutOf(clip) !== layoutOf(clips[0]!)) {
+      throw new SdkError("ERR_BATCH_LAYOUT", `Expected clips of ${t} frames laid out as ${layoutOf(clips[0]!)} but received ${clip.frames.length} as ${layoutOf(clip)}`);
+    }
+    for (const f of clip.frames) {
+      data.set(f.data, at);
+      at += frameBytes;
+    }
+  }
+  const shape = first.format === "rgb24" ? [clips.length, t, first.height, first.width, 3] : [clips.length, t, frameBytes];
+  return { data, shape, dtype: "uint8", device: "cpu", pixelFormat: first.format, toHost: () => data };
+}

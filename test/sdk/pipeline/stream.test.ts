@@ -1,0 +1,177 @@
+import { createHash } from "node:crypto";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeVideo } from "../../helpers/make-video.js";
+import { open } from "../../../sdk/open.js";
+import type { OpenOptions } from "../../../sdk/options.js";
+import type { DecodeClip, DecodeRequest } from "../../../sdk/pipeline/decode.js";
+import { LocalDirSource } from "../../../sdk/source/index.js";
+import { mergeCheckpoints } from "../../../sdk/state/checkpoint.js";
+import type { SdkError } from "../../../sdk/errors.js";
+
+let dir: string;
+
+/** A stand-in decoder: one 4-byte "frame" per kept pts whose bytes say which packet it came from. */
+function fakeDecoder(log: DecodeRequest[] = []): DecodeClip {
+  return async (req) => {
+    log.push(req);
+    expect(req.packets[0]!.keyframe).toBe(true);
+    return {
+      device: "cpu",
+      frames: req.keep.map((pts) => {
+        const p = req.packets.find((x) => x.pts === pts)!;
+        const h = createHash("md5").update(req.data.subarray(p.offset, p.offset + p.size)).digest();
+        return { data: new Uint8Array(h.subarray(0, 4)), pts, width: 2, height: 2, format: "test" };
+      }),
+    };
+  };
+}
+
+async function collect(options: OpenOptions, decode = fakeDecoder()) {
+  const errors: SdkError[] = [];
+  const ds = await open(dir, { device: "cpu", onError: (e) => errors.push(e), ...options }, { source: new LocalDirSource(dir), decode });
+  const clips: { key: string; start: number; position: number }[] = [];
+  for await (const b of ds) {
+    expect(b.frames.shape).toEqual([b.clips.length, options.frames ?? 16, 4]);
+    for (const c of b.clips) clips.push({ key: c.key, start: c.start, position: c.position });
+  }
+  return { ds, clips, errors };
+}
+
+const ids = (c: readonly { key: string; start: number }[]) => c.map((x) => `${x.key}@${x.start}`);
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ec-sdk-stream-"));
+  await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 48, gop: 8, name: "a.mp4" });
+  await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 40, gop: 8, bframes: 2, name: "b.mp4" });
+  await mkdir(join(dir, "sub"));
+  await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 32, gop: 8, faststart: true, name: "sub/c.mp4" });
+  await writeFile(join(dir, "broken.mp4"), Buffer.from("this is not a video at all"));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe("open() over a local directory with a stand-in decoder", () => {
+  it("yields every keyframe-aligned clip once, reports the corrupt object and goes on", async () => {
+    const { ds, clips, errors } = await collect({ frames: 8, batch: 3, shuffle: false });
+    // 48/8 + 40/8 + 32/8 keyframe clips.
+    expect(clips).toHaveLength(6 + 5 + 4);
+    expect(new Set(ids(clips)).size).toBe(15);
+    expect(errors.map((e) => e.message)).toEqual([expect.stringContaining("broken.mp4")]);
+    const s = ds.stats();
+    expect(s.clips).toBe(15);
+    expect(s.frames).toBe(120);
+    expect(Object.values(s.errors)).toEqual([1]);
+    expect(s.bytes_needed).toBeGreaterThan(0);
+    expect(s.bytes_fetched).toBeGreaterThanOrEqual(s.bytes_needed);
+  });
+
+  it("decodes exact starts from the GOP keyframe and keeps only the clip's frames", async () => {
+    const log: DecodeRequest[] = [];
+    const { clips } = await collect({ frames: 3, stride: 2, align: "exact", shuffle: false, batch: 4 }, fakeDecoder(log));
+    expect(clips.filter((c) => c.key === "a.mp4").map((c) => c.start)).toEqual([0, 5, 10, 15, 20, 25, 30, 35, 40]);
+    const second = log.find((r) => r.packets.length > 0 && r.keep.length === 3 && r.track.samples.pts.length === 48 && r.keep[0] === r.track.samples.pts[5]);
+    expect(second).toBeDefined();
+    // Frame 5 lives in the GOP starting at frame 0: decode from there.
+    expect(second!.packets[0]!.pts).toBe(second!.track.samples.pts[0]);
+  });
+
+  it("is deterministic per (seed, epoch) and differs across epochs", async () => {
+    const a = ids((await collect({ frames: 8, seed: 5, epoch: 1, shuffleBuffer: 4 })).clips);
+    const b = ids((await collect({ frames: 8, seed: 5, epoch: 1, shuffleBuffer: 4 })).clips);
+    const c = ids((await collect({ frames: 8, seed: 5, epoch: 2, shuffleBuffer: 4 })).clips);
+    expect(b).toEqual(a);
+    expect(c).not.toEqual(a);
+    expect([...c].sort()).toEqual([...a].sort());
+  });
+
+  it("partitions ranks exactly and resumes on a different world size with nothing lost or repeated", async () => {
+    const all = ids((await collect({ frames: 8, seed: 1 })).clips).sort();
+    // Run 1: world 3, each rank stops after a different number of batches.
+    const states = [];
+    const seen: string[] = [];
+    for (let rank = 0; rank < 3; rank++) {
+      const ds = await open(dir, { frames: 8, seed: 1, rank, world: 3, batch: 1 }, { source: new LocalDirSource(dir), decode: fakeDecoder() });
+      let n = 0;
+      for await (const b of ds) {
+        seen.push(...ids(b.clips));
+        if (++n === rank + 1) break;
+      }
+      states.push(ds.state());
+    }
+    expect(seen).toHaveLength(1 + 2 + 3);
+    // Run 2: world 2 from the merged checkpoint (JSON round trip as a real job would).
+    const resume = JSON.parse(JSON.stringify(mergeCheckpoints(states)));
+    const rest: string[][] = [];
+    for (let rank = 0; rank < 2; rank++) rest.push(ids((await collect({ frames: 8, rank, world: 2, resume })).clips));
+    expect(Math.abs(rest[0]!.length - rest[1]!.length)).toBeLessThanOrEqual(1);
+    expect([...seen, ...rest.flat()].sort()).toEqual(all);
+    // A lone rank's checkpoint would repeat the other ranks' clips: refused.
+    await expect(collect({ frames: 8, resume: states[0] })).rejects.toMatchObject({ code: "ERR_RESUME_INCOMPLETE" });
+    await expect(collect({ frames: 4, resume })).rejects.toMatchObject({ code: "ERR_RESUME_MISMATCH" });
+  });
+
+  it("keeps at most prefetch clips in flight ahead of a consumer that stops pulling", async () => {
+    let started = 0;
+    const inner = fakeDecoder();
+    const ds = await open(dir, { frames: 2, batch: 2, prefetch: 3, workers: 2, align: "exact" }, {
+      source: new LocalDirSource(dir),
+      decode: (r) => {
+        started++;
+        return inner(r);
+      },
+    });
+    expect(ds.clipCount).toBeGreaterThan(40);
+    const it = ds[Symbol.asyncIterator]();
+    await it.next();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(started).toBeLessThanOrEqual(2 + 3);
+    await it.return?.(undefined);
+  });
+
+  it("runs the labels and filter hooks, and a filtered clip still counts as consumed", async () => {
+    const { ds, clips } = await collect({
+      frames: 8,
+      shuffle: false,
+      labels: (c: { start: number }) => ({ even: c.start % 16 === 0 }),
+      filter: (c: { labels: Record<string, unknown> }) => c.labels.even === true,
+    });
+    expect(clips.every((c) => c.start % 16 === 0)).toBe(true);
+    expect(ds.state().count).toBe(15);
+  });
+
+  it("skips a truncated object, reported with its key, while the rest streams", async () => {
+    const bytes = await readFile(join(dir, "sub/c.mp4"));
+    const tdir = await mkdtemp(join(tmpdir(), "ec-sdk-trunc-"));
+    try {
+      await writeFile(join(tdir, "cut.mp4"), bytes.subarray(0, Math.floor(bytes.length * 0.6)));
+      await writeFile(join(tdir, "whole.mp4"), bytes);
+      const errors: SdkError[] = [];
+      const ds = await open(tdir, { frames: 8, shuffle: false, onError: (e) => errors.push(e) }, { source: new LocalDirSource(tdir), decode: fakeDecoder() });
+      const got = [];
+      for await (const b of ds) got.push(...b.clips);
+      expect(got.map((c) => c.key)).toEqual(["whole.mp4", "whole.mp4", "whole.mp4", "whole.mp4"]);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]!.message).toContain("cut.mp4");
+      expect(ds.stats().errors[errors[0]!.code]).toBe(1);
+    } finally {
+      await rm(tdir, { recursive: true, force: true });
+    }
+  });
+
+  it("counts and reports each clip the decoder rejects, by code, and streams the others", async () => {
+    const inner = fakeDecoder();
+    const failing: DecodeClip = async (r) => {
+      if (r.track.samples.pts.length === 40) throw Object.assign(new Error("bad slice"), { code: "ERR_DECODE" });
+      return inner(r);
+    };
+    const { ds, clips, errors } = await collect({ frames: 8, batch: 4 }, failing);
+    expect(clips).toHaveLength(10);
+    expect(clips.some((c) => c.key === "b.mp4")).toBe(false);
+    expect(errors.filter((e) => e.code === "ERR_CLIP_FAILED" && e.message.startsWith("b.mp4"))).toHaveLength(5);
+    expect(ds.stats().errors.ERR_CLIP_FAILED).toBe(5);
+    // Every position is settled at the end of the stream, failed ones included.
+    expect(ds.state().count).toBe(15);
+  });
+});
