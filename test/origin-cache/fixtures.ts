@@ -1,0 +1,72 @@
+/** Shared set-up for origin-cache tests: deterministic object bytes, temp dirs, directory size. */
+import { createHash } from "node:crypto";
+import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** Deterministic pseudo-random bytes, so a wrong offset never reads as right. */
+export function objectBytes(size: number, seed: string): Buffer {
+  const out = Buffer.allocUnsafe(size);
+  let block = createHash("sha256").update(seed).digest();
+  for (let at = 0; at < size; at += block.length) {
+    block.copy(out, at, 0, Math.min(block.length, size - at));
+    block = createHash("sha256").update(block).digest();
+  }
+  return out;
+}
+
+export async function tempDir(prefix = "ec-cache-test-"): Promise<{ path: string; remove: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), prefix));
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+/** Sum of the sizes of every file under `dir`, as the bound is defined. */
+export async function dirBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    const p = join(entry.parentPath ?? dir, entry.name);
+    if (entry.isDirectory()) total += await dirBytes(p);
+    else total += await stat(p).then((s) => s.size, () => 0);
+  }
+  return total;
+}
+
+/** Samples `dirBytes` until stopped; returns the largest size seen. */
+export function watchDirSize(dir: string): { stop: () => Promise<number> } {
+  let peak = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      peak = Math.max(peak, await dirBytes(dir));
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return Math.max(peak, await dirBytes(dir));
+    },
+  };
+}
+
+/** A small seeded PRNG (mulberry32) so random workloads repeat exactly. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Waits for a condition that background work makes true; fails the test if it never does. */
+export async function until(cond: () => boolean, what: string, limitMs = 20_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

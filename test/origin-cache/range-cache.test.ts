@@ -1,0 +1,162 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createRangeCache, type RangeCache, type RangeCacheOptions } from "../../origin-cache/index.js";
+import { startRangeServer, type RangeServer } from "../helpers/range-server.js";
+import { startWanEmulator, type WanEmulator } from "../helpers/wan-emulator.js";
+import { dirBytes, objectBytes, prng, tempDir, until, watchDirSize } from "./fixtures.js";
+
+const BLOCK = 256 << 10;
+const objects = new Map<string, Buffer>([
+  ["/v1/objects/a.mp4", objectBytes(6 * BLOCK + 12345, "a")],
+  ["/v1/objects/b.mp4", objectBytes(3 * BLOCK, "b")],
+  ["/v1/objects/c.mp4", objectBytes(777, "c")],
+]);
+let rs: RangeServer;
+let wan: WanEmulator;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  rs = await startRangeServer();
+  for (const [path, data] of objects) rs.put(path, data);
+  wan = await startWanEmulator({ target: rs.url, rttMs: 2 });
+});
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+afterAll(async () => {
+  await wan.close();
+  await rs.close();
+});
+
+const signed = (path: string): string => `${wan.url}${path}?exp=9999999999&sig=abc`;
+
+async function openCache(over: Partial<RangeCacheOptions> = {}, dir?: string): Promise<{ cache: RangeCache; dir: string }> {
+  let path = dir;
+  if (!path) {
+    const d = await tempDir();
+    cleanups.push(d.remove);
+    path = d.path;
+  }
+  const cache = await createRangeCache({ upstreams: [wan.url], dir: path, maxBytes: 64 << 20, blockSize: BLOCK, tls: { ca: wan.ca }, logLevel: "silent", ...over });
+  cleanups.push(() => cache.close());
+  return { cache, dir: path };
+}
+
+function randomRanges(n: number, seed: number): { path: string; offset: number; length: number }[] {
+  const rnd = prng(seed);
+  const paths = [...objects.keys()];
+  return Array.from({ length: n }, () => {
+    const path = paths[Math.floor(rnd() * paths.length)] as string;
+    const size = (objects.get(path) as Buffer).length;
+    const offset = Math.floor(rnd() * size);
+    const length = 1 + Math.floor(rnd() * Math.min(size - offset, 2 * BLOCK));
+    return { path, offset, length };
+  });
+}
+
+describe("createRangeCache", () => {
+  it("serves byte-exact ranges under hundreds of concurrent overlapping reads over HTTP/2", async () => {
+    const { cache } = await openCache();
+    const ranges = randomRanges(300, 1);
+    const got = await Promise.all(ranges.map((r) => cache.read(signed(r.path), r.offset, r.length)));
+    ranges.forEach((r, i) => {
+      expect(Buffer.from(got[i] as Uint8Array).equals((objects.get(r.path) as Buffer).subarray(r.offset, r.offset + r.length))).toBe(true);
+    });
+    const s = cache.stats();
+    expect(Object.values(s.httpVersions)).toEqual(["h2"]);
+    // At most one pull per block plus one probe per object.
+    expect(s.upstreamRequests).toBeLessThanOrEqual(7 + 3 + 1 + 3);
+    expect(s.coalesced + s.hits).toBeGreaterThan(0);
+  });
+
+  it("shares one upstream request among concurrent misses of one block", async () => {
+    const { cache } = await openCache();
+    const path = "/v1/objects/a.mp4";
+    await cache.object(signed(path));
+    rs.resetCounts();
+    const reads = await Promise.all(Array.from({ length: 50 }, (_, i) => cache.read(signed(path), 5 * BLOCK + i * 100, 1000)));
+    expect(rs.requests(path)).toBe(1);
+    expect(cache.stats().coalesced).toBe(49);
+    reads.forEach((r, i) => expect(Buffer.from(r).equals((objects.get(path) as Buffer).subarray(5 * BLOCK + i * 100, 5 * BLOCK + i * 100 + 1000))).toBe(true));
+  });
+
+  it("keeps the directory under maxBytes during a workload larger than the bound", async () => {
+    const maxBytes = 5 * (BLOCK + 4096);
+    const { cache, dir } = await openCache({ maxBytes, prefetchBudgetBytes: 0 });
+    const watch = watchDirSize(dir);
+    for (let round = 0; round < 4; round++) {
+      const ranges = randomRanges(40, 10 + round);
+      const got = await Promise.all(ranges.map((r) => cache.read(signed(r.path), r.offset, r.length)));
+      ranges.forEach((r, i) => expect(Buffer.from(got[i] as Uint8Array).equals((objects.get(r.path) as Buffer).subarray(r.offset, r.offset + r.length))).toBe(true));
+    }
+    const peak = await watch.stop();
+    expect(peak).toBeGreaterThan(0);
+    expect(peak).toBeLessThanOrEqual(maxBytes);
+    expect(cache.stats().evictions).toBeGreaterThan(0);
+  });
+
+  it("streams a span larger than the whole bound through without caching", async () => {
+    const { cache, dir } = await openCache({ maxBytes: 100 << 10 });
+    const data = objects.get("/v1/objects/a.mp4") as Buffer;
+    const got = await cache.read(signed("/v1/objects/a.mp4"), 1000, 4 * BLOCK);
+    expect(Buffer.from(got).equals(data.subarray(1000, 1000 + 4 * BLOCK))).toBe(true);
+    await until(() => cache.stats().bytesPassedThrough >= 4 * BLOCK, "pass-through accounting");
+    expect(await dirBytes(dir)).toBe(0);
+  });
+
+  it("keeps its hits across a restart", async () => {
+    const path = "/v1/objects/a.mp4";
+    const data = objects.get(path) as Buffer;
+    const first = await openCache();
+    await first.cache.read(signed(path), 0, data.length);
+    await first.cache.close();
+    rs.resetCounts();
+    const { cache } = await openCache({}, first.dir);
+    expect(Buffer.from(await cache.read(signed(path), 0, data.length)).equals(data)).toBe(true);
+    expect(rs.requests(path)).toBe(1); // the version probe only
+    expect(cache.stats().misses).toBe(0);
+    expect(cache.stats().hits).toBe(7);
+  });
+
+  it("refuses URLs outside the configured upstreams", async () => {
+    const { cache } = await openCache({ upstreams: [`${wan.url}/v1/objects/`] });
+    rs.resetCounts();
+    await expect(cache.read("http://127.0.0.1:9/v1/objects/a.mp4", 0, 1)).rejects.toMatchObject({ code: "ERR_UPSTREAM_NOT_ALLOWED" });
+    await expect(cache.read(`${wan.url}/v1/keys`, 0, 1)).rejects.toMatchObject({ code: "ERR_UPSTREAM_NOT_ALLOWED" });
+    await expect(cache.read(`${wan.url.replace("https", "http")}/v1/objects/a.mp4`, 0, 1)).rejects.toMatchObject({ code: "ERR_UPSTREAM_NOT_ALLOWED" });
+    await expect(cache.read("file:///etc/passwd", 0, 1)).rejects.toMatchObject({ code: "ERR_INVALID_ARGUMENT" });
+    expect(() => cache.plan([{ url: "https://example.com/x", offset: 0, length: 1 }])).toThrow(expect.objectContaining({ code: "ERR_UPSTREAM_NOT_ALLOWED" }));
+    expect(rs.requests()).toBe(0);
+  });
+
+  it("rejects a range past the end and bad arguments with typed errors", async () => {
+    const { cache } = await openCache();
+    await expect(cache.read(signed("/v1/objects/c.mp4"), 700, 100)).rejects.toMatchObject({ code: "ERR_RANGE_NOT_SATISFIABLE" });
+    await expect(cache.read(signed("/v1/objects/c.mp4"), -1, 1)).rejects.toMatchObject({ code: "ERR_INVALID_ARGUMENT" });
+    await expect(cache.read(signed("/v1/objects/c.mp4"), 0, 1, { etag: '"not-the-etag"' })).rejects.toMatchObject({ code: "ERR_ETAG_CHANGED" });
+    await expect(createRangeCache({ upstreams: [wan.url], dir: "/tmp/x", maxBytes: -3 })).rejects.toThrow("Expected an integer ≥ 0 for maxBytes but received -3");
+  });
+
+  it("prefetches the plan soonest first within its budget, and a new plan replaces the old", async () => {
+    const { cache } = await openCache({ prefetchBudgetBytes: 3 * BLOCK, prefetchConcurrency: 8 });
+    const a = "/v1/objects/a.mp4";
+    const b = "/v1/objects/b.mp4";
+    await cache.object(signed(a));
+    await cache.object(signed(b));
+    rs.resetCounts();
+    const ack = cache.plan([{ url: signed(a), offset: 0, length: 6 * BLOCK }]);
+    expect(ack.blocks).toBe(6);
+    await until(() => cache.stats().plan.prefetchedBlocks >= 3, "three prefetched blocks");
+    expect(new Set(rs.ranges)).toEqual(new Set([0, 1, 2].map((i) => `bytes=${i * BLOCK}-${(i + 1) * BLOCK - 1}`)));
+    // Reading the first block moves the window by one.
+    await cache.read(signed(a), 0, 10);
+    await until(() => cache.stats().plan.prefetchedBlocks >= 4, "the window to move");
+    expect(rs.ranges).toContain(`bytes=${3 * BLOCK}-${4 * BLOCK - 1}`);
+    cache.plan([{ url: signed(b), offset: 0, length: 2 * BLOCK }]);
+    await until(() => cache.stats().plan.prefetchedBlocks >= 6, "the new plan");
+    expect(rs.requests(a)).toBe(4);
+    expect(rs.requests(b)).toBe(2);
+    const before = cache.stats().misses;
+    await cache.read(signed(b), 0, 2 * BLOCK);
+    expect(cache.stats().misses).toBe(before);
+  });
+});
