@@ -1,0 +1,125 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createRangeCache, type RangeCache, type RangeCacheOptions } from "../../origin-cache/index.js";
+import { startRangeServer, type RangeServer } from "../helpers/range-server.js";
+import { startWanEmulator, type WanEmulator } from "../helpers/wan-emulator.js";
+import { objectBytes, tempDir } from "./fixtures.js";
+
+const BLOCK = 256 << 10;
+const PATH = "/v1/objects/f.mp4";
+const data = objectBytes(4 * BLOCK + 999, "faults");
+let rs: RangeServer;
+let wan: WanEmulator;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  rs = await startRangeServer();
+  rs.put(PATH, data);
+  wan = await startWanEmulator({ target: rs.url, rttMs: 1 });
+});
+afterEach(async () => {
+  wan.clearFaults();
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+afterAll(async () => {
+  await wan.close();
+  await rs.close();
+});
+
+async function openCache(front: WanEmulator = wan, over: Partial<RangeCacheOptions> = {}): Promise<RangeCache> {
+  const d = await tempDir();
+  const cache = await createRangeCache({
+    upstreams: [front.url],
+    dir: d.path,
+    maxBytes: 64 << 20,
+    blockSize: BLOCK,
+    tls: { ca: front.ca },
+    logLevel: "silent",
+    retryMinDelayMs: 5,
+    retryMaxDelayMs: 50,
+    bodyTimeoutMs: 400,
+    ...over,
+  });
+  cleanups.push(async () => {
+    await cache.close();
+    await d.remove();
+  });
+  return cache;
+}
+
+const url = (front: WanEmulator = wan, path = PATH): string => `${front.url}${path}?sig=s`;
+
+/** Ranges the origin saw that start inside a block rather than at its start: resumed pulls. */
+const resumedRanges = (): number[] =>
+  rs.ranges.map((r) => Number(/^bytes=(\d+)-/.exec(r)?.[1])).filter((start) => start % BLOCK !== 0);
+
+describe("upstream faults are recovered with the same bytes or surfaced as typed errors", () => {
+  it("retries 503s", async () => {
+    const cache = await openCache();
+    wan.inject({ fault: { kind: "503" }, times: 2 });
+    expect(Buffer.from(await cache.read(url(), 0, data.length)).equals(data)).toBe(true);
+    expect(wan.stats.faultsFired).toBeGreaterThanOrEqual(2);
+    expect(cache.stats().retries).toBeGreaterThanOrEqual(2);
+  });
+
+  for (const [name, fault] of [
+    ["a stream reset mid-body", { kind: "reset", afterBytes: 100_000, scope: "stream" }],
+    ["a short body", { kind: "short", afterBytes: 70_000 }],
+    ["a stall longer than the body timeout", { kind: "stall", afterBytes: 50_000, ms: 1500 }],
+  ] as const) {
+    it(`resumes after ${name} from the byte where it stopped`, async () => {
+      const cache = await openCache();
+      await cache.object(url());
+      rs.resetCounts();
+      wan.inject({ fault, times: 1, match: (_p, range) => range === `bytes=${BLOCK}-${2 * BLOCK - 1}` });
+      const got = await cache.read(url(), BLOCK - 10, BLOCK + 20);
+      expect(Buffer.from(got).equals(data.subarray(BLOCK - 10, 2 * BLOCK + 10))).toBe(true);
+      const resumed = resumedRanges();
+      expect(resumed).toHaveLength(1);
+      expect(resumed[0]).toBeGreaterThan(BLOCK);
+      expect(resumed[0]).toBeLessThanOrEqual(BLOCK + fault.afterBytes);
+      expect(cache.stats().retries).toBe(1);
+    });
+  }
+
+  it("recovers every stream when the whole connection is reset", async () => {
+    const cache = await openCache();
+    await cache.object(url());
+    wan.inject({ fault: { kind: "reset", afterBytes: 30_000, scope: "connection" }, times: 1 });
+    const reads = await Promise.all([0, 1, 2, 3, 4].map((b) => cache.read(url(), b * BLOCK, Math.min(BLOCK, data.length - b * BLOCK))));
+    reads.forEach((r, b) => expect(Buffer.from(r).equals(data.subarray(b * BLOCK, b * BLOCK + r.length))).toBe(true));
+    expect(cache.stats().retries).toBeGreaterThanOrEqual(1);
+  });
+
+  it("surfaces ERR_UPSTREAM_UNAVAILABLE when 503s outlast the retries", async () => {
+    const cache = await openCache(wan, { retries: 2 });
+    await cache.object(url());
+    wan.inject({ fault: { kind: "503" }, times: 100 });
+    await expect(cache.read(url(), 0, 10)).rejects.toMatchObject({ code: "ERR_UPSTREAM_UNAVAILABLE", name: "UpstreamUnavailableError" });
+  });
+
+  it("surfaces ERR_ETAG_CHANGED when the ETag changes between requests, then serves the new version", async () => {
+    const front = await startWanEmulator({ target: rs.url });
+    cleanups.push(() => front.close());
+    const cache = await openCache(front);
+    const old = await cache.object(url(front));
+    await cache.read(url(front), 0, 10);
+    front.changeEtags();
+    await expect(cache.read(url(front), 0, 2 * BLOCK)).rejects.toMatchObject({ code: "ERR_ETAG_CHANGED" });
+    const pin = await cache.object(url(front));
+    expect(pin.etag).not.toBe(old.etag);
+    expect(Buffer.from(await cache.read(url(front), 0, 2 * BLOCK)).equals(data.subarray(0, 2 * BLOCK))).toBe(true);
+  });
+
+  it("never mixes bytes of two versions when the object is replaced mid-read", async () => {
+    const path = "/v1/objects/replaced.mp4";
+    const v1 = objectBytes(3 * BLOCK, "v1");
+    const v2 = objectBytes(3 * BLOCK, "v2");
+    rs.put(path, v1);
+    const cache = await openCache();
+    expect(Buffer.from(await cache.read(url(wan, path), 0, BLOCK)).equals(v1.subarray(0, BLOCK))).toBe(true);
+    rs.put(path, v2);
+    // Block 0 is cached from v1, blocks 1-2 would come from v2: the read fails instead of mixing.
+    await expect(cache.read(url(wan, path), 0, 3 * BLOCK)).rejects.toMatchObject({ code: "ERR_ETAG_CHANGED" });
+    expect(Buffer.from(await cache.read(url(wan, path), 0, 3 * BLOCK)).equals(v2)).toBe(true);
+  });
+});
