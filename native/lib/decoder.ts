@@ -33,9 +33,15 @@ export class Decoder {
    * const frames = await decoder.decode(packets, { dropBefore: clipStartPts });
    */
   decode(packets: Packets, options: DecodeOptions = {}): Promise<Frame[]> {
-    const packed = packPackets(packets);
+    let packed: ReturnType<typeof packPackets>;
     const dropBefore = options.dropBefore;
-    if (dropBefore !== undefined && !Number.isSafeInteger(dropBefore)) throw argumentError("an integer pts", "dropBefore", dropBefore);
+    try {
+      packed = packPackets(packets);
+      if (dropBefore !== undefined && !Number.isSafeInteger(dropBefore)) throw argumentError("an integer pts", "dropBefore", dropBefore);
+    } catch (error) {
+      // Always a promise: callers handle bad packets and bad bytes in one place.
+      return Promise.reject(error);
+    }
     const run = async (): Promise<Frame[]> => {
       const raw = this.#raw;
       if (!raw) throw new NativeError(NativeErrorCode.DecoderClosed, "The decoder is closed");

@@ -39,6 +39,52 @@ void checkVpcc(const std::vector<uint8_t>& r) {
   }
 }
 
+size_t u16(const std::vector<uint8_t>& r, size_t at) { return (static_cast<size_t>(r[at]) << 8) | r[at + 1]; }
+
+// Walks avcC's parameter-set lists: every length must fit and every NAL must be an SPS/PPS,
+// so another codec's record (or garbage that starts with 1) is caught here, not mid-clip.
+void checkAvcc(const std::vector<uint8_t>& r) {
+  if ((r[4] & 0xFC) != 0xFC) badRecord("h264", "avcC reserved bits of lengthSizeMinusOne are not set");
+  size_t at = 5;
+  for (int list = 0; list < 2; ++list) {
+    if (at >= r.size()) badRecord("h264", "avcC ends before its parameter sets");
+    size_t count = list == 0 ? (r[at] & 0x1F) : r[at];
+    if (list == 0 && count == 0) badRecord("h264", "avcC has no SPS");
+    ++at;
+    for (size_t i = 0; i < count; ++i) {
+      if (at + 2 > r.size()) badRecord("h264", "avcC parameter set length runs past the record");
+      size_t len = u16(r, at);
+      at += 2;
+      if (len == 0 || at + len > r.size()) badRecord("h264", "avcC parameter set runs past the record");
+      int type = r[at] & 0x1F;
+      if (type != (list == 0 ? 7 : 8)) badRecord("h264", "avcC holds NAL type " + std::to_string(type) + " where an SPS/PPS belongs");
+      at += len;
+    }
+  }
+}
+
+void checkHvcc(const std::vector<uint8_t>& r) {
+  size_t arrays = r[22];
+  size_t at = 23;
+  bool sps = false;
+  for (size_t a = 0; a < arrays; ++a) {
+    if (at + 3 > r.size()) badRecord("hevc", "hvcC ends inside its NAL arrays");
+    int type = r[at] & 0x3F;
+    size_t count = u16(r, at + 1);
+    at += 3;
+    for (size_t i = 0; i < count; ++i) {
+      if (at + 2 > r.size()) badRecord("hevc", "hvcC NAL length runs past the record");
+      size_t len = u16(r, at);
+      at += 2;
+      if (len < 2 || at + len > r.size()) badRecord("hevc", "hvcC NAL unit runs past the record");
+      if (((r[at] >> 1) & 0x3F) != type) badRecord("hevc", "hvcC NAL unit type does not match its array");
+      at += len;
+    }
+    sps = sps || type == 33;
+  }
+  if (!sps) badRecord("hevc", "hvcC has no SPS");
+}
+
 }  // namespace
 
 AVCodecID codecIdFor(const std::string& codec) {
@@ -64,6 +110,7 @@ CodecConfig resolveCodecConfig(const std::string& codec, const std::vector<uint8
       if (!startsWithStartCode(record)) {
         if (record.size() < 7) badRecord(codec, "avcC needs at least 7 bytes but has " + std::to_string(record.size()));
         if (record[0] != 1) badRecord(codec, "avcC configurationVersion is " + std::to_string(record[0]) + ", not 1");
+        checkAvcc(record);
       }
       config.extradata = record;
       break;
@@ -71,6 +118,7 @@ CodecConfig resolveCodecConfig(const std::string& codec, const std::vector<uint8
       if (!startsWithStartCode(record)) {
         if (record.size() < 23) badRecord(codec, "hvcC needs at least 23 bytes but has " + std::to_string(record.size()));
         if (record[0] != 1) badRecord(codec, "hvcC configurationVersion is " + std::to_string(record[0]) + ", not 1");
+        checkHvcc(record);
       }
       config.extradata = record;
       break;
