@@ -13,11 +13,18 @@ export default defineConfig({
               bindings: {
                 EC_API_TOKENS: "test-token-a,test-token-b",
                 EC_SIGNING_KEY: "test-signing-key-0123456789abcdef",
+                // A fixed Ed25519 test key (base64 PKCS#8 DER), never used outside tests.
+                EC_MANIFEST_KEY: "MC4CAQAwBQYDK2VwBCIEICTf+OWJx/JiTtvfnez/ekl8dq7phF7aPkQXvP+UDO7Y",
               },
             },
           }),
         ],
-        test: { name: "edge", include: ["test/edge/**/*.test.ts"] },
+        test: {
+          name: "edge",
+          include: ["test/edge/**/*.test.ts"],
+          // Media fixtures are made by ffmpeg in Node and handed to workerd via provide/inject.
+          globalSetup: ["test/edge/index-fixtures.ts"],
+        },
       },
       {
         test: {

@@ -2,6 +2,9 @@ import { Hono } from "hono";
 import { NotFoundError } from "./errors.js";
 import { renderError } from "./http/error-response.js";
 import { health } from "./routes/health.js";
+import { indexRoute } from "./routes/index-route.js";
+import { keysRoute } from "./routes/keys.js";
+import { manifestRoute } from "./routes/manifest.js";
 import { objects } from "./routes/objects.js";
 import type { EdgeEnv } from "./types.js";
 
@@ -14,5 +17,8 @@ app.notFound(() => {
 
 app.route("/v1/health", health);
 app.route("/v1/objects", objects);
+app.route("/v1/index", indexRoute);
+app.route("/v1/datasets", manifestRoute);
+app.route("/v1/keys", keysRoute);
 
 export default app;

@@ -75,7 +75,7 @@ export function decodeIndex(bytes: Uint8Array): IndexV1 {
   if (PREFIX + metaLength > bytes.length) fail(`index head declares ${metaLength} bytes but only ${bytes.length - PREFIX} follow`);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(PREFIX, PREFIX + metaLength)));
+    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes.subarray(PREFIX, PREFIX + metaLength)));
   } catch (cause) {
     fail("index head is not valid JSON", cause);
   }

@@ -1,0 +1,71 @@
+import { RESERVED_PREFIX } from "../../common/keys.js";
+import { buildIndex, encodeIndex, MediaIndexError, type RangeReader } from "../../common/media-index/index.js";
+import { NotFoundError, ObjectChangingError, PreconditionFailedError } from "../errors.js";
+
+/** Content type of an encoded index (common/media-index codec, format version 1). */
+export const INDEX_CONTENT_TYPE = "application/vnd.ec.index.v1";
+
+/**
+ * Where an object's index is cached: under the reserved prefix, keyed by the object's etag,
+ * so a replaced object misses the cache and gets a new index, and no index ever answers for
+ * another version.
+ */
+export function indexCacheKey(etag: string, key: string): string {
+  return `${RESERVED_PREFIX}index/v1/${etag}/${key}`;
+}
+
+const unquote = (etag: string) => etag.replace(/^W\//, "").replace(/^"(.*)"$/, "$1");
+
+/** Range reads pinned to one etag: if the object changes mid-build, reads fail instead of mixing versions. */
+function r2Reader(env: Env, key: string, meta: R2Object): RangeReader {
+  return {
+    size: meta.size,
+    async read(offset, length) {
+      const got = await env.BUCKET.get(key, { range: { offset, length }, onlyIf: { etagMatches: meta.etag } });
+      if (!got || !("body" in got)) throw new Error(`object ${JSON.stringify(key)} changed during indexing`);
+      return new Uint8Array(await got.arrayBuffer());
+    },
+  };
+}
+
+export interface ObjectIndex {
+  bytes: Uint8Array;
+  /** The object's etag (quoted, as its ETag header) that the index describes. */
+  etag: string;
+  kind: string;
+  cached: boolean;
+}
+
+/**
+ * The encoded index of one object: from the `_ec/index/` cache when this etag was indexed
+ * before, else built with range reads and cached. Bad media is an error record (kind
+ * "error"), never an exception; `expectEtag` refuses to answer for another version (412).
+ *
+ * @example
+ * const { bytes } = await objectIndex(env, { key: "gameplay/a.mp4" });
+ */
+export async function objectIndex(env: Env, args: { key: string; expectEtag?: string | undefined }): Promise<ObjectIndex> {
+  const meta = await env.BUCKET.head(args.key);
+  if (meta === null) throw new NotFoundError(`No object under key ${JSON.stringify(args.key)}`);
+  if (args.expectEtag !== undefined && unquote(args.expectEtag) !== meta.etag) {
+    throw new PreconditionFailedError(`The index was requested for ETag ${args.expectEtag} but ${JSON.stringify(args.key)} is now ${meta.httpEtag}`);
+  }
+  const cacheKey = indexCacheKey(meta.etag, args.key);
+  const cached = await env.BUCKET.get(cacheKey);
+  if (cached) {
+    return { bytes: new Uint8Array(await cached.arrayBuffer()), etag: meta.httpEtag, kind: cached.customMetadata?.kind ?? "", cached: true };
+  }
+  let index;
+  try {
+    index = await buildIndex(r2Reader(env, args.key, meta), { key: args.key, etag: meta.httpEtag });
+  } catch (cause) {
+    if (cause instanceof MediaIndexError) throw new ObjectChangingError(args.key);
+    throw cause;
+  }
+  const bytes = encodeIndex(index);
+  await env.BUCKET.put(cacheKey, bytes, {
+    httpMetadata: { contentType: INDEX_CONTENT_TYPE },
+    customMetadata: { kind: index.kind, key: args.key },
+  });
+  return { bytes, etag: meta.httpEtag, kind: index.kind, cached: false };
+}

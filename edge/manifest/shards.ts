@@ -1,0 +1,28 @@
+import type { ShardV1 } from "../../common/schema/index.js";
+
+/** 128 MiB: large enough that a shard amortises a request, small enough to shuffle well. */
+export const DEFAULT_SHARD_TARGET_BYTES = 128 * 1024 * 1024;
+
+/**
+ * Groups objects (in listing order) into virtual shards: contiguous runs that close as soon
+ * as they reach `targetBytes`. An object larger than the target is a shard of its own; no
+ * object is split or rewritten.
+ *
+ * @example
+ * groupShards([100, 200, 50], 250, 0); // [{ id: 0, first: 0, count: 2, bytes: 300 }, { id: 1, first: 2, count: 1, bytes: 50 }]
+ */
+export function groupShards(sizes: readonly number[], targetBytes: number, firstId: number): ShardV1[] {
+  const shards: ShardV1[] = [];
+  let current: ShardV1 | undefined;
+  sizes.forEach((size, i) => {
+    current ??= { id: firstId + shards.length, first: i, count: 0, bytes: 0 };
+    current.count++;
+    current.bytes += size;
+    if (current.bytes >= targetBytes) {
+      shards.push(current);
+      current = undefined;
+    }
+  });
+  if (current) shards.push(current);
+  return shards;
+}
