@@ -4,7 +4,8 @@
  * Two groups, as a researcher thinks of them:
  * - what to iterate: `frames`, `stride`, `hop`, `align`, `size`, `format`, `limit`, `labels`, `filter`;
  * - how to iterate: `token`, `cache`, `seed`, `epoch`, `shuffle`, `shuffleBuffer`, `rank`, `world`,
- *   `batch`, `dropLast`, `prefetch`, `workers`, `device`, `resume`, `onError`.
+ *   `batch`, `dropLast`, `prefetch`, `workers`, `device`, `resume`, `onError`;
+ *   and for r2:// / s3:// datasets read without the edge: `endpoint`, `region`, `credentials`, `forcePathStyle`.
  */
 import { availableParallelism } from "node:os";
 import { z } from "zod";
@@ -12,6 +13,7 @@ import { describeReceived } from "../common/errors.js";
 import { InvalidOptionError, type SdkError } from "./errors.js";
 import type { ClipInfo } from "./clip-info.js";
 import { Checkpoint } from "./state/checkpoint.js";
+import { S3OptionsSchema } from "./source/s3/s3-url.js";
 
 const expected = (what: string, name: string) => (iss: { input?: unknown }) =>
   `Expected ${what} for ${name} but received ${describeReceived(iss.input)}`;
@@ -85,6 +87,9 @@ export const OpenOptionsSchema = z
     /** A checkpoint from `ds.state()`, or the checkpoints of every rank. */
     resume: z.union([Checkpoint, z.array(Checkpoint).min(1)], { error: expected("a checkpoint from ds.state()", "resume") }).optional(),
     onError: fn<ErrorHook>("onError").optional(),
+
+    // — where the bytes are, for r2:// and s3:// datasets read without the edge —
+    ...S3OptionsSchema.shape,
   })
   .strict()
   .refine((o) => o.rank < o.world, { error: (iss) => {
