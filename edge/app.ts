@@ -4,6 +4,7 @@ import { renderError } from "./http/error-response.js";
 import { health } from "./routes/health.js";
 import { indexRoute } from "./routes/index-route.js";
 import { keysRoute } from "./routes/keys.js";
+import { labels } from "./routes/labels.js";
 import { manifestRoute } from "./routes/manifest.js";
 import { objects } from "./routes/objects.js";
 import type { EdgeEnv } from "./types.js";
@@ -20,5 +21,6 @@ app.route("/v1/objects", objects);
 app.route("/v1/index", indexRoute);
 app.route("/v1/datasets", manifestRoute);
 app.route("/v1/keys", keysRoute);
+app.route("/v1/labels", labels);
 
 export default app;
