@@ -77,7 +77,7 @@ export function resolveOptions(o: RangeCacheOptions): ResolvedOptions {
     headersTimeoutMs: int("headersTimeoutMs", o.headersTimeoutMs, 1, 30_000),
     bodyTimeoutMs: int("bodyTimeoutMs", o.bodyTimeoutMs, 1, 30_000),
     connectTimeoutMs: int("connectTimeoutMs", o.connectTimeoutMs, 1, 10_000),
-    prefetchBudgetBytes: int("prefetchBudgetBytes", o.prefetchBudgetBytes, 0, Math.min(Math.floor(maxBytes / 2), 2 << 30)),
+    prefetchBudgetBytes: int("prefetchBudgetBytes", o.prefetchBudgetBytes, 0, Math.min(Math.floor(maxBytes / 2), 2 * 2 ** 30)),
     prefetchConcurrency: int("prefetchConcurrency", o.prefetchConcurrency, 1, 32),
     tls: o.tls,
     logger: o.logger,

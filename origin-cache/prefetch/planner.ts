@@ -80,7 +80,8 @@ export class Planner {
   }
 
   #windowEnd(): number {
-    return Math.min(this.#blocks.length, this.#cursor + Math.max(1, Math.floor(this.#budget / this.#opts.blockSize)));
+    const blocks = this.#budget > 0 ? Math.max(1, Math.floor(this.#budget / this.#opts.blockSize)) : 0;
+    return Math.min(this.#blocks.length, this.#cursor + blocks);
   }
 
   get pendingBlocks(): number {

@@ -14,7 +14,8 @@ export function parseRangeHeader(header: string | undefined, size: number): Rang
     return { kind: "range", start: Math.max(0, size - suffix), end: size - 1 };
   }
   const start = Number(m[1]);
-  const end = m[2] === "" ? size - 1 : Number(m[2]);
+  const end = m[2] === "" ? Infinity : Number(m[2]);
+  // A last position before the first makes the header invalid, which means: ignore it.
   if (end < start) return { kind: "whole" };
   if (start >= size) return { kind: "unsatisfiable" };
   return { kind: "range", start, end: Math.min(end, size - 1) };
