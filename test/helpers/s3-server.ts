@@ -4,6 +4,7 @@
  * GETs, ListObjectsV2 paging, multipart uploads.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { createReadStream, type ReadStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -33,12 +34,20 @@ interface S3rverApp {
   httpServer?: Server;
 }
 type S3rverCtor = new (options: Record<string, unknown>) => S3rverApp;
+interface StoredObject {
+  content: ReadStream | null;
+  range?: { start: number; end: number };
+}
+interface FilesystemStore {
+  getObject(bucket: string, key: string, options?: { start?: number; end?: number }): Promise<StoredObject | null>;
+  getResourcePath(bucket: string, key: string, resource: string): string;
+}
 interface V4Module {
   getStringToSign(canonicalRequest: { uri: string }, request: unknown): string;
 }
 
 /** s3rver's fixed key pair. */
-export const S3_TEST_CREDENTIALS = Object.freeze({ accessKeyId: "S3RVER", secretAccessKey: "S3RVER" });
+export const S3_TEST_CREDENTIALS: { readonly accessKeyId: string; readonly secretAccessKey: string } = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
 
 const rawPath = new AsyncLocalStorage<string>();
 let patched = false;
@@ -49,13 +58,37 @@ let patched = false;
  * path as sent; make s3rver do the same rather than turn signature checks off.
  */
 function patchCanonicalUri(): void {
-  if (patched) return;
-  patched = true;
   const v4 = require("@20minutes/s3rver/lib/signature/v4.js") as V4Module;
   const original = v4.getStringToSign.bind(v4);
   v4.getStringToSign = (canonical, request) => {
     const path = rawPath.getStore();
     return original(path === undefined ? canonical : { ...canonical, uri: path }, request);
+  };
+}
+
+/** Makes s3rver behave as S3 and R2 do where the tests depend on it (once per process). */
+function patchServer(): void {
+  if (patched) return;
+  patched = true;
+  patchCanonicalUri();
+  patchZeroEndRange();
+}
+
+/**
+ * s3rver reads `Range: bytes=0-0` as "from 0 to the end" (a falsy end); S3 and R2 send one
+ * byte, and one-byte probes (the origin-cache learns ETag and size that way) depend on it.
+ */
+function patchZeroEndRange(): void {
+  const store = (require("@20minutes/s3rver/lib/stores/filesystem.js") as { prototype: FilesystemStore }).prototype;
+  const original = store.getObject;
+  store.getObject = async function (this: FilesystemStore, bucket, key, options) {
+    const object = await original.call(this, bucket, key, options);
+    if (object?.content && options?.end === 0) {
+      object.content.destroy();
+      object.content = createReadStream(this.getResourcePath(bucket, key, "object"), { start: 0, end: 0 });
+      object.range = { start: 0, end: 0 };
+    }
+    return object;
   };
 }
 
@@ -105,7 +138,7 @@ export interface S3TestServer {
  * await s3.close();
  */
 export async function startS3Server(options: S3TestServerOptions = {}): Promise<S3TestServer> {
-  patchCanonicalUri();
+  patchServer();
   const S3rver = require("@20minutes/s3rver") as S3rverCtor;
   const buckets = options.buckets ?? ["ec-test"];
   const dir = await mkdtemp(join(tmpdir(), "ec-s3rver-"));
@@ -140,13 +173,13 @@ export async function startS3Server(options: S3TestServerOptions = {}): Promise<
   const address = await app.run();
   const endpoint = `http://127.0.0.1:${address.port}`;
   const region = options.region ?? "us-east-1";
-  const client = new S3Client({ endpoint, region, forcePathStyle: true, credentials: S3_TEST_CREDENTIALS });
+  const client = new S3Client({ endpoint, region, forcePathStyle: true, credentials: { ...S3_TEST_CREDENTIALS } });
   const bucket = buckets[0] ?? "ec-test";
   return {
     endpoint,
     region,
     bucket,
-    credentials: S3_TEST_CREDENTIALS,
+    credentials: { ...S3_TEST_CREDENTIALS },
     client,
     async put(key, body, inBucket = bucket) {
       const out = await client.send(new PutObjectCommand({ Bucket: inBucket, Key: key, Body: body }));

@@ -70,7 +70,9 @@ export class IndexDiskCache {
     const entry = entries.get(id);
     if (entry) {
       try {
-        const index = decodeIndex(await readFile(this.path(id)));
+        const file = await readFile(this.path(id));
+        // A plain Uint8Array view: decoded fields must not come back as Buffers.
+        const index = decodeIndex(new Uint8Array(file.buffer, file.byteOffset, file.byteLength));
         if (index.key === expect.key && index.etag === expect.etag) {
           entry.used = Date.now();
           // mtime carries recency across runs.

@@ -113,6 +113,10 @@ async function attemptRange(target: RangeTarget, offset: number, length: number,
     if (filled !== length) throw new Retryable(`short body: ${filled} of ${length} bytes`);
     return out;
   } finally {
-    if (!consumed) res.body.destroy();
+    if (!consumed) {
+      // Destroying an unread body emits an abort error that nobody else listens for.
+      res.body.on("error", () => {});
+      res.body.destroy();
+    }
   }
 }
