@@ -12,6 +12,10 @@ export interface ClipInfo {
   readonly pts: readonly number[];
   /** The clip's position in the global epoch order (what resume counts). */
   readonly position: number;
+  /** The object's etag: labels are cached per (etag, clip), so a rewritten object is labeled afresh. */
+  readonly etag?: string;
+  /** The source video as the object's index describes it (before any resize). */
+  readonly source?: { readonly width: number; readonly height: number; readonly fps: number; readonly duration: number };
   /** Whatever the `labels` hook returned; empty without one. */
   readonly labels: Readonly<Record<string, unknown>>;
 }

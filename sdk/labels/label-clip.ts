@@ -9,13 +9,18 @@ import type { LabelClipInfo, LabelContext, Labeler, LabelResult, LabelValue } fr
 export type ClipLabels = ClipLabelsV1;
 
 /**
- * Accepts what a pipeline holds for a clip: a list of frames or a [T, H, W, C] tensor.
+ * Accepts what a pipeline holds for a clip: a list of frames, a decoded clip `{ frames }` or a
+ * [T, H, W, C] tensor.
  *
  * @example
  * const frames = toFrames({ data: tensor.data, shape: [16, 224, 224, 3] });
  */
 export function toFrames(frames: unknown): readonly VideoFrame[] {
   if (Array.isArray(frames)) return frames as VideoFrame[];
+  // The pipeline's decoded clip: { frames: [{ data, width, height, format }], device }.
+  if (frames !== null && typeof frames === "object" && Array.isArray((frames as { frames?: unknown }).frames)) {
+    return (frames as { frames: VideoFrame[] }).frames;
+  }
   if (frames !== null && typeof frames === "object" && "data" in frames && "shape" in frames) {
     return framesFromTensor(frames as { data: Uint8Array | Float32Array; shape: number[] });
   }

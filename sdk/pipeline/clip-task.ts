@@ -78,6 +78,8 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
       stride: o.stride,
       pts: keep.map((p) => p / track.timescale),
       position: clip.position,
+      etag: object.etag,
+      source: { width: track.width, height: track.height, fps: track.fps, duration: track.duration },
       labels: {},
     };
     const info = o.labels ? { ...base, labels: Object.freeze(await o.labels(base, decoded)) } : base;

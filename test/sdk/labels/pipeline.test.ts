@@ -1,0 +1,65 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { open } from "../../../sdk/index.js";
+import { createLabelStage, MemoryLabelCache, type ClipLabels } from "../../../sdk/labels/index.js";
+import { corruptFrames, makeSegments, type Segment } from "./fixtures.js";
+
+// Clip by clip (16 frames, one GOP each): clean, black, frozen, cut, clean; bad.mp4 breaks the last.
+const SEGMENTS: Segment[] = [
+  { kind: "testsrc", frames: 16 },
+  { kind: "black", frames: 16 },
+  { kind: "still", frames: 16 },
+  { kind: "testsrc", frames: 8 },
+  { kind: "mandelbrot", frames: 8 },
+  { kind: "mandelbrot", frames: 16 },
+];
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ec-labels-e2e-"));
+  await makeSegments(dir, "mix.mp4", SEGMENTS);
+  await corruptFrames(join(dir, "mix.mp4"), join(dir, "bad.mp4"), 4 * 16 + 4, 4 * 16 + 6);
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function stream(stage: ReturnType<typeof createLabelStage>) {
+  const kept: { key: string; start: number; labels: ClipLabels }[] = [];
+  const errors: { key: string; start: number; code: string }[] = [];
+  const ds = await open(dir, {
+    frames: 16, shuffle: false, device: "cpu", workers: 1, size: [60, 80],
+    ...stage.hooks,
+    onError: (err, clip) => errors.push({ key: clip?.key ?? "", start: clip?.start ?? -1, code: err.code }),
+  });
+  for await (const b of ds) for (const c of b.clips) kept.push({ key: c.key, start: c.start, labels: c.labels as ClipLabels });
+  await ds.close();
+  return { kept, errors };
+}
+
+describe("labels in the open() pipeline (native decoder)", () => {
+  test('the default "drop" filter lets exactly the valid clips through, tagged', async () => {
+    const stage = createLabelStage({ cache: new MemoryLabelCache() });
+    const { kept, errors } = await stream(stage);
+    const where = kept.map((k) => `${k.key}@${k.start}`).sort();
+    expect(where).toEqual(["bad.mp4@0", "bad.mp4@48", "mix.mp4@0", "mix.mp4@48", "mix.mp4@64"]);
+    expect(kept.every((k) => k.labels.valid)).toBe(true);
+    expect(kept.filter((k) => k.start === 48).every((k) => k.labels.flags.includes("scene-cut"))).toBe(true);
+    // The corrupt stretch never reaches a labeler: the decoder refuses the clip and the stream goes on.
+    expect(errors.map((e) => `${e.key}@${e.start}`)).toEqual(["bad.mp4@64"]);
+  });
+
+  test("a second epoch answers every label from the cache keyed by etag", async () => {
+    const cache = new MemoryLabelCache();
+    const first = createLabelStage({ cache, filter: "tag" });
+    const a = await stream(first);
+    expect(first.counts.cached).toBe(0);
+    const second = createLabelStage({ cache, filter: "tag" });
+    const b = await stream(second);
+    expect(second.counts).toEqual({ labeled: 0, cached: first.counts.labeled });
+    expect(b.kept.map((k) => k.labels)).toEqual(a.kept.map((k) => k.labels));
+    expect(a.kept.length).toBe(9); // 2 × 5 clips less the one the decoder refused
+  });
+});
