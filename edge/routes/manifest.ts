@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { keyProblem } from "../../common/keys.js";
+import { keyProblem, RESERVED_PREFIX } from "../../common/keys.js";
 import { BadRequestError, InvalidKeyError, NotFoundError } from "../errors.js";
 import { bearerAuth } from "../middleware/bearer-auth.js";
 import { buildManifestPage } from "../manifest/build-manifest.js";
@@ -25,7 +25,8 @@ export const manifestRoute = new Hono<EdgeEnv>().get("/*", bearerAuth(), async (
   } catch {
     throw new InvalidKeyError(`Expected a percent-encoded dataset prefix but received ${JSON.stringify(path)}`);
   }
-  const problem = keyProblem(prefix);
+  // "_ec" itself passes the key rules, but its listing would be the reserved prefix.
+  const problem = keyProblem(`${prefix}/x`) ?? (`${prefix}/`.startsWith(RESERVED_PREFIX) ? `Expected a dataset prefix outside ${RESERVED_PREFIX} but received ${JSON.stringify(prefix)}` : undefined);
   if (problem !== undefined) throw new InvalidKeyError(problem.replace("object key", "dataset prefix"));
   const page = await buildManifestPage(c.env, {
     prefix,
