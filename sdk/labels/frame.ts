@@ -8,11 +8,17 @@ import { LabelFrameError } from "./errors.js";
 /**
  * - `gray` and the 8-bit YUV formats (`yuv420p`, `yuvj420p`, `yuv422p`, `yuv444p`, `nv12`, ...):
  *   the first plane is luma, read as is (the cheap case: no conversion).
+ * - 16-bit little-endian luma-first formats (`yuv420p10le`, `p010le`, `p016le`, ...): read as
+ *   bytes (`stride` in bytes) and scaled to 8 bits.
  * - `rgb24`: interleaved 8-bit RGB.
  * - `grayf32`: float luma in [0, 1]; `rgbf32`: interleaved float RGB in [0, 1];
  *   `rgbf32p`: planar float RGB (3 × H × W) in [0, 1].
  */
-export type PixelFormat = LumaFirstFormat | "rgb24" | "grayf32" | "rgbf32" | "rgbf32p";
+export type PixelFormat = LumaFirstFormat | WideLumaFormat | "rgb24" | "grayf32" | "rgbf32" | "rgbf32p";
+
+/** Right shift that brings each 16-bit sample to 8 bits: 10-bit LSB-aligned → 2; MSB-aligned → 8. */
+const WIDE_SHIFT = { yuv420p10le: 2, yuv422p10le: 2, yuv444p10le: 2, gray10le: 2, yuv420p12le: 4, p010le: 8, p016le: 8 } as const;
+type WideLumaFormat = keyof typeof WIDE_SHIFT;
 
 const LUMA_FIRST = ["gray", "yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "nv12", "nv21"] as const;
 type LumaFirstFormat = (typeof LUMA_FIRST)[number];
@@ -36,6 +42,7 @@ export interface ClipTensor {
 
 const CHANNELS: Record<PixelFormat, number> = {
   ...(Object.fromEntries(LUMA_FIRST.map((f) => [f, 1])) as Record<LumaFirstFormat, 1>),
+  ...(Object.fromEntries(Object.keys(WIDE_SHIFT).map((f) => [f, 2])) as Record<WideLumaFormat, 2>),
   rgb24: 3,
   grayf32: 1,
   rgbf32: 3,
@@ -125,6 +132,13 @@ export function lumaGrid(frame: VideoFrame, step: number, out?: Uint8Array): Lum
     for (let y = 0; y < height; y += step) {
       const row = y * stride;
       for (let x = 0; x < width; x += step) grid[o++] = d[row + x]!;
+    }
+  } else if (CHANNELS[format] === 2) {
+    const d = frame.data as Uint8Array;
+    const shift = WIDE_SHIFT[format as WideLumaFormat];
+    for (let y = 0; y < height; y += step) {
+      const end = y * stride + 2 * width;
+      for (let i = y * stride; i < end; i += 2 * step) grid[o++] = Math.min(255, (d[i]! | (d[i + 1]! << 8)) >> shift);
     }
   } else if (format === "rgb24") {
     const d = frame.data as Uint8Array;

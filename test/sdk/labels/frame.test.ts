@@ -11,6 +11,12 @@ describe("lumaGrid", () => {
     expect(lumaGrid({ format: "gray", width: 3, height: 2, stride: 5, data }, 2).data).toEqual(Uint8Array.from([1, 3]));
   });
 
+  test("16-bit little-endian luma is scaled to 8 bits by its alignment", () => {
+    const le = (vals: number[]) => Uint8Array.from(vals.flatMap((v) => [v & 255, v >> 8]));
+    expect([...lumaGrid({ format: "yuv420p10le", width: 2, height: 1, data: le([400, 1023]) }, 1).data]).toEqual([100, 255]);
+    expect([...lumaGrid({ format: "p010le", width: 2, height: 1, data: le([400 << 6, 1023 << 6]) }, 1).data]).toEqual([100, 255]);
+  });
+
   test("rgb24, interleaved and planar float agree on BT.601 luma", () => {
     const rgb = Uint8Array.from([255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 255]);
     const f = Float32Array.from(rgb, (v) => v / 255);
