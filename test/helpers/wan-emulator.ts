@@ -137,7 +137,7 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
     stats.peakInFlight = Math.max(stats.peakInFlight, stats.inFlight);
     stats.httpVersions.add(req.httpVersion === "2.0" ? "h2" : "http/1.1");
     try {
-      const session: object = req.httpVersion === "2.0" ? req.stream.session : req.socket;
+      const session: object = (req.httpVersion === "2.0" ? req.stream.session : req.socket) ?? req;
       let ready = sessionReady.get(session);
       if (ready === undefined) {
         ready = performance.now() + rtt;
@@ -171,9 +171,10 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
       }
       res.writeHead(up.statusCode, out);
       let sent = 0;
+      const bodyFault = fault?.kind === "503" ? undefined : fault;
       for await (const chunk of up.body as AsyncIterable<Buffer>) {
         let piece = chunk;
-        const limit = fault && fault.kind !== "503" ? fault.afterBytes - sent : Infinity;
+        const limit = bodyFault ? bodyFault.afterBytes - sent : Infinity;
         if (piece.length > limit) piece = piece.subarray(0, Math.max(0, limit));
         if (piece.length > 0) {
           await link.take(piece.length);
@@ -182,12 +183,12 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
           stats.bytesSent += piece.length;
           if (!res.write(piece)) await drained(res);
         }
-        if (piece.length < chunk.length && fault && fault.kind !== "503") {
+        if (piece.length < chunk.length && bodyFault) {
           up.body.destroy();
-          if (fault.kind === "reset") cut(req, res, fault.scope ?? "stream");
-          else if (fault.kind === "short") res.end();
+          if (bodyFault.kind === "reset") cut(req, res, bodyFault.scope ?? "stream");
+          else if (bodyFault.kind === "short") res.end();
           else {
-            await sleep(fault.ms);
+            await sleep(bodyFault.ms);
             cut(req, res, "stream");
           }
           return;
