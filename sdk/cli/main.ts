@@ -3,6 +3,8 @@ export type Command = (argv: string[]) => Promise<number>;
 
 const commands = new Map<string, () => Promise<Command>>([
   // Subcommands register here: name → lazy import of their module's `main`.
+  ["inspect", async () => (await import("./inspect.js")).main],
+  ["stream", async () => (await import("./stream.js")).main],
 ]);
 
 export async function run(argv: string[]): Promise<number> {

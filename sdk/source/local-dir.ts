@@ -67,11 +67,18 @@ export class LocalDirSource implements DatasetSource {
   }
 
   index(object: DatasetObject): Promise<IndexV1> {
-    const reader: RangeReader = { size: object.size, read: (offset, length) => this.read(object, offset, length) };
+    // Header reads for the index are not media bytes: they stay out of bytes_fetched.
+    const reader: RangeReader = { size: object.size, read: (offset, length) => this.readFile(object, offset, length) };
     return buildIndex(reader, { key: object.key, etag: object.etag });
   }
 
   async read(object: DatasetObject, offset: number, length: number): Promise<Uint8Array> {
+    const bytes = await this.readFile(object, offset, length);
+    this.bytesFetched += bytes.length;
+    return bytes;
+  }
+
+  private async readFile(object: DatasetObject, offset: number, length: number): Promise<Uint8Array> {
     const fh = await openFile(this.path(object), "r");
     try {
       const buf = new Uint8Array(length);
@@ -81,7 +88,6 @@ export class LocalDirSource implements DatasetSource {
         if (bytesRead === 0) break;
         got += bytesRead;
       }
-      this.bytesFetched += got;
       return got === length ? buf : buf.subarray(0, got);
     } finally {
       await fh.close();

@@ -1,0 +1,149 @@
+/**
+ * `ec stream URL`: iterates a dataset as a training loop would, with a live progress bar on
+ * stderr and a summary at the end (`--json`: one JSON line on stdout). `--format native --md5`
+ * prints `key,frame_index,md5` per delivered frame so frames can be checked against the source.
+ */
+import { createHash } from "node:crypto";
+import { parseArgs } from "node:util";
+import cliProgress from "cli-progress";
+import { describeReceived, EcError } from "../../common/errors.js";
+import { InvalidOptionError } from "../errors.js";
+import { open } from "../open.js";
+import type { OpenOptions } from "../options.js";
+import type { StreamStats } from "../stats.js";
+
+const USAGE = `usage: ec stream URL [--token T] [--cache URL] [--frames N] [--stride S] [--align keyframe|exact]
+                 [--size HxW] [--batch B] [--limit CLIPS] [--device cpu|auto|cuda:N] [--workers N]
+                 [--prefetch N] [--seed N] [--epoch N] [--rank R --world W] [--format rgb24|native] [--md5] [--json]
+`;
+
+const INT_FLAGS = ["frames", "stride", "batch", "limit", "workers", "prefetch", "seed", "epoch", "rank", "world", "hop"] as const;
+
+/** "224x224" → [224, 224]; anything else is an argument error naming the flag. */
+function parseSize(raw: string): [number, number] {
+  const m = /^(\d+)x(\d+)$/.exec(raw);
+  if (!m) throw new InvalidOptionError(`Expected HxW (e.g. 224x224) for --size but received ${describeReceived(raw)}`);
+  return [Number(m[1]), Number(m[2])];
+}
+
+/** Parses argv into the dataset URL and open() options; open() validates the values. */
+export function parseStreamArgs(argv: string[]): { url: string; options: OpenOptions; json: boolean; md5: boolean } {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      token: { type: "string" },
+      cache: { type: "string" },
+      size: { type: "string" },
+      device: { type: "string" },
+      align: { type: "string" },
+      format: { type: "string" },
+      shuffle: { type: "string" },
+      md5: { type: "boolean", default: false },
+      json: { type: "boolean", default: false },
+      ...Object.fromEntries(INT_FLAGS.map((f) => [f, { type: "string" as const }])),
+    },
+  });
+  if (positionals.length !== 1) throw new InvalidOptionError(`Expected one dataset URL but received ${positionals.length}`);
+  const o: Record<string, unknown> = {};
+  for (const f of INT_FLAGS) {
+    const v = (values as Record<string, unknown>)[f] as string | undefined;
+    if (v !== undefined) o[f] = /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v;
+  }
+  for (const f of ["token", "cache", "device", "align", "format"] as const) if (values[f] !== undefined) o[f] = values[f];
+  if (values.shuffle !== undefined) o.shuffle = values.shuffle === "false" ? false : values.shuffle;
+  if (values.size !== undefined) o.size = parseSize(values.size);
+  if (values.md5 && o.format !== "native") {
+    throw new InvalidOptionError(`Expected --format native with --md5 (framemd5 is over the decoder's own pixels) but received ${describeReceived(o.format ?? "rgb24")}`);
+  }
+  return { url: positionals[0]!, options: o as OpenOptions, json: values.json, md5: values.md5 };
+}
+
+function summaryLine(s: StreamStats): string {
+  const mb = (n: number) => (n / 1e6).toFixed(1);
+  const rate = (n: number) => (s.seconds > 0 ? (n / s.seconds).toFixed(1) : "0");
+  const errors = Object.entries(s.errors).map(([k, v]) => `${k}×${v}`).join(", ") || "none";
+  return [
+    `clips ${s.clips} (${rate(s.clips)}/s), frames ${s.frames} (${rate(s.frames)}/s) in ${s.seconds.toFixed(2)} s on ${s.device}`,
+    `bytes fetched ${mb(s.bytes_fetched)} MB for ${mb(s.bytes_needed)} MB needed (${s.bytes_needed > 0 ? (s.bytes_fetched / s.bytes_needed).toFixed(2) : "-"}×), ${rate(s.bytes_fetched / 1e6)} MB/s`,
+    `stall ${(s.stall_ratio * 100).toFixed(1)}%, cache hits ${(s.cache_hit_ratio * 100).toFixed(1)}%, errors: ${errors}`,
+  ].join("\n");
+}
+
+/**
+ * @example
+ * await main(["http://127.0.0.1:8787/v1/datasets/gameplay", "--frames", "8", "--json"]);
+ */
+export async function main(argv: string[]): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  let parsed: ReturnType<typeof parseStreamArgs>;
+  try {
+    parsed = parseStreamArgs(argv);
+  } catch (err) {
+    process.stderr.write(`ec stream: ${(err as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const { url, options, json, md5 } = parsed;
+  const bar = new cliProgress.SingleBar(
+    {
+      stream: process.stderr,
+      format: "{bar} {value}/{total} clips | {cps} clips/s | {fps} frames/s | {mbps} MB/s | stall {stall}% | cache hits {hits}% | errors {errors}",
+      hideCursor: true,
+      clearOnComplete: false,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  let ds;
+  try {
+    ds = await open(url, { ...options, onError: (err, clip) => !json && process.stderr.write(`\nskipped${clip ? ` clip at frame ${clip.start}` : ""}: [${err.code}] ${err.message}\n`) });
+  } catch (err) {
+    const code = err instanceof EcError ? err.code : "ERR_OPEN_FAILED";
+    process.stderr.write(`ec stream: [${code}] ${(err as Error).message}\n`);
+    return err instanceof InvalidOptionError ? 2 : 1;
+  }
+  const payload = () => {
+    const s = ds.stats();
+    const per = (n: number) => (s.seconds > 0 ? (n / s.seconds).toFixed(1) : "0");
+    return {
+      cps: per(s.clips),
+      fps: per(s.frames),
+      mbps: per(s.bytes_fetched / 1e6),
+      stall: (s.stall_ratio * 100).toFixed(1),
+      hits: (s.cache_hit_ratio * 100).toFixed(1),
+      errors: Object.values(s.errors).reduce((a, b) => a + b, 0),
+    };
+  };
+  bar.start(ds.clipCount, 0, payload());
+  const tick = setInterval(() => bar.update(ds.stats().clips, payload()), 250);
+  let failed: unknown;
+  try {
+    for await (const batch of ds) {
+      if (md5) {
+        const lines: string[] = [];
+        batch.decoded.forEach((clip, i) => {
+          const info = batch.clips[i]!;
+          clip.frames.forEach((f, t) => lines.push(`${info.key},${info.start + t * info.stride},${createHash("md5").update(f.data).digest("hex")}`));
+        });
+        process.stdout.write(`${lines.join("\n")}\n`);
+      }
+    }
+  } catch (err) {
+    failed = err;
+  } finally {
+    clearInterval(tick);
+    bar.update(ds.stats().clips, payload());
+    bar.stop();
+    await ds.close();
+  }
+  const s = ds.stats();
+  if (json) process.stdout.write(`${JSON.stringify(s)}\n`);
+  else process.stderr.write(`${summaryLine(s)}\n`);
+  if (failed) {
+    process.stderr.write(`ec stream: [${failed instanceof EcError ? failed.code : "ERR_STREAM_FAILED"}] ${(failed as Error).message}\n`);
+    return 1;
+  }
+  return 0;
+}
