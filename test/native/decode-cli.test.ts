@@ -1,0 +1,73 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { main } from "../../sdk/cli/decode.js";
+import type { MakeVideoOptions } from "../helpers/make-video.js";
+import { makeVideo } from "../helpers/make-video.js";
+import { ffmpegFrameMd5s } from "./helpers.js";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ec-decode-cli-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Runs `ec decode` in-process, capturing what it writes. */
+async function ecDecode(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const write = (sink: string[]) => ((chunk: string | Uint8Array) => (sink.push(String(chunk)), true)) as typeof process.stdout.write;
+  const [o, e] = [process.stdout.write, process.stderr.write];
+  process.stdout.write = write(out);
+  process.stderr.write = write(err);
+  try {
+    const code = await main(argv);
+    return { code, stdout: out.join(""), stderr: err.join("") };
+  } finally {
+    process.stdout.write = o;
+    process.stderr.write = e;
+  }
+}
+
+const md5Column = (stdout: string) => stdout.split("\n").filter((l) => l && !l.startsWith("#")).map((l) => l.split(",").at(-1)!.trim());
+
+describe("ec decode --framemd5", () => {
+  const cases: [string, MakeVideoOptions][] = [
+    ["h264 with B-frames", { codec: "h264", width: 160, height: 96, frames: 40, bframes: 3, gop: 10 }],
+    ["hevc with B-frames (open GOP by default)", { codec: "hevc", width: 160, height: 96, frames: 40, bframes: 3, gop: 10 }],
+  ];
+
+  it.each(cases)("%s: the md5 column equals ffmpeg's, also when split into many decode calls", async (_name, options) => {
+    const file = await makeVideo(dir, options);
+    const expected = await ffmpegFrameMd5s(file);
+    const whole = await ecDecode([file, "--framemd5"]);
+    expect(whole.code).toBe(0);
+    expect(whole.stdout.split("\n")[0]).toBe("#format: frame checksums");
+    expect(md5Column(whole.stdout)).toEqual(expected);
+    const split = await ecDecode([file, "--framemd5", "--frames-per-call", "1"]);
+    expect(md5Column(split.stdout)).toEqual(expected);
+  });
+
+  it("--start/--frames prints exactly that slice of ffmpeg's lines", async () => {
+    const file = await makeVideo(dir, { codec: "h264", width: 160, height: 96, frames: 40, bframes: 2, gop: 10, name: "slice.mp4" });
+    const expected = await ffmpegFrameMd5s(file);
+    const r = await ecDecode([file, "--framemd5", "--start", "13", "--frames", "15"]);
+    expect(r.code).toBe(0);
+    expect(md5Column(r.stdout)).toEqual(expected.slice(13, 28));
+  });
+
+  it("--json summary; bad arguments and bad files exit non-zero with a coded message", async () => {
+    const file = await makeVideo(dir, { codec: "vp9", width: 96, height: 64, frames: 8 });
+    const ok = await ecDecode([file, "--json", "--output", "rgb24"]);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ codec: "vp9", format: "rgb24", frames: 8 });
+    expect((await ecDecode([file, "--start", "x"])).code).toBe(2);
+    expect((await ecDecode([file, "--start", "8"])).stderr).toMatch(/within the 8 frames/);
+    const missing = await ecDecode([join(dir, "missing.mp4")]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/ENOENT|no such file/);
+  });
+});
