@@ -27,6 +27,16 @@ export interface WrittenObject {
  * await writeObject(env, { key: "a.mp4", body: req.body, contentLength: "1024", contentType: "video/mp4" });
  */
 export async function writeObject(env: Env, args: WriteObjectArgs): Promise<WrittenObject> {
+  try {
+    return await write(env, args);
+  } catch (err) {
+    // A refused upload is not read; cancelling says so to the sender instead of leaving it hanging.
+    await args.body?.cancel().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function write(env: Env, args: WriteObjectArgs): Promise<WrittenObject> {
   if (args.contentLength === undefined) throw new LengthRequiredError();
   if (!/^\d{1,16}$/.test(args.contentLength)) {
     throw new BadRequestError(`Expected a non-negative integer Content-Length but received ${JSON.stringify(args.contentLength)}`);
@@ -40,13 +50,34 @@ export async function writeObject(env: Env, args: WriteObjectArgs): Promise<Writ
     if (length !== 0) throw new BadRequestError(`Expected a body of ${length} bytes but received none`);
     stored = await env.BUCKET.put(args.key, new Uint8Array(0), { httpMetadata });
   } else {
-    const fixed = new FixedLengthStream(length);
-    const pump = args.body.pipeTo(fixed.writable);
-    try {
-      [stored] = await Promise.all([env.BUCKET.put(args.key, fixed.readable, { httpMetadata }), pump]);
-    } catch (cause) {
-      throw new BadRequestError(`The body did not match its Content-Length of ${length} bytes`, { cause });
-    }
+    stored = await streamInto(env, args.key, args.body, length, httpMetadata);
   }
   return { key: args.key, size: stored.size, etag: stored.httpEtag };
+}
+
+async function streamInto(
+  env: Env,
+  key: string,
+  body: ReadableStream<Uint8Array>,
+  length: number,
+  httpMetadata: R2HTTPMetadata | undefined,
+): Promise<R2Object> {
+  let received = 0;
+  const counter = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      received += chunk.byteLength;
+      controller.enqueue(chunk);
+    },
+  });
+  const fixed = new FixedLengthStream(length);
+  const pump = body.pipeThrough(counter).pipeTo(fixed.writable);
+  const putting = env.BUCKET.put(key, fixed.readable, { httpMetadata });
+  // Both settle either way (a failed side cancels the other), and neither rejection goes unhandled.
+  const [put, piped] = await Promise.allSettled([putting, pump]);
+  if (put.status === "fulfilled" && piped.status === "fulfilled") return put.value;
+  const cause = put.status === "rejected" ? put.reason : (piped as PromiseRejectedResult).reason;
+  if (received !== length) {
+    throw new BadRequestError(`Expected a body of ${length} bytes (Content-Length) but received ${received}`, { cause });
+  }
+  throw cause;
 }
