@@ -2,7 +2,7 @@
  * Global setup of the edge tests (runs in Node): ffmpeg makes the media fixtures, ffprobe
  * lists their packets, and both reach the workerd tests through provide/inject.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -37,7 +37,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   const tail = await readFile(videos["h264-bframes-tail.mp4"]);
   fixtures["truncated.mp4"] = { bytes: tail.subarray(0, Math.floor(tail.length / 2)).toString("base64") };
-  await writeFile(join(dir, "x"), "");
   const others = {
     "image.jpg": await makeImage(dir, { format: "jpeg", width: 64, height: 48 }),
     "image.png": await makeImage(dir, { format: "png", width: 63, height: 47, alpha: true }),
