@@ -4,6 +4,13 @@ export type Command = (argv: string[]) => Promise<number>;
 const commands = new Map<string, () => Promise<Command>>([
   // Subcommands register here: name → lazy import of their module's `main`.
   ["inspect", async () => (await import("./inspect.js")).main],
+  ["stream", async () => (await import("./stream.js")).main],
+  ["decode", async () => (await import("./decode.js")).main],
+  ["labels", async () => (await import("./labels.js")).main],
+  ["dev", async () => (await import("./dev.js")).main],
+  ["sign", async () => (await import("./sign.js")).main],
+  ["push", async () => (await import("./push.js")).main],
+  ["demo", async () => (await import("./demo.js")).main],
 ]);
 
 export async function run(argv: string[]): Promise<number> {
