@@ -7,6 +7,10 @@ const commands = new Map<string, () => Promise<Command>>([
   ["stream", async () => (await import("./stream.js")).main],
   ["decode", async () => (await import("./decode.js")).main],
   ["labels", async () => (await import("./labels.js")).main],
+  ["dev", async () => (await import("./dev.js")).main],
+  ["sign", async () => (await import("./sign.js")).main],
+  ["push", async () => (await import("./push.js")).main],
+  ["demo", async () => (await import("./demo.js")).main],
 ]);
 
 export async function run(argv: string[]): Promise<number> {
