@@ -1,0 +1,120 @@
+/**
+ * How an edge source reads bytes: through an origin-cache service (the `cache` option, shared by
+ * the ranks of a host) or an in-process cache over a private temp directory.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Agent, request } from "undici";
+import { createRangeCache, CacheStats, type RangeCache } from "../../origin-cache/index.js";
+import { ErrorBody } from "../../common/errors.js";
+import { SdkError } from "../errors.js";
+import type { SourceStats } from "./source.js";
+
+/** What an edge source needs from a cache. */
+export interface ByteCache {
+  read(url: string, offset: number, length: number, etag: string | undefined): Promise<Uint8Array>;
+  plan(ranges: readonly { url: string; offset: number; length: number }[]): void;
+  stats(): SourceStats;
+  /** Brings stats() up to date where they live in another process. */
+  refresh(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Blocks small enough that a random clip pulls little more than its GOP bytes. */
+const IN_PROCESS_BLOCK = 256 << 10;
+
+/**
+ * @example
+ * const cache = await inProcessCache("http://127.0.0.1:8787", 256 << 20);
+ */
+export async function inProcessCache(edge: string, maxBytes: number): Promise<ByteCache> {
+  const dir = await mkdtemp(join(tmpdir(), "ec-cache-"));
+  let cache: RangeCache;
+  try {
+    cache = await createRangeCache({ upstreams: [edge], dir, maxBytes, blockSize: IN_PROCESS_BLOCK, logLevel: "silent" });
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    read: (url, offset, length, etag) => cache.read(url, offset, length, etag === undefined ? {} : { etag }),
+    plan: (ranges) => void cache.plan(ranges),
+    stats: () => {
+      const s = cache.stats();
+      return { bytesFetched: s.bytesFromUpstream, cacheHits: s.hits, cacheMisses: s.misses };
+    },
+    refresh: async () => {},
+    close: async () => {
+      await cache.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A client of an origin-cache service (GET /v1/fetch, POST /v1/plan, GET /v1/stats). Its
+ * counters are the service's, shared by every client of it, as deltas since this client opened.
+ *
+ * @example
+ * const cache = await remoteCache("http://127.0.0.1:7070");
+ */
+export async function remoteCache(base: string): Promise<ByteCache> {
+  const root = base.replace(/\/+$/, "");
+  const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
+  const fetchStats = async () => {
+    const res = await request(`${root}/v1/stats`, { dispatcher: agent });
+    if (res.statusCode !== 200) throw new SdkError("ERR_CACHE_HTTP", `GET ${root}/v1/stats answered ${res.statusCode}`);
+    return CacheStats.parse(await res.body.json());
+  };
+  let base0: { up: number; hits: number; misses: number };
+  try {
+    const s = await fetchStats();
+    base0 = { up: s.bytesFromUpstream, hits: s.hits, misses: s.misses };
+  } catch (cause) {
+    throw new SdkError("ERR_CACHE_UNREACHABLE", `Expected an origin-cache at ${root} but it did not answer /v1/stats: ${(cause as Error).message}`, { cause });
+  }
+  let last: SourceStats = { bytesFetched: 0, cacheHits: 0, cacheMisses: 0 };
+  const refresh = async () => {
+    const s = await fetchStats();
+    last = { bytesFetched: s.bytesFromUpstream - base0.up, cacheHits: s.hits - base0.hits, cacheMisses: s.misses - base0.misses };
+  };
+  const timer = setInterval(() => void refresh().catch(() => undefined), 1000);
+  timer.unref();
+  return {
+    async read(url, offset, length, etag) {
+      const headers: Record<string, string> = { range: `bytes=${offset}-${offset + length - 1}` };
+      if (etag !== undefined) headers["if-match"] = etag;
+      const res = await request(`${root}/v1/fetch?url=${encodeURIComponent(url)}`, { dispatcher: agent, headers });
+      const body = new Uint8Array(await res.body.arrayBuffer());
+      if (res.statusCode !== 206 && res.statusCode !== 200) {
+        let detail = "";
+        try {
+          const e = ErrorBody.parse(JSON.parse(Buffer.from(body).toString("utf8")));
+          detail = `${e.error.code}: ${e.error.message}`;
+        } catch {
+          detail = Buffer.from(body.subarray(0, 200)).toString("utf8");
+        }
+        throw new SdkError("ERR_CACHE_HTTP", `origin-cache answered ${res.statusCode} for bytes ${offset}+${length}: ${detail}`);
+      }
+      return res.statusCode === 200 ? body.subarray(offset, offset + length) : body;
+    },
+    plan(ranges) {
+      void request(`${root}/v1/plan`, {
+        dispatcher: agent,
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ ranges }),
+      })
+        .then((r) => r.body.dump())
+        .catch(() => undefined);
+    },
+    stats: () => last,
+    refresh,
+    async close() {
+      clearInterval(timer);
+      await refresh().catch(() => undefined);
+      await agent.close();
+    },
+  };
+}

@@ -1,0 +1,159 @@
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
+import { startCache, type CacheService } from "../../../origin-cache/index.js";
+import { makeVideo } from "../../helpers/make-video.js";
+import { mergeCheckpoints, open, type OpenOptions, type SdkError } from "../../../sdk/index.js";
+import { main as stream } from "../../../sdk/cli/stream.js";
+
+const run = promisify(execFile);
+let dir: string;
+let edge: LocalEdge;
+let dataset: string;
+const local = new Map<string, string>();
+const expectedMd5 = new Map<string, string[]>();
+
+async function ffmpegMd5s(file: string): Promise<string[]> {
+  const { stdout } = await run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", file, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "framemd5", "-"], { maxBuffer: 16 << 20 });
+  return stdout.split("\n").filter((l) => l && !l.startsWith("#")).map((l) => l.split(",").at(-1)!.trim());
+}
+
+async function put(key: string, body: Uint8Array): Promise<void> {
+  const res = await fetch(`${edge.url}/v1/objects/${key}`, { method: "PUT", body, headers: { authorization: `Bearer ${edge.token}` } });
+  expect(res.status).toBe(201);
+}
+
+async function keysOf(options: OpenOptions): Promise<{ ids: string[]; errors: SdkError[] }> {
+  const errors: SdkError[] = [];
+  const ds = await open(dataset, { token: edge.token, device: "cpu", frames: 4, onError: (e) => errors.push(e), ...options });
+  const ids: string[] = [];
+  try {
+    for await (const b of ds) ids.push(...b.clips.map((c) => `${c.key}@${c.start}`));
+  } finally {
+    await ds.close();
+  }
+  return { ids, errors };
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ec-sdk-edge-"));
+  const started = startLocalEdge({ port: 0, quiet: true, varsDir: dir, persistDir: join(dir, "r2") });
+  local.set("e2e/a.mp4", await makeVideo(dir, { codec: "h264", width: 96, height: 64, frames: 36, gop: 6, bframes: 2 }));
+  local.set("e2e/b.mp4", await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 30, gop: 10, faststart: true, audio: true }));
+  local.set("e2e/sub/c.mp4", await makeVideo(dir, { codec: "hevc", width: 64, height: 48, frames: 24, gop: 8 }));
+  for (const [key, file] of local) expectedMd5.set(key, await ffmpegMd5s(file));
+  edge = await started;
+  dataset = `${edge.url}/v1/datasets/e2e`;
+  for (const [key, file] of local) await put(key, await readFile(file));
+  await put("e2e/broken.mp4", (await readFile(local.get("e2e/a.mp4")!)).subarray(0, 3000));
+}, 180_000);
+
+afterAll(async () => {
+  await edge?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("open() against a local edge", () => {
+  it("delivers every frame byte-equal to ffmpeg's decode of the local file, and skips the corrupt object", async () => {
+    const errors: SdkError[] = [];
+    const ds = await open(dataset, { token: edge.token, frames: 3, stride: 2, align: "exact", format: "native", batch: 4, device: "cpu", onError: (e) => errors.push(e) });
+    let frames = 0;
+    for await (const b of ds) {
+      b.decoded.forEach((clip, i) => {
+        const info = b.clips[i]!;
+        clip.frames.forEach((f, t) => {
+          const index = info.start + t * info.stride;
+          expect(createHash("md5").update(f.data).digest("hex"), `${info.key} frame ${index}`).toBe(expectedMd5.get(info.key)![index]);
+          frames++;
+        });
+      });
+    }
+    // Tiled clips of span 5: 36 → 7, 30 → 6, 24 → 4.
+    expect(frames).toBe((7 + 6 + 4) * 3);
+    expect(errors.map((e) => [e.code, e.message.split(":")[0]])).toEqual([["ERR_TRUNCATED", "e2e/broken.mp4"]]);
+    const s = ds.stats();
+    expect(s.errors).toEqual({ ERR_TRUNCATED: 1 });
+    // Overlapping GOPs of tiled clips are needed again but fetched once: the cache serves repeats.
+    expect(s.bytes_fetched).toBeGreaterThan(0);
+    expect(s.bytes_needed).toBeGreaterThan(s.bytes_fetched);
+    expect(s.cache_hit_ratio).toBeGreaterThan(0);
+    await ds.close();
+  });
+
+  it("partitions ranks exactly, is deterministic per (seed, epoch), and resumes exactly on another world size", async () => {
+    const all = (await keysOf({ seed: 4 })).ids;
+    expect((await keysOf({ seed: 4 })).ids).toEqual(all);
+    expect(new Set(all).size).toBe(all.length);
+    const ranks = await Promise.all([0, 1].map((rank) => keysOf({ seed: 4, rank, world: 2 })));
+    expect([...ranks[0]!.ids, ...ranks[1]!.ids].sort()).toEqual([...all].sort());
+
+    // World 3, each rank stops early; then world 2 finishes the epoch.
+    const seen: string[] = [];
+    const states = [];
+    for (let rank = 0; rank < 3; rank++) {
+      const ds = await open(dataset, { token: edge.token, device: "cpu", frames: 4, seed: 4, rank, world: 3 });
+      let n = 0;
+      for await (const b of ds) {
+        seen.push(...b.clips.map((c) => `${c.key}@${c.start}`));
+        if (++n > rank) break;
+      }
+      states.push(ds.state());
+      await ds.close();
+    }
+    const resume = mergeCheckpoints(states);
+    const rest = await Promise.all([0, 1].map((rank) => keysOf({ rank, world: 2, resume })));
+    const after = [...seen, ...rest.flatMap((r) => r.ids)];
+    expect(after.sort()).toEqual([...all].sort());
+  });
+
+  it("streams through an origin-cache service, and the second epoch is served from it", async () => {
+    const cacheDir = await mkdtemp(join(tmpdir(), "ec-sdk-cache-"));
+    let svc: CacheService | undefined;
+    try {
+      svc = await startCache({ upstreams: [edge.url], dir: cacheDir, maxBytes: 64 << 20, blockSize: 64 << 10, logLevel: "silent" });
+      const first = await open(dataset, { token: edge.token, cache: svc.url, device: "cpu", frames: 4 });
+      for await (const _ of first) void _;
+      await first.close();
+      const second = await open(dataset, { token: edge.token, cache: svc.url, device: "cpu", frames: 4, epoch: 1 });
+      let clips = 0;
+      for await (const b of second) clips += b.clips.length;
+      await second.close();
+      expect(clips).toBe(first.stats().clips);
+      expect(second.stats().cache_hit_ratio).toBe(1);
+      expect(second.stats().bytes_fetched).toBe(0);
+      expect(first.stats().bytes_fetched).toBeGreaterThan(0);
+    } finally {
+      await svc?.close();
+      await rm(cacheDir, { recursive: true, force: true });
+    }
+  });
+
+  it("ec stream --format native --md5 prints key,frame_index,md5 equal to ffmpeg, and --json one summary line", async () => {
+    let out = "";
+    let err = "";
+    const o = vi.spyOn(process.stdout, "write").mockImplementation((c) => ((out += String(c)), true));
+    const e = vi.spyOn(process.stderr, "write").mockImplementation((c) => ((err += String(c)), true));
+    let code: number;
+    try {
+      code = await stream([dataset, "--token", edge.token, "--frames", "2", "--stride", "3", "--format", "native", "--md5", "--json", "--device", "cpu", "--limit", "5"]);
+    } finally {
+      o.mockRestore();
+      e.mockRestore();
+    }
+    expect(code, err).toBe(0);
+    const lines = out.trim().split("\n");
+    const summary = JSON.parse(lines.pop()!);
+    expect(summary).toMatchObject({ clips: 5, frames: 10, errors: { ERR_TRUNCATED: 1 } });
+    for (const k of ["bytes_fetched", "bytes_needed", "seconds", "stall_ratio", "cache_hit_ratio"]) expect(typeof summary[k]).toBe("number");
+    expect(lines).toHaveLength(10);
+    for (const line of lines) {
+      const [key, index, md5] = line.split(",");
+      expect(md5).toBe(expectedMd5.get(key!)![Number(index)]);
+    }
+  });
+});
