@@ -32,6 +32,8 @@ export async function fetchRange(ctx: RangeFetchContext, url: URL, pin: Pin, sta
   await withRetry(
     async () => {
       before = got;
+      // The last attempt got every byte before its stream failed: nothing is left to ask for.
+      if (got === out.length) return;
       const release = await ctx.limiter.acquire();
       try {
         ctx.onRequest?.();
@@ -57,11 +59,15 @@ export async function fetchRange(ctx: RangeFetchContext, url: URL, pin: Pin, sta
               throw new TransientUpstreamError(`Content-Range ${String(res.headers["content-range"])} does not match bytes=${from}-${end - 1}`);
             }
           }
-          for await (const chunk of res.body as AsyncIterable<Buffer>) {
-            if (got + chunk.length > out.length) throw new TransientUpstreamError("upstream sent more bytes than the range holds");
-            chunk.copy(out, got);
-            got += chunk.length;
-            ctx.onBytes?.(chunk.length);
+          try {
+            for await (const chunk of res.body as AsyncIterable<Buffer>) {
+              if (got + chunk.length > out.length) throw new TransientUpstreamError("upstream sent more bytes than the range holds");
+              chunk.copy(out, got);
+              got += chunk.length;
+              ctx.onBytes?.(chunk.length);
+            }
+          } catch (err) {
+            if (got !== out.length || err instanceof TransientUpstreamError) throw err;
           }
           consumed = true;
         } finally {

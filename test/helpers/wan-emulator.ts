@@ -171,7 +171,7 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
       }
       res.writeHead(up.statusCode, out);
       let sent = 0;
-      const bodyFault = fault?.kind === "503" ? undefined : fault;
+      const bodyFault = fault;
       for await (const chunk of up.body as AsyncIterable<Buffer>) {
         let piece = chunk;
         const limit = bodyFault ? bodyFault.afterBytes - sent : Infinity;
