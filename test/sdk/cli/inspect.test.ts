@@ -10,7 +10,8 @@ let dir: string;
 let edge: LocalEdge;
 let h264: string;
 
-async function put(key: string, body: Uint8Array | string): Promise<void> {
+async function put(key: string, bytes: Uint8Array | string): Promise<void> {
+  const body = typeof bytes === "string" ? bytes : new Uint8Array(bytes);
   const res = await fetch(`${edge.url}/v1/objects/${key}`, { method: "PUT", body, headers: { authorization: `Bearer ${edge.token}` } });
   expect(res.status).toBe(201);
 }
