@@ -23,7 +23,7 @@ async function ffmpegMd5s(file: string): Promise<string[]> {
   return stdout.split("\n").filter((l) => l && !l.startsWith("#")).map((l) => l.split(",").at(-1)!.trim());
 }
 
-async function put(key: string, body: Uint8Array): Promise<void> {
+async function put(key: string, body: Uint8Array<ArrayBuffer>): Promise<void> {
   const res = await fetch(`${edge.url}/v1/objects/${key}`, { method: "PUT", body, headers: { authorization: `Bearer ${edge.token}` } });
   expect(res.status).toBe(201);
 }
@@ -49,8 +49,8 @@ beforeAll(async () => {
   for (const [key, file] of local) expectedMd5.set(key, await ffmpegMd5s(file));
   edge = await started;
   dataset = `${edge.url}/v1/datasets/e2e`;
-  for (const [key, file] of local) await put(key, await readFile(file));
-  await put("e2e/broken.mp4", (await readFile(local.get("e2e/a.mp4")!)).subarray(0, 3000));
+  for (const [key, file] of local) await put(key, new Uint8Array(await readFile(file)));
+  await put("e2e/broken.mp4", new Uint8Array(await readFile(local.get("e2e/a.mp4")!)).slice(0, 3000));
 }, 180_000);
 
 afterAll(async () => {
