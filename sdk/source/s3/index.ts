@@ -20,6 +20,7 @@ export async function s3SourceFactory(url: URL, options: ResolvedOptions): Promi
     ...(o.credentials === undefined ? {} : { credentials: o.credentials }),
     ...(o.forcePathStyle === undefined ? {} : { forcePathStyle: o.forcePathStyle }),
     ...(o.cache === undefined ? {} : { cache: o.cache }),
+    cacheBytes: o.cacheBytes,
   });
 }
 
@@ -28,7 +29,7 @@ export { rangeGet, sameEtag, type RangeTarget } from "./range-get.js";
 export { S3Bucket, s3ClientConfig, type ListedObject } from "./s3-bucket.js";
 export { resolveCredentials } from "./s3-credentials.js";
 export { mapS3Error, S3ErrorCode, S3SourceError, type S3RequestContext } from "./s3-errors.js";
-export { openS3Source, S3Source, type S3SourceOptions } from "./s3-source.js";
+export { bucketUpstream, openS3Source, S3Source, type S3SourceOptions } from "./s3-source.js";
 export {
   assertNotPublicBucketUrl,
   isPublicBucketUrl,

@@ -16,8 +16,8 @@ export const S3ErrorCode = {
   WRONG_REGION: "ERR_S3_WRONG_REGION",
   BUCKET_NOT_FOUND: "ERR_S3_BUCKET_NOT_FOUND",
   OBJECT_NOT_FOUND: "ERR_S3_OBJECT_NOT_FOUND",
-  /** The object's ETag is no longer the listed one: it was overwritten since the listing. */
-  OBJECT_CHANGED: "ERR_S3_OBJECT_CHANGED",
+  /** The object's ETag is no longer the listed one: it was overwritten since the listing (the edge source and the cache use the same code). */
+  OBJECT_CHANGED: "ERR_ETAG_CHANGED",
   /** The endpoint answered something else (5xx, a bad range, no answer at all). */
   REQUEST_FAILED: "ERR_S3_REQUEST_FAILED",
 } as const;

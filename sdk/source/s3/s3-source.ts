@@ -6,36 +6,36 @@
 import { Agent } from "undici";
 import { buildIndex, guessKind, type RangeReader } from "../../../common/media-index/index.js";
 import type { IndexV1 } from "../../../common/schema/index.js";
+import { inProcessCache, remoteCache, type ByteCache } from "../cache-client.js";
 import { shardsBySize } from "../local-dir.js";
 import type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, SourceStats } from "../source.js";
 import { defaultIndexCacheDir, IndexDiskCache } from "./index-disk-cache.js";
-import { rangeGet, type RangeTarget } from "./range-get.js";
+import { rangeGet } from "./range-get.js";
 import { S3Bucket } from "./s3-bucket.js";
 import { resolveCredentials } from "./s3-credentials.js";
+import { mapS3Error, objectChanged, S3SourceError } from "./s3-errors.js";
 import { parseBucketUrl, parseS3Options, type S3Options } from "./s3-url.js";
 
 export interface S3SourceOptions extends S3Options {
-  /** origin-cache URL: reads go through its /v1/fetch (it must list the bucket's endpoint as an upstream). */
+  /** origin-cache URL: reads go through its /v1/fetch; it must list the bucket as an upstream (see bucketUpstream). */
   cache?: string;
+  /** In-process cache budget in bytes when there is no `cache`; default 256 MiB. */
+  cacheBytes?: number;
   /** Where client-built indexes are kept; default: defaultIndexCacheDir(). */
   indexCacheDir?: string;
   /** Bound of that directory in bytes; default 256 MiB. */
   indexCacheBytes?: number;
-  /** Concurrent range GETs to the bucket; default 32. */
-  connections?: number;
 }
 
 export class S3Source implements DatasetSource {
-  private readonly agent: Agent;
-  private readonly indexes: IndexDiskCache;
+  /** Index reads go straight to the bucket: header bytes stay out of the byte cache and bytes_fetched. */
+  private readonly agent = new Agent({ connections: 16, keepAliveTimeout: 30_000 });
   private readonly scope: string;
-  private bytesFetched = 0;
-  private requests = 0;
+  private indexRequests = 0;
+  private indexBytes = 0;
 
   /** @internal use openS3Source */
-  constructor(readonly bucket: S3Bucket, private readonly options: S3SourceOptions, env: NodeJS.ProcessEnv) {
-    this.agent = new Agent({ connections: options.connections ?? 32, keepAliveTimeout: 30_000 });
-    this.indexes = new IndexDiskCache(options.indexCacheDir ?? defaultIndexCacheDir(env), options.indexCacheBytes);
+  constructor(readonly bucket: S3Bucket, private readonly cache: ByteCache, private readonly indexes: IndexDiskCache) {
     this.scope = `${bucket.endpoint}\n${bucket.location.bucket}`;
   }
 
@@ -45,60 +45,83 @@ export class S3Source implements DatasetSource {
     return { objects, shards: shardsBySize(objects) };
   }
 
-  /** A RangeReader over the listed version of `object`; what buildIndex reads through. */
+  /** A RangeReader over the listed version of `object`, straight from the bucket; what buildIndex reads through. */
   reader(object: DatasetObject): RangeReader {
-    return { size: object.size, read: (offset, length) => this.read(object, offset, length) };
+    return {
+      size: object.size,
+      read: async (offset, length) => {
+        this.indexRequests++;
+        const url = await this.bucket.presignGet(object.key);
+        const bytes = await rangeGet({ url, etag: object.etag, size: object.size }, offset, length, this.bucket.context("read", object.key), { dispatcher: this.agent });
+        this.indexBytes += bytes.length;
+        return bytes;
+      },
+    };
   }
 
   async index(object: DatasetObject): Promise<IndexV1> {
     const id = IndexDiskCache.id(this.scope, object.key, object.etag);
     const cached = await this.indexes.get(id, object);
     if (cached) return cached;
-    return this.indexes.put(id, await buildIndex(this.reader(object), { key: object.key, etag: object.etag }));
+    let index: IndexV1;
+    try {
+      index = await buildIndex(this.reader(object), { key: object.key, etag: object.etag });
+    } catch (err) {
+      // The indexer wraps failed reads; the bucket's own reason (changed, denied, gone) is what a user acts on.
+      const cause = (err as { cause?: unknown }).cause;
+      throw cause instanceof S3SourceError ? cause : err;
+    }
+    return this.indexes.put(id, index);
   }
 
   async read(object: DatasetObject, offset: number, length: number): Promise<Uint8Array> {
-    const bytes = await rangeGet(await this.target(object), offset, length, this.bucket.context("read", object.key), { dispatcher: this.agent });
-    this.requests++;
-    this.bytesFetched += bytes.length;
-    return bytes;
-  }
-
-  private async target(object: DatasetObject): Promise<RangeTarget> {
-    const signed = await this.bucket.presignGet(object.key);
-    const url = this.options.cache === undefined ? signed : `${this.options.cache.replace(/\/+$/, "")}/v1/fetch?url=${encodeURIComponent(signed)}`;
-    return { url, etag: object.etag, size: object.size };
+    const url = await this.bucket.presignGet(object.key);
+    try {
+      return await this.cache.read(url, offset, length, object.etag);
+    } catch (err) {
+      const context = this.bucket.context("read", object.key);
+      const code = (err as { code?: unknown }).code;
+      if (code === "ERR_ETAG_CHANGED") throw objectChanged(context, "the cache saw a new ETag");
+      const status = (err as { upstreamStatus?: unknown }).upstreamStatus;
+      if (typeof status === "number") throw mapS3Error({ name: `HTTP ${status}`, $metadata: { httpStatusCode: status } }, context);
+      throw err;
+    }
   }
 
   plan(ranges: readonly PlannedRange[]): void {
-    if (this.options.cache === undefined || ranges.length === 0) return;
-    // A hint: the stream is correct without it, so failures are ignored.
-    void (async () => {
-      const body = [];
-      for (const r of ranges) body.push({ url: await this.bucket.presignGet(r.object.key), offset: r.offset, length: r.length });
-      const res = await fetch(`${this.options.cache!.replace(/\/+$/, "")}/v1/plan`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ ranges: body }),
-      });
-      await res.body?.cancel();
-    })().catch(() => {});
+    if (ranges.length === 0) return;
+    // A hint: the stream is correct without it, so a failed presign only drops the hint.
+    void Promise.all(ranges.map(async (r) => ({ url: await this.bucket.presignGet(r.object.key), offset: r.offset, length: r.length })))
+      .then((planned) => this.cache.plan(planned))
+      .catch(() => {});
   }
 
   stats(): SourceStats {
-    // Without an origin-cache every range goes to the bucket; with one, the cache counts its own hits.
-    return { bytesFetched: this.bytesFetched, cacheHits: 0, cacheMisses: this.requests };
+    return this.cache.stats();
   }
 
-  /** Index cache counters and range requests made, for tests and `ec inspect`. */
-  counters(): { indexHits: number; indexMisses: number; rangeRequests: number } {
-    return { indexHits: this.indexes.hits, indexMisses: this.indexes.misses, rangeRequests: this.requests };
+  /** Index cache counters and the range GETs made for indexing, for tests and `ec inspect`. */
+  counters(): { indexHits: number; indexMisses: number; indexRequests: number; indexBytes: number } {
+    return { indexHits: this.indexes.hits, indexMisses: this.indexes.misses, indexRequests: this.indexRequests, indexBytes: this.indexBytes };
   }
 
   async close(): Promise<void> {
+    await this.cache.close();
     this.bucket.destroy();
     await this.agent.close();
   }
+}
+
+/**
+ * The origin-cache upstream that admits this bucket's presigned URLs and nothing else:
+ * endpoint/BUCKET/ for path-style addressing, the bucket's own host otherwise.
+ *
+ * @example
+ * await bucketUpstream(bucket); // "https://ACCOUNT.r2.cloudflarestorage.com/videos/"
+ */
+export async function bucketUpstream(bucket: S3Bucket): Promise<string> {
+  const probe = new URL(await bucket.presignGet(`${bucket.location.prefix}upstream-probe`));
+  return bucket.location.forcePathStyle ? `${probe.origin}/${encodeURIComponent(bucket.location.bucket)}/` : `${probe.origin}/`;
 }
 
 /**
@@ -112,5 +135,12 @@ export class S3Source implements DatasetSource {
 export async function openS3Source(url: URL, options: S3SourceOptions = {}, env: NodeJS.ProcessEnv = process.env): Promise<S3Source> {
   const { credentials } = parseS3Options(options);
   const location = parseBucketUrl(url, options, env);
-  return new S3Source(new S3Bucket(location, resolveCredentials(location, credentials, env)), options, env);
+  const bucket = new S3Bucket(location, resolveCredentials(location, credentials, env));
+  try {
+    const cache = options.cache ? await remoteCache(options.cache) : await inProcessCache(await bucketUpstream(bucket), options.cacheBytes ?? 256 << 20);
+    return new S3Source(bucket, cache, new IndexDiskCache(options.indexCacheDir ?? defaultIndexCacheDir(env), options.indexCacheBytes));
+  } catch (err) {
+    bucket.destroy();
+    throw err;
+  }
 }
