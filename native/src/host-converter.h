@@ -2,6 +2,8 @@
 // Not thread-safe: owned by one Decoder, which is used by one call at a time.
 #pragma once
 
+#include <vector>
+
 #include "decode-types.h"
 
 namespace ec {
@@ -21,6 +23,7 @@ class HostConverter {
   int resizeHeight_;
   int resizeWidth_;
   SwsPtr sws_;
+  std::vector<uint8_t> scratch_;  // rgb24 staging for 8-bit float output
 };
 
 /** Name of a pixel format as ffmpeg spells it ("yuv420p10le"). */

@@ -1,0 +1,171 @@
+/**
+ * CPU decode benchmark: ec's native decoder against `ffmpeg -threads N -i FILE -f null -`
+ * on the same file and thread count (ratio), the cost of conversion and resize on top of
+ * the decode, and RSS over 10,000 decode calls (leak check).
+ *
+ *   npx tsc -p bench/tsconfig.json && node --expose-gc dist/bench/decode-cpu.js [--threads 2] [--rounds 3]
+ *       [--codec h264] [--size 1280x720] [--frames 300] [--calls 10000] [--json]
+ */
+import { execFile, spawnSync } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs, promisify } from "node:util";
+
+import { buildIndex, bytesReader } from "../common/media-index/index.js";
+import type { VideoTrackV1 } from "../common/schema/index.js";
+import { createDecoder, packetsFromTrack, type DecoderOptions, type Packets } from "../native/index.js";
+
+const run = promisify(execFile);
+
+const { values } = parseArgs({
+  options: {
+    threads: { type: "string", default: "2" },
+    rounds: { type: "string", default: "3" },
+    codec: { type: "string", default: "h264" },
+    size: { type: "string", default: "1280x720" },
+    frames: { type: "string", default: "300" },
+    calls: { type: "string", default: "10000" },
+    json: { type: "boolean", default: false },
+  },
+});
+const threads = Number(values.threads);
+const rounds = Number(values.rounds);
+const [width, height] = values.size.split("x").map(Number) as [number, number];
+const frames = Number(values.frames);
+const calls = Number(values.calls);
+
+const encoders: Record<string, string[]> = {
+  h264: ["-c:v", "libx264", "-preset", "veryfast", "-bf", "3", "-g", "60"],
+  hevc: ["-c:v", "libx265", "-preset", "ultrafast", "-tag:v", "hvc1", "-x265-params", "log-level=error:keyint=60"],
+  vp9: ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-g", "60"],
+  av1: ["-c:v", "libsvtav1", "-preset", "12", "-g", "60"],
+};
+
+async function makeFile(dir: string, codec: string, w: number, h: number, n: number): Promise<string> {
+  const out = join(dir, `${codec}-${w}x${h}-${n}.mp4`);
+  await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", `testsrc2=size=${w}x${h}:rate=30`, "-frames:v", String(n), "-pix_fmt", "yuv420p", ...encoders[codec]!, out]);
+  return out;
+}
+
+async function indexed(file: string): Promise<{ track: VideoTrackV1; bytes: Uint8Array }> {
+  const bytes = new Uint8Array(await readFile(file));
+  const index = await buildIndex(bytesReader(bytes), { key: file, etag: "bench" });
+  return { track: index.video!, bytes };
+}
+
+/** Whole-file packets split at keyframes into calls of about one GOP, as a stream decodes clips. */
+function gopCalls(track: VideoTrackV1, bytes: Uint8Array): Packets[] {
+  const keys = [...track.samples.keyframe.keys()].filter((i) => track.samples.keyframe[i] === 1);
+  keys.push(track.samples.size.length);
+  return keys.slice(0, -1).map((k, i) => packetsFromTrack(track, bytes, 0, k, keys[i + 1]! - k));
+}
+
+async function oursSeconds(track: VideoTrackV1, calls: Packets[], extra: Partial<DecoderOptions>): Promise<number> {
+  const decoder = await createDecoder({ codec: track.codec, extradata: track.extradata, width: track.width, height: track.height, threads, ...extra });
+  const t0 = performance.now();
+  let n = 0;
+  for (const packets of calls) n += (await decoder.decode(packets)).length;
+  const s = (performance.now() - t0) / 1000;
+  await decoder.close();
+  if (n !== track.samples.size.length) throw new Error(`decoded ${n} of ${track.samples.size.length} frames`);
+  return s;
+}
+
+function ffmpegSeconds(file: string, limit: string[] = []): number {
+  const t0 = performance.now();
+  const r = spawnSync("ffmpeg", ["-v", "error", "-threads", String(threads), "-i", file, "-map", "0:v:0", ...limit, "-f", "null", "-"]);
+  if (r.status !== 0) throw new Error(`ffmpeg failed: ${r.stderr}`);
+  return (performance.now() - t0) / 1000;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function throughput(dir: string) {
+  const file = await makeFile(dir, values.codec, width, height, frames);
+  const { track, bytes } = await indexed(file);
+  const calls = gopCalls(track, bytes);
+  const variants: [string, Partial<DecoderOptions>][] = [
+    ["native", {}],
+    ["rgb24", { output: "rgb24" }],
+    ["rgbf32-planar", { output: "rgbf32-planar" }],
+    ["rgb24 resize 224x224", { output: "rgb24", resize: [224, 224] }],
+  ];
+  const times: Record<string, number[]> = { ffmpeg: [], ffmpegStartup: [] };
+  await oursSeconds(track, calls, {}); // warm caches and the page cache
+  for (let r = 0; r < rounds; r++) {
+    // Interleaved so background load hits both sides alike.
+    times.ffmpeg!.push(ffmpegSeconds(file));
+    // Process start, probe and one frame: subtracted for a decode-only figure.
+    times.ffmpegStartup!.push(ffmpegSeconds(file, ["-frames:v", "1"]));
+    for (const [name, extra] of variants) (times[name] ??= []).push(await oursSeconds(track, calls, extra));
+  }
+  const fps = (name: string) => frames / median(times[name]!);
+  const nativeMs = (1000 * median(times.native!)) / frames;
+  return {
+    file: `${values.codec} ${width}x${height}, ${frames} frames, GOP 60${values.codec === "h264" ? ", 3 B-frames" : ""}`,
+    threads,
+    rounds,
+    ffmpegFps: fps("ffmpeg"),
+    ffmpegDecodeOnlyFps: frames / (median(times.ffmpeg!) - median(times.ffmpegStartup!)),
+    ecNativeFps: fps("native"),
+    ratio: fps("native") / fps("ffmpeg"),
+    ratioDecodeOnly: fps("native") / (frames / (median(times.ffmpeg!) - median(times.ffmpegStartup!))),
+    conversions: variants.slice(1).map(([name]) => ({
+      output: name,
+      fps: fps(name),
+      extraMsPerFrame: (1000 * median(times[name]!)) / frames - nativeMs,
+    })),
+  };
+}
+
+async function leak(dir: string) {
+  const file = await makeFile(dir, "h264", 128, 72, 24);
+  const { track, bytes } = await indexed(file);
+  const clip = packetsFromTrack(track, bytes, 0, 0, 12);
+  const garbage: Packets = { data: new Uint8Array(bytes.length).fill(0xff), samples: clip.samples };
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const rss = () => {
+    gc?.();
+    return process.memoryUsage().rss;
+  };
+  const open = () => createDecoder({ codec: track.codec, extradata: track.extradata, width: track.width, height: track.height, threads: 1, output: "rgb24" });
+  let decoder = await open();
+  const samples: { call: number; rssMiB: number }[] = [];
+  let base = 0;
+  for (let i = 1; i <= calls; i++) {
+    // Every 10th call on a fresh decoder and every 100th on corrupt bytes: open/close and error paths too.
+    if (i % 10 === 0) {
+      await decoder.close();
+      decoder = await open();
+    }
+    if (i % 100 === 0) await decoder.decode(garbage).catch(() => undefined);
+    else await decoder.decode(clip);
+    if (i === Math.min(1000, calls)) base = rss();
+    if (i % (calls / 10) === 0) samples.push({ call: i, rssMiB: rss() / 2 ** 20 });
+  }
+  await decoder.close();
+  const end = rss();
+  return { calls, gcExposed: gc !== undefined, rssAfter1000MiB: base / 2 ** 20, rssEndMiB: end / 2 ** 20, growthMiB: (end - base) / 2 ** 20, samples };
+}
+
+const dir = await mkdtemp(join(tmpdir(), "ec-bench-decode-"));
+try {
+  const t = await throughput(dir);
+  const l = await leak(dir);
+  if (values.json) {
+    process.stdout.write(JSON.stringify({ throughput: t, leak: l }) + "\n");
+  } else {
+    const f = (x: number) => x.toFixed(1);
+    console.log(`decode throughput — ${t.file}, ${t.threads} threads, median of ${t.rounds}`);
+    console.log(`  ffmpeg -threads ${t.threads} -f null   ${f(t.ffmpegFps)} fps`);
+    console.log(`  ffmpeg minus its start-up    ${f(t.ffmpegDecodeOnlyFps)} fps`);
+    console.log(`  ec native decode             ${f(t.ecNativeFps)} fps   ratio ${t.ratio.toFixed(3)} (vs start-up-corrected: ${t.ratioDecodeOnly.toFixed(3)})`);
+    for (const c of t.conversions) console.log(`  ec ${c.output.padEnd(25)} ${f(c.fps)} fps   +${c.extraMsPerFrame.toFixed(3)} ms/frame over native`);
+    console.log(`leak check — ${l.calls} decode calls (gc exposed: ${l.gcExposed})`);
+    console.log(`  RSS after 1000: ${f(l.rssAfter1000MiB)} MiB, at end: ${f(l.rssEndMiB)} MiB, growth ${f(l.growthMiB)} MiB`);
+    console.log(`  ${l.samples.map((s) => `${s.call}:${f(s.rssMiB)}`).join("  ")}`);
+  }
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
