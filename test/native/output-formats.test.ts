@@ -63,10 +63,10 @@ describe("output formats", () => {
     expect(Math.max(...g!.data)).toBeLessThanOrEqual(1023);
     expect(Math.max(...g!.data)).toBeGreaterThan(255);
     // 10-bit to float keeps its own (libswscale float) path; values still in range and close to rgb24.
-    const [f] = await decodeAll(hevc10, { output: "rgbf32-planar" });
+    const [float] = await decodeAll(hevc10, { output: "rgbf32-planar" });
     const [rgb] = await decodeAll(hevc10, { output: "rgb24" });
-    const data = f!.data as Float32Array;
-    expect(f!.shape).toEqual([3, 96, 160]);
+    const data = float!.data as Float32Array;
+    expect(float!.shape).toEqual([3, 96, 160]);
     expect(Math.min(...data)).toBeGreaterThanOrEqual(0);
     expect(Math.max(...data)).toBeLessThanOrEqual(1);
     expect(Math.abs(data[0]! * 255 - rgb!.data[0]!)).toBeLessThan(8);
