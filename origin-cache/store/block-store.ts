@@ -139,23 +139,30 @@ export class BlockStore {
     return true;
   }
 
+  // Reservations that must evict run one at a time; concurrent ones would each see the others'
+  // victims still on disk and evict again, emptying the cache.
+  #evicting: Promise<unknown> = Promise.resolve();
+
   async #reserve(size: number): Promise<boolean> {
     const max = this.#opts.maxBytes;
-    for (;;) {
-      const used = this.#resident + this.#reserved + this.#unlinking;
-      if (used + size <= max) {
-        this.#reserved += size;
-        return true;
-      }
-      // Bytes held by other writers or unlinks in progress cannot be freed by evicting more.
-      if (this.#reserved + size > max) return false;
-      if (this.#entries.size === 0 && this.#unlinking === 0) return false;
-      if (this.#entries.size === 0) {
-        await new Promise((r) => setTimeout(r, 1));
-        continue;
-      }
-      await this.#evict(used + size - max);
+    if (this.#resident + this.#reserved + this.#unlinking + size <= max) {
+      this.#reserved += size;
+      return true;
     }
+    const turn = this.#evicting.then(async () => {
+      for (;;) {
+        const used = this.#resident + this.#reserved + this.#unlinking;
+        if (used + size <= max) {
+          this.#reserved += size;
+          return true;
+        }
+        // Bytes held by writers in progress cannot be freed by evicting more: serve uncached.
+        if (this.#reserved + size > max || this.#entries.size === 0) return false;
+        await this.#evict(used + size - max);
+      }
+    });
+    this.#evicting = turn.catch(() => {});
+    return turn;
   }
 
   /** Frees at least `bytes`, least recently used first, blocks the plan needs soon last. */
