@@ -10,7 +10,8 @@ export type VideoCodec = z.infer<typeof VideoCodec>;
 /**
  * Per-sample columns of one video track, in decode (file) order — the order of
  * `ffprobe -show_packets`. Offsets are absolute byte positions in the object; pts/dts
- * are in `timescale` units. Float64 holds every integer below 2^53 exactly.
+ * are in `timescale` units with the edit list's start subtracted, so they equal ffprobe's
+ * (dts may be negative with B-frames). Float64 holds every integer below 2^53 exactly.
  */
 export const SampleTableV1 = z.object({
   offset: z.instanceof(Float64Array),
