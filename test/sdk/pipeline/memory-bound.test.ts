@@ -1,0 +1,42 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { makeVideo } from "../../helpers/make-video.js";
+import { open } from "../../../sdk/open.js";
+import type { DecodeClip } from "../../../sdk/pipeline/decode.js";
+import { LocalDirSource } from "../../../sdk/source/index.js";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ec-sdk-mem-"));
+  await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 200, gop: 5, name: "long.mp4" });
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const FRAME = 512 << 10;
+
+/** Every decoded frame is 512 KiB: a stream that held on to its output would grow by hundreds of MiB. */
+const bigFrames: DecodeClip = async (req) => ({
+  device: "cpu",
+  frames: req.keep.map((pts) => ({ data: new Uint8Array(FRAME).fill(1 + (pts % 251)), pts, width: 1024, height: 1024, format: "test" })),
+});
+
+it("a long stream keeps RSS within what prefetch and batch allow, whatever the dataset's length", async () => {
+  const prefetch = 4;
+  const batch = 2;
+  const frames = 4;
+  // hop 1: every frame starts a clip, 197 clips × 2 MiB = ~400 MiB decoded in all.
+  const ds = await open(dir, { frames, hop: 1, align: "exact", prefetch, batch, workers: 2, device: "cpu" }, { source: new LocalDirSource(dir), decode: bigFrames });
+  expect(ds.clipCount).toBe(197);
+  const bound = (prefetch + 2 * batch) * frames * FRAME;
+  const base = process.memoryUsage().rss;
+  let peak = 0;
+  for await (const b of ds) {
+    expect(b.frames.data[0]).toBeDefined();
+    peak = Math.max(peak, process.memoryUsage().rss - base);
+  }
+  expect(ds.stats().clips).toBe(197);
+  // Generous slack for the allocator and the garbage collector's timing, still below the ~400 MiB a leak would show.
+  expect(peak).toBeLessThan(bound + 96 * 1024 * 1024);
+});
