@@ -48,7 +48,7 @@ describe("verifyObject", () => {
 
   it("catches one flipped byte and an off-by-one range", async () => {
     served = Buffer.from(local);
-    served[4999] ^= 1;
+    served[4999] = served[4999]! ^ 1;
     const flipped = await verifyObject("k", `${base}/obj`, join(dir, "obj.bin"), ranges);
     expect(flipped.mismatches.some((m) => m.includes("whole body differs"))).toBe(true);
     served = local;
