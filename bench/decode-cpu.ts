@@ -6,17 +6,15 @@
  *   npx tsc -p bench/tsconfig.json && node --expose-gc dist/bench/decode-cpu.js [--threads 2] [--rounds 3]
  *       [--codec h264] [--size 1280x720] [--frames 300] [--calls 10000] [--json]
  */
-import { execFile, spawnSync } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs, promisify } from "node:util";
+import { parseArgs } from "node:util";
 
-import { buildIndex, bytesReader } from "../common/media-index/index.js";
 import type { VideoTrackV1 } from "../common/schema/index.js";
 import { createDecoder, packetsFromTrack, type DecoderOptions, type Packets } from "../native/index.js";
-
-const run = promisify(execFile);
+import { gopCalls, indexedFile, makeBenchVideo, median } from "./decode-fixtures.js";
 
 const { values } = parseArgs({
   options: {
@@ -34,32 +32,6 @@ const rounds = Number(values.rounds);
 const [width, height] = values.size.split("x").map(Number) as [number, number];
 const frames = Number(values.frames);
 const calls = Number(values.calls);
-
-const encoders: Record<string, string[]> = {
-  h264: ["-c:v", "libx264", "-preset", "veryfast", "-bf", "3", "-g", "60"],
-  hevc: ["-c:v", "libx265", "-preset", "ultrafast", "-tag:v", "hvc1", "-x265-params", "log-level=error:keyint=60"],
-  vp9: ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-g", "60"],
-  av1: ["-c:v", "libsvtav1", "-preset", "12", "-g", "60"],
-};
-
-async function makeFile(dir: string, codec: string, w: number, h: number, n: number): Promise<string> {
-  const out = join(dir, `${codec}-${w}x${h}-${n}.mp4`);
-  await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", `testsrc2=size=${w}x${h}:rate=30`, "-frames:v", String(n), "-pix_fmt", "yuv420p", ...encoders[codec]!, out]);
-  return out;
-}
-
-async function indexed(file: string): Promise<{ track: VideoTrackV1; bytes: Uint8Array }> {
-  const bytes = new Uint8Array(await readFile(file));
-  const index = await buildIndex(bytesReader(bytes), { key: file, etag: "bench" });
-  return { track: index.video!, bytes };
-}
-
-/** Whole-file packets split at keyframes into calls of about one GOP, as a stream decodes clips. */
-function gopCalls(track: VideoTrackV1, bytes: Uint8Array): Packets[] {
-  const keys = [...track.samples.keyframe.keys()].filter((i) => track.samples.keyframe[i] === 1);
-  keys.push(track.samples.size.length);
-  return keys.slice(0, -1).map((k, i) => packetsFromTrack(track, bytes, 0, k, keys[i + 1]! - k));
-}
 
 async function oursSeconds(track: VideoTrackV1, calls: Packets[], extra: Partial<DecoderOptions>): Promise<number> {
   const decoder = await createDecoder({ codec: track.codec, extradata: track.extradata, width: track.width, height: track.height, threads, ...extra });
@@ -79,11 +51,10 @@ function ffmpegSeconds(file: string, limit: string[] = []): number {
   return (performance.now() - t0) / 1000;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function throughput(dir: string) {
-  const file = await makeFile(dir, values.codec, width, height, frames);
-  const { track, bytes } = await indexed(file);
+  const file = await makeBenchVideo(dir, values.codec, width, height, frames);
+  const { track, bytes } = await indexedFile(file);
   const calls = gopCalls(track, bytes);
   const variants: [string, Partial<DecoderOptions>][] = [
     ["native", {}],
@@ -120,8 +91,8 @@ async function throughput(dir: string) {
 }
 
 async function leak(dir: string) {
-  const file = await makeFile(dir, "h264", 128, 72, 24);
-  const { track, bytes } = await indexed(file);
+  const file = await makeBenchVideo(dir, "h264", 128, 72, 24);
+  const { track, bytes } = await indexedFile(file);
   const clip = packetsFromTrack(track, bytes, 0, 0, 12);
   const garbage: Packets = { data: new Uint8Array(bytes.length).fill(0xff), samples: clip.samples };
   const gc = (globalThis as { gc?: () => void }).gc;

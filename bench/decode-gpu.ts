@@ -1,0 +1,81 @@
+/**
+ * NVDEC decode benchmark: ec on "cuda:N" (frames stay in device memory) against
+ * `ffmpeg -hwaccel cuda -hwaccel_output_format cuda -i FILE -f null -` on the same GPU.
+ * Exits 0 with a skip line where no NVDEC is available. Run by test/gpu/check.sh:
+ *
+ *   npx tsc -p bench/tsconfig.json && node dist/bench/decode-gpu.js [--device cuda:0] [--codec h264] [--size 1920x1080] [--frames 600]
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+
+import { createDecoder, devices, type DeviceName } from "../native/index.js";
+import { gopCalls, indexedFile, makeBenchVideo, median } from "./decode-fixtures.js";
+
+const { values } = parseArgs({
+  options: {
+    device: { type: "string", default: "cuda:0" },
+    codec: { type: "string", default: "h264" },
+    size: { type: "string", default: "1920x1080" },
+    frames: { type: "string", default: "600" },
+    rounds: { type: "string", default: "3" },
+    json: { type: "boolean", default: false },
+  },
+});
+const d = devices();
+if (!d.cuda.nvdec.codecs.includes(values.codec)) {
+  console.log(`SKIP decode-gpu: NVDEC cannot decode ${values.codec} here: ${d.cuda.nvdec.reason ?? d.cuda.reason ?? "codec not offered"}`);
+  process.exit(0);
+}
+const [width, height] = values.size.split("x").map(Number) as [number, number];
+const frames = Number(values.frames);
+const gpuIndex = values.device.split(":")[1] ?? "0";
+
+const dir = await mkdtemp(join(tmpdir(), "ec-bench-gpu-"));
+try {
+  const file = await makeBenchVideo(dir, values.codec, width, height, frames);
+  const { track, bytes } = await indexedFile(file);
+  const calls = gopCalls(track, bytes);
+  const ours = async () => {
+    const decoder = await createDecoder({ codec: track.codec, extradata: track.extradata, width, height, device: values.device as DeviceName });
+    const t0 = performance.now();
+    let n = 0;
+    for (const packets of calls) n += (await decoder.decode(packets)).length;
+    const s = (performance.now() - t0) / 1000;
+    await decoder.close();
+    if (n !== frames) throw new Error(`decoded ${n} of ${frames} frames`);
+    return s;
+  };
+  const ffmpeg = (limit: string[] = []) => {
+    const t0 = performance.now();
+    const r = spawnSync("ffmpeg", ["-v", "error", "-hwaccel", "cuda", "-hwaccel_device", gpuIndex, "-hwaccel_output_format", "cuda", "-i", file, ...limit, "-f", "null", "-"]);
+    if (r.status !== 0) throw new Error(`ffmpeg -hwaccel cuda failed: ${r.stderr}`);
+    return (performance.now() - t0) / 1000;
+  };
+  await ours();
+  const t = { ours: [] as number[], ffmpeg: [] as number[], startup: [] as number[] };
+  for (let r = 0; r < Number(values.rounds); r++) {
+    t.ffmpeg.push(ffmpeg());
+    t.startup.push(ffmpeg(["-frames:v", "1"]));
+    t.ours.push(await ours());
+  }
+  const result = {
+    file: `${values.codec} ${width}x${height}, ${frames} frames`,
+    device: values.device,
+    ecFps: frames / median(t.ours),
+    ffmpegFps: frames / median(t.ffmpeg),
+    ffmpegDecodeOnlyFps: frames / (median(t.ffmpeg) - median(t.startup)),
+    ratio: median(t.ffmpeg) / median(t.ours),
+    ratioDecodeOnly: (median(t.ffmpeg) - median(t.startup)) / median(t.ours),
+  };
+  if (values.json) console.log(JSON.stringify(result));
+  else {
+    console.log(`NVDEC decode — ${result.file} on ${result.device} (${d.cuda.devices[Number(gpuIndex)]?.name ?? "?"})`);
+    console.log(`  ffmpeg -hwaccel cuda        ${result.ffmpegFps.toFixed(1)} fps (minus start-up: ${result.ffmpegDecodeOnlyFps.toFixed(1)})`);
+    console.log(`  ec decode on ${values.device}        ${result.ecFps.toFixed(1)} fps   ratio ${result.ratio.toFixed(3)} (vs start-up-corrected: ${result.ratioDecodeOnly.toFixed(3)})`);
+  }
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
