@@ -11,6 +11,7 @@ const commands = new Map<string, () => Promise<Command>>([
   ["sign", async () => (await import("./sign.js")).main],
   ["push", async () => (await import("./push.js")).main],
   ["demo", async () => (await import("./demo.js")).main],
+  ["cache", async () => (await import("./cache.js")).main],
 ]);
 
 export async function run(argv: string[]): Promise<number> {
