@@ -17,6 +17,11 @@ export interface LocalEdgeOptions {
   readonly quiet?: boolean;
   /** How long to wait for /v1/health before giving up; default 120 s. */
   readonly readyTimeoutMs?: number;
+  /**
+   * The origin the Worker should believe it serves (and sign URLs for) when a front such as a
+   * TLS proxy or the WAN emulator sits before it, e.g. "https://127.0.0.1:8443".
+   */
+  readonly publicOrigin?: string;
 }
 
 /** A running local edge. */
@@ -68,6 +73,12 @@ async function waitForHealth(url: string, group: ChildGroup, timeoutMs: number):
   throw new DevServiceError("ERR_DEV_START", `The edge did not answer ${url}/v1/health within ${timeoutMs} ms:\n${group.output()}`);
 }
 
+/** wrangler rewrites each request's URL to this origin, so the Worker signs URLs that go through the front. */
+function upstreamArgs(origin: string): string[] {
+  const u = new URL(origin);
+  return ["--local-upstream", u.host, "--upstream-protocol", u.protocol.slice(0, -1)];
+}
+
 async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Promise<LocalEdge> {
   const varsDir = resolve(opts.varsDir ?? root);
   const vars = ensureDevVars(varsDir);
@@ -80,6 +91,7 @@ async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Pr
     wrangler, "dev", "--local", "--config", config,
     "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort),
     "--persist-to", persistDir, "--show-interactive-dev-session=false", "--log-level", opts.quiet ? "warn" : "info",
+    ...(opts.publicOrigin ? upstreamArgs(opts.publicOrigin) : []),
   ];
   const group = spawnGroup(process.execPath, args, {
     cwd: root,

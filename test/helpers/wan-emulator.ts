@@ -152,7 +152,8 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
         return;
       }
       const headers: Record<string, string> = {};
-      for (const name of ["range", "if-match", "if-none-match", "if-range"]) {
+      // authorization: the edge's manifest route takes a bearer token through the WAN too.
+      for (const name of ["range", "if-match", "if-none-match", "if-range", "authorization"]) {
         const v = req.headers[name];
         if (typeof v === "string") headers[name] = v;
       }

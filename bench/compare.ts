@@ -1,0 +1,150 @@
+/**
+ * `npm run bench`: the side-by-side comparison. Every row decodes the same clips of the same
+ * videos in one run on this machine, each in its own process: local files through ec (the
+ * upper bound), ec cold and warm through the WAN emulator, naive ffmpeg on signed URLs,
+ * download-then-decode, and a PyTorch DataLoader with PyAV. Prints a table (and with --json
+ * ends with one JSON line), and writes bench/results/compare.json and compare.svg.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cpus, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { parseCompareArgs, type CompareConfig, type RowName } from "./compare/args.js";
+import { renderChart } from "./compare/chart.js";
+import { figuresOf, ratiosOf, targetsOf, type RowResult } from "./compare/figures.js";
+import { videoFiles } from "./compare/fixtures.js";
+import type { RowContext, RowDef } from "./compare/row.js";
+import { downloadRow } from "./compare/rows/download.js";
+import { ecColdRow, ecWarmRow } from "./compare/rows/ec-remote.js";
+import { localRow } from "./compare/rows/local.js";
+import { naiveRow } from "./compare/rows/naive.js";
+import { torchRow } from "./compare/rows/torch.js";
+import { scaleOnPaper } from "./compare/scale.js";
+import { renderTable } from "./compare/table.js";
+import { startTestbed, type Testbed } from "./compare/testbed.js";
+
+const ROWS: readonly RowDef[] = [localRow, ecColdRow, ecWarmRow, naiveRow, downloadRow, torchRow];
+/** What "Scale on paper" states: a host of 8 GPUs at 1,000 frames/s each, 16 hosts, a 1M-clip epoch, 10 s of prefetch. */
+const STATED = { gpus: 8, gpuFps: 1000, hosts: 16, epochClips: 1_000_000, horizonS: 10 };
+
+const here = dirname(fileURLToPath(import.meta.url));
+const log = (msg: string): void => void process.stderr.write(`[bench] ${msg}\n`);
+
+async function startCacheProcess(childDir: string, bed: Testbed, dir: string): Promise<{ url: string; pid: number; proc: ChildProcess }> {
+  // 256 KiB blocks, as the SDK's in-process cache uses: a random clip pulls little more than its GOP.
+  const args = { upstream: bed.wan.url, dir, maxBytes: 4 * 2 ** 30, caFile: bed.caFile, blockSize: 256 << 10 };
+  const proc = spawn(process.execPath, [join(childDir, "cache-service.js"), JSON.stringify(args)], { stdio: ["ignore", "pipe", "inherit"] });
+  const first = await new Promise<string>((resolveLine, reject) => {
+    const rl = createInterface({ input: proc.stdout! });
+    rl.once("line", (line) => resolveLine(line));
+    proc.once("exit", (code) => reject(new Error(`the origin-cache process exited with ${code} before listening`)));
+  });
+  return { url: (JSON.parse(first) as { url: string }).url, pid: proc.pid!, proc };
+}
+
+function subtitle(c: CompareConfig, files: number): string {
+  const videos = c.videos ? `${files} videos from ${c.videos}` : `${files} × ${c.width}x${c.height} h264 ${c.seconds}s@${c.fps} gop ${c.gop}`;
+  return `${videos}; ${c.clips} clips × ${c.frames} frames, batch ${c.batch}; WAN ${c.rttMs} ms RTT, ${c.bandwidthMbps} Mbit/s; ${cpus().length} cores`;
+}
+
+async function main(): Promise<number> {
+  const config = parseCompareArgs(process.argv.slice(2));
+  const root = resolve(here, "..", "..");
+  const childDir = join(here, "compare", "child");
+  const workDir = await mkdtemp(join(tmpdir(), "ec-bench-"));
+  const results: Partial<Record<RowName, RowResult>> = {};
+  let testbed: Testbed | undefined;
+  let cacheProc: ChildProcess | undefined;
+  try {
+    const localDir = join(workDir, "videos");
+    await mkdir(localDir);
+    log(config.videos ? `copying videos from ${config.videos}` : `making ${config.count} videos with ffmpeg`);
+    const files = await videoFiles(config, localDir);
+    const ctx: { -readonly [K in keyof RowContext]: RowContext[K] } = { config, localDir, workDir, childDir, root, testbed: undefined, cache: undefined, clips: [] };
+    let gopBytesPerClip: number | undefined;
+    let localCps: number | undefined;
+    let sameClips: boolean | null = null;
+    for (const row of ROWS.filter((r) => config.rows.includes(r.name))) {
+      if (row.name !== "local" && !ctx.testbed && !testbed) {
+        log("starting the local edge and the WAN emulator");
+        try {
+          testbed = await startTestbed({ files, prefix: "bench", workDir: join(workDir, "edge"), rttMs: config.rttMs, bandwidthBytesPerSec: (config.bandwidthMbps * 1e6) / 8 });
+          ctx.testbed = testbed;
+        } catch (err) {
+          log(`the local edge did not start: ${(err as Error).message}`);
+        }
+      }
+      if (row.name === "ec_cold" && ctx.testbed) {
+        try {
+          const c = await startCacheProcess(childDir, ctx.testbed, join(workDir, "cache"));
+          cacheProc = c.proc;
+          ctx.cache = { url: c.url, pid: c.pid };
+        } catch (err) {
+          log(`the origin-cache did not start: ${(err as Error).message}`);
+        }
+      }
+      log(`row ${row.name}: ${row.label}`);
+      let outcome;
+      try {
+        outcome = await row.run(ctx);
+      } catch (err) {
+        outcome = { kind: "skipped" as const, reason: `failed: ${(err as Error).message.split("\n").slice(0, 6).join(" | ")}` };
+      }
+      if (outcome.kind === "skipped") {
+        log(`row ${row.name} skipped: ${outcome.reason}`);
+        results[row.name] = { label: row.label, status: "skipped", reason: outcome.reason };
+        continue;
+      }
+      const figures = figuresOf(outcome, localCps);
+      results[row.name] = { label: row.label, status: "ran", figures };
+      log(`row ${row.name}: ${figures.clips} clips in ${figures.seconds} s = ${figures.clips_per_s} clips/s`);
+      if (row.name === "local") {
+        ctx.clips = outcome.report.clipList ?? [];
+        localCps = figures.clips_per_s;
+        gopBytesPerClip = outcome.report.bytesNeeded !== undefined && figures.clips > 0 ? outcome.report.bytesNeeded / figures.clips : undefined;
+        if (ctx.clips.length === 0) throw new Error("The local row delivered no clips; nothing to compare");
+      }
+      if (row.name === "ec_cold") {
+        const strip = (k: string): string => k.slice(k.indexOf("/") + 1);
+        const theirs = (outcome.report.clipList ?? []).map((c) => `${strip(c.key)}@${c.start}`).join(",");
+        sameClips = theirs === ctx.clips.map((c) => `${c.key}@${c.start}`).join(",");
+      }
+    }
+    const ratios = ratiosOf(results, gopBytesPerClip);
+    const targets = targetsOf(ratios);
+    const cold = results.ec_cold;
+    const scale = cold?.status === "ran" ? scaleOnPaper({ cold: cold.figures, framesPerClip: config.frames, rttMs: config.rttMs, ...STATED }) : null;
+    const summary = {
+      config: { ...config, cores: cpus().length, cpu: cpus()[0]?.model ?? "unknown" },
+      gop_bytes_per_clip: gopBytesPerClip === undefined ? null : Math.round(gopBytesPerClip),
+      same_clips_ec_cold_vs_local: sameClips,
+      rows: Object.fromEntries(Object.entries(results).map(([k, r]) => [k, r.status === "ran" ? { label: r.label, ...r.figures } : { label: r.label, skipped: r.reason }])),
+      ratios,
+      targets,
+      scale: scale === null ? null : { stated: STATED, ...scale },
+    };
+    const out = resolve(root, config.out);
+    await mkdir(out, { recursive: true });
+    await writeFile(join(out, "compare.json"), `${JSON.stringify(summary, null, 2)}\n`);
+    await writeFile(join(out, "compare.svg"), renderChart(results, subtitle(config, files.length)));
+    process.stdout.write(`\n${subtitle(config, files.length)}\n\n${renderTable(results, targets)}`);
+    if (scale) process.stdout.write(`\nscale on paper (${STATED.gpus} GPUs × ${STATED.gpuFps} frames/s per host, ${STATED.hosts} hosts, ${STATED.epochClips} clips/epoch):\n${scale.formulas.map((f) => `  ${f}`).join("\n")}\n`);
+    process.stdout.write(`\nwrote ${join(config.out, "compare.json")} and ${join(config.out, "compare.svg")}\n`);
+    if (config.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    return 0;
+  } finally {
+    cacheProc?.kill("SIGTERM");
+    await testbed?.close().catch(() => {});
+    await rm(workDir, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,98 @@
+/** Flags of `npm run bench`; defaults keep a run on a 2-core machine to a few minutes. */
+import { availableParallelism } from "node:os";
+import { parseArgs } from "node:util";
+import { describeReceived } from "../../common/errors.js";
+
+export const ROW_NAMES = ["local", "ec_cold", "ec_warm", "naive", "download", "torch"] as const;
+export type RowName = (typeof ROW_NAMES)[number];
+
+export interface CompareConfig {
+  /** Folder of .mp4 videos to use instead of made ones. */
+  readonly videos: string | undefined;
+  /** Made videos: how many, size, length, frame rate, keyframe interval. */
+  readonly count: number;
+  readonly width: number;
+  readonly height: number;
+  readonly seconds: number;
+  readonly fps: number;
+  readonly gop: number;
+  /** Clips per row, frames per clip, clips per batch. */
+  readonly clips: number;
+  readonly frames: number;
+  readonly batch: number;
+  readonly seed: number;
+  /** Decoders/workers per row; default: the cores. */
+  readonly workers: number;
+  readonly rttMs: number;
+  readonly bandwidthMbps: number;
+  /** Simulated training step per batch (a sleep), so stall ratio means "GPU idle". */
+  readonly stepMs: number;
+  readonly rows: readonly RowName[];
+  readonly json: boolean;
+  readonly out: string;
+}
+
+export const USAGE = `usage: npm run bench -- [--videos DIR] [--count N] [--size WxH] [--seconds S] [--fps F] [--gop G]
+                      [--clips N] [--frames T] [--batch B] [--seed N] [--workers N]
+                      [--rtt-ms MS] [--bandwidth-mbps MBIT] [--step-ms MS]
+                      [--rows ${ROW_NAMES.join(",")}] [--out DIR] [--json]
+`;
+
+const STRING_FLAGS = ["videos", "count", "size", "seconds", "fps", "gop", "clips", "frames", "batch", "seed", "workers", "rtt-ms", "bandwidth-mbps", "step-ms", "rows", "out"];
+
+function int(name: string, raw: string | undefined, fallback: number, min = 1): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!/^\d+(\.\d+)?$/.test(raw) || n < min) throw new Error(`Expected a number ≥ ${min} for --${name} but received ${describeReceived(raw)}`);
+  return n;
+}
+
+/**
+ * Parses argv into a config; every bad flag says what it expected.
+ *
+ * @example
+ * parseCompareArgs(["--clips", "32", "--rows", "local,naive"]).rows; // ["local", "naive"]
+ */
+export function parseCompareArgs(argv: readonly string[]): CompareConfig {
+  const { values: v } = parseArgs({
+    args: [...argv],
+    options: {
+      ...Object.fromEntries(STRING_FLAGS.map((k) => [k, { type: "string" as const }])),
+      json: { type: "boolean" },
+      help: { type: "boolean" },
+    },
+  }) as { values: Record<string, string | boolean | undefined> };
+  if (v.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const s = (k: string): string | undefined => v[k] as string | undefined;
+  const size = /^(\d+)x(\d+)$/.exec(s("size") ?? "640x360");
+  if (!size) throw new Error(`Expected WxH (e.g. 640x360) for --size but received ${describeReceived(s("size"))}`);
+  const rows = (s("rows") ?? ROW_NAMES.join(",")).split(",").filter(Boolean);
+  for (const r of rows) {
+    if (!(ROW_NAMES as readonly string[]).includes(r)) throw new Error(`Expected rows among ${ROW_NAMES.join(", ")} but received ${describeReceived(r)}`);
+  }
+  // The other rows decode the clips the local row chose, so it always runs.
+  if (!rows.includes("local")) rows.unshift("local");
+  return {
+    videos: s("videos"),
+    count: int("count", s("count"), 8),
+    width: Number(size[1]),
+    height: Number(size[2]),
+    seconds: int("seconds", s("seconds"), 10),
+    fps: int("fps", s("fps"), 30),
+    gop: int("gop", s("gop"), 30),
+    clips: int("clips", s("clips"), 64),
+    frames: int("frames", s("frames"), 16),
+    batch: int("batch", s("batch"), 4),
+    seed: int("seed", s("seed"), 1, 0),
+    workers: int("workers", s("workers"), Math.max(1, availableParallelism())),
+    rttMs: int("rtt-ms", s("rtt-ms"), 50, 0),
+    bandwidthMbps: int("bandwidth-mbps", s("bandwidth-mbps"), 200),
+    stepMs: int("step-ms", s("step-ms"), 0, 0),
+    rows: ROW_NAMES.filter((r) => rows.includes(r)),
+    json: v.json === true,
+    out: s("out") ?? "bench/results",
+  };
+}

@@ -1,0 +1,108 @@
+/** Per-row figures from what a row measured, the headline ratios, and the targets they meet or miss. */
+import type { RowName } from "./args.js";
+import type { RowOutcome } from "./row.js";
+
+export interface RowFigures {
+  readonly clips: number;
+  readonly frames: number;
+  readonly seconds: number;
+  readonly clips_per_s: number;
+  readonly frames_per_s: number;
+  /** Bytes over the WAN for remote rows, bytes read from disk for local. */
+  readonly bytes_fetched: number;
+  readonly mb_per_s_fetched: number;
+  readonly bytes_per_clip: number;
+  /** Range requests over the WAN per clip (remote rows): what the bucket bills as Class B. */
+  readonly requests_per_clip: number | null;
+  readonly time_to_first_batch_s: number;
+  readonly stall_ratio: number;
+  readonly peak_rss_mb: number;
+  readonly cpu_s_per_frame: number;
+  /** clips/s over the local row's. */
+  readonly vs_local: number | null;
+}
+
+export type RowResult = { readonly label: string } & ({ readonly status: "ran"; readonly figures: RowFigures } | { readonly status: "skipped"; readonly reason: string });
+
+const round = (x: number, digits = 4): number => Number(x.toPrecision(digits));
+
+/** Figures of one row; `localClipsPerS` makes its vs_local ratio. */
+export function figuresOf(o: Extract<RowOutcome, { kind: "ran" }>, localClipsPerS: number | undefined): RowFigures {
+  const r = o.report;
+  const bytes = o.wanBytes ?? r.bytesFetched ?? 0;
+  const cps = r.seconds > 0 ? r.clips / r.seconds : 0;
+  return {
+    clips: r.clips,
+    frames: r.frames,
+    seconds: round(r.seconds),
+    clips_per_s: round(cps),
+    frames_per_s: round(r.seconds > 0 ? r.frames / r.seconds : 0),
+    bytes_fetched: bytes,
+    mb_per_s_fetched: round(r.seconds > 0 ? bytes / r.seconds / 1e6 : 0),
+    bytes_per_clip: Math.round(r.clips > 0 ? bytes / r.clips : 0),
+    requests_per_clip: o.wanRequests === undefined || r.clips === 0 ? null : round(o.wanRequests / r.clips),
+    time_to_first_batch_s: round(r.firstBatchSeconds),
+    stall_ratio: round(r.stallRatio, 3),
+    peak_rss_mb: round(o.peakMemoryBytes / 2 ** 20),
+    cpu_s_per_frame: round(r.frames > 0 ? o.cpuSeconds / r.frames : 0),
+    vs_local: localClipsPerS ? round(cps / localClipsPerS) : null,
+  };
+}
+
+export interface Ratios {
+  readonly ec_cold_vs_local: number | null;
+  readonly ec_warm_vs_local: number | null;
+  readonly ec_vs_naive: number | null;
+  readonly ec_vs_torch: number | null;
+  readonly bytes_per_clip_vs_gop: number | null;
+}
+
+export interface Target {
+  readonly ratio: keyof Ratios;
+  readonly goal: string;
+  readonly min?: number;
+  readonly max?: number;
+  readonly value: number | null;
+  /** null when the ratio could not be measured (a row skipped). */
+  readonly met: boolean | null;
+  /** value over the bound: how far above (min) or below (max) the target it is; < 1 misses. */
+  readonly margin: number | null;
+}
+
+/**
+ * The headline ratios. `gopBytesPerClip` is the bytes from each clip's keyframe to its last
+ * sample, averaged (ec's bytes_needed over the local row's clips).
+ */
+export function ratiosOf(rows: Partial<Record<RowName, RowResult>>, gopBytesPerClip: number | undefined): Ratios {
+  const cps = (n: RowName): number | undefined => {
+    const r = rows[n];
+    return r?.status === "ran" && r.figures.clips_per_s > 0 ? r.figures.clips_per_s : undefined;
+  };
+  const div = (a: number | undefined, b: number | undefined): number | null => (a !== undefined && b !== undefined ? round(a / b) : null);
+  const cold = rows.ec_cold;
+  return {
+    ec_cold_vs_local: div(cps("ec_cold"), cps("local")),
+    ec_warm_vs_local: div(cps("ec_warm"), cps("local")),
+    ec_vs_naive: div(cps("ec_cold"), cps("naive")),
+    ec_vs_torch: div(cps("ec_cold"), cps("torch")),
+    bytes_per_clip_vs_gop: div(cold?.status === "ran" ? cold.figures.bytes_per_clip : undefined, gopBytesPerClip || undefined),
+  };
+}
+
+const GOALS: readonly Omit<Target, "value" | "met" | "margin">[] = [
+  { ratio: "ec_cold_vs_local", goal: "ec cold ≥ 0.95 × local", min: 0.95 },
+  { ratio: "ec_warm_vs_local", goal: "ec warm ≥ 1.0 × local (within noise)", min: 1.0 },
+  { ratio: "ec_vs_naive", goal: "ec ≥ 5 × naive streaming (random clips)", min: 5 },
+  { ratio: "ec_vs_torch", goal: "ec ≥ 2 × PyTorch + PyAV", min: 2 },
+  { ratio: "bytes_per_clip_vs_gop", goal: "bytes per clip ≤ 1.2 × GOP bytes", max: 1.2 },
+];
+
+/** Each target with its measured value, whether it is met and by what margin. */
+export function targetsOf(ratios: Ratios): Target[] {
+  return GOALS.map((g) => {
+    const value = ratios[g.ratio];
+    if (value === null) return { ...g, value, met: null, margin: null };
+    const margin = g.min !== undefined ? value / g.min : g.max! / value;
+    return { ...g, value, met: margin >= 1, margin: round(margin, 3) };
+  });
+}

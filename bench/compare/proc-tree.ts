@@ -1,0 +1,90 @@
+/**
+ * Resource use of a process tree from /proc (Linux): memory summed over the tree and CPU time
+ * of live processes. Forked workers share pages, so PSS (each shared page split between its
+ * users) is summed where the kernel offers it; RSS otherwise.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+
+const PAGE = 4096;
+const TICKS = 100;
+
+function read(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/** Fields of /proc/PID/stat after the command name (which may hold spaces and parentheses). */
+function statFields(pid: number): string[] | undefined {
+  const text = read(`/proc/${pid}/stat`);
+  if (!text) return undefined;
+  return text.slice(text.lastIndexOf(")") + 2).split(" ");
+}
+
+/** Every live descendant of `root`, itself included. */
+export function treePids(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const f = statFields(Number(name));
+    if (!f) continue;
+    const ppid = Number(f[1]);
+    const list = children.get(ppid) ?? [];
+    list.push(Number(name));
+    children.set(ppid, list);
+  }
+  const out: number[] = [];
+  const todo = [root];
+  while (todo.length > 0) {
+    const pid = todo.pop()!;
+    out.push(pid);
+    todo.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+
+/** Proportional (else resident) bytes of one process; 0 once it is gone. */
+export function memoryOf(pid: number): number {
+  const rollup = read(`/proc/${pid}/smaps_rollup`);
+  const pss = rollup && /^Pss:\s+(\d+) kB/m.exec(rollup);
+  if (pss) return Number(pss[1]) * 1024;
+  const statm = read(`/proc/${pid}/statm`);
+  return statm ? Number(statm.split(" ")[1]) * PAGE : 0;
+}
+
+/** CPU seconds of a live process, its waited-for children included. */
+export function cpuSecondsOf(pid: number): number {
+  const f = statFields(pid);
+  if (!f) return 0;
+  // utime, stime, cutime, cstime are fields 14–17 of stat; f starts at field 3.
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS;
+}
+
+/** This process's CPU seconds, children it waited for included; what a row reports about itself. */
+export function selfCpuSeconds(): number {
+  return cpuSecondsOf(process.pid);
+}
+
+/** Samples the summed memory of some process trees until stopped; keeps the peak. */
+export class TreeMemorySampler {
+  peakBytes = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly roots: () => number[], intervalMs = 100) {
+    this.timer = setInterval(() => this.sample(), intervalMs);
+    this.timer.unref();
+  }
+
+  sample(): void {
+    let total = 0;
+    for (const root of this.roots()) for (const pid of treePids(root)) total += memoryOf(pid);
+    this.peakBytes = Math.max(this.peakBytes, total);
+  }
+
+  stop(): number {
+    clearInterval(this.timer);
+    return this.peakBytes;
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * ec through the WAN emulator via the origin-cache process: "cold" starts with an empty cache,
+ * "warm" reads the same clips again with the cache filled. The cache's CPU and memory count.
+ */
+import { join } from "node:path";
+import type { RowName } from "../args.js";
+import { ecOptions, ROW_TIMEOUT_MS, type RowContext, type RowDef, type RowOutcome } from "../row.js";
+import { runChild } from "../run-child.js";
+
+async function runEc(ctx: RowContext): Promise<RowOutcome> {
+  if (!ctx.testbed) return { kind: "skipped", reason: "the local edge did not start (see the message above)" };
+  if (!ctx.cache) return { kind: "skipped", reason: "the origin-cache process did not start (see the message above)" };
+  const bed = ctx.testbed;
+  const args = {
+    url: bed.datasetUrl,
+    options: { ...ecOptions(ctx.config), cache: ctx.cache.url, token: bed.edge.token },
+    stepMs: ctx.config.stepMs,
+  };
+  try {
+    const m = await runChild({
+      command: process.execPath,
+      args: [join(ctx.childDir, "ec-stream.js"), JSON.stringify(args)],
+      env: { NODE_EXTRA_CA_CERTS: bed.caFile },
+      alsoPids: [ctx.cache.pid],
+      wanBytes: () => bed.wan.stats.bytesSent,
+      wanRequests: () => bed.wan.stats.requests,
+      timeoutMs: ROW_TIMEOUT_MS,
+    });
+    return { kind: "ran", ...m };
+  } catch (err) {
+    const text = (err as Error).message;
+    if (text.includes("ERR_SOURCE_UNSUPPORTED")) return { kind: "skipped", reason: "this SDK build opens no https:// edge dataset URLs yet (ERR_SOURCE_UNSUPPORTED)" };
+    throw err;
+  }
+}
+
+const ecRow = (name: RowName, label: string): RowDef => ({ name, label, run: runEc });
+
+export const ecColdRow = ecRow("ec_cold", "ec cold (WAN, empty cache)");
+export const ecWarmRow = ecRow("ec_warm", "ec warm (cache filled)");

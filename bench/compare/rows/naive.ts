@@ -1,0 +1,27 @@
+/** Naive streaming: ffmpeg pointed at each clip's signed URL through the WAN, with an input seek. */
+import { join } from "node:path";
+import { ROW_TIMEOUT_MS, urlFor, type RowDef } from "../row.js";
+import { runChild } from "../run-child.js";
+
+export const naiveRow: RowDef = {
+  name: "naive",
+  label: "naive: ffmpeg -ss T -i URL",
+  async run(ctx) {
+    const bed = ctx.testbed;
+    if (!bed) return { kind: "skipped", reason: "the local edge did not start (see the message above)" };
+    const args = {
+      clips: ctx.clips.map((clip) => ({ url: urlFor(bed, clip.key), clip })),
+      concurrency: ctx.config.workers,
+      batch: ctx.config.batch,
+      stepMs: ctx.config.stepMs,
+    };
+    const m = await runChild({
+      command: process.execPath,
+      args: [join(ctx.childDir, "naive-ffmpeg.js"), JSON.stringify(args)],
+      wanBytes: () => bed.wan.stats.bytesSent,
+      wanRequests: () => bed.wan.stats.requests,
+      timeoutMs: ROW_TIMEOUT_MS,
+    });
+    return { kind: "ran", ...m };
+  },
+};

@@ -1,0 +1,113 @@
+/**
+ * The remote side every remote row shares: the edge Worker running locally (wrangler dev, a
+ * persisted local R2) holding the videos, and the WAN emulator (TLS + HTTP/2, RTT, bandwidth
+ * cap) in front of it. The Worker is told the emulator's origin is its own, so the manifest's
+ * signed URLs lead through the WAN.
+ */
+import { createReadStream } from "node:fs";
+import { stat, writeFile } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { request } from "undici";
+import { encodeKeyPath } from "../../common/keys.js";
+import { ManifestV1, SignedManifestV1 } from "../../common/schema/index.js";
+import { freePort } from "../../sdk/dev/free-port.js";
+import { startLocalEdge, type LocalEdge } from "../../sdk/dev/index.js";
+import { startWanEmulator, type WanEmulator } from "../../test/helpers/wan-emulator.js";
+
+export interface RemoteObject {
+  readonly key: string;
+  readonly size: number;
+  /** Signed URL of the object through the emulator. */
+  readonly url: string;
+}
+
+export interface Testbed {
+  readonly edge: LocalEdge;
+  readonly wan: WanEmulator;
+  /** PEM file of the emulator's certificate (for NODE_EXTRA_CA_CERTS). */
+  readonly caFile: string;
+  /** Dataset URL through the emulator. */
+  readonly datasetUrl: string;
+  readonly objects: readonly RemoteObject[];
+  close(): Promise<void>;
+}
+
+export interface TestbedOptions {
+  readonly files: readonly string[];
+  readonly prefix: string;
+  readonly workDir: string;
+  readonly rttMs: number;
+  readonly bandwidthBytesPerSec: number;
+}
+
+async function upload(edge: LocalEdge, key: string, file: string): Promise<void> {
+  const { size } = await stat(file);
+  const res = await request(`${edge.url}/v1/objects/${encodeKeyPath(key)}`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${edge.token}`, "content-length": String(size), "content-type": "video/mp4" },
+    body: createReadStream(file),
+  });
+  const text = await res.body.text();
+  if (res.statusCode >= 300) throw new Error(`Expected 2xx for PUT ${key} but received ${res.statusCode}: ${text}`);
+}
+
+async function manifest(edge: LocalEdge, prefix: string): Promise<ManifestV1["objects"]> {
+  const objects: ManifestV1["objects"] = [];
+  let cursor: string | null = null;
+  do {
+    const q: string = cursor === null ? "" : `?cursor=${encodeURIComponent(cursor)}`;
+    const res = await request(`${edge.url}/v1/datasets/${encodeURIComponent(prefix)}/manifest${q}`, { headers: { authorization: `Bearer ${edge.token}` } });
+    const body = await res.body.json();
+    if (res.statusCode !== 200) throw new Error(`Expected 200 for the manifest but received ${res.statusCode}: ${JSON.stringify(body)}`);
+    const page = ManifestV1.parse(JSON.parse(SignedManifestV1.parse(body).payload));
+    objects.push(...page.objects);
+    cursor = page.cursor;
+  } while (cursor !== null);
+  return objects;
+}
+
+/**
+ * Starts the edge, uploads `files` under `prefix`, has the edge build each index (in production
+ * that happens long before a training run), and puts the emulator in front.
+ *
+ * @example
+ * const bed = await startTestbed({ files, prefix: "bench", workDir, rttMs: 50, bandwidthBytesPerSec: 12.5e6 });
+ */
+export async function startTestbed(o: TestbedOptions): Promise<Testbed> {
+  const port = await freePort();
+  const wan = await startWanEmulator({ target: `http://127.0.0.1:${port}`, rttMs: o.rttMs, bandwidthBytesPerSec: o.bandwidthBytesPerSec });
+  let edge: LocalEdge | undefined;
+  try {
+    edge = await startLocalEdge({ port, quiet: true, varsDir: o.workDir, persistDir: join(o.workDir, "r2"), publicOrigin: wan.url });
+    for (const file of o.files) await upload(edge, `${o.prefix}/${basename(file)}`, file);
+    const listed = await manifest(edge, o.prefix);
+    // Set-up, not measured: straight to the edge, not through the WAN.
+    const direct = (url: string): string => {
+      const u = new URL(url);
+      return `${edge!.url}${u.pathname}${u.search}`;
+    };
+    for (const obj of listed) {
+      const res = await request(direct(obj.indexUrl));
+      await res.body.dump();
+      if (res.statusCode !== 200) throw new Error(`Expected 200 for the index of ${obj.key} but received ${res.statusCode}`);
+    }
+    const caFile = join(o.workDir, "wan-ca.pem");
+    await writeFile(caFile, wan.ca);
+    const e = edge;
+    return {
+      edge: e,
+      wan,
+      caFile,
+      datasetUrl: `${wan.url}/v1/datasets/${encodeURIComponent(o.prefix)}`,
+      objects: listed.map((obj) => ({ key: obj.key, size: obj.size, url: obj.url })),
+      close: async () => {
+        await wan.close();
+        await e.stop();
+      },
+    };
+  } catch (err) {
+    await wan.close();
+    await edge?.stop();
+    throw err;
+  }
+}
