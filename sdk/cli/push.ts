@@ -17,9 +17,10 @@ import { reportErrors } from "../dev/cli-report.js";
 import { resolveEdge, resolveToken } from "../dev/connection.js";
 import { InvalidOptionError, SdkError } from "../errors.js";
 
-const USAGE = "usage: ec push DIR PREFIX [--edge URL] [--token T] [--concurrency N] [--json]\n";
+const USAGE = "usage: ec push DIR PREFIX [--edge URL] [--token T] [--concurrency N] [--json]\n       ec push DIR r2://ACCOUNT_ID/BUCKET/PREFIX | s3://BUCKET/PREFIX [--s3-endpoint URL] (see ec push s3:// --help)\n";
 
-const CONTENT_TYPES: Record<string, string> = {
+/** Content-Type by file extension, for edge and bucket pushes alike. */
+export const CONTENT_TYPES: Record<string, string> = {
   ".mp4": "video/mp4",
   ".m4v": "video/mp4",
   ".mov": "video/quicktime",
@@ -73,7 +74,7 @@ export interface PushSummary {
 }
 
 /** Every regular file under `dir`, sorted, as (absolute path, key relative to dir). */
-async function listFiles(dir: string): Promise<{ path: string; rel: string; size: number }[]> {
+export async function listFiles(dir: string): Promise<{ path: string; rel: string; size: number }[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   const files = await Promise.all(
     entries
@@ -225,7 +226,10 @@ function parseConcurrency(raw: string): number {
  * @example
  * await main(["./videos", "gameplay", "--json"]);
  */
-export function main(argv: string[]): Promise<number> {
+export async function main(argv: string[]): Promise<number> {
+  // r2:// and s3:// targets (or --bucket) go straight to the bucket over the S3 API.
+  const bucket = await import("./push-s3.js");
+  if (bucket.isBucketPush(argv)) return bucket.main(argv);
   return reportErrors("push", USAGE, () => run(argv));
 }
 
