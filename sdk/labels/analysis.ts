@@ -34,8 +34,12 @@ export interface ClipAnalysis {
 }
 
 export interface AnalysisOptions {
-  /** Grid samples across a frame's width (default 160); 0 reads every pixel. */
-  readonly gridWidth?: number;
+  /**
+   * About how many luma samples to read per frame (default 12288, e.g. 143×80 of a 720p
+   * frame); 0 reads every pixel. Means, ratios and differences over the grid estimate the
+   * full-resolution ones; bar positions are exact to one grid step.
+   */
+  readonly gridSamples?: number;
 }
 
 const COARSE_SHIFT = 3; // 256 → 32 bins: robust to noise, still separates distinct shots
@@ -44,14 +48,14 @@ const COARSE_SHIFT = 3; // 256 → 32 bins: robust to noise, still separates dis
  * Reads every frame of a clip once.
  *
  * @example
- * const a = analyzeClip(frames, { gridWidth: 160 });
+ * const a = analyzeClip(frames, { gridSamples: 12_288 });
  * const meanMotion = a.frames.slice(1).reduce((s, f) => s + f.diff, 0) / (a.frames.length - 1);
  */
 export function analyzeClip(frames: readonly VideoFrame[], options: AnalysisOptions = {}): ClipAnalysis {
   const first = frames[0];
   if (!first) return { width: 0, height: 0, step: 1, frames: [] };
-  const target = options.gridWidth ?? 160;
-  const step = target > 0 ? gridStep(first.width, target) : 1;
+  const target = options.gridSamples ?? 12_288;
+  const step = target > 0 ? gridStep(first.width, first.height, target) : 1;
   let prev: Uint8Array | undefined;
   let cur: Uint8Array | undefined;
   let prevCoarse: Float64Array | undefined;
@@ -63,7 +67,7 @@ export function analyzeClip(frames: readonly VideoFrame[], options: AnalysisOpti
     const gh = grid.height;
     const histogram = new Uint32Array(256);
     const rowMeans = new Float32Array(gh);
-    const colSums = new Float64Array(gw);
+    const colSums = new Uint32Array(gw); // integer sums: exact, and cheaper than doubles per sample
     const comparable = prev !== undefined && prev.length === d.length;
     let absDiff = 0;
     for (let y = 0, i = 0; y < gh; y++) {

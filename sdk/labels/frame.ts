@@ -83,11 +83,14 @@ export interface LumaGrid {
 }
 
 /**
- * The sampling step that keeps the grid near `target` samples wide: subsampling by that much
- * leaves means, ratios and bar positions within one step of the full-resolution values.
+ * The sampling step (same in both directions) that keeps a width × height frame near
+ * `samples` grid samples; 1 for frames already that small.
+ *
+ * @example
+ * gridStep(1280, 720, 12_288); // 9: a 143 × 80 grid
  */
-export function gridStep(width: number, target: number): number {
-  return Math.max(1, Math.floor(width / target));
+export function gridStep(width: number, height: number, samples: number): number {
+  return Math.max(1, Math.round(Math.sqrt((width * height) / samples)));
 }
 
 function check(frame: VideoFrame): number {

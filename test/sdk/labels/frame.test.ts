@@ -62,7 +62,7 @@ describe("analyzeClip", () => {
     fc.assert(
       fc.property(fc.array(fc.uint8Array({ minLength: 48, maxLength: 48 }), { minLength: 2, maxLength: 5 }), (planes) => {
         const frames: VideoFrame[] = planes.map((data) => ({ format: "gray", width: 8, height: 6, data }));
-        const a = analyzeClip(frames, { gridWidth: 0 });
+        const a = analyzeClip(frames, { gridSamples: 0 });
         for (let i = 1; i < planes.length; i++) {
           let sum = 0;
           for (let j = 0; j < 48; j++) sum += Math.abs(planes[i]![j]! - planes[i - 1]![j]!);
