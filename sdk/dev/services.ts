@@ -1,4 +1,5 @@
 import { startLocalEdge } from "./local-edge.js";
+import { devCache } from "./cache-service.js";
 
 /** What `ec dev` was asked for. */
 export interface DevRequest {
@@ -29,7 +30,7 @@ const edge: DevService = {
 };
 
 /** The services `ec dev` starts, in order (and stops in reverse). Adding one is one entry here. */
-export const devServices: DevService[] = [edge];
+export const devServices: DevService[] = [edge, devCache];
 
 /** The started services, stoppable together. */
 export interface DevStack {
