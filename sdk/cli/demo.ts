@@ -4,7 +4,8 @@
  * 2. make a few sample videos with ffmpeg (cached in .ec/samples) unless --videos is given;
  * 3. push them under a prefix;
  * 4. read each back through signed URLs, whole and by random ranges, byte-exact;
- * 5. print a summary and stop everything; exit 1 on any mismatch.
+ * 5. start an origin-cache and stream the dataset through it (decode, resize, batch) with progress;
+ * 6. print a summary and stop everything; exit 1 on any mismatch or a failed stream.
  */
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -17,6 +18,7 @@ import { ensureSamples } from "../dev/samples.js";
 import { rangesFor, rng, verifyObject, type VerifyResult } from "../dev/verify-object.js";
 import { InvalidOptionError } from "../errors.js";
 import { pushDirWithProgress, type PushSummary } from "./push.js";
+import { streamDemo } from "./stream-demo.js";
 
 const USAGE = "usage: ec demo [--videos DIR] [--prefix P] [--ranges N] [--seed N] [--port N] [--json]\n";
 
@@ -110,6 +112,7 @@ async function run(argv: string[]): Promise<number> {
     for (const e of pushed.errors) say(`push failed: ${e.key}: [${e.code}] ${e.message}`);
     say(`reading every object back through signed URLs: whole, plus ${opts.ranges + 2} ranges each`);
     const results = await verify(edge, pushed, opts, say);
+    const streamed = await streamDemo(edge, opts.prefix, say);
 
     const mismatches = results.reduce((n, r) => n + r.mismatches.length, 0);
     const summary = {
@@ -122,6 +125,7 @@ async function run(argv: string[]): Promise<number> {
       readBytes: results.reduce((n, r) => n + r.bytes, 0),
       mismatches,
       pushFailures: pushed.failed,
+      stream: streamed.stats,
       seconds: Number(((performance.now() - started) / 1000).toFixed(3)),
     };
     if (opts.json) {
@@ -131,11 +135,12 @@ async function run(argv: string[]): Promise<number> {
         [
           `ec demo: ${summary.files} videos, ${(summary.pushedBytes / 1e6).toFixed(2)} MB pushed to ${edge.url} in ${summary.pushSeconds.toFixed(2)} s`,
           `  ${summary.reads} signed reads (${(summary.readBytes / 1e6).toFixed(2)} MB) checked byte for byte: ${mismatches === 0 ? "all exact" : `${mismatches} MISMATCHES`}`,
+          `  streamed ${streamed.stats.clips} clips (${streamed.stats.frames} frames) through the origin-cache on ${streamed.stats.device}: stall ${(streamed.stats.stall_ratio * 100).toFixed(1)}%, errors ${Object.keys(streamed.stats.errors).length === 0 ? "none" : JSON.stringify(streamed.stats.errors)}`,
           `  ${summary.pushFailures === 0 ? "no push failures" : `${summary.pushFailures} push failures`}, ${summary.seconds.toFixed(1)} s in all`,
         ].join("\n") + "\n",
       );
     }
-    return mismatches === 0 && pushed.failed === 0 && pushed.files > 0 ? 0 : 1;
+    return mismatches === 0 && pushed.failed === 0 && pushed.files > 0 && streamed.ok ? 0 : 1;
   } finally {
     say("stopping the local edge");
     await edge.stop();

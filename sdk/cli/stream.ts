@@ -70,23 +70,22 @@ function summaryLine(s: StreamStats): string {
   ].join("\n");
 }
 
+/** What a stream run ended with. */
+export interface StreamRun {
+  readonly stats: StreamStats;
+  /** The error that stopped the stream early, if one did (skipped clips do not). */
+  readonly failed: unknown;
+}
+
 /**
+ * Iterates a dataset with a live progress bar on stderr (clips/s, frames/s, MB/s, stall %,
+ * cache hits); with `md5`, writes `key,frame_index,md5` per frame to stdout. Used by
+ * `ec stream` and by `ec demo`.
+ *
  * @example
- * await main(["http://127.0.0.1:8787/v1/datasets/gameplay", "--frames", "8", "--json"]);
+ * const { stats } = await streamWithProgress(url, { frames: 8, size: [224, 224] });
  */
-export async function main(argv: string[]): Promise<number> {
-  if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  let parsed: ReturnType<typeof parseStreamArgs>;
-  try {
-    parsed = parseStreamArgs(argv);
-  } catch (err) {
-    process.stderr.write(`ec stream: ${(err as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  const { url, options, json, md5 } = parsed;
+export async function streamWithProgress(url: string, options: OpenOptions, o: { md5?: boolean; quiet?: boolean } = {}): Promise<StreamRun> {
   const bar = new cliProgress.SingleBar(
     {
       stream: process.stderr,
@@ -96,14 +95,12 @@ export async function main(argv: string[]): Promise<number> {
     },
     cliProgress.Presets.shades_classic,
   );
-  let ds;
-  try {
-    ds = await open(url, { ...options, onError: (err, clip) => !json && process.stderr.write(`\nskipped${clip ? ` clip at frame ${clip.start}` : ""}: [${err.code}] ${err.message}\n`) });
-  } catch (err) {
-    const code = err instanceof EcError ? err.code : "ERR_OPEN_FAILED";
-    process.stderr.write(`ec stream: [${code}] ${(err as Error).message}\n`);
-    return err instanceof InvalidOptionError ? 2 : 1;
-  }
+  const ds = await open(url, {
+    ...options,
+    onError: (err, clip) => {
+      if (!o.quiet) process.stderr.write(`\nskipped${clip ? ` clip at frame ${clip.start}` : ""}: [${err.code}] ${err.message}\n`);
+    },
+  });
   const payload = () => {
     const s = ds.stats();
     const per = (n: number) => (s.seconds > 0 ? (n / s.seconds).toFixed(1) : "0");
@@ -121,7 +118,7 @@ export async function main(argv: string[]): Promise<number> {
   let failed: unknown;
   try {
     for await (const batch of ds) {
-      if (md5) {
+      if (o.md5) {
         const lines: string[] = [];
         batch.decoded.forEach((clip, i) => {
           const info = batch.clips[i]!;
@@ -138,9 +135,40 @@ export async function main(argv: string[]): Promise<number> {
     bar.stop();
     await ds.close();
   }
-  const s = ds.stats();
-  if (json) process.stdout.write(`${JSON.stringify(s)}\n`);
-  else process.stderr.write(`${summaryLine(s)}\n`);
+  return { stats: ds.stats(), failed };
+}
+
+/** The human summary printed at the end of a stream. */
+export { summaryLine };
+
+/**
+ * @example
+ * await main(["http://127.0.0.1:8787/v1/datasets/gameplay", "--frames", "8", "--json"]);
+ */
+export async function main(argv: string[]): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  let parsed: ReturnType<typeof parseStreamArgs>;
+  try {
+    parsed = parseStreamArgs(argv);
+  } catch (err) {
+    process.stderr.write(`ec stream: ${(err as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const { url, options, json, md5 } = parsed;
+  let result: StreamRun;
+  try {
+    result = await streamWithProgress(url, options, { md5, quiet: json });
+  } catch (err) {
+    const code = err instanceof EcError ? err.code : "ERR_OPEN_FAILED";
+    process.stderr.write(`ec stream: [${code}] ${(err as Error).message}\n`);
+    return err instanceof InvalidOptionError ? 2 : 1;
+  }
+  const { stats, failed } = result;
+  if (json) process.stdout.write(`${JSON.stringify(stats)}\n`);
+  else process.stderr.write(`${summaryLine(stats)}\n`);
   if (failed) {
     process.stderr.write(`ec stream: [${failed instanceof EcError ? failed.code : "ERR_STREAM_FAILED"}] ${(failed as Error).message}\n`);
     return 1;
