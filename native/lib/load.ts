@@ -28,26 +28,30 @@ function advice(failures: string[]): string {
   return "Build it with `npm run setup` (needs a C++17 compiler, python3, make and apt-get install pkg-config libavcodec-dev libavutil-dev libswscale-dev).";
 }
 
-let cached: Binding | undefined;
-
 /**
- * Loads the addon once, trying each candidate build; on failure throws one
- * NativeUnavailableError listing every attempt and what to install.
+ * The first of `paths` that loads; otherwise one NativeUnavailableError that lists every
+ * attempt and says what to install. @internal exported for tests.
  */
-export function loadBinding(): Binding {
-  if (cached) return cached;
+export function loadFirst(paths: readonly string[]): Binding {
   const failures: string[] = [];
-  for (const path of candidates()) {
+  for (const path of paths) {
     if (!existsSync(path)) {
       failures.push(`${path}: not built`);
       continue;
     }
     try {
-      cached = require(path) as Binding;
-      return cached;
+      return require(path) as Binding;
     } catch (error) {
       failures.push(`${path}: ${(error as Error).message.split("\n")[0]}`);
     }
   }
   throw new NativeUnavailableError(`The ec native addon could not be loaded. ${advice(failures)}\nTried:\n  ${failures.join("\n  ")}`);
+}
+
+let cached: Binding | undefined;
+
+/** Loads the addon once (EC_NATIVE_PATH first, then native/build/{Release,Debug}). */
+export function loadBinding(): Binding {
+  cached ??= loadFirst(candidates());
+  return cached;
 }
