@@ -12,6 +12,7 @@ describe("ec dev, push and sign end to end", () => {
   let dev: ChildProcess;
   let edge: string;
   let token: string;
+  let cache: string;
   const files = new Map<string, Buffer>();
 
   beforeAll(async () => {
@@ -20,8 +21,8 @@ describe("ec dev, push and sign end to end", () => {
     dev = ecSpawn(["dev", "--port", "0", "--persist", join(dir, "r2"), "--json"]);
     const line = await firstLine(dev);
     const parsed = JSON.parse(line) as Record<string, string>;
-    expect(Object.keys(parsed).sort()).toEqual(["edge", "token"]);
-    ({ edge, token } = parsed as { edge: string; token: string });
+    expect(Object.keys(parsed).sort()).toEqual(["cache", "edge", "token"]);
+    ({ edge, token, cache } = parsed as { edge: string; token: string; cache: string });
 
     const data = join(dir, "data");
     mkdirSync(join(data, "nested", "deeper"), { recursive: true });
@@ -45,6 +46,7 @@ describe("ec dev, push and sign end to end", () => {
   it("ec dev --json printed one line with a reachable edge", async () => {
     expect(edge).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect((await fetch(`${edge}/v1/health`)).status).toBe(200);
+    expect((await fetch(`${cache}/v1/health`)).status).toBe(200);
   });
 
   it("ec push uploads every file under DIR to PREFIX/relative path", async () => {

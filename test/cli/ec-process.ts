@@ -19,7 +19,7 @@ function newest(dir: string): number {
 /** Builds dist/ when it is missing or older than the sources the CLI runs. */
 export async function ensureBuilt(): Promise<void> {
   const stamp = join(ROOT, "dist", "sdk", "cli", "main.js");
-  const src = Math.max(newest(join(ROOT, "sdk")), newest(join(ROOT, "common")));
+  const src = Math.max(newest(join(ROOT, "sdk")), newest(join(ROOT, "common")), newest(join(ROOT, "origin-cache")));
   if (existsSync(stamp) && statSync(stamp).mtimeMs >= src) return;
   await exec(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: ROOT });
 }
