@@ -5,6 +5,7 @@
 import { parseArgs } from "node:util";
 import { describeReceived } from "../../common/errors.js";
 import { startDevStack } from "../dev/services.js";
+import { waitForSignal } from "../dev/wait-for-signal.js";
 import { reportErrors } from "../dev/cli-report.js";
 import { InvalidOptionError } from "../errors.js";
 
@@ -15,18 +16,6 @@ function parsePort(raw: string | undefined): number {
   const port = /^\d+$/.test(raw) ? Number(raw) : NaN;
   if (!(port >= 0 && port <= 65535)) throw new InvalidOptionError(`Expected a port from 0 to 65535 for --port but received ${describeReceived(raw)}`);
   return port;
-}
-
-function waitForSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals) => {
-      process.off("SIGINT", on);
-      process.off("SIGTERM", on);
-      resolve(signal);
-    };
-    process.on("SIGINT", on);
-    process.on("SIGTERM", on);
-  });
 }
 
 /**
