@@ -6,14 +6,17 @@
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
 import { describeReceived, EcError } from "../../common/errors.js";
-import { fetchIndex, manifestPages, parseDatasetUrl, type ManifestClientOptions } from "../../common/manifest-client.js";
+import type { ManifestClientOptions } from "../../common/manifest-client.js";
 import { indexToJson, summarizeIndex } from "../../common/media-index/index.js";
-import type { IndexV1, ManifestObjectV1 } from "../../common/schema/index.js";
+import type { IndexV1 } from "../../common/schema/index.js";
 import { InvalidOptionError } from "../errors.js";
+import { openCatalog, type Catalog, type CatalogObject } from "./inspect-catalog.js";
 
 const USAGE = `usage: ec inspect URL [--token T] [--json] [--concurrency N]
        ec inspect URL --index NAME [--token T] [--json]
-URL is http(s)://HOST/v1/datasets/PREFIX; NAME is relative to PREFIX. The token defaults to $EC_TOKEN.
+URL is http(s)://HOST/v1/datasets/PREFIX, r2://ACCOUNT_ID/BUCKET/PREFIX or s3://BUCKET/PREFIX; NAME is relative
+to PREFIX. The token defaults to $EC_TOKEN; bucket settings come from AWS_ENDPOINT_URL_S3, AWS_REGION and
+R2_ACCESS_KEY_ID/R2_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY).
 `;
 
 /** Counts of a value, most frequent first. */
@@ -104,15 +107,15 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
   return out;
 }
 
-async function inspectDataset(url: string, client: ManifestClientOptions, json: boolean, concurrency: number): Promise<number> {
-  const { prefix } = parseDatasetUrl(url);
-  const objects: ManifestObjectV1[] = [];
-  for await (const page of manifestPages(url, client)) objects.push(...page.objects);
+async function inspectDataset(catalog: Catalog, json: boolean, concurrency: number): Promise<number> {
+  const { prefix } = catalog;
+  const objects: CatalogObject[] = [];
+  for await (const page of catalog.pages()) objects.push(...page);
   const bar = new cliProgress.SingleBar({ format: "indexing {bar} {value}/{total} objects", stream: process.stderr, noTTYOutput: false }, cliProgress.Presets.shades_classic);
   bar.start(objects.length, 0);
   const indexes = await mapLimit(objects, concurrency, async (o) => {
     try {
-      return await fetchIndex(o.indexUrl, client);
+      return await catalog.index(o);
     } catch (err) {
       // One unreachable index is reported like a bad object, not a failed inspection.
       const e = err instanceof EcError ? err : new EcError("ERR_INDEX_FETCH", String(err));
@@ -128,16 +131,16 @@ async function inspectDataset(url: string, client: ManifestClientOptions, json: 
   return 0;
 }
 
-async function inspectOne(url: string, name: string, client: ManifestClientOptions, json: boolean): Promise<number> {
-  const { prefix } = parseDatasetUrl(url);
+async function inspectOne(catalog: Catalog, name: string, json: boolean): Promise<number> {
+  const { prefix } = catalog;
   const key = `${prefix}/${name.replace(/^\/+/, "")}`;
-  let found: ManifestObjectV1 | undefined;
-  for await (const page of manifestPages(url, client)) {
-    found = page.objects.find((o) => o.key === key);
+  let found: CatalogObject | undefined;
+  for await (const page of catalog.pages()) {
+    found = page.find((o) => o.key === key);
     if (found) break;
   }
   if (!found) throw new EcError("ERR_NOT_FOUND", `No object ${JSON.stringify(name)} in dataset ${JSON.stringify(prefix)}`);
-  const index = await fetchIndex(found.indexUrl, client);
+  const index = await catalog.index(found);
   if (json) {
     process.stdout.write(`${JSON.stringify(indexToJson(index))}\n`);
     return index.kind === "error" ? 1 : 0;
@@ -200,8 +203,12 @@ export async function main(argv: string[]): Promise<number> {
       throw new InvalidOptionError(`Expected an integer from 1 to 256 for --concurrency but received ${describeReceived(values.concurrency)}`);
     }
     const client: ManifestClientOptions = { token: values.token ?? process.env.EC_TOKEN };
-    const url = positionals[0]!;
-    return values.index !== undefined ? await inspectOne(url, values.index, client, values.json) : await inspectDataset(url, client, values.json, concurrency);
+    const catalog = await openCatalog(positionals[0]!, client);
+    try {
+      return values.index !== undefined ? await inspectOne(catalog, values.index, values.json) : await inspectDataset(catalog, values.json, concurrency);
+    } finally {
+      await catalog.close();
+    }
   } catch (err) {
     const e = err instanceof EcError ? err : undefined;
     process.stderr.write(`ec inspect: ${e ? `${e.code}: ` : ""}${(err as Error).message}\n`);

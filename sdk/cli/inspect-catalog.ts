@@ -1,0 +1,62 @@
+/**
+ * What `ec inspect` reads a dataset through: the edge's signed manifest and index URLs for
+ * http(s):// datasets, or the bucket itself (listing plus client-built indexes) for r2:// and
+ * s3:// ones.
+ */
+import { fetchIndex, manifestPages, parseDatasetUrl, type ManifestClientOptions } from "../../common/manifest-client.js";
+import type { IndexV1 } from "../../common/schema/index.js";
+import { guessKind } from "../../common/media-index/index.js";
+
+export interface CatalogObject {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string;
+}
+
+export interface Catalog {
+  /** The dataset prefix, without a trailing slash. */
+  readonly prefix: string;
+  /** The dataset's objects, a page at a time. */
+  pages(): AsyncIterable<readonly CatalogObject[]>;
+  index(object: CatalogObject): Promise<IndexV1>;
+  close(): Promise<void>;
+}
+
+/** True for the dataset URLs read straight from a bucket. */
+export function isBucketUrl(url: string): boolean {
+  return /^(r2|s3):\/\//i.test(url);
+}
+
+/**
+ * @example
+ * const catalog = await openCatalog("s3://videos/gameplay", {});
+ * for await (const page of catalog.pages()) for (const o of page) console.log((await catalog.index(o)).kind);
+ */
+export async function openCatalog(url: string, client: ManifestClientOptions): Promise<Catalog> {
+  if (isBucketUrl(url)) {
+    // Endpoint, region and credentials come from the environment (AWS_ENDPOINT_URL_S3, R2_ACCESS_KEY_ID, …).
+    const { openS3Source } = await import("../source/s3/index.js");
+    const source = await openS3Source(new URL(url));
+    return {
+      prefix: source.bucket.location.prefix.replace(/\/$/, ""),
+      async *pages() {
+        for await (const page of source.bucket.pages()) yield page;
+      },
+      index: (o) => source.index({ ...o, kind: guessKind(o.key) }),
+      close: () => source.close(),
+    };
+  }
+  const { prefix } = parseDatasetUrl(url);
+  const indexUrls = new Map<string, string>();
+  return {
+    prefix,
+    async *pages() {
+      for await (const page of manifestPages(url, client)) {
+        for (const o of page.objects) indexUrls.set(o.key, o.indexUrl);
+        yield page.objects;
+      }
+    },
+    index: (o) => fetchIndex(indexUrls.get(o.key)!, client),
+    close: async () => {},
+  };
+}

@@ -1,0 +1,90 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { main as inspect } from "../../../sdk/cli/inspect.js";
+import { main as stream } from "../../../sdk/cli/stream.js";
+import { makeVideo } from "../../helpers/make-video.js";
+import { startS3Server, type S3TestServer } from "../../helpers/s3-server.js";
+
+const run = promisify(execFile);
+let dir: string;
+let s3: S3TestServer;
+let expectedMd5: string[];
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ec-s3-cli-"));
+  s3 = await startS3Server();
+  const file = await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 20, gop: 5, bframes: 1 });
+  const { stdout } = await run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", file, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "framemd5", "-"]);
+  expectedMd5 = stdout.split("\n").filter((l) => l && !l.startsWith("#")).map((l) => l.split(",").at(-1)!.trim());
+  await s3.put("cli/v.mp4", await readFile(file));
+  await s3.put("cli/broken.mp4", (await readFile(file)).subarray(0, 2000));
+  // What a user exports for a non-AWS endpoint; the CLI takes nothing else.
+  vi.stubEnv("AWS_ENDPOINT_URL_S3", s3.endpoint);
+  vi.stubEnv("AWS_ACCESS_KEY_ID", s3.credentials.accessKeyId);
+  vi.stubEnv("AWS_SECRET_ACCESS_KEY", s3.credentials.secretAccessKey);
+  vi.stubEnv("EC_INDEX_CACHE_DIR", join(dir, "index-cache"));
+}, 60_000);
+
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  await s3?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function capture(fn: () => Promise<number>): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const o = vi.spyOn(process.stdout, "write").mockImplementation((c) => ((out += String(c)), true));
+  const e = vi.spyOn(process.stderr, "write").mockImplementation((c) => ((err += String(c)), true));
+  try {
+    return { code: await fn(), out, err };
+  } finally {
+    o.mockRestore();
+    e.mockRestore();
+  }
+}
+
+describe("the CLI with s3:// dataset URLs", () => {
+  it("ec inspect s3://… summarizes the bucket prefix from client-built indexes", async () => {
+    const r = await capture(() => inspect([`s3://${s3.bucket}/cli`, "--json"]));
+    expect(r.code, r.err).toBe(0);
+    const summary = JSON.parse(r.out.trim());
+    expect(summary).toMatchObject({ dataset: "cli", objects: 2, byKind: { video: 1, error: 1 }, codecs: { h264: 1 }, resolutions: { "64x48": 1 }, frames: 20 });
+    expect(summary.errors).toEqual([expect.objectContaining({ key: "cli/broken.mp4", code: "ERR_TRUNCATED" })]);
+  });
+
+  it("ec inspect s3://… --index NAME prints one object's index", async () => {
+    const r = await capture(() => inspect([`s3://${s3.bucket}/cli`, "--index", "v.mp4", "--json"]));
+    expect(r.code, r.err).toBe(0);
+    expect(JSON.parse(r.out.trim())).toMatchObject({ key: "cli/v.mp4", kind: "video" });
+  });
+
+  it("ec stream s3://… --md5 prints frames equal to ffmpeg's", async () => {
+    const r = await capture(() => stream([`s3://${s3.bucket}/cli`, "--frames", "2", "--stride", "2", "--format", "native", "--md5", "--json", "--device", "cpu"]));
+    expect(r.code, r.err).toBe(0);
+    const lines = r.out.trim().split("\n");
+    const summary = JSON.parse(lines.pop()!);
+    expect(summary).toMatchObject({ errors: { ERR_TRUNCATED: 1 } });
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) {
+      const [key, index, md5] = line.split(",");
+      expect(key).toBe("cli/v.mp4");
+      expect(md5).toBe(expectedMd5[Number(index)]);
+    }
+  });
+
+  it("a missing credential is one clear line, not a stack", async () => {
+    vi.stubEnv("AWS_SECRET_ACCESS_KEY", "");
+    try {
+      const r = await capture(() => inspect([`s3://${s3.bucket}/cli`]));
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/ERR_S3_CREDENTIALS_MISSING: .*only one of AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY is set/);
+    } finally {
+      vi.stubEnv("AWS_SECRET_ACCESS_KEY", s3.credentials.secretAccessKey);
+    }
+  });
+});
