@@ -96,7 +96,15 @@ async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Pr
   const group = spawnGroup(process.execPath, args, {
     cwd: root,
     echo: !opts.quiet,
-    env: { ...process.env, CI: "1", WRANGLER_SEND_METRICS: "false", NO_UPDATE_NOTIFIER: "1", FORCE_COLOR: "0" },
+    // Local and offline: no metrics, no update check, no fetch of Request.cf from the network.
+    env: {
+      ...process.env,
+      CI: "1",
+      WRANGLER_SEND_METRICS: "false",
+      NO_UPDATE_NOTIFIER: "1",
+      CLOUDFLARE_CF_FETCH_ENABLED: "false",
+      FORCE_COLOR: "0",
+    },
   });
   const url = `http://127.0.0.1:${port}`;
   try {
