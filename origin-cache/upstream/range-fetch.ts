@@ -71,7 +71,8 @@ export async function fetchRange(ctx: RangeFetchContext, url: URL, pin: Pin, sta
           }
           consumed = true;
         } finally {
-          if (!consumed) res.body.destroy();
+          // undici emits an abort error when an unread body is destroyed; unheard, it would crash the process.
+          if (!consumed) res.body.on("error", () => {}).destroy();
         }
         if (got < out.length) throw new TransientUpstreamError(`short body: ${got - before} of ${end - from} bytes`);
       } finally {
