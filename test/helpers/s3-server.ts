@@ -30,7 +30,7 @@ interface KoaContext {
 type Middleware = (ctx: KoaContext, next: () => Promise<void>) => Promise<void> | void;
 interface S3rverApp {
   middleware: Middleware[];
-  store: { putObject(object: unknown): Promise<unknown> };
+  store: { putObject(object: unknown): Promise<unknown>; getMetadata(bucket: string, key: string): Promise<{ etag: string }> };
   run(): Promise<AddressInfo>;
   close(): Promise<void>;
   httpServer?: Server;
@@ -170,7 +170,7 @@ export async function startS3Server(options: S3TestServerOptions = {}): Promise<
     directory: dir,
     configureBuckets: buckets.map((name) => ({ name })),
   });
-  const front: Middleware = (ctx, next) => {
+  const front: Middleware = async (ctx, next) => {
     const region = signedRegion(ctx);
     if (options.region !== undefined && region !== undefined && region !== options.region) {
       ctx.status = 400;
@@ -187,6 +187,18 @@ export async function startS3Server(options: S3TestServerOptions = {}): Promise<
       ctx.type = "application/xml";
       ctx.body = s3ErrorXml("AccessDenied", "Access Denied");
       return;
+    }
+    // s3rver ignores If-Match; S3 and R2 answer 412 when the object is no longer that version.
+    const ifMatch = ctx.get("if-match");
+    const object = /^\/([^/]+)\/(.+)$/.exec(ctx.path);
+    if (ifMatch && object && (ctx.method === "GET" || ctx.method === "HEAD")) {
+      const current = await app.store.getMetadata(object[1]!, decodeURIComponent(object[2]!)).catch(() => undefined);
+      if (current && ifMatch !== "*" && !ifMatch.split(",").some((e) => e.trim() === current.etag)) {
+        ctx.status = 412;
+        ctx.type = "application/xml";
+        ctx.body = s3ErrorXml("PreconditionFailed", "At least one of the pre-conditions you specified did not hold", { Condition: "If-Match" });
+        return;
+      }
     }
     return rawPath.run((ctx.req.url ?? "/").split("?")[0]!, next);
   };
