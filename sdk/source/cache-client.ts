@@ -22,7 +22,7 @@ export interface ByteCache {
 }
 
 /** Blocks small enough that a random clip pulls little more than its GOP bytes. */
-const IN_PROCESS_BLOCK = 256 << 10;
+const IN_PROCESS_BLOCK = 64 << 10;
 
 /**
  * @example
