@@ -88,7 +88,7 @@ Napi::Value hostBatchToJs(Napi::Env env, ec::HostBatch& batch) {
     int64_t bytes = static_cast<int64_t>(data->capacity());
     // V8 must know about memory it does not own, or GC never runs under a decode loop.
     Napi::MemoryManagement::AdjustExternalMemory(env, bytes);
-    buffer = Napi::ArrayBuffer::New(env, data->data(), data->size(), [bytes](Napi::Env env, void*, std::vector<uint8_t>* v) {
+    buffer = Napi::ArrayBuffer::New(env, data->data(), data->size(), [bytes](Napi::Env env, void*, ec::ByteBuffer* v) {
       Napi::MemoryManagement::AdjustExternalMemory(env, -bytes);
       delete v;
     }, data);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ffmpeg-handles.h"
@@ -53,9 +54,45 @@ struct HostFrame {
   std::vector<PlaneLayout> planes;
 };
 
+/**
+ * Batch memory comes from a bounded pool of blocks freed by earlier batches: fresh memory costs
+ * one page fault per 4 KiB on first touch, which on a VM is slower than decoding the frame.
+ * Thread-safe. EC_NATIVE_POOL_MB caps what the pool keeps (default 512).
+ */
+void* allocateBatchMemory(size_t bytes);
+void freeBatchMemory(void* p, size_t bytes) noexcept;
+
+/**
+ * Leaves new bytes uninitialised (every frame byte is written by the converter anyway) and
+ * takes its memory from allocateBatchMemory.
+ */
+template <typename T>
+struct UninitAllocator : std::allocator<T> {
+  using value_type = T;
+  template <typename U>
+  struct rebind {
+    using other = UninitAllocator<U>;
+  };
+  UninitAllocator() = default;
+  template <typename U>
+  UninitAllocator(const UninitAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(allocateBatchMemory(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) noexcept { freeBatchMemory(p, n * sizeof(T)); }
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+using ByteBuffer = std::vector<uint8_t, UninitAllocator<uint8_t>>;
+
 /** Every frame of one decode call in one allocation, handed to JS without a copy. */
 struct HostBatch {
-  std::unique_ptr<std::vector<uint8_t>> data = std::make_unique<std::vector<uint8_t>>();
+  std::unique_ptr<ByteBuffer> data = std::make_unique<ByteBuffer>();
   std::vector<HostFrame> frames;
 };
 

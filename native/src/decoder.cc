@@ -73,7 +73,9 @@ size_t Decoder::receiveAll(DecodeResult& out, std::optional<int64_t> dropBefore,
 
 DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::optional<int64_t> dropBefore) {
   DecodeResult out;
-  out.expectedFrames = packets.size();
+  // Size the batch for the frames that will be kept, not for the ones decoded and dropped.
+  out.expectedFrames = 0;
+  for (const PacketView& p : packets) out.expectedFrames += (!dropBefore || p.pts >= *dropBefore) ? 1 : 0;
   FlushOnExit flush{ctx_.get()};
   for (size_t i = 0; i < packets.size(); ++i) {
     const PacketView& view = packets[i];
