@@ -1,0 +1,63 @@
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { encodeIndex } from "../../../common/media-index/index.js";
+import type { IndexV1 } from "../../../common/schema/index.js";
+import { defaultIndexCacheDir, IndexDiskCache } from "../../../sdk/source/s3/index.js";
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ec-index-cache-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const array = (key: string, etag: string): IndexV1 => ({
+  version: 1, key, etag, size: 1000, kind: "array", array: { dtype: "<f4", shape: [10, 25], fortranOrder: false, dataOffset: 128 },
+});
+
+describe("IndexDiskCache", () => {
+  it("returns what was put for the same (scope, key, etag) and misses for a new etag", async () => {
+    const cache = new IndexDiskCache(dir);
+    const id = IndexDiskCache.id("scope", "a.npy", '"e1"');
+    expect(await cache.get(id, { key: "a.npy", etag: '"e1"' })).toBeUndefined();
+    await cache.put(id, array("a.npy", '"e1"'));
+    const again = new IndexDiskCache(dir);
+    expect(await again.get(id, { key: "a.npy", etag: '"e1"' })).toEqual(array("a.npy", '"e1"'));
+    expect(IndexDiskCache.id("scope", "a.npy", '"e2"')).not.toBe(id);
+    expect(IndexDiskCache.id("other-bucket", "a.npy", '"e1"')).not.toBe(id);
+    expect([again.hits, again.misses]).toEqual([1, 0]);
+  });
+
+  it("stays within its byte bound, evicting the least recently used first", async () => {
+    const entry = encodeIndex(array("k0", "e")).length;
+    const cache = new IndexDiskCache(dir, entry * 3);
+    const ids = ["k0", "k1", "k2", "k3"].map((k) => IndexDiskCache.id("s", k, "e"));
+    for (const [i, id] of ids.slice(0, 3).entries()) {
+      await cache.put(id, array(`k${i}`, "e"));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(await cache.get(ids[0]!, { key: "k0", etag: "e" })).toBeDefined(); // k0 is now the most recent
+    await cache.put(ids[3]!, array("k3", "e"));
+    expect(await cache.bytes()).toBeLessThanOrEqual(entry * 3);
+    expect(await cache.get(ids[1]!, { key: "k1", etag: "e" })).toBeUndefined();
+    expect(await cache.get(ids[0]!, { key: "k0", etag: "e" })).toBeDefined();
+    expect((await readdir(dir)).filter((n) => n.endsWith(".idx"))).toHaveLength(3);
+  });
+
+  it("drops a corrupt entry and a temp file left by a killed writer", async () => {
+    const id = IndexDiskCache.id("s", "bad", "e");
+    await writeFile(join(dir, `${id}.idx`), "not an index");
+    await writeFile(join(dir, `${id}.1234.tmp`), "half");
+    const cache = new IndexDiskCache(dir);
+    expect(await cache.get(id, { key: "bad", etag: "e" })).toBeUndefined();
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it("lives under EC_INDEX_CACHE_DIR, else XDG_CACHE_HOME", () => {
+    expect(defaultIndexCacheDir({ EC_INDEX_CACHE_DIR: "/x" })).toBe("/x");
+    expect(defaultIndexCacheDir({ XDG_CACHE_HOME: "/c" })).toBe(join("/c", "ec", "index"));
+  });
+});
