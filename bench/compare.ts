@@ -32,9 +32,10 @@ const STATED = { gpus: 8, gpuFps: 1000, hosts: 16, epochClips: 1_000_000, horizo
 const here = dirname(fileURLToPath(import.meta.url));
 const log = (msg: string): void => void process.stderr.write(`[bench] ${msg}\n`);
 
-async function startCacheProcess(childDir: string, bed: Testbed, dir: string): Promise<{ url: string; pid: number; proc: ChildProcess }> {
-  // 256 KiB blocks, as the SDK's in-process cache uses: a random clip pulls little more than its GOP.
-  const args = { upstream: bed.wan.url, dir, maxBytes: 4 * 2 ** 30, caFile: bed.caFile, blockSize: 256 << 10 };
+async function startCacheProcess(childDir: string, bed: Testbed, dir: string, blockKib: number): Promise<{ url: string; pid: number; proc: ChildProcess }> {
+  // Blocks must be whole 4 KiB pages (cuFile/O_DIRECT); a 4 KiB multiple of the flag.
+  const blockSize = Math.max(4096, Math.round((blockKib * 1024) / 4096) * 4096);
+  const args = { upstream: bed.wan.url, dir, maxBytes: 4 * 2 ** 30, caFile: bed.caFile, blockSize };
   const proc = spawn(process.execPath, [join(childDir, "cache-service.js"), JSON.stringify(args)], { stdio: ["ignore", "pipe", "inherit"] });
   const first = await new Promise<string>((resolveLine, reject) => {
     const rl = createInterface({ input: proc.stdout! });
@@ -46,7 +47,7 @@ async function startCacheProcess(childDir: string, bed: Testbed, dir: string): P
 
 function subtitle(c: CompareConfig, files: number): string {
   const videos = c.videos ? `${files} videos from ${c.videos}` : `${files} × ${c.width}x${c.height} h264 ${c.seconds}s@${c.fps} gop ${c.gop}`;
-  return `${videos}; ${c.clips} clips × ${c.frames} frames, batch ${c.batch}; WAN ${c.rttMs} ms RTT, ${c.bandwidthMbps} Mbit/s; ${cpus().length} cores`;
+  return `${videos}; ${c.clips} clips × ${c.frames} frames, batch ${c.batch}; WAN ${c.rttMs} ms RTT, ${c.bandwidthMbps} Mbit/s; cache blocks ${c.blockKib} KiB; ${cpus().length} cores`;
 }
 
 async function main(): Promise<number> {
@@ -78,7 +79,7 @@ async function main(): Promise<number> {
       }
       if (row.name === "ec_cold" && ctx.testbed) {
         try {
-          const c = await startCacheProcess(childDir, ctx.testbed, join(workDir, "cache"));
+          const c = await startCacheProcess(childDir, ctx.testbed, join(workDir, "cache"), config.blockKib);
           cacheProc = c.proc;
           ctx.cache = { url: c.url, pid: c.pid };
         } catch (err) {

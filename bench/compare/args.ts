@@ -25,6 +25,8 @@ export interface CompareConfig {
   readonly workers: number;
   readonly rttMs: number;
   readonly bandwidthMbps: number;
+  /** Block size of the origin-cache in KiB (the SDK's in-process cache uses 256). */
+  readonly blockKib: number;
   /** Simulated training step per batch (a sleep), so stall ratio means "GPU idle". */
   readonly stepMs: number;
   readonly rows: readonly RowName[];
@@ -34,11 +36,11 @@ export interface CompareConfig {
 
 export const USAGE = `usage: npm run bench -- [--videos DIR] [--count N] [--size WxH] [--seconds S] [--fps F] [--gop G]
                       [--clips N] [--frames T] [--batch B] [--seed N] [--workers N]
-                      [--rtt-ms MS] [--bandwidth-mbps MBIT] [--step-ms MS]
+                      [--rtt-ms MS] [--bandwidth-mbps MBIT] [--block-kib KIB] [--step-ms MS]
                       [--rows ${ROW_NAMES.join(",")}] [--out DIR] [--json]
 `;
 
-const STRING_FLAGS = ["videos", "count", "size", "seconds", "fps", "gop", "clips", "frames", "batch", "seed", "workers", "rtt-ms", "bandwidth-mbps", "step-ms", "rows", "out"];
+const STRING_FLAGS = ["videos", "count", "size", "seconds", "fps", "gop", "clips", "frames", "batch", "seed", "workers", "rtt-ms", "bandwidth-mbps", "block-kib", "step-ms", "rows", "out"];
 
 function int(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback;
@@ -83,13 +85,14 @@ export function parseCompareArgs(argv: readonly string[]): CompareConfig {
     seconds: int("seconds", s("seconds"), 10),
     fps: int("fps", s("fps"), 30),
     gop: int("gop", s("gop"), 30),
-    clips: int("clips", s("clips"), 64),
+    clips: int("clips", s("clips"), 48),
     frames: int("frames", s("frames"), 16),
     batch: int("batch", s("batch"), 4),
     seed: int("seed", s("seed"), 1, 0),
     workers: int("workers", s("workers"), Math.max(1, availableParallelism())),
     rttMs: int("rtt-ms", s("rtt-ms"), 50, 0),
     bandwidthMbps: int("bandwidth-mbps", s("bandwidth-mbps"), 200),
+    blockKib: int("block-kib", s("block-kib"), 256, 4),
     stepMs: int("step-ms", s("step-ms"), 0, 0),
     rows: ROW_NAMES.filter((r) => rows.includes(r)),
     json: v.json === true,

@@ -18,6 +18,8 @@ export interface RowFigures {
   readonly stall_ratio: number;
   readonly peak_rss_mb: number;
   readonly cpu_s_per_frame: number;
+  /** CPU seconds the remote side (edge in workerd, WAN emulator) spent meanwhile on these same cores. */
+  readonly remote_cpu_s: number;
   /** clips/s over the local row's. */
   readonly vs_local: number | null;
 }
@@ -45,6 +47,7 @@ export function figuresOf(o: Extract<RowOutcome, { kind: "ran" }>, localClipsPer
     stall_ratio: round(r.stallRatio, 3),
     peak_rss_mb: round(o.peakMemoryBytes / 2 ** 20),
     cpu_s_per_frame: round(r.frames > 0 ? o.cpuSeconds / r.frames : 0),
+    remote_cpu_s: round(o.remoteCpuSeconds, 3),
     vs_local: localClipsPerS ? round(cps / localClipsPerS) : null,
   };
 }

@@ -4,7 +4,7 @@
  * the bytes the WAN carried.
  */
 import { spawn } from "node:child_process";
-import { cpuSecondsOf, TreeMemorySampler } from "./proc-tree.js";
+import { cpuSecondsOf, TreeMemorySampler, treePids } from "./proc-tree.js";
 import { parseReport, type ChildReport } from "./row-result.js";
 
 export interface ChildRun {
@@ -27,10 +27,21 @@ export interface Measured {
   readonly wanBytes: number | undefined;
   /** HTTP requests the WAN carried during the row (each one a Class B read at the bucket). */
   readonly wanRequests: number | undefined;
+  /**
+   * CPU seconds the bench's own process tree (the WAN emulator, the edge in workerd) spent during
+   * the row: the remote side, which in production runs elsewhere but here shares the cores.
+   */
+  readonly remoteCpuSeconds: number;
+}
+
+/** CPU of this process and its live children (wrangler, workerd), the also-pids' trees left out. */
+function remoteCpu(also: readonly number[]): number {
+  const skip = new Set(also.flatMap((p) => treePids(p)));
+  return treePids(process.pid).filter((p) => !skip.has(p)).reduce((s, p) => s + cpuSecondsOf(p), 0);
 }
 
 /**
- * Spawns the row, samples it every 100 ms, and returns its report with the outside figures.
+ * Spawns the row, samples it every 200 ms, and returns its report with the outside figures.
  *
  * @example
  * const m = await runChild({ command: "node", args: ["dist/bench/compare/child/ec-stream.js", json], timeoutMs: 120_000 });
@@ -38,6 +49,7 @@ export interface Measured {
 export async function runChild(r: ChildRun): Promise<Measured> {
   const also = r.alsoPids ?? [];
   const cpuBefore = also.reduce((s, p) => s + cpuSecondsOf(p), 0);
+  const remoteBefore = remoteCpu(also);
   const wanBefore = r.wanBytes?.();
   const reqBefore = r.wanRequests?.();
   const child = spawn(r.command, r.args, { env: { ...process.env, ...r.env }, stdio: ["ignore", "pipe", "pipe"] });
@@ -53,10 +65,12 @@ export async function runChild(r: ChildRun): Promise<Measured> {
   if (code !== 0) throw new Error(`${r.command} ${r.args[0] ?? ""} exited with ${code}:\n${stderr.trim()}`);
   const report = parseReport(stdout);
   const cpuAlso = also.reduce((s, p) => s + cpuSecondsOf(p), 0) - cpuBefore;
+  const remoteCpuSeconds = remoteCpu(also) - remoteBefore;
   return {
     report,
     peakMemoryBytes: peak,
     cpuSeconds: report.cpuSeconds + cpuAlso,
+    remoteCpuSeconds,
     wanBytes: wanBefore === undefined ? undefined : r.wanBytes!() - wanBefore,
     wanRequests: reqBefore === undefined ? undefined : r.wanRequests!() - reqBefore,
   };

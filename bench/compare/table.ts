@@ -12,6 +12,7 @@ const COLUMNS: readonly [string, (f: Extract<RowResult, { status: "ran" }>["figu
   ["stall", (f) => f.stall_ratio.toFixed(2)],
   ["peak MB", (f) => f.peak_rss_mb.toFixed(0)],
   ["CPU ms/frame", (f) => (f.cpu_s_per_frame * 1000).toFixed(2)],
+  ["remote CPU s", (f) => f.remote_cpu_s.toFixed(1)],
   ["× local", (f) => (f.vs_local === null ? "-" : f.vs_local.toFixed(3))],
 ];
 
