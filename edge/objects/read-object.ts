@@ -21,8 +21,10 @@ function baseHeaders(meta: R2Object): Headers {
     ETag: v.etag,
     "Last-Modified": v.lastModified.toUTCString(),
     "Content-Type": meta.httpMetadata?.contentType ?? "application/octet-stream",
-    // Byte-exact ranges: no proxy or Cloudflare compression may re-encode the body.
+    // Byte-exact bodies: no-transform keeps proxies and Cloudflare's compression away, and an
+    // explicit identity coding stops compressors that ignore it (wrangler dev gzips text types).
     "Cache-Control": "private, no-transform",
+    "Content-Encoding": "identity",
   });
 }
 
@@ -49,6 +51,7 @@ export async function readObject(env: Env, args: ReadObjectArgs): Promise<Respon
     }
     if (outcome === "not-modified") {
       headers.delete("Content-Type");
+      headers.delete("Content-Encoding");
       return new Response(null, { status: 304, headers });
     }
 

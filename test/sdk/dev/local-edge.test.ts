@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Readable } from "node:stream";
+import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signedObjectUrl } from "../../../common/sign.js";
 import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
@@ -37,6 +39,34 @@ describe("startLocalEdge", () => {
     const res = await fetch(url, { headers: { range: "bytes=6-" } });
     expect(res.status).toBe(206);
     expect(await res.text()).toBe("edge");
+  });
+
+  it("over real HTTP: HEAD keeps Content-Length, a chunked PUT gets 411, ranges stay uncompressed", async () => {
+    const body = Buffer.alloc(50_000, "a"); // very compressible, so any compression would show
+    await fetch(`${edge.url}/v1/objects/dev/big.txt`, {
+      method: "PUT",
+      body,
+      headers: { authorization: `Bearer ${edge.token}`, "content-type": "text/plain" },
+    });
+    const url = await signedObjectUrl(edge.url, "dev/big.txt", Math.floor(Date.now() / 1000) + 60, edge.signingKey);
+    const head = await request(url, { method: "HEAD" });
+    expect(head.statusCode).toBe(200);
+    expect(head.headers["content-length"]).toBe("50000");
+    await head.body.dump();
+    const range = await request(url, { headers: { range: "bytes=100-40099", "accept-encoding": "gzip, br" } });
+    expect(range.statusCode).toBe(206);
+    expect(range.headers["content-encoding"]).toBe("identity");
+    expect(Buffer.from(await range.body.arrayBuffer()).equals(body.subarray(100, 40_100))).toBe(true);
+    const whole = await request(url, { headers: { "accept-encoding": "gzip" } });
+    expect(whole.headers["content-encoding"]).toBe("identity");
+    expect(Buffer.from(await whole.body.arrayBuffer()).equals(body)).toBe(true);
+    const chunked = await request(`${edge.url}/v1/objects/dev/chunked.bin`, {
+      method: "PUT",
+      body: Readable.from([Buffer.from("abc"), Buffer.from("def")]),
+      headers: { authorization: `Bearer ${edge.token}` },
+    });
+    expect(chunked.statusCode).toBe(411);
+    expect(((await chunked.body.json()) as { error: { code: string } }).error.code).toBe("ERR_LENGTH_REQUIRED");
   });
 
   it("stops: the port no longer answers", async () => {
