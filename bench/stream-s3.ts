@@ -1,0 +1,108 @@
+/**
+ * Direct-to-bucket benchmark, three figures from one run on this machine against a loopback
+ * S3-compatible server (s3rver) holding generated videos:
+ *  1. header bytes read to index an object over its size (client-side indexing, range GETs only);
+ *  2. indexing time with the on-disk index cache warm over cold (a second run over the bucket);
+ *  3. throughput of the same random clips streamed from s3:// vs from the local files.
+ *
+ *   npx tsc -p bench/tsconfig.json && node dist/bench/stream-s3.js [--videos 4] [--frames 240]
+ *       [--size 640x360] [--gop 30] [--clip 8] [--clips 48] [--json]
+ */
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { open, type OpenOptions, type StreamStats } from "../sdk/index.js";
+import { openS3Source } from "../sdk/source/s3/index.js";
+import { makeVideo } from "../test/helpers/make-video.js";
+import { startS3Server } from "../test/helpers/s3-server.js";
+
+const { values } = parseArgs({
+  options: {
+    videos: { type: "string", default: "4" },
+    frames: { type: "string", default: "240" },
+    size: { type: "string", default: "640x360" },
+    gop: { type: "string", default: "30" },
+    clip: { type: "string", default: "8" },
+    clips: { type: "string", default: "48" },
+    json: { type: "boolean", default: false },
+  },
+});
+const [width, height] = values.size.split("x").map(Number) as [number, number];
+
+async function iterate(url: string, options: OpenOptions): Promise<{ stats: StreamStats; ids: string[] }> {
+  const ds = await open(url, options);
+  const ids: string[] = [];
+  try {
+    for await (const b of ds) ids.push(...b.clips.map((c) => `${c.key.split("/").at(-1)}@${c.start}`));
+  } finally {
+    await ds.close();
+  }
+  return { stats: ds.stats(), ids };
+}
+
+/** Indexes every object of the dataset once; returns seconds, header bytes and range GETs. */
+async function indexAll(url: URL, s3: Awaited<ReturnType<typeof startS3Server>>, indexCacheDir: string) {
+  const source = await openS3Source(url, { endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials, indexCacheDir }, {});
+  try {
+    const { objects } = await source.list();
+    const t0 = performance.now();
+    for (const o of objects) await source.index(o);
+    const seconds = (performance.now() - t0) / 1000;
+    return { seconds, objects: objects.length, bytes: objects.reduce((n, o) => n + o.size, 0), ...source.counters() };
+  } finally {
+    await source.close();
+  }
+}
+
+const dir = await mkdtemp(join(tmpdir(), "ec-bench-s3-"));
+const s3 = await startS3Server();
+try {
+  const files = join(dir, "videos");
+  await mkdir(files);
+  for (let i = 0; i < Number(values.videos); i++) {
+    const file = await makeVideo(files, { codec: "h264", width, height, frames: Number(values.frames), gop: Number(values.gop), bframes: 2, name: `v${i}.mp4` });
+    await s3.put(`bench/v${i}.mp4`, await readFile(file));
+  }
+  const url = new URL(`s3://${s3.bucket}/bench`);
+  const indexCacheDir = join(dir, "index-cache");
+  const cold = await indexAll(url, s3, indexCacheDir);
+  const warm = await indexAll(url, s3, indexCacheDir);
+
+  const common: OpenOptions = { frames: Number(values.clip), align: "exact", shuffle: "global", seed: 7, limit: Number(values.clips), device: "cpu", format: "native", batch: 4 };
+  const bucket: OpenOptions = { ...common, endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials };
+  process.env.EC_INDEX_CACHE_DIR = indexCacheDir;
+  // Local, bucket, local again: the two local runs bracket the bucket run on a noisy machine.
+  const local1 = await iterate(files, common);
+  const remote = await iterate(url.href, bucket);
+  const local2 = await iterate(files, common);
+  const fps = (s: StreamStats) => s.frames / s.seconds;
+  const localFps = (fps(local1.stats) + fps(local2.stats)) / 2;
+  const result = {
+    objects: cold.objects,
+    header_bytes_over_object_bytes: Number((cold.indexBytes / cold.bytes).toFixed(4)),
+    header_gets_per_object: Number((cold.indexRequests / cold.objects).toFixed(2)),
+    index_cold_ms_per_object: Number(((cold.seconds * 1000) / cold.objects).toFixed(1)),
+    index_warm_ms_per_object: Number(((warm.seconds * 1000) / warm.objects).toFixed(2)),
+    warm_gets: warm.indexRequests,
+    warm_over_cold: Number((warm.seconds / cold.seconds).toFixed(3)),
+    same_clips: JSON.stringify(local1.ids) === JSON.stringify(remote.ids),
+    local_fps: Number(localFps.toFixed(1)),
+    s3_fps: Number(fps(remote.stats).toFixed(1)),
+    s3_over_local: Number((fps(remote.stats) / localFps).toFixed(3)),
+  };
+  if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  else {
+    process.stdout.write(
+      [
+        `${result.objects} × ${values.size} h264 (${values.frames} frames, GOP ${values.gop}) in a loopback s3rver bucket`,
+        `indexing: ${result.header_gets_per_object} range GETs and ${(result.header_bytes_over_object_bytes * 100).toFixed(2)}% of the bytes per object; ` +
+          `${result.index_cold_ms_per_object} ms cold, ${result.index_warm_ms_per_object} ms warm (${result.warm_gets} GETs) → warm ÷ cold ${result.warm_over_cold}`,
+        `throughput (${values.clips} random ${values.clip}-frame clips, same clips both sides: ${result.same_clips}): local files ${result.local_fps} frames/s, s3:// ${result.s3_fps} frames/s → ${result.s3_over_local}×`,
+      ].join("\n") + "\n",
+    );
+  }
+} finally {
+  await s3.close();
+  await rm(dir, { recursive: true, force: true });
+}
