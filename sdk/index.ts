@@ -11,3 +11,23 @@ export { Checkpoint, mergeCheckpoints } from "./state/checkpoint.js";
 export { registerShuffle, type ShuffleAlgorithm } from "./sampler/shuffle.js";
 export { registerSource, type DatasetSource, type DatasetObject, type DatasetListing, type SourceFactory } from "./source/index.js";
 export { SdkError, InvalidOptionError, ResumeError, ClipError, KindUnsupportedError, UnsupportedSourceError } from "./errors.js";
+export {
+  createLabelStage,
+  registerLabeler,
+  labelerFromFunction,
+  resolveLabelers,
+  labelClip,
+  MemoryLabelCache,
+  DirLabelCache,
+  EdgeLabelCache,
+  type LabelStage,
+  type LabelStageOptions,
+  type LabelsSpec,
+  type Labeler,
+  type LabelerFactory,
+  type LabelFunction,
+  type LabelResult,
+  type ClipLabels,
+  type FilterPolicy,
+  type VideoFrame,
+} from "./labels/index.js";
