@@ -8,6 +8,7 @@ import type { IndexV1, ManifestObjectV1 } from "../../common/schema/index.js";
 import { SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
 import { inProcessCache, remoteCache, type ByteCache } from "./cache-client.js";
+import { assertNotPublicBucketUrl } from "./s3/s3-url.js";
 import type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, SourceStats } from "./source.js";
 
 /** Renew signed URLs this long before they expire. */
@@ -94,6 +95,8 @@ export class EdgeSource implements DatasetSource {
 
 /** The source for http: and https: dataset URLs. */
 export async function edgeSource(url: URL, o: ResolvedOptions): Promise<DatasetSource> {
+  // A public r2.dev URL is no edge: say so, instead of failing on its manifest route.
+  assertNotPublicBucketUrl(url);
   const cache = o.cache ? await remoteCache(o.cache) : await inProcessCache(url.origin, o.cacheBytes);
   return new EdgeSource(url.href, o.token, cache);
 }

@@ -83,3 +83,10 @@ describe("resolveCredentials", () => {
     expect(() => resolveCredentials(s3, undefined, { AWS_ACCESS_KEY_ID: "only-id" })).toThrow(/only one of AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY is set/);
   });
 });
+
+describe("open() with a public r2.dev URL", () => {
+  it("fails with ERR_S3_PUBLIC_URL before any request", async () => {
+    const { open } = await import("../../../sdk/index.js");
+    await expect(open("https://pub-0123456789abcdef.r2.dev/gameplay", { device: "cpu" })).rejects.toMatchObject({ code: S3ErrorCode.PUBLIC_URL });
+  });
+});
