@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { parseCompareArgs } from "../../bench/compare/args.js";
+import { renderChart } from "../../bench/compare/chart.js";
+import { figuresOf, ratiosOf, targetsOf, type RowResult } from "../../bench/compare/figures.js";
+import { scaleOnPaper } from "../../bench/compare/scale.js";
+import type { Measured } from "../../bench/compare/run-child.js";
+
+function measured(clips: number, seconds: number, extra: Partial<Measured> = {}): { kind: "ran" } & Measured {
+  return {
+    kind: "ran",
+    report: { clips, frames: clips * 16, seconds, firstBatchSeconds: 1, stallRatio: 0.5, cpuSeconds: clips * 0.16, bytesFetched: clips * 1000 },
+    peakMemoryBytes: 100 * 2 ** 20,
+    cpuSeconds: clips * 0.16,
+    wanBytes: undefined,
+    wanRequests: undefined,
+    remoteCpuSeconds: 0,
+    ...extra,
+  };
+}
+
+describe("compare figures", () => {
+  it("derives per-row rates, prefers WAN bytes over the row's own count, and ratios to local", () => {
+    const local = figuresOf(measured(40, 10), undefined);
+    expect(local).toMatchObject({ clips_per_s: 4, frames_per_s: 64, bytes_per_clip: 1000, requests_per_clip: null, vs_local: null, peak_rss_mb: 100, cpu_s_per_frame: 0.01 });
+    const cold = figuresOf(measured(40, 20, { wanBytes: 80_000, wanRequests: 60 }), local.clips_per_s);
+    expect(cold).toMatchObject({ clips_per_s: 2, bytes_per_clip: 2000, requests_per_clip: 1.5, vs_local: 0.5, mb_per_s_fetched: 0.004 });
+  });
+
+  it("computes the headline ratios and marks targets met or missed with their margin", () => {
+    const row = (label: string, cps: number): RowResult => ({ label, status: "ran", figures: { ...figuresOf(measured(cps * 10, 10), 4), bytes_per_clip: 1500 } });
+    const rows = { local: row("local", 4), ec_cold: row("cold", 3.9), ec_warm: row("warm", 4.2), naive: row("naive", 0.5), torch: { label: "torch", status: "skipped", reason: "no torch" } } as const;
+    const ratios = ratiosOf(rows, 1000);
+    expect(ratios).toEqual({ ec_cold_vs_local: 0.975, ec_warm_vs_local: 1.05, ec_vs_naive: 7.8, ec_vs_torch: null, bytes_per_clip_vs_gop: 1.5 });
+    const byRatio = Object.fromEntries(targetsOf(ratios).map((t) => [t.ratio, t]));
+    expect(byRatio.ec_cold_vs_local).toMatchObject({ met: true, margin: 1.03 });
+    expect(byRatio.ec_vs_naive).toMatchObject({ met: true, margin: 1.56 });
+    expect(byRatio.ec_vs_torch).toMatchObject({ met: null, margin: null });
+    expect(byRatio.bytes_per_clip_vs_gop).toMatchObject({ met: false, margin: 0.8 });
+  });
+
+  it("charts only the rows that ran, with their ratio to local", () => {
+    const rows = { local: { label: "local <files>", status: "ran", figures: figuresOf(measured(40, 10), 4) }, torch: { label: "torch", status: "skipped", reason: "x" } } as const;
+    const svg = renderChart(rows, "sub");
+    expect(svg).toContain("local &lt;files&gt;");
+    expect(svg).toContain("(×1.00 local)");
+    expect(svg).not.toContain(">torch<");
+  });
+
+  it("scales per-clip costs to a host's needs with the formulas shown", () => {
+    const cold = { ...figuresOf(measured(40, 10), 4), bytes_per_clip: 250_000, requests_per_clip: 2, cpu_s_per_frame: 0.004 };
+    const s = scaleOnPaper({ cold, framesPerClip: 16, rttMs: 50, gpus: 8, gpuFps: 1000, horizonS: 10, hosts: 16, epochClips: 1_000_000 });
+    expect(s).toMatchObject({ frames_per_s: 8000, clips_per_s: 500, wan_mbit_per_s: 1000, cpu_cores_for_cpu_decode: 32, class_b_ops_per_epoch: 2_000_000, class_b_usd_per_epoch: 0.72 });
+    expect(s.formulas.join("\n")).toContain("Class B per epoch = C × q = 1000000 × 2");
+  });
+});
+
+describe("compare flags", () => {
+  it("always runs the local row first, since the others decode its clips", () => {
+    expect(parseCompareArgs(["--rows", "torch,naive"]).rows).toEqual(["local", "naive", "torch"]);
+  });
+
+  it("says what it expected when a flag is wrong", () => {
+    expect(() => parseCompareArgs(["--rows", "local,tensorflow"])).toThrow(/Expected rows among .* but received "tensorflow"/);
+    expect(() => parseCompareArgs(["--clips=-3"])).toThrow(/Expected a number ≥ 1 for --clips but received/);
+    expect(() => parseCompareArgs(["--size", "big"])).toThrow(/Expected WxH/);
+  });
+});
