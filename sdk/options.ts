@@ -13,6 +13,8 @@ import { describeReceived } from "../common/errors.js";
 import { InvalidOptionError, type SdkError } from "./errors.js";
 import type { ClipInfo } from "./clip-info.js";
 import { Checkpoint } from "./state/checkpoint.js";
+import { labelOptionHooks } from "./labels/option-hooks.js";
+import type { LabelsSpec } from "./labels/registry.js";
 import { S3OptionsSchema } from "./source/s3/s3-url.js";
 
 const expected = (what: string, name: string) => (iss: { input?: unknown }) =>
@@ -59,8 +61,14 @@ export const OpenOptionsSchema = z
     format: z.enum(["rgb24", "native"], { error: expected('"rgb24" or "native"', "format") }).default("rgb24"),
     /** At most this many clips for this rank. */
     limit: positiveInt("limit").optional(),
-    labels: fn<LabelsHook>("labels").optional(),
-    filter: fn<FilterHook>("filter").optional(),
+    /** A hook of one's own, or labelers to run: true (every built-in), names, or { name: thresholds | function }. */
+    labels: z
+      .union([fn<LabelsHook>("labels"), z.custom<LabelsSpec>((v) => v === true || v === false || Array.isArray(v) || (v !== null && typeof v === "object"))], {
+        error: expected("a function, true, a list of labeler names or an object of labeler settings", "labels"),
+      })
+      .optional(),
+    /** A predicate, or "drop" (the default with labelers: clips failing validation are dropped) or "tag" (keep all). */
+    filter: z.union([fn<FilterHook>("filter"), z.enum(["drop", "tag"])], { error: expected('a function, "drop" or "tag"', "filter") }).optional(),
 
     // — how to iterate —
     /** Bearer token for the edge; default: the EC_TOKEN environment variable. */
@@ -98,7 +106,9 @@ export const OpenOptionsSchema = z
   } });
 
 export type OpenOptions = z.input<typeof OpenOptionsSchema>;
-export type ResolvedOptions = Readonly<z.output<typeof OpenOptionsSchema>>;
+export type ResolvedOptions = Readonly<
+  Omit<z.output<typeof OpenOptionsSchema>, "labels" | "filter"> & { labels?: LabelsHook; filter?: FilterHook }
+>;
 
 function envInt(env: NodeJS.ProcessEnv, name: string): number | undefined {
   const raw = env[name];
@@ -130,7 +140,8 @@ export function resolveOptions(input: OpenOptions = {}, env: NodeJS.ProcessEnv =
       : issue.message;
     throw new InvalidOptionError(message);
   }
-  return Object.freeze(parsed.data);
+  const hooks = labelOptionHooks<ClipInfo>(parsed.data.labels, parsed.data.filter);
+  return Object.freeze({ ...parsed.data, labels: hooks.labels, filter: hooks.filter });
 }
 
 /** Frames a clip spans in its object: first to last frame inclusive. */

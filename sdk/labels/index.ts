@@ -25,3 +25,4 @@ export { MotionOptions, motionLabeler } from "./builtins/motion.js";
 export { LetterboxOptions, letterboxLabeler } from "./builtins/letterbox.js";
 export { ConformanceOptions, conformanceLabeler } from "./builtins/conformance.js";
 export { summarize, renderTable, renderHtml, type LabeledClip, type LabelSummary, type Histogram, type ObjectSummary } from "./report/index.js";
+export { labelOptionHooks } from "./option-hooks.js";

@@ -62,4 +62,19 @@ describe("labels in the open() pipeline (native decoder)", () => {
     expect(b.kept.map((k) => k.labels)).toEqual(a.kept.map((k) => k.labels));
     expect(a.kept.length).toBe(9); // 2 × 5 clips less the one the decoder refused
   });
+
+  test("open() takes a labels spec itself: thresholds validated up front, invalid clips dropped by default", async () => {
+    await expect(open(dir, { labels: { black: { maxRatio: 2 } } })).rejects.toThrow(/Expected a number from 0 to 1 for maxRatio but received 2/);
+    await expect(open(dir, { labels: 7 as never })).rejects.toThrow(/Expected a function, true, a list of labeler names or an object of labeler settings for labels but received 7/);
+    await expect(open(dir, { filter: "some" as never })).rejects.toThrow(/Expected a function, "drop" or "tag" for filter/);
+    const run = async (filter?: "tag") => {
+      const ds = await open(dir, { frames: 16, shuffle: false, device: "cpu", workers: 1, labels: ["black", "frozen"], ...(filter ? { filter } : {}) });
+      const seen: string[] = [];
+      for await (const b of ds) for (const c of b.clips) seen.push(`${c.key}@${c.start}:${(c.labels as ClipLabels).flags.join("+")}`);
+      await ds.close();
+      return seen.sort();
+    };
+    expect(await run()).toEqual(["bad.mp4@0:", "bad.mp4@48:", "mix.mp4@0:", "mix.mp4@48:", "mix.mp4@64:"]);
+    expect(await run("tag")).toContain("mix.mp4@16:black");
+  });
 });
