@@ -1,5 +1,5 @@
 import type { ClipInfo } from "./clip-info.js";
-import { KindUnsupportedError, ResumeError, SdkError } from "./errors.js";
+import { ResumeError, SdkError } from "./errors.js";
 import { resolveOptions, type OpenOptions, type ResolvedOptions } from "./options.js";
 import type { Batch } from "./pipeline/batcher.js";
 import type { DecodeClip } from "./pipeline/decode.js";
@@ -83,8 +83,8 @@ export class Dataset implements AsyncIterable<Batch> {
         for (const p of settles) this.consumed.add(p);
         if (!batch) continue;
         this.recorder.clips += batch.clips.length;
-        this.recorder.frames += batch.clips.length * this.options.frames;
-        this.recorder.bytesDelivered += batch.frames.data.length;
+        for (const c of batch.clips) this.recorder.frames += c.frames;
+        this.recorder.bytesDelivered += batch.frames.data.byteLength;
         this.recorder.device = batch.decoded[0]?.device ?? this.recorder.device;
         yield batch;
       }
@@ -132,9 +132,9 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
     const listing = await source.list();
     const indexes = new IndexCache(source);
     const { plan, skipped } = await planDataset(listing, indexes, o);
-    if (plan.total === 0 && skipped.some((s) => s.error.code === "ERR_KIND_UNSUPPORTED")) {
-      throw new KindUnsupportedError(skipped.find((s) => s.error.code === "ERR_KIND_UNSUPPORTED")!.key, "image/array");
-    }
+    const unsupported = skipped.find((s) => s.error.code === "ERR_KIND_UNSUPPORTED");
+    // Nothing to stream but objects of a kind not streamed yet: say so instead of an empty iterator.
+    if (plan.total === 0 && unsupported) throw unsupported.error;
     const resumed = o.resume ? restore(o.resume, { fingerprint: plan.fingerprint, total: plan.total }) : undefined;
     for (const k of ["seed", "epoch"] as const) {
       if (resumed && options[k] !== undefined && options[k] !== resumed[k]) {

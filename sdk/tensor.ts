@@ -1,16 +1,23 @@
 import type { DecodedClip } from "./pipeline/decode.js";
+import { ARRAY_DTYPES } from "./pipeline/array-task.js";
 import { SdkError } from "./errors.js";
 
-/** A dense batch. rgb24: shape [B, T, H, W, 3]; native: [B, T, bytesPerFrame] in `pixelFormat`. */
+export type TensorData = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array;
+
+/**
+ * A dense batch. rgb24: shape [B, T, H, W, 3]; native: [B, T, bytesPerFrame] in `pixelFormat`;
+ * .npy arrays: [B, ...shape] as the typed array of their dtype.
+ */
 export interface Tensor {
-  readonly data: Uint8Array;
+  readonly data: TensorData;
   readonly shape: readonly number[];
-  readonly dtype: "uint8";
+  /** "uint8" for video; the array's dtype ("float32", "int64", …) for .npy. */
+  readonly dtype: string;
   readonly device: string;
   /** The frames' pixel format: "rgb24", or the decoder's own (e.g. "yuv420p"). */
   readonly pixelFormat: string;
   /** A host copy (already host memory on CPU: returns `data`). */
-  toHost(): Uint8Array;
+  toHost(): TensorData;
 }
 
 /** Clips can share a batch only when their frames have the same layout. */
@@ -40,6 +47,13 @@ export function stackClips(clips: readonly DecodedClip[]): Tensor {
       data.set(f.data, at);
       at += frameBytes;
     }
+  }
+  const npy = /^npy:[<|=]?([a-z]\d+):(.*)$/.exec(first.format);
+  if (npy) {
+    const { name, ctor } = ARRAY_DTYPES.get(npy[1]!)!;
+    const dims = npy[2] ? npy[2].split("x").map(Number) : [];
+    const typed = new ctor(data.buffer, data.byteOffset, data.byteLength / ctor.BYTES_PER_ELEMENT);
+    return { data: typed, shape: [clips.length, ...dims], dtype: name, device: "cpu", pixelFormat: first.format, toHost: () => typed };
   }
   const shape = first.format === "rgb24" ? [clips.length, t, first.height, first.width, 3] : [clips.length, t, frameBytes];
   return { data, shape, dtype: "uint8", device: "cpu", pixelFormat: first.format, toHost: () => data };

@@ -7,6 +7,7 @@ import type { DatasetListing, DatasetSource } from "../source/source.js";
 import type { DecodeClip, DecodedClip, Packet } from "./decode.js";
 import type { IndexCache, PreparedIndex } from "./index-cache.js";
 import type { Semaphore } from "./ordered-map.js";
+import { arrayClip, arraySpan } from "./array-task.js";
 
 /** A clip scheduled for this rank: its place in the epoch order and what it is. */
 export interface ScheduledClip {
@@ -51,6 +52,8 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
   const object = ctx.listing.objects[clip.ref.object]!;
   const skip = (error?: SdkError): ClipOutcome => ({ kind: "skip", position: clip.position, key: object.key, start: clip.ref.start, ...(error ? { error } : {}) });
   try {
+    const { index } = await ctx.indexes.get(clip.ref.object, object);
+    if (index.kind === "array" && index.array) return await produceArray(ctx, clip, object.key, index.array);
     const { prepared, span, frames } = await spanOf(ctx, clip.ref);
     const track = prepared.index.video!;
     const { samples } = track;
@@ -82,10 +85,26 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
       source: { width: track.width, height: track.height, fps: track.fps, duration: track.duration },
       labels: {},
     };
-    const info = o.labels ? { ...base, labels: Object.freeze(await o.labels(base, decoded)) } : base;
-    if (o.filter && !(await o.filter(info))) return skip();
-    return { kind: "clip", position: clip.position, info, decoded };
+    return await finish(ctx, clip, base, decoded);
   } catch (err) {
     return skip(asSdkError(err, "ERR_CLIP_FAILED", object.key));
   }
+}
+
+/** The labels and filter stage, shared by every kind. */
+async function finish(ctx: ClipContext, clip: ScheduledClip, base: ClipInfo, decoded: DecodedClip): Promise<ClipOutcome> {
+  const o = ctx.options;
+  const info = o.labels ? { ...base, labels: Object.freeze(await o.labels(base, decoded)) } : base;
+  if (o.filter && !(await o.filter(info))) return { kind: "skip", position: clip.position, key: base.key, start: base.start };
+  return { kind: "clip", position: clip.position, info, decoded };
+}
+
+/** An .npy object: its data bytes, whole, as one sample. */
+async function produceArray(ctx: ClipContext, clip: ScheduledClip, key: string, array: NonNullable<PreparedIndex["index"]["array"]>): Promise<ClipOutcome> {
+  const span = arraySpan(key, array);
+  const bytes = span.length === 0 ? new Uint8Array(0) : await ctx.source.read(ctx.listing.objects[clip.ref.object]!, span.offset, span.length);
+  if (bytes.length !== span.length) throw new ClipError("ERR_SHORT_READ", key, `Expected ${span.length} bytes at ${span.offset} but received ${bytes.length}`);
+  ctx.onNeeded(span.length);
+  const base: ClipInfo = { key, start: 0, frames: 1, stride: 1, pts: [], position: clip.position, labels: {} };
+  return finish(ctx, clip, base, arrayClip(array, bytes));
 }

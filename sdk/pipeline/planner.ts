@@ -34,10 +34,13 @@ export async function planDataset(
     let starts: number[] = [];
     if (index.kind === "video" && index.video && order) {
       starts = clipStarts(index.video.samples.pts.length, order.keyframes, o);
+    } else if (index.kind === "array" && index.array) {
+      // One .npy is one sample; its dtype and layout are checked when it is read.
+      starts = [0];
     } else if (index.kind === "error") {
       const e = index.error ?? { code: "ERR_INDEX_CORRUPT", message: "corrupt object" };
       skipped.push({ key: object.key, error: new SdkError(e.code, `${object.key}: ${e.message}`) });
-    } else if (index.kind === "image" || index.kind === "array") {
+    } else if (index.kind === "image") {
       skipped.push({ key: object.key, error: new KindUnsupportedError(object.key, index.kind) });
     }
     return { key: object.key, etag: object.etag, starts };

@@ -19,7 +19,7 @@ describe("resolveOptions", () => {
     [{ device: "gpu" }, 'Expected "cpu", "auto" or "cuda:N" for device but received "gpu"'],
     [{ align: "middle" }, 'Expected "keyframe" or "exact" for align but received "middle"'],
     [{ rank: 2, world: 2 }, "Expected rank below world (2) but received 2"],
-    [{ filter: 3 }, "Expected a function for filter but received 3"],
+    [{ onError: 3 }, "Expected a function for onError but received 3"],
     [{ frame: 3 }, 'Expected only known options but received "frame"'],
     [{ cache: "not a url" }, 'Expected an http(s) URL for cache but received "not a url"'],
   ])("rejects %j with a message that says what was expected and what came", (input, message) => {
