@@ -15,7 +15,7 @@ export const IndexErrorCode = {
   CORRUPT: "ERR_CORRUPT_MEDIA",
   /** MP4 with no moov box anywhere. */
   NO_MOOV: "ERR_NO_MOOV",
-  /** Fragmented MP4 (moof/mvex): samples live in fragments, not in moov. */
+  /** Fragments (moof) with no moov: a media segment without its init segment. */
   FRAGMENTED: "ERR_FRAGMENTED_MP4",
   /** MP4 without a video track (audio only, metadata only). */
   NO_VIDEO: "ERR_NO_VIDEO_TRACK",

@@ -3,11 +3,11 @@ import type { VideoCodec, VideoTrackV1 } from "../schema/index.js";
 import { IndexErrorCode, MediaIndexError } from "./errors.js";
 import type { HeadCachedReader } from "./range-reader.js";
 
-/** Above this a moov is refused rather than held in a Worker's 128 MB. */
-const MAX_MOOV_BYTES = 64 * 1024 * 1024;
+/** Above this the header boxes (moov + moofs) are refused rather than held in a Worker's 128 MB. */
+const MAX_HEADER_BYTES = 64 * 1024 * 1024;
 
 /** Top-level box types that may open an ISO BMFF file; used to sniff the format. */
-const OPENING_BOXES = new Set(["ftyp", "moov", "mdat", "free", "skip", "wide", "pnot"]);
+const OPENING_BOXES = new Set(["ftyp", "moov", "mdat", "free", "skip", "wide", "pnot", "styp", "sidx", "moof"]);
 
 const codecBySampleEntry = new Map<string, VideoCodec>([
   ["avc1", "h264"], ["avc3", "h264"], ["hvc1", "hevc"], ["hev1", "hevc"], ["av01", "av1"], ["vp09", "vp9"],
@@ -89,31 +89,51 @@ function editShift(track: Track): number {
   return shift;
 }
 
+/** Reads boxes with a few requests in flight; their positions are already known from the walk. */
+async function readBoxes(reader: HeadCachedReader, boxes: TopBox[]): Promise<Uint8Array[]> {
+  const out = new Array<Uint8Array>(boxes.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < boxes.length) {
+      const i = next++;
+      out[i] = await reader.read(boxes[i]!.start, boxes[i]!.size);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(8, boxes.length) }, worker));
+  return out;
+}
+
+/** Where each glued moof came from, so moof-relative sample offsets can be put back in file terms. */
+interface Glued { bytes: Uint8Array; moofShift: number[] }
+
 /**
- * Indexes an MP4/MOV from range reads: the head, the box headers, and the moov (at the
- * start or the end). Returns the first video track with a supported codec.
+ * Indexes an MP4/MOV from range reads: the head, the box headers, the moov (at the start or
+ * the end) and, for fragmented files, every moof. Returns the first video track with a
+ * supported codec.
  */
 export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1> {
   const boxes = await topLevelBoxes(reader);
-  const moovs = boxes.filter((b) => b.type === "moov");
-  const moov = moovs[0];
+  const moov = boxes.find((b) => b.type === "moov");
+  const moofs = boxes.filter((b) => b.type === "moof");
   if (!moov) {
-    if (boxes.some((b) => b.type === "moof")) throw new MediaIndexError(IndexErrorCode.FRAGMENTED, "fragmented MP4 without a moov box is not supported; remux with -movflags +faststart");
+    if (moofs.length > 0) throw new MediaIndexError(IndexErrorCode.FRAGMENTED, "fragments (moof) without a moov box: a media segment without its init segment");
     throw new MediaIndexError(IndexErrorCode.NO_MOOV, "no moov box: the file is incomplete or not a finished MP4");
   }
-  if (boxes.some((b) => b.type === "moof")) {
-    throw new MediaIndexError(IndexErrorCode.FRAGMENTED, "fragmented MP4 (moof boxes) is not supported; remux with -movflags +faststart");
-  }
-  if (moov.size > MAX_MOOV_BYTES) throw new MediaIndexError(IndexErrorCode.TOO_LARGE, `moov is ${moov.size} bytes; at most ${MAX_MOOV_BYTES} are indexed`);
-  const ftyp = boxes.find((b) => b.type === "ftyp");
-  // Sample offsets in stco/co64 are absolute, so mp4box can parse ftyp+moov glued together.
-  const ftypBytes = ftyp && ftyp.size <= 4096 ? await reader.read(ftyp.start, ftyp.size) : new Uint8Array(0);
-  const moovBytes = await reader.read(moov.start, moov.size);
-  const glued = new Uint8Array(ftypBytes.length + moovBytes.length);
-  glued.set(ftypBytes, 0);
-  glued.set(moovBytes, ftypBytes.length);
-  const { file, info } = parseMovie(glued);
-  if (info.isFragmented) throw new MediaIndexError(IndexErrorCode.FRAGMENTED, "fragmented MP4 (mvex) is not supported; remux with -movflags +faststart");
+  const ftyp = boxes.find((b) => b.type === "ftyp" && b.size <= 4096);
+  const parts = [...(ftyp ? [ftyp] : []), moov, ...moofs];
+  const headerBytes = parts.reduce((a, b) => a + b.size, 0);
+  if (headerBytes > MAX_HEADER_BYTES) throw new MediaIndexError(IndexErrorCode.TOO_LARGE, `moov and moofs are ${headerBytes} bytes; at most ${MAX_HEADER_BYTES} are indexed`);
+  // Sample offsets in stco/co64 are absolute, so mp4box can parse the header boxes glued
+  // together without the mdat; fragment offsets are moof-relative and get shifted back below.
+  const bytes = await readBoxes(reader, parts);
+  const glued: Glued = { bytes: new Uint8Array(headerBytes), moofShift: [] };
+  let at = 0;
+  parts.forEach((box, i) => {
+    glued.bytes.set(bytes[i]!, at);
+    if (box.type === "moof") glued.moofShift.push(box.start - at);
+    at += box.size;
+  });
+  const { file, info } = parseMovie(glued.bytes);
   if (info.videoTracks.length === 0) throw new MediaIndexError(IndexErrorCode.NO_VIDEO, `no video track (tracks: ${info.tracks.map((t) => t.type ?? "unknown").join(", ") || "none"})`);
 
   let unsupported = "";
@@ -129,15 +149,26 @@ export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1> 
   throw new MediaIndexError(IndexErrorCode.UNSUPPORTED_CODEC, `video codec ${JSON.stringify(unsupported)} is not one of h264, hevc, av1, vp9`);
 }
 
-function trackTable(file: ISOFile, track: Track, entry: VisualSampleEntry, codec: VideoCodec, glued: Uint8Array, objectSize: number): VideoTrackV1 {
+/** tfhd flag: the traf states an absolute base_data_offset, so its samples need no shift. */
+const TFHD_BASE_DATA_OFFSET = 0x1;
+
+function fragmentShift(file: ISOFile, glued: Glued, trackId: number, moofNumber: number | undefined): number {
+  if (moofNumber === undefined) return 0;
+  const traf = file.moofs[moofNumber - 1]?.trafs?.find((t) => t.tfhd?.track_id === trackId);
+  if (traf && traf.tfhd.flags & TFHD_BASE_DATA_OFFSET) return 0;
+  return glued.moofShift[moofNumber - 1] ?? 0;
+}
+
+function trackTable(file: ISOFile, track: Track, entry: VisualSampleEntry, codec: VideoCodec, glued: Glued, objectSize: number): VideoTrackV1 {
   const config = entry[configBoxByCodec[codec]];
   if (!config || config.start === undefined) {
     throw new MediaIndexError(IndexErrorCode.CORRUPT, `${entry.type} sample entry has no ${configBoxByCodec[codec]} box`);
   }
   // libavcodec takes the record after the 8-byte box header as extradata (avcC, hvcC, av1C).
-  const extradata = glued.slice(config.start + 8, config.start + config.size);
+  const extradata = glued.bytes.slice(config.start + 8, config.start + config.size);
   const samples = file.getTrackSamplesInfo(track.id);
   const n = samples.length;
+  if (n === 0) throw new MediaIndexError(IndexErrorCode.CORRUPT, `video track ${track.id} has no samples`);
   const table = {
     offset: new Float64Array(n),
     size: new Uint32Array(n),
@@ -148,10 +179,11 @@ function trackTable(file: ISOFile, track: Track, entry: VisualSampleEntry, codec
   const shift = editShift(track);
   for (let i = 0; i < n; i++) {
     const s = samples[i]!;
-    if (s.offset + s.size > objectSize) {
-      throw new MediaIndexError(IndexErrorCode.TRUNCATED, `sample ${i} spans bytes ${s.offset}..${s.offset + s.size} but the object has ${objectSize}`);
+    const offset = s.offset + fragmentShift(file, glued, track.id, s.moof_number);
+    if (offset + s.size > objectSize) {
+      throw new MediaIndexError(IndexErrorCode.TRUNCATED, `sample ${i} spans bytes ${offset}..${offset + s.size} but the object has ${objectSize}`);
     }
-    table.offset[i] = s.offset;
+    table.offset[i] = offset;
     table.size[i] = s.size;
     table.keyframe[i] = s.is_sync ? 1 : 0;
     table.pts[i] = s.cts - shift;

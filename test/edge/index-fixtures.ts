@@ -29,6 +29,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     "hevc.mp4": await makeVideo(dir, { codec: "hevc", width: 160, height: 96, frames: 24, bframes: 2 }),
     "odd-321x181.mp4": await makeVideo(dir, { codec: "h264", width: 321, height: 181, frames: 12, pixFmt: "yuv444p" }),
     "audio.mp4": await makeVideo(dir, { codec: "h264", width: 160, height: 96, frames: 25, audio: true }),
+    "fragmented.mp4": await makeVideo(dir, { codec: "h264", width: 160, height: 96, frames: 30, bframes: 2, audio: true, fragmented: true }),
     "other-version.mp4": await makeVideo(dir, { codec: "h264", width: 128, height: 64, frames: 10, name: "v2.mp4" }),
   };
   const fixtures: Record<string, MediaFixture> = {};

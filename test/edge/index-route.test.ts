@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 
 describe("GET /v1/index/{key} in workerd", () => {
-  for (const name of ["h264-bframes-tail.mp4", "h264-faststart.mp4", "hevc.mp4", "odd-321x181.mp4", "audio.mp4"]) {
+  for (const name of ["h264-bframes-tail.mp4", "h264-faststart.mp4", "hevc.mp4", "odd-321x181.mp4", "audio.mp4", "fragmented.mp4"]) {
     it(`${name}: samples equal ffprobe's packets`, async () => {
       const res = await fetchIndex(`ix/${name}`);
       expect(res.status).toBe(200);

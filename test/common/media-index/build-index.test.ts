@@ -45,6 +45,9 @@ const cases: [string, MakeVideoOptions, { codec: string; configBytes?: number }]
   ["vp9 in mp4", { codec: "vp9", width: 160, height: 96, frames: 20 }, { codec: "vp9" }],
   ["odd resolution 321x181", { codec: "h264", width: 321, height: 181, frames: 15, pixFmt: "yuv444p" }, { codec: "h264" }],
   ["interleaved aac audio", { codec: "h264", width: 160, height: 96, frames: 30, audio: true, bframes: 2 }, { codec: "h264" }],
+  ["fragmented MP4", { codec: "h264", width: 160, height: 96, frames: 30, fragmented: true }, { codec: "h264" }],
+  ["fragmented MP4 with B-frames and audio", { codec: "h264", width: 160, height: 96, frames: 30, fragmented: true, bframes: 2, audio: true }, { codec: "h264" }],
+  ["fragmented hevc", { codec: "hevc", width: 160, height: 96, frames: 24, fragmented: true }, { codec: "hevc" }],
 ];
 
 describe("video samples equal ffprobe -show_packets", () => {
@@ -87,6 +90,19 @@ describe("range reads only", () => {
   });
 });
 
+describe("range reads only (fragmented)", () => {
+  it("a fragmented file is indexed from its moov and moofs, stepping over every mdat", async () => {
+    const file = await makeVideo(dir, { codec: "h264", width: 640, height: 360, frames: 50, gop: 10, fragmented: true, name: "big-frag.mp4" });
+    const { size } = await stat(file);
+    const { index, requests } = await indexFile(file);
+    expect(index.video!.frameCount).toBe(50);
+    await expectMatchesFfprobe(file, index);
+    expect(size).toBeGreaterThan(256 * 1024);
+    const read = requests.reduce((a, r) => a + r.length, 0);
+    expect(read).toBeLessThan(64 * 1024 + 8 * 1024);
+  });
+});
+
 describe("bad objects become error records, never exceptions", () => {
   it("truncated moov-at-end file", async () => {
     const file = await makeVideo(dir, { codec: "h264", width: 160, height: 96, frames: 30, name: "trunc-tail.mp4" });
@@ -118,8 +134,15 @@ describe("bad objects become error records, never exceptions", () => {
     expect(other.error).toBeUndefined();
   });
 
-  it("fragmented MP4 is reported with its own code", async () => {
-    const file = await makeVideo(dir, { codec: "h264", width: 64, height: 64, frames: 30, fragmented: true });
+  it("fragments without their moov (a bare media segment) are reported with their own code", async () => {
+    const file = await makeVideo(dir, { codec: "h264", width: 64, height: 64, frames: 30, fragmented: true, name: "segment.mp4" });
+    const { readFile } = await import("node:fs/promises");
+    const bytes = await readFile(file);
+    const moov = bytes.indexOf("moov");
+    // Drop ftyp+moov: what is left starts at the first moof.
+    const tail = bytes.subarray(moov - 4 + bytes.readUInt32BE(moov - 4));
+    expect(tail.subarray(4, 8).toString()).toBe("moof");
+    await writeFile(file, tail);
     expect((await indexFile(file)).index).toMatchObject({ kind: "error", error: { code: "ERR_FRAGMENTED_MP4" } });
   });
 
