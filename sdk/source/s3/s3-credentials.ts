@@ -43,8 +43,8 @@ export function resolveCredentials(location: Pick<BucketLocation, "scheme" | "bu
     : "none was found";
   throw new S3SourceError(
     S3ErrorCode.CREDENTIALS_MISSING,
-    `Listing ${location.scheme}://${location.bucket} needs an access key but ${hint}: pass credentials: { accessKeyId, secretAccessKey } ` +
+    `${location.scheme}://${location.bucket} needs an access key but ${hint}: pass credentials: { accessKeyId, secretAccessKey } ` +
       `or set ${first.id} and ${first.secret} (or ${second.id} and ${second.secret})` +
-      (location.scheme === "r2" ? "; create one under R2 › Manage API tokens with Object Read permission" : ""),
+      (location.scheme === "r2" ? "; create one under R2 › Manage API tokens (Object Read; Object Read & Write to push)" : ""),
   );
 }
