@@ -1,22 +1,23 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { EdgeError, InternalError } from "../errors.js";
+import { BadRequestError, EdgeError, InternalError } from "../errors.js";
 
 /**
  * The one error renderer (`app.onError`): an EdgeError becomes its JSON body, status and
- * headers; Hono's own HTTPExceptions keep their status; anything else is logged here and
- * becomes a 500 that says nothing about what failed.
+ * headers; a 4xx HTTPException from Hono's own middleware keeps its status with the same body
+ * shape; anything else is logged here and becomes a 500 that says nothing about what failed.
+ *
+ * @example
+ * app.onError(renderError);
  */
 export function renderError(err: Error, c: Context): Response {
-  let error: EdgeError;
-  if (err instanceof EdgeError) {
-    error = err;
-  } else if (err instanceof HTTPException && err.status < 500) {
-    error = new EdgeError("ERR_BAD_REQUEST", 400, err.message || "Bad request");
-    return c.json(error.toJSON(), err.status);
-  } else {
-    error = new InternalError(err);
+  if (err instanceof EdgeError && !(err instanceof InternalError)) {
+    return c.json(err.toJSON(), err.status, err.headers);
   }
-  if (error instanceof InternalError) console.error("ec edge: internal error", error.cause);
-  return c.json(error.toJSON(), error.status, error.headers);
+  if (err instanceof HTTPException && err.status < 500) {
+    return c.json(new BadRequestError(err.message || "Bad request").toJSON(), err.status);
+  }
+  const internal = err instanceof InternalError ? err : new InternalError(err);
+  console.error("ec edge: internal error", internal.cause);
+  return c.json(internal.toJSON(), internal.status);
 }
