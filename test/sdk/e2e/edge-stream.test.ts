@@ -1,27 +1,20 @@
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
 import { startCache, type CacheService } from "../../../origin-cache/index.js";
+import { ffmpegFrameMd5s as ffmpegMd5s } from "../../helpers/ffmpeg-md5.js";
 import { makeVideo } from "../../helpers/make-video.js";
 import { mergeCheckpoints, open, type OpenOptions, type SdkError } from "../../../sdk/index.js";
 import { main as stream } from "../../../sdk/cli/stream.js";
 
-const run = promisify(execFile);
 let dir: string;
 let edge: LocalEdge;
 let dataset: string;
 const local = new Map<string, string>();
 const expectedMd5 = new Map<string, string[]>();
-
-async function ffmpegMd5s(file: string): Promise<string[]> {
-  const { stdout } = await run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", file, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "framemd5", "-"], { maxBuffer: 16 << 20 });
-  return stdout.split("\n").filter((l) => l && !l.startsWith("#")).map((l) => l.split(",").at(-1)!.trim());
-}
 
 async function put(key: string, body: Uint8Array<ArrayBuffer>): Promise<void> {
   const res = await fetch(`${edge.url}/v1/objects/${key}`, { method: "PUT", body, headers: { authorization: `Bearer ${edge.token}` } });

@@ -1,21 +1,13 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ffmpegFrameMd5s as ffmpegMd5s } from "../../helpers/ffmpeg-md5.js";
 import { makeVideo } from "../../helpers/make-video.js";
 import { open } from "../../../sdk/index.js";
 
-const run = promisify(execFile);
 let dir: string;
-
-/** ffmpeg's own framemd5 of every frame of a file, in presentation order. */
-async function ffmpegMd5s(file: string): Promise<string[]> {
-  const { stdout } = await run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", file, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "framemd5", "-"], { maxBuffer: 16 << 20 });
-  return stdout.split("\n").filter((l) => l && !l.startsWith("#")).map((l) => l.split(",").at(-1)!.trim());
-}
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-sdk-decode-"));
