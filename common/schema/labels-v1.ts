@@ -52,3 +52,8 @@ export type LabelSidecarPathV1 = z.infer<typeof LabelSidecarPathV1>;
 
 /** Where label sidecars live in the bucket, under the reserved prefix. */
 export const LABEL_SIDECAR_PREFIX = "_ec/labels/";
+
+/** An HTTP etag as a sidecar path segment: quotes and the weak marker stripped. */
+export function bareEtag(etag: string): string {
+  return etag.replace(/^W\//, "").replace(/^"|"$/g, "");
+}

@@ -1,4 +1,4 @@
-import { LABEL_SIDECAR_PREFIX, LabelSidecarPathV1, LabelSidecarV1 } from "../../common/schema/labels-v1.js";
+import { bareEtag, LABEL_SIDECAR_PREFIX, LabelSidecarPathV1, LabelSidecarV1 } from "../../common/schema/labels-v1.js";
 import { BadRequestError, NotFoundError, PayloadTooLargeError } from "../errors.js";
 
 /** A clip's labels are a few hundred bytes; anything near this is not a sidecar. */
@@ -58,10 +58,10 @@ export async function writeLabelSidecar(env: Env, path: LabelSidecarPathV1, body
     throw new BadRequestError(`Expected a label sidecar (version 1) but ${issue.path.join(".") || "the body"}: ${issue.message}`);
   }
   const s = parsed.data;
-  const bareEtag = s.etag.replace(/^W\//, "").replace(/^"|"$/g, "");
-  if (s.config !== path.config || bareEtag !== path.etag || `${s.start}-${s.frames}-${s.stride}` !== path.clip) {
+  const etag = bareEtag(s.etag);
+  if (s.config !== path.config || etag !== path.etag || `${s.start}-${s.frames}-${s.stride}` !== path.clip) {
     throw new BadRequestError(
-      `Expected a sidecar for ${path.config}/${path.etag}/${path.clip} but received one for ${s.config}/${bareEtag}/${s.start}-${s.frames}-${s.stride}`,
+      `Expected a sidecar for ${path.config}/${path.etag}/${path.clip} but received one for ${s.config}/${etag}/${s.start}-${s.frames}-${s.stride}`,
     );
   }
   await env.BUCKET.put(bucketKey(path), JSON.stringify(s), { httpMetadata: { contentType: "application/json" } });

@@ -163,6 +163,7 @@ export async function main(argv: string[]): Promise<number> {
     bar.update(records.length, { flagged, cached: stage.counts.cached });
     bar.stop();
     await ds.close();
+    await stage.flush();
   }
   const summary = summarize(records, { worst: args.worst });
   if (args.json) process.stdout.write(`${JSON.stringify(summary)}\n`);

@@ -46,6 +46,8 @@ export interface LabelStage {
   readonly hooks: LabelHooks;
   /** Clips labeled here and clips answered from the cache. */
   readonly counts: { labeled: number; cached: number };
+  /** Waits for cache writes still in flight (they never hold a clip back). */
+  flush(): Promise<void>;
 }
 
 /**
@@ -64,6 +66,7 @@ export function createLabelStage(o: LabelStageOptions = {}): LabelStage {
     .digest("hex")
     .slice(0, 16);
   const counts = { labeled: 0, cached: 0 };
+  const pending = new Set<Promise<void>>();
   const report = o.onCacheError ?? (() => {});
 
   const keyOf = (info: LabelClipInfo): LabelCacheKey | undefined =>
@@ -89,7 +92,11 @@ export function createLabelStage(o: LabelStageOptions = {}): LabelStage {
     const labels = await labelClip(toFrames(frames), info, labelers, o.analysis);
     counts.labeled++;
     const k = keyOf(info);
-    if (cache && k) await cache.put(k, labels).catch(report);
+    if (cache && k) {
+      // Not awaited: a remote write must not add a round trip to every clip.
+      const put = cache.put(k, labels).catch(report).finally(() => pending.delete(put));
+      pending.add(put);
+    }
     return labels;
   };
 
@@ -100,6 +107,9 @@ export function createLabelStage(o: LabelStageOptions = {}): LabelStage {
     label,
     keep: async (labels, info) => keep(labels, info),
     counts,
+    flush: async () => {
+      while (pending.size > 0) await Promise.all(pending);
+    },
     hooks: {
       labels: async (clip, frames) => ({ ...(await label(clip, frames)) }),
       filter: async (clip) => keep(clip.labels as ClipLabels, clip),

@@ -54,6 +54,9 @@ describe("/v1/labels sidecars", () => {
     const junk = await call("PUT", path, JSON.stringify({ version: 1, labels: 3 }));
     expect(junk.status).toBe(400);
     await junk.body?.cancel();
+    const huge = await call("PUT", path, JSON.stringify({ ...sidecar, key: "x".repeat(300 * 1024) }));
+    expect(huge.status).toBe(413);
+    expect(await errorCode(huge)).toBe("ERR_PAYLOAD_TOO_LARGE");
     const notJson = await call("PUT", path, "{");
     expect(notJson.status).toBe(400);
     await notJson.body?.cancel();

@@ -1,5 +1,5 @@
 /** Where labels of a clip are kept between epochs and across ranks. */
-import { LabelSidecarPathV1 } from "../../../common/schema/labels-v1.js";
+import { bareEtag, LabelSidecarPathV1 } from "../../../common/schema/labels-v1.js";
 import type { ClipLabels } from "../label-clip.js";
 
 /** One clip of one object version under one labeler configuration. */
@@ -22,7 +22,7 @@ export interface LabelCache {
 
 /** The etag as a path segment: quotes and weak markers stripped; undefined when unusable. */
 export function etagSegment(etag: string): string | undefined {
-  const bare = etag.replace(/^W\//, "").replace(/^"|"$/g, "");
+  const bare = bareEtag(etag);
   return LabelSidecarPathV1.shape.etag.safeParse(bare).success ? bare : undefined;
 }
 

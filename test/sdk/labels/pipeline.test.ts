@@ -56,6 +56,7 @@ describe("labels in the open() pipeline (native decoder)", () => {
     const first = createLabelStage({ cache, filter: "tag" });
     const a = await stream(first);
     expect(first.counts.cached).toBe(0);
+    await first.flush();
     const second = createLabelStage({ cache, filter: "tag" });
     const b = await stream(second);
     expect(second.counts).toEqual({ labeled: 0, cached: first.counts.labeled });

@@ -20,6 +20,7 @@ describe("label stage", () => {
     const cache = new MemoryLabelCache();
     const stage = createLabelStage({ cache });
     const first = await stage.label(info, black);
+    await stage.flush();
     const again = await stage.label(info, black);
     expect(again).toEqual(first);
     expect(stage.counts).toEqual({ labeled: 1, cached: 1 });
@@ -45,6 +46,7 @@ describe("label stage", () => {
   test("sidecars in a directory serve another process's stage (another rank)", async () => {
     const a = createLabelStage({ cache: new DirLabelCache(dir) });
     const labels = await a.label(info, black);
+    await a.flush();
     const b = createLabelStage({ cache: new DirLabelCache(dir) });
     expect(await b.label(info, black)).toEqual(labels);
     expect(b.counts).toEqual({ labeled: 0, cached: 1 });
@@ -57,6 +59,7 @@ describe("label stage", () => {
     await mkdir(dirname(file), { recursive: true });
     await writeFile(file, "{not json");
     await stage.label(info, black);
+    await stage.flush();
     expect(stage.counts).toEqual({ labeled: 1, cached: 0 });
     const fresh = createLabelStage({ cache: new DirLabelCache(dir), context: "damaged" });
     await fresh.label(info, black);
@@ -68,6 +71,7 @@ describe("label stage", () => {
     const broken = { get: async () => { throw new Error("down"); }, put: async () => { throw new Error("down"); } };
     const stage = createLabelStage({ cache: broken, onCacheError: (e) => errors.push(e) });
     const labels = await stage.label(info, black);
+    await stage.flush();
     expect(labels.valid).toBe(false);
     expect(errors).toHaveLength(2);
   });
