@@ -6,8 +6,9 @@
  * ends with one JSON line), and writes bench/results/compare.json and compare.svg.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { cpus, tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -32,6 +33,12 @@ const STATED = { gpus: 8, gpuFps: 1000, hosts: 16, epochClips: 1_000_000, horizo
 const here = dirname(fileURLToPath(import.meta.url));
 const log = (msg: string): void => void process.stderr.write(`[bench] ${msg}\n`);
 
+/** The repository root: the nearest folder above the compiled script with a package.json (the build may sit at any depth). */
+function repoRoot(): string {
+  for (let dir = here; dir !== dirname(dir); dir = dirname(dir)) if (existsSync(join(dir, "package.json"))) return dir;
+  throw new Error(`Expected a package.json above ${here} but found none`);
+}
+
 async function startCacheProcess(childDir: string, bed: Testbed, dir: string, blockKib: number): Promise<{ url: string; pid: number; proc: ChildProcess }> {
   // Blocks must be whole 4 KiB pages (cuFile/O_DIRECT); a 4 KiB multiple of the flag.
   const blockSize = Math.max(4096, Math.round((blockKib * 1024) / 4096) * 4096);
@@ -52,7 +59,8 @@ function subtitle(c: CompareConfig, files: number): string {
 
 async function main(): Promise<number> {
   const config = parseCompareArgs(process.argv.slice(2));
-  const root = resolve(here, "..", "..");
+  const root = repoRoot();
+  const loadAtStart = loadavg()[0]!;
   const childDir = join(here, "compare", "child");
   const workDir = await mkdtemp(join(tmpdir(), "ec-bench-"));
   const results: Partial<Record<RowName, RowResult>> = {};
@@ -67,6 +75,7 @@ async function main(): Promise<number> {
     let gopBytesPerClip: number | undefined;
     let localCps: number | undefined;
     let sameClips: boolean | null = null;
+    const rowLoad: Partial<Record<RowName, number>> = {};
     for (const row of ROWS.filter((r) => config.rows.includes(r.name))) {
       if (row.name !== "local" && !ctx.testbed && !testbed) {
         log("starting the local edge and the WAN emulator");
@@ -86,7 +95,8 @@ async function main(): Promise<number> {
           log(`the origin-cache did not start: ${(err as Error).message}`);
         }
       }
-      log(`row ${row.name}: ${row.label}`);
+      rowLoad[row.name] = loadavg()[0]!;
+      log(`row ${row.name}: ${row.label} (load average ${rowLoad[row.name]!.toFixed(1)})`);
       let outcome;
       try {
         outcome = await row.run(ctx);
@@ -119,9 +129,11 @@ async function main(): Promise<number> {
     const scale = cold?.status === "ran" ? scaleOnPaper({ cold: cold.figures, framesPerClip: config.frames, rttMs: config.rttMs, ...STATED }) : null;
     const summary = {
       config: { ...config, cores: cpus().length, cpu: cpus()[0]?.model ?? "unknown" },
+      // The cores are shared: other work on the machine moves every row, so the 1-minute load average is recorded.
+      load_average: { start: loadAtStart, end: loadavg()[0]! },
       gop_bytes_per_clip: gopBytesPerClip === undefined ? null : Math.round(gopBytesPerClip),
       same_clips_ec_cold_vs_local: sameClips,
-      rows: Object.fromEntries(Object.entries(results).map(([k, r]) => [k, r.status === "ran" ? { label: r.label, ...r.figures } : { label: r.label, skipped: r.reason }])),
+      rows: Object.fromEntries(Object.entries(results).map(([k, r]) => [k, r.status === "ran" ? { label: r.label, ...r.figures, load_average: rowLoad[k as RowName] } : { label: r.label, skipped: r.reason }])),
       ratios,
       targets,
       scale: scale === null ? null : { stated: STATED, ...scale },
