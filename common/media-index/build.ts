@@ -27,13 +27,14 @@ const SNIFF_BYTES = 32;
  * data. Never throws for bad media: a corrupt, truncated or unsupported object yields
  * kind "error" with `{ code, message }`. Objects of no known format are kind "other".
  * Only a failing reader throws (MediaIndexError ERR_READ_FAILED), since that is no fact
- * about the object worth caching.
+ * about the object worth caching. `maxReads` caps the range requests (a Worker's
+ * subrequest budget); past it the result is an ERR_HEADER_TOO_LARGE record.
  *
  * @example
  * const index = await buildIndex({ size, read: (o, n) => readRange(o, n) }, { key: "clips/a.mp4", etag });
  * if (index.kind === "video") console.log(index.video!.frameCount);
  */
-export async function buildIndex(reader: RangeReader, meta: { key: string; etag: string }): Promise<IndexV1> {
+export async function buildIndex(reader: RangeReader, meta: { key: string; etag: string; maxReads?: number }): Promise<IndexV1> {
   const base = { version: 1 as const, key: meta.key, etag: meta.etag, size: reader.size };
   const expected: MediaKind = guessKind(meta.key);
   const error = (code: string, message: string): IndexV1 => ({ ...base, kind: "error", error: { code, message } });
@@ -41,7 +42,7 @@ export async function buildIndex(reader: RangeReader, meta: { key: string; etag:
     if (reader.size === 0) {
       return expected === "other" ? { ...base, kind: "other" } : error(IndexErrorCode.EMPTY, `${meta.key} is empty but its extension says ${expected}`);
     }
-    const cached = new HeadCachedReader(reader);
+    const cached = new HeadCachedReader(reader, undefined, meta.maxReads);
     const head = await cached.read(0, Math.min(SNIFF_BYTES, reader.size));
     for (const format of formats.values()) {
       if (format.sniff(head)) return { ...base, ...(await format.index(cached, head)) };

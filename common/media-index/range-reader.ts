@@ -28,7 +28,11 @@ export class HeadCachedReader {
   /** Ranges actually requested from the underlying reader, for tests and metrics. */
   readonly requests: { offset: number; length: number }[] = [];
 
-  constructor(private readonly inner: RangeReader, private readonly headBytes = 64 * 1024) {
+  constructor(
+    private readonly inner: RangeReader,
+    private readonly headBytes = 64 * 1024,
+    private readonly maxReads = Number.POSITIVE_INFINITY,
+  ) {
     this.size = inner.size;
   }
 
@@ -49,6 +53,9 @@ export class HeadCachedReader {
   }
 
   private async fetch(offset: number, length: number): Promise<Uint8Array> {
+    if (this.requests.length >= this.maxReads) {
+      throw new MediaIndexError(IndexErrorCode.TOO_LARGE, `indexing needs more than ${this.maxReads} range reads (a long fragmented file?); index it where reads are not capped`);
+    }
     this.requests.push({ offset, length });
     let bytes: Uint8Array;
     try {

@@ -14,6 +14,12 @@ export function indexCacheKey(etag: string, key: string): string {
   return `${RESERVED_PREFIX}index/v1/${etag}/${key}`;
 }
 
+/**
+ * Range reads one index build may make: a Worker invocation gets ~1000 subrequests and the
+ * route spends a few on head, cache get and put. Only long fragmented files come near it.
+ */
+const MAX_INDEX_READS = 900;
+
 const unquote = (etag: string) => etag.replace(/^W\//, "").replace(/^"(.*)"$/, "$1");
 
 /** Range reads pinned to one etag: if the object changes mid-build, reads fail instead of mixing versions. */
@@ -57,7 +63,7 @@ export async function objectIndex(env: Env, args: { key: string; expectEtag?: st
   }
   let index;
   try {
-    index = await buildIndex(r2Reader(env, args.key, meta), { key: args.key, etag: meta.httpEtag });
+    index = await buildIndex(r2Reader(env, args.key, meta), { key: args.key, etag: meta.httpEtag, maxReads: MAX_INDEX_READS });
   } catch (cause) {
     if (cause instanceof MediaIndexError) throw new ObjectChangingError(args.key);
     throw cause;

@@ -101,6 +101,19 @@ describe("range reads only (fragmented)", () => {
     const read = requests.reduce((a, r) => a + r.length, 0);
     expect(read).toBeLessThan(64 * 1024 + 8 * 1024);
   });
+
+  it("a cap on range reads turns a file that needs more into an ERR_HEADER_TOO_LARGE record", async () => {
+    const file = join(dir, "big-frag.mp4");
+    const reader = await fileReader(file);
+    try {
+      const capped = await buildIndex(reader, { key: "big-frag.mp4", etag: "e", maxReads: 3 });
+      expect(capped).toMatchObject({ kind: "error", error: { code: "ERR_HEADER_TOO_LARGE" } });
+      const uncapped = await buildIndex(reader, { key: "big-frag.mp4", etag: "e", maxReads: 100 });
+      expect(uncapped.kind).toBe("video");
+    } finally {
+      await reader.close();
+    }
+  });
 });
 
 describe("bad objects become error records, never exceptions", () => {
