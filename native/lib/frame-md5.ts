@@ -26,7 +26,7 @@ export function framemd5Header(o: { timebase: [number, number]; width: number; h
     "#codec_id 0: rawvideo",
     `#dimensions 0: ${o.width}x${o.height}`,
     "#sar 0: 1/1",
-    "#stream#, dts, pts, duration, size, hash",
+    "#stream#, dts,        pts, duration,     size, hash",
   ];
 }
 

@@ -8,6 +8,7 @@ extern "C" {
 #include <libavutil/hwcontext_cuda.h>
 }
 
+#include "cuda-driver.h"
 #include "device-backend.h"
 #include "errors.h"
 
@@ -40,6 +41,11 @@ class CudaBackend : public DeviceBackend {
       throw NativeException("ERR_UNSUPPORTED_OUTPUT",
                             "On cuda devices this build returns native (nv12/p010) frames only; use output \"native\" "
                             "without resize, or device \"cpu\" for rgb24/rgbf32-planar/resize");
+    }
+    // Our own probe first: it says why (no driver, no device) where FFmpeg only says EPERM.
+    std::string reason;
+    if (!cuda::driver(&reason)) {
+      throw NativeException("ERR_DEVICE_UNAVAILABLE", "cuda:" + std::to_string(index_) + " is unavailable: " + reason);
     }
     AVBufferRef* device = nullptr;
     std::string name = std::to_string(index_);

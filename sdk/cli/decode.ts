@@ -189,9 +189,19 @@ export async function main(argv: string[]): Promise<number> {
       output: args.output as "native",
       ...(args.size ? { resize: args.size } : {}),
     });
+    // Like ffmpeg, count in frames (tb = 1/fps) when every pts is a whole number of frames.
     const frameDuration = track.fps > 0 ? Math.round(track.timescale / track.fps) : 1;
+    const inFrames = frameDuration > 1 && track.samples.pts.every((p) => p % frameDuration === 0);
+    const unit = inFrames ? frameDuration : 1;
     if (args.framemd5) {
-      const header = framemd5Header({ timebase: [1, track.timescale], width: track.width, height: track.height });
+      // `ec decode --framemd5 | head` closes the pipe early; that is a normal end, not a crash.
+      process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+        if (e.code === "EPIPE") process.exit(0);
+      });
+      const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+      const g = gcd(unit, track.timescale);
+      const timebase: [number, number] = [unit / g, track.timescale / g];
+      const header = framemd5Header({ timebase, width: track.width, height: track.height });
       process.stdout.write(header.join("\n") + "\n");
     }
     const bar =
@@ -214,7 +224,8 @@ export async function main(argv: string[]): Promise<number> {
           const host = await hostOf(frame);
           const size = frameBytes(host).byteLength;
           bytesOut += size;
-          process.stdout.write(framemd5Line({ dts: host.pts, pts: host.pts, duration: frameDuration, size, md5: frameMd5(host) }) + "\n");
+          const pts = host.pts / unit;
+          process.stdout.write(framemd5Line({ dts: pts, pts, duration: frameDuration / unit, size, md5: frameMd5(host) }) + "\n");
         } else if (frame.kind === "host") {
           bytesOut += frame.data.byteLength;
         }
