@@ -53,7 +53,12 @@ export type LabelSidecarPathV1 = z.infer<typeof LabelSidecarPathV1>;
 /** Where label sidecars live in the bucket, under the reserved prefix. */
 export const LABEL_SIDECAR_PREFIX = "_ec/labels/";
 
-/** An HTTP etag as a sidecar path segment: quotes and the weak marker stripped. */
+/**
+ * An HTTP etag as a sidecar path segment: quotes and the weak marker stripped.
+ *
+ * @example
+ * bareEtag('"9e1f"'); // "9e1f"
+ */
 export function bareEtag(etag: string): string {
   return etag.replace(/^W\//, "").replace(/^"|"$/g, "");
 }

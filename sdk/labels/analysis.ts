@@ -131,7 +131,12 @@ export function analyzeClip(frames: readonly VideoFrame[], options: AnalysisOpti
   return { width: first.width, height: first.height, step, frames: out };
 }
 
-/** Fraction of a frame's samples with luma at most `max`. */
+/**
+ * Fraction of a frame's samples with luma at most `max`.
+ *
+ * @example
+ * const dark = fractionAtMost(analyzeClip(frames).frames[0]!, 32); // 1 for a black frame
+ */
 export function fractionAtMost(stats: FrameStats, max: number): number {
   let n = 0;
   const top = Math.min(255, Math.floor(max));

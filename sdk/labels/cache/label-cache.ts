@@ -20,7 +20,12 @@ export interface LabelCache {
 }
 
 
-/** The etag as a path segment: quotes and weak markers stripped; undefined when unusable. */
+/**
+ * The etag as a path segment: quotes and weak markers stripped; undefined when unusable.
+ *
+ * @example
+ * etagSegment('W/"9e1f"'); // "9e1f"
+ */
 export function etagSegment(etag: string): string | undefined {
   const bare = bareEtag(etag);
   return LabelSidecarPathV1.shape.etag.safeParse(bare).success ? bare : undefined;
