@@ -19,8 +19,11 @@ function httpEtag(etag: string): string | undefined {
   return etag.startsWith('"') || etag.startsWith("W/") ? etag : undefined;
 }
 
+/** An expired or rejected signature: the in-process cache's upstream status, or an HTTP answer relayed in a message. */
 function isAuthFailure(err: unknown): boolean {
-  return /\b(401|403)\b/.test(String((err as Error)?.message ?? ""));
+  const status = (err as { upstreamStatus?: unknown })?.upstreamStatus;
+  if (status === 401 || status === 403) return true;
+  return /\b(answered|status) (401|403)\b/.test(String((err as Error)?.message ?? ""));
 }
 
 export class EdgeSource implements DatasetSource {

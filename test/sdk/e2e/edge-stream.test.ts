@@ -9,6 +9,7 @@ import { ffmpegFrameMd5s as ffmpegMd5s } from "../../helpers/ffmpeg-md5.js";
 import { makeVideo } from "../../helpers/make-video.js";
 import { mergeCheckpoints, open, type OpenOptions, type SdkError } from "../../../sdk/index.js";
 import { main as stream } from "../../../sdk/cli/stream.js";
+import { EdgeSource, inProcessCache, type ByteCache } from "../../../sdk/source/index.js";
 
 let dir: string;
 let edge: LocalEdge;
@@ -124,6 +125,33 @@ describe("open() against a local edge", () => {
       await svc?.close();
       await rm(cacheDir, { recursive: true, force: true });
     }
+  });
+
+  it("renews signed URLs when the edge refuses them (expired) and streams on without an error", async () => {
+    const inner = await inProcessCache(edge.url, 16 << 20);
+    let refused = 0;
+    const seen = new Set<string>();
+    // The first read of each object is answered as an expired signature would be.
+    const expiring: ByteCache = {
+      ...inner,
+      read: async (url, offset, length, etag) => {
+        const key = new URL(url).pathname;
+        if (!seen.has(key)) {
+          seen.add(key);
+          refused++;
+          throw Object.assign(new Error("Upstream answered 403 for the URL: expired"), { upstreamStatus: 403 });
+        }
+        return inner.read(url, offset, length, etag);
+      },
+    };
+    const errors: SdkError[] = [];
+    const ds = await open(dataset, { token: edge.token, device: "cpu", frames: 4, prefetch: 1, onError: (e) => errors.push(e) }, { source: new EdgeSource(dataset, edge.token, expiring) });
+    let clips = 0;
+    for await (const b of ds) clips += b.clips.length;
+    await ds.close();
+    expect(refused).toBe(3);
+    expect(clips).toBe((await keysOf({})).ids.length);
+    expect(errors.map((e) => e.code)).toEqual(["ERR_TRUNCATED"]);
   });
 
   it("ec stream --format native --md5 prints key,frame_index,md5 equal to ffmpeg, and --json one summary line", async () => {
