@@ -1,6 +1,8 @@
+import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { main } from "../../sdk/cli/decode.js";
@@ -8,6 +10,7 @@ import type { MakeVideoOptions } from "../helpers/make-video.js";
 import { makeVideo } from "../helpers/make-video.js";
 import { ffmpegFrameMd5s } from "./helpers.js";
 
+const run = promisify(execFile);
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-decode-cli-"));
@@ -50,6 +53,14 @@ describe("ec decode --framemd5", () => {
     expect(md5Column(whole.stdout)).toEqual(expected);
     const split = await ecDecode([file, "--framemd5", "--frames-per-call", "1"]);
     expect(md5Column(split.stdout)).toEqual(expected);
+  });
+
+  it("on a constant-rate file every line matches ffmpeg's, timestamps and sizes included", async () => {
+    const file = await makeVideo(dir, { codec: "h264", width: 160, height: 96, frames: 20, bframes: 2, gop: 10, name: "lines.mp4" });
+    const { stdout } = await run("ffmpeg", ["-v", "error", "-i", file, "-map", "0:v:0", "-f", "framemd5", "-"]);
+    const ours = await ecDecode([file, "--framemd5"]);
+    const lines = (text: string) => text.split("\n").filter((l) => l !== "" && !l.startsWith("#software"));
+    expect(lines(ours.stdout)).toEqual(lines(stdout));
   });
 
   it("--start/--frames prints exactly that slice of ffmpeg's lines", async () => {
