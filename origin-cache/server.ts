@@ -65,6 +65,8 @@ export async function startCache(opts: StartCacheOptions): Promise<CacheService>
       const body = known ? err.toJSON() : { error: { code: "ERR_INTERNAL", message: "internal error" } };
       res.statusCode = known ? err.status : 500;
       res.setHeader("content-type", "application/json");
+      // A route may have set the length of the bytes it meant to send; the error body has its own.
+      res.removeHeader("content-length");
       res.end(JSON.stringify(body));
     };
     if (!route) return fail(new CacheError("ERR_NOT_FOUND", `No route for ${req.method} ${u.pathname}`, 404));
