@@ -89,13 +89,16 @@ export async function remoteCache(base: string): Promise<ByteCache> {
       const body = new Uint8Array(await res.body.arrayBuffer());
       if (res.statusCode !== 206 && res.statusCode !== 200) {
         let detail = "";
+        // The cache's own code (ERR_ETAG_CHANGED, ERR_UPSTREAM_STATUS, …) is what callers branch on.
+        let code = "ERR_CACHE_HTTP";
         try {
           const e = ErrorBody.parse(JSON.parse(Buffer.from(body).toString("utf8")));
           detail = `${e.error.code}: ${e.error.message}`;
+          code = e.error.code;
         } catch {
           detail = Buffer.from(body.subarray(0, 200)).toString("utf8");
         }
-        throw new SdkError("ERR_CACHE_HTTP", `origin-cache answered ${res.statusCode} for bytes ${offset}+${length}: ${detail}`);
+        throw new SdkError(code, `origin-cache answered ${res.statusCode} for bytes ${offset}+${length}: ${detail}`);
       }
       return res.statusCode === 200 ? body.subarray(offset, offset + length) : body;
     },

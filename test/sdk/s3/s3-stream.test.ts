@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { DeleteObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startCache, type CacheService } from "../../../origin-cache/index.js";
 import { open, type OpenOptions, type SdkError } from "../../../sdk/index.js";
@@ -95,6 +96,20 @@ describe("open(s3://…) straight from the bucket", () => {
       expect(second.frames).toBe(first.frames);
       expect(second.stats.bytes_fetched).toBe(0);
       expect(second.stats.cache_hit_ratio).toBe(1);
+
+      // An object overwritten behind the service's back is an ERR_ETAG_CHANGED there too.
+      await s3.put("e2e/changing.bin", new Uint8Array(1 << 20).fill(1));
+      const { openS3Source } = await import("../../../sdk/source/s3/index.js");
+      const source = await openS3Source(new URL(dataset), { endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials, cache: svc.url }, {});
+      try {
+        const object = (await source.list()).objects.find((o) => o.key === "e2e/changing.bin")!;
+        expect(Buffer.from(await source.read(object, 0, 16)).every((b) => b === 1)).toBe(true);
+        await s3.put("e2e/changing.bin", new Uint8Array(1 << 20).fill(2));
+        await expect(source.read(object, (1 << 20) - 16, 16)).rejects.toMatchObject({ code: "ERR_ETAG_CHANGED" });
+      } finally {
+        await source.close();
+        await s3.client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: "e2e/changing.bin" }));
+      }
     } finally {
       await svc?.close();
       await rm(cacheDir, { recursive: true, force: true });
