@@ -1,4 +1,4 @@
-import { RESERVED_PREFIX } from "../../common/keys.js";
+import { MAX_KEY_BYTES, RESERVED_PREFIX } from "../../common/keys.js";
 import { buildIndex, encodeIndex, MediaIndexError, type RangeReader } from "../../common/media-index/index.js";
 import { NotFoundError, ObjectChangingError, PreconditionFailedError } from "../errors.js";
 
@@ -10,8 +10,12 @@ export const INDEX_CONTENT_TYPE = "application/vnd.ec.index.v1";
  * so a replaced object misses the cache and gets a new index, and no index ever answers for
  * another version.
  */
-export function indexCacheKey(etag: string, key: string): string {
-  return `${RESERVED_PREFIX}index/v1/${etag}/${key}`;
+export async function indexCacheKey(etag: string, key: string): Promise<string> {
+  const readable = `${RESERVED_PREFIX}index/v1/${etag}/${key}`;
+  if (new TextEncoder().encode(readable).byteLength <= MAX_KEY_BYTES) return readable;
+  // A near-limit user key plus the prefix would pass R2's 1024-byte cap; its digest cannot.
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)));
+  return `${RESERVED_PREFIX}index/v1/${etag}/sha256-${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
 /**
@@ -56,7 +60,7 @@ export async function objectIndex(env: Env, args: { key: string; expectEtag?: st
   if (args.expectEtag !== undefined && unquote(args.expectEtag) !== meta.etag) {
     throw new PreconditionFailedError(`The index was requested for ETag ${args.expectEtag} but ${JSON.stringify(args.key)} is now ${meta.httpEtag}`);
   }
-  const cacheKey = indexCacheKey(meta.etag, args.key);
+  const cacheKey = await indexCacheKey(meta.etag, args.key);
   const cached = await env.BUCKET.get(cacheKey);
   if (cached) {
     return { bytes: new Uint8Array(await cached.arrayBuffer()), etag: meta.httpEtag, kind: cached.customMetadata?.kind ?? "", cached: true };

@@ -47,7 +47,19 @@ describe("GET /v1/index/{key} in workerd", () => {
     expect(second.headers.get("x-ec-index-cache")).toBe("hit");
     expect(new Uint8Array(await second.arrayBuffer())).toEqual(new Uint8Array(await first.arrayBuffer()));
     const head = await env.BUCKET.head("ix/h264-faststart.mp4");
-    expect(await env.BUCKET.head(indexCacheKey(head!.etag, "ix/h264-faststart.mp4"))).not.toBeNull();
+    expect(await env.BUCKET.head(await indexCacheKey(head!.etag, "ix/h264-faststart.mp4"))).not.toBeNull();
+  });
+
+  it("indexes an object whose key is near R2's 1024-byte limit (the cache key is hashed)", async () => {
+    const key = `ix/${"k".repeat(1000)}.mp4`;
+    expect((await put(key, bytesOf("h264-faststart.mp4"))).status).toBe(201);
+    const res = await fetchIndex(key);
+    expect(res.status).toBe(200);
+    expect(decodeIndex(new Uint8Array(await res.arrayBuffer()))).toMatchObject({ kind: "video", key });
+    expect((await fetchIndex(key)).headers.get("x-ec-index-cache")).toBe("hit");
+    const etag = (await env.BUCKET.head(key))!.etag;
+    expect(await indexCacheKey(etag, key)).toBe(`_ec/index/v1/${etag}/sha256-${await sha256Hex(key)}`);
+    expect(await env.BUCKET.head(await indexCacheKey(etag, key))).not.toBeNull();
   });
 
   it("a changed object gets a new index, never the old one", async () => {
@@ -103,3 +115,8 @@ describe("GET /v1/index/{key} in workerd", () => {
     expect(await errorCode(res)).toBe("ERR_NOT_FOUND");
   });
 });
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
