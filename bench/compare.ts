@@ -23,6 +23,7 @@ import { localRow } from "./compare/rows/local.js";
 import { naiveRow } from "./compare/rows/naive.js";
 import { torchRow } from "./compare/rows/torch.js";
 import { scaleOnPaper } from "./compare/scale.js";
+import { nodeArgs } from "./compare/run-child.js";
 import { renderTable } from "./compare/table.js";
 import { startTestbed, type Testbed } from "./compare/testbed.js";
 
@@ -43,7 +44,7 @@ async function startCacheProcess(childDir: string, bed: Testbed, dir: string, bl
   // Blocks must be whole 4 KiB pages (cuFile/O_DIRECT); a 4 KiB multiple of the flag.
   const blockSize = Math.max(4096, Math.round((blockKib * 1024) / 4096) * 4096);
   const args = { upstream: bed.wan.url, dir, maxBytes: 4 * 2 ** 30, caFile: bed.caFile, blockSize };
-  const proc = spawn(process.execPath, [join(childDir, "cache-service.js"), JSON.stringify(args)], { stdio: ["ignore", "pipe", "inherit"] });
+  const proc = spawn(process.execPath, nodeArgs([join(childDir, "cache-service.js"), JSON.stringify(args)]), { stdio: ["ignore", "pipe", "inherit"] });
   const first = await new Promise<string>((resolveLine, reject) => {
     const rl = createInterface({ input: proc.stdout! });
     rl.once("line", (line) => resolveLine(line));
@@ -65,6 +66,7 @@ async function main(): Promise<number> {
   const workDir = await mkdtemp(join(tmpdir(), "ec-bench-"));
   const results: Partial<Record<RowName, RowResult>> = {};
   let testbed: Testbed | undefined;
+  let testbedFailed = false;
   let cacheProc: ChildProcess | undefined;
   try {
     const localDir = join(workDir, "videos");
@@ -77,12 +79,13 @@ async function main(): Promise<number> {
     let sameClips: boolean | null = null;
     const rowLoad: Partial<Record<RowName, number>> = {};
     for (const row of ROWS.filter((r) => config.rows.includes(r.name))) {
-      if (row.name !== "local" && !ctx.testbed && !testbed) {
+      if (row.name !== "local" && !ctx.testbed && !testbedFailed) {
         log("starting the local edge and the WAN emulator");
         try {
           testbed = await startTestbed({ files, prefix: "bench", workDir: join(workDir, "edge"), rttMs: config.rttMs, bandwidthBytesPerSec: (config.bandwidthMbps * 1e6) / 8 });
           ctx.testbed = testbed;
         } catch (err) {
+          testbedFailed = true;
           log(`the local edge did not start: ${(err as Error).message}`);
         }
       }

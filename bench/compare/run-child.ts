@@ -34,6 +34,15 @@ export interface Measured {
   readonly remoteCpuSeconds: number;
 }
 
+/**
+ * Extra flags for every node child (rows and the origin-cache), e.g. EC_BENCH_NODE_ARGS="--cpu-prof
+ * --cpu-prof-dir=prof" to profile them (node refuses --cpu-prof in NODE_OPTIONS).
+ */
+export function nodeArgs(args: readonly string[]): string[] {
+  const extra = (process.env.EC_BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  return [...extra, ...args];
+}
+
 /** CPU of this process and its live children (wrangler, workerd), the also-pids' trees left out. */
 function remoteCpu(also: readonly number[]): number {
   const skip = new Set(also.flatMap((p) => treePids(p)));
@@ -52,7 +61,7 @@ export async function runChild(r: ChildRun): Promise<Measured> {
   const remoteBefore = remoteCpu(also);
   const wanBefore = r.wanBytes?.();
   const reqBefore = r.wanRequests?.();
-  const child = spawn(r.command, r.args, { env: { ...process.env, ...r.env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(r.command, r.command === process.execPath ? nodeArgs(r.args) : [...r.args], { env: { ...process.env, ...r.env }, stdio: ["ignore", "pipe", "pipe"] });
   const sampler = new TreeMemorySampler(() => [child.pid!, ...also]);
   let stdout = "";
   let stderr = "";

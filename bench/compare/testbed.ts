@@ -74,6 +74,17 @@ async function manifest(edge: LocalEdge, prefix: string): Promise<ManifestV1["ob
  * const bed = await startTestbed({ files, prefix: "bench", workDir, rttMs: 50, bandwidthBytesPerSec: 12.5e6 });
  */
 export async function startTestbed(o: TestbedOptions): Promise<Testbed> {
+  // A port found free can be taken (by the emulator's own listener, or anyone) before wrangler binds it.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(o);
+    } catch (err) {
+      if (attempt >= 3 || !/EADDRINUSE|already in use/i.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function startOnce(o: TestbedOptions): Promise<Testbed> {
   const port = await freePort();
   const wan = await startWanEmulator({ target: `http://127.0.0.1:${port}`, rttMs: o.rttMs, bandwidthBytesPerSec: o.bandwidthBytesPerSec });
   let edge: LocalEdge | undefined;
