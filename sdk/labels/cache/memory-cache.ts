@@ -10,7 +10,7 @@ import { sidecarPath, type LabelCache, type LabelCacheKey } from "./label-cache.
  */
 export class MemoryLabelCache implements LabelCache {
   readonly #entries = new Map<string, ClipLabels>();
-  constructor(readonly maxEntries = 65_536) {}
+  constructor(readonly maxEntries = 16_384) {}
 
   async get(k: LabelCacheKey): Promise<ClipLabels | undefined> {
     const id = sidecarPath(k);
