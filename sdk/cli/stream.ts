@@ -4,6 +4,7 @@
  * prints `key,frame_index,md5` per delivered frame so frames can be checked against the source.
  */
 import { createHash } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
 import { describeReceived, EcError } from "../../common/errors.js";
@@ -15,6 +16,7 @@ import type { StreamStats } from "../stats.js";
 const USAGE = `usage: ec stream URL [--token T] [--cache URL] [--frames N] [--stride S] [--align keyframe|exact]
                  [--size HxW] [--batch B] [--limit CLIPS] [--device cpu|auto|cuda:N] [--workers N]
                  [--prefetch N] [--seed N] [--epoch N] [--rank R --world W] [--format rgb24|native] [--md5] [--json]
+                 [--step-ms MS]   (a training step's time per batch, to see whether data keeps up: stall_ratio)
 `;
 
 const INT_FLAGS = ["frames", "stride", "batch", "limit", "workers", "prefetch", "seed", "epoch", "rank", "world", "hop"] as const;
@@ -27,7 +29,7 @@ function parseSize(raw: string): [number, number] {
 }
 
 /** Parses argv into the dataset URL and open() options; open() validates the values. */
-export function parseStreamArgs(argv: string[]): { url: string; options: OpenOptions; json: boolean; md5: boolean } {
+export function parseStreamArgs(argv: string[]): { url: string; options: OpenOptions; json: boolean; md5: boolean; stepMs: number } {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -40,6 +42,7 @@ export function parseStreamArgs(argv: string[]): { url: string; options: OpenOpt
       format: { type: "string" },
       shuffle: { type: "string" },
       md5: { type: "boolean", default: false },
+      "step-ms": { type: "string", default: "0" },
       json: { type: "boolean", default: false },
       ...Object.fromEntries(INT_FLAGS.map((f) => [f, { type: "string" as const }])),
     },
@@ -56,7 +59,11 @@ export function parseStreamArgs(argv: string[]): { url: string; options: OpenOpt
   if (values.md5 && o.format !== "native") {
     throw new InvalidOptionError(`Expected --format native with --md5 (framemd5 is over the decoder's own pixels) but received ${describeReceived(o.format ?? "rgb24")}`);
   }
-  return { url: positionals[0]!, options: o as OpenOptions, json: values.json, md5: values.md5 };
+  const stepMs = Number(values["step-ms"]);
+  if (!/^\d+$/.test(values["step-ms"]) || stepMs > 60_000) {
+    throw new InvalidOptionError(`Expected milliseconds from 0 to 60000 for --step-ms but received ${describeReceived(values["step-ms"])}`);
+  }
+  return { url: positionals[0]!, options: o as OpenOptions, json: values.json, md5: values.md5, stepMs };
 }
 
 function summaryLine(s: StreamStats): string {
@@ -85,7 +92,7 @@ export interface StreamRun {
  * @example
  * const { stats } = await streamWithProgress(url, { frames: 8, size: [224, 224] });
  */
-export async function streamWithProgress(url: string, options: OpenOptions, o: { md5?: boolean; quiet?: boolean } = {}): Promise<StreamRun> {
+export async function streamWithProgress(url: string, options: OpenOptions, o: { md5?: boolean; quiet?: boolean; stepMs?: number } = {}): Promise<StreamRun> {
   const bar = new cliProgress.SingleBar(
     {
       stream: process.stderr,
@@ -126,6 +133,7 @@ export async function streamWithProgress(url: string, options: OpenOptions, o: {
         });
         process.stdout.write(`${lines.join("\n")}\n`);
       }
+      if (o.stepMs) await sleep(o.stepMs);
     }
   } catch (err) {
     failed = err;
@@ -157,10 +165,10 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`ec stream: ${(err as Error).message}\n${USAGE}`);
     return 2;
   }
-  const { url, options, json, md5 } = parsed;
+  const { url, options, json, md5, stepMs } = parsed;
   let result: StreamRun;
   try {
-    result = await streamWithProgress(url, options, { md5, quiet: json });
+    result = await streamWithProgress(url, options, { md5, quiet: json, stepMs });
   } catch (err) {
     const code = err instanceof EcError ? err.code : "ERR_OPEN_FAILED";
     process.stderr.write(`ec stream: [${code}] ${(err as Error).message}\n`);
