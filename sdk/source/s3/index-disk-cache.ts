@@ -64,9 +64,22 @@ export class IndexDiskCache {
     return join(this.dir, id + SUFFIX);
   }
 
+  /** The directory's entries, or none where it cannot be made or read: the cache then only misses. */
+  private async tryLoad(): Promise<Map<string, Entry> | undefined> {
+    try {
+      return await this.load();
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The cached index, or undefined on a miss or an unreadable entry (which is dropped). */
   async get(id: string, expect: { key: string; etag: string }): Promise<IndexV1 | undefined> {
-    const entries = await this.load();
+    const entries = await this.tryLoad();
+    if (!entries) {
+      this.misses++;
+      return undefined;
+    }
     const entry = entries.get(id);
     if (entry) {
       try {
@@ -91,7 +104,8 @@ export class IndexDiskCache {
 
   /** Stores the index (atomically: temp file then rename) and evicts down to the bound. */
   async put(id: string, index: IndexV1): Promise<IndexV1> {
-    const entries = await this.load();
+    const entries = await this.tryLoad();
+    if (!entries) return index;
     const bytes = encodeIndex(index);
     if (bytes.length > this.maxBytes) return index;
     const tmp = join(this.dir, `${id}.${randomBytes(4).toString("hex")}.tmp`);
@@ -112,8 +126,7 @@ export class IndexDiskCache {
 
   /** Bytes the cache holds now. */
   async bytes(): Promise<number> {
-    await this.load();
-    return this.total;
+    return (await this.tryLoad()) ? this.total : 0;
   }
 
   private async evict(keep: string): Promise<void> {

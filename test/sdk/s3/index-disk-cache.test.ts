@@ -56,6 +56,14 @@ describe("IndexDiskCache", () => {
     expect(await readdir(dir)).toEqual([]);
   });
 
+  it("only misses, never fails, where its directory cannot be made", async () => {
+    await writeFile(join(dir, "a-file"), "");
+    const cache = new IndexDiskCache(join(dir, "a-file", "index"));
+    const id = IndexDiskCache.id("s", "k", "e");
+    expect(await cache.put(id, array("k", "e"))).toEqual(array("k", "e"));
+    expect(await cache.get(id, { key: "k", etag: "e" })).toBeUndefined();
+  });
+
   it("lives under EC_INDEX_CACHE_DIR, else XDG_CACHE_HOME", () => {
     expect(defaultIndexCacheDir({ EC_INDEX_CACHE_DIR: "/x" })).toBe("/x");
     expect(defaultIndexCacheDir({ XDG_CACHE_HOME: "/c" })).toBe(join("/c", "ec", "index"));
