@@ -4,7 +4,7 @@
  * the decode, and RSS over 10,000 decode calls (leak check).
  *
  *   npx tsc -p bench/tsconfig.json && node --expose-gc dist/bench/decode-cpu.js [--threads 2] [--rounds 3]
- *       [--codec h264] [--size 1280x720] [--frames 300] [--calls 10000] [--json]
+ *       [--codec h264] [--size 1280x720] [--frames 300] [--calls 10000] [--phase all|throughput|leak] [--json]
  */
 import { spawnSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -24,6 +24,7 @@ const { values } = parseArgs({
     size: { type: "string", default: "1280x720" },
     frames: { type: "string", default: "300" },
     calls: { type: "string", default: "10000" },
+    phase: { type: "string", default: "all" },
     json: { type: "boolean", default: false },
   },
 });
@@ -122,17 +123,21 @@ async function leak(dir: string) {
 
 const dir = await mkdtemp(join(tmpdir(), "ec-bench-decode-"));
 try {
-  const t = await throughput(dir);
-  const l = await leak(dir);
+  // "leak" alone keeps the throughput phase's pooled batch blocks out of the RSS figures.
+  const t = values.phase === "leak" ? undefined : await throughput(dir);
+  const l = values.phase === "throughput" ? undefined : await leak(dir);
+  const f = (x: number) => x.toFixed(1);
   if (values.json) {
     process.stdout.write(JSON.stringify({ throughput: t, leak: l }) + "\n");
-  } else {
-    const f = (x: number) => x.toFixed(1);
+  }
+  if (!values.json && t) {
     console.log(`decode throughput — ${t.file}, ${t.threads} threads, median of ${t.rounds}`);
     console.log(`  ffmpeg -threads ${t.threads} -f null   ${f(t.ffmpegFps)} fps`);
     console.log(`  ffmpeg minus its start-up    ${f(t.ffmpegDecodeOnlyFps)} fps`);
     console.log(`  ec native decode             ${f(t.ecNativeFps)} fps   ratio ${t.ratio.toFixed(3)} (vs start-up-corrected: ${t.ratioDecodeOnly.toFixed(3)})`);
     for (const c of t.conversions) console.log(`  ec ${c.output.padEnd(25)} ${f(c.fps)} fps   +${c.extraMsPerFrame.toFixed(3)} ms/frame over native`);
+  }
+  if (!values.json && l) {
     console.log(`leak check — ${l.calls} decode calls (gc exposed: ${l.gcExposed})`);
     console.log(`  RSS after 1000: ${f(l.rssAfter1000MiB)} MiB, at end: ${f(l.rssEndMiB)} MiB, growth ${f(l.growthMiB)} MiB`);
     console.log(`  ${l.samples.map((s) => `${s.call}:${f(s.rssMiB)}`).join("  ")}`);

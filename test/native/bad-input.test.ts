@@ -93,9 +93,13 @@ describe("bad input gives a typed NativeError, and the decoder stays usable", ()
     expect(frames).toHaveLength(24);
   });
 
-  it("fuzz: byte flips and truncations never crash or hang, only resolve or reject with a code", async () => {
-    const p = allPackets(h264);
-    const fuzzDecoder = await openFor(h264);
+  it.each([
+    ["h264", () => h264, 150],
+    ["hevc", () => hevc, 60],
+  ] as const)("fuzz %s: byte flips and truncations never crash or hang, only resolve or reject with a code", async (_codec, video, runs) => {
+    const v = video();
+    const p = allPackets(v);
+    const fuzzDecoder = await openFor(v);
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.record({ at: fc.nat(p.data.length - 1), value: fc.integer({ min: 0, max: 255 }) }), { minLength: 1, maxLength: 40 }),
@@ -114,10 +118,10 @@ describe("bad input gives a typed NativeError, and the decoder stays usable", ()
           }
         },
       ),
-      { numRuns: 150, seed: 4 },
+      { numRuns: runs, seed: 4 },
     );
     // The fuzzed decoder was reset after every clip: a clean clip still decodes fully.
-    await expect(fuzzDecoder.decode(p)).resolves.toHaveLength(24);
+    await expect(fuzzDecoder.decode(p)).resolves.toHaveLength(v.track.samples.size.length);
     await fuzzDecoder.close();
   });
 
