@@ -14,7 +14,7 @@ export interface PreparedIndex {
  */
 export class IndexCache {
   private readonly entries = new Map<number, Promise<PreparedIndex>>();
-  constructor(private readonly source: DatasetSource, private readonly capacity = 64) {}
+  constructor(private readonly source: DatasetSource, private readonly capacity = 512) {}
 
   get(id: number, object: DatasetObject): Promise<PreparedIndex> {
     const hit = this.entries.get(id);
