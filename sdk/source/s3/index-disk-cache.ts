@@ -42,18 +42,26 @@ export class IndexDiskCache {
     return createHash("sha256").update(`${scope}\n${key}\n${etag}`).digest("hex");
   }
 
-  private async load(): Promise<Map<string, Entry>> {
-    if (this.entries) return this.entries;
+  private loading: Promise<Map<string, Entry>> | undefined;
+
+  /** Scans the directory once per process (concurrent callers share the scan). */
+  private load(): Promise<Map<string, Entry>> {
+    this.loading ??= this.scan().catch((err: unknown) => {
+      this.loading = undefined;
+      throw err;
+    });
+    return this.loading;
+  }
+
+  private async scan(): Promise<Map<string, Entry>> {
     await mkdir(this.dir, { recursive: true });
     const entries = new Map<string, Entry>();
     for (const name of await readdir(this.dir)) {
-      if (!name.endsWith(SUFFIX)) {
-        // A temp file left by a killed writer is garbage.
-        if (name.endsWith(".tmp")) await rm(join(this.dir, name), { force: true });
-        continue;
-      }
       const st = await stat(join(this.dir, name)).catch(() => undefined);
-      if (st) entries.set(name.slice(0, -SUFFIX.length), { size: st.size, used: st.mtimeMs });
+      if (!st) continue;
+      if (name.endsWith(SUFFIX)) entries.set(name.slice(0, -SUFFIX.length), { size: st.size, used: st.mtimeMs });
+      // A temp file a minute old was left by a killed writer; a younger one may be another rank's, mid-write.
+      else if (name.endsWith(".tmp") && Date.now() - st.mtimeMs > 60_000) await rm(join(this.dir, name), { force: true });
     }
     this.entries = entries;
     this.total = [...entries.values()].reduce((n, e) => n + e.size, 0);

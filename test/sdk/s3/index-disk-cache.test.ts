@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -47,13 +47,16 @@ describe("IndexDiskCache", () => {
     expect((await readdir(dir)).filter((n) => n.endsWith(".idx"))).toHaveLength(3);
   });
 
-  it("drops a corrupt entry and a temp file left by a killed writer", async () => {
+  it("drops a corrupt entry and a stale temp file left by a killed writer, not a fresh one", async () => {
     const id = IndexDiskCache.id("s", "bad", "e");
     await writeFile(join(dir, `${id}.idx`), "not an index");
     await writeFile(join(dir, `${id}.1234.tmp`), "half");
+    const longAgo = new Date(Date.now() - 3600_000);
+    await utimes(join(dir, `${id}.1234.tmp`), longAgo, longAgo);
+    await writeFile(join(dir, `${id}.5678.tmp`), "another writer, mid-write");
     const cache = new IndexDiskCache(dir);
     expect(await cache.get(id, { key: "bad", etag: "e" })).toBeUndefined();
-    expect(await readdir(dir)).toEqual([]);
+    expect(await readdir(dir)).toEqual([`${id}.5678.tmp`]);
   });
 
   it("only misses, never fails, where its directory cannot be made", async () => {
