@@ -71,6 +71,9 @@ class RangeCacheImpl implements RangeCache {
   readonly #planner: Planner;
   readonly #flights = new SingleFlight<Buffer>();
   readonly #pins = new Map<string, Promise<Pin>>();
+  // The first request to an origin goes alone, so the burst behind it finds one warm (HTTP/2)
+  // connection instead of opening one connection per concurrent request.
+  readonly #warm = new Map<string, Promise<unknown>>();
   // Blocks pulled but not yet on disk: readers take them from here instead of pulling again.
   readonly #pending = new Map<string, Buffer>();
   readonly #writes = new Set<Promise<unknown>>();
@@ -157,7 +160,9 @@ class RangeCacheImpl implements RangeCache {
   // The probe also warms the connection (and settles HTTP/2) before a burst of range reads.
   async #probe(url: URL): Promise<Pin> {
     const pool = this.#pools.get(url.origin);
-    return withRetry(
+    const warming = this.#warm.get(url.origin);
+    if (warming) await warming.catch(() => {});
+    const probe = withRetry(
       async () => {
         const release = await this.#limiter.acquire();
         try {
@@ -172,6 +177,8 @@ class RangeCacheImpl implements RangeCache {
       this.#fetchCtx.retry,
       { url: url.href, onRetry: () => this.#metrics.retry() },
     );
+    if (!warming) this.#warm.set(url.origin, probe);
+    return probe;
   }
 
   #check(offset: number, length: number): void {
@@ -331,6 +338,7 @@ class RangeCacheImpl implements RangeCache {
     this.#closed = true;
     this.#planner.setPlan([]);
     await Promise.allSettled([...this.#writes]);
+    await this.#store.close();
     await this.#pools.close();
   }
 }

@@ -4,7 +4,7 @@
  * block index) so the index can be rebuilt from the directory, and holds a CRC-32 per chunk
  * so a read verifies only the chunks it touches.
  */
-import { open, rename, unlink } from "node:fs/promises";
+import { open, rename, unlink, type FileHandle } from "node:fs/promises";
 import { crc32 } from "node:zlib";
 
 export const ALIGN = 4096;
@@ -141,31 +141,21 @@ export async function readBlockHeader(path: string): Promise<{ header: BlockHead
 }
 
 /**
- * Reads `[start, start + length)` of the block's data and verifies every chunk it touches.
- * Returns undefined when the file is gone (evicted) or any chunk fails its checksum.
+ * Reads `[start, start + length)` of the block's data from an open block file and verifies every
+ * chunk it touches. Returns undefined when the file is short or any chunk fails its checksum.
  */
-export async function readBlockRange(path: string, header: BlockHeader, start: number, length: number): Promise<Buffer | undefined> {
+export async function readBlockRange(fh: FileHandle, header: BlockHeader, start: number, length: number): Promise<Buffer | undefined> {
   const { chunkSize, dataLength, headerSize, crcs } = header;
   const first = Math.floor(start / chunkSize);
   const last = Math.floor((start + length - 1) / chunkSize);
   const from = first * chunkSize;
   const to = Math.min(dataLength, (last + 1) * chunkSize);
-  let fh;
-  try {
-    fh = await open(path, "r");
-  } catch {
-    return undefined;
-  }
   const buf = Buffer.allocUnsafe(to - from);
-  try {
-    let got = 0;
-    while (got < buf.length) {
-      const { bytesRead } = await fh.read(buf, got, buf.length - got, headerSize + from + got);
-      if (bytesRead === 0) return undefined;
-      got += bytesRead;
-    }
-  } finally {
-    await fh.close();
+  let got = 0;
+  while (got < buf.length) {
+    const { bytesRead } = await fh.read(buf, got, buf.length - got, headerSize + from + got);
+    if (bytesRead === 0) return undefined;
+    got += bytesRead;
   }
   for (let c = first; c <= last; c++) {
     const a = c * chunkSize - from;

@@ -5,7 +5,7 @@
  * cannot fit, `put` declines and the caller streams the bytes through uncached.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, readdir, rm, stat, unlink } from "node:fs/promises";
+import { mkdir, open, readdir, rm, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { blockFileSize, readBlockHeader, readBlockRange, writeBlockFile, type BlockHeader } from "./block-file.js";
 
@@ -32,6 +32,15 @@ interface Entry {
   readonly header: BlockHeader;
 }
 
+/** Open block files kept for reuse: a warm read is then one pread, not open + pread + close. */
+const OPEN_HANDLES = 256;
+
+interface Handle {
+  readonly fh: Promise<FileHandle>;
+  refs: number;
+  dropped: boolean;
+}
+
 function idString(id: BlockId): string {
   return `${id.index}:${id.etag}:${id.key}`;
 }
@@ -46,6 +55,7 @@ export class BlockStore {
   #reserved = 0;
   #unlinking = 0;
   #evictions = 0;
+  readonly #handles = new Map<string, Handle>();
 
   private constructor(opts: BlockStoreOptions) {
     this.#opts = opts;
@@ -108,7 +118,7 @@ export class BlockStore {
     if (!entry) return undefined;
     this.#entries.delete(k);
     this.#entries.set(k, entry);
-    const bytes = await readBlockRange(entry.path, entry.header, start, length);
+    const bytes = await this.#withHandle(entry.path, (fh) => readBlockRange(fh, entry.header, start, length));
     if (!bytes && this.#entries.get(k) === entry) {
       this.#opts.onCorrupt?.(entry.path);
       this.#entries.delete(k);
@@ -185,7 +195,43 @@ export class BlockStore {
     this.#opts.onEvict?.(freed);
   }
 
+  async #withHandle<T>(path: string, fn: (fh: FileHandle) => Promise<T | undefined>): Promise<T | undefined> {
+    let h = this.#handles.get(path);
+    if (h) this.#handles.delete(path);
+    else {
+      h = { fh: open(path, "r"), refs: 0, dropped: false };
+      h.fh.catch(() => {});
+      while (this.#handles.size >= OPEN_HANDLES) this.#dropHandle(this.#handles.keys().next().value as string);
+    }
+    this.#handles.set(path, h);
+    h.refs++;
+    try {
+      return await fn(await h.fh);
+    } catch {
+      // Gone (evicted meanwhile) or unreadable: a miss either way.
+      this.#dropHandle(path);
+      return undefined;
+    } finally {
+      h.refs--;
+      if (h.dropped && h.refs === 0) void h.fh.then((fh) => fh.close()).catch(() => {});
+    }
+  }
+
+  #dropHandle(path: string): void {
+    const h = this.#handles.get(path);
+    if (!h) return;
+    this.#handles.delete(path);
+    h.dropped = true;
+    if (h.refs === 0) void h.fh.then((fh) => fh.close()).catch(() => {});
+  }
+
+  /** Closes every kept file handle. */
+  async close(): Promise<void> {
+    for (const path of [...this.#handles.keys()]) this.#dropHandle(path);
+  }
+
   async #remove(e: Entry): Promise<void> {
+    this.#dropHandle(e.path);
     this.#resident -= e.fileSize;
     this.#unlinking += e.fileSize;
     try {

@@ -1,6 +1,7 @@
 /** Shared set-up for origin-cache tests: deterministic object bytes, temp dirs, directory size. */
 import { createHash } from "node:crypto";
-import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { readdirSync, statSync, type Dirent } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -20,24 +21,52 @@ export async function tempDir(prefix = "ec-cache-test-"): Promise<{ path: string
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 
-/** Sum of the sizes of every file under `dir`, as the bound is defined. */
-export async function dirBytes(dir: string): Promise<number> {
+/**
+ * Sum of the sizes of every file under `dir`, as the bound is defined. The walk is synchronous so
+ * the cache (same process) cannot run a step in the middle of it, and files are counted once per
+ * inode so a block renamed from tmp/ to blocks/ during the walk is not counted twice.
+ */
+export function dirBytesSync(dir: string): number {
+  const seen = new Set<number>();
   let total = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
-    const p = join(entry.parentPath ?? dir, entry.name);
-    if (entry.isDirectory()) total += await dirBytes(p);
-    else total += await stat(p).then((s) => s.size, () => 0);
-  }
+  const walk = (d: string): void => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const p = join(d, entry.name);
+      if (entry.isDirectory()) walk(p);
+      else {
+        try {
+          const st = statSync(p);
+          if (!seen.has(st.ino)) {
+            seen.add(st.ino);
+            total += st.size;
+          }
+        } catch {
+          // Unlinked between readdir and stat.
+        }
+      }
+    }
+  };
+  walk(dir);
   return total;
 }
 
-/** Samples `dirBytes` until stopped; returns the largest size seen. */
+export async function dirBytes(dir: string): Promise<number> {
+  return dirBytesSync(dir);
+}
+
+/** Samples the directory size until stopped; returns the largest size seen. */
 export function watchDirSize(dir: string): { stop: () => Promise<number> } {
   let peak = 0;
   let running = true;
   const loop = (async () => {
     while (running) {
-      peak = Math.max(peak, await dirBytes(dir));
+      peak = Math.max(peak, dirBytesSync(dir));
       await new Promise((r) => setTimeout(r, 2));
     }
   })();
@@ -45,7 +74,7 @@ export function watchDirSize(dir: string): { stop: () => Promise<number> } {
     stop: async () => {
       running = false;
       await loop;
-      return Math.max(peak, await dirBytes(dir));
+      return Math.max(peak, dirBytesSync(dir));
     },
   };
 }

@@ -1,0 +1,203 @@
+/**
+ * Origin cache throughput, ratios in one run:
+ *  - cold: the cache pulls objects through the WAN emulator (TLS + HTTP/2, RTT, bandwidth cap)
+ *    from an in-memory range origin, reading in order while the plan prefetches ahead;
+ *    throughput against the link cap (target ≥ 0.9).
+ *  - warm: the same random ranges read again from the cache, side by side with reading them
+ *    from a local file holding the same bytes (target ≥ 0.8); also through GET /v1/fetch.
+ * Reports upstream requests in flight (cache and emulator views) and the HTTP version used.
+ *
+ *   npx tsc -p bench/tsconfig.json && node dist/bench/origin-cache.js [--mib 256] [--objects 4] [--rtt-ms 50] [--mbps 400] [--reads 512] [--range-kib 1024] [--concurrency 16] [--json]
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, open, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { Agent, Pool, request } from "undici";
+import { createRangeCache, startCache } from "../origin-cache/index.js";
+import { startRangeServer } from "../test/helpers/range-server.js";
+import { startWanEmulator } from "../test/helpers/wan-emulator.js";
+
+const { values } = parseArgs({
+  options: {
+    mib: { type: "string", default: "256" },
+    objects: { type: "string", default: "4" },
+    "rtt-ms": { type: "string", default: "50" },
+    mbps: { type: "string", default: "400" },
+    reads: { type: "string", default: "512" },
+    "range-kib": { type: "string", default: "1024" },
+    concurrency: { type: "string", default: "16" },
+    "block-mib": { type: "string", default: "8" },
+    rounds: { type: "string", default: "3" },
+    json: { type: "boolean", default: false },
+  },
+});
+const TOTAL = Number(values.mib) * 2 ** 20;
+const OBJECTS = Number(values.objects);
+const RTT = Number(values["rtt-ms"]);
+const CAP = (Number(values.mbps) * 1e6) / 8;
+const READS = Number(values.reads);
+const SPAN = Number(values["range-kib"]) * 1024;
+const CONCURRENCY = Number(values.concurrency);
+const BLOCK = Number(values["block-mib"]) * 2 ** 20;
+const ROUNDS = Number(values.rounds);
+const log = (msg: string): void => void process.stderr.write(`[bench] ${msg}\n`);
+
+async function pool<T>(items: readonly T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: n }, async () => {
+    while (next < items.length) await fn(items[next++] as T);
+  }));
+}
+
+async function timed(fn: () => Promise<number>): Promise<{ bytes: number; seconds: number; mbs: number }> {
+  const t0 = performance.now();
+  const bytes = await fn();
+  const seconds = (performance.now() - t0) / 1000;
+  return { bytes, seconds, mbs: bytes / seconds / 1e6 };
+}
+
+async function main(): Promise<void> {
+  const work = await mkdtemp(join(tmpdir(), "ec-bench-cache-"));
+  const origin = await startRangeServer();
+  const wan = await startWanEmulator({ target: origin.url, rttMs: RTT, bandwidthBytesPerSec: CAP });
+  const size = Math.floor(TOTAL / OBJECTS);
+  const objects: { url: string; local: string }[] = [];
+  for (let i = 0; i < OBJECTS; i++) {
+    const data = randomBytes(size);
+    origin.put(`/v1/objects/bench/${i}.mp4`, data);
+    const local = join(work, `${i}.mp4`);
+    await writeFile(local, data);
+    objects.push({ url: `${wan.url}/v1/objects/bench/${i}.mp4?exp=9999999999&sig=bench`, local });
+  }
+  const cache = await createRangeCache({ upstreams: [wan.url], dir: join(work, "cache"), maxBytes: 2 * TOTAL, blockSize: BLOCK, tls: { ca: wan.ca }, logLevel: "silent" });
+  try {
+    // What this process can pull through the emulator at all: plain undici over HTTP/2, the
+    // same bytes in block-sized ranges, all in flight at once. On a loaded machine the emulator
+    // and TLS compete for CPU, and this shows it.
+    const raw = new Pool(wan.url, { allowH2: true, connections: 1, pipelining: 100, connect: { ca: wan.ca } });
+    const direct = await timed(async () => {
+      const jobs = objects.flatMap((o) => Array.from({ length: Math.ceil(size / BLOCK) }, (_, b) => ({ o, b })));
+      let n = 0;
+      await Promise.all(
+        jobs.map(async ({ o, b }) => {
+          const end = Math.min(size, (b + 1) * BLOCK) - 1;
+          const res = await raw.request({ path: new URL(o.url).pathname + new URL(o.url).search, method: "GET", headers: { range: `bytes=${b * BLOCK}-${end}` } });
+          for await (const chunk of res.body) n += (chunk as Buffer).length;
+        }),
+      );
+      return n;
+    });
+    await raw.close();
+    log(`cold pull of ${values.mib} MiB in ${OBJECTS} objects through ${RTT} ms RTT and ${values.mbps} Mbit/s (${(CAP / 1e6).toFixed(1)} MB/s)`);
+    const cold = await timed(async () => {
+      cache.plan(objects.map((o) => ({ url: o.url, offset: 0, length: size })));
+      let n = 0;
+      for (const o of objects) for await (const chunk of cache.stream(o.url, 0, size)) n += chunk.length;
+      return n;
+    });
+    const afterCold = cache.stats();
+    // A warm epoch comes later: let the last block writes land first.
+    const blocks = OBJECTS * Math.ceil(size / BLOCK);
+    while (cache.stats().blocks < blocks) await new Promise((r) => setTimeout(r, 10));
+
+    let s = 12345;
+    const ranges = Array.from({ length: READS }, () => {
+      s = (s * 1103515245 + 12345) >>> 0;
+      const o = s % OBJECTS;
+      s = (s * 1103515245 + 12345) >>> 0;
+      return { o, offset: s % (size - SPAN) };
+    });
+    const handles = await Promise.all(objects.map((o) => open(o.local, "r")));
+    const fileRead = () =>
+      timed(async () => {
+        let n = 0;
+        await pool(ranges, CONCURRENCY, async (r) => {
+          const buf = Buffer.allocUnsafe(SPAN);
+          const { bytesRead } = await (handles[r.o] as Awaited<ReturnType<typeof open>>).read(buf, 0, SPAN, r.offset);
+          n += bytesRead;
+        });
+        return n;
+      });
+    const cacheRead = () =>
+      timed(async () => {
+        let n = 0;
+        const lat: number[] = [];
+        await pool(ranges, CONCURRENCY, async (r) => {
+          const t0 = performance.now();
+          const got = await cache.read((objects[r.o] as { url: string }).url, r.offset, SPAN);
+          n += got.length;
+          lat.push(performance.now() - t0);
+        });
+        lat.sort((a, b) => a - b);
+        if (process.env.EC_BENCH_DEBUG) log(`cache read p50 ${lat[lat.length >> 1]?.toFixed(1)} ms, max ${lat.at(-1)?.toFixed(1)} ms`);
+        return n;
+      });
+    const warm: { file: number; cache: number }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const file = await fileRead();
+      const cached = await cacheRead();
+      if (process.env.EC_BENCH_DEBUG) log(`round ${round}: file ${JSON.stringify(file)} cache ${JSON.stringify(cached)}`);
+      warm.push({ file: file.mbs, cache: cached.mbs });
+    }
+    for (const h of handles) await h.close();
+    log(`warm phase: ${JSON.stringify((({ hits, misses, bytesFromDisk, bytesFromMemory, blocks }) => ({ hits, misses, bytesFromDisk, bytesFromMemory, blocks }))(cache.stats()))}`);
+
+    // The same ranges through the HTTP service (a second cache over the same, now warm, directory).
+    await cache.close();
+    const svc = await startCache({ upstreams: [wan.url], dir: join(work, "cache"), maxBytes: 2 * TOTAL, blockSize: BLOCK, tls: { ca: wan.ca }, logLevel: "silent" });
+    const agent = new Agent({ connections: CONCURRENCY });
+    const httpWarm = await timed(async () => {
+      let n = 0;
+      await pool(ranges, CONCURRENCY, async (r) => {
+        const u = `${svc.url}/v1/fetch?url=${encodeURIComponent((objects[r.o] as { url: string }).url)}`;
+        const res = await request(u, { dispatcher: agent, headers: { range: `bytes=${r.offset}-${r.offset + SPAN - 1}` } });
+        const body = await res.body.arrayBuffer();
+        n += body.byteLength;
+      });
+      return n;
+    });
+    const httpStats = svc.stats();
+    await agent.close();
+    await svc.close();
+
+    const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+    const warmFile = median(warm.map((w) => w.file));
+    const warmCache = median(warm.map((w) => w.cache));
+    const result = {
+      config: { mib: Number(values.mib), objects: OBJECTS, rttMs: RTT, capMBs: CAP / 1e6, blockMiB: BLOCK / 2 ** 20, reads: READS, rangeKiB: SPAN / 1024, concurrency: CONCURRENCY },
+      cold: { MBs: cold.mbs, seconds: cold.seconds, ratioToCap: cold.mbs / (CAP / 1e6), plainH2MBs: direct.mbs, ratioToPlainH2: cold.mbs / direct.mbs },
+      warm: { cacheMBs: warmCache, fileMBs: warmFile, ratio: warmCache / warmFile, rounds: warm },
+      warmHttp: { MBs: httpWarm.mbs, ratioToFile: httpWarm.mbs / warmFile, misses: httpStats.misses },
+      upstream: {
+        httpVersions: afterCold.httpVersions,
+        peakInFlightCache: afterCold.peakInFlight,
+        peakInFlightAtEmulator: wan.stats.peakInFlight,
+        requests: afterCold.upstreamRequests,
+        sessions: wan.stats.sessions,
+        blockLatencyMs: afterCold.upstreamLatencyMs,
+      },
+    };
+    if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+    else {
+      const f = (x: number): string => x.toFixed(2);
+      process.stdout.write(
+        [
+          `cold pull     ${f(cold.mbs)} MB/s of a ${f(CAP / 1e6)} MB/s cap → ratio ${f(result.cold.ratioToCap)} (target ≥ 0.90)`,
+          `              plain undici HTTP/2 pull of the same bytes ${f(direct.mbs)} MB/s → cache/plain ${f(result.cold.ratioToPlainH2)}`,
+          `warm reads    cache ${f(warmCache)} MB/s vs local file ${f(warmFile)} MB/s → ratio ${f(result.warm.ratio)} (target ≥ 0.80)`,
+          `warm via HTTP ${f(httpWarm.mbs)} MB/s → ratio to local file ${f(result.warmHttp.ratioToFile)}`,
+          `upstream      ${JSON.stringify(afterCold.httpVersions)}; peak in flight ${afterCold.peakInFlight} (emulator saw ${wan.stats.peakInFlight}); ${afterCold.upstreamRequests} requests on ${wan.stats.sessions} connection(s); block p50 ${f(afterCold.upstreamLatencyMs.p50)} ms`,
+        ].join("\n") + "\n",
+      );
+    }
+  } finally {
+    await cache.close();
+    await wan.close();
+    await origin.close();
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+await main();
