@@ -55,12 +55,12 @@ export function memoryOf(pid: number): number {
   return statm ? Number(statm.split(" ")[1]) * PAGE : 0;
 }
 
-/** CPU seconds of a live process, its waited-for children included. */
-export function cpuSecondsOf(pid: number): number {
+/** CPU seconds of a live process; with `children`, those of the children it has waited for too. */
+export function cpuSecondsOf(pid: number, children = true): number {
   const f = statFields(pid);
   if (!f) return 0;
   // utime, stime, cutime, cstime are fields 14–17 of stat; f starts at field 3.
-  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS;
+  return (Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0)) / TICKS;
 }
 
 /** This process's CPU seconds, children it waited for included; what a row reports about itself. */

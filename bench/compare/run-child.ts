@@ -46,7 +46,8 @@ export function nodeArgs(args: readonly string[]): string[] {
 /** CPU of this process and its live children (wrangler, workerd), the also-pids' trees left out. */
 function remoteCpu(also: readonly number[]): number {
   const skip = new Set(also.flatMap((p) => treePids(p)));
-  return treePids(process.pid).filter((p) => !skip.has(p)).reduce((s, p) => s + cpuSecondsOf(p), 0);
+  // This process's reaped children are the rows themselves: its own time only.
+  return treePids(process.pid).filter((p) => !skip.has(p)).reduce((s, p) => s + cpuSecondsOf(p, p !== process.pid), 0);
 }
 
 /**
