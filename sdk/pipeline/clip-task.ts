@@ -9,6 +9,9 @@ import type { IndexCache, PreparedIndex } from "./index-cache.js";
 import type { Semaphore } from "./ordered-map.js";
 import { arrayClip, arraySpan } from "./array-task.js";
 
+/** Errors about this host, not the clip: the decoder cannot load, or the asked-for device is not there. */
+const FATAL_CODES = new Set(["ERR_NATIVE_UNAVAILABLE", "ERR_DEVICE_UNAVAILABLE"]);
+
 /** A clip scheduled for this rank: its place in the epoch order and what it is. */
 export interface ScheduledClip {
   readonly position: number;
@@ -45,8 +48,8 @@ export async function spanOf(ctx: Pick<ClipContext, "listing" | "indexes" | "opt
 }
 
 /**
- * Fetch → packets → decode → labels → filter for one clip. Never throws: a failure is an
- * outcome, so one corrupt object cannot stop the stream.
+ * Fetch → packets → decode → labels → filter for one clip. A failure is an outcome, so one
+ * corrupt object cannot stop the stream; only a host-level failure (no decoder, no device) throws.
  */
 export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promise<ClipOutcome> {
   const object = ctx.listing.objects[clip.ref.object]!;
@@ -87,7 +90,10 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
     };
     return await finish(ctx, clip, base, decoded);
   } catch (err) {
-    return skip(asSdkError(err, "ERR_CLIP_FAILED", object.key));
+    const e = asSdkError(err, "ERR_CLIP_FAILED", object.key);
+    // No clip can succeed after these: stop the stream instead of skipping every clip.
+    if (FATAL_CODES.has(e.code)) throw e;
+    return skip(e);
   }
 }
 

@@ -10,6 +10,7 @@ import type { DecodeClip, DecodeRequest } from "../../../sdk/pipeline/decode.js"
 import { LocalDirSource } from "../../../sdk/source/index.js";
 import { mergeCheckpoints } from "../../../sdk/state/checkpoint.js";
 import type { SdkError } from "../../../sdk/errors.js";
+import { EcError } from "../../../common/errors.js";
 
 let dir: string;
 
@@ -173,5 +174,17 @@ describe("open() over a local directory with a stand-in decoder", () => {
     expect(ds.stats().errors.ERR_CLIP_FAILED).toBe(5);
     // Every position is settled at the end of the stream, failed ones included.
     expect(ds.state().count).toBe(15);
+  });
+
+  it("stops the stream with the error when the host cannot decode at all (no device), instead of skipping every clip", async () => {
+    const noDevice: DecodeClip = async () => {
+      throw new EcError("ERR_DEVICE_UNAVAILABLE", "no CUDA device");
+    };
+    const errors: SdkError[] = [];
+    const ds = await open(dir, { frames: 8, device: "cuda:0", onError: (e) => errors.push(e) }, { source: new LocalDirSource(dir), decode: noDevice });
+    await expect((async () => {
+      for await (const _ of ds) void _;
+    })()).rejects.toMatchObject({ code: "ERR_DEVICE_UNAVAILABLE" });
+    expect(errors.map((e) => e.code)).toEqual([expect.any(String)]); // only the corrupt object, reported at open
   });
 });
