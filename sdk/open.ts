@@ -8,7 +8,7 @@ import { planDataset, type SkippedObject } from "./pipeline/planner.js";
 import { streamBatches } from "./pipeline/stream.js";
 import type { ClipPlan } from "./sampler/clip-plan.js";
 import { partition } from "./sampler/partition.js";
-import { epochOrder } from "./sampler/shuffle.js";
+import { epochOrder, shuffleAlgorithm } from "./sampler/shuffle.js";
 import { openSource } from "./source/index.js";
 import type { DatasetListing, DatasetSource } from "./source/source.js";
 import { PositionSet, restore, toCheckpoint, type Checkpoint } from "./state/checkpoint.js";
@@ -105,7 +105,12 @@ export class Dataset implements AsyncIterable<Batch> {
     return toCheckpoint(this.consumed, { fingerprint: this.plan.fingerprint, ...this.epoch, world: this.options.world, rank: this.options.rank });
   }
 
-  /** Counters so far: clips, frames, bytes fetched vs needed, stall ratio, cache hits, errors by code. */
+  /**
+   * Counters so far: clips, frames, bytes fetched vs needed, stall ratio, cache hits, errors by code.
+   *
+   * @example
+   * console.log(JSON.stringify(ds.stats())); // {"clips":128,"frames":2048,…,"stall_ratio":0.01,…}
+   */
   stats(): StreamStats {
     return this.recorder.snapshot();
   }
@@ -126,6 +131,7 @@ export class Dataset implements AsyncIterable<Batch> {
  */
 export async function open(url: string, options: OpenOptions = {}, parts: OpenParts = {}): Promise<Dataset> {
   const o = resolveOptions(options);
+  shuffleAlgorithm(o.shuffle);
   const decode = parts.decode ?? (await defaultDecoder());
   const source = parts.source ?? (await openSource(url, o));
   try {

@@ -17,7 +17,12 @@ export type ShuffleAlgorithm = (plan: ClipPlan, p: ShuffleParams) => ClipRef[];
 
 const algorithms = new Map<string, ShuffleAlgorithm>();
 
-/** Adds (or replaces) a shuffle algorithm selectable with the `shuffle` option. */
+/**
+ * Adds (or replaces) a shuffle algorithm selectable with the `shuffle` option.
+ *
+ * @example
+ * registerShuffle("reverse", (plan, p) => epochOrder(plan, "none", p).reverse());
+ */
 export function registerShuffle(name: string, algorithm: ShuffleAlgorithm): void {
   algorithms.set(name, algorithm);
 }
@@ -32,11 +37,21 @@ export function shuffleNames(): string[] {
  * const order = epochOrder(plan, "shard-buffer", { seed: 1, epoch: 0, buffer: 256 });
  */
 export function epochOrder(plan: ClipPlan, name: string | false, p: ShuffleParams): ClipRef[] {
+  return shuffleAlgorithm(name)(plan, p);
+}
+
+/**
+ * The registered algorithm of that name; open() asks before any I/O so a typo fails fast.
+ *
+ * @example
+ * shuffleAlgorithm("global"); // throws ERR_INVALID_OPTION for an unknown name
+ */
+export function shuffleAlgorithm(name: string | false): ShuffleAlgorithm {
   const algorithm = algorithms.get(name === false ? "none" : name);
   if (!algorithm) {
     throw new InvalidOptionError(`Expected one of ${shuffleNames().map((n) => JSON.stringify(n)).join(", ")} for shuffle but received ${JSON.stringify(name)}`);
   }
-  return algorithm(plan, p);
+  return algorithm;
 }
 
 function clipsOfShards(plan: ClipPlan, shardOrder: readonly number[]): ClipRef[] {

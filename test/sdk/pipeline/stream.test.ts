@@ -188,3 +188,14 @@ describe("open() over a local directory with a stand-in decoder", () => {
     expect(errors.map((e) => e.code)).toEqual([expect.any(String)]); // only the corrupt object, reported at open
   });
 });
+
+it("refuses an unknown shuffle name before any I/O", async () => {
+  let listed = false;
+  const source = new LocalDirSource("/nonexistent");
+  source.list = async () => {
+    listed = true;
+    throw new Error("listed");
+  };
+  await expect(open("/nonexistent", { shuffle: "shufle" }, { source, decode: fakeDecoder() })).rejects.toMatchObject({ code: "ERR_INVALID_OPTION" });
+  expect(listed).toBe(false);
+});
