@@ -1,2 +1,0 @@
-import { expect, it } from "vitest";
-it("node", () => expect(1 + 1).toBe(2));
