@@ -272,7 +272,10 @@ class RangeCacheImpl implements RangeCache {
       .then((stored) => {
         if (!stored) this.#metrics.bytesPassedThrough += data.length;
       })
-      .catch((err: unknown) => this.#log.error({ err }, "block write failed"))
+      .catch((err: unknown) => {
+        this.#metrics.bytesPassedThrough += data.length;
+        this.#log.error({ err }, "block write failed: this block is served uncached");
+      })
       .finally(() => {
         this.#pending.delete(k);
         this.#writes.delete(write);

@@ -102,7 +102,12 @@ export async function writeBlockFile(
   try {
     const pad = alignUp(block.data.length) - block.data.length;
     const parts = pad > 0 ? [header, block.data, Buffer.alloc(pad)] : [header, block.data];
-    await fh.writev(parts);
+    // A nearly full disk takes part of a write and reports no error: the block would be torn.
+    const { bytesWritten } = await fh.writev(parts);
+    const expected = parts.reduce((n, p) => n + p.length, 0);
+    if (bytesWritten !== expected) {
+      throw Object.assign(new Error(`ENOSPC: wrote ${bytesWritten} of ${expected} bytes of a block (disk full)`), { code: "ENOSPC" });
+    }
     await fh.sync();
   } catch (err) {
     await fh.close().catch(() => {});

@@ -138,10 +138,11 @@ export class BlockStore {
     try {
       await mkdir(join(path, ".."), { recursive: true });
       header = await writeBlockFile(tmp, path, { ...id, data, chunkSize: this.#opts.chunkSize });
-    } catch {
-      // Disk full or similar: the writer removed its temp file; serve uncached.
+    } catch (err) {
+      // Disk full or similar: the writer removed its temp file; the caller serves the bytes
+      // uncached and logs why (a silent decline would hide a full disk).
       this.#reserved -= size;
-      return false;
+      throw err;
     }
     this.#reserved -= size;
     this.#resident += size;

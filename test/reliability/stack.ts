@@ -82,7 +82,7 @@ export async function startStack(videos: Record<string, MakeVideoOptions> = SMAL
     videos: files,
     md5s,
     async put(key, body) {
-      const res = await fetch(`${edge.url}/v1/objects/${key}`, { method: "PUT", body, headers: { authorization: `Bearer ${edge.token}` } });
+      const res = await fetch(`${edge.url}/v1/objects/${key}`, { method: "PUT", body: body as Uint8Array<ArrayBuffer>, headers: { authorization: `Bearer ${edge.token}` } });
       await res.arrayBuffer();
       return res.status;
     },
