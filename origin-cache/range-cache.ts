@@ -186,41 +186,44 @@ class RangeCacheImpl implements RangeCache {
     if (!Number.isSafeInteger(length) || length < 0) throw new CacheArgumentError(`Expected a non-negative integer for length but received ${describeReceived(length)}`);
   }
 
-  async read(raw: string, offset: number, length: number, opts: ReadOptions = {}): Promise<Uint8Array> {
+  /** Validates a request for `[offset, offset + length)` and pins the object's version. */
+  async #target(raw: string, offset: number, length: number, opts: ReadOptions): Promise<{ url: URL; pin: Pin }> {
     this.#check(offset, length);
     if (this.#closed) throw new CacheClosedError();
     const url = this.#allow.check(raw);
     const pin = await this.#pin(url, opts.etag);
     if (offset + length > pin.size) throw new RangeNotSatisfiableError(`bytes=${offset}-${offset + length - 1}`, pin.size);
+    return { url, pin };
+  }
+
+  /** The part of `[offset, end)` that lies in block `b`. */
+  #part(url: URL, pin: Pin, b: number, offset: number, end: number): Promise<Buffer> {
+    const bs = this.#o.blockSize;
+    const from = Math.max(offset, b * bs);
+    const to = Math.min(end, (b + 1) * bs);
+    return this.#slice(url, pin, b, from - b * bs, to - from);
+  }
+
+  async read(raw: string, offset: number, length: number, opts: ReadOptions = {}): Promise<Uint8Array> {
+    const { url, pin } = await this.#target(raw, offset, length, opts);
     const bs = this.#o.blockSize;
     const parts: Promise<Buffer>[] = [];
-    for (let b = Math.floor(offset / bs); length > 0 && b * bs < offset + length; b++) {
-      const from = Math.max(offset, b * bs);
-      const to = Math.min(offset + length, (b + 1) * bs);
-      parts.push(this.#slice(url, pin, b, from - b * bs, to - from));
-    }
+    for (let b = Math.floor(offset / bs); length > 0 && b * bs < offset + length; b++) parts.push(this.#part(url, pin, b, offset, offset + length));
     const chunks = await Promise.all(parts);
     return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length);
   }
 
   async *stream(raw: string, offset: number, length: number, opts: ReadOptions = {}): AsyncIterable<Uint8Array> {
-    this.#check(offset, length);
-    if (this.#closed) throw new CacheClosedError();
-    const url = this.#allow.check(raw);
-    const pin = await this.#pin(url, opts.etag);
-    if (offset + length > pin.size) throw new RangeNotSatisfiableError(`bytes=${offset}-${offset + length - 1}`, pin.size);
+    const { url, pin } = await this.#target(raw, offset, length, opts);
     const bs = this.#o.blockSize;
     const end = offset + length;
     const ahead: Promise<Buffer>[] = [];
     let b = Math.floor(offset / bs);
     const more = (): void => {
       while (ahead.length < LOOKAHEAD_BLOCKS && b * bs < end) {
-        const from = Math.max(offset, b * bs);
-        const to = Math.min(end, (b + 1) * bs);
-        const p = this.#slice(url, pin, b, from - b * bs, to - from);
+        const p = this.#part(url, pin, b++, offset, end);
         p.catch(() => {}); // awaited in order below; this only stops an unhandled rejection meanwhile
         ahead.push(p);
-        b++;
       }
     };
     more();

@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { describeReceived } from "../../common/errors.js";
 import { startCache, type StartCacheOptions } from "../../origin-cache/index.js";
 import { reportErrors } from "../dev/cli-report.js";
+import { waitForSignal } from "../dev/wait-for-signal.js";
 import { InvalidOptionError } from "../errors.js";
 
 const USAGE = `usage: ec cache --upstream URL [--upstream URL…] --dir PATH --max-bytes N[K|M|G|T] [--listen HOST:PORT]
@@ -76,18 +77,6 @@ export function parseCacheArgs(argv: string[]): { options: StartCacheOptions; js
     json: values.json,
     help: false,
   };
-}
-
-function waitForSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals): void => {
-      process.off("SIGINT", on);
-      process.off("SIGTERM", on);
-      resolve(signal);
-    };
-    process.on("SIGINT", on);
-    process.on("SIGTERM", on);
-  });
 }
 
 /**
