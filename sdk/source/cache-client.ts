@@ -21,6 +21,32 @@ export interface ByteCache {
   close(): Promise<void>;
 }
 
+/**
+ * How long a read waits for an origin-cache that refuses or drops connections: a killed and
+ * restarted cache (crash, upgrade) comes back on the same address within seconds, and the clips
+ * in flight should wait for it rather than fail.
+ */
+const RECONNECT_MS = 20_000;
+
+const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED", "UND_ERR_CONNECT_TIMEOUT"]);
+
+function isConnectionError(err: unknown): boolean {
+  const e = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  return CONNECTION_CODES.has(String(e?.code)) || CONNECTION_CODES.has(String(e?.cause?.code));
+}
+
+async function withReconnect<T>(fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + RECONNECT_MS;
+  for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isConnectionError(err) || Date.now() + delay > deadline) throw err;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
+
 /** Blocks small enough that a random clip pulls little more than its GOP bytes. */
 const IN_PROCESS_BLOCK = 64 << 10;
 
@@ -85,8 +111,10 @@ export async function remoteCache(base: string): Promise<ByteCache> {
     async read(url, offset, length, etag) {
       const headers: Record<string, string> = { range: `bytes=${offset}-${offset + length - 1}` };
       if (etag !== undefined) headers["if-match"] = etag;
-      const res = await request(`${root}/v1/fetch?url=${encodeURIComponent(url)}`, { dispatcher: agent, headers });
-      const body = new Uint8Array(await res.body.arrayBuffer());
+      const { res, body } = await withReconnect(async () => {
+        const res = await request(`${root}/v1/fetch?url=${encodeURIComponent(url)}`, { dispatcher: agent, headers });
+        return { res, body: new Uint8Array(await res.body.arrayBuffer()) };
+      });
       if (res.statusCode !== 206 && res.statusCode !== 200) {
         let detail = "";
         // The cache's own code (ERR_ETAG_CHANGED, ERR_UPSTREAM_STATUS, …) is what callers branch on.
