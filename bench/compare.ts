@@ -111,7 +111,7 @@ async function main(): Promise<number> {
         results[row.name] = { label: row.label, status: "skipped", reason: outcome.reason };
         continue;
       }
-      const figures = figuresOf(outcome, localCps);
+      const figures = figuresOf(outcome, localCps, config.batch);
       results[row.name] = { label: row.label, status: "ran", figures };
       log(`row ${row.name}: ${figures.clips} clips in ${figures.seconds} s = ${figures.clips_per_s} clips/s`);
       if (row.name === "local") {
@@ -146,6 +146,7 @@ async function main(): Promise<number> {
     await writeFile(join(out, "compare.json"), `${JSON.stringify(summary, null, 2)}\n`);
     await writeFile(join(out, "compare.svg"), renderChart(results, subtitle(config, files.length)));
     process.stdout.write(`\n${subtitle(config, files.length)}\n\n${renderTable(results, targets)}`);
+    process.stdout.write(`  after the first batch (no target): ec_cold_vs_local_steady = ${ratios.ec_cold_vs_local_steady ?? "-"}, ec_warm_vs_local_steady = ${ratios.ec_warm_vs_local_steady ?? "-"}\n`);
     if (scale) process.stdout.write(`\nscale on paper (${STATED.gpus} GPUs × ${STATED.gpuFps} frames/s per host, ${STATED.hosts} hosts, ${STATED.epochClips} clips/epoch):\n${scale.formulas.map((f) => `  ${f}`).join("\n")}\n`);
     process.stdout.write(`\nwrote ${join(config.out, "compare.json")} and ${join(config.out, "compare.svg")}\n`);
     if (config.json) process.stdout.write(`${JSON.stringify(summary)}\n`);

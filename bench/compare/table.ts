@@ -5,6 +5,7 @@ import type { RowResult, Target } from "./figures.js";
 const COLUMNS: readonly [string, (f: Extract<RowResult, { status: "ran" }>["figures"]) => string][] = [
   ["clips/s", (f) => f.clips_per_s.toFixed(2)],
   ["frames/s", (f) => f.frames_per_s.toFixed(0)],
+  ["steady clips/s", (f) => f.steady_clips_per_s.toFixed(2)],
   ["MB/s fetched", (f) => f.mb_per_s_fetched.toFixed(2)],
   ["KB/clip", (f) => (f.bytes_per_clip / 1000).toFixed(1)],
   ["req/clip", (f) => (f.requests_per_clip === null ? "-" : f.requests_per_clip.toFixed(2))],
