@@ -1,0 +1,82 @@
+/**
+ * fast-check mutations of real MP4 headers and sample tables (bytes flipped, 32-bit fields set
+ * to extremes, boxes cut short) into buildIndex: each ends in an index, an error record or a
+ * MediaIndexError, within a time bound, and the heap does not grow with the runs.
+ */
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildIndex, bytesReader, MediaIndexError } from "../../common/media-index/index.js";
+import { makeVideo } from "../helpers/make-video.js";
+import { report, scale } from "./stack.js";
+
+let dir: string;
+const files = new Map<string, Uint8Array>();
+const runs = scale(150, 1500);
+const outcomes: Record<string, number> = {};
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ec-rel-index-"));
+  files.set("tail", await readFile(await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 30, gop: 6, bframes: 2 })));
+  files.set("fast", await readFile(await makeVideo(dir, { codec: "hevc", width: 64, height: 48, frames: 20, gop: 5, faststart: true, audio: true })));
+  files.set("frag", await readFile(await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 24, gop: 6, fragmented: true })));
+}, 120_000);
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+  report("index-fuzz", { runs_per_layout: runs, layouts: files.size, outcomes });
+});
+
+/** Offsets of every box of these types, found by their four-character code. */
+function boxOffsets(bytes: Uint8Array, types: readonly string[]): number[] {
+  const out: number[] = [];
+  const text = Buffer.from(bytes).toString("latin1");
+  for (const t of types) for (let i = text.indexOf(t); i >= 4; i = text.indexOf(t, i + 1)) out.push(i - 4);
+  return out.sort((a, b) => a - b);
+}
+
+async function classify(bytes: Uint8Array): Promise<string> {
+  const result = await Promise.race([
+    buildIndex(bytesReader(bytes), { key: "fuzz/x.mp4", etag: '"fuzz"' }).then(
+      (index) => ((index as { error?: { code?: string } }).error?.code ? `record:${(index as { error: { code: string } }).error.code}` : "index"),
+      (err: unknown) => (err instanceof MediaIndexError ? `error:${err.code}` : `UNTYPED:${String(err)}`),
+    ),
+    new Promise<string>((resolve) => setTimeout(() => resolve("HANG"), 5000)),
+  ]);
+  outcomes[result.replace(/^UNTYPED:.*/, "UNTYPED")] = (outcomes[result.replace(/^UNTYPED:.*/, "UNTYPED")] ?? 0) + 1;
+  return result;
+}
+
+describe("mutated MP4 headers and sample tables into buildIndex", () => {
+  for (const layout of ["tail", "fast", "frag"]) {
+    it(`${layout}: typed outcome, no hang, bounded heap`, async () => {
+      const original = files.get(layout)!;
+      const tables = boxOffsets(original, ["moov", "trak", "stbl", "stsz", "stco", "co64", "stsc", "stts", "ctts", "stss", "avcC", "hvcC", "moof", "trun", "tfhd", "sidx", "mdhd", "elst"]);
+      expect(tables.length).toBeGreaterThan(3);
+      const mutation = fc.oneof(
+        // A 32-bit field at or just after a box start set to an extreme.
+        fc.tuple(fc.constantFrom(...tables), fc.nat({ max: 40 }), fc.constantFrom(0, 1, 0x7fffffff, 0xffffffff, 0x10000, 8)).map(([at, d, v]) => ({ kind: "u32" as const, at: at + d, v })),
+        fc.tuple(fc.nat({ max: original.length - 1 }), fc.integer({ min: 0, max: 255 })).map(([at, v]) => ({ kind: "byte" as const, at, v })),
+        fc.nat({ max: original.length }).map((at) => ({ kind: "cut" as const, at, v: 0 })),
+      );
+      const heap0 = process.memoryUsage().heapUsed;
+      await fc.assert(
+        fc.asyncProperty(fc.array(mutation, { minLength: 1, maxLength: 4 }), async (ms) => {
+          let bytes = new Uint8Array(original);
+          for (const m of ms) {
+            if (m.kind === "cut") bytes = bytes.slice(0, m.at);
+            else if (m.kind === "byte" && m.at < bytes.length) bytes[m.at] = m.v;
+            else if (m.kind === "u32" && m.at + 4 <= bytes.length) new DataView(bytes.buffer).setUint32(m.at, m.v);
+          }
+          const outcome = await classify(bytes);
+          expect(outcome, JSON.stringify(ms)).not.toMatch(/^(HANG|UNTYPED)/);
+        }),
+        { numRuns: runs },
+      );
+      global.gc?.();
+      expect(process.memoryUsage().heapUsed - heap0).toBeLessThan(256 << 20);
+    });
+  }
+});
