@@ -17,6 +17,7 @@ export class CacheMetrics {
   bytesPassedThrough = 0;
   upstreamRequests = 0;
   retries = 0;
+  hedges = 0;
   corruptBlocks = 0;
   readonly #latencies: number[] = [];
   #next = 0;

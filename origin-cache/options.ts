@@ -30,6 +30,8 @@ export interface RangeCacheOptions {
   /** A body that stalls longer is resumed from where it stopped; default 30 s. */
   readonly bodyTimeoutMs?: number;
   readonly connectTimeoutMs?: number;
+  /** Hedge a range whose response headers take longer than this (ms); off by default. */
+  readonly hedgeAfterMs?: number;
   /** Bytes of the plan prefetched ahead of the reader; default min(maxBytes / 2, 2 GiB). */
   readonly prefetchBudgetBytes?: number;
   /** Concurrent block pulls for the plan; default 32. */
@@ -41,7 +43,8 @@ export interface RangeCacheOptions {
   readonly logLevel?: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }
 
-export type ResolvedOptions = Required<Omit<RangeCacheOptions, "tls" | "logger" | "logLevel">> & Pick<RangeCacheOptions, "tls" | "logger" | "logLevel">;
+export type ResolvedOptions = Required<Omit<RangeCacheOptions, "tls" | "logger" | "logLevel" | "hedgeAfterMs">> &
+  Pick<RangeCacheOptions, "tls" | "logger" | "logLevel" | "hedgeAfterMs">;
 
 function int(name: string, value: unknown, min: number, fallback?: number): number {
   if (value === undefined && fallback !== undefined) return fallback;
@@ -79,6 +82,7 @@ export function resolveOptions(o: RangeCacheOptions): ResolvedOptions {
     connectTimeoutMs: int("connectTimeoutMs", o.connectTimeoutMs, 1, 10_000),
     prefetchBudgetBytes: int("prefetchBudgetBytes", o.prefetchBudgetBytes, 0, Math.min(Math.floor(maxBytes / 2), 2 * 2 ** 30)),
     prefetchConcurrency: int("prefetchConcurrency", o.prefetchConcurrency, 1, 32),
+    hedgeAfterMs: o.hedgeAfterMs === undefined ? undefined : int("hedgeAfterMs", o.hedgeAfterMs, 1),
     tls: o.tls,
     logger: o.logger,
     logLevel: o.logLevel,

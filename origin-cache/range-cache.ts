@@ -112,6 +112,8 @@ class RangeCacheImpl implements RangeCache {
       },
       onBytes: (n) => this.#metrics.upstreamBytes(n),
       onRequest: () => this.#metrics.upstreamRequest(),
+      ...(o.hedgeAfterMs !== undefined ? { hedgeAfterMs: o.hedgeAfterMs } : {}),
+      onHedge: () => void this.#metrics.hedges++,
     };
   }
 
@@ -321,6 +323,7 @@ class RangeCacheImpl implements RangeCache {
       bytesPassedThrough: m.bytesPassedThrough,
       upstreamRequests: m.upstreamRequests,
       retries: m.retries,
+      hedges: m.hedges,
       inFlight: this.#limiter.active,
       peakInFlight: this.#limiter.peak,
       evictions: this.#store.evictions,

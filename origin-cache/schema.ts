@@ -29,6 +29,7 @@ export const CacheStats = z.object({
   bytesPassedThrough: z.number(),
   upstreamRequests: z.number(),
   retries: z.number(),
+  hedges: z.number(),
   inFlight: z.number(),
   peakInFlight: z.number(),
   evictions: z.number(),

@@ -5,6 +5,7 @@
  */
 import type { Dispatcher } from "undici";
 import { UpstreamStatusError } from "../errors.js";
+import { hedged } from "./hedge.js";
 import { checkPinned, ifMatch, parseContentRange, type Pin } from "./etag-pin.js";
 import type { Limiter } from "./limiter.js";
 import { TransientUpstreamError, withRetry, type RetryPolicy } from "./retry.js";
@@ -16,6 +17,9 @@ export interface RangeFetchContext {
   readonly onRetry?: (err: unknown) => void;
   readonly onBytes?: (n: number) => void;
   readonly onRequest?: () => void;
+  /** Send a second request when headers take longer than this; off when undefined. */
+  readonly hedgeAfterMs?: number;
+  readonly onHedge?: () => void;
 }
 
 /**
@@ -38,13 +42,15 @@ export async function fetchRange(ctx: RangeFetchContext, url: URL, pin: Pin, sta
       try {
         ctx.onRequest?.();
         const from = start + got;
-        const res = await ctx.dispatcher.request({
-          origin: url.origin,
-          path,
-          method: "GET",
-          headers: { range: `bytes=${from}-${end - 1}`, ...ifMatch(pin) },
-          ...(signal ? { signal } : {}),
-        });
+        const res = await hedged(
+          (sig) => ctx.dispatcher.request({ origin: url.origin, path, method: "GET", headers: { range: `bytes=${from}-${end - 1}`, ...ifMatch(pin) }, signal: sig }),
+          ctx.hedgeAfterMs,
+          () => {
+            ctx.onRequest?.();
+            ctx.onHedge?.();
+          },
+          signal,
+        );
         let consumed = false;
         try {
           checkPinned(pin, res.statusCode, res.headers);

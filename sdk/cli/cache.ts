@@ -11,7 +11,7 @@ import { waitForSignal } from "../dev/wait-for-signal.js";
 import { InvalidOptionError } from "../errors.js";
 
 const USAGE = `usage: ec cache --upstream URL [--upstream URL…] --dir PATH --max-bytes N[K|M|G|T] [--listen HOST:PORT]
-                [--block-size N[K|M]] [--max-in-flight N] [--ca FILE] [--json]
+                [--block-size N[K|M]] [--max-in-flight N] [--hedge-after-ms N] [--ca FILE] [--json]
   --listen       default 127.0.0.1:7070 (loopback; the cache fetches only from its upstreams)
   --max-bytes    hard bound on the cache directory; K/M/G/T are powers of 1024
   --ca FILE      PEM certificate authority for an https upstream with a private certificate
@@ -53,6 +53,7 @@ export function parseCacheArgs(argv: string[]): { options: StartCacheOptions; js
       listen: { type: "string" },
       "block-size": { type: "string" },
       "max-in-flight": { type: "string" },
+      "hedge-after-ms": { type: "string" },
       ca: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -63,6 +64,7 @@ export function parseCacheArgs(argv: string[]): { options: StartCacheOptions; js
   if (!values.dir) throw new InvalidOptionError("Expected --dir PATH but received none");
   const blockSize = values["block-size"] === undefined ? undefined : parseBytes("--block-size", values["block-size"]);
   const maxInFlight = parseCount("--max-in-flight", values["max-in-flight"]);
+  const hedgeAfterMs = parseCount("--hedge-after-ms", values["hedge-after-ms"]);
   return {
     options: {
       upstreams: values.upstream,
@@ -71,6 +73,7 @@ export function parseCacheArgs(argv: string[]): { options: StartCacheOptions; js
       listen: parseListen(values.listen),
       ...(blockSize !== undefined ? { blockSize } : {}),
       ...(maxInFlight !== undefined ? { maxInFlight } : {}),
+      ...(hedgeAfterMs !== undefined ? { hedgeAfterMs } : {}),
       ...(values.ca ? { tls: { ca: readFileSync(values.ca, "utf8") } } : {}),
       logLevel: values.json ? "warn" : "info",
     },

@@ -19,6 +19,8 @@ import { Pool } from "undici";
 export type Fault =
   /** Answer 503 without forwarding. */
   | { kind: "503" }
+  /** Hold the response headers back for `ms` more (a slow tail). */
+  | { kind: "delay"; ms: number }
   /** Cut after `afterBytes` of body: the stream only, or the whole connection with every stream on it. */
   | { kind: "reset"; afterBytes: number; scope?: "stream" | "connection" }
   /** Stop sending after `afterBytes` for `ms`, then cut the stream. */
@@ -150,7 +152,7 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
       const path = req.url;
       const range = req.headers.range;
       const fault = takeFault(path, range);
-      await sleep(Math.max(0, ready - performance.now()) + rtt);
+      await sleep(Math.max(0, ready - performance.now()) + rtt + (fault?.kind === "delay" ? fault.ms : 0));
       if (fault?.kind === "503") {
         res.writeHead(503, { "content-type": "text/plain" }).end("emulated 503");
         return;
@@ -176,7 +178,7 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
       }
       res.writeHead(up.statusCode, out);
       let sent = 0;
-      const bodyFault = fault;
+      const bodyFault = fault?.kind === "delay" ? undefined : fault;
       for await (const chunk of up.body as AsyncIterable<Buffer>) {
         let piece = chunk;
         const limit = bodyFault ? bodyFault.afterBytes - sent : Infinity;

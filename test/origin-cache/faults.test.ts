@@ -90,6 +90,17 @@ describe("upstream faults are recovered with the same bytes or surfaced as typed
     expect(cache.stats().retries).toBeGreaterThanOrEqual(1);
   });
 
+  it("hedges a range whose headers are slow, and the hedge's bytes are the same", async () => {
+    const cache = await openCache(wan, { hedgeAfterMs: 100 });
+    await cache.object(url());
+    const range = `bytes=${2 * BLOCK}-${3 * BLOCK - 1}`;
+    wan.inject({ fault: { kind: "delay", ms: 3000 }, times: 1, match: (_p, r) => r === range });
+    const got = await cache.read(url(), 2 * BLOCK, BLOCK);
+    expect(Buffer.from(got).equals(data.subarray(2 * BLOCK, 3 * BLOCK))).toBe(true);
+    expect(cache.stats().hedges).toBe(1);
+    expect(cache.stats().retries).toBe(0);
+  });
+
   it("surfaces ERR_UPSTREAM_UNAVAILABLE when 503s outlast the retries", async () => {
     const cache = await openCache(wan, { retries: 2 });
     await cache.object(url());
