@@ -48,10 +48,10 @@ class PlanHints {
 
   ahead(i: number): void {
     if (i + this.chunk / 2 < this.hinted || this.hinted >= this.input.clips.length) return;
-    const from = this.hinted;
-    const to = Math.min(this.input.clips.length, Math.max(from, i) + this.chunk);
+    const to = Math.min(this.input.clips.length, i + this.chunk);
     this.hinted = to;
-    void this.send(this.input.clips.slice(from, to).map((c) => c.ref));
+    // A plan replaces the cache's previous one, so it restates the whole window from the clip now starting.
+    void this.send(this.input.clips.slice(i, to).map((c) => c.ref));
   }
 
   private async send(refs: readonly ClipRef[]): Promise<void> {

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { buildIndex, guessKind, type RangeReader } from "../../common/media-index/index.js";
 import type { IndexV1 } from "../../common/schema/index.js";
 import { SdkError } from "../errors.js";
-import type { DatasetListing, DatasetObject, DatasetSource, SourceStats } from "./source.js";
+import type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, SourceStats } from "./source.js";
 
 /** Objects per shard are grouped up to this many bytes, as the edge's manifest does. */
 const SHARD_BYTES = 64 << 20;
@@ -94,7 +94,7 @@ export class LocalDirSource implements DatasetSource {
     }
   }
 
-  plan(): void {
+  plan(_ranges: readonly PlannedRange[]): void {
     // The page cache is the only cache here.
   }
 

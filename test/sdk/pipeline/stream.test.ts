@@ -7,7 +7,7 @@ import { makeVideo } from "../../helpers/make-video.js";
 import { open } from "../../../sdk/open.js";
 import type { OpenOptions } from "../../../sdk/options.js";
 import type { DecodeClip, DecodeRequest } from "../../../sdk/pipeline/decode.js";
-import { LocalDirSource } from "../../../sdk/source/index.js";
+import { LocalDirSource, type DatasetObject, type PlannedRange } from "../../../sdk/source/index.js";
 import { mergeCheckpoints } from "../../../sdk/state/checkpoint.js";
 import type { SdkError } from "../../../sdk/errors.js";
 import { EcError } from "../../../common/errors.js";
@@ -198,4 +198,27 @@ it("refuses an unknown shuffle name before any I/O", async () => {
   };
   await expect(open("/nonexistent", { shuffle: "shufle" }, { source, decode: fakeDecoder() })).rejects.toMatchObject({ code: "ERR_INVALID_OPTION" });
   expect(listed).toBe(false);
+});
+
+it("keeps each clip's byte range in the cache's current plan until it is read (a plan replaces the last one)", async () => {
+  let current = new Set<string>();
+  let unplanned = 0;
+  let reads = 0;
+  class Recording extends LocalDirSource {
+    override plan(ranges: readonly PlannedRange[]): void {
+      current = new Set(ranges.map((r) => `${r.object.key}:${r.offset}:${r.length}`));
+    }
+    override async read(object: DatasetObject, offset: number, length: number): Promise<Uint8Array> {
+      reads++;
+      // Plans are sent asynchronously: give a pending one its turn before judging.
+      await new Promise((r) => setImmediate(r));
+      if (!current.has(`${object.key}:${offset}:${length}`)) unplanned++;
+      return super.read(object, offset, length);
+    }
+  }
+  const ds = await open(dir, { frames: 2, align: "exact", prefetch: 2, batch: 1 }, { source: new Recording(dir), decode: fakeDecoder() });
+  for await (const _ of ds) void _;
+  expect(reads).toBe(ds.clipCount);
+  expect(reads).toBeGreaterThan(40);
+  expect(unplanned).toBe(0);
 });
