@@ -16,7 +16,7 @@ import { percentile, report, scale, startStack, type Stack } from "./stack.js";
 const SIZE = 6 << 20;
 const data = randomBytes(SIZE);
 const concurrency = scale(200, 400);
-const total = scale(1200, 8000);
+const total = scale(1200, 4000);
 let stack: Stack;
 let cache: CacheService;
 let cacheDir: string;

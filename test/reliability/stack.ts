@@ -3,10 +3,10 @@
  * local R2) filled with small ffmpeg-made videos, sizes scaled by EC_RELIABILITY_FULL, and the
  * figures each test reports (one JSON line per figure, appended to EC_RELIABILITY_REPORT).
  */
-import { appendFileSync } from "node:fs";
+import { appendFileSync, mkdirSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { startLocalEdge, type LocalEdge } from "../../sdk/dev/index.js";
 import { ffmpegFrameMd5s } from "../helpers/ffmpeg-md5.js";
 import { makeVideo, type MakeVideoOptions } from "../helpers/make-video.js";
@@ -24,7 +24,10 @@ export function report(name: string, figures: Record<string, unknown>): void {
   const line = JSON.stringify({ name, full: FULL, ...figures });
   process.stdout.write(`[reliability] ${line}\n`);
   const file = process.env.EC_RELIABILITY_REPORT;
-  if (file) appendFileSync(file, `${line}\n`);
+  if (file) {
+    mkdirSync(dirname(file), { recursive: true });
+    appendFileSync(file, `${line}\n`);
+  }
 }
 
 /** The p-th percentile (0..100) of `values`, nearest rank. */
