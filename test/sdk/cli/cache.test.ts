@@ -47,8 +47,10 @@ describe("ec cache", () => {
       expect(Buffer.from(await res.body.arrayBuffer()).equals(data.subarray(1000, 200000))).toBe(true);
       process.emit("SIGTERM", "SIGTERM");
       expect(await done).toBe(0);
-      const summary = JSON.parse(lines[1] as string) as { misses: number; bytesFromUpstream: number };
+      const summary = JSON.parse(lines[1] as string) as { misses: number; bytesFromUpstream: number; httpVersions: Record<string, string> };
       expect(summary.misses).toBe(4);
+      // A plain http upstream is HTTP/1.1 keep-alive; TLS upstreams negotiate h2 (see test/origin-cache).
+      expect(summary.httpVersions).toEqual({ [rs.url]: "http/1.1" });
       expect(summary.bytesFromUpstream).toBeGreaterThanOrEqual(199_000);
     } finally {
       spy.mockRestore();
