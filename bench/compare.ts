@@ -14,7 +14,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseCompareArgs, type CompareConfig, type RowName } from "./compare/args.js";
 import { renderChart } from "./compare/chart.js";
-import { figuresOf, ratiosOf, targetsOf, type RowResult } from "./compare/figures.js";
+import { figuresOf, ratiosOf, targetsOf, type LocalReference, type RowResult } from "./compare/figures.js";
 import { videoFiles } from "./compare/fixtures.js";
 import type { RowContext, RowDef } from "./compare/row.js";
 import { downloadRow } from "./compare/rows/download.js";
@@ -53,6 +53,20 @@ async function startCacheProcess(childDir: string, bed: Testbed, dir: string, bl
   return { url: (JSON.parse(first) as { url: string }).url, pid: proc.pid!, proc };
 }
 
+/** One more run of the local row, as the reference of the row just measured; undefined if it fails. */
+async function localReference(ctx: RowContext): Promise<LocalReference | undefined> {
+  try {
+    const o = await localRow.run(ctx);
+    if (o.kind !== "ran") return undefined;
+    const f = figuresOf(o, undefined, ctx.config.batch);
+    log(`  local reference: ${f.clips_per_s} clips/s`);
+    return { clipsPerS: f.clips_per_s, steadyClipsPerS: f.steady_clips_per_s };
+  } catch (err) {
+    log(`  local reference failed: ${(err as Error).message.split("\n")[0]}`);
+    return undefined;
+  }
+}
+
 function subtitle(c: CompareConfig, files: number): string {
   const videos = c.videos ? `${files} videos from ${c.videos}` : `${files} × ${c.width}x${c.height} h264 ${c.seconds}s@${c.fps} gop ${c.gop}`;
   return `${videos}; ${c.clips} clips × ${c.frames} frames, batch ${c.batch}; WAN ${c.rttMs} ms RTT, ${c.bandwidthMbps} Mbit/s; cache blocks ${c.blockKib} KiB; ${cpus().length} cores`;
@@ -75,7 +89,7 @@ async function main(): Promise<number> {
     const files = await videoFiles(config, localDir);
     const ctx: { -readonly [K in keyof RowContext]: RowContext[K] } = { config, localDir, workDir, childDir, root, testbed: undefined, cache: undefined, clips: [] };
     let gopBytesPerClip: number | undefined;
-    let localCps: number | undefined;
+    let lastLocal: LocalReference | undefined;
     let sameClips: boolean | null = null;
     const rowLoad: Partial<Record<RowName, number>> = {};
     for (const row of ROWS.filter((r) => config.rows.includes(r.name))) {
@@ -111,12 +125,19 @@ async function main(): Promise<number> {
         results[row.name] = { label: row.label, status: "skipped", reason: outcome.reason };
         continue;
       }
-      const figures = figuresOf(outcome, localCps, config.batch);
+      // Load on shared cores drifts: each row is set against local runs right before and after it.
+      let reference: LocalReference | undefined;
+      if (row.name !== "local" && lastLocal) {
+        const after = await localReference(ctx);
+        reference = after ? { clipsPerS: (lastLocal.clipsPerS + after.clipsPerS) / 2, steadyClipsPerS: (lastLocal.steadyClipsPerS + after.steadyClipsPerS) / 2 } : lastLocal;
+        if (after) lastLocal = after;
+      }
+      const figures = figuresOf(outcome, reference, config.batch);
       results[row.name] = { label: row.label, status: "ran", figures };
       log(`row ${row.name}: ${figures.clips} clips in ${figures.seconds} s = ${figures.clips_per_s} clips/s`);
       if (row.name === "local") {
         ctx.clips = outcome.report.clipList ?? [];
-        localCps = figures.clips_per_s;
+        lastLocal = { clipsPerS: figures.clips_per_s, steadyClipsPerS: figures.steady_clips_per_s };
         gopBytesPerClip = outcome.report.bytesNeeded !== undefined && figures.clips > 0 ? outcome.report.bytesNeeded / figures.clips : undefined;
         if (ctx.clips.length === 0) throw new Error("The local row delivered no clips; nothing to compare");
       }

@@ -25,16 +25,25 @@ export interface RowFigures {
   readonly cpu_s_per_frame: number;
   /** CPU seconds the remote side (edge in workerd, WAN emulator) spent meanwhile on these same cores. */
   readonly remote_cpu_s: number;
-  /** clips/s over the local row's. */
+  /** clips/s over the local reference's (the mean of the local runs right before and after this row). */
   readonly vs_local: number | null;
+  /** steady clips/s over the local reference's steady clips/s. */
+  readonly vs_local_steady: number | null;
+  readonly local_reference_clips_per_s: number | null;
 }
 
 export type RowResult = { readonly label: string } & ({ readonly status: "ran"; readonly figures: RowFigures } | { readonly status: "skipped"; readonly reason: string });
 
 const round = (x: number, digits = 4): number => Number(x.toPrecision(digits));
 
-/** Figures of one row; `localClipsPerS` makes its vs_local ratio. */
-export function figuresOf(o: Extract<RowOutcome, { kind: "ran" }>, localClipsPerS: number | undefined, batch = 1): RowFigures {
+/** The local-files rate a row is compared with: local runs taken right before and after it. */
+export interface LocalReference {
+  readonly clipsPerS: number;
+  readonly steadyClipsPerS: number;
+}
+
+/** Figures of one row; `local` makes its vs_local ratios. */
+export function figuresOf(o: Extract<RowOutcome, { kind: "ran" }>, local: LocalReference | undefined, batch = 1): RowFigures {
   const r = o.report;
   const steadyS = r.seconds - r.firstBatchSeconds;
   const steadyClips = r.clips - Math.min(batch, r.clips);
@@ -56,7 +65,9 @@ export function figuresOf(o: Extract<RowOutcome, { kind: "ran" }>, localClipsPer
     peak_rss_mb: round(o.peakMemoryBytes / 2 ** 20),
     cpu_s_per_frame: round(r.frames > 0 ? o.cpuSeconds / r.frames : 0),
     remote_cpu_s: round(o.remoteCpuSeconds, 3),
-    vs_local: localClipsPerS ? round(cps / localClipsPerS) : null,
+    vs_local: local?.clipsPerS ? round(cps / local.clipsPerS) : null,
+    vs_local_steady: local?.steadyClipsPerS && steadyS > 0 ? round(steadyClips / steadyS / local.steadyClipsPerS) : null,
+    local_reference_clips_per_s: local ? round(local.clipsPerS) : null,
   };
 }
 
@@ -88,24 +99,21 @@ export interface Target {
  * sample, averaged (ec's bytes_needed over the local row's clips).
  */
 export function ratiosOf(rows: Partial<Record<RowName, RowResult>>, gopBytesPerClip: number | undefined): Ratios {
-  const cps = (n: RowName): number | undefined => {
+  // Each row is normalized by local runs taken next to it, so load that drifts during the run cancels.
+  const vs = (n: RowName, key: "vs_local" | "vs_local_steady"): number | undefined => {
     const r = rows[n];
-    return r?.status === "ran" && r.figures.clips_per_s > 0 ? r.figures.clips_per_s : undefined;
-  };
-  const steady = (n: RowName): number | undefined => {
-    const r = rows[n];
-    return r?.status === "ran" && r.figures.steady_clips_per_s > 0 ? r.figures.steady_clips_per_s : undefined;
+    return r?.status === "ran" && r.figures[key] !== null && r.figures[key]! > 0 ? r.figures[key]! : undefined;
   };
   const div = (a: number | undefined, b: number | undefined): number | null => (a !== undefined && b !== undefined ? round(a / b) : null);
   const cold = rows.ec_cold;
   return {
-    ec_cold_vs_local: div(cps("ec_cold"), cps("local")),
-    ec_warm_vs_local: div(cps("ec_warm"), cps("local")),
-    ec_vs_naive: div(cps("ec_cold"), cps("naive")),
-    ec_vs_torch: div(cps("ec_cold"), cps("torch")),
+    ec_cold_vs_local: div(vs("ec_cold", "vs_local"), 1),
+    ec_warm_vs_local: div(vs("ec_warm", "vs_local"), 1),
+    ec_vs_naive: div(vs("ec_cold", "vs_local"), vs("naive", "vs_local")),
+    ec_vs_torch: div(vs("ec_cold", "vs_local"), vs("torch", "vs_local")),
     bytes_per_clip_vs_gop: div(cold?.status === "ran" ? cold.figures.bytes_per_clip : undefined, gopBytesPerClip || undefined),
-    ec_cold_vs_local_steady: div(steady("ec_cold"), steady("local")),
-    ec_warm_vs_local_steady: div(steady("ec_warm"), steady("local")),
+    ec_cold_vs_local_steady: div(vs("ec_cold", "vs_local_steady"), 1),
+    ec_warm_vs_local_steady: div(vs("ec_warm", "vs_local_steady"), 1),
   };
 }
 

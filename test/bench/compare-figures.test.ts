@@ -21,14 +21,16 @@ function measured(clips: number, seconds: number, extra: Partial<Measured> = {})
 describe("compare figures", () => {
   it("derives per-row rates, prefers WAN bytes over the row's own count, and ratios to local", () => {
     const local = figuresOf(measured(40, 10), undefined);
+    const ref = { clipsPerS: local.clips_per_s, steadyClipsPerS: local.steady_clips_per_s };
     expect(local).toMatchObject({ clips_per_s: 4, frames_per_s: 64, steady_clips_per_s: 4.333, bytes_per_clip: 1000, requests_per_clip: null, vs_local: null, peak_rss_mb: 100, cpu_s_per_frame: 0.01 });
-    const cold = figuresOf(measured(40, 20, { wanBytes: 80_000, wanRequests: 60 }), local.clips_per_s);
+    const cold = figuresOf(measured(40, 20, { wanBytes: 80_000, wanRequests: 60 }), ref);
     expect(cold).toMatchObject({ clips_per_s: 2, bytes_per_clip: 2000, requests_per_clip: 1.5, vs_local: 0.5, mb_per_s_fetched: 0.004 });
   });
 
-  it("computes the headline ratios and marks targets met or missed with their margin", () => {
-    const row = (label: string, cps: number): RowResult => ({ label, status: "ran", figures: { ...figuresOf(measured(cps * 10, 10), 4), bytes_per_clip: 1500 } });
-    const rows = { local: row("local", 4), ec_cold: row("cold", 3.9), ec_warm: row("warm", 4.2), naive: row("naive", 0.5), torch: { label: "torch", status: "skipped", reason: "no torch" } } as const;
+  it("computes the headline ratios from each row's own local reference and marks targets with their margin", () => {
+    const ref = { clipsPerS: 4, steadyClipsPerS: 39 / 9 };
+    const row = (label: string, cps: number, local = ref): RowResult => ({ label, status: "ran", figures: { ...figuresOf(measured(cps * 10, 10), local), bytes_per_clip: 1500 } });
+    const rows = { local: row("local", 4), ec_cold: row("cold", 3.9), ec_warm: row("warm", 4.2), naive: row("naive", 0.25, { clipsPerS: 2, steadyClipsPerS: 2 }), torch: { label: "torch", status: "skipped", reason: "no torch" } } as const;
     const ratios = ratiosOf(rows, 1000);
     expect(ratios).toMatchObject({ ec_cold_vs_local: 0.975, ec_warm_vs_local: 1.05, ec_vs_naive: 7.8, ec_vs_torch: null, bytes_per_clip_vs_gop: 1.5 });
     // After the first batch (1 s, one clip): (39 − 1) / 9 over (40 − 1) / 9.
@@ -41,7 +43,7 @@ describe("compare figures", () => {
   });
 
   it("charts only the rows that ran, with their ratio to local", () => {
-    const rows = { local: { label: "local <files>", status: "ran", figures: figuresOf(measured(40, 10), 4) }, torch: { label: "torch", status: "skipped", reason: "x" } } as const;
+    const rows = { local: { label: "local <files>", status: "ran", figures: figuresOf(measured(40, 10), { clipsPerS: 4, steadyClipsPerS: 4 }) }, torch: { label: "torch", status: "skipped", reason: "x" } } as const;
     const svg = renderChart(rows, "sub");
     expect(svg).toContain("local &lt;files&gt;");
     expect(svg).toContain("(×1.00 local)");
@@ -49,7 +51,7 @@ describe("compare figures", () => {
   });
 
   it("scales per-clip costs to a host's needs with the formulas shown", () => {
-    const cold = { ...figuresOf(measured(40, 10), 4), bytes_per_clip: 250_000, requests_per_clip: 2, cpu_s_per_frame: 0.004 };
+    const cold = { ...figuresOf(measured(40, 10), undefined), bytes_per_clip: 250_000, requests_per_clip: 2, cpu_s_per_frame: 0.004 };
     const s = scaleOnPaper({ cold, framesPerClip: 16, rttMs: 50, gpus: 8, gpuFps: 1000, horizonS: 10, hosts: 16, epochClips: 1_000_000 });
     expect(s).toMatchObject({ frames_per_s: 8000, clips_per_s: 500, wan_mbit_per_s: 1000, cpu_cores_for_cpu_decode: 32, class_b_ops_per_epoch: 2_000_000, class_b_usd_per_epoch: 0.72 });
     expect(s.formulas.join("\n")).toContain("Class B per epoch = C × q = 1000000 × 2");
