@@ -2,6 +2,7 @@ import { createFile, Log, MP4BoxBuffer, type ISOFile, type Movie, type Track, ty
 import type { VideoCodec, VideoTrackV1 } from "../schema/index.js";
 import { IndexErrorCode, MediaIndexError } from "./errors.js";
 import type { HeadCachedReader } from "./range-reader.js";
+import { checkSampleBounds } from "./sample-bounds.js";
 
 /** Above this the header boxes (moov + moofs) are refused rather than held in a Worker's 128 MB. */
 const MAX_HEADER_BYTES = 64 * 1024 * 1024;
@@ -133,6 +134,7 @@ export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1> 
     if (box.type === "moof") glued.moofShift.push(box.start - at);
     at += box.size;
   });
+  checkSampleBounds(glued.bytes, reader.size);
   const { file, info } = parseMovie(glued.bytes);
   if (info.videoTracks.length === 0) throw new MediaIndexError(IndexErrorCode.NO_VIDEO, `no video track (tracks: ${info.tracks.map((t) => t.type ?? "unknown").join(", ") || "none"})`);
 

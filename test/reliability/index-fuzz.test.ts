@@ -50,6 +50,18 @@ async function classify(bytes: Uint8Array): Promise<string> {
 }
 
 describe("mutated MP4 headers and sample tables into buildIndex", () => {
+  it("a constant-size stsz or a trun claiming 2^31 samples is ERR_CORRUPT_MEDIA, not a V8 abort of the process", async () => {
+    for (const [layout, box] of [["tail", "stsz"], ["frag", "trun"]] as const) {
+      const bytes = new Uint8Array(files.get(layout)!);
+      const view = new DataView(bytes.buffer);
+      const at = boxOffsets(bytes, [box]).find((o) => view.getUint32(o) >= 16)!;
+      if (box === "stsz") view.setUint32(at + 12, 1); // sample_size: constant, so no table backs the count
+      view.setUint32(at + (box === "stsz" ? 16 : 12), 0x7fffffff);
+      expect(await classify(bytes), layout).toBe("record:ERR_CORRUPT_MEDIA");
+    }
+  });
+
+
   for (const layout of ["tail", "fast", "frag"]) {
     it(`${layout}: typed outcome, no hang, bounded heap`, async () => {
       const original = files.get(layout)!;
