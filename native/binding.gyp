@@ -17,6 +17,7 @@
         "src/ffmpeg-handles.cc",
         "src/host-converter.cc",
         "src/host-report.cc",
+        "src/image-decoder.cc",
         "src/read-into.cc"
       ],
       "include_dirs": [

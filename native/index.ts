@@ -6,6 +6,7 @@
 export { Decoder, createDecoder, type DecodeOptions } from "./lib/decoder.js";
 export { devices, type HostDevices } from "./lib/devices.js";
 export { NativeArgumentError, NativeError, NativeErrorCode, NativeUnavailableError } from "./lib/errors.js";
+export { decodeImage, IMAGE_FORMATS, type ImageDecodeOptions, type ImageFormat } from "./lib/image.js";
 export { frameMd5, framemd5Header, framemd5Line } from "./lib/frame-md5.js";
 export { frameBytes, type DeviceFrame, type Dtype, type Frame, type HostFrame } from "./lib/frames.js";
 export { CODECS, OUTPUTS, type Codec, type DecoderOptions, type DeviceName, type OutputFormat } from "./lib/options.js";

@@ -70,6 +70,7 @@ export interface RawDevices {
 export interface Binding {
   abiVersion: number;
   openDecoder(options: RawOpenOptions): Promise<RawDecoder>;
+  decodeImage(data: Uint8Array, format: string, output: string, resizeHeight: number, resizeWidth: number): Promise<RawHostBatch>;
   downloadFrame(handle: object, pts: number): Promise<RawHostBatch>;
   readIntoHost(path: string, offset: number, length: number, target: Uint8Array): Promise<RawReadResult>;
   readIntoDevice(path: string, offset: number, length: number, device: number, pointer: bigint, owner: object): Promise<RawReadResult>;

@@ -16,6 +16,8 @@ export const NativeErrorCode = {
   DecoderClosed: "ERR_DECODER_CLOSED",
   DecoderStalled: "ERR_DECODER_STALLED",
   CorruptPacket: "ERR_CORRUPT_PACKET",
+  CorruptImage: "ERR_CORRUPT_IMAGE",
+  UnsupportedImage: "ERR_UNSUPPORTED_IMAGE",
   CorruptFrame: "ERR_CORRUPT_FRAME",
   PacketOutOfRange: "ERR_PACKET_OUT_OF_RANGE",
   PacketOrder: "ERR_PACKET_ORDER",

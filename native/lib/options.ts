@@ -46,6 +46,23 @@ export function parseDevice(device: unknown, name = "device"): ResolvedDevice {
   return { backend: "cuda", index, name: `cuda:${index}` };
 }
 
+/** One of OUTPUTS, `fallback` when absent; throws ERR_INVALID_ARGUMENT otherwise. */
+export function parseOutput(output: unknown, fallback: OutputFormat): OutputFormat {
+  const o = (output ?? fallback) as OutputFormat;
+  if (!OUTPUTS.includes(o)) throw argumentError(`one of ${OUTPUTS.join(", ")}`, "output", output);
+  return o;
+}
+
+/** [height, width] to scale to, or [0, 0] (keep the decoded size) when absent. */
+export function parseResize(resize: unknown): [number, number] {
+  if (resize === undefined) return [0, 0];
+  const r = resize as unknown[];
+  if (!Array.isArray(r) || r.length !== 2 || !isInt(r[0], 1, MAX_SIDE) || !isInt(r[1], 1, MAX_SIDE)) {
+    throw argumentError(`[height, width] with integers in 1..${MAX_SIDE}`, "resize", resize);
+  }
+  return [r[0] as number, r[1] as number];
+}
+
 /** Validates createDecoder's options before anything reaches the addon. */
 export function validateDecoderOptions(o: unknown) {
   if (typeof o !== "object" || o === null) throw argumentError("an options object", "createDecoder options", o);
@@ -57,16 +74,8 @@ export function validateDecoderOptions(o: unknown) {
   const device = parseDevice(opts.device);
   const threads = opts.threads ?? 0;
   if (!isInt(threads, 0, 256)) throw argumentError("an integer in 0..256", "threads", opts.threads);
-  const output = (opts.output ?? "native") as OutputFormat;
-  if (!OUTPUTS.includes(output)) throw argumentError(`one of ${OUTPUTS.join(", ")}`, "output", opts.output);
-  let resize: [number, number] = [0, 0];
-  if (opts.resize !== undefined) {
-    const r = opts.resize as unknown[];
-    if (!Array.isArray(r) || r.length !== 2 || !isInt(r[0], 1, MAX_SIDE) || !isInt(r[1], 1, MAX_SIDE)) {
-      throw argumentError(`[height, width] with integers in 1..${MAX_SIDE}`, "resize", opts.resize);
-    }
-    resize = [r[0] as number, r[1] as number];
-  }
+  const output = parseOutput(opts.output, "native");
+  const resize = parseResize(opts.resize);
   return {
     codec: opts.codec as Codec,
     extradata: opts.extradata,

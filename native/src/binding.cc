@@ -20,6 +20,7 @@ extern "C" {
 #include "errors.h"
 #include "host-converter.h"
 #include "host-report.h"
+#include "image-decoder.h"
 #include "read-into.h"
 #ifdef EC_WITH_CUDA
 #include "cuda-driver.h"
@@ -253,6 +254,26 @@ Napi::Value OpenDecoder(const Napi::CallbackInfo& info) {
   return worker->promise();
 }
 
+// decodeImage(data: Uint8Array, format: string, output: string, resizeHeight, resizeWidth) → Promise<{buffer, frames}>
+Napi::Value DecodeImage(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto data = info[0].As<Napi::Uint8Array>();
+  ec::ImageOptions options;
+  options.format = info[1].As<Napi::String>();
+  options.output = parseOutput(info[2].As<Napi::String>());
+  options.resizeHeight = info[3].As<Napi::Number>().Int32Value();
+  options.resizeWidth = info[4].As<Napi::Number>().Int32Value();
+  const uint8_t* bytes = data.Data();
+  size_t size = data.ByteLength();
+  auto batch = std::make_shared<ec::HostBatch>();
+  auto* worker = new Worker(
+      env, [bytes, size, options, batch] { *batch = ec::decodeImage(bytes, size, options); },
+      [batch](Napi::Env env) { return hostBatchToJs(env, *batch); });
+  worker->keep(info[0]);  // the file bytes stay alive until the worker is done
+  worker->Queue();
+  return worker->promise();
+}
+
 // downloadFrame(handle: External<AVFrame>, pts: number) → Promise<{buffer, frames}>
 Napi::Value DownloadFrame(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -392,6 +413,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   av_log_set_level(std::getenv("EC_FFMPEG_LOG") ? AV_LOG_INFO : AV_LOG_QUIET);
   exports.Set("Decoder", DecoderWrap::Init(env));
   exports.Set("openDecoder", Napi::Function::New(env, OpenDecoder));
+  exports.Set("decodeImage", Napi::Function::New(env, DecodeImage));
   exports.Set("downloadFrame", Napi::Function::New(env, DownloadFrame));
   exports.Set("readIntoHost", Napi::Function::New(env, ReadIntoHost));
   exports.Set("readIntoDevice", Napi::Function::New(env, ReadIntoDevice));

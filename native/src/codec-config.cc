@@ -14,6 +14,13 @@ const std::map<std::string, AVCodecID>& codecIds() {
   return ids;
 }
 
+// Still images: one packet is the whole file, and the decoder reads everything from it.
+const std::map<std::string, AVCodecID>& imageCodecIds() {
+  static const std::map<std::string, AVCodecID> ids = {
+      {"jpeg", AV_CODEC_ID_MJPEG}, {"png", AV_CODEC_ID_PNG}, {"webp", AV_CODEC_ID_WEBP}};
+  return ids;
+}
+
 [[noreturn]] void badRecord(const std::string& codec, const std::string& why) {
   throw NativeException("ERR_BAD_EXTRADATA", "Invalid " + codec + " codec configuration record: " + why);
 }
@@ -89,10 +96,11 @@ void checkHvcc(const std::vector<uint8_t>& r) {
 
 AVCodecID codecIdFor(const std::string& codec) {
   auto it = codecIds().find(codec);
-  if (it == codecIds().end()) {
-    throw NativeException("ERR_UNSUPPORTED_CODEC", "Unsupported codec \"" + codec + "\"; expected h264, hevc, av1 or vp9");
-  }
-  return it->second;
+  if (it != codecIds().end()) return it->second;
+  auto image = imageCodecIds().find(codec);
+  if (image != imageCodecIds().end()) return image->second;
+  throw NativeException("ERR_UNSUPPORTED_CODEC",
+                        "Unsupported codec \"" + codec + "\"; expected h264, hevc, av1, vp9 (video) or jpeg, png, webp (image)");
 }
 
 std::vector<std::string> knownCodecs() {

@@ -17,9 +17,10 @@ struct CodecConfig {
 /** Throws ERR_UNSUPPORTED_CODEC or ERR_BAD_EXTRADATA. */
 CodecConfig resolveCodecConfig(const std::string& codec, const std::vector<uint8_t>& record);
 
-/** The codec names this build knows, in a stable order. */
+/** The video codec names this build knows, in a stable order (image formats are not listed). */
 std::vector<std::string> knownCodecs();
 
+/** Video codecs and the image formats "jpeg", "png", "webp"; throws ERR_UNSUPPORTED_CODEC. */
 AVCodecID codecIdFor(const std::string& codec);
 
 }  // namespace ec
