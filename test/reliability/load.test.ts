@@ -84,7 +84,7 @@ describe("load: concurrent range readers", () => {
     report("load-edge", figures);
     expect(figures.failed).toBe(0);
     expect(figures.wrong).toBe(0);
-  });
+  }, 300_000);
 
   it("against an origin-cache smaller than the object: every byte right, no error, memory bounded", async () => {
     const figures = await hammer(() => ({ url: `${cache.url}/v1/fetch?url=${encodeURIComponent(url)}`, headers: {} }));

@@ -7,7 +7,7 @@ import { appendFileSync, mkdirSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { startLocalEdge, type LocalEdge } from "../../sdk/dev/index.js";
+import { startLocalEdge, type LocalEdge, type LocalEdgeOptions } from "../../sdk/dev/index.js";
 import { ffmpegFrameMd5s } from "../helpers/ffmpeg-md5.js";
 import { makeVideo, type MakeVideoOptions } from "../helpers/make-video.js";
 
@@ -39,7 +39,10 @@ export function percentile(values: readonly number[], p: number): number {
 
 export interface Stack {
   readonly dir: string;
+  /** The running edge; replaced by restartEdge(). */
   readonly edge: LocalEdge;
+  /** Stops the edge, waits `downMs`, and starts it again on the same port, R2 and secrets. */
+  restartEdge(downMs: number): Promise<void>;
   /** Local file of each distinct video, by name. */
   readonly videos: Map<string, string>;
   /** ffmpeg's framemd5 of each distinct video, by name. */
@@ -63,9 +66,9 @@ export const SMALL_VIDEOS: Record<string, MakeVideoOptions> = {
  * const stack = await startStack();
  * await stack.put("ds/a.mp4", await readFile(stack.videos.get("a")!));
  */
-export async function startStack(videos: Record<string, MakeVideoOptions> = SMALL_VIDEOS, edgeOpts: { quiet?: boolean } = {}): Promise<Stack> {
+export async function startStack(videos: Record<string, MakeVideoOptions> = SMALL_VIDEOS, edgeOpts: Pick<LocalEdgeOptions, "quiet" | "port" | "publicOrigin"> = {}): Promise<Stack> {
   const dir = await mkdtemp(join(tmpdir(), "ec-reliability-"));
-  const started = startLocalEdge({ port: 0, quiet: edgeOpts.quiet ?? true, varsDir: dir, persistDir: join(dir, "r2") });
+  const started = startLocalEdge({ port: 0, ...edgeOpts, quiet: edgeOpts.quiet ?? true, varsDir: dir, persistDir: join(dir, "r2") });
   const files = new Map<string, string>();
   const md5s = new Map<string, string[]>();
   try {
@@ -78,10 +81,17 @@ export async function startStack(videos: Record<string, MakeVideoOptions> = SMAL
     await (await started.catch(() => undefined))?.stop();
     throw err;
   }
-  const edge = await started;
+  let edge = await started;
   return {
     dir,
-    edge,
+    get edge() {
+      return edge;
+    },
+    async restartEdge(downMs) {
+      await edge.stop();
+      await new Promise((r) => setTimeout(r, downMs));
+      edge = await startLocalEdge({ ...edgeOpts, port: Number(new URL(edge.url).port), quiet: edgeOpts.quiet ?? true, varsDir: dir, persistDir: join(dir, "r2") });
+    },
     videos: files,
     md5s,
     async put(key, body) {
