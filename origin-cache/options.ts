@@ -36,6 +36,8 @@ export interface RangeCacheOptions {
   readonly prefetchBudgetBytes?: number;
   /** Concurrent block pulls for the plan; default 32. */
   readonly prefetchConcurrency?: number;
+  /** A client's plan is dropped after this long (ms) without a new plan or a read of its blocks, so a dead rank's plan stops pinning blocks; default 60 s. */
+  readonly planIdleMs?: number;
   /** TLS for https upstreams, e.g. the CA of a self-signed test edge. */
   readonly tls?: Pick<ConnectionOptions, "ca" | "rejectUnauthorized" | "servername">;
   /** A pino logger, or a level for the default one (default "info"; tests pass "silent"). */
@@ -82,6 +84,7 @@ export function resolveOptions(o: RangeCacheOptions): ResolvedOptions {
     connectTimeoutMs: int("connectTimeoutMs", o.connectTimeoutMs, 1, 10_000),
     prefetchBudgetBytes: int("prefetchBudgetBytes", o.prefetchBudgetBytes, 0, Math.min(Math.floor(maxBytes / 2), 2 * 2 ** 30)),
     prefetchConcurrency: int("prefetchConcurrency", o.prefetchConcurrency, 1, 32),
+    planIdleMs: int("planIdleMs", o.planIdleMs, 1, 60_000),
     hedgeAfterMs: o.hedgeAfterMs === undefined ? undefined : int("hedgeAfterMs", o.hedgeAfterMs, 1),
     tls: o.tls,
     logger: o.logger,

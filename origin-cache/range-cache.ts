@@ -10,7 +10,7 @@ import { createLogger, type Logger } from "./log.js";
 import { CacheMetrics } from "./metrics.js";
 import { resolveOptions, type RangeCacheOptions, type ResolvedOptions } from "./options.js";
 import { Planner, type PlannedBlock } from "./prefetch/planner.js";
-import type { CacheStats, PlanAck, PlanRange } from "./schema.js";
+import { ANONYMOUS_CLIENT, type CacheStats, type PlanAck, type PlanRange } from "./schema.js";
 import { BlockStore, type BlockId } from "./store/block-store.js";
 import { AllowList } from "./upstream/allow-list.js";
 import { pinFromProbe, type Pin } from "./upstream/etag-pin.js";
@@ -28,6 +28,13 @@ export interface ReadOptions {
   readonly signal?: AbortSignal;
 }
 
+export interface PlanOptions {
+  /** Whose plan this is: each client's plan replaces only its own; default one anonymous client. */
+  readonly client?: string;
+  /** Caps this plan's prefetch below the cache's budget. */
+  readonly budgetBytes?: number;
+}
+
 export interface RangeCache {
   /** Bytes `[offset, offset + length)` of the object at `url` (a signed edge URL under a configured upstream). */
   read(url: string, offset: number, length: number, opts?: ReadOptions): Promise<Uint8Array>;
@@ -35,8 +42,8 @@ export interface RangeCache {
   stream(url: string, offset: number, length: number, opts?: ReadOptions): AsyncIterable<Uint8Array>;
   /** The pinned version and size of the object at `url`. */
   object(url: string, opts?: ReadOptions): Promise<Pin>;
-  /** Replaces the prefetch plan with these upcoming ranges, soonest first. */
-  plan(ranges: readonly PlanRange[], budgetBytes?: number): PlanAck;
+  /** Replaces the client's prefetch plan with these upcoming ranges, soonest first; other clients' plans stay. */
+  plan(ranges: readonly PlanRange[], opts?: PlanOptions): PlanAck;
   stats(): CacheStats;
   /** Prometheus text exposition. */
   metrics(): Promise<string>;
@@ -99,6 +106,7 @@ class RangeCacheImpl implements RangeCache {
       blockSize: o.blockSize,
       budgetBytes: o.prefetchBudgetBytes,
       concurrency: o.prefetchConcurrency,
+      idleMs: o.planIdleMs,
       prefetch: (b) => this.#prefetch(b),
       onError: (err, b) => this.#log.warn({ err, key: b.key, block: b.index }, "prefetch failed"),
     });
@@ -299,14 +307,14 @@ class RangeCacheImpl implements RangeCache {
     await this.#flights.do(k, () => this.#pull(url, pin, b.index, k)).promise;
   }
 
-  plan(ranges: readonly PlanRange[], budgetBytes?: number): PlanAck {
+  plan(ranges: readonly PlanRange[], opts: PlanOptions = {}): PlanAck {
     if (this.#closed) throw new CacheClosedError();
     const keyed = ranges.map((r) => {
       this.#check(r.offset, r.length);
       return { ...r, key: this.#allow.check(r.url).pathname };
     });
-    const blocks = this.#planner.setPlan(keyed, budgetBytes);
-    return { ranges: ranges.length, blocks, budgetBytes: this.#planner.budgetBytes };
+    const { blocks, budgetBytes } = this.#planner.setPlan(opts.client ?? ANONYMOUS_CLIENT, keyed, opts.budgetBytes);
+    return { ranges: ranges.length, blocks, budgetBytes };
   }
 
   stats(): CacheStats {
@@ -334,7 +342,7 @@ class RangeCacheImpl implements RangeCache {
       blockSize: this.#o.blockSize,
       upstreamLatencyMs: m.latencyPercentiles(),
       httpVersions: this.#pools.versions(),
-      plan: { pendingBlocks: this.#planner.pendingBlocks, prefetchedBlocks: this.#planner.prefetched, prefetchErrors: this.#planner.errors },
+      plan: { clients: this.#planner.clients, pendingBlocks: this.#planner.pendingBlocks, prefetchedBlocks: this.#planner.prefetched, prefetchErrors: this.#planner.errors },
     };
   }
 
@@ -345,7 +353,7 @@ class RangeCacheImpl implements RangeCache {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#planner.setPlan([]);
+    this.#planner.clear();
     await Promise.allSettled([...this.#writes]);
     await this.#store.close();
     await this.#pools.close();

@@ -8,7 +8,12 @@ export const PlanRange = z.object({
 });
 export type PlanRange = z.infer<typeof PlanRange>;
 
+/** The client of a plan that names none: callers from before plans were per client share this one. */
+export const ANONYMOUS_CLIENT = "anonymous";
+
 export const PlanRequest = z.object({
+  /** Whose plan: a new plan replaces only this client's; stable per open dataset (host, pid, rank). */
+  client: z.string().min(1).max(256).default(ANONYMOUS_CLIENT),
   ranges: z.array(PlanRange).max(1_000_000),
   /** Overrides the cache's prefetch budget for this plan (still capped by it). */
   budgetBytes: z.number().int().positive().optional(),
@@ -40,6 +45,6 @@ export const CacheStats = z.object({
   blockSize: z.number(),
   upstreamLatencyMs: z.object({ p50: z.number(), p90: z.number(), p99: z.number(), samples: z.number() }),
   httpVersions: z.record(z.string(), z.enum(["h2", "http/1.1"])),
-  plan: z.object({ pendingBlocks: z.number(), prefetchedBlocks: z.number(), prefetchErrors: z.number() }),
+  plan: z.object({ clients: z.number(), pendingBlocks: z.number(), prefetchedBlocks: z.number(), prefetchErrors: z.number() }),
 });
 export type CacheStats = z.infer<typeof CacheStats>;

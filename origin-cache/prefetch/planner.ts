@@ -1,7 +1,11 @@
 /**
- * Prefetch driven by the SDK's plan: the upcoming ranges become an ordered list of blocks, and
- * the blocks within a byte budget ahead of the reader are pulled, soonest first. Reads advance
- * the window; a new plan replaces what is left of the old one (pulls already running finish).
+ * Prefetch driven by the SDK's plans. The cache is shared by the ranks of a host, so each client
+ * (one per open dataset) has its own plan: its upcoming ranges as an ordered list of blocks. A new
+ * plan from a client replaces only what is left of that client's plan (pulls already running
+ * finish). The global byte budget is shared out evenly among the clients that still have blocks
+ * ahead, and pulls go round-robin over the clients, each one's soonest block first. A client that
+ * neither plans nor reads its planned blocks for `idleMs` is dropped, so a dead rank's plan does
+ * not pin the cache.
  */
 export interface PlannedBlock {
   readonly url: string;
@@ -13,102 +17,188 @@ export interface PlannerOptions {
   readonly blockSize: number;
   readonly budgetBytes: number;
   readonly concurrency: number;
+  /** A client's plan is dropped after this long without a plan or a read of its blocks. */
+  readonly idleMs: number;
   /** Pulls one block into the store (a no-op when it is already there). */
   readonly prefetch: (block: PlannedBlock) => Promise<void>;
   readonly onError?: (err: unknown, block: PlannedBlock) => void;
+  /** Milliseconds clock; default performance.now. */
+  readonly now?: () => number;
+}
+
+interface ClientPlan {
+  readonly blocks: PlannedBlock[];
+  readonly positions: Map<string, number>;
+  readonly consumed: Set<number>;
+  readonly started: Set<number>;
+  /** This client's own cap, in blocks (its plan's budgetBytes). */
+  readonly cap: number;
+  cursor: number;
+  /** Lowest position that may still be unstarted. */
+  scan: number;
+  /** Blocks from the cursor granted by the shared budget. */
+  window: number;
+  seen: number;
 }
 
 const ref = (key: string, index: number): string => `${index}:${key}`;
 
 export class Planner {
   readonly #opts: PlannerOptions;
-  #blocks: PlannedBlock[] = [];
-  #positions = new Map<string, number>();
-  #consumed = new Set<number>();
-  #started = new Set<number>();
-  #cursor = 0;
-  #budget: number;
-  #generation = 0;
+  readonly #now: () => number;
+  readonly #clients = new Map<string, ClientPlan>();
+  #turn = 0;
   #running = 0;
   prefetched = 0;
   errors = 0;
 
   constructor(opts: PlannerOptions) {
     this.#opts = opts;
-    this.#budget = opts.budgetBytes;
+    this.#now = opts.now ?? (() => performance.now());
   }
 
-  /** Replaces the plan; returns the number of distinct blocks it names. */
-  setPlan(ranges: readonly { url: string; key: string; offset: number; length: number }[], budgetBytes?: number): number {
-    this.#generation++;
-    this.#blocks = [];
-    this.#positions = new Map();
-    this.#consumed = new Set();
-    this.#started = new Set();
-    this.#cursor = 0;
-    this.#budget = Math.min(this.#opts.budgetBytes, budgetBytes ?? Infinity);
+  #blocksOf(bytes: number): number {
+    return bytes > 0 ? Math.max(1, Math.floor(bytes / this.#opts.blockSize)) : 0;
+  }
+
+  /**
+   * Replaces `client`'s plan (an empty one drops it); returns the distinct blocks it names and
+   * the budget it runs under.
+   */
+  setPlan(client: string, ranges: readonly { url: string; key: string; offset: number; length: number }[], budgetBytes?: number): { blocks: number; budgetBytes: number } {
+    this.#sweep();
+    const budget = Math.min(this.#opts.budgetBytes, budgetBytes ?? Infinity);
+    const plan: ClientPlan = { blocks: [], positions: new Map(), consumed: new Set(), started: new Set(), cap: this.#blocksOf(budget), cursor: 0, scan: 0, window: 0, seen: this.#now() };
     const bs = this.#opts.blockSize;
     for (const r of ranges) {
       for (let b = Math.floor(r.offset / bs); b <= Math.floor((r.offset + r.length - 1) / bs); b++) {
         const k = ref(r.key, b);
-        if (this.#positions.has(k)) continue;
-        this.#positions.set(k, this.#blocks.length);
-        this.#blocks.push({ url: r.url, key: r.key, index: b });
+        if (plan.positions.has(k)) continue;
+        plan.positions.set(k, plan.blocks.length);
+        plan.blocks.push({ url: r.url, key: r.key, index: b });
       }
     }
+    // Re-inserted so the map's order stays by arrival; the round-robin turn is an index into it.
+    this.#clients.delete(client);
+    if (plan.blocks.length > 0) this.#clients.set(client, plan);
+    this.#allocate();
     this.#pump();
-    return this.#blocks.length;
+    return { blocks: plan.blocks.length, budgetBytes: budget };
   }
 
-  get budgetBytes(): number {
-    return this.#budget;
+  /** Drops every plan (the cache is closing). */
+  clear(): void {
+    this.#clients.clear();
   }
 
-  /** A read touched this block: the window moves past it. */
+  /** A read touched this block: the window of every client that planned it moves past it. */
   noteRead(key: string, index: number): void {
-    const at = this.#positions.get(ref(key, index));
-    if (at === undefined || at < this.#cursor) return;
-    this.#consumed.add(at);
-    while (this.#consumed.has(this.#cursor)) this.#cursor++;
+    this.#sweep();
+    const k = ref(key, index);
+    let moved = false;
+    for (const plan of this.#clients.values()) {
+      const at = plan.positions.get(k);
+      if (at === undefined || at < plan.cursor) continue;
+      plan.seen = this.#now();
+      plan.consumed.add(at);
+      while (plan.consumed.has(plan.cursor)) plan.cursor++;
+      moved = true;
+    }
+    if (!moved) return;
+    this.#allocate();
     this.#pump();
   }
 
-  /** True when the block lies inside the prefetch window: eviction spares it. */
+  /** True when the block lies inside some client's prefetch window: eviction spares it. */
   neededSoon(key: string, index: number): boolean {
-    const at = this.#positions.get(ref(key, index));
-    return at !== undefined && at >= this.#cursor && at < this.#windowEnd() && !this.#consumed.has(at);
-  }
-
-  #windowEnd(): number {
-    const blocks = this.#budget > 0 ? Math.max(1, Math.floor(this.#budget / this.#opts.blockSize)) : 0;
-    return Math.min(this.#blocks.length, this.#cursor + blocks);
+    this.#sweep();
+    const k = ref(key, index);
+    for (const plan of this.#clients.values()) {
+      const at = plan.positions.get(k);
+      if (at !== undefined && at >= plan.cursor && at < plan.cursor + plan.window && !plan.consumed.has(at)) return true;
+    }
+    return false;
   }
 
   get pendingBlocks(): number {
-    return this.#blocks.length - this.#cursor;
+    this.#sweep();
+    let n = 0;
+    for (const plan of this.#clients.values()) n += plan.blocks.length - plan.cursor;
+    return n;
+  }
+
+  /** Clients with a live plan. */
+  get clients(): number {
+    this.#sweep();
+    return this.#clients.size;
+  }
+
+  #sweep(): void {
+    const now = this.#now();
+    let dropped = false;
+    for (const [client, plan] of this.#clients) {
+      if (now - plan.seen <= this.#opts.idleMs) continue;
+      this.#clients.delete(client);
+      dropped = true;
+    }
+    if (!dropped) return;
+    this.#allocate();
+    this.#pump();
+  }
+
+  /** Shares the budget out evenly (water-filling): a client needing less than its share leaves the rest to others. */
+  #allocate(): void {
+    let left = this.#blocksOf(this.#opts.budgetBytes);
+    const plans = [...this.#clients.values()];
+    const wants = plans.map((p) => Math.min(p.blocks.length - p.cursor, p.cap));
+    const order = plans.map((_, i) => i).sort((a, b) => (wants[a] as number) - (wants[b] as number));
+    order.forEach((i, rank) => {
+      const share = Math.ceil(left / (order.length - rank));
+      const grant = Math.min(wants[i] as number, share);
+      (plans[i] as ClientPlan).window = grant;
+      left -= grant;
+    });
+  }
+
+  /** The soonest unstarted block in the client's window, marked started. */
+  #take(plan: ClientPlan): PlannedBlock | undefined {
+    plan.scan = Math.max(plan.scan, plan.cursor);
+    while (plan.scan < plan.blocks.length && (plan.started.has(plan.scan) || plan.consumed.has(plan.scan))) plan.scan++;
+    if (plan.scan >= plan.cursor + plan.window) return undefined;
+    plan.started.add(plan.scan);
+    return plan.blocks[plan.scan];
   }
 
   #pump(): void {
-    const end = this.#windowEnd();
-    for (let i = this.#cursor; i < end && this.#running < this.#opts.concurrency; i++) {
-      if (this.#started.has(i) || this.#consumed.has(i)) continue;
-      this.#started.add(i);
-      const block = this.#blocks[i] as PlannedBlock;
-      const generation = this.#generation;
-      this.#running++;
-      this.#opts
-        .prefetch(block)
-        .then(
-          () => void this.prefetched++,
-          (err: unknown) => {
-            this.errors++;
-            this.#opts.onError?.(err, block);
-          },
-        )
-        .finally(() => {
-          this.#running--;
-          if (generation === this.#generation || this.#running < this.#opts.concurrency) this.#pump();
-        });
+    const plans = [...this.#clients.values()];
+    let idle = 0;
+    // One block per client per turn until the pulls are at the cap or no window has work left.
+    while (this.#running < this.#opts.concurrency && plans.length > 0 && idle < plans.length) {
+      const plan = plans[this.#turn++ % plans.length] as ClientPlan;
+      const block = this.#take(plan);
+      if (!block) {
+        idle++;
+        continue;
+      }
+      idle = 0;
+      this.#start(block);
     }
+  }
+
+  #start(block: PlannedBlock): void {
+    this.#running++;
+    this.#opts
+      .prefetch(block)
+      .then(
+        () => void this.prefetched++,
+        (err: unknown) => {
+          this.errors++;
+          this.#opts.onError?.(err, block);
+        },
+      )
+      .finally(() => {
+        this.#running--;
+        this.#pump();
+      });
   }
 }

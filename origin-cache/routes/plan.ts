@@ -1,4 +1,4 @@
-/** `POST /v1/plan`: the ranges the SDK reads next; replaces the rest of the previous plan. */
+/** `POST /v1/plan`: the ranges a client reads next; replaces the rest of that client's previous plan. */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { CacheArgumentError, CacheError } from "../errors.js";
 import type { RangeCache } from "../range-cache.js";
@@ -23,9 +23,10 @@ export async function handlePlan(cache: RangeCache, req: IncomingMessage, res: S
   const parsed = PlanRequest.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new CacheArgumentError(`Expected a plan {ranges: [{url, offset, length}]} but ${issue ? `${issue.path.join(".") || "body"}: ${issue.message}` : "received something else"}`);
+    throw new CacheArgumentError(`Expected a plan {client?, ranges: [{url, offset, length}]} but ${issue ? `${issue.path.join(".") || "body"}: ${issue.message}` : "received something else"}`);
   }
-  const ack = cache.plan(parsed.data.ranges, parsed.data.budgetBytes);
+  const { client, ranges, budgetBytes } = parsed.data;
+  const ack = cache.plan(ranges, { client, budgetBytes });
   res.setHeader("content-type", "application/json");
   res.end(JSON.stringify(ack));
 }

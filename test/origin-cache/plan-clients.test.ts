@@ -1,0 +1,100 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createRangeCache, PlanRequest, type RangeCache, type RangeCacheOptions } from "../../origin-cache/index.js";
+import { startRangeServer, type RangeServer } from "../helpers/range-server.js";
+import { startWanEmulator, type WanEmulator } from "../helpers/wan-emulator.js";
+import { objectBytes, tempDir, until } from "./fixtures.js";
+
+const BLOCK = 256 << 10;
+const a = "/v1/objects/pa.mp4";
+const b = "/v1/objects/pb.mp4";
+const c = "/v1/objects/pc.mp4";
+let rs: RangeServer;
+let wan: WanEmulator;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  rs = await startRangeServer();
+  rs.put(a, objectBytes(6 * BLOCK, "pa"));
+  rs.put(b, objectBytes(3 * BLOCK, "pb"));
+  rs.put(c, objectBytes(BLOCK, "pc"));
+  wan = await startWanEmulator({ target: rs.url, rttMs: 2 });
+});
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+afterAll(async () => {
+  await wan.close();
+  await rs.close();
+});
+
+const signed = (path: string): string => `${wan.url}${path}?exp=9999999999&sig=abc`;
+
+async function openCache(over: Partial<RangeCacheOptions>): Promise<RangeCache> {
+  const d = await tempDir();
+  cleanups.push(d.remove);
+  const cache = await createRangeCache({ upstreams: [wan.url], dir: d.path, maxBytes: 64 << 20, blockSize: BLOCK, tls: { ca: wan.ca }, logLevel: "silent", ...over });
+  cleanups.push(() => cache.close());
+  // Pins first, so the counts below are block pulls only.
+  await Promise.all([a, b, c].map((p) => cache.object(signed(p))));
+  rs.resetCounts();
+  return cache;
+}
+
+const whole = (path: string, blocks: number) => [{ url: signed(path), offset: 0, length: blocks * BLOCK }];
+
+describe("per-client prefetch plans", () => {
+  it("a plan without a client is the anonymous client's", () => {
+    expect(PlanRequest.parse({ ranges: [] }).client).toBe("anonymous");
+    expect(PlanRequest.safeParse({ client: "", ranges: [] }).success).toBe(false);
+  });
+
+  it("prefetches two clients' plans, sharing the budget between them", async () => {
+    // One pull at a time, so the second plan is in before the first fills the budget.
+    const cache = await openCache({ prefetchBudgetBytes: 4 * BLOCK, prefetchConcurrency: 1 });
+    cache.plan(whole(a, 6), { client: "rank0" });
+    cache.plan(whole(b, 3), { client: "rank1" });
+    expect(cache.stats().plan.clients).toBe(2);
+    await until(() => cache.stats().plan.prefetchedBlocks >= 4, "four prefetched blocks");
+    expect(rs.requests(a)).toBe(2);
+    expect(rs.requests(b)).toBe(2);
+    const misses = cache.stats().misses;
+    await cache.read(signed(a), 0, 2 * BLOCK);
+    await cache.read(signed(b), 0, 2 * BLOCK);
+    expect(cache.stats().misses).toBe(misses);
+  });
+
+  it("a client's new plan replaces only its own", async () => {
+    const cache = await openCache({ prefetchBudgetBytes: 6 * BLOCK, prefetchConcurrency: 1 });
+    cache.plan(whole(a, 6), { client: "rank0" });
+    cache.plan(whole(b, 3), { client: "rank1" });
+    cache.plan(whole(c, 1), { client: "rank0" });
+    // a's first block (already running when rank0 replanned), b's three and c's one.
+    await until(() => cache.stats().plan.prefetchedBlocks >= 5, "rank1's plan and rank0's new one");
+    expect(rs.requests(b)).toBe(3);
+    expect(rs.requests(c)).toBe(1);
+    expect(cache.stats().plan.pendingBlocks).toBe(4);
+    const misses = cache.stats().misses;
+    await cache.read(signed(b), 0, 3 * BLOCK);
+    await cache.read(signed(c), 0, BLOCK);
+    expect(cache.stats().misses).toBe(misses);
+    expect(rs.requests(a)).toBe(1);
+  });
+
+  it("drops an idle client's plan, so its blocks are no longer spared by eviction", async () => {
+    const cache = await openCache({ maxBytes: 4.5 * BLOCK, prefetchBudgetBytes: 3 * BLOCK, planIdleMs: 100 });
+    cache.plan(whole(a, 3), { client: "dead-rank" });
+    await until(() => cache.stats().residentBytes >= 3 * BLOCK, "the plan on disk");
+    await cache.read(signed(b), 0, BLOCK);
+    await until(() => cache.stats().residentBytes >= 4 * BLOCK, "b's first block on disk");
+    await until(() => cache.stats().plan.clients === 0, "the idle plan to expire");
+    // The store is full: the least recently used block goes, one of the expired plan's, where a
+    // live plan would have made b's block go instead.
+    await cache.read(signed(b), BLOCK, BLOCK);
+    await until(() => cache.stats().evictions >= 1 && cache.stats().residentBytes >= 4 * BLOCK, "an eviction for b's second block");
+    const misses = cache.stats().misses;
+    await cache.read(signed(b), 0, BLOCK);
+    expect(cache.stats().misses).toBe(misses);
+    await cache.read(signed(a), 0, 3 * BLOCK);
+    expect(cache.stats().misses).toBe(misses + 1);
+  });
+});
