@@ -14,7 +14,7 @@ export interface ClipInfo {
   readonly position: number;
   /** The object's etag: labels are cached per (etag, clip), so a rewritten object is labeled afresh. */
   readonly etag?: string;
-  /** The source video as the object's index describes it (before any resize). */
+  /** The source video or image as the object's index describes it (before any resize; fps and duration 0 for an image). */
   readonly source?: { readonly width: number; readonly height: number; readonly fps: number; readonly duration: number };
   /** Whatever the `labels` hook returned; empty without one. */
   readonly labels: Readonly<Record<string, unknown>>;

@@ -48,7 +48,7 @@ export class ClipError extends SdkError {
 /** The object's kind (image, array, …) is not streamed by this version of the SDK. */
 export class KindUnsupportedError extends SdkError {
   constructor(key: string, kind: string) {
-    super("ERR_KIND_UNSUPPORTED", `${key}: objects of kind ${JSON.stringify(kind)} are not streamed yet; video and .npy arrays are`);
+    super("ERR_KIND_UNSUPPORTED", `${key}: objects of kind ${JSON.stringify(kind)} are not streamed yet; video, images (JPEG, PNG, WebP) and .npy arrays are`);
     this.name = "KindUnsupportedError";
   }
 }

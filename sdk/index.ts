@@ -4,7 +4,7 @@ export { open, Dataset, type OpenParts } from "./open.js";
 export { resolveOptions, type OpenOptions, type ResolvedOptions, type LabelsHook, type FilterHook, type ErrorHook } from "./options.js";
 export type { ClipInfo } from "./clip-info.js";
 export type { Batch } from "./pipeline/batcher.js";
-export type { DecodeClip, DecodeRequest, DecodedClip, DecodedFrame, Packet } from "./pipeline/decode.js";
+export type { DecodeClip, DecodeRequest, DecodedClip, DecodedFrame, DecodeImage, DecodeImageRequest, Packet } from "./pipeline/decode.js";
 export type { Tensor } from "./tensor.js";
 export type { StreamStats } from "./stats.js";
 export { Checkpoint, mergeCheckpoints } from "./state/checkpoint.js";

@@ -2,7 +2,7 @@ import type { ClipInfo } from "./clip-info.js";
 import { ResumeError, SdkError } from "./errors.js";
 import { resolveOptions, type OpenOptions, type ResolvedOptions } from "./options.js";
 import type { Batch } from "./pipeline/batcher.js";
-import type { DecodeClip } from "./pipeline/decode.js";
+import type { DecodeClip, DecodeImage } from "./pipeline/decode.js";
 import { IndexCache } from "./pipeline/index-cache.js";
 import { planDataset, type SkippedObject } from "./pipeline/planner.js";
 import { streamBatches } from "./pipeline/stream.js";
@@ -18,6 +18,7 @@ import { StatsRecorder, type StreamStats } from "./stats.js";
 export interface OpenParts {
   readonly source?: DatasetSource;
   readonly decode?: DecodeClip;
+  readonly decodeImage?: DecodeImage;
 }
 
 /** An opened dataset: iterate it for batches; `state()` checkpoints, `stats()` reports. */
@@ -42,6 +43,7 @@ export class Dataset implements AsyncIterable<Batch> {
     consumed: PositionSet,
     skipped: readonly SkippedObject[],
     private readonly decode: DecodeClip,
+    private readonly decodeImage: DecodeImage,
     readonly options: ResolvedOptions,
     private readonly epoch: { seed: number; epoch: number },
   ) {
@@ -66,6 +68,7 @@ export class Dataset implements AsyncIterable<Batch> {
       listing: this.listing,
       indexes: this.indexes,
       decode: this.decode,
+      decodeImage: this.decodeImage,
       options: this.options,
       clips: this.mine,
       onNeeded: (n) => (this.recorder.bytesNeeded += n),
@@ -133,6 +136,7 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
   const o = resolveOptions(options);
   shuffleAlgorithm(o.shuffle);
   const decode = parts.decode ?? (await defaultDecoder());
+  const decodeImage = parts.decodeImage ?? (await defaultImageDecoder());
   const source = parts.source ?? (await openSource(url, o));
   try {
     const listing = await source.list();
@@ -153,7 +157,7 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
     let positions = partition(consumed.remaining(), o.rank, o.world);
     if (o.limit !== undefined) positions = positions.slice(0, o.limit);
     const mine = positions.map((position) => ({ position, ref: order[position]! }));
-    return new Dataset(source, listing, indexes, plan, mine, consumed, skipped, decode, o, epoch);
+    return new Dataset(source, listing, indexes, plan, mine, consumed, skipped, decode, decodeImage, o, epoch);
   } catch (err) {
     await source.close();
     throw err;
@@ -163,6 +167,11 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
 async function defaultDecoder(): Promise<DecodeClip> {
   const { nativeDecode } = await import("./pipeline/native-decode.js");
   return nativeDecode;
+}
+
+async function defaultImageDecoder(): Promise<DecodeImage> {
+  const { nativeDecodeImage } = await import("./pipeline/native-decode.js");
+  return nativeDecodeImage;
 }
 
 export type { ClipInfo };

@@ -6,7 +6,8 @@ export type TensorData = Uint8Array | Int8Array | Uint16Array | Int16Array | Uin
 
 /**
  * A dense batch. rgb24: shape [B, T, H, W, 3]; native: [B, T, bytesPerFrame] in `pixelFormat`;
- * .npy arrays: [B, ...shape] as the typed array of their dtype.
+ * images: [B, H, W, 3] (rgb24) or [B, bytesPerImage] (native); .npy arrays: [B, ...shape] as the
+ * typed array of their dtype.
  */
 export interface Tensor {
   readonly data: TensorData;
@@ -23,7 +24,7 @@ export interface Tensor {
 /** Clips can share a batch only when their frames have the same layout. */
 export function layoutOf(clip: DecodedClip): string {
   const f = clip.frames[0];
-  return f ? `${f.format}:${f.width}x${f.height}:${f.data.length}` : "empty";
+  return f ? `${clip.still ? "still:" : ""}${f.format}:${f.width}x${f.height}:${f.data.length}` : "empty";
 }
 
 /**
@@ -55,6 +56,8 @@ export function stackClips(clips: readonly DecodedClip[]): Tensor {
     const typed = new ctor(data.buffer, data.byteOffset, data.byteLength / ctor.BYTES_PER_ELEMENT);
     return { data: typed, shape: [clips.length, ...dims], dtype: name, device: "cpu", pixelFormat: first.format, toHost: () => typed };
   }
-  const shape = first.format === "rgb24" ? [clips.length, t, first.height, first.width, 3] : [clips.length, t, frameBytes];
+  // Images have no time axis: [B, H, W, 3] (rgb24) or [B, bytesPerImage] (native).
+  const frameShape = first.format === "rgb24" ? [first.height, first.width, 3] : [frameBytes];
+  const shape = clips[0]!.still ? [clips.length, ...frameShape] : [clips.length, t, ...frameShape];
   return { data, shape, dtype: "uint8", device: "cpu", pixelFormat: first.format, toHost: () => data };
 }

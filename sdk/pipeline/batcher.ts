@@ -5,7 +5,7 @@ import type { DecodedClip } from "./decode.js";
 
 /** What the consumer gets per step. */
 export interface Batch {
-  /** [B, T, H, W, 3] for rgb24; [B, T, bytesPerFrame] for native. */
+  /** [B, T, H, W, 3] for rgb24; [B, T, bytesPerFrame] for native; images: [B, H, W, 3] / [B, bytesPerImage]. */
   readonly frames: Tensor;
   readonly clips: readonly ClipInfo[];
   /** The clips' decoded frames as they came from the decoder (e.g. for per-frame checks). */
@@ -20,7 +20,8 @@ export interface SettledBatch {
 
 /**
  * Groups clip outcomes into batches of `size`. A clip whose frame layout differs from the
- * batch so far (videos of different sizes without `size`) closes the batch early.
+ * batch so far (videos or images of different sizes without `size`, an image after a clip)
+ * closes the batch early.
  *
  * @example
  * for await (const { batch } of batches(outcomes, 8, false, report)) train(batch);

@@ -4,7 +4,7 @@ import type { ResolvedOptions } from "../options.js";
 import { clipFrames, type ClipRef } from "../sampler/clip-plan.js";
 import { decodeSpan, type DecodeSpan } from "../sampler/frame-order.js";
 import type { DatasetListing, DatasetSource } from "../source/source.js";
-import type { DecodeClip, DecodedClip, Packet } from "./decode.js";
+import type { DecodeClip, DecodedClip, DecodeImage, Packet } from "./decode.js";
 import type { IndexCache, PreparedIndex } from "./index-cache.js";
 import type { Semaphore } from "./ordered-map.js";
 import { arrayClip, arraySpan } from "./array-task.js";
@@ -28,6 +28,7 @@ export interface ClipContext {
   readonly listing: DatasetListing;
   readonly indexes: IndexCache;
   readonly decode: DecodeClip;
+  readonly decodeImage: DecodeImage;
   readonly decodeSlots: Semaphore;
   readonly options: ResolvedOptions;
   /** Bytes of samples a clip needed, counted once it was fetched. */
@@ -57,6 +58,7 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
   try {
     const { index } = await ctx.indexes.get(clip.ref.object, object);
     if (index.kind === "array" && index.array) return await produceArray(ctx, clip, object.key, index.array);
+    if (index.kind === "image" && index.image) return await produceImage(ctx, clip, index.image);
     const { prepared, span, frames } = await spanOf(ctx, clip.ref);
     const track = prepared.index.video!;
     const { samples } = track;
@@ -113,4 +115,26 @@ async function produceArray(ctx: ClipContext, clip: ScheduledClip, key: string, 
   ctx.onNeeded(span.length);
   const base: ClipInfo = { key, start: 0, frames: 1, stride: 1, pts: [], position: clip.position, labels: {} };
   return finish(ctx, clip, base, arrayClip(array, bytes));
+}
+
+/** An image object: all of its bytes, decoded into one frame (resized to `size` when given). */
+async function produceImage(ctx: ClipContext, clip: ScheduledClip, image: NonNullable<PreparedIndex["index"]["image"]>): Promise<ClipOutcome> {
+  const object = ctx.listing.objects[clip.ref.object]!;
+  const bytes = await ctx.source.read(object, 0, object.size);
+  if (bytes.length !== object.size) throw new ClipError("ERR_SHORT_READ", object.key, `Expected ${object.size} bytes but received ${bytes.length}`);
+  ctx.onNeeded(object.size);
+  const o = ctx.options;
+  const decoded = await ctx.decodeSlots.run(() => ctx.decodeImage({ data: bytes, format: image.format, output: o.format, size: o.size }));
+  const base: ClipInfo = {
+    key: object.key,
+    start: 0,
+    frames: 1,
+    stride: 1,
+    pts: [],
+    position: clip.position,
+    etag: object.etag,
+    source: { width: image.width, height: image.height, fps: 0, duration: 0 },
+    labels: {},
+  };
+  return finish(ctx, clip, base, decoded);
 }

@@ -1,4 +1,4 @@
-import type { VideoTrackV1 } from "../../common/schema/index.js";
+import type { ImageInfoV1, VideoTrackV1 } from "../../common/schema/index.js";
 
 /** One sample of a fetched span, in decode order; `offset` is relative to the span's bytes. */
 export interface Packet {
@@ -39,7 +39,22 @@ export interface DecodedClip {
   readonly frames: readonly DecodedFrame[];
   /** Where it was decoded, e.g. "cpu" or "cuda:0". */
   readonly device: string;
+  /** One still image, not a clip: batches stack it as [B, H, W, C] (no time axis). */
+  readonly still?: boolean;
 }
 
 /** The decode stage: the native decoder in production, anything with this shape in tests. */
 export type DecodeClip = (req: DecodeRequest) => Promise<DecodedClip>;
+
+/** One whole image object (JPEG, PNG, WebP) to decode. */
+export interface DecodeImageRequest {
+  /** The object's bytes, all of them. */
+  readonly data: Uint8Array;
+  readonly format: ImageInfoV1["format"];
+  readonly output: "rgb24" | "native";
+  /** [height, width] to resize to; absent keeps the image's size. */
+  readonly size: readonly [number, number] | undefined;
+}
+
+/** The image decode stage: the native loader's decodeImage in production. Returns a one-frame clip with `still: true`. */
+export type DecodeImage = (req: DecodeImageRequest) => Promise<DecodedClip>;

@@ -3,10 +3,10 @@
  * decoding from the GOP's keyframe and keeping only the clip's frames.
  */
 import { availableParallelism } from "node:os";
-import { createDecoder, devices, type Decoder, type Frame, type HostFrame } from "../../native/index.js";
+import { createDecoder, decodeImage, devices, type Decoder, type Frame, type HostFrame } from "../../native/index.js";
 import type { VideoTrackV1 } from "../../common/schema/index.js";
 import { SdkError } from "../errors.js";
-import type { DecodeClip, DecodedFrame, DecodeRequest } from "./decode.js";
+import type { DecodeClip, DecodedFrame, DecodeImage, DecodeRequest } from "./decode.js";
 
 let autoDevice: string | undefined;
 
@@ -100,4 +100,15 @@ export const nativeDecode: DecodeClip = async (req) => {
     kept.push(asDecoded(await toHostFrame(f)));
   }
   return { frames: kept, device };
+};
+
+/**
+ * Images decode on the CPU (libavcodec's mjpeg, png and webp decoders) into one rgb24 frame.
+ *
+ * @example
+ * const still = await nativeDecodeImage({ data, format: "jpeg", output: "rgb24", size: [224, 224] });
+ */
+export const nativeDecodeImage: DecodeImage = async (req) => {
+  const frame = await decodeImage(req.data, { format: req.format, output: req.output, ...(req.size ? { resize: [req.size[0], req.size[1]] as const } : {}) });
+  return { frames: [asDecoded(frame)], device: "cpu", still: true };
 };

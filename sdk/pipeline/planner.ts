@@ -12,8 +12,8 @@ export interface SkippedObject {
 }
 
 /**
- * Reads every object's index and lists its clips. Corrupt objects (an index of kind
- * "error") and kinds not streamed yet contribute no clips and are reported; a failed
+ * Reads every object's index and lists its clips (one per image or .npy). Corrupt objects (an
+ * index of kind "error") and kinds not streamed contribute no clips and are reported; a failed
  * index fetch throws, since ranks must agree on one plan.
  *
  * @example
@@ -34,13 +34,14 @@ export async function planDataset(
     let starts: number[] = [];
     if (index.kind === "video" && index.video && order) {
       starts = clipStarts(index.video.samples.pts.length, order.keyframes, o);
-    } else if (index.kind === "array" && index.array) {
-      // One .npy is one sample; its dtype and layout are checked when it is read.
+    } else if ((index.kind === "array" && index.array) || (index.kind === "image" && index.image)) {
+      // One .npy or image is one sample; its dtype, layout or pixels are checked when it is read.
       starts = [0];
     } else if (index.kind === "error") {
       const e = index.error ?? { code: "ERR_INDEX_CORRUPT", message: "corrupt object" };
       skipped.push({ key: object.key, error: new SdkError(e.code, `${object.key}: ${e.message}`) });
     } else if (index.kind === "image") {
+      // An image index without its header fields: nothing says how to decode it.
       skipped.push({ key: object.key, error: new KindUnsupportedError(object.key, index.kind) });
     }
     return { key: object.key, etag: object.etag, starts };

@@ -3,7 +3,7 @@ import type { ClipRef } from "../sampler/clip-plan.js";
 import type { DatasetListing, DatasetSource, PlannedRange } from "../source/source.js";
 import { batches, type SettledBatch } from "./batcher.js";
 import { produceClip, spanOf, type ClipOutcome, type ScheduledClip } from "./clip-task.js";
-import type { DecodeClip } from "./decode.js";
+import type { DecodeClip, DecodeImage } from "./decode.js";
 import type { IndexCache } from "./index-cache.js";
 import { orderedMap, Semaphore } from "./ordered-map.js";
 
@@ -12,6 +12,7 @@ export interface StreamInput {
   readonly listing: DatasetListing;
   readonly indexes: IndexCache;
   readonly decode: DecodeClip;
+  readonly decodeImage: DecodeImage;
   readonly options: ResolvedOptions;
   /** This rank's clips, in epoch order. */
   readonly clips: readonly ScheduledClip[];
@@ -20,7 +21,8 @@ export interface StreamInput {
 }
 
 /**
- * The pipeline: plan hints → fetch → packets → decode → labels/filter → batch. At most
+ * The pipeline: plan hints → fetch → packets → decode → labels/filter → batch (images: the
+ * whole object → decodeImage; .npy: the data bytes, no decode). At most
  * `prefetch` clips are in flight ahead of the consumer and `workers` decode at once; nothing
  * runs while the consumer does not pull.
  *
@@ -58,8 +60,14 @@ class PlanHints {
     const ranges: PlannedRange[] = [];
     for (const ref of refs) {
       try {
+        const object = this.input.listing.objects[ref.object]!;
+        // An image is read whole.
+        if ((await this.input.indexes.get(ref.object, object)).index.kind === "image") {
+          ranges.push({ object, offset: 0, length: object.size });
+          continue;
+        }
         const { span } = await spanOf(this.input, ref);
-        ranges.push({ object: this.input.listing.objects[ref.object]!, offset: span.offset, length: span.length });
+        ranges.push({ object, offset: span.offset, length: span.length });
       } catch {
         // A clip without a span fails (and is reported) when it is produced; a hint just skips it.
       }
