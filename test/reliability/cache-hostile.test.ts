@@ -1,0 +1,142 @@
+/**
+ * Hostile clients against the origin-cache service: URLs that try to make it an open proxy,
+ * fuzzed Range headers and query strings on /v1/fetch, fuzzed JSON bodies on /v1/plan. Every
+ * answer is a clean 4xx (or the right bytes), never a 5xx with internals; nothing is fetched
+ * from anywhere but the upstream.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startCache, type CacheService } from "../../origin-cache/index.js";
+import { startRangeServer, type RangeServer } from "../helpers/range-server.js";
+import { rawRequest, uncleanReply } from "./http.js";
+import { report, scale } from "./stack.js";
+
+const data = randomBytes(300_000);
+let rs: RangeServer;
+let svc: CacheService;
+let dir: string;
+let bystander: Server;
+let bystanderHits = 0;
+let bystanderUrl: string;
+let tried = 0;
+const runs = scale(80, 600);
+
+beforeAll(async () => {
+  rs = await startRangeServer();
+  rs.put("/v1/objects/h.bin", data);
+  // Somewhere the cache must never be talked into fetching from.
+  bystander = createServer((_req, res) => {
+    bystanderHits++;
+    res.end("secret");
+  });
+  await new Promise<void>((r) => bystander.listen(0, "127.0.0.1", r));
+  bystanderUrl = `http://127.0.0.1:${(bystander.address() as AddressInfo).port}`;
+  dir = await mkdtemp(join(tmpdir(), "ec-rel-cache-hostile-"));
+  svc = await startCache({ upstreams: [rs.url], dir, maxBytes: 8 << 20, blockSize: 64 << 10, logLevel: "silent", retries: 0 });
+});
+
+afterAll(async () => {
+  await svc?.close();
+  await rs?.close();
+  await new Promise((r) => bystander?.close(r));
+  await rm(dir, { recursive: true, force: true });
+  report("cache-hostile", { requests: tried, bystander_hits: bystanderHits });
+});
+
+function fetchPath(target: string): string {
+  return `/v1/fetch?url=${encodeURIComponent(target)}`;
+}
+
+async function req(method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Awaited<ReturnType<typeof rawRequest>>> {
+  tried++;
+  return rawRequest(svc.url, method, path, headers, body);
+}
+
+describe("not an open proxy", () => {
+  it("refuses every URL outside its upstream, however it is dressed up", async () => {
+    const up = new URL(rs.url);
+    const targets = [
+      `${bystanderUrl}/v1/objects/h.bin`,
+      `http://user:pass@${up.host}/v1/objects/h.bin`,
+      `http://${up.host}@${new URL(bystanderUrl).host}/v1/objects/h.bin`,
+      `https://${up.host}/v1/objects/h.bin`,
+      `http://localhost:${up.port}/v1/objects/h.bin`,
+      `http://[::1]:${up.port}/v1/objects/h.bin`,
+      `http://${up.hostname}:${up.port}0/v1/objects/h.bin`,
+      `${rs.url}.evil.example/v1/objects/h.bin`,
+      `${rs.url}/v1/objects/%2e%2e/%2e%2e/x`,
+      `${rs.url}/v1/objects/../../x`,
+      `file:///etc/passwd`,
+      `gopher://${up.host}/`,
+      `data:text/plain,hello`,
+      `//${new URL(bystanderUrl).host}/x`,
+      `/v1/objects/h.bin`,
+      ``,
+    ];
+    for (const t of targets) {
+      const r = await req("GET", fetchPath(t), { range: "bytes=0-9" });
+      expect(r.status, t).toBeGreaterThanOrEqual(400);
+      expect(r.status, t).toBeLessThan(500);
+      expect(uncleanReply(r), t).toBeUndefined();
+    }
+    expect(bystanderHits).toBe(0);
+  });
+});
+
+describe("fuzzed requests get a clean 4xx or the right bytes", () => {
+  it("Range and If-Range headers on /v1/fetch", async () => {
+    const size = data.length;
+    const num = fc.oneof(fc.nat({ max: size * 2 }), fc.constantFrom(0, size - 1, size, Number.MAX_SAFE_INTEGER), fc.bigInt({ min: 0n, max: 10n ** 30n }));
+    const range = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.tuple(num, num).map(([a, b]) => `bytes=${a}-${b}`),
+      num.map((n) => `bytes=-${n}`),
+      num.map((n) => `bytes=${n}-`),
+      fc.array(fc.tuple(num, num), { minLength: 2, maxLength: 4 }).map((rs) => `bytes=${rs.map(([a, b]) => `${a}-${b}`).join(",")}`),
+    );
+    const target = fetchPath(`${rs.url}/v1/objects/h.bin`);
+    await fc.assert(
+      fc.asyncProperty(range, async (r) => {
+        const header = r.replace(/[^\x20-\x7e]/g, "");
+        const reply = await req("GET", target, { range: header });
+        expect(uncleanReply(reply), header).toBeUndefined();
+        expect([200, 206, 416], header).toContain(reply.status);
+        const m = /^bytes (\d+)-(\d+)\/\d+$/.exec(String(reply.headers["content-range"] ?? ""));
+        if (reply.status === 206 && m) expect(Buffer.from(reply.body, "latin1").length).toBeGreaterThan(0);
+      }),
+      { numRuns: runs },
+    );
+  });
+
+  it("query strings on /v1/fetch and unknown routes", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ maxLength: 60 }), fc.constantFrom("/v1/fetch", "/v1/stats", "/metrics", "/v1/plan", "/v1/nope", "/"), async (q, route) => {
+        const path = `${route}?${encodeURI(q)}`;
+        const reply = await req("GET", path);
+        expect(uncleanReply(reply), path).toBeUndefined();
+      }),
+      { numRuns: runs },
+    );
+    expect(bystanderHits).toBe(0);
+  });
+
+  it("JSON bodies on POST /v1/plan", async () => {
+    const range = fc.record({ url: fc.oneof(fc.constant(`${rs.url}/v1/objects/h.bin`), fc.constant(`${bystanderUrl}/x`), fc.string()), offset: fc.oneof(fc.integer(), fc.double(), fc.string()), length: fc.oneof(fc.integer(), fc.constant(1e300), fc.string()) }, { requiredKeys: [] });
+    const body = fc.oneof(fc.json({ maxDepth: 4 }), fc.string({ maxLength: 80 }), fc.array(range, { maxLength: 5 }).map((ranges) => JSON.stringify({ ranges })));
+    await fc.assert(
+      fc.asyncProperty(body, async (b) => {
+        const reply = await req("POST", "/v1/plan", { "content-type": "application/json" }, b);
+        expect(uncleanReply(reply), b).toBeUndefined();
+      }),
+      { numRuns: runs },
+    );
+    // A plan naming another host is refused, not prefetched.
+    expect(bystanderHits).toBe(0);
+  });
+});
