@@ -11,9 +11,10 @@ import { waitForSignal } from "../dev/wait-for-signal.js";
 import { InvalidOptionError } from "../errors.js";
 
 const USAGE = `usage: ec cache --upstream URL [--upstream URL…] --dir PATH --max-bytes N[K|M|G|T] [--listen HOST:PORT]
-                [--block-size N[K|M]] [--max-in-flight N] [--hedge-after-ms N] [--ca FILE] [--json]
+                [--block-size N[K|M]] [--max-in-flight N] [--hedge-after-ms N] [--plan-idle-ms N] [--ca FILE] [--json]
   --listen       default 127.0.0.1:7070 (loopback; the cache fetches only from its upstreams)
   --max-bytes    hard bound on the cache directory; K/M/G/T are powers of 1024
+  --plan-idle-ms a client's prefetch plan is dropped after this long without a plan or a read (default 60000)
   --ca FILE      PEM certificate authority for an https upstream with a private certificate
 `;
 
@@ -54,6 +55,7 @@ export function parseCacheArgs(argv: string[]): { options: StartCacheOptions; js
       "block-size": { type: "string" },
       "max-in-flight": { type: "string" },
       "hedge-after-ms": { type: "string" },
+      "plan-idle-ms": { type: "string" },
       ca: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -65,6 +67,7 @@ export function parseCacheArgs(argv: string[]): { options: StartCacheOptions; js
   const blockSize = values["block-size"] === undefined ? undefined : parseBytes("--block-size", values["block-size"]);
   const maxInFlight = parseCount("--max-in-flight", values["max-in-flight"]);
   const hedgeAfterMs = parseCount("--hedge-after-ms", values["hedge-after-ms"]);
+  const planIdleMs = parseCount("--plan-idle-ms", values["plan-idle-ms"]);
   return {
     options: {
       upstreams: values.upstream,
@@ -74,6 +77,7 @@ export function parseCacheArgs(argv: string[]): { options: StartCacheOptions; js
       ...(blockSize !== undefined ? { blockSize } : {}),
       ...(maxInFlight !== undefined ? { maxInFlight } : {}),
       ...(hedgeAfterMs !== undefined ? { hedgeAfterMs } : {}),
+      ...(planIdleMs !== undefined ? { planIdleMs } : {}),
       ...(values.ca ? { tls: { ca: readFileSync(values.ca, "utf8") } } : {}),
       logLevel: values.json ? "warn" : "info",
     },

@@ -2,8 +2,9 @@
  * How an edge source reads bytes: through an origin-cache service (the `cache` option, shared by
  * the ranks of a host) or an in-process cache over a private temp directory.
  */
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
 import { createRangeCache, CacheStats, type RangeCache } from "../../origin-cache/index.js";
@@ -81,12 +82,15 @@ export async function inProcessCache(edge: string, maxBytes: number): Promise<By
 /**
  * A client of an origin-cache service (GET /v1/fetch, POST /v1/plan, GET /v1/stats). Its
  * counters are the service's, shared by every client of it, as deltas since this client opened.
+ * Its plans carry a client id of its own (host, pid, rank, random), so the ranks sharing the
+ * service each keep their plan instead of replacing one another's.
  *
  * @example
- * const cache = await remoteCache("http://127.0.0.1:7070");
+ * const cache = await remoteCache("http://127.0.0.1:7070", 3);
  */
-export async function remoteCache(base: string): Promise<ByteCache> {
+export async function remoteCache(base: string, rank?: number): Promise<ByteCache> {
   const root = base.replace(/\/+$/, "");
+  const client = `${hostname()}:${process.pid}:${rank ?? "-"}:${randomBytes(4).toString("hex")}`;
   const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
   const fetchStats = async () => {
     const res = await request(`${root}/v1/stats`, { dispatcher: agent });
@@ -135,7 +139,7 @@ export async function remoteCache(base: string): Promise<ByteCache> {
         dispatcher: agent,
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ ranges }),
+        body: JSON.stringify({ client, ranges }),
       })
         .then((r) => r.body.dump())
         .catch(() => undefined);

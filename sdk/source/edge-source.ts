@@ -100,6 +100,6 @@ export class EdgeSource implements DatasetSource {
 export async function edgeSource(url: URL, o: ResolvedOptions): Promise<DatasetSource> {
   // A public r2.dev URL is no edge: say so, instead of failing on its manifest route.
   assertNotPublicBucketUrl(url);
-  const cache = o.cache ? await remoteCache(o.cache) : await inProcessCache(url.origin, o.cacheBytes);
+  const cache = o.cache ? await remoteCache(o.cache, o.rank) : await inProcessCache(url.origin, o.cacheBytes);
   return new EdgeSource(url.href, o.token, cache);
 }

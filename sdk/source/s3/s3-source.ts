@@ -19,6 +19,8 @@ import { parseBucketUrl, parseS3Options, type S3Options } from "./s3-url.js";
 export interface S3SourceOptions extends S3Options {
   /** origin-cache URL: reads go through its /v1/fetch; it must list the bucket as an upstream (see bucketUpstream). */
   cache?: string;
+  /** This process's rank: names its plans at a shared origin-cache. */
+  rank?: number;
   /** In-process cache budget in bytes when there is no `cache`; default 256 MiB. */
   cacheBytes?: number;
   /** Where client-built indexes are kept; default: defaultIndexCacheDir(). */
@@ -137,7 +139,7 @@ export async function openS3Source(url: URL, options: S3SourceOptions = {}, env:
   const location = parseBucketUrl(url, options, env);
   const bucket = new S3Bucket(location, resolveCredentials(location, credentials, env));
   try {
-    const cache = options.cache ? await remoteCache(options.cache) : await inProcessCache(await bucketUpstream(bucket), options.cacheBytes ?? 256 << 20);
+    const cache = options.cache ? await remoteCache(options.cache, options.rank) : await inProcessCache(await bucketUpstream(bucket), options.cacheBytes ?? 256 << 20);
     return new S3Source(bucket, cache, new IndexDiskCache(options.indexCacheDir ?? defaultIndexCacheDir(env), options.indexCacheBytes));
   } catch (err) {
     bucket.destroy();
