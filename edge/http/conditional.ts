@@ -3,6 +3,10 @@
  * If-Unmodified-Since and If-Range, evaluated in the order of §13.2.2.
  */
 
+import { matchesStrong, matchesWeak } from "../../common/entity-tags.js";
+
+export { matchesStrong };
+
 /** The validators of the selected representation. */
 export interface Validators {
   /** The quoted entity tag, e.g. `"abc"` (R2's httpEtag). */
@@ -12,40 +16,6 @@ export interface Validators {
 
 /** What the preconditions say: go on, answer 304, or answer 412. */
 export type PreconditionOutcome = "proceed" | "not-modified" | "failed";
-
-const ENTITY_TAG = /(W\/)?"[^"]*"/g;
-
-/** Parses `*` or a list of entity tags; anything unparsable yields an empty list. */
-function entityTags(header: string): "*" | { weak: boolean; opaque: string }[] {
-  if (header.trim() === "*") return "*";
-  return [...header.matchAll(ENTITY_TAG)].map((m) => ({
-    weak: m[1] !== undefined,
-    opaque: m[0].slice(m[1]?.length ?? 0),
-  }));
-}
-
-function opaque(etag: string): string {
-  return etag.startsWith("W/") ? etag.slice(2) : etag;
-}
-
-/**
- * Strong comparison (§8.8.3.2): both tags strong and equal. Used by If-Match and If-Range.
- *
- * @example
- * matchesStrong('"a", "b"', '"b"'); // true
- */
-export function matchesStrong(header: string, etag: string): boolean {
-  const tags = entityTags(header);
-  if (tags === "*") return true;
-  return !etag.startsWith("W/") && tags.some((t) => !t.weak && t.opaque === etag);
-}
-
-/** Weak comparison: equal opaque tags, weakness ignored. Used by If-None-Match. */
-function matchesWeak(header: string, etag: string): boolean {
-  const tags = entityTags(header);
-  if (tags === "*") return true;
-  return tags.some((t) => t.opaque === opaque(etag));
-}
 
 /** HTTP dates have one-second precision; compare at that precision. */
 function seconds(date: Date): number {

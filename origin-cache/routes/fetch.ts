@@ -1,6 +1,7 @@
-/** `GET|HEAD /v1/fetch?url=<signed edge URL>`: the object's bytes with the edge's 200/206/416 semantics. */
+/** `GET|HEAD /v1/fetch?url=<signed edge URL>`: the object's bytes with the edge's 200/206/304/416 semantics. */
 import { once } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { matchesWeak } from "../../common/entity-tags.js";
 import { CacheArgumentError, RangeNotSatisfiableError } from "../errors.js";
 import type { RangeCache } from "../range-cache.js";
 import { parseRangeHeader } from "./range-header.js";
@@ -11,6 +12,14 @@ export async function handleFetch(cache: RangeCache, req: IncomingMessage, res: 
   const ifMatch = req.headers["if-match"];
   const expect = ifMatch && ifMatch !== "*" ? ifMatch : undefined;
   const pin = await cache.object(target, expect ? { etag: expect } : {});
+  const ifNoneMatch = req.headers["if-none-match"];
+  if (ifNoneMatch !== undefined && matchesWeak(ifNoneMatch, pin.etag)) {
+    // The caller holds this version already (RFC 9110 §13.1.2, before any Range).
+    res.statusCode = 304;
+    res.setHeader("etag", pin.etag);
+    res.end();
+    return;
+  }
   const ifRange = req.headers["if-range"];
   const range = ifRange !== undefined && ifRange !== pin.etag ? { kind: "whole" as const } : parseRangeHeader(req.headers.range, pin.size);
   res.setHeader("accept-ranges", "bytes");

@@ -64,6 +64,18 @@ describe("startCache HTTP service", () => {
     expect(head.headers["content-length"]).toBe("10");
   });
 
+  it("answers 304 without a body when If-None-Match names the pinned ETag, and the bytes otherwise", async () => {
+    const etag = rs.etag(PATH) as string;
+    const hit = await get(fetchUrl(), { range: "bytes=0-9", "if-none-match": `"other", W/${etag}` });
+    expect(hit.status).toBe(304);
+    expect(hit.headers.etag).toBe(etag);
+    expect(hit.body.length).toBe(0);
+    expect((await get(fetchUrl(), { "if-none-match": "*" })).status).toBe(304);
+    const miss = await get(fetchUrl(), { range: "bytes=0-9", "if-none-match": '"other"' });
+    expect(miss.status).toBe(206);
+    expect(miss.body.equals(data.subarray(0, 10))).toBe(true);
+  });
+
   it("answers 416 with the size for a range past the end", async () => {
     const r = await get(fetchUrl(), { range: `bytes=${data.length}-` });
     expect(r.status).toBe(416);
