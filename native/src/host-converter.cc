@@ -178,6 +178,27 @@ SwsContext* HostConverter::scalerFor(const AVFrame* frame, AVPixelFormat dst, in
   return ctx;
 }
 
+void HostConverter::scaleToRgb24(const AVFrame* frame, int dstW, int dstH, uint8_t* out) {
+  SwsContext* ctx = scalerFor(frame, AV_PIX_FMT_RGB24, dstW, dstH);
+  int packed = dstW * 3;
+  if (dstW % 16 == 0) {
+    uint8_t* planes[4] = {out, nullptr, nullptr, nullptr};
+    int linesizes[4] = {packed, 0, 0, 0};
+    sws_scale(ctx, frame->data, frame->linesize, 0, frame->height, planes, linesizes);
+    return;
+  }
+  // libswscale's SIMD yuv->rgb converts whole groups of 8 pixels and, when a group would not fit
+  // the row stride, leaves the row's last pixels unwritten: give it rows padded to 16 pixels, then pack.
+  int stride = ((dstW + 15) / 16 * 16) * 3;
+  padded_.resize(static_cast<size_t>(stride) * dstH);
+  uint8_t* planes[4] = {padded_.data(), nullptr, nullptr, nullptr};
+  int linesizes[4] = {stride, 0, 0, 0};
+  sws_scale(ctx, frame->data, frame->linesize, 0, frame->height, planes, linesizes);
+  for (int row = 0; row < dstH; ++row) {
+    std::memcpy(out + static_cast<size_t>(row) * packed, padded_.data() + static_cast<size_t>(row) * stride, packed);
+  }
+}
+
 void HostConverter::appendScaled(const AVFrame* frame, HostFrame& info, HostBatch& batch, size_t expectedFrames) {
   int dstW = resizeWidth_ > 0 ? resizeWidth_ : frame->width;
   int dstH = resizeHeight_ > 0 ? resizeHeight_ : frame->height;
@@ -206,10 +227,7 @@ void HostConverter::appendScaled(const AVFrame* frame, HostFrame& info, HostBatc
   if (output_ == OutputFormat::Rgb24) {
     size_t size = static_cast<size_t>(dstW) * dstH * 3;
     uint8_t* dst = reserveFrame(batch, size, expectedFrames, info.offset);
-    uint8_t* planes[4] = {dst, nullptr, nullptr, nullptr};
-    int linesizes[4] = {dstW * 3, 0, 0, 0};
-    sws_scale(scalerFor(frame, AV_PIX_FMT_RGB24, dstW, dstH), frame->data, frame->linesize, 0, frame->height, planes,
-              linesizes);
+    scaleToRgb24(frame, dstW, dstH, dst);
     info.bytes = size;
     info.format = "rgb24";
     info.planes.push_back({0, dstW * 3, dstH});
@@ -227,10 +245,7 @@ void HostConverter::appendScaled(const AVFrame* frame, HostFrame& info, HostBatc
     // faster than its float writer, and the same pixels as output "rgb24".
     size_t pixels = static_cast<size_t>(dstW) * dstH;
     scratch_.resize(pixels * 3);
-    uint8_t* rgb[4] = {scratch_.data(), nullptr, nullptr, nullptr};
-    int rgbLinesize[4] = {dstW * 3, 0, 0, 0};
-    sws_scale(scalerFor(frame, AV_PIX_FMT_RGB24, dstW, dstH), frame->data, frame->linesize, 0, frame->height, rgb,
-              rgbLinesize);
+    scaleToRgb24(frame, dstW, dstH, scratch_.data());
     static const auto lut = [] {
       std::array<float, 256> t{};
       for (int i = 0; i < 256; ++i) t[i] = static_cast<float>(i) / 255.0f;

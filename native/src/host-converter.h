@@ -18,12 +18,15 @@ class HostConverter {
   void appendNative(const AVFrame* frame, HostFrame& info, HostBatch& batch, size_t expectedFrames);
   void appendScaled(const AVFrame* frame, HostFrame& info, HostBatch& batch, size_t expectedFrames);
   SwsContext* scalerFor(const AVFrame* frame, AVPixelFormat dst, int dstW, int dstH);
+  /** Packed rgb24 rows (dstW * 3 bytes each) into `out`, right to the last pixel of any width. */
+  void scaleToRgb24(const AVFrame* frame, int dstW, int dstH, uint8_t* out);
 
   OutputFormat output_;
   int resizeHeight_;
   int resizeWidth_;
   SwsPtr sws_;
   std::vector<uint8_t> scratch_;  // rgb24 staging for 8-bit float output
+  std::vector<uint8_t> padded_;   // rgb24 rows padded to whole SIMD groups, for widths not a multiple of 16
 };
 
 /** Name of a pixel format as ffmpeg spells it ("yuv420p10le"). */

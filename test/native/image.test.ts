@@ -36,7 +36,7 @@ describe("decodeImage", () => {
     { format: "png", width: 64, height: 48, alpha: true },
     { format: "png", width: 64, height: 48, gray: true },
   ];
-  it.each(pngs)("PNG $width x $height (alpha $alpha, gray $gray): rgb24 is pixel-exact against ffmpeg -pix_fmt rgb24", async (o) => {
+  it.each(pngs)("PNG %#: rgb24 is pixel-exact against ffmpeg -pix_fmt rgb24", async (o) => {
     const file = await makeImage(dir, o);
     const frame = await decodeImage(await bytesOf(file));
     expect(frame.format).toBe("rgb24");
@@ -58,8 +58,9 @@ describe("decodeImage", () => {
     expect(Buffer.from(frameBytes(frame)).equals(await ffmpegRaw(file))).toBe(true);
   });
 
-  it.each(["jpeg", "webp"] as const)("%s rgb24 equals ffmpeg's conversion with the same libswscale flags", async (format) => {
-    const file = await makeImage(dir, { format, width: 64, height: 48, name: `rgb.${format}` });
+  // Widths off the 16-pixel SIMD groups: libswscale left the last pixels of each row unwritten once.
+  it.each([["jpeg", 65], ["webp", 67], ["jpeg", 64]] as const)("%s %i wide: rgb24 equals ffmpeg's conversion with the same libswscale flags", async (format, width) => {
+    const file = await makeImage(dir, { format, width, height: 48, name: `rgb-${width}.${format}` });
     const frame = await decodeImage(await bytesOf(file), { format });
     expect(Buffer.from(frameBytes(frame)).equals(await ffmpegRaw(file, ["-vf", "scale=flags=bilinear", "-pix_fmt", "rgb24"]))).toBe(true);
   });
