@@ -73,8 +73,8 @@ export class MissingEtagError extends CacheError {
 
 /** The cache was closed while a read was pending. */
 export class CacheClosedError extends CacheError {
-  constructor() {
-    super("ERR_CACHE_CLOSED", "The cache is closed", 503);
+  constructor(options?: { cause?: unknown }) {
+    super("ERR_CACHE_CLOSED", "The cache is closed", 503, options);
     this.name = "CacheClosedError";
   }
 }

@@ -87,8 +87,13 @@ class RangeCacheImpl implements RangeCache {
   readonly #fetchCtx: RangeFetchContext;
   #store!: BlockStore;
   #closed = false;
+  // Rejects when close() begins: pending reads settle with CacheClosedError at once instead of
+  // whatever the torn-down pools and store would throw at them later.
+  #rejectClosing!: (err: CacheClosedError) => void;
+  readonly #closing = new Promise<never>((_, reject) => (this.#rejectClosing = reject));
 
   constructor(o: ResolvedOptions, log: Logger) {
+    this.#closing.catch(() => {});
     this.#o = o;
     this.#log = log;
     this.#allow = new AllowList(o.upstreams);
@@ -144,9 +149,19 @@ class RangeCacheImpl implements RangeCache {
     return { ...this.#fetchCtx, dispatcher: this.#pools.get(url.origin) };
   }
 
+  /** `work`, unless the cache closes first: then CacheClosedError, whatever `work` does after. */
+  async #untilClosed<T>(work: Promise<T>): Promise<T> {
+    work.catch(() => {});
+    try {
+      return await Promise.race([work, this.#closing]);
+    } catch (err) {
+      throw this.#closed && !(err instanceof CacheClosedError) ? new CacheClosedError({ cause: err }) : err;
+    }
+  }
+
   async object(raw: string, opts: ReadOptions = {}): Promise<Pin> {
     if (this.#closed) throw new CacheClosedError();
-    return this.#pin(this.#allow.check(raw), opts.etag);
+    return this.#untilClosed(this.#pin(this.#allow.check(raw), opts.etag));
   }
 
   async #pin(url: URL, expect?: string): Promise<Pin> {
@@ -215,16 +230,16 @@ class RangeCacheImpl implements RangeCache {
   }
 
   async read(raw: string, offset: number, length: number, opts: ReadOptions = {}): Promise<Uint8Array> {
-    const { url, pin } = await this.#target(raw, offset, length, opts);
+    const { url, pin } = await this.#untilClosed(this.#target(raw, offset, length, opts));
     const bs = this.#o.blockSize;
     const parts: Promise<Buffer>[] = [];
     for (let b = Math.floor(offset / bs); length > 0 && b * bs < offset + length; b++) parts.push(this.#part(url, pin, b, offset, offset + length));
-    const chunks = await Promise.all(parts);
+    const chunks = await this.#untilClosed(Promise.all(parts));
     return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length);
   }
 
   async *stream(raw: string, offset: number, length: number, opts: ReadOptions = {}): AsyncIterable<Uint8Array> {
-    const { url, pin } = await this.#target(raw, offset, length, opts);
+    const { url, pin } = await this.#untilClosed(this.#target(raw, offset, length, opts));
     const bs = this.#o.blockSize;
     const end = offset + length;
     const ahead: Promise<Buffer>[] = [];
@@ -238,7 +253,7 @@ class RangeCacheImpl implements RangeCache {
     };
     more();
     while (ahead.length > 0) {
-      const chunk = await (ahead.shift() as Promise<Buffer>);
+      const chunk = await this.#untilClosed(ahead.shift() as Promise<Buffer>);
       more();
       yield chunk;
     }
@@ -278,6 +293,7 @@ class RangeCacheImpl implements RangeCache {
       }
       throw err;
     }
+    if (this.#closed) throw new CacheClosedError();
     this.#metrics.blockLatency(performance.now() - t0);
     this.#pending.set(k, data);
     const write = this.#store
@@ -353,6 +369,7 @@ class RangeCacheImpl implements RangeCache {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#rejectClosing(new CacheClosedError());
     this.#planner.clear();
     await Promise.allSettled([...this.#writes]);
     await this.#store.close();

@@ -136,6 +136,24 @@ describe("createRangeCache", () => {
     await expect(createRangeCache({ upstreams: [wan.url], dir: "/tmp/x", maxBytes: -3 })).rejects.toThrow("Expected an integer ≥ 0 for maxBytes but received -3");
   });
 
+  it("rejects reads pending at close with CacheClosedError, not the torn-down pool's errors", async () => {
+    const { cache } = await openCache();
+    const b = signed("/v1/objects/b.mp4");
+    await cache.object(b);
+    const fired = wan.stats.faultsFired;
+    wan.inject({ fault: { kind: "stall", afterBytes: 1000, ms: 3000 }, times: 2 });
+    const drain = async (): Promise<void> => {
+      for await (const _ of cache.stream(b, BLOCK, 2 * BLOCK));
+    };
+    const pending = [cache.read(b, 0, BLOCK), drain()];
+    for (const p of pending) p.catch(() => {});
+    await until(() => wan.stats.faultsFired >= fired + 2, "both reads to stall upstream");
+    await cache.close();
+    for (const p of pending) await expect(p).rejects.toMatchObject({ name: "CacheClosedError", code: "ERR_CACHE_CLOSED" });
+    await expect(cache.read(b, 0, 1)).rejects.toMatchObject({ code: "ERR_CACHE_CLOSED" });
+    wan.clearFaults();
+  });
+
   it("prefetches the plan soonest first within its budget, and a new plan replaces the old", async () => {
     const { cache } = await openCache({ prefetchBudgetBytes: 3 * BLOCK, prefetchConcurrency: 8 });
     const a = "/v1/objects/a.mp4";
