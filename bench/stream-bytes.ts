@@ -11,37 +11,15 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { request } from "undici";
 import { startLocalEdge } from "../sdk/dev/index.js";
-import { open, type OpenOptions, type StreamStats } from "../sdk/index.js";
+import type { OpenOptions, StreamStats } from "../sdk/index.js";
+import { iterate, parseStreamBenchArgs } from "./stream-common.js";
 import { clipFrames, decodeSpan, frameOrder } from "../sdk/sampler/index.js";
 import { LocalDirSource } from "../sdk/source/index.js";
 import { makeVideo } from "../test/helpers/make-video.js";
 
-const { values } = parseArgs({
-  options: {
-    videos: { type: "string", default: "4" },
-    frames: { type: "string", default: "240" },
-    size: { type: "string", default: "640x360" },
-    gop: { type: "string", default: "30" },
-    clip: { type: "string", default: "8" },
-    clips: { type: "string", default: "48" },
-    json: { type: "boolean", default: false },
-  },
-});
-const [width, height] = values.size.split("x").map(Number) as [number, number];
-
-async function iterate(url: string, options: OpenOptions): Promise<{ stats: StreamStats; ids: string[] }> {
-  const ds = await open(url, options);
-  const ids: string[] = [];
-  try {
-    for await (const b of ds) ids.push(...b.clips.map((c) => `${c.key.split("/").at(-1)}@${c.start}`));
-  } finally {
-    await ds.close();
-  }
-  return { stats: ds.stats(), ids };
-}
+const { values, width, height } = parseStreamBenchArgs();
 
 /**
  * Bytes of the GOP spans the clips need, each byte counted once (clips that share a GOP need it

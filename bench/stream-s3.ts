@@ -11,35 +11,13 @@
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
-import { open, type OpenOptions, type StreamStats } from "../sdk/index.js";
+import type { OpenOptions, StreamStats } from "../sdk/index.js";
+import { iterate, parseStreamBenchArgs } from "./stream-common.js";
 import { openS3Source } from "../sdk/source/s3/index.js";
 import { makeVideo } from "../test/helpers/make-video.js";
 import { startS3Server } from "../test/helpers/s3-server.js";
 
-const { values } = parseArgs({
-  options: {
-    videos: { type: "string", default: "4" },
-    frames: { type: "string", default: "240" },
-    size: { type: "string", default: "640x360" },
-    gop: { type: "string", default: "30" },
-    clip: { type: "string", default: "8" },
-    clips: { type: "string", default: "48" },
-    json: { type: "boolean", default: false },
-  },
-});
-const [width, height] = values.size.split("x").map(Number) as [number, number];
-
-async function iterate(url: string, options: OpenOptions): Promise<{ stats: StreamStats; ids: string[] }> {
-  const ds = await open(url, options);
-  const ids: string[] = [];
-  try {
-    for await (const b of ds) ids.push(...b.clips.map((c) => `${c.key.split("/").at(-1)}@${c.start}`));
-  } finally {
-    await ds.close();
-  }
-  return { stats: ds.stats(), ids };
-}
+const { values, width, height } = parseStreamBenchArgs();
 
 /** Indexes every object of the dataset once; returns seconds, header bytes and range GETs. */
 async function indexAll(url: URL, s3: Awaited<ReturnType<typeof startS3Server>>, indexCacheDir: string) {
