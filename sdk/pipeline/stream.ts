@@ -32,7 +32,7 @@ export interface StreamInput {
 export function streamBatches(input: StreamInput): AsyncGenerator<SettledBatch> {
   const { options: o } = input;
   const ctx = { ...input, decodeSlots: new Semaphore(o.workers) };
-  const hints = new PlanHints(input, o.prefetch * 4);
+  const hints = new PlanHints(input, o.prefetch, o.prefetch * 4);
   const scheduled = (function* () {
     for (let i = 0; i < input.clips.length; i++) {
       hints.ahead(i);
@@ -46,17 +46,24 @@ export function streamBatches(input: StreamInput): AsyncGenerator<SettledBatch> 
 /** Tells the source (and so the cache) the byte ranges of the next clips before they are read. */
 class PlanHints {
   private hinted = 0;
-  constructor(private readonly input: StreamInput, private readonly chunk: number) {}
+  /** The last plan handed to the source: hints resolve spans concurrently but are delivered in order. */
+  private delivered: Promise<void> = Promise.resolve();
+  constructor(private readonly input: StreamInput, private readonly inFlight: number, private readonly chunk: number) {}
 
   ahead(i: number): void {
     if (i + this.chunk / 2 < this.hinted || this.hinted >= this.input.clips.length) return;
     const to = Math.min(this.input.clips.length, i + this.chunk);
     this.hinted = to;
-    // A plan replaces the cache's previous one, so it restates the whole window from the clip now starting.
-    void this.send(this.input.clips.slice(i, to).map((c) => c.ref));
+    // A plan replaces the cache's previous one, so it restates the whole window from the oldest
+    // clip that may still be unread: up to `inFlight` clips run ahead of the consumer.
+    // Delivered in order, or a slow older window could land last and drop the newer clips.
+    const ranges = this.rangesOf(this.input.clips.slice(Math.max(0, i - this.inFlight + 1), to).map((c) => c.ref));
+    this.delivered = Promise.all([ranges, this.delivered]).then(([r]) => {
+      if (r.length > 0) this.input.source.plan(r);
+    });
   }
 
-  private async send(refs: readonly ClipRef[]): Promise<void> {
+  private async rangesOf(refs: readonly ClipRef[]): Promise<PlannedRange[]> {
     const ranges: PlannedRange[] = [];
     for (const ref of refs) {
       try {
@@ -72,6 +79,6 @@ class PlanHints {
         // A clip without a span fails (and is reported) when it is produced; a hint just skips it.
       }
     }
-    if (ranges.length > 0) this.input.source.plan(ranges);
+    return ranges;
   }
 }
