@@ -5,6 +5,7 @@ const commands = new Map<string, () => Promise<Command>>([
   // Subcommands register here: name → lazy import of their module's `main`.
   ["inspect", async () => (await import("./inspect.js")).main],
   ["stream", async () => (await import("./stream.js")).main],
+  ["bench", async () => (await import("./bench.js")).main],
   ["decode", async () => (await import("./decode.js")).main],
   ["labels", async () => (await import("./labels.js")).main],
   ["dev", async () => (await import("./dev.js")).main],
