@@ -16,11 +16,10 @@ import {
   type CompletedPart,
 } from "@aws-sdk/client-s3";
 import { describeReceived } from "../../common/errors.js";
-import { keyProblem } from "../../common/keys.js";
 import { reportErrors } from "../dev/cli-report.js";
 import { InvalidOptionError } from "../errors.js";
 import { mapS3Error, parseBucketUrl, resolveCredentials, s3ClientConfig, type BucketLocation, type S3Options } from "../source/s3/index.js";
-import { CONTENT_TYPES, listFiles, pushProgress } from "./push.js";
+import { CONTENT_TYPES, pushProgress, runPush, type PushRun } from "./push.js";
 
 const USAGE =
   "usage: ec push DIR r2://ACCOUNT_ID/BUCKET/PREFIX | s3://BUCKET/PREFIX [--s3-endpoint URL] [--region R] [--path-style]\n" +
@@ -129,35 +128,24 @@ export async function pushToBucket(opts: BucketPushOptions): Promise<BucketPushS
   const location = parseBucketUrl(opts.url, opts.s3 ?? {}, env);
   if ((opts.partSize ?? 16 * MiB) < MIN_PART) throw new InvalidOptionError(`Expected a part size of at least 5 MiB but received ${opts.partSize} bytes`);
   const client = new S3Client(s3ClientConfig(location, resolveCredentials(location, opts.s3?.credentials, env)));
-  const jobs = (await listFiles(opts.dir)).map((f) => ({ ...f, key: `${location.prefix}${f.rel}` }));
-  for (const job of jobs) {
-    const problem = keyProblem(job.key);
-    if (problem) throw new InvalidOptionError(`${job.path}: ${problem}`);
-  }
-  opts.onPlan?.(jobs.length, jobs.reduce((n, j) => n + j.size, 0));
-  const pushed: { key: string; size: number; etag: string }[] = [];
-  const errors: { key: string; code: string; message: string }[] = [];
-  let multipart = 0;
-  let next = 0;
+  let run: PushRun<{ key: string; size: number; etag: string; multipart: boolean }>;
   try {
-    await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 4, Math.max(1, jobs.length)) }, async () => {
-      while (next < jobs.length) {
-        const job = jobs[next++]!;
-        try {
-          const out = await uploadFile(client, location, job.key, job.path, job.size, opts);
-          pushed.push({ key: job.key, size: job.size, etag: out.etag });
-          if (out.multipart) multipart++;
-        } catch (err) {
-          const e = mapS3Error(err, { endpoint: location.endpoint ?? "AWS S3", region: location.region, bucket: location.bucket, key: job.key, action: "upload" });
-          errors.push({ key: job.key, code: e.code, message: e.message });
-        }
-        opts.onProgress?.({ file: job.key });
-      }
-    }));
+    run = await runPush(
+      opts.dir,
+      (rel) => `${location.prefix}${rel}`,
+      { ...opts, concurrency: opts.concurrency ?? 4 },
+      async (job) => ({ key: job.key, size: job.size, ...(await uploadFile(client, location, job.key, job.path, job.size, opts)) }),
+      (err, job) => {
+        const e = mapS3Error(err, { endpoint: location.endpoint ?? "AWS S3", region: location.region, bucket: location.bucket, key: job.key, action: "upload" });
+        return { code: e.code, message: e.message };
+      },
+    );
   } finally {
     client.destroy();
   }
-  pushed.sort((a, b) => (a.key < b.key ? -1 : 1));
+  const { errors } = run;
+  const multipart = run.pushed.filter((p) => p.multipart).length;
+  const pushed = run.pushed.map(({ key, size, etag }) => ({ key, size, etag }));
   return {
     target: `${location.scheme}://${location.bucket}/${location.prefix}`,
     files: pushed.length,

@@ -87,6 +87,56 @@ export async function listFiles(dir: string): Promise<{ path: string; rel: strin
   return files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
 }
 
+/** What both pushes (edge and bucket) hand each file's upload, and what they report. */
+export interface PushJob {
+  readonly path: string;
+  readonly rel: string;
+  readonly size: number;
+  readonly key: string;
+}
+
+export interface PushRun<T> {
+  /** Uploaded files in key order. */
+  readonly pushed: T[];
+  readonly errors: { key: string; code: string; message: string }[];
+}
+
+/**
+ * Lists DIR, checks every key before the first byte, then uploads `concurrency` files at a time;
+ * a failed file is recorded with its code and the others go on.
+ */
+export async function runPush<T extends { key: string }>(
+  dir: string,
+  keyOf: (rel: string) => string,
+  o: Pick<PushOptions, "onPlan" | "onProgress"> & { readonly concurrency: number },
+  upload: (job: PushJob) => Promise<T>,
+  failure: (err: unknown, job: PushJob) => { code: string; message: string },
+): Promise<PushRun<T>> {
+  const jobs: PushJob[] = (await listFiles(dir)).map((f) => ({ ...f, key: keyOf(f.rel) }));
+  for (const job of jobs) {
+    const problem = keyProblem(job.key);
+    if (problem) throw new InvalidOptionError(`${job.path}: ${problem}`);
+  }
+  o.onPlan?.(jobs.length, jobs.reduce((n, j) => n + j.size, 0));
+  const pushed: T[] = [];
+  const errors: { key: string; code: string; message: string }[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const job = jobs[next++]!;
+      try {
+        pushed.push(await upload(job));
+      } catch (err) {
+        errors.push({ key: job.key, ...failure(err, job) });
+      }
+      o.onProgress?.({ file: job.key });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(o.concurrency, Math.max(1, jobs.length)) }, worker));
+  pushed.sort((a, b) => (a.key < b.key ? -1 : 1));
+  return { pushed, errors };
+}
+
 const RETRIES = 3;
 
 async function putFile(opts: PushOptions, key: string, path: string, size: number): Promise<PushedFile> {
@@ -138,29 +188,13 @@ async function putFile(opts: PushOptions, key: string, path: string, size: numbe
  */
 export async function pushDir(opts: PushOptions): Promise<PushSummary> {
   const started = performance.now();
-  const files = await listFiles(opts.dir);
-  const jobs = files.map((f) => ({ ...f, key: `${opts.prefix}/${f.rel}` }));
-  for (const job of jobs) {
-    const problem = keyProblem(job.key);
-    if (problem) throw new InvalidOptionError(`${job.path}: ${problem}`);
-  }
-  opts.onPlan?.(jobs.length, jobs.reduce((n, j) => n + j.size, 0));
-  const pushed: PushedFile[] = [];
-  const errors: { key: string; code: string; message: string }[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < jobs.length) {
-      const job = jobs[next++]!;
-      try {
-        pushed.push(await putFile(opts, job.key, job.path, job.size));
-      } catch (err) {
-        errors.push({ key: job.key, code: (err as PushError).code ?? "ERR_PUSH_FAILED", message: (err as Error).message });
-      }
-      opts.onProgress?.({ file: job.key });
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 8, Math.max(1, jobs.length)) }, worker));
-  pushed.sort((a, b) => (a.key < b.key ? -1 : 1));
+  const { pushed, errors } = await runPush(
+    opts.dir,
+    (rel) => `${opts.prefix}/${rel}`,
+    { ...opts, concurrency: opts.concurrency ?? 8 },
+    (job) => putFile(opts, job.key, job.path, job.size),
+    (err) => ({ code: (err as PushError).code ?? "ERR_PUSH_FAILED", message: (err as Error).message }),
+  );
   return {
     edge: opts.edge,
     prefix: opts.prefix,
