@@ -1,6 +1,9 @@
 /** What ffmpeg itself says each frame of a file is: the reference delivered frames are checked against. */
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { promisify } from "node:util";
+import { expect } from "vitest";
+import type { Batch } from "../../sdk/index.js";
 
 const run = promisify(execFile);
 
@@ -18,4 +21,30 @@ export async function ffmpegFrameMd5s(file: string): Promise<string[]> {
     { maxBuffer: 64 << 20 },
   );
   return stdout.split("\n").filter((l) => l && !l.startsWith("#")).map((l) => l.split(",").at(-1)!.trim());
+}
+
+/**
+ * Checks every frame of a batch against the reference md5s of its object (`ffmpegFrameMd5s`),
+ * by its 0-based presentation index; returns how many frames were checked. Objects for which
+ * `wantOf` returns undefined are not checked.
+ *
+ * @example
+ * for await (const b of ds) frames += expectFramesMatch(b, (key) => md5s.get(key));
+ */
+export function expectFramesMatch(
+  batch: Pick<Batch, "clips" | "decoded">,
+  wantOf: (key: string) => readonly string[] | undefined,
+): number {
+  let checked = 0;
+  batch.decoded.forEach((clip, i) => {
+    const info = batch.clips[i]!;
+    const want = wantOf(info.key);
+    if (!want) return;
+    clip.frames.forEach((f, t) => {
+      const index = info.start + t * info.stride;
+      expect(createHash("md5").update(f.data).digest("hex"), `${info.key} frame ${index}`).toBe(want[index]);
+      checked++;
+    });
+  });
+  return checked;
 }

@@ -3,7 +3,6 @@
  * with SIGKILL and restarted on the same port and directory, and the local edge stopped and
  * started again on its port. The stream completes and every delivered frame is exact.
  */
-import { createHash } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +13,7 @@ import { open, type SdkError } from "../../sdk/index.js";
 import { freePort } from "../../sdk/dev/free-port.js";
 import { cleanEnv, ecSpawn, ensureBuilt, firstLine } from "../cli/ec-process.js";
 import { bytesOf, report, scale, startStack, type Stack } from "./stack.js";
+import { expectFramesMatch } from "../helpers/ffmpeg-md5.js";
 
 let stack: Stack;
 const copies = scale(3, 12);
@@ -57,14 +57,7 @@ async function streamChecked(cache: string | undefined, fault: () => Promise<voi
   let faulted = false;
   try {
     for await (const b of ds) {
-      b.decoded.forEach((clip, i) => {
-        const info = b.clips[i]!;
-        const want = stack.md5s.get(keyVideo.get(info.key)!)!;
-        clip.frames.forEach((f, t) => {
-          expect(createHash("md5").update(f.data).digest("hex"), `${info.key} frame ${info.start + t * info.stride}`).toBe(want[info.start + t * info.stride]);
-          frames++;
-        });
-      });
+      frames += expectFramesMatch(b, (key) => stack.md5s.get(keyVideo.get(key)!)!);
       clips += b.clips.length;
       if (!faulted) {
         faulted = true;

@@ -3,7 +3,6 @@
  * origin-cache → open(). For each fault mode the stream ends normally, every delivered frame is
  * md5-equal to ffmpeg's, and whatever is not delivered is a typed error naming its object.
  */
-import { createHash } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +13,7 @@ import { open, type SdkError } from "../../sdk/index.js";
 import { freePort } from "../../sdk/dev/free-port.js";
 import { startWanEmulator, type FaultRule, type WanEmulator } from "../helpers/wan-emulator.js";
 import { bytesOf, report, scale, startStack, type Stack } from "./stack.js";
+import { expectFramesMatch } from "../helpers/ffmpeg-md5.js";
 
 let stack: Stack;
 let wan: WanEmulator;
@@ -61,15 +61,7 @@ async function epoch(during: () => unknown): Promise<{ clips: number; frames: nu
     let first = true;
     try {
       for await (const b of ds) {
-        b.decoded.forEach((clip, i) => {
-          const info = b.clips[i]!;
-          const want = stack.md5s.get(keyVideo.get(info.key)!)!;
-          clip.frames.forEach((f, t) => {
-            const index = info.start + t * info.stride;
-            expect(createHash("md5").update(f.data).digest("hex"), `${info.key} frame ${index}`).toBe(want[index]);
-            frames++;
-          });
-        });
+        frames += expectFramesMatch(b, (key) => stack.md5s.get(keyVideo.get(key)!)!);
         clips += b.clips.length;
         if (first) {
           first = false;
