@@ -19,7 +19,7 @@ import { describeReceived } from "../../common/errors.js";
 import { reportErrors } from "../dev/cli-report.js";
 import { InvalidOptionError } from "../errors.js";
 import { mapS3Error, parseBucketUrl, resolveCredentials, s3ClientConfig, type BucketLocation, type S3Options } from "../source/s3/index.js";
-import { CONTENT_TYPES, pushProgress, runPush, type PushRun } from "./push.js";
+import { CONTENT_TYPES, pushProgress, runPush, type PushOptions, type PushRun } from "./push.js";
 
 const USAGE =
   "usage: ec push DIR r2://ACCOUNT_ID/BUCKET/PREFIX | s3://BUCKET/PREFIX [--s3-endpoint URL] [--region R] [--path-style]\n" +
@@ -33,7 +33,7 @@ const MIN_PART = 5 * MiB;
 /** S3's and R2's most parts per upload. */
 const MAX_PARTS = 10_000;
 
-export interface BucketPushOptions {
+export interface BucketPushOptions extends Pick<PushOptions, "onPlan" | "onProgress"> {
   readonly dir: string;
   /** r2://… or s3://… ; the path after the bucket is the key prefix. */
   readonly url: URL;
@@ -43,8 +43,6 @@ export interface BucketPushOptions {
   /** Multipart part size in bytes (at least 5 MiB); files up to this size go in one PUT. Default 16 MiB. */
   readonly partSize?: number;
   readonly env?: NodeJS.ProcessEnv;
-  readonly onPlan?: (files: number, bytes: number) => void;
-  readonly onProgress?: (event: { bytes: number } | { file: string }) => void;
 }
 
 export interface BucketPushSummary {

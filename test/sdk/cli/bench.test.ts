@@ -1,9 +1,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main, takePasses } from "../../../sdk/cli/bench.js";
 import { makeVideo } from "../../helpers/make-video.js";
+import { captureOutput } from "../../helpers/capture-output.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -13,18 +14,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-async function capture(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const o = vi.spyOn(process.stdout, "write").mockImplementation((c: string | Uint8Array) => ((out += String(c)), true));
-  const e = vi.spyOn(process.stderr, "write").mockImplementation((c: string | Uint8Array) => ((err += String(c)), true));
-  try {
-    return { code: await main(argv), out, err };
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
-}
+const capture = (argv: string[]) => captureOutput(() => main(argv));
 
 describe("ec bench", () => {
   it("streams the same clips once per pass and prints one JSON line with each pass and the ratios", async () => {

@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
 import { startCache, type CacheService } from "../../../origin-cache/index.js";
 import { ffmpegFrameMd5s as ffmpegMd5s, expectFramesMatch } from "../../helpers/ffmpeg-md5.js";
@@ -9,6 +9,7 @@ import { makeVideo } from "../../helpers/make-video.js";
 import { mergeCheckpoints, open, type OpenOptions, type SdkError } from "../../../sdk/index.js";
 import { main as stream } from "../../../sdk/cli/stream.js";
 import { EdgeSource, inProcessCache, type ByteCache } from "../../../sdk/source/index.js";
+import { captureOutput } from "../../helpers/capture-output.js";
 
 let dir: string;
 let edge: LocalEdge;
@@ -147,17 +148,9 @@ describe("open() against a local edge", () => {
   });
 
   it("ec stream --format native --md5 prints key,frame_index,md5 equal to ffmpeg, and --json one summary line", async () => {
-    let out = "";
-    let err = "";
-    const o = vi.spyOn(process.stdout, "write").mockImplementation((c) => ((out += String(c)), true));
-    const e = vi.spyOn(process.stderr, "write").mockImplementation((c) => ((err += String(c)), true));
-    let code: number;
-    try {
-      code = await stream([dataset, "--token", edge.token, "--frames", "2", "--stride", "3", "--format", "native", "--md5", "--json", "--device", "cpu", "--limit", "5"]);
-    } finally {
-      o.mockRestore();
-      e.mockRestore();
-    }
+    const { code, out, err } = await captureOutput(() =>
+      stream([dataset, "--token", edge.token, "--frames", "2", "--stride", "3", "--format", "native", "--md5", "--json", "--device", "cpu", "--limit", "5"]),
+    );
     expect(code, err).toBe(0);
     const lines = out.trim().split("\n");
     const summary = JSON.parse(lines.pop()!);

@@ -8,6 +8,7 @@ import { main as push } from "../../../sdk/cli/push.js";
 import { pushToBucket } from "../../../sdk/cli/push-s3.js";
 import { S3ErrorCode } from "../../../sdk/source/s3/index.js";
 import { startS3Server, type S3TestServer } from "../../helpers/s3-server.js";
+import { captureOutput } from "../../helpers/capture-output.js";
 
 let s3: S3TestServer;
 let dir: string;
@@ -58,18 +59,13 @@ describe("pushing a directory straight to a bucket", () => {
   it("ec push DIR s3://… --s3-endpoint takes credentials from the environment and prints one JSON line", async () => {
     vi.stubEnv("AWS_ACCESS_KEY_ID", s3.credentials.accessKeyId);
     vi.stubEnv("AWS_SECRET_ACCESS_KEY", s3.credentials.secretAccessKey);
-    let out = "";
-    let err = "";
-    const o = vi.spyOn(process.stdout, "write").mockImplementation((c) => ((out += String(c)), true));
-    const e = vi.spyOn(process.stderr, "write").mockImplementation((c) => ((err += String(c)), true));
-    let code: number;
+    let result: Awaited<ReturnType<typeof captureOutput>>;
     try {
-      code = await push([join(dir, "src"), "cli-run", "--bucket", s3.bucket, "--s3-endpoint", s3.endpoint, "--part-size", "5", "--json"]);
+      result = await captureOutput(() => push([join(dir, "src"), "cli-run", "--bucket", s3.bucket, "--s3-endpoint", s3.endpoint, "--part-size", "5", "--json"]));
     } finally {
-      o.mockRestore();
-      e.mockRestore();
       vi.unstubAllEnvs();
     }
+    const { code, out, err } = result;
     expect(code, err).toBe(0);
     expect(JSON.parse(out.trim())).toMatchObject({ target: `s3://${s3.bucket}/cli-run/`, files: 2, multipart: 1, failed: 0 });
     expect(md5(await stored("cli-run/sub/big.bin"))).toBe(md5(files.get("sub/big.bin")!));
