@@ -1,6 +1,7 @@
 {
   "variables": {
-    "cuda_include%": "<!(node find-cuda.cjs)"
+    "cuda_include%": "<!(node find-cuda.cjs)",
+    "nvcc%": "<!(node find-cuda.cjs --nvcc)"
   },
   "targets": [
     {
@@ -18,6 +19,8 @@
         "src/host-converter.cc",
         "src/host-report.cc",
         "src/image-decoder.cc",
+        "src/kernels/kernel-reference.cc",
+        "src/kernels/kernels.cc",
         "src/read-into.cc"
       ],
       "include_dirs": [
@@ -32,6 +35,19 @@
         ["cuda_include!=''", {
           "defines": ["EC_WITH_CUDA"],
           "include_dirs": ["<(cuda_include)"]
+        }],
+        ["cuda_include!='' and nvcc!=''", {
+          "defines": ["EC_WITH_KERNELS"],
+          "include_dirs": ["<(INTERMEDIATE_DIR)"],
+          "actions": [
+            {
+              "action_name": "embed_kernels",
+              "inputs": ["embed-kernels.cjs", "src/kernels/kernels.cu", "src/kernels/pixel-math.h"],
+              "outputs": ["<(INTERMEDIATE_DIR)/ec-kernels-fatbin.h"],
+              "action": ["node", "embed-kernels.cjs", "<(nvcc)", "src/kernels/kernels.cu", "<(INTERMEDIATE_DIR)/ec-kernels-fatbin.h"],
+              "message": "nvcc: src/kernels/kernels.cu"
+            }
+          ]
         }]
       ]
     }

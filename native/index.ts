@@ -9,6 +9,14 @@ export { NativeArgumentError, NativeError, NativeErrorCode, NativeUnavailableErr
 export { decodeImage, IMAGE_FORMATS, type ImageDecodeOptions, type ImageFormat } from "./lib/image.js";
 export { frameMd5, framemd5Header, framemd5Line } from "./lib/frame-md5.js";
 export { frameBytes, type DeviceFrame, type Dtype, type Frame, type HostFrame } from "./lib/frames.js";
+export {
+  convertReference,
+  lumaStatsOnDevice,
+  lumaStatsReference,
+  type ConvertReferenceOptions,
+  type LumaHostFrame,
+  type LumaStats,
+} from "./lib/kernels.js";
 export { CODECS, OUTPUTS, type Codec, type DecoderOptions, type DeviceName, type OutputFormat } from "./lib/options.js";
 export { packetsFromTrack, sampleSpan, type Packets, type Sample } from "./lib/packets.js";
 export { allocDevice, readInto, type DeviceBuffer, type ReadResult } from "./lib/read-into.js";

@@ -31,6 +31,17 @@ export interface RawDeviceFrame {
   handle: object;
 }
 
+/** A frame for lumaStats: a device frame's handle, or host bytes for the host twin. */
+export interface RawLumaFrame {
+  handle?: object;
+  data?: Uint8Array;
+  format: string;
+  width: number;
+  height: number;
+  /** Bytes between rows of the first plane. */
+  pitch: number;
+}
+
 export interface RawDecoder {
   decode(data: Uint8Array, table: Float64Array, keyframes: Uint8Array, dropBefore: number | null): Promise<RawHostBatch | { device: RawDeviceFrame[] }>;
   close(): void;
@@ -59,6 +70,8 @@ export interface RawDevices {
   cpuDecoders: Record<string, string | null>;
   cudaCompiled: boolean;
   cudaReason: string;
+  kernels: boolean;
+  kernelsReason: string;
   cudaDevices: { index: number; name: string; memoryBytes: number }[];
   nvdecCodecs: string[];
   nvdecReason: string;
@@ -71,7 +84,18 @@ export interface Binding {
   abiVersion: number;
   openDecoder(options: RawOpenOptions): Promise<RawDecoder>;
   decodeImage(data: Uint8Array, format: string, output: string, resizeHeight: number, resizeWidth: number): Promise<RawHostBatch>;
-  downloadFrame(handle: object, pts: number): Promise<RawHostBatch>;
+  downloadFrame(handle: object): Promise<RawHostBatch>;
+  /** Label statistics records (LumaStatsLayout) of a clip; device -1 runs the host twin over `data`. */
+  lumaStats(frames: RawLumaFrame[], step: number, device: number): Promise<Uint32Array>;
+  /** The GPU conversion's host twin over a packed host frame. */
+  convertReference(
+    frame: { data: Uint8Array; format: string; width: number; height: number; planes: readonly RawPlane[] },
+    output: string,
+    resizeHeight: number,
+    resizeWidth: number,
+    colorspace: "bt601" | "bt709" | "bt2020",
+    fullRange: boolean,
+  ): Promise<RawHostBatch>;
   readIntoHost(path: string, offset: number, length: number, target: Uint8Array): Promise<RawReadResult>;
   readIntoDevice(path: string, offset: number, length: number, device: number, pointer: bigint, owner: object): Promise<RawReadResult>;
   allocDevice(device: number, bytes: number): { pointer: bigint; handle: object };

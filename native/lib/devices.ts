@@ -8,6 +8,11 @@ export interface HostDevices {
   cuda: {
     /** Whether this build has the CUDA backend (CUDA headers found at build time). */
     compiled: boolean;
+    /**
+     * Whether this build embeds the CUDA kernels (nvcc found at build time): rgb24 /
+     * rgbf32-planar output and resize on cuda devices, and label statistics on the GPU.
+     */
+    kernels: { compiled: boolean; reason?: string };
     available: boolean;
     /** Why no CUDA device is usable; absent when one is. */
     reason?: string;
@@ -35,6 +40,7 @@ export function devices(): HostDevices {
     cpu: { decoders: r.cpuDecoders },
     cuda: {
       compiled: r.cudaCompiled,
+      kernels: { compiled: r.kernels, ...(r.kernels ? {} : { reason: r.kernelsReason }) },
       available: cudaAvailable,
       ...(cudaAvailable ? {} : { reason: r.cudaReason }),
       devices: r.cudaDevices,

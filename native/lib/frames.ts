@@ -1,6 +1,6 @@
 import type { RawDeviceFrame, RawHostBatch, RawPlane } from "./binding-types.js";
 import { loadBinding } from "./load.js";
-import { fromNative } from "./errors.js";
+import { fromNative, NativeArgumentError } from "./errors.js";
 
 export type Dtype = "uint8" | "uint16" | "float32";
 
@@ -23,23 +23,27 @@ export interface HostFrame {
   readonly device: "cpu";
 }
 
-/** A frame that stays in GPU memory (NVDEC output); valid while this object is reachable. */
+/**
+ * A frame that stays in GPU memory: an NVDEC surface (output "native") or a frame converted on
+ * the GPU (output "rgb24" / "rgbf32-planar", optionally resized). Valid while this object is reachable.
+ */
 export interface DeviceFrame {
   readonly kind: "device";
   readonly pts: number;
   readonly width: number;
   readonly height: number;
-  /** The surface format: "nv12", "p010le", "p016le". */
+  /** The surface format ("nv12", "p010le", "p016le") or the converted one ("rgb24", "rgbf32-planar"). */
   readonly format: string;
   /** CUdeviceptr of the first (luma) plane, in the device's primary context. */
   readonly pointer: bigint;
   /** Bytes between rows of the first plane. */
   readonly pitch: number;
   readonly planes: readonly { pointer: bigint; pitch: number }[];
+  /** native: [height, width] of luma; rgb24: [H, W, 3]; rgbf32-planar: [3, H, W]. */
   readonly shape: readonly number[];
   readonly dtype: Dtype;
   readonly device: `cuda:${number}`;
-  /** Copies the frame to host memory in its packed native format. */
+  /** Copies the frame to host memory, packed as the CPU path returns it. */
   toHost(): Promise<HostFrame>;
 }
 
@@ -60,16 +64,29 @@ export function hostFrames(batch: RawHostBatch): HostFrame[] {
         : dtype === "uint16"
           ? new Uint16Array(batch.buffer, f.offset, f.bytes / 2)
           : new Uint8Array(batch.buffer, f.offset, f.bytes);
-    const shape = f.format === "rgb24" ? [f.height, f.width, 3] : f.format === "rgbf32-planar" ? [3, f.height, f.width] : [f.height, f.width];
+    const shape = shapeOf(f.format, f.height, f.width);
     return { kind: "host", pts: f.pts, width: f.width, height: f.height, format: f.format, shape, dtype, data, planes: f.planes, device: "cpu" };
   });
+}
+
+const handles = new WeakMap<DeviceFrame, object>();
+
+/** The binding's handle of a device frame (internal: keeps the memory alive across native calls). */
+export function deviceFrameHandle(frame: DeviceFrame): object {
+  const handle = handles.get(frame);
+  if (!handle) throw new NativeArgumentError("Expected a DeviceFrame returned by a decoder");
+  return handle;
+}
+
+function shapeOf(format: string, height: number, width: number): number[] {
+  return format === "rgb24" ? [height, width, 3] : format === "rgbf32-planar" ? [3, height, width] : [height, width];
 }
 
 export function deviceFrames(raw: RawDeviceFrame[]): DeviceFrame[] {
   return raw.map((f) => {
     const handle = f.handle;
     const first = f.planes[0] ?? { pointer: 0n, pitch: 0 };
-    return {
+    const frame: DeviceFrame = {
       kind: "device",
       pts: f.pts,
       width: f.width,
@@ -78,18 +95,20 @@ export function deviceFrames(raw: RawDeviceFrame[]): DeviceFrame[] {
       pointer: first.pointer,
       pitch: first.pitch,
       planes: f.planes,
-      shape: [f.height, f.width],
+      shape: shapeOf(f.format, f.height, f.width),
       dtype: dtypeOf(f.format),
       device: `cuda:${f.device}`,
       async toHost(): Promise<HostFrame> {
         try {
-          const [frame] = hostFrames(await loadBinding().downloadFrame(handle, f.pts));
-          return frame!;
+          const [host] = hostFrames(await loadBinding().downloadFrame(handle));
+          return host!;
         } catch (error) {
           throw fromNative(error);
         }
       },
     };
+    handles.set(frame, handle);
+    return frame;
   });
 }
 

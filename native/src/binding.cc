@@ -13,6 +13,7 @@
 extern "C" {
 #include <libavutil/hwcontext.h>
 #include <libavutil/log.h>
+#include <libavutil/pixdesc.h>
 }
 
 #include "decoder.h"
@@ -21,6 +22,7 @@ extern "C" {
 #include "host-converter.h"
 #include "host-report.h"
 #include "image-decoder.h"
+#include "kernels/kernels.h"
 #include "read-into.h"
 #ifdef EC_WITH_CUDA
 #include "cuda-driver.h"
@@ -124,23 +126,28 @@ Napi::Value hostBatchToJs(Napi::Env env, ec::HostBatch& batch) {
 Napi::Value deviceFramesToJs(Napi::Env env, std::vector<ec::DeviceFrame>& device) {
   Napi::Array frames = Napi::Array::New(env, device.size());
   for (size_t i = 0; i < device.size(); ++i) {
-    AVFrame* frame = device[i].frame.release();
+    auto* frame = new ec::DeviceFrame(std::move(device[i]));
     Napi::Object o = Napi::Object::New(env);
-    o.Set("pts", Napi::Number::New(env, static_cast<double>(device[i].pts)));
-    o.Set("device", Napi::Number::New(env, device[i].deviceIndex));
+    o.Set("pts", Napi::Number::New(env, static_cast<double>(frame->pts)));
+    o.Set("device", Napi::Number::New(env, frame->deviceIndex));
     o.Set("width", Napi::Number::New(env, frame->width));
     o.Set("height", Napi::Number::New(env, frame->height));
-    auto* frames_ctx = frame->hw_frames_ctx ? reinterpret_cast<AVHWFramesContext*>(frame->hw_frames_ctx->data) : nullptr;
-    o.Set("format", Napi::String::New(env, frames_ctx ? ec::pixelFormatName(frames_ctx->sw_format) : "unknown"));
-    Napi::Array planes = Napi::Array::New(env);
-    for (uint32_t p = 0; p < AV_NUM_DATA_POINTERS && frame->data[p]; ++p) {
+    o.Set("format", Napi::String::New(env, frame->format));
+    Napi::Array planes = Napi::Array::New(env, frame->planes.size());
+    for (uint32_t p = 0; p < frame->planes.size(); ++p) {
       Napi::Object plane = Napi::Object::New(env);
-      plane.Set("pointer", Napi::BigInt::New(env, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(frame->data[p]))));
-      plane.Set("pitch", Napi::Number::New(env, frame->linesize[p]));
+      plane.Set("pointer", Napi::BigInt::New(env, frame->planes[p].pointer));
+      plane.Set("pitch", Napi::Number::New(env, frame->planes[p].pitch));
       planes.Set(p, plane);
     }
     o.Set("planes", planes);
-    o.Set("handle", Napi::External<AVFrame>::New(env, frame, [](Napi::Env, AVFrame* f) { av_frame_free(&f); }));
+    // Converted frames own GPU memory V8 cannot see: count it so collection keeps up with decode.
+    auto external = static_cast<int64_t>(frame->memory ? frame->bytes : 0);
+    if (external > 0) Napi::MemoryManagement::AdjustExternalMemory(env, external);
+    o.Set("handle", Napi::External<ec::DeviceFrame>::New(env, frame, [external](Napi::Env env, ec::DeviceFrame* f) {
+            if (external > 0) Napi::MemoryManagement::AdjustExternalMemory(env, -external);
+            delete f;
+          }));
     frames.Set(i, o);
   }
   Napi::Object result = Napi::Object::New(env);
@@ -274,14 +281,128 @@ Napi::Value DecodeImage(const Napi::CallbackInfo& info) {
   return worker->promise();
 }
 
-// downloadFrame(handle: External<AVFrame>, pts: number) → Promise<{buffer, frames}>
+// downloadFrame(handle: External<DeviceFrame>) → Promise<{buffer, frames}>
 Napi::Value DownloadFrame(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  AVFrame* frame = info[0].As<Napi::External<AVFrame>>().Data();
-  auto pts = static_cast<int64_t>(info[1].As<Napi::Number>().DoubleValue());
+  const ec::DeviceFrame* frame = info[0].As<Napi::External<ec::DeviceFrame>>().Data();
   auto batch = std::make_shared<ec::HostBatch>();
   auto* worker = new Worker(
-      env, [frame, pts, batch] { *batch = ec::downloadFrame(frame, pts); },
+      env, [frame, batch] { *batch = ec::downloadFrame(*frame); },
+      [batch](Napi::Env env) { return hostBatchToJs(env, *batch); });
+  worker->keep(info[0]);
+  worker->Queue();
+  return worker->promise();
+}
+
+// lumaStats(frames: [{handle, format, width, height, pitch}] | host [{data: Uint8Array, format, width, height, pitch}],
+//           step, device: number (-1: the host twin)) → Promise<Uint32Array> (LumaStatsLayout records)
+Napi::Value LumaStats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Array list = info[0].As<Napi::Array>();
+  int step = info[1].As<Napi::Number>().Int32Value();
+  int device = info[2].As<Napi::Number>().Int32Value();
+  std::vector<ec::kernels::LumaSource> sources;
+  std::vector<Napi::Value> keep;
+  try {
+    for (uint32_t i = 0; i < list.Length(); ++i) {
+      Napi::Object f = list.Get(i).As<Napi::Object>();
+      const uint8_t* data = nullptr;
+      if (device < 0) {
+        data = f.Get("data").As<Napi::Uint8Array>().Data();
+        keep.push_back(f.Get("data"));
+      } else {
+        const ec::DeviceFrame* frame = f.Get("handle").As<Napi::External<ec::DeviceFrame>>().Data();
+        data = reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(frame->planes.at(0).pointer));
+        keep.push_back(f.Get("handle"));
+      }
+      sources.push_back(ec::kernels::lumaSource(f.Get("format").As<Napi::String>(), data,
+                                                f.Get("pitch").As<Napi::Number>().Int32Value(),
+                                                f.Get("width").As<Napi::Number>().Int32Value(),
+                                                f.Get("height").As<Napi::Number>().Int32Value()));
+    }
+  } catch (const ec::NativeException& e) {
+    throw toJsError(env, e.code(), e.what());
+  }
+  auto records = std::make_shared<std::vector<uint32_t>>();
+  auto* worker = new Worker(
+      env,
+      [sources, step, device, records] {
+#ifdef EC_WITH_CUDA
+        if (device >= 0) {
+          *records = ec::kernels::lumaStatsOnDevice(device, sources, step);
+          return;
+        }
+#endif
+        if (device >= 0) throw ec::NativeException("ERR_DEVICE_UNAVAILABLE", "This build has no CUDA support");
+        *records = ec::kernels::lumaStatsOnHost(sources, step);
+      },
+      [records](Napi::Env env) -> Napi::Value {
+        auto out = Napi::Uint32Array::New(env, records->size());
+        std::copy(records->begin(), records->end(), out.Data());
+        return out;
+      });
+  for (auto& v : keep) worker->keep(v);
+  worker->Queue();
+  return worker->promise();
+}
+
+// convertReference(frame: {data, format, width, height, planes: [{offset, rowBytes}]}, output, height, width,
+//                  colorspace: "bt601"|"bt709"|"bt2020", fullRange) → Promise<{buffer, frames}>
+// The GPU conversion's host twin over a packed host frame: the same arithmetic as ec_convert.
+Napi::Value ConvertReference(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object f = info[0].As<Napi::Object>();
+  auto data = f.Get("data").As<Napi::Uint8Array>();
+  std::string format = f.Get("format").As<Napi::String>();
+  int width = f.Get("width").As<Napi::Number>().Int32Value();
+  int height = f.Get("height").As<Napi::Number>().Int32Value();
+  Napi::Array layout = f.Get("planes").As<Napi::Array>();
+  const uint8_t* planes[4] = {nullptr, nullptr, nullptr, nullptr};
+  int pitches[4] = {0, 0, 0, 0};
+  for (uint32_t p = 0; p < layout.Length() && p < 4; ++p) {
+    Napi::Object plane = layout.Get(p).As<Napi::Object>();
+    planes[p] = data.Data() + static_cast<size_t>(plane.Get("offset").As<Napi::Number>().DoubleValue());
+    pitches[p] = plane.Get("rowBytes").As<Napi::Number>().Int32Value();
+  }
+  ec::OutputFormat output = parseOutput(info[1].As<Napi::String>());
+  int dstH = info[2].As<Napi::Number>().Int32Value();
+  int dstW = info[3].As<Napi::Number>().Int32Value();
+  std::string space = info[4].As<Napi::String>();
+  bool full = info[5].As<Napi::Boolean>();
+  ec::kernels::ConvertParams p{};
+  try {
+    p.src = ec::kernels::yuvImage(av_get_pix_fmt(format.c_str()), planes, pitches, width, height);
+  } catch (const ec::NativeException& e) {
+    throw toJsError(env, e.code(), e.what());
+  }
+  p.matrix = ec::kernels::matrixFor(space == "bt709" ? AVCOL_SPC_BT709 : space == "bt2020" ? AVCOL_SPC_BT2020_NCL : AVCOL_SPC_SMPTE170M,
+                                    full ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG);
+  p.dstWidth = dstW > 0 ? dstW : width;
+  p.dstHeight = dstH > 0 ? dstH : height;
+  bool rgb24 = output == ec::OutputFormat::Rgb24;
+  p.output = rgb24 ? ec::kernels::kRgb24 : ec::kernels::kRgbF32Planar;
+  p.dstPitch = rgb24 ? p.dstWidth * 3 : p.dstWidth;
+  auto batch = std::make_shared<ec::HostBatch>();
+  auto* worker = new Worker(
+      env,
+      [p, rgb24, batch]() mutable {
+        size_t plane = static_cast<size_t>(p.dstWidth) * p.dstHeight * (rgb24 ? 1 : sizeof(float));
+        size_t bytes = plane * 3;
+        batch->data->resize(bytes);
+        p.dst = batch->data->data();
+        ec::kernels::convertOnHost(p);
+        ec::HostFrame frame;
+        frame.bytes = bytes;
+        frame.width = p.dstWidth;
+        frame.height = p.dstHeight;
+        frame.format = rgb24 ? "rgb24" : "rgbf32-planar";
+        if (rgb24) {
+          frame.planes.push_back({0, p.dstWidth * 3, p.dstHeight});
+        } else {
+          for (size_t c = 0; c < 3; ++c) frame.planes.push_back({c * plane, p.dstWidth * 4, p.dstHeight});
+        }
+        batch->frames.push_back(std::move(frame));
+      },
       [batch](Napi::Env env) { return hostBatchToJs(env, *batch); });
   worker->keep(info[0]);
   worker->Queue();
@@ -391,6 +512,8 @@ Napi::Value Devices(const Napi::CallbackInfo& info) {
   o.Set("cpuDecoders", cpu);
   o.Set("cudaCompiled", Napi::Boolean::New(env, r.cudaCompiled));
   o.Set("cudaReason", Napi::String::New(env, r.cudaReason));
+  o.Set("kernels", Napi::Boolean::New(env, r.kernels));
+  o.Set("kernelsReason", Napi::String::New(env, r.kernelsReason));
   Napi::Array devices = Napi::Array::New(env, r.cudaDevices.size());
   for (size_t i = 0; i < r.cudaDevices.size(); ++i) {
     Napi::Object d = Napi::Object::New(env);
@@ -415,6 +538,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("openDecoder", Napi::Function::New(env, OpenDecoder));
   exports.Set("decodeImage", Napi::Function::New(env, DecodeImage));
   exports.Set("downloadFrame", Napi::Function::New(env, DownloadFrame));
+  exports.Set("lumaStats", Napi::Function::New(env, LumaStats));
+  exports.Set("convertReference", Napi::Function::New(env, ConvertReference));
   exports.Set("readIntoHost", Napi::Function::New(env, ReadIntoHost));
   exports.Set("readIntoDevice", Napi::Function::New(env, ReadIntoDevice));
   exports.Set("allocDevice", Napi::Function::New(env, AllocDevice));

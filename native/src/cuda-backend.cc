@@ -8,9 +8,13 @@ extern "C" {
 #include <libavutil/hwcontext_cuda.h>
 }
 
+#include <algorithm>
+
 #include "cuda-driver.h"
 #include "device-backend.h"
 #include "errors.h"
+#include "host-converter.h"
+#include "kernels/kernels.h"
 
 namespace ec {
 
@@ -36,11 +40,18 @@ bool hasCudaConfig(const AVCodec* codec) {
 
 class CudaBackend : public DeviceBackend {
  public:
-  explicit CudaBackend(const DecoderOptions& options) : index_(options.deviceIndex) {
-    if (options.output != OutputFormat::Native || options.resizeHeight > 0) {
+  explicit CudaBackend(const DecoderOptions& options)
+      : index_(options.deviceIndex), output_(options.output), resizeHeight_(options.resizeHeight),
+        resizeWidth_(options.resizeWidth) {
+    if (output_ == OutputFormat::Native && resizeHeight_ > 0) {
       throw NativeException("ERR_UNSUPPORTED_OUTPUT",
-                            "On cuda devices this build returns native (nv12/p010) frames only; use output \"native\" "
-                            "without resize, or device \"cpu\" for rgb24/rgbf32-planar/resize");
+                            "On cuda devices a resize needs output \"rgb24\" or \"rgbf32-planar\"; native frames keep "
+                            "the decoded size");
+    }
+    std::string why;
+    if (output_ != OutputFormat::Native && !kernels::compiled(&why)) {
+      throw NativeException("ERR_UNSUPPORTED_OUTPUT", "This build returns native (nv12/p010) frames only on cuda devices (" +
+                                                          why + "); use output \"native\" or device \"cpu\"");
     }
     // Our own probe first: it says why (no driver, no device) where FFmpeg only says EPERM.
     std::string reason;
@@ -74,18 +85,76 @@ class CudaBackend : public DeviceBackend {
   }
 
   void emit(AVFrame* frame, DecodeResult& out) override {
-    if (frame->format != AV_PIX_FMT_CUDA) {
+    if (frame->format != AV_PIX_FMT_CUDA || !frame->hw_frames_ctx) {
       throw NativeException("ERR_NVDEC_UNSUPPORTED",
                             "NVDEC did not decode this stream (unsupported profile or size); use device \"cpu\"");
     }
-    FramePtr ref(av_frame_clone(frame));
-    if (!ref) throw NativeException("ERR_OUT_OF_MEMORY", "av_frame_clone failed");
-    out.device.push_back(DeviceFrame{std::move(ref), frame->pts, index_});
+    auto swFormat = reinterpret_cast<AVHWFramesContext*>(frame->hw_frames_ctx->data)->sw_format;
+    DeviceFrame f;
+    f.pts = frame->pts;
+    f.deviceIndex = index_;
+    if (output_ == OutputFormat::Native) {
+      f.width = frame->width;
+      f.height = frame->height;
+      f.format = pixelFormatName(swFormat);
+      for (int p = 0; p < AV_NUM_DATA_POINTERS && frame->data[p]; ++p) {
+        f.planes.push_back({static_cast<uint64_t>(reinterpret_cast<uintptr_t>(frame->data[p])), frame->linesize[p]});
+      }
+      f.frame.reset(av_frame_clone(frame));
+      if (!f.frame) throw NativeException("ERR_OUT_OF_MEMORY", "av_frame_clone failed");
+    } else {
+      convert(frame, swFormat, f, out);
+    }
+    out.device.push_back(std::move(f));
   }
 
  private:
+  // Converts the NVDEC surface into this call's shared device allocation (one per clip).
+  void convert(const AVFrame* frame, AVPixelFormat swFormat, DeviceFrame& f, DecodeResult& out) {
+    int w = resizeWidth_ > 0 ? resizeWidth_ : frame->width;
+    int h = resizeHeight_ > 0 ? resizeHeight_ : frame->height;
+    bool rgb24 = output_ == OutputFormat::Rgb24;
+    size_t bytes = rgb24 ? static_cast<size_t>(w) * h * 3 : static_cast<size_t>(w) * h * 3 * sizeof(float);
+    size_t slot = (bytes + 255) / 256 * 256;  // each frame 256-byte aligned
+    if (out.device.empty() || !arena_ || arenaUsed_ + slot > arenaBytes_) {
+      arenaBytes_ = slot * std::max<size_t>(out.expectedFrames, 1);
+      arena_ = cuda::allocShared(index_, arenaBytes_);
+      arenaUsed_ = 0;
+    }
+    auto base = reinterpret_cast<uintptr_t>(arena_.get()) + arenaUsed_;
+    arenaUsed_ += slot;
+    const uint8_t* planes[4] = {frame->data[0], frame->data[1], frame->data[2], frame->data[3]};
+    kernels::ConvertParams p{};
+    p.src = kernels::yuvImage(swFormat, planes, frame->linesize, frame->width, frame->height);
+    p.matrix = kernels::matrixFor(frame->colorspace, frame->color_range);
+    p.dst = reinterpret_cast<uint8_t*>(base);
+    p.dstPitch = rgb24 ? w * 3 : w;
+    p.dstWidth = w;
+    p.dstHeight = h;
+    p.output = rgb24 ? kernels::kRgb24 : kernels::kRgbF32Planar;
+    kernels::convertOnDevice(index_, p);
+    f.memory = arena_;
+    f.width = w;
+    f.height = h;
+    f.bytes = bytes;
+    if (rgb24) {
+      f.format = "rgb24";
+      f.planes.push_back({static_cast<uint64_t>(base), w * 3});
+    } else {
+      f.format = "rgbf32-planar";
+      size_t plane = static_cast<size_t>(w) * h * sizeof(float);
+      for (int c = 0; c < 3; ++c) f.planes.push_back({static_cast<uint64_t>(base + c * plane), w * 4});
+    }
+  }
+
   int index_;
+  OutputFormat output_;
+  int resizeHeight_;
+  int resizeWidth_;
   BufferRefPtr device_;
+  std::shared_ptr<void> arena_;
+  size_t arenaBytes_ = 0;
+  size_t arenaUsed_ = 0;
 };
 
 const BackendRegistration registration("cuda", [](const DecoderOptions& options) {

@@ -39,7 +39,10 @@ void load() {
             bind(lib, d.cuMemAlloc, "cuMemAlloc_v2") && bind(lib, d.cuMemFree, "cuMemFree_v2") &&
             bind(lib, d.cuMemAllocHost, "cuMemAllocHost_v2") && bind(lib, d.cuMemFreeHost, "cuMemFreeHost") &&
             bind(lib, d.cuMemcpyHtoD, "cuMemcpyHtoD_v2") && bind(lib, d.cuMemcpyDtoH, "cuMemcpyDtoH_v2") &&
-            bind(lib, d.cuGetErrorString, "cuGetErrorString");
+            bind(lib, d.cuGetErrorString, "cuGetErrorString") && bind(lib, d.cuMemsetD8, "cuMemsetD8_v2") &&
+            bind(lib, d.cuModuleLoadData, "cuModuleLoadData") &&
+            bind(lib, d.cuModuleGetFunction, "cuModuleGetFunction") && bind(lib, d.cuLaunchKernel, "cuLaunchKernel") &&
+            bind(lib, d.cuCtxSynchronize, "cuCtxSynchronize");
   if (!ok) return;
   CUresult r = d.cuInit(0);
   if (r != CUDA_SUCCESS) {
@@ -111,6 +114,17 @@ void freeDevice(int index, uint64_t pointer) {
 void copyDeviceToHost(int index, void* dst, uint64_t src, size_t bytes) {
   ScopedContext scope(index);
   check(driver()->cuMemcpyDtoH(dst, static_cast<CUdeviceptr>(src), bytes), "cuMemcpyDtoH");
+}
+
+std::shared_ptr<void> allocShared(int index, size_t bytes) {
+  uint64_t pointer = allocDevice(index, bytes);
+  return std::shared_ptr<void>(reinterpret_cast<void*>(static_cast<uintptr_t>(pointer)),
+                               [index](void* p) {
+                                 try {
+                                   freeDevice(index, reinterpret_cast<uintptr_t>(p));
+                                 } catch (...) {  // a deleter must not throw; the context is gone at exit
+                                 }
+                               });
 }
 
 }  // namespace ec::cuda

@@ -8,6 +8,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace ec::cuda {
@@ -28,6 +29,12 @@ struct Driver {
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
   CUresult (*cuGetErrorString)(CUresult, const char**);
+  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*cuModuleLoadData)(CUmodule*, const void*);
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
+                             unsigned int, unsigned int, CUstream, void**, void**);
+  CUresult (*cuCtxSynchronize)();
 };
 
 /** The loaded and initialised driver, or nullptr with `reason` saying why not. */
@@ -49,6 +56,9 @@ class ScopedContext {
 uint64_t allocDevice(int index, size_t bytes);
 void freeDevice(int index, uint64_t pointer);
 void copyDeviceToHost(int index, void* dst, uint64_t src, size_t bytes);
+
+/** Device memory released with the last reference (a clip's converted frames share one). */
+std::shared_ptr<void> allocShared(int index, size_t bytes);
 
 }  // namespace ec::cuda
 

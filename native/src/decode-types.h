@@ -96,11 +96,27 @@ struct HostBatch {
   std::vector<HostFrame> frames;
 };
 
-/** A frame that stays in device memory; the AVFrame reference keeps the surface alive. */
+/** One plane of a frame in device memory. */
+struct DevicePlane {
+  uint64_t pointer = 0;  // CUdeviceptr
+  int pitch = 0;         // bytes between rows
+};
+
+/**
+ * A frame that stays in device memory: either an NVDEC surface (native output; the AVFrame
+ * reference keeps it alive) or a converted frame inside `memory`, which the frames of one
+ * decode call share and which is freed with the last of them.
+ */
 struct DeviceFrame {
-  FramePtr frame;
+  FramePtr frame;                  // native output, else null
+  std::shared_ptr<void> memory;    // converted output, else null
   int64_t pts = 0;
   int deviceIndex = 0;
+  int width = 0;
+  int height = 0;
+  std::string format;  // "nv12", "p010le", "rgb24", "rgbf32-planar", ...
+  std::vector<DevicePlane> planes;
+  size_t bytes = 0;  // converted output: packed size (rgb24: w*h*3, rgbf32-planar: 3*w*h*4)
 };
 
 struct DecodeResult {

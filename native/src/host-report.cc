@@ -2,6 +2,7 @@
 
 #include "codec-config.h"
 #include "device-backend.h"
+#include "kernels/kernels.h"
 #include "read-into.h"
 
 #ifdef EC_WITH_CUDA
@@ -19,6 +20,7 @@ bool cudaDecodeSupported(AVCodecID id);  // cuda-backend.cc
 HostReport probeHost() {
   HostReport report;
   report.backends = registeredBackends();
+  report.kernels = kernels::compiled(&report.kernelsReason);
   for (const std::string& codec : knownCodecs()) {
     const AVCodec* decoder = avcodec_find_decoder(codecIdFor(codec));
     report.cpuCodecs.push_back({codec, decoder ? decoder->name : ""});

@@ -24,6 +24,8 @@ struct HostReport {
   std::vector<CodecSupport> cpuCodecs;
   bool cudaCompiled = false;
   std::string cudaReason;  // why no CUDA device is usable; empty when one is
+  bool kernels = false;     // the CUDA kernels (GPU conversion, GPU label statistics) are embedded
+  std::string kernelsReason;
   std::vector<CudaDeviceInfo> cudaDevices;
   std::vector<std::string> nvdecCodecs;  // codecs with a CUDA hwaccel in this libavcodec
   std::string nvdecReason;

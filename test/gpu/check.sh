@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # GPU check of the native loader, for a CUDA host (CI never needs one):
 #   1. builds the addon with the CUDA backend,
-#   2. checks NVDEC decode against `ffmpeg -hwaccel cuda` framemd5 (vitest + `ec decode`),
+#   2. checks NVDEC decode against `ffmpeg -hwaccel cuda` framemd5 (vitest + `ec decode`), the
+#      GPU kernels (conversion/resize, label statistics) against their host twins, and a cuda
+#      stream's labels against the CPU stream's,
 #   3. reports which readInto mode device targets get (cufile or compat) and why,
-#   4. compares NVDEC decode frames/s with ffmpeg's on the same device.
+#   4. compares NVDEC decode frames/s with ffmpeg's on the same device, and times the kernels.
 # Where no GPU is, it says so and exits 0. Usage: test/gpu/check.sh [cuda:N]   (< 5 minutes)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,8 +31,14 @@ if [ "$compiled" != "true" ]; then
 fi
 node -e 'import("./dist/native/index.js").then(m => console.log(JSON.stringify(m.devices(), null, 2)))'
 
-say "NVDEC frames vs ffmpeg -hwaccel cuda framemd5 (vitest)"
-npx vitest run test/native/gpu-decode.test.ts test/native/devices.test.ts test/native/read-into.test.ts
+if [ "$(node -e 'import("./dist/native/index.js").then(m => console.log(m.devices().cuda.kernels.compiled))')" != "true" ]; then
+  echo "FAIL: the CUDA kernels were not built (no nvcc under \$CUDA_HOME/bin or /usr/local/cuda/bin?)" >&2
+  exit 1
+fi
+
+say "NVDEC frames vs ffmpeg -hwaccel cuda framemd5; GPU kernels vs their host twins (vitest)"
+npx vitest run test/native/gpu-decode.test.ts test/native/kernels.test.ts test/native/devices.test.ts \
+  test/native/read-into.test.ts test/sdk/labels/pipeline.test.ts
 
 say "ec decode --device $DEVICE --framemd5 vs ffmpeg -hwaccel cuda"
 tmp=$(mktemp -d)

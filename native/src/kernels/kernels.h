@@ -1,0 +1,49 @@
+// Host side of the kernels in kernels.cu: describing frames for them, launching them on a
+// device, and their host twins (same arithmetic, from pixel-math.h) for machines without one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include <libavutil/pixfmt.h>
+}
+
+#include "pixel-math.h"
+
+namespace ec::kernels {
+
+/** Whether this build embeds the compiled kernels; `reason` says why not. */
+bool compiled(std::string* reason = nullptr);
+
+/**
+ * The YUV layout of a frame's planes (host or device pointers) for a YUV pixel format:
+ * planar or semi-planar, 8 to 16 bits. Throws ERR_UNSUPPORTED_FORMAT for anything else.
+ */
+YuvImage yuvImage(AVPixelFormat format, const uint8_t* const planes[4], const int pitches[4], int width, int height);
+
+/** The conversion matrix libswscale uses for the same frame on the CPU path (BT.601 unless tagged 709/2020). */
+ColorMatrix matrixFor(AVColorSpace space, AVColorRange range);
+
+/** Luma source for a frame format the labelers read ("nv12", "p010le", "rgb24", "rgbf32-planar", ...). */
+LumaSource lumaSource(const std::string& format, const uint8_t* data, int pitch, int width, int height);
+
+/** Host twin of ec_convert: fills p.dst (host memory). */
+void convertOnHost(const ConvertParams& p);
+
+/**
+ * Host twin of ec_luma_stats over a clip: one record per frame (see LumaStatsLayout), the
+ * difference taken against the previous frame when it has the same size.
+ */
+std::vector<uint32_t> lumaStatsOnHost(const std::vector<LumaSource>& frames, int step);
+
+#ifdef EC_WITH_CUDA
+/** Runs ec_convert on device `index` (p's pointers are device pointers) and waits for it. */
+void convertOnDevice(int index, const ConvertParams& p);
+
+/** Runs ec_luma_stats over a clip of device frames; the records come back to the host. */
+std::vector<uint32_t> lumaStatsOnDevice(int index, const std::vector<LumaSource>& frames, int step);
+#endif
+
+}  // namespace ec::kernels
