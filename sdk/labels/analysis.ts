@@ -54,8 +54,7 @@ const COARSE_SHIFT = 3; // 256 → 32 bins: robust to noise, still separates dis
 export function analyzeClip(frames: readonly VideoFrame[], options: AnalysisOptions = {}): ClipAnalysis {
   const first = frames[0];
   if (!first) return { width: 0, height: 0, step: 1, frames: [] };
-  const target = options.gridSamples ?? 12_288;
-  const step = target > 0 ? gridStep(first.width, first.height, target) : 1;
+  const step = stepFor(first, options);
   let prev: Uint8Array | undefined;
   let cur: Uint8Array | undefined;
   let prevCoarse: Float64Array | undefined;
@@ -66,7 +65,7 @@ export function analyzeClip(frames: readonly VideoFrame[], options: AnalysisOpti
     const gw = grid.width;
     const gh = grid.height;
     const histogram = new Uint32Array(256);
-    const rowMeans = new Float32Array(gh);
+    const rowSums = new Uint32Array(gh);
     const colSums = new Uint32Array(gw); // integer sums: exact, and cheaper than doubles per sample
     const comparable = prev !== undefined && prev.length === d.length;
     let absDiff = 0;
@@ -90,45 +89,103 @@ export function analyzeClip(frames: readonly VideoFrame[], options: AnalysisOpti
           colSums[x]! += v;
         }
       }
-      rowMeans[y] = rowSum / gw;
+      rowSums[y] = rowSum;
     }
-    const samples = gw * gh;
-    const colMeans = new Float32Array(gw);
-    for (let x = 0; x < gw; x++) colMeans[x] = colSums[x]! / gh;
-    let sum = 0;
-    let sumSq = 0;
-    const coarse = new Float64Array(256 >> COARSE_SHIFT);
-    for (let v = 0; v < 256; v++) {
-      const n = histogram[v]!;
-      sum += n * v;
-      sumSq += n * v * v;
-      coarse[v >> COARSE_SHIFT]! += n / samples;
-    }
-    const mean = sum / samples;
-    let histDistance = Number.NaN;
-    if (prevCoarse) {
-      histDistance = 0;
-      for (let b = 0; b < coarse.length; b++) histDistance += Math.abs(coarse[b]! - prevCoarse[b]!);
-      histDistance /= 2;
-    }
-    out.push({
-      histogram,
-      samples,
-      mean,
-      std: Math.sqrt(Math.max(0, sumSq / samples - mean * mean)),
-      rowMeans,
-      colMeans,
-      diff: comparable ? absDiff / samples : Number.NaN,
-      histDistance,
-      corrupt: frame.corrupt === true,
-    });
+    const stats = statsFromSums({ histogram, rowSums, colSums, absDiff: comparable ? absDiff : undefined }, prevCoarse, frame.corrupt === true);
+    out.push(stats.frame);
     // Swap buffers so the previous grid survives while the next one is read.
     const spare = prev;
     prev = d;
     cur = spare;
-    prevCoarse = coarse;
+    prevCoarse = stats.coarse;
   }
   return { width: first.width, height: first.height, step, frames: out };
+}
+
+/** The integer sums of one frame's grid: what the CPU loop above and the GPU kernel both produce. */
+export interface GridSums {
+  readonly histogram: Uint32Array;
+  readonly rowSums: Uint32Array;
+  readonly colSums: Uint32Array;
+  /** Sum of absolute differences to the previous grid; undefined when there is none to compare. */
+  readonly absDiff: number | undefined;
+}
+
+function stepFor(first: { width: number; height: number }, options: AnalysisOptions): number {
+  const target = options.gridSamples ?? 12_288;
+  return target > 0 ? gridStep(first.width, first.height, target) : 1;
+}
+
+/** FrameStats from a grid's sums: one definition for every implementation, so they agree exactly. */
+function statsFromSums(sums: GridSums, prevCoarse: Float64Array | undefined, corrupt: boolean): { frame: FrameStats; coarse: Float64Array } {
+  const { histogram, rowSums: rs, colSums: cs } = sums;
+  const gw = cs.length;
+  const gh = rs.length;
+  const samples = gw * gh;
+  const rowMeans = new Float32Array(gh);
+  for (let y = 0; y < gh; y++) rowMeans[y] = rs[y]! / gw;
+  const colMeans = new Float32Array(gw);
+  for (let x = 0; x < gw; x++) colMeans[x] = cs[x]! / gh;
+  let sum = 0;
+  let sumSq = 0;
+  const coarse = new Float64Array(256 >> COARSE_SHIFT);
+  for (let v = 0; v < 256; v++) {
+    const n = histogram[v]!;
+    sum += n * v;
+    sumSq += n * v * v;
+    coarse[v >> COARSE_SHIFT]! += n / samples;
+  }
+  const mean = sum / samples;
+  let histDistance = Number.NaN;
+  if (prevCoarse) {
+    histDistance = 0;
+    for (let b = 0; b < coarse.length; b++) histDistance += Math.abs(coarse[b]! - prevCoarse[b]!);
+    histDistance /= 2;
+  }
+  const frame: FrameStats = {
+    histogram,
+    samples,
+    mean,
+    std: Math.sqrt(Math.max(0, sumSq / samples - mean * mean)),
+    rowMeans,
+    colMeans,
+    diff: sums.absDiff === undefined ? Number.NaN : sums.absDiff / samples,
+    histDistance,
+    corrupt,
+  };
+  return { frame, coarse };
+}
+
+/** A frame whose luma sums are computed elsewhere (on its GPU): its size and the decoder's flag. */
+export interface SizedFrame {
+  readonly width: number;
+  readonly height: number;
+  readonly corrupt?: boolean;
+}
+
+/**
+ * The same analysis as analyzeClip from per-frame grid sums computed elsewhere — on the GPU
+ * for frames that live there (see analyzeDeviceClip) — given the grid step they were read with.
+ *
+ * @example
+ * const step = analysisStep(frames[0]!, {});
+ * const a = analysisFromSums(frames, step, await lumaStatsOnDevice(frames, step));
+ */
+export function analysisFromSums(frames: readonly SizedFrame[], step: number, sums: readonly GridSums[]): ClipAnalysis {
+  const first = frames[0];
+  if (!first) return { width: 0, height: 0, step: 1, frames: [] };
+  let prevCoarse: Float64Array | undefined;
+  const out = frames.map((f, i) => {
+    const stats = statsFromSums(sums[i]!, prevCoarse, f.corrupt === true);
+    prevCoarse = stats.coarse;
+    return stats.frame;
+  });
+  return { width: first.width, height: first.height, step, frames: out };
+}
+
+/** The grid step analyzeClip uses for a clip whose first frame is `first`. */
+export function analysisStep(first: { width: number; height: number }, options: AnalysisOptions = {}): number {
+  return stepFor(first, options);
 }
 
 /**

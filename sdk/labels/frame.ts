@@ -34,6 +34,21 @@ export interface VideoFrame {
   readonly corrupt?: boolean;
 }
 
+/**
+ * A frame that lives on the GPU (a cuda decoder's DeviceFrame): labelers see its size and
+ * format; the built-in analysis runs on its device (see device-analysis.ts).
+ */
+export interface GpuFrame {
+  readonly kind: "device";
+  readonly format: string;
+  readonly width: number;
+  readonly height: number;
+  readonly corrupt?: boolean;
+}
+
+/** What a labeler receives: host frames (with their pixels) or, on a cuda pipeline, device frames. */
+export type LabelFrame = VideoFrame | GpuFrame;
+
 /** A CPU tensor of one clip as the SDK batches it: shape [T, H, W, C], channels last. */
 export interface ClipTensor {
   readonly data: Uint8Array | Float32Array;

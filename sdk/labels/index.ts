@@ -2,10 +2,11 @@
  * In-stream clip validation and labeling: named labelers over decoded frames, merged into
  * ClipInfo.labels, a filter policy, and results cached per (object etag, clip).
  */
-export type { PixelFormat, VideoFrame, ClipTensor, LumaGrid } from "./frame.js";
+export type { PixelFormat, VideoFrame, GpuFrame, LabelFrame, ClipTensor, LumaGrid } from "./frame.js";
 export { framesFromTensor, lumaGrid, gridStep } from "./frame.js";
-export type { FrameStats, ClipAnalysis, AnalysisOptions } from "./analysis.js";
-export { analyzeClip, fractionAtMost } from "./analysis.js";
+export type { FrameStats, ClipAnalysis, AnalysisOptions, GridSums, SizedFrame } from "./analysis.js";
+export { analyzeClip, analysisFromSums, analysisStep, fractionAtMost } from "./analysis.js";
+export { analyzeDeviceClip, isDeviceClip } from "./device-analysis.js";
 export type { Labeler, LabelerFactory, LabelFunction, LabelResult, LabelValue, LabelClipInfo, LabelContext, DecodeReport } from "./labeler.js";
 export { labelerRegistry, registerLabeler, labelerFromFunction, resolveLabelers, DEFAULT_LABELERS, type LabelsSpec } from "./registry.js";
 export { labelClip, toFrames, type ClipLabels } from "./label-clip.js";

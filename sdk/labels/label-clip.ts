@@ -2,22 +2,26 @@
 import type { ClipLabelsV1, LabelResultV1 } from "../../common/schema/labels-v1.js";
 import { describeReceived } from "../../common/errors.js";
 import { analyzeClip, type AnalysisOptions, type ClipAnalysis } from "./analysis.js";
+import { analyzeDeviceClip, isDeviceClip } from "./device-analysis.js";
 import { LabelerFailedError, LabelFrameError } from "./errors.js";
-import { framesFromTensor, type VideoFrame } from "./frame.js";
+import { framesFromTensor, type LabelFrame, type VideoFrame } from "./frame.js";
 import type { LabelClipInfo, LabelContext, Labeler, LabelResult, LabelValue } from "./labeler.js";
 
 export type ClipLabels = ClipLabelsV1;
 
 /**
- * Accepts what a pipeline holds for a clip: a list of frames, a decoded clip `{ frames }` or a
- * [T, H, W, C] tensor.
+ * Accepts what a pipeline holds for a clip: a list of frames, a decoded clip `{ frames }` (its
+ * `gpuFrames` when the clip was decoded on a GPU) or a [T, H, W, C] tensor.
  *
  * @example
  * const frames = toFrames({ data: tensor.data, shape: [16, 224, 224, 3] });
  */
-export function toFrames(frames: unknown): readonly VideoFrame[] {
-  if (Array.isArray(frames)) return frames as VideoFrame[];
-  // The pipeline's decoded clip: { frames: [{ data, width, height, format }], device }.
+export function toFrames(frames: unknown): readonly LabelFrame[] {
+  if (Array.isArray(frames)) return frames as LabelFrame[];
+  // The pipeline's decoded clip: { frames: [{ data, width, height, format }], device, gpuFrames? };
+  // frames still on the GPU are labeled there.
+  const gpu = (frames as { gpuFrames?: unknown } | null)?.gpuFrames;
+  if (Array.isArray(gpu) && gpu.length > 0) return gpu as LabelFrame[];
   if (frames !== null && typeof frames === "object" && Array.isArray((frames as { frames?: unknown }).frames)) {
     return (frames as { frames: VideoFrame[] }).frames;
   }
@@ -25,6 +29,12 @@ export function toFrames(frames: unknown): readonly VideoFrame[] {
     return framesFromTensor(frames as { data: Uint8Array | Float32Array; shape: number[] });
   }
   throw new LabelFrameError(`Expected a list of frames or a [T, H, W, C] tensor but received ${describeReceived(frames)}`);
+}
+
+function hostFrames(frames: readonly LabelFrame[]): readonly VideoFrame[] {
+  const i = frames.findIndex((f) => "kind" in f && f.kind === "device");
+  if (i >= 0) throw new LabelFrameError(`Expected every frame of a clip on one device but frames[${i}] is on the GPU and others are not`);
+  return frames as readonly VideoFrame[];
 }
 
 function normalize(name: string, r: unknown, severity: Labeler["severity"]): LabelResultV1 {
@@ -56,13 +66,14 @@ function normalize(name: string, r: unknown, severity: Labeler["severity"]): Lab
  * if (!labels.valid) console.log(labels.flags);
  */
 export async function labelClip(
-  frames: readonly VideoFrame[],
+  frames: readonly LabelFrame[],
   info: LabelClipInfo,
   labelers: readonly Labeler[],
   options: AnalysisOptions = {},
 ): Promise<ClipLabels> {
-  let analysis: ClipAnalysis | undefined;
-  const context: LabelContext = { analysis: () => (analysis ??= analyzeClip(frames, options)) };
+  // Frames on the GPU are analysed there, once, before any labeler runs.
+  let analysis: ClipAnalysis | undefined = isDeviceClip(frames) ? await analyzeDeviceClip(frames, options) : undefined;
+  const context: LabelContext = { analysis: () => (analysis ??= analyzeClip(hostFrames(frames), options)) };
   const results: Record<string, LabelResultV1> = {};
   const flags = new Set<string>();
   let valid = true;

@@ -3,7 +3,7 @@
  * frames and what is known about the clip, returning a result record.
  */
 import type { ClipAnalysis } from "./analysis.js";
-import type { VideoFrame } from "./frame.js";
+import type { LabelFrame } from "./frame.js";
 
 /** A JSON-safe value a labeler reports. */
 export type LabelValue = number | boolean | string | readonly number[];
@@ -47,7 +47,7 @@ export interface LabelContext {
 }
 
 export type LabelFunction = (
-  frames: readonly VideoFrame[],
+  frames: readonly LabelFrame[],
   info: LabelClipInfo,
   context: LabelContext,
 ) => LabelResult | Promise<LabelResult>;
@@ -61,7 +61,7 @@ export interface Labeler {
   readonly severity: "fail" | "tag";
   /** Identifies the labeler's code and settings: cached results are reused only when it matches. */
   readonly fingerprint: string;
-  label(frames: readonly VideoFrame[], info: LabelClipInfo, context: LabelContext): LabelResult | Promise<LabelResult>;
+  label(frames: readonly LabelFrame[], info: LabelClipInfo, context: LabelContext): LabelResult | Promise<LabelResult>;
 }
 
 /** Makes a labeler from its options (thresholds); validates them and throws LabelOptionError. */

@@ -1,4 +1,5 @@
 import type { ImageInfoV1, VideoTrackV1 } from "../../common/schema/index.js";
+import type { DeviceFrame } from "../../native/index.js";
 
 /** One sample of a fetched span, in decode order; `offset` is relative to the span's bytes. */
 export interface Packet {
@@ -41,6 +42,8 @@ export interface DecodedClip {
   readonly device: string;
   /** One still image, not a clip: batches stack it as [B, H, W, C] (no time axis). */
   readonly still?: boolean;
+  /** The same frames still in GPU memory (cuda decode): the labelers analyse them there. */
+  readonly gpuFrames?: readonly DeviceFrame[];
 }
 
 /** The decode stage: the native decoder in production, anything with this shape in tests. */

@@ -3,7 +3,7 @@
  * decoding from the GOP's keyframe and keeping only the clip's frames.
  */
 import { availableParallelism } from "node:os";
-import { createDecoder, decodeImage, devices, type Decoder, type Frame, type HostFrame } from "../../native/index.js";
+import { createDecoder, decodeImage, devices, type Decoder, type DeviceFrame, type Frame, type HostFrame } from "../../native/index.js";
 import type { VideoTrackV1 } from "../../common/schema/index.js";
 import { SdkError } from "../errors.js";
 import type { DecodeClip, DecodedFrame, DecodeImage, DecodeRequest } from "./decode.js";
@@ -91,6 +91,7 @@ export const nativeDecode: DecodeClip = async (req) => {
   const byPts = new Map<number, Frame>();
   for (const f of frames) byPts.set(f.pts, f);
   const kept: DecodedFrame[] = [];
+  const gpuFrames: DeviceFrame[] = [];
   for (const pts of req.keep) {
     const f = byPts.get(pts);
     if (!f) {
@@ -98,8 +99,9 @@ export const nativeDecode: DecodeClip = async (req) => {
     }
     // Device tensors are stacked on the host for now: the copy keeps one code path for batches.
     kept.push(asDecoded(await toHostFrame(f)));
+    if (f.kind === "device") gpuFrames.push(f);
   }
-  return { frames: kept, device };
+  return { frames: kept, device, ...(gpuFrames.length > 0 ? { gpuFrames } : {}) };
 };
 
 /**

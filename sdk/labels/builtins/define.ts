@@ -3,7 +3,7 @@ import { z } from "zod";
 import { describeReceived } from "../../../common/errors.js";
 import { LabelOptionError } from "../errors.js";
 import type { LabelClipInfo, LabelContext, Labeler, LabelerFactory, LabelResult } from "../labeler.js";
-import type { VideoFrame } from "../frame.js";
+import type { LabelFrame } from "../frame.js";
 
 export const severity = z.enum(["fail", "tag"]);
 
@@ -25,7 +25,7 @@ export function defineLabeler<S extends z.ZodObject>(
   name: string,
   version: number,
   schema: S,
-  label: (o: z.output<S>, frames: readonly VideoFrame[], info: LabelClipInfo, ctx: LabelContext) => LabelResult,
+  label: (o: z.output<S>, frames: readonly LabelFrame[], info: LabelClipInfo, ctx: LabelContext) => LabelResult,
 ): LabelerFactory {
   const strict = schema.strict();
   return (options = {}) => {

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { devices } from "../../../native/index.js";
 import { open } from "../../../sdk/index.js";
 import { createLabelStage, MemoryLabelCache, type ClipLabels } from "../../../sdk/labels/index.js";
 import { corruptFrames, makeSegments, type Segment } from "./fixtures.js";
@@ -26,11 +27,11 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function stream(stage: ReturnType<typeof createLabelStage>) {
+async function stream(stage: ReturnType<typeof createLabelStage>, device: "cpu" | "cuda:0" = "cpu") {
   const kept: { key: string; start: number; labels: ClipLabels }[] = [];
   const errors: { key: string; start: number; code: string }[] = [];
   const ds = await open(dir, {
-    frames: 16, shuffle: false, device: "cpu", workers: 1, size: [60, 80],
+    frames: 16, shuffle: false, device, workers: 1, size: [60, 80],
     ...stage.hooks,
     onError: (err, clip) => errors.push({ key: clip?.key ?? "", start: clip?.start ?? -1, code: err.code }),
   });
@@ -77,5 +78,16 @@ describe("labels in the open() pipeline (native decoder)", () => {
     };
     expect(await run()).toEqual(["bad.mp4@0:", "bad.mp4@48:", "mix.mp4@0:", "mix.mp4@48:", "mix.mp4@64:"]);
     expect(await run("tag")).toContain("mix.mp4@16:black");
+  });
+});
+
+const nvdec = devices().cuda.nvdec;
+describe.skipIf(!nvdec.available)(`labels on the GPU${nvdec.available ? "" : ` — skipped: ${nvdec.reason ?? "no NVDEC"}`}`, () => {
+  // The GPU resizes with its own kernel (not libswscale), so values differ a little; flags must not.
+  test("a cuda stream labels its clips on the device, with the flags the CPU stream gets", async () => {
+    const cpu = await stream(createLabelStage({ cache: false, filter: "tag" }));
+    const gpu = await stream(createLabelStage({ cache: false, filter: "tag" }), "cuda:0");
+    const mix = (r: typeof cpu) => r.kept.filter((k) => k.key === "mix.mp4").map((k) => [k.start, k.labels.valid, [...k.labels.flags].sort()]);
+    expect(mix(gpu)).toEqual(mix(cpu));
   });
 });
