@@ -15,6 +15,12 @@ export interface RangeCacheOptions {
   // How to fetch
   /** Block size in bytes, a multiple of 4096; default 8 MiB. */
   readonly blockSize?: number;
+  /**
+   * Most bytes one upstream request asks for: consecutive blocks missing from a read, a stream's
+   * lookahead or the plan go upstream as one range request up to this size (at least one block);
+   * default 8 MiB.
+   */
+  readonly coalesceBytes?: number;
   /** Upstream requests in flight across all origins; default 256. */
   readonly maxInFlight?: number;
   /** HTTP/1.1 sockets per origin (HTTP/2 multiplexes); default 32. */
@@ -73,6 +79,7 @@ export function resolveOptions(o: RangeCacheOptions): ResolvedOptions {
     dir: o.dir,
     maxBytes,
     blockSize,
+    coalesceBytes: int("coalesceBytes", o.coalesceBytes, 1, 8 << 20),
     maxInFlight: int("maxInFlight", o.maxInFlight, 1, 256),
     connections: int("connections", o.connections, 1, 32),
     streamsPerConnection: int("streamsPerConnection", o.streamsPerConnection, 1, 100),

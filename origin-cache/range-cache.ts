@@ -1,8 +1,10 @@
 /**
  * The cache itself, without HTTP: the SDK uses it in-process when no cache URL is given, and the
  * service in server.ts is a thin layer over it. A read is split into blocks; each block comes
- * from memory (just pulled, still being written), from disk (verified), or from upstream through
- * one shared pull per block.
+ * from memory (just pulled, still being written), from disk (verified), from a pull already in
+ * flight, or from upstream: the blocks a read still lacks go as one range request per run of
+ * consecutive blocks (up to `coalesceBytes`), split into blocks as the bytes arrive, and each
+ * block is registered as in flight before the request starts, so no block is pulled twice.
  */
 import { describeReceived } from "../common/errors.js";
 import { CacheArgumentError, CacheClosedError, EtagChangedError, RangeNotSatisfiableError } from "./errors.js";
@@ -38,7 +40,7 @@ export interface PlanOptions {
 export interface RangeCache {
   /** Bytes `[offset, offset + length)` of the object at `url` (a signed edge URL under a configured upstream). */
   read(url: string, offset: number, length: number, opts?: ReadOptions): Promise<Uint8Array>;
-  /** The same bytes as consecutive chunks (one per block), pulled a few blocks ahead; for large spans. */
+  /** The same bytes as consecutive chunks (one per block), pulled ahead (at least 4 blocks, up to `coalesceBytes`); for large spans. */
   stream(url: string, offset: number, length: number, opts?: ReadOptions): AsyncIterable<Uint8Array>;
   /** The pinned version and size of the object at `url`. */
   object(url: string, opts?: ReadOptions): Promise<Pin>;
@@ -51,6 +53,30 @@ export interface RangeCache {
 }
 
 const LOOKAHEAD_BLOCKS = 4;
+
+interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+  reject(err: unknown): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+}
+
+/** `indices` (ascending) as runs of consecutive ones, each at most `most` long. */
+function runsOf(indices: readonly number[], most: number): { first: number; count: number }[] {
+  const runs: { first: number; count: number }[] = [];
+  for (const i of indices) {
+    const last = runs[runs.length - 1];
+    if (last && last.first + last.count === i && last.count < most) last.count++;
+    else runs.push({ first: i, count: 1 });
+  }
+  return runs;
+}
 
 /**
  * Opens (or reopens) the block store in `dir` and returns the in-process cache.
@@ -85,6 +111,11 @@ class RangeCacheImpl implements RangeCache {
   readonly #pending = new Map<string, Buffer>();
   readonly #writes = new Set<Promise<unknown>>();
   readonly #fetchCtx: RangeFetchContext;
+  /** Most blocks in one upstream request. */
+  readonly #runBlocks: number;
+  /** Blocks a stream keeps in flight ahead of its reader, and how many must be free before it asks for more. */
+  readonly #lookahead: number;
+  readonly #refill: number;
   #store!: BlockStore;
   #closed = false;
   // Rejects when close() begins: pending reads settle with CacheClosedError at once instead of
@@ -98,6 +129,10 @@ class RangeCacheImpl implements RangeCache {
     this.#log = log;
     this.#allow = new AllowList(o.upstreams);
     this.#limiter = new Limiter(o.maxInFlight);
+    this.#runBlocks = Math.max(1, Math.floor(o.coalesceBytes / o.blockSize));
+    this.#lookahead = Math.max(LOOKAHEAD_BLOCKS, this.#runBlocks);
+    // Refilling a block at a time would send runs of one block: wait for a run's worth of room.
+    this.#refill = Math.max(1, Math.min(this.#runBlocks, Math.floor(this.#lookahead / 2)));
     this.#pools = new UpstreamPools(this.#allow.origins, {
       connections: o.connections,
       streamsPerConnection: o.streamsPerConnection,
@@ -111,8 +146,9 @@ class RangeCacheImpl implements RangeCache {
       blockSize: o.blockSize,
       budgetBytes: o.prefetchBudgetBytes,
       concurrency: o.prefetchConcurrency,
+      runBlocks: this.#runBlocks,
       idleMs: o.planIdleMs,
-      prefetch: (b) => this.#prefetch(b),
+      prefetch: (run) => this.#prefetch(run),
       onError: (err, b) => this.#log.warn({ err, key: b.key, block: b.index }, "prefetch failed"),
     });
     this.#fetchCtx = {
@@ -221,80 +257,162 @@ class RangeCacheImpl implements RangeCache {
     return { url, pin };
   }
 
-  /** The part of `[offset, end)` that lies in block `b`. */
-  #part(url: URL, pin: Pin, b: number, offset: number, end: number): Promise<Buffer> {
-    const bs = this.#o.blockSize;
-    const from = Math.max(offset, b * bs);
-    const to = Math.min(end, (b + 1) * bs);
-    return this.#slice(url, pin, b, from - b * bs, to - from);
-  }
-
   async read(raw: string, offset: number, length: number, opts: ReadOptions = {}): Promise<Uint8Array> {
     const { url, pin } = await this.#untilClosed(this.#target(raw, offset, length, opts));
+    if (length === 0) return Buffer.alloc(0);
     const bs = this.#o.blockSize;
-    const parts: Promise<Buffer>[] = [];
-    for (let b = Math.floor(offset / bs); length > 0 && b * bs < offset + length; b++) parts.push(this.#part(url, pin, b, offset, offset + length));
+    const end = offset + length;
+    const parts = this.#parts(url, pin, offset, end, Math.floor(offset / bs), Math.floor((end - 1) / bs));
     const chunks = await this.#untilClosed(Promise.all(parts));
     return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length);
   }
 
   async *stream(raw: string, offset: number, length: number, opts: ReadOptions = {}): AsyncIterable<Uint8Array> {
     const { url, pin } = await this.#untilClosed(this.#target(raw, offset, length, opts));
+    if (length === 0) return;
     const bs = this.#o.blockSize;
     const end = offset + length;
+    const last = Math.floor((end - 1) / bs);
     const ahead: Promise<Buffer>[] = [];
     let b = Math.floor(offset / bs);
     const more = (): void => {
-      while (ahead.length < LOOKAHEAD_BLOCKS && b * bs < end) {
-        const p = this.#part(url, pin, b++, offset, end);
+      const n = Math.min(this.#lookahead - ahead.length, last - b + 1);
+      if (n <= 0) return;
+      for (const p of this.#parts(url, pin, offset, end, b, b + n - 1)) {
         p.catch(() => {}); // awaited in order below; this only stops an unhandled rejection meanwhile
         ahead.push(p);
       }
+      b += n;
     };
     more();
     while (ahead.length > 0) {
       const chunk = await this.#untilClosed(ahead.shift() as Promise<Buffer>);
-      more();
+      if (this.#lookahead - ahead.length >= this.#refill) more();
       yield chunk;
     }
   }
 
-  async #slice(url: URL, pin: Pin, index: number, start: number, length: number): Promise<Buffer> {
-    const id: BlockId = { key: pin.key, etag: pin.etag, index };
-    const k = `${index}:${pin.etag}:${pin.key}`;
+  #blockKey(pin: Pin, index: number): string {
+    return `${index}:${pin.etag}:${pin.key}`;
+  }
+
+  /**
+   * The parts of `[offset, end)` in blocks `first..last`, in order. Blocks in memory, in flight
+   * or on disk come from there; the rest go upstream as one request per run of consecutive
+   * blocks, each registered as in flight before this returns.
+   */
+  #parts(url: URL, pin: Pin, offset: number, end: number, first: number, last: number): Promise<Buffer>[] {
+    const bs = this.#o.blockSize;
+    const parts: Promise<Buffer>[] = [];
+    const missing: number[] = [];
+    const bounds = (b: number): { start: number; length: number } => {
+      const from = Math.max(offset, b * bs);
+      return { start: from - b * bs, length: Math.min(end, (b + 1) * bs) - from };
+    };
+    for (let b = first; b <= last; b++) {
+      const { start, length } = bounds(b);
+      const part = this.#slice(url, pin, b, start, length);
+      if (!part) missing.push(b);
+      parts.push(part ?? (undefined as never));
+    }
+    for (const run of runsOf(missing, this.#runBlocks)) {
+      this.#pullRun(url, pin, run.first, run.count).forEach((pulled, i) => {
+        const b = run.first + i;
+        const { start, length } = bounds(b);
+        this.#metrics.miss(false);
+        parts[b - first] = pulled.then((data) => data.subarray(start, start + length));
+      });
+    }
+    return parts;
+  }
+
+  /** Block `index`'s `[start, start + length)` from memory, a pull in flight or disk; undefined when it must be pulled. */
+  #slice(url: URL, pin: Pin, index: number, start: number, length: number): Promise<Buffer> | undefined {
+    const k = this.#blockKey(pin, index);
     this.#planner.noteRead(pin.key, index);
+    const mem = this.#pending.get(k);
+    if (mem) {
+      this.#metrics.hit(length, false);
+      return Promise.resolve(mem.subarray(start, start + length));
+    }
+    const flight = this.#flights.get(k);
+    if (flight) {
+      this.#metrics.miss(true);
+      return flight.then((data) => data.subarray(start, start + length));
+    }
+    if (!this.#store.has({ key: pin.key, etag: pin.etag, index })) return undefined;
+    return this.#fromDisk(url, pin, index, start, length);
+  }
+
+  async #fromDisk(url: URL, pin: Pin, index: number, start: number, length: number): Promise<Buffer> {
+    const disk = await this.#store.read({ key: pin.key, etag: pin.etag, index }, start, length);
+    if (disk) {
+      this.#metrics.hit(length, true);
+      return disk;
+    }
+    // Evicted meanwhile, or dropped for failing its checksum: pulled again (or joined).
+    const k = this.#blockKey(pin, index);
     const mem = this.#pending.get(k);
     if (mem) {
       this.#metrics.hit(length, false);
       return mem.subarray(start, start + length);
     }
-    const disk = await this.#store.read(id, start, length);
-    if (disk) {
-      this.#metrics.hit(length, true);
-      return disk;
-    }
-    const { promise, shared } = this.#flights.do(k, () => this.#pull(url, pin, index, k));
-    this.#metrics.miss(shared);
-    return (await promise).subarray(start, start + length);
+    const flight = this.#flights.get(k);
+    this.#metrics.miss(flight !== undefined);
+    const data = await (flight ?? (this.#pullRun(url, pin, index, 1)[0] as Promise<Buffer>));
+    return data.subarray(start, start + length);
   }
 
-  async #pull(url: URL, pin: Pin, index: number, k: string): Promise<Buffer> {
-    if (this.#closed) throw new CacheClosedError();
-    const from = index * this.#o.blockSize;
-    const to = Math.min(pin.size, from + this.#o.blockSize);
+  /**
+   * Pulls blocks `first .. first + count - 1` (none of them in flight) with one upstream range
+   * request; returns a promise per block, each registered as that block's flight at once and
+   * settled as soon as the block's last byte is in. A failure part-way keeps the blocks already
+   * complete (served and stored) and rejects only the rest.
+   */
+  #pullRun(url: URL, pin: Pin, first: number, count: number): Promise<Buffer>[] {
+    const waiting = Array.from({ length: count }, () => deferred<Buffer>());
+    const promises = waiting.map((w, i) => this.#flights.do(this.#blockKey(pin, first + i), () => w.promise).promise);
+    void this.#fetchRun(url, pin, first, waiting);
+    return promises;
+  }
+
+  /** The upstream side of #pullRun; never rejects (its failures reject the blocks still waiting). */
+  async #fetchRun(url: URL, pin: Pin, first: number, waiting: readonly Deferred<Buffer>[]): Promise<void> {
+    const bs = this.#o.blockSize;
+    const from = first * bs;
+    const to = Math.min(pin.size, from + waiting.length * bs);
     const t0 = performance.now();
-    let data: Buffer;
+    let done = 0;
+    // Bytes before `got` are final (a retry resumes after them), so every complete block goes on
+    // to its readers and the store at once; a block is never handed on before its last byte.
+    const deliver = (out: Buffer, got: number): void => {
+      while (done < waiting.length && !this.#closed) {
+        const blockEnd = Math.min(to - from, (done + 1) * bs);
+        if (got < blockEnd) return;
+        const data = out.subarray(done * bs, blockEnd);
+        this.#metrics.blockLatency(performance.now() - t0);
+        this.#land(pin, first + done, data);
+        (waiting[done] as Deferred<Buffer>).resolve(data);
+        done++;
+      }
+    };
     try {
-      data = await fetchRange(this.#ctxFor(url), url, pin, from, to);
+      if (this.#closed) throw new CacheClosedError();
+      const out = await fetchRange(this.#ctxFor(url), url, pin, from, to, undefined, deliver);
+      deliver(out, out.length);
+      if (done < waiting.length) throw new CacheClosedError();
     } catch (err) {
       if (err instanceof EtagChangedError && this.#pins.has(pin.key)) {
         // Later reads learn the new version; this one fails rather than mix versions.
         void this.#pins.get(pin.key)?.then((p) => p.etag === pin.etag && this.#pins.delete(pin.key), () => {});
       }
-      throw err;
+      for (let i = done; i < waiting.length; i++) (waiting[i] as Deferred<Buffer>).reject(err);
     }
-    if (this.#closed) throw new CacheClosedError();
-    this.#metrics.blockLatency(performance.now() - t0);
+  }
+
+  /** A block just pulled: served from memory until the store has it. */
+  #land(pin: Pin, index: number, data: Buffer): void {
+    const k = this.#blockKey(pin, index);
     this.#pending.set(k, data);
     const write = this.#store
       .put({ key: pin.key, etag: pin.etag, index }, data)
@@ -310,17 +428,27 @@ class RangeCacheImpl implements RangeCache {
         this.#writes.delete(write);
       });
     this.#writes.add(write);
-    return data;
   }
 
-  async #prefetch(b: PlannedBlock): Promise<void> {
-    if (this.#closed) return;
-    const url = this.#allow.check(b.url);
+  /** Pulls a planned run's blocks that are neither stored nor on their way, coalesced like a read's. */
+  async #prefetch(run: readonly PlannedBlock[]): Promise<void> {
+    const head = run[0];
+    if (this.#closed || !head) return;
+    const url = this.#allow.check(head.url);
     const pin = await this.#pin(url);
-    if (b.index * this.#o.blockSize >= pin.size) return;
-    const k = `${b.index}:${pin.etag}:${pin.key}`;
-    if (this.#pending.has(k) || this.#store.has({ key: pin.key, etag: pin.etag, index: b.index })) return;
-    await this.#flights.do(k, () => this.#pull(url, pin, b.index, k)).promise;
+    if (this.#closed) return;
+    const waits: Promise<Buffer>[] = [];
+    const missing: number[] = [];
+    for (const { index } of run) {
+      if (index * this.#o.blockSize >= pin.size) break;
+      const k = this.#blockKey(pin, index);
+      if (this.#pending.has(k) || this.#store.has({ key: pin.key, etag: pin.etag, index })) continue;
+      const flight = this.#flights.get(k);
+      if (flight) waits.push(flight);
+      else missing.push(index);
+    }
+    for (const r of runsOf(missing, this.#runBlocks)) waits.push(...this.#pullRun(url, pin, r.first, r.count));
+    await Promise.all(waits);
   }
 
   plan(ranges: readonly PlanRange[], opts: PlanOptions = {}): PlanAck {

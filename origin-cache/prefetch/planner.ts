@@ -3,9 +3,11 @@
  * (one per open dataset) has its own plan: its upcoming ranges as an ordered list of blocks. A new
  * plan from a client replaces only what is left of that client's plan (pulls already running
  * finish). The global byte budget is shared out evenly among the clients that still have blocks
- * ahead, and pulls go round-robin over the clients, each one's soonest block first. A client that
- * neither plans nor reads its planned blocks for `idleMs` is dropped, so a dead rank's plan does
- * not pin the cache.
+ * ahead, and pulls go round-robin over the clients, each one's soonest block first. A pull takes
+ * a run: that block and the planned blocks right after it that continue it in the same object
+ * (up to `runBlocks`), so a clip's span goes upstream as one range request, not one per block.
+ * A client that neither plans nor reads its planned blocks for `idleMs` is dropped, so a dead
+ * rank's plan does not pin the cache.
  */
 export interface PlannedBlock {
   readonly url: string;
@@ -16,11 +18,14 @@ export interface PlannedBlock {
 export interface PlannerOptions {
   readonly blockSize: number;
   readonly budgetBytes: number;
+  /** Concurrent pulls (each one run of blocks). */
   readonly concurrency: number;
+  /** Most blocks in one pull; default 1 (a pull per block). */
+  readonly runBlocks?: number;
   /** A client's plan is dropped after this long without a plan or a read of its blocks. */
   readonly idleMs: number;
-  /** Pulls one block into the store (a no-op when it is already there). */
-  readonly prefetch: (block: PlannedBlock) => Promise<void>;
+  /** Pulls consecutive blocks of one object into the store (skipping those already there or on their way). */
+  readonly prefetch: (run: readonly PlannedBlock[]) => Promise<void>;
   readonly onError?: (err: unknown, block: PlannedBlock) => void;
   /** Milliseconds clock; default performance.now. */
   readonly now?: () => number;
@@ -160,40 +165,54 @@ export class Planner {
     });
   }
 
-  /** The soonest unstarted block in the client's window, marked started. */
-  #take(plan: ClientPlan): PlannedBlock | undefined {
+  /**
+   * The soonest unstarted block in the client's window and the unstarted blocks after it in the
+   * plan that continue it (same object, next index), all inside the window; marked started.
+   */
+  #take(plan: ClientPlan): PlannedBlock[] | undefined {
     plan.scan = Math.max(plan.scan, plan.cursor);
-    while (plan.scan < plan.blocks.length && (plan.started.has(plan.scan) || plan.consumed.has(plan.scan))) plan.scan++;
-    if (plan.scan >= plan.cursor + plan.window) return undefined;
+    const free = (at: number): boolean => !plan.started.has(at) && !plan.consumed.has(at);
+    while (plan.scan < plan.blocks.length && !free(plan.scan)) plan.scan++;
+    const end = Math.min(plan.blocks.length, plan.cursor + plan.window);
+    if (plan.scan >= end) return undefined;
+    const run = [plan.blocks[plan.scan] as PlannedBlock];
     plan.started.add(plan.scan);
-    return plan.blocks[plan.scan];
+    const most = Math.max(1, this.#opts.runBlocks ?? 1);
+    for (let at = plan.scan + 1; at < end && run.length < most && free(at); at++) {
+      const prev = run[run.length - 1] as PlannedBlock;
+      const next = plan.blocks[at] as PlannedBlock;
+      if (next.key !== prev.key || next.index !== prev.index + 1) break;
+      run.push(next);
+      plan.started.add(at);
+    }
+    return run;
   }
 
   #pump(): void {
     const plans = [...this.#clients.values()];
     let idle = 0;
-    // One block per client per turn until the pulls are at the cap or no window has work left.
+    // One run per client per turn until the pulls are at the cap or no window has work left.
     while (this.#running < this.#opts.concurrency && plans.length > 0 && idle < plans.length) {
       const plan = plans[this.#turn++ % plans.length] as ClientPlan;
-      const block = this.#take(plan);
-      if (!block) {
+      const run = this.#take(plan);
+      if (!run) {
         idle++;
         continue;
       }
       idle = 0;
-      this.#start(block);
+      this.#start(run);
     }
   }
 
-  #start(block: PlannedBlock): void {
+  #start(run: readonly PlannedBlock[]): void {
     this.#running++;
     this.#opts
-      .prefetch(block)
+      .prefetch(run)
       .then(
-        () => void this.prefetched++,
+        () => void (this.prefetched += run.length),
         (err: unknown) => {
           this.errors++;
-          this.#opts.onError?.(err, block);
+          this.#opts.onError?.(err, run[0] as PlannedBlock);
         },
       )
       .finally(() => {

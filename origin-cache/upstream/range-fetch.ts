@@ -23,12 +23,22 @@ export interface RangeFetchContext {
 }
 
 /**
- * Fetches `[start, end)` of the pinned object at `url` (path and signed query).
+ * Fetches `[start, end)` of the pinned object at `url` (path and signed query). `onProgress`
+ * hears, after every chunk, the buffer and how many of its bytes are final: bytes before `got`
+ * never change, however many retries follow, so a caller may hand them on at once.
  *
  * @example
  * const bytes = await fetchRange(ctx, new URL(signedUrl), pin, 0, 8 << 20);
  */
-export async function fetchRange(ctx: RangeFetchContext, url: URL, pin: Pin, start: number, end: number, signal?: AbortSignal): Promise<Buffer> {
+export async function fetchRange(
+  ctx: RangeFetchContext,
+  url: URL,
+  pin: Pin,
+  start: number,
+  end: number,
+  signal?: AbortSignal,
+  onProgress?: (out: Buffer, got: number) => void,
+): Promise<Buffer> {
   const out = Buffer.allocUnsafe(end - start);
   let got = 0;
   let before = 0;
@@ -71,6 +81,7 @@ export async function fetchRange(ctx: RangeFetchContext, url: URL, pin: Pin, sta
               chunk.copy(out, got);
               got += chunk.length;
               ctx.onBytes?.(chunk.length);
+              onProgress?.(out, got);
             }
           } catch (err) {
             if (got !== out.length || err instanceof TransientUpstreamError) throw err;

@@ -11,6 +11,11 @@ export class SingleFlight<T> {
     return { promise, shared: false };
   }
 
+  /** The call in progress for `key`, if any. */
+  get(key: string): Promise<T> | undefined {
+    return this.#inFlight.get(key);
+  }
+
   get size(): number {
     return this.#inFlight.size;
   }

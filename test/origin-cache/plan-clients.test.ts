@@ -49,8 +49,8 @@ describe("per-client prefetch plans", () => {
   });
 
   it("prefetches two clients' plans, sharing the budget between them", async () => {
-    // One pull at a time, so the second plan is in before the first fills the budget.
-    const cache = await openCache({ prefetchBudgetBytes: 4 * BLOCK, prefetchConcurrency: 1 });
+    // One block per pull, one pull at a time, so the second plan is in before the first fills the budget.
+    const cache = await openCache({ prefetchBudgetBytes: 4 * BLOCK, prefetchConcurrency: 1, coalesceBytes: BLOCK });
     cache.plan(whole(a, 6), { client: "rank0" });
     cache.plan(whole(b, 3), { client: "rank1" });
     expect(cache.stats().plan.clients).toBe(2);
@@ -64,7 +64,7 @@ describe("per-client prefetch plans", () => {
   });
 
   it("a client's new plan replaces only its own", async () => {
-    const cache = await openCache({ prefetchBudgetBytes: 6 * BLOCK, prefetchConcurrency: 1 });
+    const cache = await openCache({ prefetchBudgetBytes: 6 * BLOCK, prefetchConcurrency: 1, coalesceBytes: BLOCK });
     cache.plan(whole(a, 6), { client: "rank0" });
     cache.plan(whole(b, 3), { client: "rank1" });
     cache.plan(whole(c, 1), { client: "rank0" });
