@@ -21,6 +21,8 @@ const cases: [string, MakeVideoOptions, string][] = [
   ["hevc 10-bit", { codec: "hevc", width: 160, height: 96, frames: 24, pixFmt: "yuv420p10le", name: "hevc10.mp4" }, "yuv420p10le"],
   ["av1", { codec: "av1", width: 160, height: 96, frames: 24 }, "yuv420p"],
   ["vp9", { codec: "vp9", width: 160, height: 96, frames: 24 }, "yuv420p"],
+  // Odd row lengths (175 bytes in every plane): the packing copy's unaligned head and tail.
+  ["h264 4:4:4, odd size", { codec: "h264", width: 175, height: 99, frames: 12, pixFmt: "yuv444p", name: "odd444.mp4" }, "yuv444p"],
 ];
 
 describe("decode matches ffmpeg's framemd5 frame for frame", () => {
