@@ -88,11 +88,13 @@ Napi::Value hostBatchToJs(Napi::Env env, ec::HostBatch& batch) {
     delete data;
     buffer = Napi::ArrayBuffer::New(env, 0);
   } else {
-    int64_t bytes = static_cast<int64_t>(data->capacity());
-    // V8 must know about memory it does not own, or GC never runs under a decode loop.
-    Napi::MemoryManagement::AdjustExternalMemory(env, bytes);
-    buffer = Napi::ArrayBuffer::New(env, data->data(), data->size(), [bytes](Napi::Env env, void*, ec::ByteBuffer* v) {
-      Napi::MemoryManagement::AdjustExternalMemory(env, -bytes);
+    // V8 counts an ArrayBuffer's bytes as external memory itself (and collects each time that
+    // count has grown 64 MB), so only the allocation's unused tail is reported here: reporting
+    // the whole batch again doubled its weight and ran a full collection twice as often.
+    int64_t slack = static_cast<int64_t>(data->capacity() - data->size());
+    if (slack > 0) Napi::MemoryManagement::AdjustExternalMemory(env, slack);
+    buffer = Napi::ArrayBuffer::New(env, data->data(), data->size(), [slack](Napi::Env env, void*, ec::ByteBuffer* v) {
+      if (slack > 0) Napi::MemoryManagement::AdjustExternalMemory(env, -slack);
       delete v;
     }, data);
   }
