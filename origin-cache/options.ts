@@ -13,7 +13,10 @@ export interface RangeCacheOptions {
   /** Hard bound on the bytes in `dir`. */
   readonly maxBytes: number;
   // How to fetch
-  /** Block size in bytes, a multiple of 4096; default 8 MiB. */
+  /**
+   * Block size in bytes, a multiple of 4096. Default: the smallest power of two from 16 KiB up
+   * to 8 MiB that keeps `maxBytes` within 256 Ki blocks (see defaultBlockSize).
+   */
   readonly blockSize?: number;
   /**
    * Most bytes one upstream request asks for: consecutive blocks missing from a read, a stream's
@@ -51,6 +54,30 @@ export interface RangeCacheOptions {
   readonly logLevel?: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }
 
+/**
+ * Most blocks the default block size lets `maxBytes` hold. Each block is a file (a 4 KiB header
+ * plus its data) and an index entry of about 0.8 KB of heap (measured), re-read on every
+ * restart: 256 Ki blocks is ~0.2 GB of index and 256 Ki files.
+ */
+export const DEFAULT_MAX_BLOCKS = 1 << 18;
+const MIN_DEFAULT_BLOCK = 16 << 10;
+const MAX_DEFAULT_BLOCK = 8 << 20;
+
+/**
+ * The default block size for a store of `maxBytes`: small blocks keep the bytes a random clip
+ * pulls near its span (≈ span + one block; upstream requests no longer grow with it, since
+ * consecutive missing blocks go as one request), large stores get larger blocks so the count of
+ * files and index entries stays bounded. 16 KiB up to 4 GiB; 64 KiB at 16 GiB; 1 MiB at 256 GiB.
+ *
+ * @example
+ * defaultBlockSize(256 << 20); // 16384
+ */
+export function defaultBlockSize(maxBytes: number): number {
+  let size = MIN_DEFAULT_BLOCK;
+  while (size < MAX_DEFAULT_BLOCK && maxBytes / (size + 4096) > DEFAULT_MAX_BLOCKS) size *= 2;
+  return size;
+}
+
 export type ResolvedOptions = Required<Omit<RangeCacheOptions, "tls" | "logger" | "logLevel" | "hedgeAfterMs">> &
   Pick<RangeCacheOptions, "tls" | "logger" | "logLevel" | "hedgeAfterMs">;
 
@@ -70,7 +97,7 @@ export function resolveOptions(o: RangeCacheOptions): ResolvedOptions {
     throw new CacheArgumentError(`Expected a directory path for dir but received ${describeReceived(o.dir)}`);
   }
   const maxBytes = int("maxBytes", o.maxBytes, 0);
-  const blockSize = int("blockSize", o.blockSize, 4096, 8 << 20);
+  const blockSize = int("blockSize", o.blockSize, 4096, defaultBlockSize(maxBytes));
   if (blockSize % 4096 !== 0 || blockSize > 256 << 20) {
     throw new CacheArgumentError(`Expected a multiple of 4096 up to 256 MiB for blockSize but received ${blockSize}`);
   }

@@ -25,7 +25,7 @@ export interface CompareConfig {
   readonly workers: number;
   readonly rttMs: number;
   readonly bandwidthMbps: number;
-  /** Block size of the origin-cache in KiB; default 64, as the SDK's in-process cache. */
+  /** Block size of the origin-cache in KiB; default 16, as the SDK's in-process cache (and `ec cache` for a store of ≤ 4 GiB). */
   readonly blockKib: number;
   /** Simulated training step per batch (a sleep), so stall ratio means "GPU idle". */
   readonly stepMs: number;
@@ -92,7 +92,7 @@ export function parseCompareArgs(argv: readonly string[]): CompareConfig {
     workers: int("workers", s("workers"), Math.max(1, availableParallelism())),
     rttMs: int("rtt-ms", s("rtt-ms"), 50, 0),
     bandwidthMbps: int("bandwidth-mbps", s("bandwidth-mbps"), 200),
-    blockKib: int("block-kib", s("block-kib"), 64, 4),
+    blockKib: int("block-kib", s("block-kib"), 16, 4),
     stepMs: int("step-ms", s("step-ms"), 0, 0),
     rows: ROW_NAMES.filter((r) => rows.includes(r)),
     json: v.json === true,

@@ -14,6 +14,7 @@ const USAGE = `usage: ec cache --upstream URL [--upstream URL…] --dir PATH --m
                 [--block-size N[K|M]] [--max-in-flight N] [--hedge-after-ms N] [--plan-idle-ms N] [--ca FILE] [--json]
   --listen       default 127.0.0.1:7070 (loopback; the cache fetches only from its upstreams)
   --max-bytes    hard bound on the cache directory; K/M/G/T are powers of 1024
+  --block-size   default 16K up to 4G of --max-bytes, then doubling so the store holds at most 256Ki blocks (64K at 16G, 1M at 256G)
   --plan-idle-ms a client's prefetch plan is dropped after this long without a plan or a read (default 60000)
   --ca FILE      PEM certificate authority for an https upstream with a private certificate
 `;

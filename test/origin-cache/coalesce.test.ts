@@ -5,6 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createRangeCache, type RangeCache, type RangeCacheOptions } from "../../origin-cache/index.js";
+import { DEFAULT_MAX_BLOCKS, resolveOptions } from "../../origin-cache/options.js";
 import { startRangeServer, type RangeServer } from "../helpers/range-server.js";
 import { startWanEmulator, type WanEmulator } from "../helpers/wan-emulator.js";
 import { dirBytes, objectBytes, tempDir, until } from "./fixtures.js";
@@ -184,5 +185,26 @@ describe("coalesced upstream requests", () => {
     expect(settled).toBe(false);
     expect(exact(await whole, 0, 8 * BLOCK)).toBe(true);
     expect(rs.ranges).toEqual([range(0, 7), `bytes=${2 * BLOCK}-${8 * BLOCK - 1}`]);
+  });
+
+  it("defaults to 16 KiB blocks for small stores and larger ones as the store grows, bounding the block count", async () => {
+    const base = { upstreams: [wan.url], dir: "/tmp/unused" };
+    const size = (maxBytes: number): number => resolveOptions({ ...base, maxBytes }).blockSize;
+    expect(size(256 << 20)).toBe(16 << 10);
+    expect(size(4 * 2 ** 30)).toBe(16 << 10);
+    expect(size(16 * 2 ** 30)).toBe(64 << 10);
+    expect(size(256 * 2 ** 30)).toBe(1 << 20);
+    expect(size(2 ** 50)).toBe(8 << 20);
+    for (const g of [1, 5, 16, 100, 256, 1000]) {
+      const maxBytes = g * 2 ** 30;
+      expect(maxBytes / (size(maxBytes) + 4096)).toBeLessThanOrEqual(DEFAULT_MAX_BLOCKS);
+    }
+    expect(resolveOptions({ ...base, maxBytes: 2 ** 40, blockSize: 4096 }).blockSize).toBe(4096);
+    expect(() => resolveOptions({ ...base, maxBytes: 1, coalesceBytes: 0 })).toThrow(expect.objectContaining({ code: "ERR_INVALID_ARGUMENT" }));
+    const d = await tempDir();
+    cleanups.push(d.remove);
+    const cache = await createRangeCache({ upstreams: [wan.url], dir: d.path, maxBytes: 64 << 20, tls: { ca: wan.ca }, logLevel: "silent" });
+    cleanups.push(() => cache.close());
+    expect(cache.stats().blockSize).toBe(16 << 10);
   });
 });
