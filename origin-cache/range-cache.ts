@@ -13,7 +13,7 @@ import { CacheMetrics } from "./metrics.js";
 import { resolveOptions, type RangeCacheOptions, type ResolvedOptions } from "./options.js";
 import { Planner, type PlannedBlock } from "./prefetch/planner.js";
 import { ANONYMOUS_CLIENT, type CacheStats, type PlanAck, type PlanRange } from "./schema.js";
-import { BlockStore, type BlockId } from "./store/block-store.js";
+import { BlockStore } from "./store/block-store.js";
 import { AllowList } from "./upstream/allow-list.js";
 import { pinFromProbe, type Pin } from "./upstream/etag-pin.js";
 import { Limiter } from "./upstream/limiter.js";
