@@ -92,7 +92,8 @@ async function throughput(dir: string) {
 }
 
 async function leak(dir: string) {
-  const file = await makeBenchVideo(dir, "h264", 128, 72, 24);
+  // 256x144: native output decodes in place (frames in buffers of their own), rgb24 converts.
+  const file = await makeBenchVideo(dir, "h264", 256, 144, 24);
   const { track, bytes } = await indexedFile(file);
   const clip = packetsFromTrack(track, bytes, 0, 0, 12);
   const garbage: Packets = { data: new Uint8Array(bytes.length).fill(0xff), samples: clip.samples };
@@ -101,12 +102,15 @@ async function leak(dir: string) {
     gc?.();
     return process.memoryUsage().rss;
   };
-  const open = () => createDecoder({ codec: track.codec, extradata: track.extradata, width: track.width, height: track.height, threads: 1, output: "rgb24" });
+  let opened = 0;
+  const open = () =>
+    createDecoder({ codec: track.codec, extradata: track.extradata, width: track.width, height: track.height, threads: 1, output: opened++ % 2 ? "rgb24" : "native" });
   let decoder = await open();
   const samples: { call: number; rssMiB: number }[] = [];
   let base = 0;
   for (let i = 1; i <= calls; i++) {
-    // Every 10th call on a fresh decoder and every 100th on corrupt bytes: open/close and error paths too.
+    // Every 10th call on a fresh decoder (native and rgb24 output in turn) and every 100th on
+    // corrupt bytes: open/close and error paths too.
     if (i % 10 === 0) {
       await decoder.close();
       decoder = await open();

@@ -14,6 +14,8 @@ export interface RawHostFrame {
   height: number;
   format: string;
   planes: RawPlane[];
+  /** The frame's own buffer (decoded in place, offset 0); absent: it lies in the batch's. */
+  buffer?: ArrayBuffer;
 }
 
 export interface RawHostBatch {

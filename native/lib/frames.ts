@@ -16,7 +16,10 @@ export interface HostFrame {
   /** native: [height, width] of luma (see planes); rgb24: [H, W, 3]; rgbf32-planar: [3, H, W]. */
   readonly shape: readonly number[];
   readonly dtype: Dtype;
-  /** A view into the batch's one allocation: planes packed row by row, no padding. */
+  /**
+   * Planes packed row by row, no padding: a view into the call's one allocation, or (native
+   * output decoded in place, e.g. h264 1280×720) into a buffer of the frame's own.
+   */
   readonly data: Uint8Array | Uint16Array | Float32Array;
   /** Byte layout of each plane inside `data`. */
   readonly planes: readonly RawPlane[];
@@ -54,16 +57,17 @@ function dtypeOf(format: string): Dtype {
   return /(9|10|12|14|16)(le|be)$|^p0(10|16)/.test(format) ? "uint16" : "uint8";
 }
 
-/** Views over one batch allocation: no copy of pixel data. */
+/** Views over the batch's allocation, or a frame's own buffer where it was decoded in place: no copy of pixel data. */
 export function hostFrames(batch: RawHostBatch): HostFrame[] {
   return batch.frames.map((f) => {
     const dtype = dtypeOf(f.format);
+    const buffer = f.buffer ?? batch.buffer;
     const data =
       dtype === "float32"
-        ? new Float32Array(batch.buffer, f.offset, f.bytes / 4)
+        ? new Float32Array(buffer, f.offset, f.bytes / 4)
         : dtype === "uint16"
-          ? new Uint16Array(batch.buffer, f.offset, f.bytes / 2)
-          : new Uint8Array(batch.buffer, f.offset, f.bytes);
+          ? new Uint16Array(buffer, f.offset, f.bytes / 2)
+          : new Uint8Array(buffer, f.offset, f.bytes);
     const shape = shapeOf(f.format, f.height, f.width);
     return { kind: "host", pts: f.pts, width: f.width, height: f.height, format: f.format, shape, dtype, data, planes: f.planes, device: "cpu" };
   });

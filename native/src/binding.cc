@@ -108,6 +108,11 @@ Napi::Value hostBatchToJs(Napi::Env env, ec::HostBatch& batch) {
     o.Set("width", Napi::Number::New(env, f.width));
     o.Set("height", Napi::Number::New(env, f.height));
     o.Set("format", Napi::String::New(env, f.format));
+    if (f.own) {
+      // Decoded in place: the frame is its own buffer, freed with the last view of it.
+      auto* owner = new std::shared_ptr<AVBufferRef>(f.own);
+      o.Set("buffer", Napi::ArrayBuffer::New(env, f.own->data, f.bytes, [](Napi::Env, void*, std::shared_ptr<AVBufferRef>* r) { delete r; }, owner));
+    }
     Napi::Array planes = Napi::Array::New(env, f.planes.size());
     for (size_t p = 0; p < f.planes.size(); ++p) {
       Napi::Object plane = Napi::Object::New(env);

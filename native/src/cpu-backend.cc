@@ -9,14 +9,18 @@ namespace {
 class CpuBackend : public DeviceBackend {
  public:
   explicit CpuBackend(const DecoderOptions& options)
-      : converter_(options.output, options.resizeHeight, options.resizeWidth) {}
+      : converter_(options.output, options.resizeHeight, options.resizeWidth),
+        packed_(options.output == OutputFormat::Native && options.resizeHeight == 0) {}
 
   const AVCodec* findDecoder(AVCodecID id) const override {
     // The same default decoder the ffmpeg CLI picks, so framemd5 lines match.
     return avcodec_find_decoder(id);
   }
 
-  void configure(AVCodecContext*) override {}
+  void configure(AVCodecContext* ctx) override {
+    // Native output is the decoded pixels packed: decode into that layout instead of copying.
+    if (packed_) decodeIntoPackedFrames(ctx);
+  }
 
   void emit(AVFrame* frame, DecodeResult& out) override {
     converter_.append(frame, frame->pts, out.host, out.expectedFrames);
@@ -24,6 +28,7 @@ class CpuBackend : public DeviceBackend {
 
  private:
   HostConverter converter_;
+  bool packed_;
 };
 
 const BackendRegistration registration("cpu", [](const DecoderOptions& options) {

@@ -43,11 +43,14 @@ struct PlaneLayout {
   int rows = 0;
 };
 
-/** One frame inside a HostBatch's single allocation. */
+/** One frame inside a HostBatch's single allocation, or in a buffer of its own (`own`). */
 struct HostFrame {
   int64_t pts = 0;
-  size_t offset = 0;  // from the batch's first byte; 16-byte aligned
+  size_t offset = 0;  // from the batch's first byte (or own->data); 16-byte aligned
   size_t bytes = 0;
+  // Set when the decoder wrote the frame straight into a packed buffer of ours (no copy): the
+  // last reference once the call has flushed the decoder, handed to JS as the frame's buffer.
+  std::shared_ptr<AVBufferRef> own;
   int width = 0;
   int height = 0;
   std::string format;  // "yuv420p", "yuv420p10le", "nv12", "rgb24", "rgbf32-planar"...

@@ -29,6 +29,13 @@ class HostConverter {
   std::vector<uint8_t> padded_;   // rgb24 rows padded to whole SIMD groups, for widths not a multiple of 16
 };
 
+/**
+ * Makes the decoder write frames straight into packed host buffers (HostFrame::own) where the
+ * packed layout is one the codec can decode into (see host-converter.cc); other frames keep
+ * libavcodec's buffers and are copied. Call before avcodec_open2.
+ */
+void decodeIntoPackedFrames(AVCodecContext* ctx);
+
 /** Name of a pixel format as ffmpeg spells it ("yuv420p10le"). */
 std::string pixelFormatName(int format);
 
