@@ -7,9 +7,11 @@
  *       [--codec h264] [--size 1280x720] [--frames 300] [--calls 10000] [--phase all|throughput|leak] [--json]
  */
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PerformanceObserver, constants } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 
 import type { VideoTrackV1 } from "../common/schema/index.js";
@@ -34,22 +36,50 @@ const [width, height] = values.size.split("x").map(Number) as [number, number];
 const frames = Number(values.frames);
 const calls = Number(values.calls);
 
-async function oursSeconds(track: VideoTrackV1, calls: Packets[], extra: Partial<DecoderOptions>): Promise<number> {
+// Major collections while ec decodes: every ArrayBuffer handed out counts as V8 external
+// memory, and V8 collects each time that grows 64 MB (a 60-frame 720p call is 83 MB).
+const majorGcs: number[] = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majorGcs.push(e.startTime);
+}).observe({ entryTypes: ["gc"] });
+const gcWindows: [number, number][] = [];
+
+/** CPU seconds (user + system) of waited-for children, where /proc says (Linux); else NaN. */
+function childCpuSeconds(): number {
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // fields[0] is field 3 (state)
+    return (Number(fields[13]) + Number(fields[14])) / 100; // cutime + cstime, in USER_HZ (100)
+  } catch {
+    return Number.NaN;
+  }
+}
+
+interface Run {
+  seconds: number;
+  cpuSeconds: number; // every thread of the process: decoder threads, the caller, V8's collector
+}
+
+async function oursRun(track: VideoTrackV1, calls: Packets[], extra: Partial<DecoderOptions>, countGc = false): Promise<Run> {
   const decoder = await createDecoder({ codec: track.codec, extradata: track.extradata, width: track.width, height: track.height, threads, ...extra });
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   let n = 0;
   for (const packets of calls) n += (await decoder.decode(packets)).length;
   const s = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(c0);
+  if (countGc) gcWindows.push([t0, performance.now()]);
   await decoder.close();
   if (n !== track.samples.size.length) throw new Error(`decoded ${n} of ${track.samples.size.length} frames`);
-  return s;
+  return { seconds: s, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
 }
 
-function ffmpegSeconds(file: string, limit: string[] = []): number {
+function ffmpegRun(file: string, limit: string[] = []): Run {
+  const c0 = childCpuSeconds();
   const t0 = performance.now();
   const r = spawnSync("ffmpeg", ["-v", "error", "-threads", String(threads), "-i", file, "-map", "0:v:0", ...limit, "-f", "null", "-"]);
   if (r.status !== 0) throw new Error(`ffmpeg failed: ${r.stderr}`);
-  return (performance.now() - t0) / 1000;
+  return { seconds: (performance.now() - t0) / 1000, cpuSeconds: childCpuSeconds() - c0 };
 }
 
 
@@ -64,16 +94,31 @@ async function throughput(dir: string) {
     ["rgb24 resize 224x224", { output: "rgb24", resize: [224, 224] }],
   ];
   const times: Record<string, number[]> = { ffmpeg: [], ffmpegStartup: [] };
-  await oursSeconds(track, calls, {}); // warm caches and the page cache
+  const cpu: Record<string, number[]> = { ffmpeg: [], ffmpegStartup: [], native: [] };
+  await oursRun(track, calls, {}); // warm caches and the page cache
   for (let r = 0; r < rounds; r++) {
     // Interleaved so background load hits both sides alike.
-    times.ffmpeg!.push(ffmpegSeconds(file));
+    const whole = ffmpegRun(file);
     // Process start, probe and one frame: subtracted for a decode-only figure.
-    times.ffmpegStartup!.push(ffmpegSeconds(file, ["-frames:v", "1"]));
-    for (const [name, extra] of variants) (times[name] ??= []).push(await oursSeconds(track, calls, extra));
+    const startup = ffmpegRun(file, ["-frames:v", "1"]);
+    times.ffmpeg!.push(whole.seconds);
+    times.ffmpegStartup!.push(startup.seconds);
+    cpu.ffmpeg!.push(whole.cpuSeconds);
+    cpu.ffmpegStartup!.push(startup.cpuSeconds);
+    for (const [name, extra] of variants) {
+      const run = await oursRun(track, calls, extra, name === "native");
+      (times[name] ??= []).push(run.seconds);
+      if (name === "native") cpu.native!.push(run.cpuSeconds);
+    }
   }
+  await new Promise((resolve) => setImmediate(resolve)); // the observer's last entries
+  const gcs = majorGcs.filter((t) => gcWindows.some(([a, b]) => t >= a && t <= b)).length;
   const fps = (name: string) => frames / median(times[name]!);
   const nativeMs = (1000 * median(times.native!)) / frames;
+  // CPU per frame, all threads: steadier than wall time on a shared machine, and it shows
+  // what ec spends beyond the decoder (collection, hand-off) whatever the cores' load.
+  const ffmpegCpuMs = (1000 * (median(cpu.ffmpeg!) - median(cpu.ffmpegStartup!))) / frames;
+  const ecCpuMs = (1000 * median(cpu.native!)) / frames;
   return {
     file: `${values.codec} ${width}x${height}, ${frames} frames, GOP 60${values.codec === "h264" ? ", 3 B-frames" : ""}`,
     threads,
@@ -83,6 +128,10 @@ async function throughput(dir: string) {
     ecNativeFps: fps("native"),
     ratio: fps("native") / fps("ffmpeg"),
     ratioDecodeOnly: fps("native") / (frames / (median(times.ffmpeg!) - median(times.ffmpegStartup!))),
+    ffmpegDecodeCpuMsPerFrame: ffmpegCpuMs,
+    ecNativeCpuMsPerFrame: ecCpuMs,
+    cpuRatio: ffmpegCpuMs / ecCpuMs,
+    ecNativeMajorGcsPerCall: gcs / (rounds * calls.length),
     conversions: variants.slice(1).map(([name]) => ({
       output: name,
       fps: fps(name),
@@ -139,6 +188,9 @@ try {
     console.log(`  ffmpeg -threads ${t.threads} -f null   ${f(t.ffmpegFps)} fps`);
     console.log(`  ffmpeg minus its start-up    ${f(t.ffmpegDecodeOnlyFps)} fps`);
     console.log(`  ec native decode             ${f(t.ecNativeFps)} fps   ratio ${t.ratio.toFixed(3)} (vs start-up-corrected: ${t.ratioDecodeOnly.toFixed(3)})`);
+    console.log(
+      `  CPU per frame (all threads)  ffmpeg decode ${t.ffmpegDecodeCpuMsPerFrame.toFixed(2)} ms, ec native ${t.ecNativeCpuMsPerFrame.toFixed(2)} ms: ratio ${t.cpuRatio.toFixed(3)}; ${t.ecNativeMajorGcsPerCall.toFixed(2)} major GCs per ec call`,
+    );
     for (const c of t.conversions) console.log(`  ec ${c.output.padEnd(25)} ${f(c.fps)} fps   +${c.extraMsPerFrame.toFixed(3)} ms/frame over native`);
   }
   if (!values.json && l) {
