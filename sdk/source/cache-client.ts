@@ -23,27 +23,41 @@ export interface ByteCache {
 }
 
 /**
- * How long a read waits for an origin-cache that refuses or drops connections: a killed and
- * restarted cache (crash, upgrade) comes back on the same address within seconds, and the clips
- * in flight should wait for it rather than fail.
+ * How long reads wait out an outage: an origin-cache that refuses or drops connections (killed
+ * and restarted: crash, upgrade), or an upstream the cache gave up on after its own retries (an
+ * edge restarting or redeployed). Both come back within seconds, and the clips in flight should
+ * wait for them rather than fail.
  */
-const RECONNECT_MS = 20_000;
+const OUTAGE_MS = 20_000;
 
 const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED", "UND_ERR_CONNECT_TIMEOUT"]);
 
-function isConnectionError(err: unknown): boolean {
+function isTransient(err: unknown): boolean {
   const e = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
-  return CONNECTION_CODES.has(String(e?.code)) || CONNECTION_CODES.has(String(e?.cause?.code));
+  return CONNECTION_CODES.has(String(e?.code)) || CONNECTION_CODES.has(String(e?.cause?.code)) || e?.code === "ERR_UPSTREAM_UNAVAILABLE";
 }
 
-async function withReconnect<T>(fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + RECONNECT_MS;
-  for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (!isConnectionError(err) || Date.now() + delay > deadline) throw err;
-      await new Promise((r) => setTimeout(r, delay));
+/**
+ * One outage window shared by every read of a cache: reads retry transient failures with backoff
+ * while the outage is younger than OUTAGE_MS, and once it is older they fail at once (typed)
+ * instead of each waiting a window of its own. Any success ends the outage.
+ */
+export class OutageWindow {
+  private since: number | undefined;
+  constructor(private readonly windowMs = OUTAGE_MS) {}
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+      try {
+        const value = await fn();
+        this.since = undefined;
+        return value;
+      } catch (err) {
+        if (!isTransient(err)) throw err;
+        this.since ??= Date.now();
+        if (Date.now() + delay > this.since + this.windowMs) throw err;
+        await new Promise((r) => setTimeout(r, delay));
+      }
     }
   }
 }
@@ -68,8 +82,9 @@ export async function inProcessCache(edge: string, maxBytes: number): Promise<By
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
+  const outage = new OutageWindow();
   return {
-    read: (url, offset, length, etag) => cache.read(url, offset, length, etag === undefined ? {} : { etag }),
+    read: (url, offset, length, etag) => outage.run(() => cache.read(url, offset, length, etag === undefined ? {} : { etag })),
     plan: (ranges) => void cache.plan(ranges),
     stats: () => {
       const s = cache.stats();
@@ -115,14 +130,13 @@ export async function remoteCache(base: string, rank?: number): Promise<ByteCach
   };
   const timer = setInterval(() => void refresh().catch(() => undefined), 1000);
   timer.unref();
+  const outage = new OutageWindow();
   return {
-    async read(url, offset, length, etag) {
+    read: (url, offset, length, etag) => outage.run(async () => {
       const headers: Record<string, string> = { range: `bytes=${offset}-${offset + length - 1}` };
       if (etag !== undefined) headers["if-match"] = etag;
-      const { res, body } = await withReconnect(async () => {
-        const res = await request(`${root}/v1/fetch?url=${encodeURIComponent(url)}`, { dispatcher: agent, headers });
-        return { res, body: new Uint8Array(await res.body.arrayBuffer()) };
-      });
+      const res = await request(`${root}/v1/fetch?url=${encodeURIComponent(url)}`, { dispatcher: agent, headers });
+      const body = new Uint8Array(await res.body.arrayBuffer());
       if (res.statusCode !== 206 && res.statusCode !== 200) {
         let detail = "";
         // The cache's own code (ERR_ETAG_CHANGED, ERR_UPSTREAM_STATUS, …) is what callers branch on.
@@ -137,7 +151,7 @@ export async function remoteCache(base: string, rank?: number): Promise<ByteCach
         throw new SdkError(code, `origin-cache answered ${res.statusCode} for bytes ${offset}+${length}: ${detail}`);
       }
       return res.statusCode === 200 ? body.subarray(offset, offset + length) : body;
-    },
+    }),
     plan(ranges) {
       void request(`${root}/v1/plan`, {
         dispatcher: agent,

@@ -43,11 +43,12 @@ describe("startLocalEdge", () => {
 
   it("over real HTTP: HEAD keeps Content-Length, a chunked PUT gets 411, ranges stay uncompressed", async () => {
     const body = Buffer.alloc(50_000, "a"); // very compressible, so any compression would show
-    await fetch(`${edge.url}/v1/objects/dev/big.txt`, {
+    const put = await fetch(`${edge.url}/v1/objects/dev/big.txt`, {
       method: "PUT",
       body,
       headers: { authorization: `Bearer ${edge.token}`, "content-type": "text/plain" },
     });
+    expect(put.status, await put.text()).toBe(201);
     const url = await signedObjectUrl(edge.url, "dev/big.txt", Math.floor(Date.now() / 1000) + 60, edge.signingKey);
     const head = await request(url, { method: "HEAD" });
     expect(head.statusCode).toBe(200);
