@@ -6,6 +6,7 @@
 import { fetchIndex, manifestPages, parseDatasetUrl, type ManifestClientOptions } from "../../common/manifest-client.js";
 import type { IndexV1 } from "../../common/schema/index.js";
 import { guessKind } from "../../common/media-index/index.js";
+import type { S3Options } from "../source/s3/s3-url.js";
 
 export interface CatalogObject {
   readonly key: string;
@@ -32,11 +33,11 @@ export function isBucketUrl(url: string): boolean {
  * const catalog = await openCatalog("s3://videos/gameplay", {});
  * for await (const page of catalog.pages()) for (const o of page) console.log((await catalog.index(o)).kind);
  */
-export async function openCatalog(url: string, client: ManifestClientOptions): Promise<Catalog> {
+export async function openCatalog(url: string, client: ManifestClientOptions, bucket: S3Options = {}): Promise<Catalog> {
   if (isBucketUrl(url)) {
-    // Endpoint, region and credentials come from the environment (AWS_ENDPOINT_URL_S3, R2_ACCESS_KEY_ID, …).
+    // What `bucket` leaves out comes from the environment (AWS_ENDPOINT_URL_S3, R2_ACCESS_KEY_ID, …).
     const { openS3Source } = await import("../source/s3/index.js");
-    const source = await openS3Source(new URL(url));
+    const source = await openS3Source(new URL(url), bucket);
     return {
       prefix: source.bucket.location.prefix.replace(/\/$/, ""),
       async *pages() {

@@ -12,11 +12,11 @@ import type { IndexV1 } from "../../common/schema/index.js";
 import { InvalidOptionError } from "../errors.js";
 import { openCatalog, type Catalog, type CatalogObject } from "./inspect-catalog.js";
 
-const USAGE = `usage: ec inspect URL [--token T] [--json] [--concurrency N]
+const USAGE = `usage: ec inspect URL [--token T] [--json] [--concurrency N] [--s3-endpoint URL] [--region R] [--path-style]
        ec inspect URL --index NAME [--token T] [--json]
 URL is http(s)://HOST/v1/datasets/PREFIX, r2://ACCOUNT_ID/BUCKET/PREFIX or s3://BUCKET/PREFIX; NAME is relative
-to PREFIX. The token defaults to $EC_TOKEN; bucket settings come from AWS_ENDPOINT_URL_S3, AWS_REGION and
-R2_ACCESS_KEY_ID/R2_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY).
+to PREFIX. The token defaults to $EC_TOKEN; bucket settings come from the flags, else AWS_ENDPOINT_URL_S3, AWS_REGION
+and R2_ACCESS_KEY_ID/R2_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY).
 `;
 
 /** Counts of a value, most frequent first. */
@@ -185,6 +185,9 @@ export async function main(argv: string[]): Promise<number> {
         index: { type: "string" },
         json: { type: "boolean", default: false },
         concurrency: { type: "string", default: "8" },
+        "s3-endpoint": { type: "string" },
+        region: { type: "string" },
+        "path-style": { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
     }));
@@ -203,7 +206,12 @@ export async function main(argv: string[]): Promise<number> {
       throw new InvalidOptionError(`Expected an integer from 1 to 256 for --concurrency but received ${describeReceived(values.concurrency)}`);
     }
     const client: ManifestClientOptions = { token: values.token ?? process.env.EC_TOKEN };
-    const catalog = await openCatalog(positionals[0]!, client);
+    const bucket = {
+      ...(values["s3-endpoint"] === undefined ? {} : { endpoint: values["s3-endpoint"] }),
+      ...(values.region === undefined ? {} : { region: values.region }),
+      ...(values["path-style"] ? { forcePathStyle: true } : {}),
+    };
+    const catalog = await openCatalog(positionals[0]!, client, bucket);
     try {
       return values.index !== undefined ? await inspectOne(catalog, values.index, values.json) : await inspectDataset(catalog, values.json, concurrency);
     } finally {

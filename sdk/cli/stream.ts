@@ -17,6 +17,7 @@ const USAGE = `usage: ec stream URL [--token T] [--cache URL] [--frames N] [--st
                  [--size HxW] [--batch B] [--limit CLIPS] [--device cpu|auto|cuda:N] [--workers N]
                  [--prefetch N] [--seed N] [--epoch N] [--rank R --world W] [--format rgb24|native] [--md5] [--json]
                  [--step-ms MS]   (a training step's time per batch, to see whether data keeps up: stall_ratio)
+                 [--s3-endpoint URL] [--region R] [--path-style]   (r2:// and s3:// URLs; default from the environment)
 `;
 
 const INT_FLAGS = ["frames", "stride", "batch", "limit", "workers", "prefetch", "seed", "epoch", "rank", "world", "hop"] as const;
@@ -42,6 +43,9 @@ export function parseStreamArgs(argv: string[]): { url: string; options: OpenOpt
       format: { type: "string" },
       shuffle: { type: "string" },
       md5: { type: "boolean", default: false },
+      "s3-endpoint": { type: "string" },
+      region: { type: "string" },
+      "path-style": { type: "boolean", default: false },
       "step-ms": { type: "string", default: "0" },
       json: { type: "boolean", default: false },
       ...Object.fromEntries(INT_FLAGS.map((f) => [f, { type: "string" as const }])),
@@ -53,7 +57,9 @@ export function parseStreamArgs(argv: string[]): { url: string; options: OpenOpt
     const v = (values as Record<string, unknown>)[f] as string | undefined;
     if (v !== undefined) o[f] = /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v;
   }
-  for (const f of ["token", "cache", "device", "align", "format"] as const) if (values[f] !== undefined) o[f] = values[f];
+  for (const f of ["token", "cache", "device", "align", "format", "region"] as const) if (values[f] !== undefined) o[f] = values[f];
+  if (values["s3-endpoint"] !== undefined) o.endpoint = values["s3-endpoint"];
+  if (values["path-style"]) o.forcePathStyle = true;
   if (values.shuffle !== undefined) o.shuffle = values.shuffle === "false" ? false : values.shuffle;
   if (values.size !== undefined) o.size = parseSize(values.size);
   if (values.md5 && o.format !== "native") {

@@ -13,6 +13,11 @@ describe("ec stream arguments", () => {
     });
   });
 
+  it("maps the bucket flags onto open()'s endpoint, region and forcePathStyle", () => {
+    const p = parseStreamArgs(["s3://b/p", "--s3-endpoint", "http://127.0.0.1:9000", "--region", "auto", "--path-style"]);
+    expect(p.options).toEqual({ endpoint: "http://127.0.0.1:9000", region: "auto", forcePathStyle: true });
+  });
+
   it("passes values through for open() to judge, so its messages name the option", () => {
     expect(parseStreamArgs(["u", "--frames", "abc"]).options).toEqual({ frames: "abc" });
     expect(parseStreamArgs(["u", "--shuffle", "false"]).options).toEqual({ shuffle: false });

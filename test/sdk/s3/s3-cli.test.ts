@@ -77,6 +77,24 @@ describe("the CLI with s3:// dataset URLs", () => {
     }
   });
 
+  it("--s3-endpoint (with --region) stands in for AWS_ENDPOINT_URL_S3 in ec inspect and ec stream", async () => {
+    vi.stubEnv("AWS_ENDPOINT_URL_S3", "");
+    try {
+      const flags = ["--s3-endpoint", s3.endpoint, "--region", "us-east-1"];
+      const i = await capture(() => inspect([`s3://${s3.bucket}/cli`, "--json", ...flags]));
+      expect(i.code, i.err).toBe(0);
+      expect(JSON.parse(i.out.trim())).toMatchObject({ dataset: "cli", objects: 2, frames: 20 });
+      const r = await capture(() => stream([`s3://${s3.bucket}/cli`, "--frames", "2", "--format", "native", "--md5", "--json", "--device", "cpu", ...flags]));
+      expect(r.code, r.err).toBe(0);
+      const lines = r.out.trim().split("\n");
+      lines.pop();
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) expect(line.split(",")[2]).toBe(expectedMd5[Number(line.split(",")[1])]);
+    } finally {
+      vi.stubEnv("AWS_ENDPOINT_URL_S3", s3.endpoint);
+    }
+  });
+
   it("a missing credential is one clear line, not a stack", async () => {
     vi.stubEnv("AWS_SECRET_ACCESS_KEY", "");
     try {
