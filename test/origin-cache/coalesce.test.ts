@@ -3,65 +3,30 @@
  * one range request per run of consecutive blocks, split into blocks as the bytes arrive. Counted
  * on a real loopback upstream (HTTP/1.1 object server behind the TLS + HTTP/2 WAN emulator).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createRangeCache, type RangeCache, type RangeCacheOptions } from "../../origin-cache/index.js";
 import { DEFAULT_MAX_BLOCKS, resolveOptions } from "../../origin-cache/options.js";
-import { startRangeServer, type RangeServer } from "../helpers/range-server.js";
-import { startWanEmulator, type WanEmulator } from "../helpers/wan-emulator.js";
-import { dirBytes, objectBytes, tempDir, until } from "./fixtures.js";
+import { dirBytes, objectBytes, tempDir, until, useUpstream } from "./fixtures.js";
 
 const BLOCK = 16 << 10;
 const PATH = "/v1/objects/co.mp4";
 const OTHER = "/v1/objects/co2.mp4";
 const data = objectBytes(40 * BLOCK + 1234, "coalesce");
 const other = objectBytes(12 * BLOCK, "coalesce-2");
-let rs: RangeServer;
-let wan: WanEmulator;
-const cleanups: (() => Promise<void>)[] = [];
+const up = useUpstream({ [PATH]: data, [OTHER]: other }, { blockSize: BLOCK, retryMinDelayMs: 5, retryMaxDelayMs: 50 });
+const { cleanups } = up;
 
-beforeAll(async () => {
-  rs = await startRangeServer();
-  rs.put(PATH, data);
-  rs.put(OTHER, other);
-  wan = await startWanEmulator({ target: rs.url, rttMs: 2 });
-});
-afterEach(async () => {
-  wan.clearFaults();
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-afterAll(async () => {
-  await wan.close();
-  await rs.close();
-});
-
-const url = (path = PATH): string => `${wan.url}${path}?exp=9999999999&sig=abc`;
+const url = (path = PATH): string => up.signed(path);
 const range = (first: number, last: number, size = data.length): string => `bytes=${first * BLOCK}-${Math.min(size, (last + 1) * BLOCK) - 1}`;
 const exact = (got: Uint8Array, offset: number, length: number, of = data): boolean => Buffer.from(got).equals(of.subarray(offset, offset + length));
 
 async function openCache(over: Partial<RangeCacheOptions> = {}, dir?: string): Promise<{ cache: RangeCache; dir: string }> {
-  let path = dir;
-  if (!path) {
-    const d = await tempDir();
-    cleanups.push(d.remove);
-    path = d.path;
-  }
-  const cache = await createRangeCache({
-    upstreams: [wan.url],
-    dir: path,
-    maxBytes: 64 << 20,
-    blockSize: BLOCK,
-    tls: { ca: wan.ca },
-    logLevel: "silent",
-    retryMinDelayMs: 5,
-    retryMaxDelayMs: 50,
-    ...over,
-  });
-  cleanups.push(() => cache.close());
+  const opened = await up.openCache(over, dir);
   // Pins first, so the counts below are block pulls only.
-  await cache.object(url());
-  await cache.object(url(OTHER));
-  rs.resetCounts();
-  return { cache, dir: path };
+  await opened.cache.object(url());
+  await opened.cache.object(url(OTHER));
+  up.rs.resetCounts();
+  return opened;
 }
 
 describe("coalesced upstream requests", () => {
@@ -70,13 +35,13 @@ describe("coalesced upstream requests", () => {
     const offset = 3 * BLOCK + 100;
     const length = 9 * BLOCK + 50; // blocks 3..12
     expect(exact(await cache.read(url(), offset, length), offset, length)).toBe(true);
-    expect(rs.ranges).toEqual([range(3, 12)]);
+    expect(up.rs.ranges).toEqual([range(3, 12)]);
     expect(Object.values(cache.stats().httpVersions)).toEqual(["h2"]);
     expect(cache.stats().misses).toBe(10);
     await until(() => cache.stats().blocks === 10, "ten blocks on disk");
-    rs.resetCounts();
+    up.rs.resetCounts();
     expect(exact(await cache.read(url(), offset, length), offset, length)).toBe(true);
-    expect(rs.requests()).toBe(0);
+    expect(up.rs.requests()).toBe(0);
     expect(cache.stats().hits).toBe(10);
   });
 
@@ -85,32 +50,32 @@ describe("coalesced upstream requests", () => {
     await cache.read(url(), 2 * BLOCK, 10);
     await cache.read(url(), 5 * BLOCK + 7, 10);
     await until(() => cache.stats().blocks === 2, "blocks 2 and 5 on disk");
-    rs.resetCounts();
+    up.rs.resetCounts();
     expect(exact(await cache.read(url(), 0, 8 * BLOCK), 0, 8 * BLOCK)).toBe(true);
-    expect([...rs.ranges].sort()).toEqual([range(0, 1), range(3, 4), range(6, 7)].sort());
+    expect([...up.rs.ranges].sort()).toEqual([range(0, 1), range(3, 4), range(6, 7)].sort());
   });
 
   it("never pulls a block twice: an overlapping read joins the blocks in flight and asks only for the rest", async () => {
     const { cache } = await openCache();
-    const fired = wan.stats.faultsFired;
-    wan.inject({ fault: { kind: "delay", ms: 200 }, times: 1, match: (_p, r) => r === range(0, 5) });
+    const fired = up.wan.stats.faultsFired;
+    up.wan.inject({ fault: { kind: "delay", ms: 200 }, times: 1, match: (_p, r) => r === range(0, 5) });
     const first = cache.read(url(), 0, 6 * BLOCK); // blocks 0..5
-    await until(() => wan.stats.faultsFired > fired, "the first run to be held by the WAN");
-    expect(rs.requests()).toBe(0);
+    await until(() => up.wan.stats.faultsFired > fired, "the first run to be held by the WAN");
+    expect(up.rs.requests()).toBe(0);
     const second = cache.read(url(), 3 * BLOCK + 1, 7 * BLOCK - 2); // blocks 3..9
     const single = cache.read(url(), 4 * BLOCK + 9, 100); // inside the first run
     const [a, b, c] = await Promise.all([first, second, single]);
     expect(exact(a, 0, 6 * BLOCK)).toBe(true);
     expect(exact(b, 3 * BLOCK + 1, 7 * BLOCK - 2)).toBe(true);
     expect(exact(c, 4 * BLOCK + 9, 100)).toBe(true);
-    expect([...rs.ranges].sort()).toEqual([range(0, 5), range(6, 9)].sort());
+    expect([...up.rs.ranges].sort()).toEqual([range(0, 5), range(6, 9)].sort());
     expect(cache.stats().coalesced).toBe(4); // blocks 3, 4, 5 of the second read, block 4 of the third
   });
 
   it("caps one request at coalesceBytes", async () => {
     const { cache } = await openCache({ coalesceBytes: 4 * BLOCK });
     expect(exact(await cache.read(url(), 0, 10 * BLOCK), 0, 10 * BLOCK)).toBe(true);
-    expect([...rs.ranges].sort()).toEqual([range(0, 3), range(4, 7), range(8, 9)].sort());
+    expect([...up.rs.ranges].sort()).toEqual([range(0, 3), range(4, 7), range(8, 9)].sort());
   });
 
   it("streams a long span with a request per stretch of its lookahead, not per block", async () => {
@@ -120,9 +85,9 @@ describe("coalesced upstream requests", () => {
     expect(Buffer.concat(chunks).equals(data.subarray(10))).toBe(true);
     expect(chunks).toHaveLength(41);
     // 41 blocks, at most 8 per request, refilled 4 at a time: 1 + ceil(33 / 4) requests, where a request per block made 41.
-    expect(rs.requests()).toBeLessThanOrEqual(10);
-    expect(rs.requests()).toBeGreaterThanOrEqual(Math.ceil(41 / 8));
-    const starts = rs.ranges.map((r) => Number(/^bytes=(\d+)-/.exec(r)?.[1]));
+    expect(up.rs.requests()).toBeLessThanOrEqual(10);
+    expect(up.rs.requests()).toBeGreaterThanOrEqual(Math.ceil(41 / 8));
+    const starts = up.rs.ranges.map((r) => Number(/^bytes=(\d+)-/.exec(r)?.[1]));
     expect(starts.every((s) => s % BLOCK === 0)).toBe(true);
   });
 
@@ -135,30 +100,30 @@ describe("coalesced upstream requests", () => {
     ];
     cache.plan(spans.map((s) => ({ url: url(s.path), offset: s.offset, length: s.length })));
     await until(() => cache.stats().plan.prefetchedBlocks >= 12, "the plan prefetched");
-    expect([...rs.ranges].sort()).toEqual([range(2, 7), range(0, 3, other.length), range(20, 21)].sort());
+    expect([...up.rs.ranges].sort()).toEqual([range(2, 7), range(0, 3, other.length), range(20, 21)].sort());
     const misses = cache.stats().misses;
     for (const s of spans) expect(exact(await cache.read(url(s.path), s.offset, s.length), s.offset, s.length, s.path === PATH ? data : other)).toBe(true);
     expect(cache.stats().misses).toBe(misses);
-    expect(rs.requests()).toBe(3);
+    expect(up.rs.requests()).toBe(3);
   });
 
   it("resumes a run cut mid-block from the stopping byte, with no block pulled twice", async () => {
     const { cache } = await openCache();
     const cut = 2 * BLOCK + 5000; // inside block 2 of the run 0..7
-    wan.inject({ fault: { kind: "short", afterBytes: cut }, times: 1, match: (_p, r) => r === range(0, 7) });
+    up.wan.inject({ fault: { kind: "short", afterBytes: cut }, times: 1, match: (_p, r) => r === range(0, 7) });
     expect(exact(await cache.read(url(), 0, 8 * BLOCK), 0, 8 * BLOCK)).toBe(true);
-    expect(rs.ranges).toEqual([range(0, 7), `bytes=${cut}-${8 * BLOCK - 1}`]);
+    expect(up.rs.ranges).toEqual([range(0, 7), `bytes=${cut}-${8 * BLOCK - 1}`]);
     expect(cache.stats().retries).toBe(1);
   });
 
   it("keeps the blocks completed before a run fails for good, stores no torn block, and fails typed", async () => {
     const { cache, dir } = await openCache({ retries: 1 });
     const cut = 2 * BLOCK + 5000; // blocks 0 and 1 complete, block 2 part-way
-    wan.inject({ fault: { kind: "short", afterBytes: cut }, times: 1, match: (_p, r) => r === range(0, 7) });
-    wan.inject({ fault: { kind: "503" }, times: 100, match: (_p, r) => r === `bytes=${cut}-${8 * BLOCK - 1}` });
+    up.wan.inject({ fault: { kind: "short", afterBytes: cut }, times: 1, match: (_p, r) => r === range(0, 7) });
+    up.wan.inject({ fault: { kind: "503" }, times: 100, match: (_p, r) => r === `bytes=${cut}-${8 * BLOCK - 1}` });
     await expect(cache.read(url(), 0, 8 * BLOCK)).rejects.toMatchObject({ code: "ERR_UPSTREAM_UNAVAILABLE" });
     await until(() => cache.stats().blocks === 2, "the two complete blocks on disk");
-    wan.clearFaults();
+    up.wan.clearFaults();
     await cache.close();
 
     // A fresh cache over the same directory re-indexes only intact blocks: the two complete ones.
@@ -167,28 +132,28 @@ describe("coalesced upstream requests", () => {
     expect(reopened.cache.stats().corruptBlocks).toBe(0);
     expect(await dirBytes(dir)).toBe(reopened.cache.stats().residentBytes);
     expect(exact(await reopened.cache.read(url(), 0, 2 * BLOCK), 0, 2 * BLOCK)).toBe(true);
-    expect(rs.requests()).toBe(0);
+    expect(up.rs.requests()).toBe(0);
     expect(exact(await reopened.cache.read(url(), 0, 8 * BLOCK), 0, 8 * BLOCK)).toBe(true);
-    expect(rs.ranges).toEqual([range(2, 7)]);
+    expect(up.rs.ranges).toEqual([range(2, 7)]);
   });
 
   it("serves the blocks of a run to a waiting reader before the run's last byte arrives", async () => {
     const { cache } = await openCache();
     // The run 0..7 stalls after block 1, then is cut and resumed; block 0's reader does not wait for that.
-    const fired = wan.stats.faultsFired;
-    wan.inject({ fault: { kind: "stall", afterBytes: 2 * BLOCK, ms: 1500 }, times: 1, match: (_p, r) => r === range(0, 7) });
+    const fired = up.wan.stats.faultsFired;
+    up.wan.inject({ fault: { kind: "stall", afterBytes: 2 * BLOCK, ms: 1500 }, times: 1, match: (_p, r) => r === range(0, 7) });
     let settled = false;
     const whole = cache.read(url(), 0, 8 * BLOCK).finally(() => (settled = true));
-    await until(() => wan.stats.faultsFired > fired, "the run to start");
+    await until(() => up.wan.stats.faultsFired > fired, "the run to start");
     const head = await cache.read(url(), 10, 100);
     expect(exact(head, 10, 100)).toBe(true);
     expect(settled).toBe(false);
     expect(exact(await whole, 0, 8 * BLOCK)).toBe(true);
-    expect(rs.ranges).toEqual([range(0, 7), `bytes=${2 * BLOCK}-${8 * BLOCK - 1}`]);
+    expect(up.rs.ranges).toEqual([range(0, 7), `bytes=${2 * BLOCK}-${8 * BLOCK - 1}`]);
   });
 
   it("defaults to 16 KiB blocks for small stores and larger ones as the store grows, bounding the block count", async () => {
-    const base = { upstreams: [wan.url], dir: "/tmp/unused" };
+    const base = { upstreams: [up.wan.url], dir: "/tmp/unused" };
     const size = (maxBytes: number): number => resolveOptions({ ...base, maxBytes }).blockSize;
     expect(size(256 << 20)).toBe(16 << 10);
     expect(size(4 * 2 ** 30)).toBe(16 << 10);
@@ -203,7 +168,7 @@ describe("coalesced upstream requests", () => {
     expect(() => resolveOptions({ ...base, maxBytes: 1, coalesceBytes: 0 })).toThrow(expect.objectContaining({ code: "ERR_INVALID_ARGUMENT" }));
     const d = await tempDir();
     cleanups.push(d.remove);
-    const cache = await createRangeCache({ upstreams: [wan.url], dir: d.path, maxBytes: 64 << 20, tls: { ca: wan.ca }, logLevel: "silent" });
+    const cache = await createRangeCache({ upstreams: [up.wan.url], dir: d.path, maxBytes: 64 << 20, tls: { ca: up.wan.ca }, logLevel: "silent" });
     cleanups.push(() => cache.close());
     expect(cache.stats().blockSize).toBe(16 << 10);
   });

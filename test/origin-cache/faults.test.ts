@@ -1,63 +1,30 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createRangeCache, type RangeCache, type RangeCacheOptions } from "../../origin-cache/index.js";
-import { startRangeServer, type RangeServer } from "../helpers/range-server.js";
+import { describe, expect, it } from "vitest";
+import { type RangeCache, type RangeCacheOptions } from "../../origin-cache/index.js";
 import { startWanEmulator, type WanEmulator } from "../helpers/wan-emulator.js";
-import { objectBytes, tempDir } from "./fixtures.js";
+import { objectBytes, useUpstream } from "./fixtures.js";
 
 const BLOCK = 256 << 10;
 const PATH = "/v1/objects/f.mp4";
 const data = objectBytes(4 * BLOCK + 999, "faults");
-let rs: RangeServer;
-let wan: WanEmulator;
-const cleanups: (() => Promise<void>)[] = [];
+const up = useUpstream({ [PATH]: data }, { rttMs: 1, blockSize: BLOCK, retryMinDelayMs: 5, retryMaxDelayMs: 50, bodyTimeoutMs: 400 });
+const { cleanups } = up;
 
-beforeAll(async () => {
-  rs = await startRangeServer();
-  rs.put(PATH, data);
-  wan = await startWanEmulator({ target: rs.url, rttMs: 1 });
-});
-afterEach(async () => {
-  wan.clearFaults();
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-afterAll(async () => {
-  await wan.close();
-  await rs.close();
-});
-
-async function openCache(front: WanEmulator = wan, over: Partial<RangeCacheOptions> = {}): Promise<RangeCache> {
-  const d = await tempDir();
-  const cache = await createRangeCache({
-    upstreams: [front.url],
-    dir: d.path,
-    maxBytes: 64 << 20,
-    blockSize: BLOCK,
-    tls: { ca: front.ca },
-    logLevel: "silent",
-    retryMinDelayMs: 5,
-    retryMaxDelayMs: 50,
-    bodyTimeoutMs: 400,
-    ...over,
-  });
-  cleanups.push(async () => {
-    await cache.close();
-    await d.remove();
-  });
-  return cache;
+async function openCache(front: WanEmulator = up.wan, over: Partial<RangeCacheOptions> = {}): Promise<RangeCache> {
+  return (await up.openCache(over, undefined, front)).cache;
 }
 
-const url = (front: WanEmulator = wan, path = PATH): string => `${front.url}${path}?sig=s`;
+const url = (front: WanEmulator = up.wan, path = PATH): string => `${front.url}${path}?sig=s`;
 
 /** Ranges the origin saw that start inside a block rather than at its start: resumed pulls. */
 const resumedRanges = (): number[] =>
-  rs.ranges.map((r) => Number(/^bytes=(\d+)-/.exec(r)?.[1])).filter((start) => start % BLOCK !== 0);
+  up.rs.ranges.map((r) => Number(/^bytes=(\d+)-/.exec(r)?.[1])).filter((start) => start % BLOCK !== 0);
 
 describe("upstream faults are recovered with the same bytes or surfaced as typed errors", () => {
   it("retries 503s", async () => {
     const cache = await openCache();
-    wan.inject({ fault: { kind: "503" }, times: 2 });
+    up.wan.inject({ fault: { kind: "503" }, times: 2 });
     expect(Buffer.from(await cache.read(url(), 0, data.length)).equals(data)).toBe(true);
-    expect(wan.stats.faultsFired).toBeGreaterThanOrEqual(2);
+    expect(up.wan.stats.faultsFired).toBeGreaterThanOrEqual(2);
     expect(cache.stats().retries).toBeGreaterThanOrEqual(2);
   });
 
@@ -69,16 +36,16 @@ describe("upstream faults are recovered with the same bytes or surfaced as typed
     it(`resumes after ${name} from the byte where it stopped`, async () => {
       const cache = await openCache();
       await cache.object(url());
-      rs.resetCounts();
+      up.rs.resetCounts();
       // Blocks 0-2 are missing: one request for the run, cut part-way through block 0.
-      wan.inject({ fault, times: 1, match: (_p, range) => range === `bytes=0-${3 * BLOCK - 1}` });
+      up.wan.inject({ fault, times: 1, match: (_p, range) => range === `bytes=0-${3 * BLOCK - 1}` });
       const got = await cache.read(url(), BLOCK - 10, BLOCK + 20);
       expect(Buffer.from(got).equals(data.subarray(BLOCK - 10, 2 * BLOCK + 10))).toBe(true);
       const resumed = resumedRanges();
       expect(resumed).toHaveLength(1);
       expect(resumed[0]).toBeGreaterThan(0);
       expect(resumed[0]).toBeLessThanOrEqual(fault.afterBytes);
-      expect(rs.ranges).toEqual([`bytes=0-${3 * BLOCK - 1}`, `bytes=${resumed[0]}-${3 * BLOCK - 1}`]);
+      expect(up.rs.ranges).toEqual([`bytes=0-${3 * BLOCK - 1}`, `bytes=${resumed[0]}-${3 * BLOCK - 1}`]);
       expect(cache.stats().retries).toBe(1);
     });
   }
@@ -86,17 +53,17 @@ describe("upstream faults are recovered with the same bytes or surfaced as typed
   it("recovers every stream when the whole connection is reset", async () => {
     const cache = await openCache();
     await cache.object(url());
-    wan.inject({ fault: { kind: "reset", afterBytes: 30_000, scope: "connection" }, times: 1 });
+    up.wan.inject({ fault: { kind: "reset", afterBytes: 30_000, scope: "connection" }, times: 1 });
     const reads = await Promise.all([0, 1, 2, 3, 4].map((b) => cache.read(url(), b * BLOCK, Math.min(BLOCK, data.length - b * BLOCK))));
     reads.forEach((r, b) => expect(Buffer.from(r).equals(data.subarray(b * BLOCK, b * BLOCK + r.length))).toBe(true));
     expect(cache.stats().retries).toBeGreaterThanOrEqual(1);
   });
 
   it("hedges a range whose headers are slow, and the hedge's bytes are the same", async () => {
-    const cache = await openCache(wan, { hedgeAfterMs: 100 });
+    const cache = await openCache(up.wan, { hedgeAfterMs: 100 });
     await cache.object(url());
     const range = `bytes=${2 * BLOCK}-${3 * BLOCK - 1}`;
-    wan.inject({ fault: { kind: "delay", ms: 3000 }, times: 1, match: (_p, r) => r === range });
+    up.wan.inject({ fault: { kind: "delay", ms: 3000 }, times: 1, match: (_p, r) => r === range });
     const got = await cache.read(url(), 2 * BLOCK, BLOCK);
     expect(Buffer.from(got).equals(data.subarray(2 * BLOCK, 3 * BLOCK))).toBe(true);
     expect(cache.stats().hedges).toBe(1);
@@ -104,14 +71,14 @@ describe("upstream faults are recovered with the same bytes or surfaced as typed
   });
 
   it("surfaces ERR_UPSTREAM_UNAVAILABLE when 503s outlast the retries", async () => {
-    const cache = await openCache(wan, { retries: 2 });
+    const cache = await openCache(up.wan, { retries: 2 });
     await cache.object(url());
-    wan.inject({ fault: { kind: "503" }, times: 100 });
+    up.wan.inject({ fault: { kind: "503" }, times: 100 });
     await expect(cache.read(url(), 0, 10)).rejects.toMatchObject({ code: "ERR_UPSTREAM_UNAVAILABLE", name: "UpstreamUnavailableError" });
   });
 
   it("surfaces ERR_ETAG_CHANGED when the ETag changes between requests, then serves the new version", async () => {
-    const front = await startWanEmulator({ target: rs.url });
+    const front = await startWanEmulator({ target: up.rs.url });
     cleanups.push(() => front.close());
     const cache = await openCache(front);
     const old = await cache.object(url(front));
@@ -127,12 +94,12 @@ describe("upstream faults are recovered with the same bytes or surfaced as typed
     const path = "/v1/objects/replaced.mp4";
     const v1 = objectBytes(3 * BLOCK, "v1");
     const v2 = objectBytes(3 * BLOCK, "v2");
-    rs.put(path, v1);
+    up.rs.put(path, v1);
     const cache = await openCache();
-    expect(Buffer.from(await cache.read(url(wan, path), 0, BLOCK)).equals(v1.subarray(0, BLOCK))).toBe(true);
-    rs.put(path, v2);
+    expect(Buffer.from(await cache.read(url(up.wan, path), 0, BLOCK)).equals(v1.subarray(0, BLOCK))).toBe(true);
+    up.rs.put(path, v2);
     // Block 0 is cached from v1, blocks 1-2 would come from v2: the read fails instead of mixing.
-    await expect(cache.read(url(wan, path), 0, 3 * BLOCK)).rejects.toMatchObject({ code: "ERR_ETAG_CHANGED" });
-    expect(Buffer.from(await cache.read(url(wan, path), 0, 3 * BLOCK)).equals(v2)).toBe(true);
+    await expect(cache.read(url(up.wan, path), 0, 3 * BLOCK)).rejects.toMatchObject({ code: "ERR_ETAG_CHANGED" });
+    expect(Buffer.from(await cache.read(url(up.wan, path), 0, 3 * BLOCK)).equals(v2)).toBe(true);
   });
 });

@@ -4,6 +4,10 @@ import { readdirSync, statSync, type Dirent } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { createRangeCache, type RangeCache, type RangeCacheOptions } from "../../origin-cache/index.js";
+import { startRangeServer, type RangeServer } from "../helpers/range-server.js";
+import { startWanEmulator, type WanEmulator } from "../helpers/wan-emulator.js";
 
 /** Deterministic pseudo-random bytes, so a wrong offset never reads as right. */
 export function objectBytes(size: number, seed: string): Buffer {
@@ -98,4 +102,56 @@ export async function until(cond: () => boolean, what: string, limitMs = 20_000)
     if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/**
+ * The upstream of a test file: a range server holding `objects` behind the TLS + HTTP/2 WAN
+ * emulator (started before the file's tests, closed after), per-test cleanups run after each
+ * test, and caches opened in front of it with the tests' common settings.
+ *
+ * @example
+ * const up = useUpstream({ "/v1/objects/a.mp4": objectBytes(1000, "a") }, { blockSize: 64 << 10 });
+ * it("reads", async () => { const { cache } = await up.openCache(); await cache.read(up.signed("/v1/objects/a.mp4"), 0, 10); });
+ */
+export function useUpstream(objects: Record<string, Uint8Array>, defaults: Partial<RangeCacheOptions> & { rttMs?: number } = {}) {
+  const { rttMs = 2, ...base } = defaults;
+  const cleanups: (() => Promise<void>)[] = [];
+  let rs: RangeServer | undefined;
+  let wan: WanEmulator | undefined;
+  beforeAll(async () => {
+    rs = await startRangeServer();
+    for (const [path, data] of Object.entries(objects)) rs.put(path, data);
+    wan = await startWanEmulator({ target: rs.url, rttMs });
+  });
+  afterEach(async () => {
+    wan?.clearFaults();
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  afterAll(async () => {
+    await wan?.close();
+    await rs?.close();
+  });
+  return {
+    get rs(): RangeServer {
+      return rs!;
+    },
+    get wan(): WanEmulator {
+      return wan!;
+    },
+    cleanups,
+    /** A URL of `path` through the emulator, with a signature-shaped query as the edge's have. */
+    signed: (path: string, front: WanEmulator = wan!): string => `${front.url}${path}?exp=9999999999&sig=abc`,
+    /** A cache in front of the emulator (or `front`), in `dir` or a fresh temp dir; both cleaned up after the test. */
+    async openCache(over: Partial<RangeCacheOptions> = {}, dir?: string, front: WanEmulator = wan!): Promise<{ cache: RangeCache; dir: string }> {
+      let path = dir;
+      if (!path) {
+        const d = await tempDir();
+        cleanups.push(d.remove);
+        path = d.path;
+      }
+      const cache = await createRangeCache({ upstreams: [front.url], dir: path, maxBytes: 64 << 20, tls: { ca: front.ca }, logLevel: "silent", ...base, ...over });
+      cleanups.push(() => cache.close());
+      return { cache, dir: path };
+    },
+  };
 }

@@ -1,42 +1,19 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createRangeCache, PlanRequest, type RangeCache, type RangeCacheOptions } from "../../origin-cache/index.js";
-import { startRangeServer, type RangeServer } from "../helpers/range-server.js";
-import { startWanEmulator, type WanEmulator } from "../helpers/wan-emulator.js";
-import { objectBytes, tempDir, until } from "./fixtures.js";
+import { describe, expect, it } from "vitest";
+import { PlanRequest, type RangeCache, type RangeCacheOptions } from "../../origin-cache/index.js";
+import { objectBytes, until, useUpstream } from "./fixtures.js";
 
 const BLOCK = 256 << 10;
 const a = "/v1/objects/pa.mp4";
 const b = "/v1/objects/pb.mp4";
 const c = "/v1/objects/pc.mp4";
-let rs: RangeServer;
-let wan: WanEmulator;
-const cleanups: (() => Promise<void>)[] = [];
-
-beforeAll(async () => {
-  rs = await startRangeServer();
-  rs.put(a, objectBytes(6 * BLOCK, "pa"));
-  rs.put(b, objectBytes(3 * BLOCK, "pb"));
-  rs.put(c, objectBytes(BLOCK, "pc"));
-  wan = await startWanEmulator({ target: rs.url, rttMs: 2 });
-});
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-afterAll(async () => {
-  await wan.close();
-  await rs.close();
-});
-
-const signed = (path: string): string => `${wan.url}${path}?exp=9999999999&sig=abc`;
+const up = useUpstream({ [a]: objectBytes(6 * BLOCK, "pa"), [b]: objectBytes(3 * BLOCK, "pb"), [c]: objectBytes(BLOCK, "pc") }, { blockSize: BLOCK });
+const { signed } = up;
 
 async function openCache(over: Partial<RangeCacheOptions>): Promise<RangeCache> {
-  const d = await tempDir();
-  cleanups.push(d.remove);
-  const cache = await createRangeCache({ upstreams: [wan.url], dir: d.path, maxBytes: 64 << 20, blockSize: BLOCK, tls: { ca: wan.ca }, logLevel: "silent", ...over });
-  cleanups.push(() => cache.close());
+  const { cache } = await up.openCache(over);
   // Pins first, so the counts below are block pulls only.
   await Promise.all([a, b, c].map((p) => cache.object(signed(p))));
-  rs.resetCounts();
+  up.rs.resetCounts();
   return cache;
 }
 
@@ -55,8 +32,8 @@ describe("per-client prefetch plans", () => {
     cache.plan(whole(b, 3), { client: "rank1" });
     expect(cache.stats().plan.clients).toBe(2);
     await until(() => cache.stats().plan.prefetchedBlocks >= 4, "four prefetched blocks");
-    expect(rs.requests(a)).toBe(2);
-    expect(rs.requests(b)).toBe(2);
+    expect(up.rs.requests(a)).toBe(2);
+    expect(up.rs.requests(b)).toBe(2);
     const misses = cache.stats().misses;
     await cache.read(signed(a), 0, 2 * BLOCK);
     await cache.read(signed(b), 0, 2 * BLOCK);
@@ -70,14 +47,14 @@ describe("per-client prefetch plans", () => {
     cache.plan(whole(c, 1), { client: "rank0" });
     // a's first block (already running when rank0 replanned), b's three and c's one.
     await until(() => cache.stats().plan.prefetchedBlocks >= 5, "rank1's plan and rank0's new one");
-    expect(rs.requests(b)).toBe(3);
-    expect(rs.requests(c)).toBe(1);
+    expect(up.rs.requests(b)).toBe(3);
+    expect(up.rs.requests(c)).toBe(1);
     expect(cache.stats().plan.pendingBlocks).toBe(4);
     const misses = cache.stats().misses;
     await cache.read(signed(b), 0, 3 * BLOCK);
     await cache.read(signed(c), 0, BLOCK);
     expect(cache.stats().misses).toBe(misses);
-    expect(rs.requests(a)).toBe(1);
+    expect(up.rs.requests(a)).toBe(1);
   });
 
   it("drops an idle client's plan, so its blocks are no longer spared by eviction", async () => {

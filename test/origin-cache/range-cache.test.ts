@@ -1,8 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createRangeCache, type RangeCache, type RangeCacheOptions } from "../../origin-cache/index.js";
-import { startRangeServer, type RangeServer } from "../helpers/range-server.js";
-import { startWanEmulator, type WanEmulator } from "../helpers/wan-emulator.js";
-import { dirBytes, objectBytes, prng, tempDir, until, watchDirSize } from "./fixtures.js";
+import { describe, expect, it } from "vitest";
+import { createRangeCache } from "../../origin-cache/index.js";
+import { dirBytes, objectBytes, prng, until, useUpstream, watchDirSize } from "./fixtures.js";
 
 const BLOCK = 256 << 10;
 const objects = new Map<string, Buffer>([
@@ -10,36 +8,8 @@ const objects = new Map<string, Buffer>([
   ["/v1/objects/b.mp4", objectBytes(3 * BLOCK, "b")],
   ["/v1/objects/c.mp4", objectBytes(777, "c")],
 ]);
-let rs: RangeServer;
-let wan: WanEmulator;
-const cleanups: (() => Promise<void>)[] = [];
-
-beforeAll(async () => {
-  rs = await startRangeServer();
-  for (const [path, data] of objects) rs.put(path, data);
-  wan = await startWanEmulator({ target: rs.url, rttMs: 2 });
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-afterAll(async () => {
-  await wan.close();
-  await rs.close();
-});
-
-const signed = (path: string): string => `${wan.url}${path}?exp=9999999999&sig=abc`;
-
-async function openCache(over: Partial<RangeCacheOptions> = {}, dir?: string): Promise<{ cache: RangeCache; dir: string }> {
-  let path = dir;
-  if (!path) {
-    const d = await tempDir();
-    cleanups.push(d.remove);
-    path = d.path;
-  }
-  const cache = await createRangeCache({ upstreams: [wan.url], dir: path, maxBytes: 64 << 20, blockSize: BLOCK, tls: { ca: wan.ca }, logLevel: "silent", ...over });
-  cleanups.push(() => cache.close());
-  return { cache, dir: path };
-}
+const up = useUpstream(Object.fromEntries(objects), { blockSize: BLOCK });
+const { signed, openCache } = up;
 
 function randomRanges(n: number, seed: number): { path: string; offset: number; length: number }[] {
   const rnd = prng(seed);
@@ -72,9 +42,9 @@ describe("createRangeCache", () => {
     const { cache } = await openCache();
     const path = "/v1/objects/a.mp4";
     await cache.object(signed(path));
-    rs.resetCounts();
+    up.rs.resetCounts();
     const reads = await Promise.all(Array.from({ length: 50 }, (_, i) => cache.read(signed(path), 5 * BLOCK + i * 100, 1000)));
-    expect(rs.requests(path)).toBe(1);
+    expect(up.rs.requests(path)).toBe(1);
     expect(cache.stats().coalesced).toBe(49);
     reads.forEach((r, i) => expect(Buffer.from(r).equals((objects.get(path) as Buffer).subarray(5 * BLOCK + i * 100, 5 * BLOCK + i * 100 + 1000))).toBe(true));
   });
@@ -109,23 +79,23 @@ describe("createRangeCache", () => {
     const first = await openCache();
     await first.cache.read(signed(path), 0, data.length);
     await first.cache.close();
-    rs.resetCounts();
+    up.rs.resetCounts();
     const { cache } = await openCache({}, first.dir);
     expect(Buffer.from(await cache.read(signed(path), 0, data.length)).equals(data)).toBe(true);
-    expect(rs.requests(path)).toBe(1); // the version probe only
+    expect(up.rs.requests(path)).toBe(1); // the version probe only
     expect(cache.stats().misses).toBe(0);
     expect(cache.stats().hits).toBe(7);
   });
 
   it("refuses URLs outside the configured upstreams", async () => {
-    const { cache } = await openCache({ upstreams: [`${wan.url}/v1/objects/`] });
-    rs.resetCounts();
+    const { cache } = await openCache({ upstreams: [`${up.wan.url}/v1/objects/`] });
+    up.rs.resetCounts();
     await expect(cache.read("http://127.0.0.1:9/v1/objects/a.mp4", 0, 1)).rejects.toMatchObject({ code: "ERR_UPSTREAM_NOT_ALLOWED" });
-    await expect(cache.read(`${wan.url}/v1/keys`, 0, 1)).rejects.toMatchObject({ code: "ERR_UPSTREAM_NOT_ALLOWED" });
-    await expect(cache.read(`${wan.url.replace("https", "http")}/v1/objects/a.mp4`, 0, 1)).rejects.toMatchObject({ code: "ERR_UPSTREAM_NOT_ALLOWED" });
+    await expect(cache.read(`${up.wan.url}/v1/keys`, 0, 1)).rejects.toMatchObject({ code: "ERR_UPSTREAM_NOT_ALLOWED" });
+    await expect(cache.read(`${up.wan.url.replace("https", "http")}/v1/objects/a.mp4`, 0, 1)).rejects.toMatchObject({ code: "ERR_UPSTREAM_NOT_ALLOWED" });
     await expect(cache.read("file:///etc/passwd", 0, 1)).rejects.toMatchObject({ code: "ERR_INVALID_ARGUMENT" });
     expect(() => cache.plan([{ url: "https://example.com/x", offset: 0, length: 1 }])).toThrow(expect.objectContaining({ code: "ERR_UPSTREAM_NOT_ALLOWED" }));
-    expect(rs.requests()).toBe(0);
+    expect(up.rs.requests()).toBe(0);
   });
 
   it("rejects a range past the end and bad arguments with typed errors", async () => {
@@ -133,25 +103,25 @@ describe("createRangeCache", () => {
     await expect(cache.read(signed("/v1/objects/c.mp4"), 700, 100)).rejects.toMatchObject({ code: "ERR_RANGE_NOT_SATISFIABLE" });
     await expect(cache.read(signed("/v1/objects/c.mp4"), -1, 1)).rejects.toMatchObject({ code: "ERR_INVALID_ARGUMENT" });
     await expect(cache.read(signed("/v1/objects/c.mp4"), 0, 1, { etag: '"not-the-etag"' })).rejects.toMatchObject({ code: "ERR_ETAG_CHANGED" });
-    await expect(createRangeCache({ upstreams: [wan.url], dir: "/tmp/x", maxBytes: -3 })).rejects.toThrow("Expected an integer ≥ 0 for maxBytes but received -3");
+    await expect(createRangeCache({ upstreams: [up.wan.url], dir: "/tmp/x", maxBytes: -3 })).rejects.toThrow("Expected an integer ≥ 0 for maxBytes but received -3");
   });
 
   it("rejects reads pending at close with CacheClosedError, not the torn-down pool's errors", async () => {
     const { cache } = await openCache();
     const b = signed("/v1/objects/b.mp4");
     await cache.object(b);
-    const fired = wan.stats.faultsFired;
-    wan.inject({ fault: { kind: "stall", afterBytes: 1000, ms: 3000 }, times: 2 });
+    const fired = up.wan.stats.faultsFired;
+    up.wan.inject({ fault: { kind: "stall", afterBytes: 1000, ms: 3000 }, times: 2 });
     const drain = async (): Promise<void> => {
       for await (const _ of cache.stream(b, BLOCK, 2 * BLOCK));
     };
     const pending = [cache.read(b, 0, BLOCK), drain()];
     for (const p of pending) p.catch(() => {});
-    await until(() => wan.stats.faultsFired >= fired + 2, "both reads to stall upstream");
+    await until(() => up.wan.stats.faultsFired >= fired + 2, "both reads to stall upstream");
     await cache.close();
     for (const p of pending) await expect(p).rejects.toMatchObject({ name: "CacheClosedError", code: "ERR_CACHE_CLOSED" });
     await expect(cache.read(b, 0, 1)).rejects.toMatchObject({ code: "ERR_CACHE_CLOSED" });
-    wan.clearFaults();
+    up.wan.clearFaults();
   });
 
   it("prefetches the plan soonest first within its budget, and a new plan replaces the old", async () => {
@@ -160,20 +130,20 @@ describe("createRangeCache", () => {
     const b = "/v1/objects/b.mp4";
     await cache.object(signed(a));
     await cache.object(signed(b));
-    rs.resetCounts();
+    up.rs.resetCounts();
     const ack = cache.plan([{ url: signed(a), offset: 0, length: 6 * BLOCK }]);
     expect(ack.blocks).toBe(6);
     await until(() => cache.stats().plan.prefetchedBlocks >= 3, "three prefetched blocks");
     // The window's three consecutive blocks go as one range.
-    expect(rs.ranges).toEqual([`bytes=0-${3 * BLOCK - 1}`]);
+    expect(up.rs.ranges).toEqual([`bytes=0-${3 * BLOCK - 1}`]);
     // Reading the first block moves the window by one.
     await cache.read(signed(a), 0, 10);
     await until(() => cache.stats().plan.prefetchedBlocks >= 4, "the window to move");
-    expect(rs.ranges).toContain(`bytes=${3 * BLOCK}-${4 * BLOCK - 1}`);
+    expect(up.rs.ranges).toContain(`bytes=${3 * BLOCK}-${4 * BLOCK - 1}`);
     cache.plan([{ url: signed(b), offset: 0, length: 2 * BLOCK }]);
     await until(() => cache.stats().plan.prefetchedBlocks >= 6, "the new plan");
-    expect(rs.requests(a)).toBe(2);
-    expect(rs.requests(b)).toBe(1);
+    expect(up.rs.requests(a)).toBe(2);
+    expect(up.rs.requests(b)).toBe(1);
     const before = cache.stats().misses;
     await cache.read(signed(b), 0, 2 * BLOCK);
     expect(cache.stats().misses).toBe(before);
