@@ -10,6 +10,7 @@ import type { ManifestClientOptions } from "../../common/manifest-client.js";
 import { indexToJson, summarizeIndex } from "../../common/media-index/index.js";
 import type { IndexV1 } from "../../common/schema/index.js";
 import { InvalidOptionError } from "../errors.js";
+import { BUCKET_FLAGS, bucketOptions } from "./bucket-flags.js";
 import { openCatalog, type Catalog, type CatalogObject } from "./inspect-catalog.js";
 
 const USAGE = `usage: ec inspect URL [--token T] [--json] [--concurrency N] [--s3-endpoint URL] [--region R] [--path-style]
@@ -185,9 +186,7 @@ export async function main(argv: string[]): Promise<number> {
         index: { type: "string" },
         json: { type: "boolean", default: false },
         concurrency: { type: "string", default: "8" },
-        "s3-endpoint": { type: "string" },
-        region: { type: "string" },
-        "path-style": { type: "boolean", default: false },
+        ...BUCKET_FLAGS,
         help: { type: "boolean", short: "h", default: false },
       },
     }));
@@ -206,12 +205,7 @@ export async function main(argv: string[]): Promise<number> {
       throw new InvalidOptionError(`Expected an integer from 1 to 256 for --concurrency but received ${describeReceived(values.concurrency)}`);
     }
     const client: ManifestClientOptions = { token: values.token ?? process.env.EC_TOKEN };
-    const bucket = {
-      ...(values["s3-endpoint"] === undefined ? {} : { endpoint: values["s3-endpoint"] }),
-      ...(values.region === undefined ? {} : { region: values.region }),
-      ...(values["path-style"] ? { forcePathStyle: true } : {}),
-    };
-    const catalog = await openCatalog(positionals[0]!, client, bucket);
+    const catalog = await openCatalog(positionals[0]!, client, bucketOptions(values));
     try {
       return values.index !== undefined ? await inspectOne(catalog, values.index, values.json) : await inspectDataset(catalog, values.json, concurrency);
     } finally {

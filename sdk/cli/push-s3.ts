@@ -19,6 +19,7 @@ import { describeReceived } from "../../common/errors.js";
 import { reportErrors } from "../dev/cli-report.js";
 import { InvalidOptionError } from "../errors.js";
 import { mapS3Error, parseBucketUrl, resolveCredentials, s3ClientConfig, type BucketLocation, type S3Options } from "../source/s3/index.js";
+import { BUCKET_FLAGS, bucketOptions } from "./bucket-flags.js";
 import { CONTENT_TYPES, pushProgress, runPush, type PushOptions, type PushRun } from "./push.js";
 
 const USAGE =
@@ -180,10 +181,8 @@ async function run(argv: string[]): Promise<number> {
     args: argv,
     allowPositionals: true,
     options: {
-      "s3-endpoint": { type: "string" },
-      region: { type: "string" },
+      ...BUCKET_FLAGS,
       bucket: { type: "string" },
-      "path-style": { type: "boolean" },
       concurrency: { type: "string", default: "4" },
       "part-size": { type: "string", default: "16" },
       json: { type: "boolean", default: false },
@@ -207,11 +206,7 @@ async function run(argv: string[]): Promise<number> {
   } else {
     throw new InvalidOptionError(`Expected r2://ACCOUNT_ID/BUCKET/PREFIX or s3://BUCKET/PREFIX but received ${describeReceived(target)}`);
   }
-  const s3: S3Options = {
-    ...(values["s3-endpoint"] === undefined ? {} : { endpoint: values["s3-endpoint"] }),
-    ...(values.region === undefined ? {} : { region: values.region }),
-    ...(values["path-style"] === undefined ? {} : { forcePathStyle: values["path-style"] }),
-  };
+  const s3 = bucketOptions(values);
   const concurrency = positiveInt(values.concurrency, "--concurrency", 64);
   const partSize = positiveInt(values["part-size"], "--part-size", 5 * 1024) * MiB;
 

@@ -10,6 +10,7 @@ import cliProgress from "cli-progress";
 import { describeReceived, EcError } from "../../common/errors.js";
 import { InvalidOptionError } from "../errors.js";
 import { open } from "../open.js";
+import { BUCKET_FLAGS, bucketOptions } from "./bucket-flags.js";
 import type { OpenOptions } from "../options.js";
 import type { StreamStats } from "../stats.js";
 
@@ -43,9 +44,7 @@ export function parseStreamArgs(argv: string[]): { url: string; options: OpenOpt
       format: { type: "string" },
       shuffle: { type: "string" },
       md5: { type: "boolean", default: false },
-      "s3-endpoint": { type: "string" },
-      region: { type: "string" },
-      "path-style": { type: "boolean", default: false },
+      ...BUCKET_FLAGS,
       "step-ms": { type: "string", default: "0" },
       json: { type: "boolean", default: false },
       ...Object.fromEntries(INT_FLAGS.map((f) => [f, { type: "string" as const }])),
@@ -57,9 +56,8 @@ export function parseStreamArgs(argv: string[]): { url: string; options: OpenOpt
     const v = (values as Record<string, unknown>)[f] as string | undefined;
     if (v !== undefined) o[f] = /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v;
   }
-  for (const f of ["token", "cache", "device", "align", "format", "region"] as const) if (values[f] !== undefined) o[f] = values[f];
-  if (values["s3-endpoint"] !== undefined) o.endpoint = values["s3-endpoint"];
-  if (values["path-style"]) o.forcePathStyle = true;
+  for (const f of ["token", "cache", "device", "align", "format"] as const) if (values[f] !== undefined) o[f] = values[f];
+  Object.assign(o, bucketOptions(values));
   if (values.shuffle !== undefined) o.shuffle = values.shuffle === "false" ? false : values.shuffle;
   if (values.size !== undefined) o.size = parseSize(values.size);
   if (values.md5 && o.format !== "native") {
