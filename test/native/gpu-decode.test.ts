@@ -13,11 +13,10 @@ import {
   packetsFromTrack,
   type DecoderOptions,
   type DeviceFrame,
-  type HostFrame,
 } from "../../native/index.js";
 import { analyzeClip, analyzeDeviceClip, labelClip, resolveLabelers, type VideoFrame } from "../../sdk/labels/index.js";
 import type { MakeVideoOptions } from "../helpers/make-video.js";
-import { ffmpegFrameMd5s, indexedVideo } from "./helpers.js";
+import { decodeAll, ffmpegFrameMd5s, indexedVideo } from "./helpers.js";
 
 const d = devices();
 const why = d.cuda.nvdec.available ? "" : ` — skipped: ${d.cuda.nvdec.reason ?? "no NVDEC"}`;
@@ -55,13 +54,6 @@ describe.skipIf(!d.cuda.nvdec.available)(`NVDEC decode into device memory${why}`
     await decoder.close();
   });
 
-  async function decodeOn(v: Awaited<ReturnType<typeof indexedVideo>>, extra: Partial<DecoderOptions>) {
-    const t = v.track;
-    const decoder = await createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, ...extra });
-    const frames = await decoder.decode(packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length));
-    await decoder.close();
-    return frames;
-  }
 
   // NVDEC's frames equal the CPU decoder's (framemd5 above), so the GPU conversion must equal its
   // host twin over the CPU frames: stated tolerance 1 level of 255 (expected: identical; no FMA).
@@ -72,8 +64,8 @@ describe.skipIf(!d.cuda.nvdec.available)(`NVDEC decode into device memory${why}`
   ];
   it.each(conversions)("converts on the GPU (%s) exactly as the host twin does", async (_name, extra) => {
     const v = await indexedVideo(dir, { codec: "h264", width: 320, height: 192, frames: 12, bframes: 2, name: "conv.mp4" });
-    const gpu = (await decodeOn(v, { device: "cuda:0", ...extra })) as DeviceFrame[];
-    const cpu = (await decodeOn(v, {})) as HostFrame[];
+    const gpu = await decodeAll<DeviceFrame>(v, { device: "cuda:0", ...extra });
+    const cpu = await decodeAll(v);
     expect(gpu).toHaveLength(cpu.length);
     for (let i = 0; i < gpu.length; i++) {
       expect(gpu[i]!.kind).toBe("device");
@@ -90,7 +82,7 @@ describe.skipIf(!d.cuda.nvdec.available)(`NVDEC decode into device memory${why}`
   it("computes label statistics on the GPU equal to the CPU analysis, and the same labels", async () => {
     const v = await indexedVideo(dir, { codec: "h264", width: 320, height: 192, frames: 16, bframes: 2, name: "labels.mp4" });
     for (const extra of [{}, { output: "rgb24", resize: [112, 112] }] as Partial<DecoderOptions>[]) {
-      const gpu = (await decodeOn(v, { device: "cuda:0", ...extra })) as DeviceFrame[];
+      const gpu = await decodeAll<DeviceFrame>(v, { device: "cuda:0", ...extra });
       const hosts = await Promise.all(gpu.map((f) => f.toHost()));
       const views: VideoFrame[] = hosts.map((h) => ({
         format: h.format as VideoFrame["format"],

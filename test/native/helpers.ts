@@ -4,6 +4,7 @@ import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 
 import { buildIndex, bytesReader } from "../../common/media-index/index.js";
+import { createDecoder, packetsFromTrack, type DecoderOptions, type Frame, type HostFrame } from "../../native/index.js";
 import type { VideoTrackV1 } from "../../common/schema/index.js";
 import { makeVideo, type MakeVideoOptions } from "../helpers/make-video.js";
 
@@ -32,4 +33,15 @@ export async function ffmpegFrameMd5s(file: string, extra: string[] = []): Promi
     .split("\n")
     .filter((line) => line !== "" && !line.startsWith("#"))
     .map((line) => line.split(",").at(-1)!.trim());
+}
+
+/** Every frame of the video, decoded in one call by a fresh decoder with `extra` options (host frames unless a device says otherwise). */
+export async function decodeAll<F extends Frame = HostFrame>(v: IndexedVideo, extra: Partial<DecoderOptions> = {}): Promise<F[]> {
+  const t = v.track;
+  const decoder = await createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, ...extra });
+  try {
+    return (await decoder.decode(packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length))) as F[];
+  } finally {
+    await decoder.close();
+  }
 }

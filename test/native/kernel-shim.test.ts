@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { convertReference, createDecoder, lumaStatsReference, packetsFromTrack, type HostFrame } from "../../native/index.js";
-import { indexedVideo } from "./helpers.js";
+import { convertReference, lumaStatsReference, type HostFrame } from "../../native/index.js";
+import { decodeAll, indexedVideo } from "./helpers.js";
 
 const run = promisify(execFile);
 let dir: string;
@@ -27,11 +27,7 @@ beforeAll(async () => {
   shim = join(dir, "run-kernels");
   const source = join(import.meta.dirname, "cuda-shim/run-kernels.cc");
   await run("g++", ["-std=c++20", "-O2", "-pthread", "-o", shim, source]);
-  const v = await indexedVideo(dir, { codec: "h264", width: W, height: H, frames: 8, bframes: 2 });
-  const t = v.track;
-  const decoder = await createDecoder({ codec: t.codec, extradata: t.extradata, width: W, height: H });
-  frames = (await decoder.decode(packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length))) as HostFrame[];
-  await decoder.close();
+  frames = await decodeAll(await indexedVideo(dir, { codec: "h264", width: W, height: H, frames: 8, bframes: 2 }));
 }, 120_000);
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });

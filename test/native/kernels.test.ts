@@ -17,13 +17,12 @@ import {
   devices,
   lumaStatsOnDevice,
   lumaStatsReference,
-  packetsFromTrack,
   type DecoderOptions,
   type DeviceFrame,
   type HostFrame,
 } from "../../native/index.js";
 import { analysisFromSums, analyzeClip, type VideoFrame } from "../../sdk/labels/index.js";
-import { indexedVideo, type IndexedVideo } from "./helpers.js";
+import { decodeAll, indexedVideo, type IndexedVideo } from "./helpers.js";
 
 let dir: string;
 let h264: IndexedVideo;
@@ -38,13 +37,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function decodeAll(v: IndexedVideo, extra: Partial<DecoderOptions> = {}): Promise<HostFrame[]> {
-  const t = v.track;
-  const decoder = await createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, ...extra });
-  const frames = (await decoder.decode(packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length))) as HostFrame[];
-  await decoder.close();
-  return frames;
-}
 
 /** A packed yuv420p host frame filled by `y(x, y)` with constant chroma. */
 function yuvFrame(width: number, height: number, y: (x: number, row: number) => number, u: number, v: number): HostFrame {

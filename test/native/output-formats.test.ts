@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { createDecoder, packetsFromTrack, type DecoderOptions, type HostFrame } from "../../native/index.js";
-import { indexedVideo, type IndexedVideo } from "./helpers.js";
+import { createDecoder } from "../../native/index.js";
+import { decodeAll, indexedVideo, type IndexedVideo } from "./helpers.js";
 
 const run = promisify(execFile);
 let dir: string;
@@ -22,13 +22,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function decodeAll(v: IndexedVideo, extra: Partial<DecoderOptions>): Promise<HostFrame[]> {
-  const t = v.track;
-  const decoder = await createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, ...extra });
-  const frames = (await decoder.decode(packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length))) as HostFrame[];
-  await decoder.close();
-  return frames;
-}
 
 /** ffmpeg's own rgb24 of every frame, scaled with the same libswscale flags. */
 async function ffmpegRgb(file: string, w: number, h: number): Promise<Uint8Array> {
