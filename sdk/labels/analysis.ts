@@ -54,7 +54,7 @@ const COARSE_SHIFT = 3; // 256 → 32 bins: robust to noise, still separates dis
 export function analyzeClip(frames: readonly VideoFrame[], options: AnalysisOptions = {}): ClipAnalysis {
   const first = frames[0];
   if (!first) return { width: 0, height: 0, step: 1, frames: [] };
-  const step = stepFor(first, options);
+  const step = analysisStep(first, options);
   let prev: Uint8Array | undefined;
   let cur: Uint8Array | undefined;
   let prevCoarse: Float64Array | undefined;
@@ -109,11 +109,6 @@ export interface GridSums {
   readonly colSums: Uint32Array;
   /** Sum of absolute differences to the previous grid; undefined when there is none to compare. */
   readonly absDiff: number | undefined;
-}
-
-function stepFor(first: { width: number; height: number }, options: AnalysisOptions): number {
-  const target = options.gridSamples ?? 12_288;
-  return target > 0 ? gridStep(first.width, first.height, target) : 1;
 }
 
 /** FrameStats from a grid's sums: one definition for every implementation, so they agree exactly. */
@@ -185,7 +180,8 @@ export function analysisFromSums(frames: readonly SizedFrame[], step: number, su
 
 /** The grid step analyzeClip uses for a clip whose first frame is `first`. */
 export function analysisStep(first: { width: number; height: number }, options: AnalysisOptions = {}): number {
-  return stepFor(first, options);
+  const target = options.gridSamples ?? 12_288;
+  return target > 0 ? gridStep(first.width, first.height, target) : 1;
 }
 
 /**
