@@ -32,6 +32,7 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ["test/edge/**", "node_modules/**"],
           environment: "node",
+          setupFiles: ["test/setup/fast-check.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },

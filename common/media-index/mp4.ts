@@ -2,7 +2,7 @@ import { createFile, Log, MP4BoxBuffer, type ISOFile, type Movie, type Track, ty
 import type { VideoCodec, VideoTrackV1 } from "../schema/index.js";
 import { IndexErrorCode, MediaIndexError } from "./errors.js";
 import type { HeadCachedReader } from "./range-reader.js";
-import { checkSampleBounds } from "./sample-bounds.js";
+import { withSampleBounds } from "./sample-bounds.js";
 
 /** Above this the header boxes (moov + moofs) are refused rather than held in a Worker's 128 MB. */
 const MAX_HEADER_BYTES = 64 * 1024 * 1024;
@@ -71,6 +71,7 @@ function parseMovie(bytes: Uint8Array): { file: ISOFile; info: Movie } {
     file.appendBuffer(MP4BoxBuffer.fromArrayBuffer(copy, 0), true);
     file.flush();
   } catch (cause) {
+    if (cause instanceof MediaIndexError) throw cause;
     throw new MediaIndexError(IndexErrorCode.CORRUPT, `moov does not parse: ${(cause as Error).message}`, { cause });
   }
   if (!info) throw new MediaIndexError(IndexErrorCode.CORRUPT, `moov does not parse${failure ? `: ${failure}` : ""}`);
@@ -134,8 +135,7 @@ export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1> 
     if (box.type === "moof") glued.moofShift.push(box.start - at);
     at += box.size;
   });
-  checkSampleBounds(glued.bytes, reader.size);
-  const { file, info } = parseMovie(glued.bytes);
+  const { file, info } = withSampleBounds(reader.size, () => parseMovie(glued.bytes));
   if (info.videoTracks.length === 0) throw new MediaIndexError(IndexErrorCode.NO_VIDEO, `no video track (tracks: ${info.tracks.map((t) => t.type ?? "unknown").join(", ") || "none"})`);
 
   let unsupported = "";

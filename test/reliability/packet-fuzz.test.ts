@@ -35,7 +35,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
-  report("packet-fuzz", outcomes);
+  report("packet-fuzz", { ...outcomes, seed: fc.readConfigureGlobal().seed });
 });
 
 const Mutation = fc.record({
@@ -102,7 +102,7 @@ describe("fuzzed packets through the full pipeline", () => {
           await rm(runDir, { recursive: true, force: true });
         }
       }),
-      { numRuns: runs, seed: 20261129 },
+      { numRuns: runs },
     );
   }, 300_000);
 });
