@@ -1,4 +1,5 @@
 /** The raw shapes the C++ binding takes and returns (native/src/binding.cc). Internal. */
+import type { LumaStats } from "./kernels.js";
 
 export interface RawPlane {
   offset: number;
@@ -87,8 +88,8 @@ export interface Binding {
   openDecoder(options: RawOpenOptions): Promise<RawDecoder>;
   decodeImage(data: Uint8Array, format: string, output: string, resizeHeight: number, resizeWidth: number): Promise<RawHostBatch>;
   downloadFrame(handle: object): Promise<RawHostBatch>;
-  /** Label statistics records (LumaStatsLayout) of a clip; device -1 runs the host twin over `data`. */
-  lumaStats(frames: RawLumaFrame[], step: number, device: number): Promise<Uint32Array>;
+  /** Label statistics of a clip, a frame each (views of one buffer of records); device -1 runs the host twin over `data`. */
+  lumaStats(frames: RawLumaFrame[], step: number, device: number): Promise<LumaStats[]>;
   /** The GPU conversion's host twin over a packed host frame. */
   convertReference(
     frame: { data: Uint8Array; format: string; width: number; height: number; planes: readonly RawPlane[] },

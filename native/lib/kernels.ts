@@ -32,33 +32,6 @@ export interface LumaHostFrame {
   readonly pitch: number;
 }
 
-function gridSize(width: number, height: number, step: number): [number, number] {
-  return [Math.ceil(width / step), Math.ceil(height / step)];
-}
-
-function parseRecords(records: Uint32Array, frames: readonly { width: number; height: number }[], step: number): LumaStats[] {
-  const out: LumaStats[] = [];
-  let at = 0;
-  let last: [number, number] = [-1, -1];
-  for (const f of frames) {
-    const [gw, gh] = gridSize(f.width, f.height, step);
-    const words = Math.ceil((2 + 256 + gh + gw) / 2) * 2;
-    const r = records.subarray(at, at + words);
-    const compared = gw === last[0] && gh === last[1];
-    out.push({
-      gridWidth: gw,
-      gridHeight: gh,
-      absDiff: compared ? r[0]! + r[1]! * 2 ** 32 : undefined,
-      histogram: r.subarray(2, 258),
-      rowSums: r.subarray(258, 258 + gh),
-      colSums: r.subarray(258 + gh, 258 + gh + gw),
-    });
-    at += words;
-    last = [gw, gh];
-  }
-  return out;
-}
-
 function checkStep(step: unknown): number {
   if (!Number.isInteger(step) || (step as number) < 1) throw argumentError("a positive integer", "step", step);
   return step as number;
@@ -83,7 +56,7 @@ export async function lumaStatsOnDevice(frames: readonly DeviceFrame[], step: nu
     return { handle: deviceFrameHandle(f), format: f.format, width: f.width, height: f.height, pitch: f.pitch };
   });
   try {
-    return parseRecords(await loadBinding().lumaStats(raw, step, Number(device.slice(5))), frames, step);
+    return await loadBinding().lumaStats(raw, step, Number(device.slice(5)));
   } catch (error) {
     throw fromNative(error);
   }
@@ -102,7 +75,7 @@ export async function lumaStatsReference(frames: readonly LumaHostFrame[], step:
     return { data: f.data, format: f.format, width: f.width, height: f.height, pitch: f.pitch };
   });
   try {
-    return parseRecords(await loadBinding().lumaStats(raw, step, -1), frames, step);
+    return await loadBinding().lumaStats(raw, step, -1);
   } catch (error) {
     throw fromNative(error);
   }

@@ -302,7 +302,8 @@ Napi::Value DownloadFrame(const Napi::CallbackInfo& info) {
 }
 
 // lumaStats(frames: [{handle, format, width, height, pitch}] | host [{data: Uint8Array, format, width, height, pitch}],
-//           step, device: number (-1: the host twin)) → Promise<Uint32Array> (LumaStatsLayout records)
+//           step, device: number (-1: the host twin))
+//   → Promise<[{gridWidth, gridHeight, histogram, rowSums, colSums, absDiff}]> (views of one buffer of records)
 Napi::Value LumaStats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Array list = info[0].As<Napi::Array>();
@@ -343,9 +344,26 @@ Napi::Value LumaStats(const Napi::CallbackInfo& info) {
         if (device >= 0) throw ec::NativeException("ERR_DEVICE_UNAVAILABLE", "This build has no CUDA support");
         *records = ec::kernels::lumaStatsOnHost(sources, step);
       },
-      [records](Napi::Env env) -> Napi::Value {
-        auto out = Napi::Uint32Array::New(env, records->size());
-        std::copy(records->begin(), records->end(), out.Data());
+      [records, sources, step](Napi::Env env) -> Napi::Value {
+        // One buffer of records; each frame gets views of its parts, where lumaRecords says.
+        auto all = Napi::Uint32Array::New(env, records->size());
+        std::copy(records->begin(), records->end(), all.Data());
+        auto view = [&](size_t word, size_t words) { return Napi::Uint32Array::New(env, words, all.ArrayBuffer(), word * sizeof(uint32_t)); };
+        std::vector<ec::kernels::LumaRecord> layout = ec::kernels::lumaRecords(sources, step);
+        Napi::Array out = Napi::Array::New(env, layout.size());
+        for (size_t i = 0; i < layout.size(); ++i) {
+          const ec::kernels::LumaStatsLayout& l = layout[i].layout;
+          const uint32_t* words = records->data() + layout[i].offset;
+          Napi::Object o = Napi::Object::New(env);
+          o.Set("gridWidth", l.gridWidth);
+          o.Set("gridHeight", l.gridHeight);
+          o.Set("histogram", view(layout[i].offset + l.histogram(), 256));
+          o.Set("rowSums", view(layout[i].offset + l.rowSums(), l.gridHeight));
+          o.Set("colSums", view(layout[i].offset + l.colSums(), l.gridWidth));
+          o.Set("absDiff", layout[i].compared ? Napi::Value(Napi::Number::New(env, words[l.diff()] + words[l.diff() + 1] * 4294967296.0))
+                                              : env.Undefined());
+          out.Set(i, o);
+        }
         return out;
       });
   for (auto& v : keep) worker->keep(v);

@@ -73,17 +73,33 @@ void convertOnHost(const ConvertParams& p) {
   }
 }
 
-std::vector<uint32_t> lumaStatsOnHost(const std::vector<LumaSource>& frames, int step) {
-  std::vector<uint32_t> records;
-  std::vector<uint8_t> grid;
-  std::vector<uint8_t> prev;
+std::vector<LumaRecord> lumaRecords(const std::vector<LumaSource>& frames, int step) {
+  std::vector<LumaRecord> out;
+  out.reserve(frames.size());
   LumaStatsLayout last{-1, -1, step};
+  size_t offset = 0;
   for (const LumaSource& src : frames) {
     LumaStatsLayout l = lumaStatsLayout(src.width, src.height, step);
-    bool comparable = l.gridWidth == last.gridWidth && l.gridHeight == last.gridHeight;
-    size_t base = records.size();
-    records.resize(base + l.words(), 0);
-    uint32_t* record = records.data() + base;
+    out.push_back({l, offset, l.gridWidth == last.gridWidth && l.gridHeight == last.gridHeight});
+    offset += static_cast<size_t>(l.words());
+    last = l;
+  }
+  return out;
+}
+
+size_t lumaRecordWords(const std::vector<LumaRecord>& records) {
+  return records.empty() ? 0 : records.back().offset + static_cast<size_t>(records.back().layout.words());
+}
+
+std::vector<uint32_t> lumaStatsOnHost(const std::vector<LumaSource>& frames, int step) {
+  std::vector<LumaRecord> layout = lumaRecords(frames, step);
+  std::vector<uint32_t> records(lumaRecordWords(layout), 0);
+  std::vector<uint8_t> grid;
+  std::vector<uint8_t> prev;
+  for (size_t f = 0; f < frames.size(); ++f) {
+    const LumaSource& src = frames[f];
+    const LumaStatsLayout& l = layout[f].layout;
+    uint32_t* record = records.data() + layout[f].offset;
     grid.assign(static_cast<size_t>(l.gridWidth) * l.gridHeight, 0);
     uint64_t diff = 0;
     for (int gy = 0; gy < l.gridHeight; ++gy) {
@@ -94,13 +110,12 @@ std::vector<uint32_t> lumaStatsOnHost(const std::vector<LumaSource>& frames, int
         record[l.histogram() + v] += 1;
         record[l.rowSums() + gy] += v;
         record[l.colSums() + gx] += v;
-        if (comparable) diff += static_cast<uint64_t>(std::abs(static_cast<int>(v) - static_cast<int>(prev[i])));
+        if (layout[f].compared) diff += static_cast<uint64_t>(std::abs(static_cast<int>(v) - static_cast<int>(prev[i])));
       }
     }
     record[l.diff()] = static_cast<uint32_t>(diff);
     record[l.diff() + 1] = static_cast<uint32_t>(diff >> 32);
     std::swap(grid, prev);
-    last = l;
   }
   return records;
 }

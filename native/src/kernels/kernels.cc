@@ -91,36 +91,27 @@ std::vector<uint32_t> lumaStatsOnDevice(int index, const std::vector<LumaSource>
   cuda::ScopedContext scope(index);
   const Module& m = moduleFor(index);
   const cuda::Driver* d = cuda::driver();
-  size_t words = 0;
+  std::vector<LumaRecord> layout = lumaRecords(frames, step);
   size_t gridBytes = 0;
-  for (const LumaSource& f : frames) {
-    LumaStatsLayout l = lumaStatsLayout(f.width, f.height, step);
-    words += static_cast<size_t>(l.words());
-    gridBytes = std::max(gridBytes, static_cast<size_t>(l.gridWidth) * l.gridHeight);
-  }
-  std::vector<uint32_t> records(words);
+  for (const LumaRecord& r : layout) gridBytes = std::max(gridBytes, static_cast<size_t>(r.layout.gridWidth) * r.layout.gridHeight);
+  std::vector<uint32_t> records(lumaRecordWords(layout));
   if (frames.empty()) return records;
   // Records, then two grids (this frame's and the previous one's), in one allocation.
-  size_t recordBytes = words * sizeof(uint32_t);
+  size_t recordBytes = records.size() * sizeof(uint32_t);
   std::shared_ptr<void> memory = cuda::allocShared(index, recordBytes + 2 * gridBytes);
   auto base = reinterpret_cast<uintptr_t>(memory.get());
   cuda::check(d->cuMemsetD8(base, 0, recordBytes), "cuMemsetD8");
   uintptr_t grids[2] = {base + recordBytes, base + recordBytes + gridBytes};
-  LumaStatsLayout last{-1, -1, step};
-  size_t offset = 0;
   for (size_t i = 0; i < frames.size(); ++i) {
     LumaSource src = frames[i];
-    LumaStatsLayout layout = lumaStatsLayout(src.width, src.height, step);
-    bool comparable = layout.gridWidth == last.gridWidth && layout.gridHeight == last.gridHeight;
+    LumaStatsLayout l = layout[i].layout;
     auto* grid = reinterpret_cast<uint8_t*>(grids[i % 2]);
-    const uint8_t* prev = comparable ? reinterpret_cast<const uint8_t*>(grids[(i + 1) % 2]) : nullptr;
-    auto* record = reinterpret_cast<uint32_t*>(base + offset * sizeof(uint32_t));
-    void* args[] = {&src, &layout, &grid, &prev, &record};
-    cuda::check(d->cuLaunchKernel(m.lumaStats, blocks(layout.gridWidth, 32), blocks(layout.gridHeight, 8), 1, 32, 8, 1,
+    const uint8_t* prev = layout[i].compared ? reinterpret_cast<const uint8_t*>(grids[(i + 1) % 2]) : nullptr;
+    auto* record = reinterpret_cast<uint32_t*>(base + layout[i].offset * sizeof(uint32_t));
+    void* args[] = {&src, &l, &grid, &prev, &record};
+    cuda::check(d->cuLaunchKernel(m.lumaStats, blocks(l.gridWidth, 32), blocks(l.gridHeight, 8), 1, 32, 8, 1,
                                   0, nullptr, args, nullptr),
                 "cuLaunchKernel(ec_luma_stats)");
-    offset += static_cast<size_t>(layout.words());
-    last = layout;
   }
   // Synchronous copy on the null stream: waits for every launch above.
   cuda::check(d->cuMemcpyDtoH(records.data(), base, recordBytes), "ec_luma_stats");

@@ -32,8 +32,24 @@ LumaSource lumaSource(const std::string& format, const uint8_t* data, int pitch,
 /** Host twin of ec_convert: fills p.dst (host memory). */
 void convertOnHost(const ConvertParams& p);
 
+/** One frame's record in a clip's ec_luma_stats records. */
+struct LumaRecord {
+  LumaStatsLayout layout;
+  size_t offset;  // in uint32 words from the first record
+  bool compared;  // the difference to the previous frame was taken (same grid size)
+};
+
 /**
- * Host twin of ec_luma_stats over a clip: one record per frame (see LumaStatsLayout), the
+ * Where each frame's record lies in a clip's records, and whether its difference was taken:
+ * the one description the launches, the twin and the JavaScript views all follow.
+ */
+std::vector<LumaRecord> lumaRecords(const std::vector<LumaSource>& frames, int step);
+
+/** Words of a clip's records: where the last one ends. */
+size_t lumaRecordWords(const std::vector<LumaRecord>& records);
+
+/**
+ * Host twin of ec_luma_stats over a clip: one record per frame (see lumaRecords), the
  * difference taken against the previous frame when it has the same size.
  */
 std::vector<uint32_t> lumaStatsOnHost(const std::vector<LumaSource>& frames, int step);
