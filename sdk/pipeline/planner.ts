@@ -14,16 +14,18 @@ export interface SkippedObject {
 /**
  * Reads every object's index and lists its clips (one per image or .npy). Corrupt objects (an
  * index of kind "error") and kinds not streamed contribute no clips and are reported; a failed
- * index fetch throws, since ranks must agree on one plan.
+ * index fetch throws, since ranks must agree on one plan. Indexes are fetched `concurrency` at
+ * a time: planning a large dataset is round trips to the edge, so the window sets how long
+ * open() takes before the first batch (bench/open-plan.ts).
  *
  * @example
- * const { plan, skipped } = await planDataset(source, listing, indexes, options);
+ * const { plan, skipped } = await planDataset(listing, indexes, options);
  */
 export async function planDataset(
   listing: DatasetListing,
   indexes: IndexCache,
   o: Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align">,
-  concurrency = 16,
+  concurrency = 64,
 ): Promise<{ plan: ClipPlan; skipped: SkippedObject[] }> {
   const skipped: SkippedObject[] = [];
   const ids = listing.objects.map((_, i) => i);
