@@ -102,7 +102,9 @@ function pageUrl(at: DatasetLocation, opts: ManifestClientOptions, cursor: strin
  */
 export async function* manifestPages(datasetUrl: string, opts: ManifestClientOptions = {}): AsyncGenerator<ManifestV1> {
   const at = parseDatasetUrl(datasetUrl);
-  const keys = opts.keys ?? (await fetchPublicKeys(at.edge, opts));
+  // The keys are fetched while the first page is: one round trip less before the first page.
+  const keys = opts.keys ? Promise.resolve(opts.keys) : fetchPublicKeys(at.edge, opts);
+  keys.catch(() => {}); // surfaced where it is awaited, unless the page failed first
   const headers: Record<string, string> = opts.token ? { authorization: `Bearer ${opts.token}` } : {};
   let cursor: string | null = null;
   do {
@@ -110,7 +112,7 @@ export async function* manifestPages(datasetUrl: string, opts: ManifestClientOpt
     const body = await res.json().catch((cause: unknown) => {
       throw new ManifestError(ManifestErrorCode.INVALID, "The manifest page is not JSON", { cause });
     });
-    const page = await verifyManifest(body, keys, opts.now ? { now: opts.now() } : {});
+    const page = await verifyManifest(body, await keys, opts.now ? { now: opts.now() } : {});
     if (page.dataset !== at.prefix) {
       throw new ManifestError(ManifestErrorCode.INVALID, `Asked for dataset ${JSON.stringify(at.prefix)} but the manifest is for ${JSON.stringify(page.dataset)}`);
     }

@@ -101,6 +101,30 @@ describe("manifest client", () => {
     }
   });
 
+  it("asks for the keys and the first page at once, and a failed key fetch still fails the manifest", async () => {
+    mode = "ok";
+    const log: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const slowKeys: typeof fetch = async (input, init) => {
+      const path = new URL(String(input)).pathname;
+      log.push(`start ${path}`);
+      // The keys answer once the page was asked for (or after 2 s, when nothing asks meanwhile).
+      if (path === "/v1/keys") await Promise.race([held, new Promise((r) => setTimeout(r, 2000))]);
+      else release();
+      const res = await fetch(input, init);
+      log.push(`answer ${path}`);
+      return res;
+    };
+    const m = await fetchManifest(`${base}/v1/datasets/ds`, { token: TOKEN, fetch: slowKeys });
+    expect(m.pages).toBe(3);
+    expect(log.slice(0, 2)).toEqual(["start /v1/keys", "start /v1/datasets/ds/manifest"]);
+    expect(log.indexOf("start /v1/datasets/ds/manifest")).toBeLessThan(log.indexOf("answer /v1/keys"));
+    const noKeys: typeof fetch = async (input, init) =>
+      new URL(String(input)).pathname === "/v1/keys" ? new Response("down", { status: 503 }) : fetch(input, init);
+    await expect(fetchManifest(`${base}/v1/datasets/ds`, { token: TOKEN, fetch: noKeys })).rejects.toMatchObject({ code: ManifestErrorCode.HTTP, message: expect.stringContaining("/v1/keys answered 503") });
+  });
+
   it("a missing token surfaces the edge's error code", async () => {
     mode = "ok";
     await expect(fetchManifest(`${base}/v1/datasets/ds`)).rejects.toMatchObject({ code: ManifestErrorCode.HTTP, message: expect.stringContaining("ERR_UNAUTHORIZED") });
