@@ -23,7 +23,7 @@ interface Budget {
 }
 let budget: Budget | undefined;
 
-/** What of mp4box's stream (a Stream during a parse) the guards use. */
+/** What of mp4box's stream (a MultiBufferStream during a parse) the guards use. */
 interface Stream {
   getPosition(): number;
   getEndPosition(): number;
