@@ -328,8 +328,16 @@ class RangeCacheImpl implements RangeCache {
 
   /** Block `index`'s `[start, start + length)` from memory, a pull in flight or disk; undefined when it must be pulled. */
   #slice(url: URL, pin: Pin, index: number, start: number, length: number): Promise<Buffer> | undefined {
-    const k = this.#blockKey(pin, index);
     this.#planner.noteRead(pin.key, index);
+    const near = this.#inMemory(pin, index, start, length);
+    if (near) return near;
+    if (!this.#store.has({ key: pin.key, etag: pin.etag, index })) return undefined;
+    return this.#fromDisk(url, pin, index, start, length);
+  }
+
+  /** The slice from a block just pulled (still being written) or from a pull in flight; undefined otherwise. */
+  #inMemory(pin: Pin, index: number, start: number, length: number): Promise<Buffer> | undefined {
+    const k = this.#blockKey(pin, index);
     const mem = this.#pending.get(k);
     if (mem) {
       this.#metrics.hit(length, false);
@@ -340,8 +348,7 @@ class RangeCacheImpl implements RangeCache {
       this.#metrics.miss(true);
       return flight.then((data) => data.subarray(start, start + length));
     }
-    if (!this.#store.has({ key: pin.key, etag: pin.etag, index })) return undefined;
-    return this.#fromDisk(url, pin, index, start, length);
+    return undefined;
   }
 
   async #fromDisk(url: URL, pin: Pin, index: number, start: number, length: number): Promise<Buffer> {
@@ -350,16 +357,11 @@ class RangeCacheImpl implements RangeCache {
       this.#metrics.hit(length, true);
       return disk;
     }
-    // Evicted meanwhile, or dropped for failing its checksum: pulled again (or joined).
-    const k = this.#blockKey(pin, index);
-    const mem = this.#pending.get(k);
-    if (mem) {
-      this.#metrics.hit(length, false);
-      return mem.subarray(start, start + length);
-    }
-    const flight = this.#flights.get(k);
-    this.#metrics.miss(flight !== undefined);
-    const data = await (flight ?? (this.#pullRun(url, pin, index, 1)[0] as Promise<Buffer>));
+    // Evicted meanwhile, or dropped for failing its checksum: joined if another read got there first, else pulled again.
+    const near = this.#inMemory(pin, index, start, length);
+    if (near) return near;
+    this.#metrics.miss(false);
+    const data = await (this.#pullRun(url, pin, index, 1)[0] as Promise<Buffer>);
     return data.subarray(start, start + length);
   }
 
