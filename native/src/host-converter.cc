@@ -42,6 +42,12 @@ uint8_t* reserveFrame(HostBatch& batch, size_t bytes, size_t expectedFrames, siz
   return data.data() + offset;
 }
 
+/** Rows of plane `p` of a frame `height` rows tall: a YUV format's chroma planes are subsampled vertically. */
+int planeRows(const AVPixFmtDescriptor* desc, int p, int height) {
+  bool chroma = (p == 1 || p == 2) && desc && !(desc->flags & AV_PIX_FMT_FLAG_RGB);
+  return chroma ? AV_CEIL_RSHIFT(height, desc->log2_chroma_h) : height;
+}
+
 /**
  * Copies `rows` rows of `rowBytes` from a strided source into packed rows at `dst`. On x86 the
  * stores are non-temporal: a batch is far larger than the caches and is read by the consumer
@@ -207,8 +213,7 @@ bool packedLayout(const AVCodecContext* ctx, const AVFrame* frame, PackedLayout&
   for (int p = 0; p < 4 && layout.linesize[p] > 0; ++p) {
     if (layout.linesize[p] % kPackedAlign != 0 || (strideAlign[p] > 0 && layout.linesize[p] % strideAlign[p] != 0)) return false;
     if (offset % kPackedAlign != 0) return false;
-    bool chroma = (p == 1 || p == 2) && !(desc->flags & AV_PIX_FMT_FLAG_RGB);
-    int rows = chroma ? AV_CEIL_RSHIFT(frame->height, desc->log2_chroma_h) : frame->height;
+    int rows = planeRows(desc, p, frame->height);
     layout.offset[p] = offset;
     offset += static_cast<size_t>(layout.linesize[p]) * rows;
   }
@@ -286,8 +291,7 @@ void HostConverter::appendNative(const AVFrame* frame, HostFrame& info, HostBatc
   bool inPlace = !paletted && frame->buf[0] && !frame->buf[1] && av_buffer_get_opaque(frame->buf[0]) == &kPackedTag;
   size_t planeOffset = 0;
   for (int p = 0; p < 4 && linesizes[p] > 0; ++p) {
-    bool chroma = (p == 1 || p == 2) && desc && !(desc->flags & AV_PIX_FMT_FLAG_RGB);
-    int rows = chroma ? AV_CEIL_RSHIFT(frame->height, desc->log2_chroma_h) : frame->height;
+    int rows = planeRows(desc, p, frame->height);
     info.planes.push_back({planeOffset, linesizes[p], rows});
     inPlace = inPlace && frame->linesize[p] == linesizes[p] && frame->data[p] == frame->buf[0]->data + planeOffset;
     planeOffset += static_cast<size_t>(linesizes[p]) * rows;
@@ -371,9 +375,7 @@ void HostConverter::appendScaled(const AVFrame* frame, HostFrame& info, HostBatc
     info.format = pixelFormatName(format);
     const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
     for (int p = 0; p < 4 && linesizes[p] > 0; ++p) {
-      bool chroma = (p == 1 || p == 2) && !(desc->flags & AV_PIX_FMT_FLAG_RGB);
-      int rows = chroma ? AV_CEIL_RSHIFT(dstH, desc->log2_chroma_h) : dstH;
-      info.planes.push_back({static_cast<size_t>(planes[p] - dst), linesizes[p], rows});
+      info.planes.push_back({static_cast<size_t>(planes[p] - dst), linesizes[p], planeRows(desc, p, dstH)});
     }
     return;
   }
