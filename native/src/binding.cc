@@ -402,30 +402,21 @@ Napi::Value ConvertReference(const Napi::CallbackInfo& info) {
   }
   p.matrix = ec::kernels::matrixFor(space == "bt709" ? AVCOL_SPC_BT709 : space == "bt2020" ? AVCOL_SPC_BT2020_NCL : AVCOL_SPC_SMPTE170M,
                                     full ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG);
-  p.dstWidth = dstW > 0 ? dstW : width;
-  p.dstHeight = dstH > 0 ? dstH : height;
   bool rgb24 = output == ec::OutputFormat::Rgb24;
-  p.output = rgb24 ? ec::kernels::kRgb24 : ec::kernels::kRgbF32Planar;
-  p.dstPitch = rgb24 ? p.dstWidth * 3 : p.dstWidth;
+  ec::kernels::OutputLayout out = ec::kernels::setOutput(p, rgb24, dstW > 0 ? dstW : width, dstH > 0 ? dstH : height);
   auto batch = std::make_shared<ec::HostBatch>();
   auto* worker = new Worker(
       env,
-      [p, rgb24, batch]() mutable {
-        size_t plane = static_cast<size_t>(p.dstWidth) * p.dstHeight * (rgb24 ? 1 : sizeof(float));
-        size_t bytes = plane * 3;
-        batch->data->resize(bytes);
+      [p, out, rgb24, batch]() mutable {
+        batch->data->resize(out.bytes());
         p.dst = batch->data->data();
         ec::kernels::convertOnHost(p);
         ec::HostFrame frame;
-        frame.bytes = bytes;
+        frame.bytes = out.bytes();
         frame.width = p.dstWidth;
         frame.height = p.dstHeight;
         frame.format = rgb24 ? "rgb24" : "rgbf32-planar";
-        if (rgb24) {
-          frame.planes.push_back({0, p.dstWidth * 3, p.dstHeight});
-        } else {
-          for (size_t c = 0; c < 3; ++c) frame.planes.push_back({c * plane, p.dstWidth * 4, p.dstHeight});
-        }
+        for (int c = 0; c < out.planes; ++c) frame.planes.push_back({c * out.planeBytes, out.pitch, p.dstHeight});
         batch->frames.push_back(std::move(frame));
       },
       [batch](Napi::Env env) { return hostBatchToJs(env, *batch); });

@@ -113,9 +113,9 @@ class CudaBackend : public DeviceBackend {
   void convert(const AVFrame* frame, AVPixelFormat swFormat, DeviceFrame& f, DecodeResult& out) {
     int w = resizeWidth_ > 0 ? resizeWidth_ : frame->width;
     int h = resizeHeight_ > 0 ? resizeHeight_ : frame->height;
-    bool rgb24 = output_ == OutputFormat::Rgb24;
-    size_t bytes = rgb24 ? static_cast<size_t>(w) * h * 3 : static_cast<size_t>(w) * h * 3 * sizeof(float);
-    size_t slot = (bytes + 255) / 256 * 256;  // each frame 256-byte aligned
+    kernels::ConvertParams p{};
+    kernels::OutputLayout layout = kernels::setOutput(p, output_ == OutputFormat::Rgb24, w, h);
+    size_t slot = (layout.bytes() + 255) / 256 * 256;  // each frame 256-byte aligned
     if (out.device.empty() || !arena_ || arenaUsed_ + slot > arenaBytes_) {
       arenaBytes_ = slot * std::max<size_t>(out.expectedFrames, 1);
       arena_ = cuda::allocShared(index_, arenaBytes_);
@@ -124,27 +124,16 @@ class CudaBackend : public DeviceBackend {
     auto base = reinterpret_cast<uintptr_t>(arena_.get()) + arenaUsed_;
     arenaUsed_ += slot;
     const uint8_t* planes[4] = {frame->data[0], frame->data[1], frame->data[2], frame->data[3]};
-    kernels::ConvertParams p{};
     p.src = kernels::yuvImage(swFormat, planes, frame->linesize, frame->width, frame->height);
     p.matrix = kernels::matrixFor(frame->colorspace, frame->color_range);
     p.dst = reinterpret_cast<uint8_t*>(base);
-    p.dstPitch = rgb24 ? w * 3 : w;
-    p.dstWidth = w;
-    p.dstHeight = h;
-    p.output = rgb24 ? kernels::kRgb24 : kernels::kRgbF32Planar;
     kernels::convertOnDevice(index_, p);
     f.memory = arena_;
     f.width = w;
     f.height = h;
-    f.bytes = bytes;
-    if (rgb24) {
-      f.format = "rgb24";
-      f.planes.push_back({static_cast<uint64_t>(base), w * 3});
-    } else {
-      f.format = "rgbf32-planar";
-      size_t plane = static_cast<size_t>(w) * h * sizeof(float);
-      for (int c = 0; c < 3; ++c) f.planes.push_back({static_cast<uint64_t>(base + c * plane), w * 4});
-    }
+    f.bytes = layout.bytes();
+    f.format = output_ == OutputFormat::Rgb24 ? "rgb24" : "rgbf32-planar";
+    for (int c = 0; c < layout.planes; ++c) f.planes.push_back({static_cast<uint64_t>(base + c * layout.planeBytes), layout.pitch});
   }
 
   int index_;

@@ -67,6 +67,15 @@ LumaSource lumaSource(const std::string& format, const uint8_t* data, int pitch,
   return s;
 }
 
+OutputLayout setOutput(ConvertParams& p, bool rgb24, int width, int height) {
+  p.output = rgb24 ? kRgb24 : kRgbF32Planar;
+  p.dstWidth = width;
+  p.dstHeight = height;
+  p.dstPitch = rgb24 ? width * 3 : width;  // bytes for rgb24, floats for rgbf32-planar
+  if (rgb24) return {1, width * 3, static_cast<size_t>(width) * 3 * height};
+  return {3, width * static_cast<int>(sizeof(float)), static_cast<size_t>(width) * height * sizeof(float)};
+}
+
 void convertOnHost(const ConvertParams& p) {
   for (int y = 0; y < p.dstHeight; ++y) {
     for (int x = 0; x < p.dstWidth; ++x) convertAt(p, x, y);

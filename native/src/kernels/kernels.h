@@ -29,6 +29,21 @@ ColorMatrix matrixFor(AVColorSpace space, AVColorRange range);
 /** Luma source for a frame format the labelers read ("nv12", "p010le", "rgb24", "rgbf32-planar", ...). */
 LumaSource lumaSource(const std::string& format, const uint8_t* data, int pitch, int width, int height);
 
+/**
+ * A converted frame's packed layout: rgb24 is one plane of width × 3 bytes a row, rgbf32-planar
+ * three float planes (R, G, B) back to back. The same for the GPU's output, the host twin's and
+ * the frames downloaded from the GPU.
+ */
+struct OutputLayout {
+  int planes;         // 1 or 3
+  int pitch;          // bytes a row of each plane
+  size_t planeBytes;  // bytes of each plane
+  size_t bytes() const { return planeBytes * static_cast<size_t>(planes); }
+};
+
+/** Sets p's output fields (kind, size, pitch; not dst) for a `width` × `height` frame and returns its layout. */
+OutputLayout setOutput(ConvertParams& p, bool rgb24, int width, int height);
+
 /** Host twin of ec_convert: fills p.dst (host memory). */
 void convertOnHost(const ConvertParams& p);
 
