@@ -87,7 +87,7 @@ export class Dataset implements AsyncIterable<Batch> {
         if (!batch) continue;
         this.recorder.clips += batch.clips.length;
         for (const c of batch.clips) this.recorder.frames += c.frames;
-        this.recorder.bytesDelivered += batch.frames.data.byteLength;
+        this.recorder.bytesDelivered += batch.layout.byteLength;
         this.recorder.device = batch.decoded[0]?.device ?? this.recorder.device;
         yield batch;
       }

@@ -21,10 +21,55 @@ export interface Tensor {
   toHost(): TensorData;
 }
 
+/** Where a batch's bytes come from and how they are laid out, before any copy. */
+export interface BatchLayout {
+  readonly shape: readonly number[];
+  readonly dtype: string;
+  readonly pixelFormat: string;
+  /** Bytes of the whole batch: the frames back to back, clip after clip. */
+  readonly byteLength: number;
+  /** Every frame's bytes, in batch order. */
+  readonly frames: readonly Uint8Array[];
+}
+
 /** Clips can share a batch only when their frames have the same layout. */
 export function layoutOf(clip: DecodedClip): string {
   const f = clip.frames[0];
   return f ? `${clip.still ? "still:" : ""}${f.format}:${f.width}x${f.height}:${f.data.length}` : "empty";
+}
+
+const NPY_FORMAT = /^npy:[<|=]?([a-z]\d+):(.*)$/;
+
+/**
+ * Checks that decoded clips (same layout, same frame count) stack, and says how: shape, dtype
+ * and the frames in order. Writers that place the frames themselves (the shared-memory bridge)
+ * use it to skip the copy `stackClips` makes.
+ *
+ * @example
+ * const { shape, frames } = batchLayout([a, b]); shape; // [2, 16, 224, 224, 3]
+ */
+export function batchLayout(clips: readonly DecodedClip[]): BatchLayout {
+  const first = clips[0]?.frames[0];
+  if (!first) throw new SdkError("ERR_EMPTY_BATCH", "Expected at least one clip with frames but received none");
+  const t = clips[0]!.frames.length;
+  const frameBytes = first.data.length;
+  const frames: Uint8Array[] = [];
+  for (const clip of clips) {
+    if (clip.frames.length !== t || layoutOf(clip) !== layoutOf(clips[0]!)) {
+      throw new SdkError("ERR_BATCH_LAYOUT", `Expected clips of ${t} frames laid out as ${layoutOf(clips[0]!)} but received ${clip.frames.length} as ${layoutOf(clip)}`);
+    }
+    for (const f of clip.frames) frames.push(f.data);
+  }
+  const byteLength = clips.length * t * frameBytes;
+  const npy = NPY_FORMAT.exec(first.format);
+  if (npy) {
+    const dims = npy[2] ? npy[2].split("x").map(Number) : [];
+    return { shape: [clips.length, ...dims], dtype: ARRAY_DTYPES.get(npy[1]!)!.name, pixelFormat: first.format, byteLength, frames };
+  }
+  // Images have no time axis: [B, H, W, 3] (rgb24) or [B, bytesPerImage] (native).
+  const frameShape = first.format === "rgb24" ? [first.height, first.width, 3] : [frameBytes];
+  const shape = clips[0]!.still ? [clips.length, ...frameShape] : [clips.length, t, ...frameShape];
+  return { shape, dtype: "uint8", pixelFormat: first.format, byteLength, frames };
 }
 
 /**
@@ -33,31 +78,19 @@ export function layoutOf(clip: DecodedClip): string {
  * @example
  * const t = stackClips([a, b]); t.shape; // [2, 16, 224, 224, 3]
  */
-export function stackClips(clips: readonly DecodedClip[]): Tensor {
-  const first = clips[0]?.frames[0];
-  if (!first) throw new SdkError("ERR_EMPTY_BATCH", "Expected at least one clip with frames but received none");
-  const t = clips[0]!.frames.length;
-  const frameBytes = first.data.length;
-  const data = new Uint8Array(clips.length * t * frameBytes);
+export function stackClips(clips: readonly DecodedClip[], layout: BatchLayout = batchLayout(clips)): Tensor {
+  const data = new Uint8Array(layout.byteLength);
   let at = 0;
-  for (const clip of clips) {
-    if (clip.frames.length !== t || layoutOf(clip) !== layoutOf(clips[0]!)) {
-      throw new SdkError("ERR_BATCH_LAYOUT", `Expected clips of ${t} frames laid out as ${layoutOf(clips[0]!)} but received ${clip.frames.length} as ${layoutOf(clip)}`);
-    }
-    for (const f of clip.frames) {
-      data.set(f.data, at);
-      at += frameBytes;
-    }
+  for (const f of layout.frames) {
+    data.set(f, at);
+    at += f.length;
   }
-  const npy = /^npy:[<|=]?([a-z]\d+):(.*)$/.exec(first.format);
+  const { shape, dtype, pixelFormat } = layout;
+  const npy = NPY_FORMAT.exec(pixelFormat);
   if (npy) {
-    const { name, ctor } = ARRAY_DTYPES.get(npy[1]!)!;
-    const dims = npy[2] ? npy[2].split("x").map(Number) : [];
+    const { ctor } = ARRAY_DTYPES.get(npy[1]!)!;
     const typed = new ctor(data.buffer, data.byteOffset, data.byteLength / ctor.BYTES_PER_ELEMENT);
-    return { data: typed, shape: [clips.length, ...dims], dtype: name, device: "cpu", pixelFormat: first.format, toHost: () => typed };
+    return { data: typed, shape, dtype, device: "cpu", pixelFormat, toHost: () => typed };
   }
-  // Images have no time axis: [B, H, W, 3] (rgb24) or [B, bytesPerImage] (native).
-  const frameShape = first.format === "rgb24" ? [first.height, first.width, 3] : [frameBytes];
-  const shape = clips[0]!.still ? [clips.length, ...frameShape] : [clips.length, t, ...frameShape];
-  return { data, shape, dtype: "uint8", device: "cpu", pixelFormat: first.format, toHost: () => data };
+  return { data, shape, dtype, device: "cpu", pixelFormat, toHost: () => data };
 }

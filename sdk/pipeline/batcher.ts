@@ -1,5 +1,5 @@
 import type { ClipInfo } from "../clip-info.js";
-import { layoutOf, stackClips, type Tensor } from "../tensor.js";
+import { batchLayout, layoutOf, stackClips, type BatchLayout, type Tensor } from "../tensor.js";
 import type { ClipOutcome } from "./clip-task.js";
 import type { DecodedClip } from "./decode.js";
 
@@ -10,6 +10,8 @@ export interface Batch {
   readonly clips: readonly ClipInfo[];
   /** The clips' decoded frames as they came from the decoder (e.g. for per-frame checks). */
   readonly decoded: readonly DecodedClip[];
+  /** Shape, dtype and frames of `frames` before they are stacked: a consumer that places the bytes itself skips the copy. */
+  readonly layout: BatchLayout;
 }
 
 /** A batch plus every epoch position it settles (its clips and the skips before them); at the end, maybe skips alone. */
@@ -35,10 +37,19 @@ export async function* batches(
   let clips: Extract<ClipOutcome, { kind: "clip" }>[] = [];
   let settles: number[] = [];
   const flush = (): SettledBatch => {
-    const out = {
-      batch: { frames: stackClips(clips.map((c) => c.decoded)), clips: clips.map((c) => c.info), decoded: clips.map((c) => c.decoded) },
-      settles,
+    const decoded = clips.map((c) => c.decoded);
+    const layout = batchLayout(decoded);
+    let frames: Tensor | undefined;
+    // Stacked on first use: a consumer that writes the frames elsewhere (shared memory) never pays the copy.
+    const batch: Batch = {
+      get frames() {
+        return (frames ??= stackClips(decoded, layout));
+      },
+      clips: clips.map((c) => c.info),
+      decoded,
+      layout,
     };
+    const out = { batch, settles };
     clips = [];
     settles = [];
     return out;
