@@ -13,6 +13,7 @@ const commands = new Map<string, () => Promise<Command>>([
   ["push", async () => (await import("./push.js")).main],
   ["demo", async () => (await import("./demo.js")).main],
   ["cache", async () => (await import("./cache.js")).main],
+  ["engine", async () => (await import("./engine.js")).main],
 ]);
 
 export async function run(argv: string[]): Promise<number> {

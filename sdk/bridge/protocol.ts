@@ -1,0 +1,70 @@
+/**
+ * The engine's wire: JSON lines between a client process (the Python package) and `ec engine`.
+ * Requests go to the engine's stdin, events come back on its stdout; a batch's bytes never
+ * cross the pipe, they are written into a shared-memory slot the client has mapped.
+ */
+import { z } from "zod";
+
+/** Bump when a message changes shape; the client checks it in `opened`. */
+export const PROTOCOL_VERSION = 1;
+
+export const OpenRequest = z.object({
+  op: z.literal("open"),
+  url: z.string(),
+  /** `open()` options as JSON (camelCase names); the engine validates them like any caller's. */
+  options: z.record(z.string(), z.unknown()),
+  /** Slots in the ring: the most batches the client may hold plus those written ahead. */
+  slots: z.number().int().min(1).max(64),
+  /** A tmpfs folder for the slot files (e.g. /dev/shm); they are unlinked once mapped. */
+  dir: z.string(),
+});
+
+export const Request = z.discriminatedUnion("op", [
+  OpenRequest,
+  /** The client has opened every slot file: the engine unlinks them, so a crash leaves none behind. */
+  z.object({ op: z.literal("mapped") }),
+  /** `seq`: the last batch (or end) handed to the user; `release`: slots whose tensors are gone. */
+  z.object({ op: z.literal("ack"), seq: z.number().int().nonnegative(), release: z.array(z.number().int().nonnegative()) }),
+  /** The checkpoint as of batch `seq` (0: before the first). */
+  z.object({ op: z.literal("state"), id: z.number().int(), seq: z.number().int().nonnegative() }),
+  z.object({ op: z.literal("stats"), id: z.number().int(), seq: z.number().int().nonnegative() }),
+  z.object({ op: z.literal("merge"), id: z.number().int(), checkpoints: z.array(z.unknown()) }),
+  z.object({ op: z.literal("close") }),
+]);
+export type Request = z.infer<typeof Request>;
+
+export const SlotFile = z.object({ path: z.string(), capacity: z.number().int().nonnegative() });
+
+export const Event = z.discriminatedUnion("event", [
+  z.object({
+    event: z.literal("opened"),
+    protocol: z.literal(PROTOCOL_VERSION),
+    /** Clips this rank delivers in this run, and in the whole epoch. */
+    clips: z.number().int(),
+    total: z.number().int(),
+    slots: z.array(SlotFile),
+  }),
+  z.object({
+    event: z.literal("batch"),
+    seq: z.number().int().positive(),
+    slot: z.number().int().nonnegative(),
+    /** The slot file's size now (it grows when a batch needs more): the client remaps past its mapping. */
+    capacity: z.number().int().positive(),
+    bytes: z.number().int().positive(),
+    shape: z.array(z.number().int()),
+    dtype: z.string(),
+    pixel_format: z.string(),
+    device: z.string(),
+    clips: z.array(z.record(z.string(), z.unknown())),
+  }),
+  /** A skipped object or clip (the stream goes on). */
+  z.object({ event: z.literal("error"), code: z.string(), message: z.string(), clip: z.object({ key: z.string(), start: z.number() }).nullable() }),
+  /** A batch is ready but every slot is held: the client frees one or says so to the user. */
+  z.object({ event: z.literal("full") }),
+  z.object({ event: z.literal("end"), seq: z.number().int().positive() }),
+  /** The answer to a request with an `id`: its `value`, or the `error` it failed with. */
+  z.object({ event: z.literal("reply"), id: z.number().int(), value: z.unknown().optional(), error: z.object({ code: z.string(), message: z.string() }).optional() }),
+  /** The engine cannot go on (open failed, the stream failed): it exits after this. */
+  z.object({ event: z.literal("failed"), code: z.string(), message: z.string() }),
+]);
+export type Event = z.infer<typeof Event>;
