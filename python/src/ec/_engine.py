@@ -1,0 +1,168 @@
+"""The engine process: a ``node`` child running ``ec engine``, spoken to in JSON lines.
+
+Requests go to its stdin, events come from its stdout (read by a thread into a queue, so a
+crash is seen as the end of that stream, never as a hang). Its stdin is the lifeline: when
+this process dies, even by ``kill -9``, the pipe closes and the engine exits.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from typing import Any, Dict, List, Optional
+
+from ._errors import Error
+
+_EOF = object()
+
+
+def engine_command() -> List[str]:
+    """The command that starts the engine: ``EC_ENGINE`` (the ``ec`` command or its ``bin/ec.js``), else ``ec`` on PATH."""
+    configured = os.environ.get("EC_ENGINE")
+    target = configured or shutil.which("ec")
+    if not target:
+        raise Error(
+            "ERR_ENGINE_NOT_FOUND",
+            "Expected the ec engine on PATH (`npm install -g ec`, or `npm link` in a checkout) or in EC_ENGINE "
+            "(e.g. EC_ENGINE=/path/to/ec/bin/ec.js) but found neither",
+        )
+    if configured and not os.path.exists(target) and shutil.which(target) is None:
+        raise Error("ERR_ENGINE_NOT_FOUND", f"Expected EC_ENGINE to name the ec command or its bin/ec.js but received {target!r}, which does not exist")
+    if target.endswith(".js"):
+        node = os.environ.get("EC_NODE") or shutil.which("node")
+        if not node:
+            raise Error("ERR_ENGINE_NOT_FOUND", f"Expected node (Node.js >= 20) on PATH or in EC_NODE to run {target} but found none")
+        return [node, target]
+    return [target]
+
+
+class Engine:
+    """One ``ec engine`` child. Thread-safe for ``send``; events are consumed by one thread."""
+
+    def __init__(self) -> None:
+        cmd = engine_command() + ["engine"]
+        try:
+            self._proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                close_fds=True,
+            )
+        except OSError as err:
+            raise Error("ERR_ENGINE_NOT_FOUND", f"Expected to start the ec engine with {cmd} but it failed: {err}") from err
+        self.pid = self._proc.pid
+        self._write_lock = threading.Lock()
+        self._events: "queue.Queue[Any]" = queue.Queue()
+        self._replies: Dict[int, "queue.Queue[Any]"] = {}
+        self._replies_lock = threading.Lock()
+        self._next_id = 0
+        self._stderr_tail: "collections.deque[str]" = collections.deque(maxlen=40)
+        self._exited: Optional[Error] = None
+        threading.Thread(target=self._read_stdout, name=f"ec-engine-{self.pid}-out", daemon=True).start()
+        threading.Thread(target=self._read_stderr, name=f"ec-engine-{self.pid}-err", daemon=True).start()
+
+    # — reading —
+
+    def _read_stdout(self) -> None:
+        assert self._proc.stdout is not None
+        for raw in self._proc.stdout:
+            try:
+                ev = json.loads(raw)
+            except ValueError:
+                continue
+            if ev.get("event") == "reply":
+                with self._replies_lock:
+                    waiter = self._replies.pop(ev.get("id"), None)
+                if waiter is not None:
+                    waiter.put(ev)
+                continue
+            self._events.put(ev)
+        self._events.put(_EOF)
+        with self._replies_lock:
+            waiters, self._replies = list(self._replies.values()), {}
+        for w in waiters:
+            w.put(_EOF)
+
+    def _read_stderr(self) -> None:
+        assert self._proc.stderr is not None
+        for raw in self._proc.stderr:
+            line = raw.decode("utf-8", "replace")
+            self._stderr_tail.append(line.rstrip("\n"))
+            sys.stderr.write(line)
+
+    def exit_error(self) -> Error:
+        """What ended the engine, as an ``ec.Error`` naming its exit status and last words."""
+        if self._exited is None:
+            try:
+                code = self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                code = self._proc.wait()
+            how = f"was killed by signal {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
+            tail = "\n".join(list(self._stderr_tail)[-10:])
+            self._exited = Error("ERR_ENGINE_EXITED", f"The ec engine (pid {self.pid}) {how} before the stream ended" + (f"; its last output:\n{tail}" if tail else ""))
+        return self._exited
+
+    def next_event(self, timeout: Optional[float] = None) -> Optional[Dict[str, Any]]:
+        """The next event; ``None`` when ``timeout`` passes first; raises when the engine is gone."""
+        try:
+            ev = self._events.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if ev is _EOF:
+            self._events.put(_EOF)
+            raise self.exit_error()
+        return ev
+
+    # — writing —
+
+    def send(self, message: Dict[str, Any]) -> None:
+        data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
+        with self._write_lock:
+            try:
+                assert self._proc.stdin is not None
+                self._proc.stdin.write(data)
+                self._proc.stdin.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                raise self.exit_error() from None
+
+    def request(self, message: Dict[str, Any]) -> Any:
+        """Sends a request with a fresh ``id`` and waits for its reply's value (an engine error raises)."""
+        waiter: "queue.Queue[Any]" = queue.Queue()
+        with self._replies_lock:
+            self._next_id += 1
+            rid = self._next_id
+            self._replies[rid] = waiter
+        self.send({**message, "id": rid})
+        reply = waiter.get()
+        if reply is _EOF:
+            raise self.exit_error()
+        if reply.get("error"):
+            raise Error(reply["error"]["code"], reply["error"]["message"])
+        return reply.get("value")
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Asks the engine to stop, closes its stdin and reaps it (killing it if it does not go)."""
+        if self._proc.poll() is None:
+            try:
+                self.send({"op": "close"})
+            except Error:
+                pass
+        try:
+            if self._proc.stdin:
+                self._proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self._proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()

@@ -1,0 +1,52 @@
+"""Bad input: the engine's typed errors and messages, before any I/O; bad objects skipped and said."""
+
+from __future__ import annotations
+
+import pytest
+
+import ec
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"frames": -3}, "Expected a positive integer for frames but received -3"),
+        ({"shuffle_buffer": 0}, "Expected a positive integer for shuffle_buffer but received 0"),
+        ({"drop_last": "yes"}, 'Expected a boolean for drop_last but received "yes"'),
+        ({"align": "middle"}, 'Expected "keyframe" or "exact" for align but received "middle"'),
+        ({"rank": 2, "world": 2}, "Expected rank below world (2) but received 2"),
+        ({"frames_per_clip": 8}, 'Expected only known options but received "frames_per_clip"'),
+    ],
+)
+def test_invalid_options_raise_the_engines_message_before_any_io(options, message):
+    # An unreachable URL: a message about it would mean I/O happened before validation.
+    with pytest.raises(ec.Error) as err:
+        ec.open("http://127.0.0.1:9/v1/datasets/none", **options)
+    assert err.value.code == "ERR_INVALID_OPTION"
+    assert err.value.message == message
+
+
+def test_python_only_options_are_checked_here():
+    with pytest.raises(ec.Error) as err:
+        ec.open("/nowhere", labels=lambda clip, frames: {})
+    assert err.value.code == "ERR_INVALID_OPTION" and "for labels" in err.value.message
+    with pytest.raises(ec.Error) as err:
+        ec.open("/nowhere", on_error="print")
+    assert err.value.code == "ERR_INVALID_OPTION" and "for on_error" in err.value.message
+
+
+def test_a_corrupt_object_is_skipped_and_reported(corrupt_dir):
+    reported = []
+    with ec.open(str(corrupt_dir), frames=4, batch=2, on_error=lambda code, message, clip: reported.append((code, message, clip))) as ds:
+        keys = {c["key"] for b in ds for c in b.clips}
+        stats = ds.stats()
+    assert keys == {"good1.mp4", "good2.mp4"}
+    assert reported and all("broken.mp4" in m for _, m, _ in reported)
+    assert sum(stats["errors"].values()) == len(reported)
+
+
+def test_a_missing_engine_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("EC_ENGINE", "/nonexistent/ec.js")
+    with pytest.raises(ec.Error) as err:
+        ec.open("/nowhere")
+    assert err.value.code == "ERR_ENGINE_NOT_FOUND"
