@@ -5,6 +5,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, statSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { findPython, PYTHON_APT_PACKAGES } from "./python-env.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const APT_PACKAGES = ["ffmpeg", "pkg-config", "libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev"];
@@ -49,6 +50,20 @@ function ensureSystemPackages() {
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
   run("apt-get", ["update", "-qq"], { env });
   run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...APT_PACKAGES], { env });
+}
+
+// The Python client's tests need numpy, torch and pytest; Debian's CPU builds spare a 2.5 GB wheel.
+function ensurePython() {
+  if (findPython()) return;
+  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  if (!isRoot || !has("apt-get", ["--version"])) {
+    log("no Python with numpy, torch and pytest (for the Python client's tests)");
+    log(`run: sudo apt-get install -y ${PYTHON_APT_PACKAGES.join(" ")} (or set EC_PYTHON to one that has them)`);
+    process.exit(1);
+  }
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  run("apt-get", ["update", "-qq"], { env });
+  run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...PYTHON_APT_PACKAGES], { env });
 }
 
 function mtime(p) {
@@ -110,6 +125,7 @@ if (major < 20 || (major === 20 && minor < 18)) {
   process.exit(1);
 }
 ensureSystemPackages();
+if (process.argv.includes("--python")) ensurePython();
 ensureNodeModules();
 ensureBuild();
 ensureNative();
