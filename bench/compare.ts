@@ -19,6 +19,7 @@ import { videoFiles } from "./compare/fixtures.js";
 import type { RowContext, RowDef } from "./compare/row.js";
 import { downloadRow } from "./compare/rows/download.js";
 import { ecColdRow, ecWarmRow } from "./compare/rows/ec-remote.js";
+import { ecPythonRow } from "./compare/rows/ec-python.js";
 import { localRow } from "./compare/rows/local.js";
 import { naiveRow } from "./compare/rows/naive.js";
 import { torchRow } from "./compare/rows/torch.js";
@@ -27,7 +28,7 @@ import { nodeArgs } from "./compare/run-child.js";
 import { renderTable } from "./compare/table.js";
 import { startTestbed, type Testbed } from "./compare/testbed.js";
 
-const ROWS: readonly RowDef[] = [localRow, ecColdRow, ecWarmRow, naiveRow, downloadRow, torchRow];
+const ROWS: readonly RowDef[] = [localRow, ecColdRow, ecWarmRow, ecPythonRow, naiveRow, downloadRow, torchRow];
 /** What "Scale on paper" states: a host of 8 GPUs at 1,000 frames/s each, 16 hosts, a 1M-clip epoch, 10 s of prefetch. */
 const STATED = { gpus: 8, gpuFps: 1000, hosts: 16, epochClips: 1_000_000, horizonS: 10 };
 

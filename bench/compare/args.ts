@@ -3,7 +3,7 @@ import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { describeReceived } from "../../common/errors.js";
 
-export const ROW_NAMES = ["local", "ec_cold", "ec_warm", "naive", "download", "torch"] as const;
+export const ROW_NAMES = ["local", "ec_cold", "ec_warm", "ec_python", "naive", "download", "torch"] as const;
 export type RowName = (typeof ROW_NAMES)[number];
 
 export interface CompareConfig {

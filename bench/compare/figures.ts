@@ -23,6 +23,8 @@ export interface RowFigures {
   readonly stall_ratio: number;
   readonly peak_rss_mb: number;
   readonly cpu_s_per_frame: number;
+  /** The Python client's own CPU per frame in ms (ec from PyTorch only): what the bridge adds over the engine. */
+  readonly bridge_ms_per_frame: number | null;
   /** CPU seconds the remote side (edge in workerd, WAN emulator) spent meanwhile on these same cores. */
   readonly remote_cpu_s: number;
   /** clips/s over the local reference's (the mean of the local runs right before and after this row). */
@@ -64,6 +66,7 @@ export function figuresOf(o: Extract<RowOutcome, { kind: "ran" }>, local: LocalR
     stall_ratio: round(r.stallRatio, 3),
     peak_rss_mb: round(o.peakMemoryBytes / 2 ** 20),
     cpu_s_per_frame: round(r.frames > 0 ? o.cpuSeconds / r.frames : 0),
+    bridge_ms_per_frame: r.bridgeCpuSeconds === undefined || r.frames === 0 ? null : round((r.bridgeCpuSeconds / r.frames) * 1000),
     remote_cpu_s: round(o.remoteCpuSeconds, 3),
     vs_local: local?.clipsPerS ? round(cps / local.clipsPerS) : null,
     vs_local_steady: local?.steadyClipsPerS && steadyS > 0 ? round(steadyClips / steadyS / local.steadyClipsPerS) : null,
@@ -76,6 +79,9 @@ export interface Ratios {
   readonly ec_warm_vs_local: number | null;
   readonly ec_vs_naive: number | null;
   readonly ec_vs_torch: number | null;
+  /** ec from PyTorch over the TypeScript consumer on the same warm cache, and over PyTorch + PyAV. */
+  readonly ec_python_vs_ts: number | null;
+  readonly ec_python_vs_torch: number | null;
   readonly bytes_per_clip_vs_gop: number | null;
   /** The same two ratios after the first batch (no target; start-up amortized as in a long epoch). */
   readonly ec_cold_vs_local_steady: number | null;
@@ -111,6 +117,8 @@ export function ratiosOf(rows: Partial<Record<RowName, RowResult>>, gopBytesPerC
     ec_warm_vs_local: div(vs("ec_warm", "vs_local"), 1),
     ec_vs_naive: div(vs("ec_cold", "vs_local"), vs("naive", "vs_local")),
     ec_vs_torch: div(vs("ec_cold", "vs_local"), vs("torch", "vs_local")),
+    ec_python_vs_ts: div(vs("ec_python", "vs_local"), vs("ec_warm", "vs_local")),
+    ec_python_vs_torch: div(vs("ec_python", "vs_local"), vs("torch", "vs_local")),
     bytes_per_clip_vs_gop: div(cold?.status === "ran" ? cold.figures.bytes_per_clip : undefined, gopBytesPerClip || undefined),
     ec_cold_vs_local_steady: div(vs("ec_cold", "vs_local_steady"), 1),
     ec_warm_vs_local_steady: div(vs("ec_warm", "vs_local_steady"), 1),
@@ -122,6 +130,8 @@ const GOALS: readonly (Omit<Target, "value" | "met" | "margin" | "ratio"> & { ra
   { ratio: "ec_warm_vs_local", goal: "ec warm ≥ 1.0 × local (within noise)", min: 1.0 },
   { ratio: "ec_vs_naive", goal: "ec ≥ 5 × naive streaming (random clips)", min: 5 },
   { ratio: "ec_vs_torch", goal: "ec ≥ 2 × PyTorch + PyAV", min: 2 },
+  { ratio: "ec_python_vs_ts", goal: "ec from PyTorch ≥ 0.95 × the TypeScript consumer", min: 0.95 },
+  { ratio: "ec_python_vs_torch", goal: "ec from PyTorch ≥ 2 × PyTorch + PyAV", min: 2 },
   { ratio: "bytes_per_clip_vs_gop", goal: "bytes per clip ≤ 1.2 × GOP bytes", max: 1.2 },
 ];
 

@@ -30,6 +30,8 @@ export interface ChildReport {
   /** The clips delivered, in order (rows that decode ec's clip list echo it). */
   readonly clipList?: readonly ClipRef[];
   readonly device?: string;
+  /** CPU seconds the Python client itself spent (the ec from PyTorch row): the bridge's cost, the engine's excluded. */
+  readonly bridgeCpuSeconds?: number;
   readonly errors?: Readonly<Record<string, number>>;
 }
 

@@ -24,15 +24,19 @@ describe("compare figures", () => {
     const ref = { clipsPerS: local.clips_per_s, steadyClipsPerS: local.steady_clips_per_s };
     expect(local).toMatchObject({ clips_per_s: 4, frames_per_s: 64, steady_clips_per_s: 4.333, bytes_per_clip: 1000, requests_per_clip: null, vs_local: null, peak_rss_mb: 100, cpu_s_per_frame: 0.01 });
     const cold = figuresOf(measured(40, 20, { wanBytes: 80_000, wanRequests: 60 }), ref);
-    expect(cold).toMatchObject({ clips_per_s: 2, bytes_per_clip: 2000, requests_per_clip: 1.5, vs_local: 0.5, mb_per_s_fetched: 0.004 });
+    expect(cold).toMatchObject({ clips_per_s: 2, bytes_per_clip: 2000, requests_per_clip: 1.5, vs_local: 0.5, mb_per_s_fetched: 0.004, bridge_ms_per_frame: null });
+    const py = measured(40, 20);
+    const python = figuresOf({ ...py, report: { ...py.report, bridgeCpuSeconds: 0.032 } }, ref);
+    expect(python.bridge_ms_per_frame).toBe(0.05); // 32 ms over 640 frames
   });
 
   it("computes the headline ratios from each row's own local reference and marks targets with their margin", () => {
     const ref = { clipsPerS: 4, steadyClipsPerS: 39 / 9 };
     const row = (label: string, cps: number, local = ref): RowResult => ({ label, status: "ran", figures: { ...figuresOf(measured(cps * 10, 10), local), bytes_per_clip: 1500 } });
-    const rows = { local: row("local", 4), ec_cold: row("cold", 3.9), ec_warm: row("warm", 4.2), naive: row("naive", 0.25, { clipsPerS: 2, steadyClipsPerS: 2 }), torch: { label: "torch", status: "skipped", reason: "no torch" } } as const;
+    const rows = { local: row("local", 4), ec_cold: row("cold", 3.9), ec_warm: row("warm", 4.2), ec_python: row("python", 4.2 * 0.96), naive: row("naive", 0.25, { clipsPerS: 2, steadyClipsPerS: 2 }), torch: { label: "torch", status: "skipped", reason: "no torch" } } as const;
     const ratios = ratiosOf(rows, 1000);
     expect(ratios).toMatchObject({ ec_cold_vs_local: 0.975, ec_warm_vs_local: 1.05, ec_vs_naive: 7.8, ec_vs_torch: null, bytes_per_clip_vs_gop: 1.5 });
+    expect(ratios).toMatchObject({ ec_python_vs_ts: 0.96, ec_python_vs_torch: null });
     // After the first batch (1 s, one clip): (39 − 1) / 9 over (40 − 1) / 9.
     expect(ratios.ec_cold_vs_local_steady).toBeCloseTo(38 / 39, 3);
     const byRatio = Object.fromEntries(targetsOf(ratios).map((t) => [t.ratio, t]));
@@ -40,6 +44,7 @@ describe("compare figures", () => {
     expect(byRatio.ec_vs_naive).toMatchObject({ met: true, margin: 1.56 });
     expect(byRatio.ec_vs_torch).toMatchObject({ met: null, margin: null });
     expect(byRatio.bytes_per_clip_vs_gop).toMatchObject({ met: false, margin: 0.8 });
+    expect(byRatio.ec_python_vs_ts).toMatchObject({ met: true, margin: 1.01 });
   });
 
   it("charts only the rows that ran, with their ratio to local", () => {

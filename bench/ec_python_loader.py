@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""ec from PyTorch: the same clips as the TypeScript rows, through ec.torch.ClipDataset in a
+DataLoader (batch_size=None, num_workers=0: the engine decodes in parallel itself).
+
+Run by `npm run bench` (bench/compare); prints one JSON line, the row's report, last.
+usage: ec_python_loader.py ARGS_JSON   ({"url", "options" (open() options, camelCase), "stepMs"})
+"""
+import json
+import os
+import re
+import resource
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "src"))
+
+import ec  # noqa: E402
+import ec.torch  # noqa: E402
+from torch.utils.data import DataLoader  # noqa: E402
+
+
+def snake(name):
+    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name)
+
+
+def cpu_seconds(who):
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
+def main():
+    args = json.loads(sys.argv[1])
+    options = {snake(k): v for k, v in args["options"].items()}
+    step = args.get("stepMs", 0) / 1000
+    cpu0 = cpu_seconds(resource.RUSAGE_SELF)
+    t0 = time.perf_counter()
+    ds = ec.torch.ClipDataset(args["url"], **options)
+    loader = DataLoader(ds, batch_size=None, num_workers=0)
+    waited, first, clips, frames = 0.0, None, 0, 0
+    clip_list = []
+    it = iter(loader)
+    # This process does nothing but the bridge (events, mappings, tensor views, the DataLoader): all its CPU is the bridge's.
+    bridge0 = time.process_time()
+    while True:
+        asked = time.perf_counter()
+        try:
+            batch = next(it)
+        except StopIteration:
+            break
+        now = time.perf_counter()
+        waited += now - asked
+        if first is None:
+            first = now - t0
+        for c in batch.clips:
+            clips += 1
+            frames += c["frames"]
+            clip_list.append({"key": c["key"], "start": c["start"], "startSeconds": c["pts"][0] if c["pts"] else 0, "frames": c["frames"], "stride": c["stride"]})
+        del batch
+        if step > 0:
+            time.sleep(step)
+    bridge = time.process_time() - bridge0
+    del it
+    wall = time.perf_counter() - t0
+    # The engine is this process's child: its CPU is the row's too (it has exited once the iterator is gone).
+    report = {
+        "clips": clips,
+        "frames": frames,
+        "seconds": wall,
+        "firstBatchSeconds": first if first is not None else wall,
+        "stallRatio": min(1.0, waited / wall) if wall > 0 else 0,
+        "cpuSeconds": cpu_seconds(resource.RUSAGE_SELF) - cpu0 + cpu_seconds(resource.RUSAGE_CHILDREN),
+        "bridgeCpuSeconds": bridge,
+        "clipList": clip_list,
+        "device": "cpu",
+    }
+    sys.stdout.write("\n" + json.dumps(report) + "\n")
+
+
+if __name__ == "__main__":
+    main()
