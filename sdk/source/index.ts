@@ -2,7 +2,10 @@
 import { edgeSource } from "./edge-source.js";
 import { localDirSource } from "./local-dir.js";
 import { registerSource } from "./registry.js";
-import { s3SourceFactory } from "./s3/index.js";
+import type { SourceFactory } from "./source.js";
+
+// The AWS SDK is loaded only for r2:// and s3:// URLs: it is most of the start-up of a process that streams from an edge.
+const s3SourceFactory: SourceFactory = async (url, options) => (await import("./s3/index.js")).s3SourceFactory(url, options);
 
 registerSource("http", edgeSource);
 registerSource("https", edgeSource);
