@@ -20,3 +20,4 @@ export {
 export { CODECS, OUTPUTS, type Codec, type DecoderOptions, type DeviceName, type OutputFormat } from "./lib/options.js";
 export { packetsFromTrack, sampleSpan, type Packets, type Sample } from "./lib/packets.js";
 export { allocDevice, readInto, type DeviceBuffer, type ReadResult } from "./lib/read-into.js";
+export { ipcHandle, packDeviceFrame, packedBytes, packedPlanes } from "./lib/device-share.js";

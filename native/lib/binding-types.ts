@@ -103,5 +103,7 @@ export interface Binding {
   readIntoDevice(path: string, offset: number, length: number, device: number, pointer: bigint, owner: object): Promise<RawReadResult>;
   allocDevice(device: number, bytes: number): { pointer: bigint; handle: object };
   copyDeviceToHost(device: number, pointer: bigint, target: Uint8Array): void;
+  copyDevice2D(device: number, dst: bigint, dstPitch: number, src: bigint, srcPitch: number, rowBytes: number, rows: number): void;
+  ipcHandle(device: number, pointer: bigint): Uint8Array;
   devices(): RawDevices;
 }

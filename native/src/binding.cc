@@ -513,6 +513,40 @@ Napi::Value CopyDeviceToHost(const Napi::CallbackInfo& info) {
 #endif
 }
 
+// copyDevice2D(device, dst: bigint, dstPitch, src: bigint, srcPitch, rowBytes, rows): a synchronous device-to-device copy.
+Napi::Value CopyDevice2D(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+#ifdef EC_WITH_CUDA
+  bool lossless = false;
+  auto size = [&](int i) { return static_cast<size_t>(info[i].As<Napi::Number>().DoubleValue()); };
+  try {
+    ec::cuda::copyDevice2D(info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::BigInt>().Uint64Value(&lossless), size(2),
+                           info[3].As<Napi::BigInt>().Uint64Value(&lossless), size(4), size(5), size(6));
+  } catch (const ec::NativeException& e) {
+    throw toJsError(env, e.code(), e.what());
+  }
+  return env.Undefined();
+#else
+  throw toJsError(env, "ERR_DEVICE_UNAVAILABLE", "This build has no CUDA support");
+#endif
+}
+
+// ipcHandle(device, pointer: bigint): the 64-byte CUDA IPC handle of an allocDevice() allocation.
+Napi::Value IpcHandle(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+#ifdef EC_WITH_CUDA
+  bool lossless = false;
+  try {
+    std::string h = ec::cuda::ipcHandle(info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::BigInt>().Uint64Value(&lossless));
+    return Napi::Buffer<char>::Copy(env, h.data(), h.size());
+  } catch (const ec::NativeException& e) {
+    throw toJsError(env, e.code(), e.what());
+  }
+#else
+  throw toJsError(env, "ERR_DEVICE_UNAVAILABLE", "This build has no CUDA support");
+#endif
+}
+
 Napi::Value Devices(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   ec::HostReport r = ec::probeHost();
@@ -560,6 +594,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("readIntoDevice", Napi::Function::New(env, ReadIntoDevice));
   exports.Set("allocDevice", Napi::Function::New(env, AllocDevice));
   exports.Set("copyDeviceToHost", Napi::Function::New(env, CopyDeviceToHost));
+  exports.Set("copyDevice2D", Napi::Function::New(env, CopyDevice2D));
+  exports.Set("ipcHandle", Napi::Function::New(env, IpcHandle));
   exports.Set("devices", Napi::Function::New(env, Devices));
   exports.Set("abiVersion", Napi::Number::New(env, 1));
   return exports;

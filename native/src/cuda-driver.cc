@@ -42,7 +42,8 @@ void load() {
             bind(lib, d.cuGetErrorString, "cuGetErrorString") && bind(lib, d.cuMemsetD8, "cuMemsetD8_v2") &&
             bind(lib, d.cuModuleLoadData, "cuModuleLoadData") &&
             bind(lib, d.cuModuleGetFunction, "cuModuleGetFunction") && bind(lib, d.cuLaunchKernel, "cuLaunchKernel") &&
-            bind(lib, d.cuCtxSynchronize, "cuCtxSynchronize");
+            bind(lib, d.cuCtxSynchronize, "cuCtxSynchronize") && bind(lib, d.cuMemcpy2D, "cuMemcpy2D_v2") &&
+            bind(lib, d.cuIpcGetMemHandle, "cuIpcGetMemHandle");
   if (!ok) return;
   CUresult r = d.cuInit(0);
   if (r != CUDA_SUCCESS) {
@@ -114,6 +115,29 @@ void freeDevice(int index, uint64_t pointer) {
 void copyDeviceToHost(int index, void* dst, uint64_t src, size_t bytes) {
   ScopedContext scope(index);
   check(driver()->cuMemcpyDtoH(dst, static_cast<CUdeviceptr>(src), bytes), "cuMemcpyDtoH");
+}
+
+void copyDevice2D(int index, uint64_t dst, size_t dstPitch, uint64_t src, size_t srcPitch, size_t rowBytes, size_t rows) {
+  ScopedContext scope(index);
+  CUDA_MEMCPY2D m{};
+  m.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  m.srcDevice = static_cast<CUdeviceptr>(src);
+  m.srcPitch = srcPitch;
+  m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  m.dstDevice = static_cast<CUdeviceptr>(dst);
+  m.dstPitch = dstPitch;
+  m.WidthInBytes = rowBytes;
+  m.Height = rows;
+  check(driver()->cuMemcpy2D(&m), "cuMemcpy2D");
+  // Device-to-device copies may return before they finish; the other process reads right after.
+  check(driver()->cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+std::string ipcHandle(int index, uint64_t pointer) {
+  ScopedContext scope(index);
+  CUipcMemHandle handle;
+  check(driver()->cuIpcGetMemHandle(&handle, static_cast<CUdeviceptr>(pointer)), "cuIpcGetMemHandle");
+  return std::string(handle.reserved, sizeof(handle.reserved));
 }
 
 std::shared_ptr<void> allocShared(int index, size_t bytes) {

@@ -35,6 +35,8 @@ struct Driver {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
                              unsigned int, unsigned int, CUstream, void**, void**);
   CUresult (*cuCtxSynchronize)();
+  CUresult (*cuMemcpy2D)(const CUDA_MEMCPY2D*);
+  CUresult (*cuIpcGetMemHandle)(CUipcMemHandle*, CUdeviceptr);
 };
 
 /** The loaded and initialised driver, or nullptr with `reason` saying why not. */
@@ -56,6 +58,14 @@ class ScopedContext {
 uint64_t allocDevice(int index, size_t bytes);
 void freeDevice(int index, uint64_t pointer);
 void copyDeviceToHost(int index, void* dst, uint64_t src, size_t bytes);
+
+/**
+ * Copies a pitched region (rows of `rowBytes`) between device pointers and waits for it, so a
+ * reader in another process sees the bytes once this returns.
+ */
+void copyDevice2D(int index, uint64_t dst, size_t dstPitch, uint64_t src, size_t srcPitch, size_t rowBytes, size_t rows);
+/** The CUDA IPC handle of an allocation from allocDevice: another process opens the same memory with it. */
+std::string ipcHandle(int index, uint64_t pointer);
 
 /** Device memory released with the last reference (a clip's converted frames share one). */
 std::shared_ptr<void> allocShared(int index, size_t bytes);

@@ -50,3 +50,13 @@ def test_a_missing_engine_is_a_clear_error(monkeypatch):
     with pytest.raises(ec.Error) as err:
         ec.open("/nowhere")
     assert err.value.code == "ERR_ENGINE_NOT_FOUND"
+
+
+def test_a_cuda_device_without_one_fails_before_any_io():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this host has a CUDA device: python/tests/gpu_check.py checks it")
+    with pytest.raises(ec.Error) as err:
+        ec.open("http://127.0.0.1:9/v1/datasets/none", device="cuda:0")
+    assert err.value.code == "ERR_DEVICE_UNAVAILABLE"

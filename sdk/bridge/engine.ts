@@ -10,6 +10,9 @@ import { open, type Dataset } from "../open.js";
 import type { OpenOptions } from "../options.js";
 import { mergeCheckpoints, type Checkpoint } from "../state/checkpoint.js";
 import type { StreamStats } from "../stats.js";
+import type { DeviceFrame } from "../../native/index.js";
+import { packedBytes } from "../../native/lib/device-share.js";
+import type { DecodedClip } from "../pipeline/decode.js";
 import { PROTOCOL_VERSION, Request, type Event } from "./protocol.js";
 import { SlotRing } from "./slot-ring.js";
 
@@ -17,6 +20,13 @@ import { SlotRing } from "./slot-ring.js";
 interface Snapshot {
   readonly state: Checkpoint;
   readonly stats: StreamStats;
+}
+
+/** Every frame of the batch still on one GPU, or undefined (CPU decode, e.g. AV1 without an AV1 NVDEC): those go through host memory. */
+function deviceFramesOf(clips: readonly DecodedClip[]): DeviceFrame[] | undefined {
+  const frames = clips.flatMap((c) => (c.gpuFrames && c.gpuFrames.length === c.frames.length ? [...c.gpuFrames] : []));
+  const total = clips.reduce((n, c) => n + c.frames.length, 0);
+  return frames.length === total && frames.length > 0 && frames.every((f) => f.device === frames[0]!.device) ? frames : undefined;
 }
 
 function errorOf(err: unknown, fallback: string): { code: string; message: string } {
@@ -71,7 +81,7 @@ export class EngineSession {
   private handle(req: Request): void {
     switch (req.op) {
       case "open":
-        void this.open(req.url, req.options as OpenOptions, req.slots, req.dir);
+        void this.open(req.url, req.options as OpenOptions, req.slots, req.dir, req.ipc);
         return;
       case "mapped":
         this.ring?.unlink();
@@ -107,7 +117,7 @@ export class EngineSession {
     }
   }
 
-  private async open(url: string, options: OpenOptions, slots: number, dir: string): Promise<void> {
+  private async open(url: string, options: OpenOptions, slots: number, dir: string, ipc: boolean): Promise<void> {
     if (this.ds) return this.fail({ code: "ERR_PROTOCOL", message: "Expected one open per engine but received a second" });
     try {
       this.ds = await open(url, {
@@ -120,10 +130,10 @@ export class EngineSession {
     }
     this.snapshots.set(0, { state: this.ds.state(), stats: this.ds.stats() });
     this.send({ event: "opened", protocol: PROTOCOL_VERSION, clips: this.ds.clipCount, total: this.ds.totalClips, slots: this.ring.files });
-    void this.stream(this.ds, this.ring);
+    void this.stream(this.ds, this.ring, ipc);
   }
 
-  private async stream(ds: Dataset, ring: SlotRing): Promise<void> {
+  private async stream(ds: Dataset, ring: SlotRing, ipc: boolean): Promise<void> {
     let seq = 0;
     try {
       for await (const batch of ds) {
@@ -132,17 +142,24 @@ export class EngineSession {
         const slot = await ring.acquire(() => this.send({ event: "full" }));
         if (this.closed) return;
         const { layout } = batch;
-        const capacity = ring.write(slot, layout.frames, layout.byteLength);
+        const gpuFrames = ipc ? deviceFramesOf(batch.decoded) : undefined;
+        const frameBytes = gpuFrames ? packedBytes(gpuFrames[0]!) : 0;
+        const placed = gpuFrames
+          ? await ring.writeDevice(slot, gpuFrames, frameBytes * gpuFrames.length)
+          : { capacity: ring.write(slot, layout.frames, layout.byteLength), handle: undefined };
+        // NVDEC's native surfaces (nv12, p010) are packed plane by plane: [B, T, bytes per frame].
+        const shape = gpuFrames && gpuFrames[0]!.format !== "rgb24" ? [layout.shape[0]!, layout.shape[1]!, frameBytes] : [...layout.shape];
         this.send({
           event: "batch",
           seq,
           slot,
-          capacity,
-          bytes: layout.byteLength,
-          shape: [...layout.shape],
+          capacity: placed.capacity,
+          bytes: gpuFrames ? frameBytes * gpuFrames.length : layout.byteLength,
+          shape,
           dtype: layout.dtype,
-          pixel_format: layout.pixelFormat,
-          device: batch.decoded[0]?.device ?? "cpu",
+          pixel_format: gpuFrames ? gpuFrames[0]!.format : layout.pixelFormat,
+          device: gpuFrames ? gpuFrames[0]!.device : "cpu",
+          ...(placed.handle ? { ipc: placed.handle } : {}),
           clips: batch.clips.map((c) => ({ ...c })),
         });
       }

@@ -17,6 +17,8 @@ export const OpenRequest = z.object({
   slots: z.number().int().min(1).max(64),
   /** A tmpfs folder for the slot files (e.g. /dev/shm); they are unlinked once mapped. */
   dir: z.string(),
+  /** The client maps CUDA IPC handles: batches decoded on a GPU stay there. */
+  ipc: z.boolean().default(false),
 });
 
 export const Request = z.discriminatedUnion("op", [
@@ -55,6 +57,8 @@ export const Event = z.discriminatedUnion("event", [
     dtype: z.string(),
     pixel_format: z.string(),
     device: z.string(),
+    /** Set when the batch is in device memory: its CUDA IPC handle (base64); `capacity` is that memory's size. */
+    ipc: z.string().optional(),
     clips: z.array(z.record(z.string(), z.unknown())),
   }),
   /** A skipped object or clip (the stream goes on). */

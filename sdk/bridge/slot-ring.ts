@@ -8,6 +8,7 @@ import { closeSync, ftruncateSync, openSync, unlinkSync, writevSync } from "node
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { SdkError } from "../errors.js";
+import type { DeviceBuffer, DeviceFrame } from "../../native/index.js";
 
 /** Slot files grow in steps of this, so a batch slightly larger than the last does not resize them again. */
 const GROW_STEP = 2 << 20;
@@ -17,6 +18,8 @@ interface Slot {
   readonly fd: number;
   capacity: number;
   held: boolean;
+  /** Device memory for batches that stay on the GPU (CUDA IPC), allocated on the first one. */
+  gpu?: { buffer: DeviceBuffer; handle: string };
 }
 
 export class SlotRing {
@@ -99,6 +102,23 @@ export class SlotRing {
       throw new SdkError("ERR_SHM_FULL", `Expected room for a ${byteLength}-byte batch in shared memory (${s.path}) but writing failed: ${(err as Error).message}; free space there or set EC_SHM_DIR`, { cause: err });
     }
     return s.capacity;
+  }
+
+  /**
+   * Packs device frames back to back into the slot's device memory (same device), reallocating it
+   * first when it is too small or elsewhere; returns the memory's CUDA IPC handle (base64) and size.
+   */
+  async writeDevice(slot: number, frames: readonly DeviceFrame[], byteLength: number): Promise<{ handle: string; capacity: number }> {
+    const { allocDevice, ipcHandle, packDeviceFrame } = await import("../../native/index.js");
+    const s = this.slots[slot]!;
+    const device = frames[0]!.device;
+    if (!s.gpu || s.gpu.buffer.device !== device || s.gpu.buffer.byteLength < byteLength) {
+      const buffer = allocDevice(device, Math.ceil(byteLength / GROW_STEP) * GROW_STEP);
+      s.gpu = { buffer, handle: Buffer.from(ipcHandle(buffer)).toString("base64") };
+    }
+    let at = 0;
+    for (const f of frames) at += packDeviceFrame(s.gpu.buffer, at, f);
+    return { handle: s.gpu.handle, capacity: s.gpu.buffer.byteLength };
   }
 
   close(): void {

@@ -68,6 +68,13 @@ import("./dist/native/index.js").then(async (m) => {
   if (!same) process.exit(1);
 });' "$tmp" "$DEVICE"
 
+say "Python client: CUDA tensors over CUDA IPC vs the CPU path"
+if python3 -c "import torch, numpy; assert torch.cuda.is_available()" 2>/dev/null; then
+  EC_ENGINE="$PWD/bin/ec.js" python3 python/tests/gpu_check.py "$tmp" --device "$DEVICE"
+else
+  echo "SKIP: python3 has no torch with CUDA"
+fi
+
 say "decode frames/s: ec on $DEVICE vs ffmpeg -hwaccel cuda"
 npx tsc -p bench/tsconfig.json >/dev/null || true   # other benches' type errors must not block this one
 node dist/bench/decode-gpu.js --device "$DEVICE" --frames 600 --rounds 3

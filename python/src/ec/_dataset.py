@@ -95,6 +95,13 @@ class Dataset:
         if not isinstance(url, str):
             raise Error("ERR_INVALID_OPTION", f"Expected a dataset URL string but received {url!r}")
         wire, self._names, self._on_error = engine_options(options)
+        device = options.get("device")
+        self._cuda = isinstance(device, str) and device.startswith("cuda")
+        self._device_name = device if self._cuda and ":" in str(device) else "cuda:0"
+        if self._cuda:
+            from . import _cuda
+
+            _cuda.require_cuda(device)
         batch = _positive(options.get("batch"), 1)
         slots = min(64, max(3, math.ceil(_positive(options.get("prefetch"), 8) / batch) + 2))
         self._engine: Optional[Engine] = None
@@ -105,7 +112,7 @@ class Dataset:
         self._iterated = False
         self._engine = Engine()
         try:
-            self._engine.send({"op": "open", "url": url, "options": wire, "slots": slots, "dir": _shm_dir()})
+            self._engine.send({"op": "open", "url": url, "options": wire, "slots": slots, "dir": _shm_dir(), "ipc": self._cuda})
             while True:
                 ev = self._engine.next_event()
                 if ev["event"] == "error":
@@ -138,9 +145,9 @@ class Dataset:
         self._iterated = True
         return _Batches(self)
 
-    def _flush(self) -> None:
+    def _flush(self, wait: bool = False) -> None:
         assert self._engine is not None and self._maps is not None
-        self._engine.send({"op": "ack", "seq": self._seq, "release": self._maps.take_released()})
+        self._engine.send({"op": "ack", "seq": self._seq, "release": self._maps.take_released(wait)})
 
     def _next(self) -> Optional[Batch]:
         """The next batch, or None at the end of the stream."""
@@ -154,8 +161,14 @@ class Dataset:
             kind = ev["event"]
             if kind == "batch":
                 self._seq = ev["seq"]
-                array = self._maps.view(ev["slot"], ev["capacity"], ev["bytes"], ev["shape"], ev["dtype"])
-                return Batch(_as_tensor(array), ev["clips"], ev["pixel_format"], ev["device"])
+                if ev.get("ipc"):
+                    frames = self._maps.view_device(ev["slot"], ev["ipc"], ev["bytes"], ev["shape"], ev["dtype"], ev["device"])
+                else:
+                    frames = _as_tensor(self._maps.view(ev["slot"], ev["capacity"], ev["bytes"], ev["shape"], ev["dtype"]))
+                    if self._cuda and hasattr(frames, "to"):
+                        # Decoded on the CPU (e.g. AV1 where the GPU has no AV1 decoder): moved, so every batch is on the device.
+                        frames = frames.to(self._device_name)
+                return Batch(frames, ev["clips"], ev["pixel_format"], ev["device"])
             if kind == "error":
                 self._report(ev)
             elif kind == "end":
@@ -164,10 +177,12 @@ class Dataset:
                 self._flush()
                 return None
             elif kind == "full":
-                if len(self._maps.held) - len(self._maps.released) < len(self._maps):
-                    continue  # a release is on its way: the engine goes on
+                if len(self._maps.held) - self._maps.pending() < len(self._maps):
+                    self._flush(wait=True)  # a release is on its way (device slots: once their GPU work is done)
+                    continue
                 gc.collect()  # views kept alive only by reference cycles
-                if self._maps.released:
+                if self._maps.pending():
+                    self._flush(wait=True)
                     continue
                 raise Error(
                     "ERR_RING_FULL",

@@ -12,7 +12,7 @@ import collections
 import mmap
 import os
 import weakref
-from typing import Dict, List, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -33,6 +33,10 @@ class SlotMaps:
         self._maps: Dict[int, mmap.mmap] = {}
         self.held = set()  # slots handed out whose views are alive
         self.released: "collections.deque[int]" = collections.deque()
+        # Device slots: released when their tensors die, handed back once the GPU work queued on them is done.
+        self._device: Any = None
+        self._device_released: "collections.deque[Tuple[int, int]]" = collections.deque()
+        self._fenced: List[Tuple[int, Any]] = []
 
     def __len__(self) -> int:
         return len(self._fds)
@@ -50,19 +54,56 @@ class SlotMaps:
         weakref.finalize(base, self.released.append, slot)
         return base.reshape(tuple(shape))
 
-    def take_released(self) -> List[int]:
+    def view_device(self, slot: int, handle: str, nbytes: int, shape: Sequence[int], dtype: str, device: str) -> Any:
+        """A CUDA tensor over the engine's device memory for ``slot`` (CUDA IPC, no host copy)."""
+        from . import _cuda
+
+        if self._device is None:
+            self._device = _cuda.DeviceSlots()
+        pointer, index = self._device.pointer(slot, handle, device)
+        tensor, holder = _cuda.tensor(pointer, index, shape, dtype)
+        self.held.add(slot)
+        weakref.finalize(holder, self._device_released.append, (slot, index))
+        return tensor
+
+    def pending(self) -> int:
+        """Slots released here but not yet handed back to the engine."""
+        return len(self.released) + len(self._device_released) + len(self._fenced)
+
+    def take_released(self, wait: bool = False) -> List[int]:
+        """Slots to hand back now; device slots once the work queued on them finished (``wait``: block for it)."""
         out = []
-        while True:
-            try:
-                slot = self.released.popleft()
-            except IndexError:
-                return out
+        while self.released:
+            slot = self.released.popleft()
             self.held.discard(slot)
             out.append(slot)
+        if self._device_released or self._fenced:
+            import torch
+
+            while self._device_released:
+                slot, index = self._device_released.popleft()
+                fence = torch.cuda.Event()
+                fence.record(torch.cuda.current_stream(index))
+                self._fenced.append((slot, fence))
+            still = []
+            for slot, fence in self._fenced:
+                if wait:
+                    fence.synchronize()
+                if fence.query():
+                    self.held.discard(slot)
+                    out.append(slot)
+                else:
+                    still.append((slot, fence))
+            self._fenced = still
+        return out
 
     def close(self) -> None:
         # Mappings still viewed by the user's arrays stay valid: they are unmapped when those die.
         self._maps = {}
+        if self._device is not None:
+            # Device tensors do not outlive the engine that owns their memory (CUDA IPC): clone those you keep.
+            self._device.close()
+            self._device = None
         for fd in self._fds:
             try:
                 os.close(fd)

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""GPU check of the Python client's CUDA tensors (for a CUDA host; CI has none).
+
+    python3 python/tests/gpu_check.py VIDEO_DIR [--device cuda:0] [--out REPORT.json]
+
+For the same clips, batches from ``device="cuda:N"`` must be CUDA tensors on that device, made
+without a host copy (CUDA IPC), and agree with ``device="cpu"``: native frames' luma planes
+equal byte for byte (NVDEC's output equals the software decoder's), rgb24 frames within the GPU
+conversion's stated tolerance (mean |diff| <= 3.5 of 255, >= 88 % of samples within 3). Prints
+one JSON report; exits 1 on any failed equality, 0 with "skipped" where no CUDA device is.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+
+import torch  # noqa: E402
+
+import ec  # noqa: E402
+
+
+def batches(url, **options):
+    with ec.open(url, shuffle="none", seed=0, frames=4, batch=2, **options) as ds:
+        for b in ds:
+            yield b
+            del b
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("videos")
+    p.add_argument("--device", default="cuda:0")
+    p.add_argument("--out")
+    a = p.parse_args()
+    report = {"device": a.device, "checks": {}}
+    if not torch.cuda.is_available():
+        report["skipped"] = "torch sees no CUDA device"
+        print(json.dumps(report))
+        return 0
+    ok = True
+    index = int(a.device.split(":")[1])
+
+    # native: luma planes byte-exact; the tensors live on the device.
+    frames = exact = 0
+    resident = True
+    for cpu, gpu in zip(batches(a.videos, format="native", device="cpu"), batches(a.videos, format="native", device=a.device)):
+        resident &= gpu.frames.is_cuda and gpu.frames.device.index == index
+        assert [c["key"] for c in cpu.clips] == [c["key"] for c in gpu.clips]
+        src = cpu.clips[0].get("source") or {}
+        luma = int(src.get("width", 0)) * int(src.get("height", 0))
+        g = gpu.frames.cpu()
+        for i in range(cpu.frames.shape[0]):
+            for t in range(cpu.frames.shape[1]):
+                frames += 1
+                exact += bool(torch.equal(cpu.frames[i, t, :luma], g[i, t, :luma]))
+    report["checks"]["native_luma_exact"] = {"frames": frames, "equal": exact, "on_device": resident}
+    ok &= frames > 0 and exact == frames and resident
+
+    # rgb24 converted on the GPU against libswscale on the CPU.
+    diffs, within, total = 0.0, 0, 0
+    for cpu, gpu in zip(batches(a.videos, size=(96, 128), device="cpu"), batches(a.videos, size=(96, 128), device=a.device)):
+        resident &= gpu.frames.is_cuda
+        d = (gpu.frames.to(torch.int16) - cpu.frames.to(a.device).to(torch.int16)).abs()
+        diffs += float(d.float().sum())
+        within += int((d <= 3).sum())
+        total += d.numel()
+    mean = diffs / max(1, total)
+    report["checks"]["rgb24_within_tolerance"] = {"mean_abs_diff": mean, "within3": within / max(1, total), "on_device": resident}
+    ok &= total > 0 and mean <= 3.5 and within / total >= 0.88 and resident
+
+    report["ok"] = ok
+    text = json.dumps(report)
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text + "\n")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
