@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -16,7 +17,9 @@ def test_pip_install_into_a_fresh_venv_and_stream(tmp_path, videos):
     py = venv / "bin" / "python"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PIP_NO_INDEX"] = "1"  # offline: nothing may come from a registry
-    subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-deps", str(ROOT / "python")],
+    # From a copy, as from an unpacked sdist: the build leaves nothing in the checkout.
+    src = shutil.copytree(ROOT / "python", tmp_path / "python", ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-deps", str(src)],
                    check=True, env=env, cwd=str(tmp_path))
     code = (
         "import ec\n"
