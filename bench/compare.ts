@@ -20,6 +20,7 @@ import type { RowContext, RowDef } from "./compare/row.js";
 import { downloadRow } from "./compare/rows/download.js";
 import { ecColdRow, ecWarmRow } from "./compare/rows/ec-remote.js";
 import { ecPythonRow } from "./compare/rows/ec-python.js";
+import { onClient, pinSelfToRemote, type CpuSets } from "./compare/cpu-sets.js";
 import { localRow } from "./compare/rows/local.js";
 import { naiveRow } from "./compare/rows/naive.js";
 import { torchRow } from "./compare/rows/torch.js";
@@ -41,11 +42,13 @@ function repoRoot(): string {
   throw new Error(`Expected a package.json above ${here} but found none`);
 }
 
-async function startCacheProcess(childDir: string, bed: Testbed, dir: string, blockKib: number): Promise<{ url: string; pid: number; proc: ChildProcess }> {
+async function startCacheProcess(childDir: string, bed: Testbed, dir: string, blockKib: number, cpus: CpuSets): Promise<{ url: string; pid: number; proc: ChildProcess }> {
   // Blocks must be whole 4 KiB pages (cuFile/O_DIRECT); a 4 KiB multiple of the flag.
   const blockSize = Math.max(4096, Math.round((blockKib * 1024) / 4096) * 4096);
   const args = { upstream: bed.wan.url, dir, maxBytes: 4 * 2 ** 30, caFile: bed.caFile, blockSize };
-  const proc = spawn(process.execPath, nodeArgs([join(childDir, "cache-service.js"), JSON.stringify(args)]), { stdio: ["ignore", "pipe", "inherit"] });
+  // The origin-cache runs on the GPU host: the client side's cores.
+  const run = onClient(cpus, process.execPath, nodeArgs([join(childDir, "cache-service.js"), JSON.stringify(args)]));
+  const proc = spawn(run.command, run.args, { stdio: ["ignore", "pipe", "inherit"] });
   const first = await new Promise<string>((resolveLine, reject) => {
     const rl = createInterface({ input: proc.stdout! });
     rl.once("line", (line) => resolveLine(line));
@@ -74,7 +77,10 @@ function subtitle(c: CompareConfig, files: number): string {
 }
 
 async function main(): Promise<number> {
-  const config = parseCompareArgs(process.argv.slice(2));
+  const parsed = parseCompareArgs(process.argv.slice(2));
+  // From here on this process and what it starts (wrangler, workerd, the WAN emulator in it) run on the remote set.
+  const config = { ...parsed, cpus: pinSelfToRemote(parsed.cpus) };
+  log(config.cpus.unpinned ? `not pinning CPUs: ${config.cpus.unpinned}` : `client side on CPUs ${config.cpus.client.join(",")}, remote side (edge, WAN) on ${config.cpus.remote.join(",")}`);
   const root = repoRoot();
   const loadAtStart = loadavg()[0]!;
   const childDir = join(here, "compare", "child");
@@ -106,7 +112,7 @@ async function main(): Promise<number> {
       }
       if (row.name === "ec_cold" && ctx.testbed) {
         try {
-          const c = await startCacheProcess(childDir, ctx.testbed, join(workDir, "cache"), config.blockKib);
+          const c = await startCacheProcess(childDir, ctx.testbed, join(workDir, "cache"), config.blockKib, config.cpus);
           cacheProc = c.proc;
           ctx.cache = { url: c.url, pid: c.pid };
         } catch (err) {

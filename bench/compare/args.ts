@@ -2,6 +2,7 @@
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { describeReceived } from "../../common/errors.js";
+import { defaultCpuSets, parseCpuList, type CpuSets } from "./cpu-sets.js";
 
 export const ROW_NAMES = ["local", "ec_cold", "ec_warm", "ec_python", "naive", "download", "torch"] as const;
 export type RowName = (typeof ROW_NAMES)[number];
@@ -21,7 +22,7 @@ export interface CompareConfig {
   readonly frames: number;
   readonly batch: number;
   readonly seed: number;
-  /** Decoders/workers per row; default: the cores. */
+  /** Decoders/workers per row; default: the client side's cores. */
   readonly workers: number;
   readonly rttMs: number;
   readonly bandwidthMbps: number;
@@ -30,6 +31,8 @@ export interface CompareConfig {
   /** Simulated training step per batch (a sleep), so stall ratio means "GPU idle". */
   readonly stepMs: number;
   readonly rows: readonly RowName[];
+  /** CPU sets of the client side (rows, origin-cache) and of the remote side (edge, WAN emulator). */
+  readonly cpus: CpuSets;
   readonly json: boolean;
   readonly out: string;
 }
@@ -37,10 +40,11 @@ export interface CompareConfig {
 export const USAGE = `usage: npm run bench -- [--videos DIR] [--count N] [--size WxH] [--seconds S] [--fps F] [--gop G]
                       [--clips N] [--frames T] [--batch B] [--seed N] [--workers N]
                       [--rtt-ms MS] [--bandwidth-mbps MBIT] [--block-kib KIB] [--step-ms MS]
+                      [--client-cpus LIST --remote-cpus LIST | --no-pin]
                       [--rows ${ROW_NAMES.join(",")}] [--out DIR] [--json]
 `;
 
-const STRING_FLAGS = ["videos", "count", "size", "seconds", "fps", "gop", "clips", "frames", "batch", "seed", "workers", "rtt-ms", "bandwidth-mbps", "block-kib", "step-ms", "rows", "out"];
+const STRING_FLAGS = ["videos", "count", "size", "seconds", "fps", "gop", "clips", "frames", "batch", "seed", "workers", "rtt-ms", "bandwidth-mbps", "block-kib", "step-ms", "rows", "out", "client-cpus", "remote-cpus"];
 
 function int(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback;
@@ -61,6 +65,7 @@ export function parseCompareArgs(argv: readonly string[]): CompareConfig {
     options: {
       ...Object.fromEntries(STRING_FLAGS.map((k) => [k, { type: "string" as const }])),
       json: { type: "boolean" },
+      "no-pin": { type: "boolean" },
       help: { type: "boolean" },
     },
   }) as { values: Record<string, string | boolean | undefined> };
@@ -77,24 +82,32 @@ export function parseCompareArgs(argv: readonly string[]): CompareConfig {
   }
   // The other rows decode the clips the local row chose, so it always runs.
   if (!rows.includes("local")) rows.unshift("local");
+  let cpus: CpuSets = defaultCpuSets();
+  if (v["no-pin"]) cpus = { ...cpus, unpinned: "--no-pin" };
+  else if (s("client-cpus") !== undefined || s("remote-cpus") !== undefined) {
+    if (s("client-cpus") === undefined || s("remote-cpus") === undefined) throw new Error("Expected --client-cpus and --remote-cpus together but received one of them");
+    cpus = { client: parseCpuList(s("client-cpus")!), remote: parseCpuList(s("remote-cpus")!) };
+  }
   return {
     videos: s("videos"),
-    count: int("count", s("count"), 8),
+    count: int("count", s("count"), 16),
     width: Number(size[1]),
     height: Number(size[2]),
-    seconds: int("seconds", s("seconds"), 10),
+    seconds: int("seconds", s("seconds"), 20),
     fps: int("fps", s("fps"), 30),
     gop: int("gop", s("gop"), 30),
-    clips: int("clips", s("clips"), 48),
+    // Every keyframe-aligned clip of the default videos (16 × 20 s, a GOP a second): rows of ~20 s or more, steady state dominating.
+    clips: int("clips", s("clips"), 320),
     frames: int("frames", s("frames"), 16),
     batch: int("batch", s("batch"), 4),
     seed: int("seed", s("seed"), 1, 0),
-    workers: int("workers", s("workers"), Math.max(1, availableParallelism())),
+    workers: int("workers", s("workers"), Math.max(1, cpus.unpinned ? availableParallelism() : cpus.client.length)),
     rttMs: int("rtt-ms", s("rtt-ms"), 50, 0),
     bandwidthMbps: int("bandwidth-mbps", s("bandwidth-mbps"), 200),
     blockKib: int("block-kib", s("block-kib"), 16, 4),
     stepMs: int("step-ms", s("step-ms"), 0, 0),
     rows: ROW_NAMES.filter((r) => rows.includes(r)),
+    cpus,
     json: v.json === true,
     out: s("out") ?? "bench/results",
   };

@@ -23,6 +23,8 @@ export interface RowFigures {
   readonly stall_ratio: number;
   readonly peak_rss_mb: number;
   readonly cpu_s_per_frame: number;
+  /** The same in ms: the client side's CPU (loader, decoder threads, origin-cache) per delivered frame. */
+  readonly client_cpu_ms_per_frame: number;
   /** The Python client's own CPU per frame in ms (ec from PyTorch only): what the bridge adds over the engine. */
   readonly bridge_ms_per_frame: number | null;
   /** CPU seconds the remote side (edge in workerd, WAN emulator) spent meanwhile on these same cores. */
@@ -66,6 +68,7 @@ export function figuresOf(o: Extract<RowOutcome, { kind: "ran" }>, local: LocalR
     stall_ratio: round(r.stallRatio, 3),
     peak_rss_mb: round(o.peakMemoryBytes / 2 ** 20),
     cpu_s_per_frame: round(r.frames > 0 ? o.cpuSeconds / r.frames : 0),
+    client_cpu_ms_per_frame: round(r.frames > 0 ? (o.cpuSeconds / r.frames) * 1000 : 0),
     bridge_ms_per_frame: r.bridgeCpuSeconds === undefined || r.frames === 0 ? null : round((r.bridgeCpuSeconds / r.frames) * 1000),
     remote_cpu_s: round(o.remoteCpuSeconds, 3),
     vs_local: local?.clipsPerS ? round(cps / local.clipsPerS) : null,
@@ -79,6 +82,9 @@ export interface Ratios {
   readonly ec_warm_vs_local: number | null;
   readonly ec_vs_naive: number | null;
   readonly ec_vs_torch: number | null;
+  /** Client-side CPU per frame of ec cold and warm over the local row's. */
+  readonly client_cpu_cold_vs_local: number | null;
+  readonly client_cpu_warm_vs_local: number | null;
   /** ec from PyTorch over the TypeScript consumer on the same warm cache, and over PyTorch + PyAV. */
   readonly ec_python_vs_ts: number | null;
   readonly ec_python_vs_torch: number | null;
@@ -112,11 +118,17 @@ export function ratiosOf(rows: Partial<Record<RowName, RowResult>>, gopBytesPerC
   };
   const div = (a: number | undefined, b: number | undefined): number | null => (a !== undefined && b !== undefined ? round(a / b) : null);
   const cold = rows.ec_cold;
+  const cpu = (n: RowName): number | undefined => {
+    const r = rows[n];
+    return r?.status === "ran" && r.figures.client_cpu_ms_per_frame > 0 ? r.figures.client_cpu_ms_per_frame : undefined;
+  };
   return {
     ec_cold_vs_local: div(vs("ec_cold", "vs_local"), 1),
     ec_warm_vs_local: div(vs("ec_warm", "vs_local"), 1),
     ec_vs_naive: div(vs("ec_cold", "vs_local"), vs("naive", "vs_local")),
     ec_vs_torch: div(vs("ec_cold", "vs_local"), vs("torch", "vs_local")),
+    client_cpu_cold_vs_local: div(cpu("ec_cold"), cpu("local")),
+    client_cpu_warm_vs_local: div(cpu("ec_warm"), cpu("local")),
     ec_python_vs_ts: div(vs("ec_python", "vs_local"), vs("ec_warm", "vs_local")),
     ec_python_vs_torch: div(vs("ec_python", "vs_local"), vs("torch", "vs_local")),
     bytes_per_clip_vs_gop: div(cold?.status === "ran" ? cold.figures.bytes_per_clip : undefined, gopBytesPerClip || undefined),
@@ -130,6 +142,8 @@ const GOALS: readonly (Omit<Target, "value" | "met" | "margin" | "ratio"> & { ra
   { ratio: "ec_warm_vs_local", goal: "ec warm ≥ 1.0 × local (within noise)", min: 1.0 },
   { ratio: "ec_vs_naive", goal: "ec ≥ 5 × naive streaming (random clips)", min: 5 },
   { ratio: "ec_vs_torch", goal: "ec ≥ 2 × PyTorch + PyAV", min: 2 },
+  { ratio: "client_cpu_cold_vs_local", goal: "client CPU per frame cold ≤ 1.15 × local", max: 1.15 },
+  { ratio: "client_cpu_warm_vs_local", goal: "client CPU per frame warm ≤ 1.05 × local", max: 1.05 },
   { ratio: "ec_python_vs_ts", goal: "ec from PyTorch ≥ 0.95 × the TypeScript consumer", min: 0.95 },
   { ratio: "ec_python_vs_torch", goal: "ec from PyTorch ≥ 2 × PyTorch + PyAV", min: 2 },
   { ratio: "bytes_per_clip_vs_gop", goal: "bytes per clip ≤ 1.2 × GOP bytes", max: 1.2 },

@@ -4,6 +4,7 @@
  * the bytes the WAN carried.
  */
 import { spawn } from "node:child_process";
+import { onClient, type CpuSets } from "./cpu-sets.js";
 import { cpuSecondsOf, TreeMemorySampler, treePids } from "./proc-tree.js";
 import { parseReport, type ChildReport } from "./row-result.js";
 
@@ -17,6 +18,8 @@ export interface ChildRun {
   readonly wanBytes?: () => number;
   readonly wanRequests?: () => number;
   readonly timeoutMs: number;
+  /** Runs the row on the client side's CPUs (cpu-sets.ts). */
+  readonly cpus?: CpuSets;
 }
 
 export interface Measured {
@@ -62,7 +65,9 @@ export async function runChild(r: ChildRun): Promise<Measured> {
   const remoteBefore = remoteCpu(also);
   const wanBefore = r.wanBytes?.();
   const reqBefore = r.wanRequests?.();
-  const child = spawn(r.command, r.command === process.execPath ? nodeArgs(r.args) : [...r.args], { env: { ...process.env, ...r.env }, stdio: ["ignore", "pipe", "pipe"] });
+  const args = r.command === process.execPath ? nodeArgs(r.args) : [...r.args];
+  const run = r.cpus ? onClient(r.cpus, r.command, args) : { command: r.command, args };
+  const child = spawn(run.command, run.args, { env: { ...process.env, ...r.env }, stdio: ["ignore", "pipe", "pipe"] });
   const sampler = new TreeMemorySampler(() => [child.pid!, ...also]);
   let stdout = "";
   let stderr = "";

@@ -74,3 +74,34 @@ describe("compare flags", () => {
     expect(() => parseCompareArgs(["--size", "big"])).toThrow(/Expected WxH/);
   });
 });
+
+describe("compare CPU sets", () => {
+  it("splits the cores into a client and a remote side, one each on two cores", async () => {
+    const { defaultCpuSets, parseCpuList, onClient } = await import("../../bench/compare/cpu-sets.js");
+    expect(defaultCpuSets(2)).toEqual({ client: [0], remote: [1] });
+    expect(defaultCpuSets(16)).toEqual({ client: [...Array(12).keys()], remote: [12, 13, 14, 15] });
+    expect(defaultCpuSets(1).unpinned).toBeDefined();
+    expect(parseCpuList("0-2,5,1")).toEqual([0, 1, 2, 5]);
+    expect(() => parseCpuList("a")).toThrow(/Expected a CPU list/);
+    expect(onClient({ client: [0], remote: [1] }, "node", ["x.js"])).toEqual({ command: "taskset", args: ["-c", "0", "node", "x.js"] });
+    expect(onClient({ client: [0], remote: [0], unpinned: "one core" }, "node", ["x.js"])).toEqual({ command: "node", args: ["x.js"] });
+  });
+
+  it("takes the sets from flags, both or neither, and sizes workers to the client side", () => {
+    const c = parseCompareArgs(["--client-cpus", "0-2", "--remote-cpus", "3"]);
+    expect(c.cpus).toEqual({ client: [0, 1, 2], remote: [3] });
+    expect(c.workers).toBe(3);
+    expect(() => parseCompareArgs(["--client-cpus", "0"])).toThrow(/together/);
+    expect(parseCompareArgs(["--no-pin"]).cpus.unpinned).toBe("--no-pin");
+  });
+
+  it("reports client CPU per frame and its ratios to local", () => {
+    const ran = (cpuPerClip: number): RowResult => ({ label: "r", status: "ran", figures: figuresOf(measured(10, 10, { cpuSeconds: 10 * cpuPerClip }), undefined) });
+    const ratios = ratiosOf({ local: ran(0.16), ec_cold: ran(0.2), ec_warm: ran(0.16) }, undefined);
+    expect(ran(0.16).status === "ran" && ran(0.16).figures.client_cpu_ms_per_frame).toBe(10);
+    expect(ratios).toMatchObject({ client_cpu_cold_vs_local: 1.25, client_cpu_warm_vs_local: 1 });
+    const byRatio = Object.fromEntries(targetsOf(ratios).map((t) => [t.ratio, t]));
+    expect(byRatio.client_cpu_cold_vs_local).toMatchObject({ met: false });
+    expect(byRatio.client_cpu_warm_vs_local).toMatchObject({ met: true });
+  });
+});

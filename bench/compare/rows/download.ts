@@ -32,6 +32,7 @@ export const downloadRow: RowDef = {
         wanBytes: () => bed.wan.stats.bytesSent,
       wanRequests: () => bed.wan.stats.requests,
         timeoutMs: ROW_TIMEOUT_MS,
+      cpus: ctx.config.cpus,
       });
       return { kind: "ran", ...m };
     } finally {

@@ -29,6 +29,7 @@ export const ecPythonRow: RowDef = {
       wanBytes: () => bed.wan.stats.bytesSent,
       wanRequests: () => bed.wan.stats.requests,
       timeoutMs: ROW_TIMEOUT_MS,
+      cpus: ctx.config.cpus,
     });
     return { kind: "ran", ...m };
   },

@@ -25,6 +25,7 @@ async function runEc(ctx: RowContext): Promise<RowOutcome> {
       wanBytes: () => bed.wan.stats.bytesSent,
       wanRequests: () => bed.wan.stats.requests,
       timeoutMs: ROW_TIMEOUT_MS,
+      cpus: ctx.config.cpus,
     });
     return { kind: "ran", ...m };
   } catch (err) {

@@ -48,6 +48,7 @@ export const torchRow: RowDef = {
       wanBytes: () => bed.wan.stats.bytesSent,
       wanRequests: () => bed.wan.stats.requests,
       timeoutMs: ROW_TIMEOUT_MS,
+      cpus: ctx.config.cpus,
     });
     return { kind: "ran", ...m };
   },
