@@ -102,3 +102,18 @@ def test_state_dict_refuses_with_workers(videos):
 def test_batches_pass_pin_memory_through(videos):
     b = next(iter(DataLoader(ec.torch.ClipDataset(str(videos), **OPTS), batch_size=None)))
     assert isinstance(b, ec.Batch) and md5(b.frames.numpy()) == md5(b.frames.clone().numpy())
+
+
+def test_one_engine_serves_every_epoch_of_a_clip_dataset(videos):
+    ds = ec.torch.ClipDataset(str(videos), **OPTS)
+    pids = []
+    for e in range(3):
+        ds.set_epoch(e)
+        for i, batch in enumerate(DataLoader(ds, batch_size=None)):
+            pids.append(ds._engine.pid)
+            if e == 1 and i == 1:
+                break  # an epoch left early: the engine drops it and serves the next
+    assert len(set(pids)) == 1
+    again = clips_of(DataLoader(ds, batch_size=None))
+    assert sorted(again) == sorted(epoch(videos, epoch=2))
+    ds.close()

@@ -1,7 +1,8 @@
 /**
- * The engine behind a client in another language: one dataset per process, requests and events
- * as JSON lines (protocol.ts), batches written into a shared-memory ring the client maps. The
- * client's stdin closing (its process died, even by kill -9) ends the engine: no orphans.
+ * The engine behind a client in another language: one dataset at a time (a client reuses the
+ * process from epoch to epoch), requests and events as JSON lines (protocol.ts), batches written
+ * into a shared-memory ring the client maps. The client's stdin closing (its process died, even
+ * by kill -9) ends the engine: no orphans.
  */
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
@@ -33,12 +34,21 @@ function errorOf(err: unknown, fallback: string): { code: string; message: strin
   return { code: err instanceof EcError ? err.code : fallback, message: err instanceof Error ? err.message : String(err) };
 }
 
-export class EngineSession {
-  private ds: Dataset | undefined;
-  private ring: SlotRing | undefined;
+/** One opened dataset of the session and what the client has been handed of it. */
+interface Current {
+  readonly id: number;
+  readonly ds: Dataset;
+  readonly ring: SlotRing;
   /** Snapshots by sequence number from the client's last acknowledged one on. */
-  private readonly snapshots = new Map<number, Snapshot>();
-  private acked = 0;
+  readonly snapshots: Map<number, Snapshot>;
+  acked: number;
+  stopped: boolean;
+}
+
+export class EngineSession {
+  private current: Current | undefined;
+  /** The dataset being opened: requests about it wait for the open to end. */
+  private opening: Promise<void> = Promise.resolve();
   private closed = false;
   private readonly done: Promise<void>;
   private finish!: () => void;
@@ -56,50 +66,56 @@ export class EngineSession {
       try {
         req = Request.parse(JSON.parse(line));
       } catch (err) {
-        this.fail({ code: "ERR_PROTOCOL", message: `Expected one request as a JSON line but received ${JSON.stringify(line.slice(0, 200))}: ${(err as Error).message}` });
+        this.fatal({ code: "ERR_PROTOCOL", message: `Expected one request as a JSON line but received ${JSON.stringify(line.slice(0, 200))}: ${(err as Error).message}` });
         return;
       }
       try {
         this.handle(req);
       } catch (err) {
-        this.fail(errorOf(err, "ERR_PROTOCOL"));
+        this.fatal(errorOf(err, "ERR_PROTOCOL"));
       }
     });
     lines.on("close", () => void this.shutdown());
     await this.done;
   }
 
-  private send(ev: Event): void {
-    if (!this.closed) this.output.write(`${JSON.stringify(ev)}\n`);
+  private send(ev: Event, ds?: number): void {
+    if (!this.closed) this.output.write(`${JSON.stringify(ds === undefined ? ev : { ...ev, ds })}\n`);
   }
 
-  private fail(err: { code: string; message: string }): void {
+  /** The client broke the protocol: say so and end. */
+  private fatal(err: { code: string; message: string }): void {
     this.send({ event: "failed", ...err });
     void this.shutdown();
   }
 
   private handle(req: Request): void {
+    const cur = this.current;
     switch (req.op) {
       case "open":
-        void this.open(req.url, req.options as OpenOptions, req.slots, req.dir, req.ipc);
+        this.opening = this.opening.then(() => this.open(req.ds, req.url, req.options as OpenOptions, req.slots, req.dir, req.ipc));
+        return;
+      case "reset":
+        this.opening = this.opening.then(() => this.stop());
         return;
       case "mapped":
-        this.ring?.unlink();
+        if (cur?.id === req.ds) cur.ring.unlink();
         return;
       case "ack":
-        for (const s of req.release) this.ring?.release(s);
-        for (const k of this.snapshots.keys()) if (k < req.seq) this.snapshots.delete(k);
-        this.acked = Math.max(this.acked, req.seq);
+        if (cur?.id !== req.ds) return; // about a dataset already replaced
+        for (const s of req.release) cur.ring.release(s);
+        for (const k of cur.snapshots.keys()) if (k < req.seq) cur.snapshots.delete(k);
+        cur.acked = Math.max(cur.acked, req.seq);
         return;
       case "state":
       case "stats": {
-        const snap = this.snapshots.get(req.seq);
-        if (!this.ds || !snap) {
-          this.send({ event: "reply", id: req.id, error: { code: "ERR_PROTOCOL", message: `Expected an open dataset and a batch at or after ${this.acked} but received ${req.seq}` } });
+        const snap = cur?.id === req.ds ? cur.snapshots.get(req.seq) : undefined;
+        if (!cur || !snap) {
+          this.send({ event: "reply", id: req.id, error: { code: "ERR_PROTOCOL", message: `Expected dataset ${req.ds} open and a batch at or after ${cur?.acked ?? 0} but received ${req.seq}` } });
           return;
         }
         // Counters of what the client has been handed; wall time and errors as of now.
-        const now = this.ds.stats();
+        const now = cur.ds.stats();
         const value = req.op === "state" ? snap.state : { ...now, clips: snap.stats.clips, frames: snap.stats.frames, bytes_delivered: snap.stats.bytes_delivered };
         this.send({ event: "reply", id: req.id, value });
         return;
@@ -117,30 +133,37 @@ export class EngineSession {
     }
   }
 
-  private async open(url: string, options: OpenOptions, slots: number, dir: string, ipc: boolean): Promise<void> {
-    if (this.ds) return this.fail({ code: "ERR_PROTOCOL", message: "Expected one open per engine but received a second" });
+  private async open(id: number, url: string, options: OpenOptions, slots: number, dir: string, ipc: boolean): Promise<void> {
+    await this.stop();
+    let ds: Dataset | undefined;
+    let ring: SlotRing;
     try {
-      this.ds = await open(url, {
+      ds = await open(url, {
         ...options,
-        onError: (err, clip) => this.send({ event: "error", code: err.code, message: err.message, clip: clip ? { key: clip.key, start: clip.start } : null }),
+        onError: (err, clip) => this.send({ event: "error", code: err.code, message: err.message, clip: clip ? { key: clip.key, start: clip.start } : null }, id),
       });
-      this.ring = new SlotRing(dir, slots);
+      ring = new SlotRing(dir, slots);
     } catch (err) {
-      return this.fail(errorOf(err, "ERR_OPEN_FAILED"));
+      await ds?.close().catch(() => undefined);
+      // The dataset failed, not the engine: the client may open another.
+      this.send({ event: "failed", ...errorOf(err, "ERR_OPEN_FAILED") }, id);
+      return;
     }
-    this.snapshots.set(0, { state: this.ds.state(), stats: this.ds.stats() });
-    this.send({ event: "opened", protocol: PROTOCOL_VERSION, clips: this.ds.clipCount, total: this.ds.totalClips, slots: this.ring.files });
-    void this.stream(this.ds, this.ring, ipc);
+    const cur: Current = { id, ds, ring, snapshots: new Map([[0, { state: ds.state(), stats: ds.stats() }]]), acked: 0, stopped: false };
+    this.current = cur;
+    this.send({ event: "opened", protocol: PROTOCOL_VERSION, clips: ds.clipCount, total: ds.totalClips, slots: ring.files }, id);
+    void this.stream(cur, ipc);
   }
 
-  private async stream(ds: Dataset, ring: SlotRing, ipc: boolean): Promise<void> {
+  private async stream(cur: Current, ipc: boolean): Promise<void> {
+    const { ds, ring, id } = cur;
     let seq = 0;
     try {
       for await (const batch of ds) {
-        if (this.closed) return;
-        this.snapshots.set(++seq, { state: ds.state(), stats: ds.stats() });
-        const slot = await ring.acquire(() => this.send({ event: "full" }));
-        if (this.closed) return;
+        if (cur.stopped) return;
+        cur.snapshots.set(++seq, { state: ds.state(), stats: ds.stats() });
+        const slot = await ring.acquire(() => this.send({ event: "full" }, id));
+        if (cur.stopped || slot < 0) return;
         const { layout } = batch;
         const gpuFrames = ipc ? deviceFramesOf(batch.decoded) : undefined;
         const frameBytes = gpuFrames ? packedBytes(gpuFrames[0]!) : 0;
@@ -149,37 +172,48 @@ export class EngineSession {
           : { capacity: ring.write(slot, layout.frames, layout.byteLength), handle: undefined };
         // NVDEC's native surfaces (nv12, p010) are packed plane by plane: [B, T, bytes per frame].
         const shape = gpuFrames && gpuFrames[0]!.format !== "rgb24" ? [layout.shape[0]!, layout.shape[1]!, frameBytes] : [...layout.shape];
-        this.send({
-          event: "batch",
-          seq,
-          slot,
-          capacity: placed.capacity,
-          bytes: gpuFrames ? frameBytes * gpuFrames.length : layout.byteLength,
-          shape,
-          dtype: layout.dtype,
-          pixel_format: gpuFrames ? gpuFrames[0]!.format : layout.pixelFormat,
-          device: gpuFrames ? gpuFrames[0]!.device : "cpu",
-          ...(placed.handle ? { ipc: placed.handle } : {}),
-          clips: batch.clips.map((c) => ({ ...c })),
-        });
+        this.send(
+          {
+            event: "batch",
+            seq,
+            slot,
+            capacity: placed.capacity,
+            bytes: gpuFrames ? frameBytes * gpuFrames.length : layout.byteLength,
+            shape,
+            dtype: layout.dtype,
+            pixel_format: gpuFrames ? gpuFrames[0]!.format : layout.pixelFormat,
+            device: gpuFrames ? gpuFrames[0]!.device : "cpu",
+            ...(placed.handle ? { ipc: placed.handle } : {}),
+            clips: batch.clips.map((c) => ({ ...c })),
+          },
+          id,
+        );
       }
-      this.snapshots.set(++seq, { state: ds.state(), stats: ds.stats() });
-      this.send({ event: "end", seq });
+      cur.snapshots.set(++seq, { state: ds.state(), stats: ds.stats() });
+      this.send({ event: "end", seq }, id);
     } catch (err) {
-      if (!this.closed) this.fail(errorOf(err, "ERR_STREAM_FAILED"));
+      if (!cur.stopped) this.send({ event: "failed", ...errorOf(err, "ERR_STREAM_FAILED") }, id);
+    }
+  }
+
+  /** Closes the current dataset, if any, and frees its ring. */
+  private async stop(): Promise<void> {
+    const cur = this.current;
+    this.current = undefined;
+    if (!cur) return;
+    cur.stopped = true;
+    cur.ring.close();
+    try {
+      await cur.ds.close();
+    } catch {
+      // Closing is best effort.
     }
   }
 
   private async shutdown(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.ring?.close();
-    try {
-      await this.ds?.close();
-    } catch {
-      // Closing is best effort: the process ends next.
-    }
+    await this.stop();
     this.finish();
   }
 }
-

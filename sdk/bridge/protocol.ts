@@ -1,15 +1,20 @@
 /**
  * The engine's wire: JSON lines between a client process (the Python package) and `ec engine`.
- * Requests go to the engine's stdin, events come back on its stdout; a batch's bytes never
- * cross the pipe, they are written into a shared-memory slot the client has mapped.
+ * Requests go to the engine's stdin, events come back on its stdout, those about a dataset with
+ * its `ds` number; a batch's bytes never cross the pipe, they are written into a shared-memory
+ * slot the client has mapped.
  */
 import { z } from "zod";
 
 /** Bump when a message changes shape; the client checks it in `opened`. */
 export const PROTOCOL_VERSION = 1;
 
+/** The client's number for a dataset of the session; the engine tags that dataset's events with it (`ds`). */
+const DatasetId = z.number().int().nonnegative();
+
 export const OpenRequest = z.object({
   op: z.literal("open"),
+  ds: DatasetId,
   url: z.string(),
   /** `open()` options as JSON (camelCase names); the engine validates them like any caller's. */
   options: z.record(z.string(), z.unknown()),
@@ -24,12 +29,14 @@ export const OpenRequest = z.object({
 export const Request = z.discriminatedUnion("op", [
   OpenRequest,
   /** The client has opened every slot file: the engine unlinks them, so a crash leaves none behind. */
-  z.object({ op: z.literal("mapped") }),
+  z.object({ op: z.literal("mapped"), ds: DatasetId }),
+  /** Closes the current dataset; the engine waits for the next open (a client reuses it from epoch to epoch). */
+  z.object({ op: z.literal("reset") }),
   /** `seq`: the last batch (or end) handed to the user; `release`: slots whose tensors are gone. */
-  z.object({ op: z.literal("ack"), seq: z.number().int().nonnegative(), release: z.array(z.number().int().nonnegative()) }),
+  z.object({ op: z.literal("ack"), ds: DatasetId, seq: z.number().int().nonnegative(), release: z.array(z.number().int().nonnegative()) }),
   /** The checkpoint as of batch `seq` (0: before the first). */
-  z.object({ op: z.literal("state"), id: z.number().int(), seq: z.number().int().nonnegative() }),
-  z.object({ op: z.literal("stats"), id: z.number().int(), seq: z.number().int().nonnegative() }),
+  z.object({ op: z.literal("state"), ds: DatasetId, id: z.number().int(), seq: z.number().int().nonnegative() }),
+  z.object({ op: z.literal("stats"), ds: DatasetId, id: z.number().int(), seq: z.number().int().nonnegative() }),
   z.object({ op: z.literal("merge"), id: z.number().int(), checkpoints: z.array(z.unknown()) }),
   z.object({ op: z.literal("close") }),
 ]);
@@ -68,7 +75,7 @@ export const Event = z.discriminatedUnion("event", [
   z.object({ event: z.literal("end"), seq: z.number().int().positive() }),
   /** The answer to a request with an `id`: its `value`, or the `error` it failed with. */
   z.object({ event: z.literal("reply"), id: z.number().int(), value: z.unknown().optional(), error: z.object({ code: z.string(), message: z.string() }).optional() }),
-  /** The engine cannot go on (open failed, the stream failed): it exits after this. */
+  /** The dataset cannot go on (open failed, the stream failed); without `ds`, the engine itself, which then exits. */
   z.object({ event: z.literal("failed"), code: z.string(), message: z.string() }),
 ]);
 export type Event = z.infer<typeof Event>;

@@ -59,7 +59,7 @@ export class SlotRing {
     }
   }
 
-  /** A free slot, now or once the client releases one; `onWait` runs once if it has to wait. */
+  /** A free slot, now or once the client releases one (-1 if the ring closes first); `onWait` runs once if it has to wait. */
   acquire(onWait: () => void): Promise<number> {
     const free = this.slots.findIndex((s) => !s.held);
     if (free >= 0) {
@@ -122,6 +122,8 @@ export class SlotRing {
   }
 
   close(): void {
+    // Whoever waits for a slot learns that none will come, and stops.
+    for (const w of this.waiters.splice(0)) w(-1);
     this.unlink();
     for (const s of this.slots) {
       try {

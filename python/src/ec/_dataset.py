@@ -91,7 +91,7 @@ class _Batches:
 class Dataset:
     """An opened dataset; iterate it once for batches. ``state()`` checkpoints, ``stats()`` reports."""
 
-    def __init__(self, url: str, options: Dict[str, Any]) -> None:
+    def __init__(self, url: str, options: Dict[str, Any], engine: Optional[Engine] = None) -> None:
         if not isinstance(url, str):
             raise Error("ERR_INVALID_OPTION", f"Expected a dataset URL string but received {url!r}")
         wire, self._names, self._on_error = engine_options(options)
@@ -110,11 +110,14 @@ class Dataset:
         self._ended = False
         self._failed: Optional[Error] = None
         self._iterated = False
-        self._engine = Engine()
+        # An engine handed in (ClipDataset's, from epoch to epoch) outlives this dataset; one made here does not.
+        self._owns_engine = engine is None
+        self._engine = engine if engine is not None else Engine()
+        self._id = self._engine.new_dataset()
         try:
-            self._engine.send({"op": "open", "url": url, "options": wire, "slots": slots, "dir": _shm_dir(), "ipc": self._cuda})
+            self._engine.send({"op": "open", "ds": self._id, "url": url, "options": wire, "slots": slots, "dir": _shm_dir(), "ipc": self._cuda})
             while True:
-                ev = self._engine.next_event()
+                ev = self._event()
                 if ev["event"] == "error":
                     self._report(ev)
                 elif ev["event"] == "failed":
@@ -124,10 +127,20 @@ class Dataset:
             self.clip_count: int = ev["clips"]
             self.total_clips: int = ev["total"]
             self._maps = SlotMaps([s["path"] for s in ev["slots"]])
-            self._engine.send({"op": "mapped"})
+            self._engine.send({"op": "mapped", "ds": self._id})
         except BaseException:
             self.close()
             raise
+
+    def _event(self) -> Dict[str, Any]:
+        """The next event about this dataset (those of an earlier one on the same engine are dropped)."""
+        assert self._engine is not None
+        while True:
+            ev = self._engine.next_event()
+            if ev.get("ds", self._id) == self._id:
+                if ev["event"] == "failed" and "ds" not in ev:
+                    raise self._error(ev)  # the engine itself gave up
+                return ev
 
     def _error(self, ev: Dict[str, Any]) -> Error:
         return Error(ev["code"], python_names(ev["message"], self._names))
@@ -147,7 +160,7 @@ class Dataset:
 
     def _flush(self, wait: bool = False) -> None:
         assert self._engine is not None and self._maps is not None
-        self._engine.send({"op": "ack", "seq": self._seq, "release": self._maps.take_released(wait)})
+        self._engine.send({"op": "ack", "ds": self._id, "seq": self._seq, "release": self._maps.take_released(wait)})
 
     def _next(self) -> Optional[Batch]:
         """The next batch, or None at the end of the stream."""
@@ -157,7 +170,7 @@ class Dataset:
             return None
         while True:
             self._flush()
-            ev = self._engine.next_event()
+            ev = self._event()
             kind = ev["event"]
             if kind == "batch":
                 self._seq = ev["seq"]
@@ -206,13 +219,19 @@ class Dataset:
             raise Error("ERR_CLOSED", f"Expected an open dataset for {op}() but it is closed")
         if self._maps is not None:
             self._flush()
-        return self._engine.request({"op": op, "seq": self._seq})
+        return self._engine.request({"op": op, "ds": self._id, "seq": self._seq})
 
     def close(self) -> None:
         """Stops the engine and unmaps what no batch still uses. Safe to call twice."""
         engine, self._engine = self._engine, None
         if engine is not None:
-            engine.close()
+            if self._owns_engine:
+                engine.close()
+            elif engine.usable():
+                try:
+                    engine.send({"op": "reset"})
+                except Error:
+                    pass
         if self._maps is not None:
             self._maps.close()
 

@@ -64,10 +64,21 @@ class Engine:
         self._replies: Dict[int, "queue.Queue[Any]"] = {}
         self._replies_lock = threading.Lock()
         self._next_id = 0
+        self._next_dataset = 0
+        self.owner_pid = os.getpid()
         self._stderr_tail: "collections.deque[str]" = collections.deque(maxlen=40)
         self._exited: Optional[Error] = None
         threading.Thread(target=self._read_stdout, name=f"ec-engine-{self.pid}-out", daemon=True).start()
         threading.Thread(target=self._read_stderr, name=f"ec-engine-{self.pid}-err", daemon=True).start()
+
+    def new_dataset(self) -> int:
+        """A fresh number for the next dataset opened on this engine (its events carry it)."""
+        self._next_dataset += 1
+        return self._next_dataset
+
+    def usable(self) -> bool:
+        """Running, and this process's own (a forked DataLoader worker must start its own)."""
+        return self._exited is None and self._proc.poll() is None and self.owner_pid == os.getpid()
 
     # — reading —
 

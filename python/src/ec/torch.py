@@ -16,6 +16,7 @@ import torch.distributed as dist
 import torch.utils.data as tud
 
 from ._dataset import Batch, Dataset
+from ._engine import Engine
 from ._errors import Error
 
 __all__ = ["ClipDataset"]
@@ -46,6 +47,8 @@ class ClipDataset(tud.IterableDataset):
         self._resume: Any = options.pop("resume", None)
         self._options = options
         self._live: Optional[Dataset] = None
+        # One engine per process, kept from epoch to epoch: its start-up is paid once, not per iter().
+        self._engine: Optional[Engine] = None
         self._last_state: Optional[Dict[str, Any]] = None
         # Set by DataLoader workers (shared across fork and spawn): the main process then knows its own view is not the loop's.
         self._in_workers = multiprocessing.Value("b", 0, lock=False)
@@ -74,9 +77,9 @@ class ClipDataset(tud.IterableDataset):
             opts["resume"] = self._resume
         if self._epoch is not None:
             opts["epoch"] = self._epoch
-        from ._dataset import open as ec_open
-
-        ds = ec_open(self.url, **opts)
+        if self._engine is None or not self._engine.usable():
+            self._engine = Engine()
+        ds = Dataset(self.url, opts, engine=self._engine)
         self._live = ds
         try:
             yield from ds
@@ -112,6 +115,25 @@ class ClipDataset(tud.IterableDataset):
         self._resume = state["checkpoint"]
         self._epoch = state.get("epoch", self._epoch)
         self._last_state = None
+
+    def close(self) -> None:
+        """Stops this process's engine (it also stops when the process exits)."""
+        engine, self._engine = self._engine, None
+        if engine is not None and engine.owner_pid == os.getpid():
+            engine.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __getstate__(self) -> Dict[str, Any]:
+        # Spawned DataLoader workers get a copy without this process's engine; they start their own.
+        state = self.__dict__.copy()
+        state["_engine"] = None
+        state["_live"] = None
+        return state
 
     def set_epoch(self, epoch: int) -> None:
         """Sets the epoch the next ``iter()`` streams (its own order); a checkpoint of another epoch is dropped."""
