@@ -1,3 +1,4 @@
+import { unsatisfiedRange } from "../common/byte-range.js";
 import { EcError } from "../common/errors.js";
 
 /** HTTP statuses the edge answers errors with. */
@@ -99,7 +100,7 @@ export class PayloadTooLargeError extends EdgeError {
 export class RangeNotSatisfiableError extends EdgeError {
   constructor(range: string, size: number) {
     super("ERR_RANGE_NOT_SATISFIABLE", 416, `Range ${JSON.stringify(range)} selects no byte of an object of ${size} bytes`, {
-      headers: { "Content-Range": `bytes */${size}` },
+      headers: { "Content-Range": unsatisfiedRange(size) },
     });
     this.name = "RangeNotSatisfiableError";
   }

@@ -6,6 +6,7 @@
  * consecutive blocks (up to `coalesceBytes`), split into blocks as the bytes arrive, and each
  * block is registered as in flight before the request starts, so no block is pulled twice.
  */
+import { matchesStrong } from "../common/entity-tags.js";
 import { describeReceived } from "../common/errors.js";
 import { CacheArgumentError, CacheClosedError, EtagChangedError, RangeNotSatisfiableError } from "./errors.js";
 import { createLogger, type Logger } from "./log.js";
@@ -30,6 +31,15 @@ export interface ReadOptions {
   readonly signal?: AbortSignal;
 }
 
+export interface ObjectOptions extends ReadOptions {
+  /**
+   * An If-Match field value (`*` or a list of entity tags): the pinned version must match one of
+   * them strongly, else the object is learned again once; still none is ERR_ETAG_CHANGED. Takes
+   * the place of `etag` when both are given.
+   */
+  readonly ifMatch?: string;
+}
+
 export interface PlanOptions {
   /** Whose plan this is: each client's plan replaces only its own; default one anonymous client. */
   readonly client?: string;
@@ -43,7 +53,7 @@ export interface RangeCache {
   /** The same bytes as consecutive chunks (one per block), pulled ahead (at least 4 blocks, up to `coalesceBytes`); for large spans. */
   stream(url: string, offset: number, length: number, opts?: ReadOptions): AsyncIterable<Uint8Array>;
   /** The pinned version and size of the object at `url`. */
-  object(url: string, opts?: ReadOptions): Promise<Pin>;
+  object(url: string, opts?: ObjectOptions): Promise<Pin>;
   /** Replaces the client's prefetch plan with these upcoming ranges, soonest first; other clients' plans stay. */
   plan(ranges: readonly PlanRange[], opts?: PlanOptions): PlanAck;
   stats(): CacheStats;
@@ -195,12 +205,16 @@ class RangeCacheImpl implements RangeCache {
     }
   }
 
-  async object(raw: string, opts: ReadOptions = {}): Promise<Pin> {
+  async object(raw: string, opts: ObjectOptions = {}): Promise<Pin> {
     if (this.#closed) throw new CacheClosedError();
-    return this.#untilClosed(this.#pin(this.#allow.check(raw), opts.etag));
+    const url = this.#allow.check(raw);
+    const ifMatch = opts.ifMatch;
+    if (ifMatch === undefined) return this.#untilClosed(this.#pin(url, opts.etag));
+    return this.#untilClosed(this.#pin(url, ifMatch, (etag) => matchesStrong(ifMatch, etag)));
   }
 
-  async #pin(url: URL, expect?: string): Promise<Pin> {
+  /** The pin of `url`; `accepts` (by default: equal to `expect`) says whether a pin will do. */
+  async #pin(url: URL, expect?: string, accepts = (etag: string) => etag === expect): Promise<Pin> {
     const key = url.pathname;
     let p = this.#pins.get(key);
     if (!p) {
@@ -210,11 +224,11 @@ class RangeCacheImpl implements RangeCache {
       p.catch(() => this.#pins.get(key) === mine && this.#pins.delete(key));
     }
     const pin = await p;
-    if (expect === undefined || pin.etag === expect) return pin;
+    if (expect === undefined || accepts(pin.etag)) return pin;
     // The caller knows a newer (or older) version than the pin: learn again once.
     if (this.#pins.get(key) === p) this.#pins.delete(key);
     const fresh = await this.#pin(url);
-    if (fresh.etag !== expect) throw new EtagChangedError(key, expect, fresh.etag);
+    if (!accepts(fresh.etag)) throw new EtagChangedError(key, expect, fresh.etag);
     return fresh;
   }
 

@@ -4,9 +4,10 @@
  * response body is either read to the end or destroyed.
  */
 import type { Dispatcher } from "undici";
+import { parseContentRange } from "../../common/byte-range.js";
 import { UpstreamStatusError } from "../errors.js";
 import { hedged } from "./hedge.js";
-import { checkPinned, ifMatch, parseContentRange, type Pin } from "./etag-pin.js";
+import { checkPinned, ifMatch, type Pin } from "./etag-pin.js";
 import type { Limiter } from "./limiter.js";
 import { TransientUpstreamError, withRetry, type RetryPolicy } from "./retry.js";
 
