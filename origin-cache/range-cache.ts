@@ -17,7 +17,7 @@ import { ANONYMOUS_CLIENT, type CacheStats, type PlanAck, type PlanRange } from 
 import { BlockStore } from "./store/block-store.js";
 import { AllowList } from "./upstream/allow-list.js";
 import { pinFromProbe, type Pin } from "./upstream/etag-pin.js";
-import { Limiter } from "./upstream/limiter.js";
+import { Limiter } from "../common/limiter.js";
 import { UpstreamPools } from "./upstream/pool.js";
 import { fetchRange, type RangeFetchContext } from "./upstream/range-fetch.js";
 import { withRetry } from "./upstream/retry.js";

@@ -8,7 +8,7 @@ import { parseContentRange } from "../../common/byte-range.js";
 import { UpstreamStatusError } from "../errors.js";
 import { hedged } from "./hedge.js";
 import { checkPinned, ifMatch, type Pin } from "./etag-pin.js";
-import type { Limiter } from "./limiter.js";
+import type { Limiter } from "../../common/limiter.js";
 import { TransientUpstreamError, withRetry, type RetryPolicy } from "./retry.js";
 
 export interface RangeFetchContext {

@@ -6,7 +6,7 @@ import { decodeSpan, type DecodeSpan } from "../sampler/frame-order.js";
 import type { DatasetListing, DatasetSource } from "../source/source.js";
 import type { DecodeClip, DecodedClip, DecodeImage, Packet } from "./decode.js";
 import type { IndexCache, PreparedIndex } from "./index-cache.js";
-import type { Semaphore } from "./ordered-map.js";
+import type { Limiter } from "../../common/limiter.js";
 import { arrayClip, arraySpan } from "./array-task.js";
 
 /** Errors about this host, not the clip: the decoder cannot load, or the asked-for device is not there. */
@@ -29,7 +29,7 @@ export interface ClipContext {
   readonly indexes: IndexCache;
   readonly decode: DecodeClip;
   readonly decodeImage: DecodeImage;
-  readonly decodeSlots: Semaphore;
+  readonly decodeSlots: Limiter;
   readonly options: ResolvedOptions;
   /** Bytes of samples a clip needed, counted once it was fetched. */
   readonly onNeeded: (bytes: number) => void;
