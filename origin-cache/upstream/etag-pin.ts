@@ -5,6 +5,7 @@
  */
 import type { IncomingHttpHeaders } from "node:http";
 import { parseContentRange } from "../../common/byte-range.js";
+import { isTransientStatus } from "../../common/transient-errors.js";
 import { EtagChangedError, MissingEtagError, UpstreamStatusError } from "../errors.js";
 import { TransientUpstreamError } from "./retry.js";
 
@@ -22,7 +23,7 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
 
 /** Learns (etag, size) from the answer to `Range: bytes=0-0`, which works for GET-only presigned URLs too. */
 export function pinFromProbe(key: string, url: string, status: number, headers: IncomingHttpHeaders): Pin {
-  if (status >= 500 || status === 429 || status === 408) throw new TransientUpstreamError(`upstream answered ${status}`);
+  if (isTransientStatus(status)) throw new TransientUpstreamError(`upstream answered ${status}`);
   const etag = header(headers, "etag");
   let size: number | undefined;
   if (status === 206 || status === 416) size = parseContentRange(header(headers, "content-range"))?.size;

@@ -5,6 +5,7 @@
  */
 import type { Dispatcher } from "undici";
 import { parseContentRange } from "../../common/byte-range.js";
+import { isTransientStatus } from "../../common/transient-errors.js";
 import { UpstreamStatusError } from "../errors.js";
 import { hedged } from "./hedge.js";
 import { checkPinned, ifMatch, type Pin } from "./etag-pin.js";
@@ -65,7 +66,7 @@ export async function fetchRange(
         let consumed = false;
         try {
           checkPinned(pin, res.statusCode, res.headers);
-          if (res.statusCode >= 500 || res.statusCode === 429 || res.statusCode === 408) {
+          if (isTransientStatus(res.statusCode)) {
             throw new TransientUpstreamError(`upstream answered ${res.statusCode}`);
           }
           const whole = res.statusCode === 200 && from === 0 && end === pin.size;

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { Agent, request } from "undici";
 import { createRangeCache, CacheStats, type RangeCache } from "../../origin-cache/index.js";
 import { ErrorBody } from "../../common/errors.js";
+import { hasTransientCode } from "../../common/transient-errors.js";
 import { SdkError } from "../errors.js";
 import type { SourceStats } from "./source.js";
 
@@ -30,11 +31,11 @@ export interface ByteCache {
  */
 const OUTAGE_MS = 20_000;
 
-const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED", "UND_ERR_CONNECT_TIMEOUT"]);
+/** The cache's own "upstream gave up after its retries" is an outage too (see OUTAGE_MS). */
+const OUTAGE_CODES: ReadonlySet<string> = new Set(["ERR_UPSTREAM_UNAVAILABLE"]);
 
 function isTransient(err: unknown): boolean {
-  const e = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
-  return CONNECTION_CODES.has(String(e?.code)) || CONNECTION_CODES.has(String(e?.cause?.code)) || e?.code === "ERR_UPSTREAM_UNAVAILABLE";
+  return hasTransientCode(err, OUTAGE_CODES);
 }
 
 /**
