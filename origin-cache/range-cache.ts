@@ -14,6 +14,7 @@ import { CacheMetrics } from "./metrics.js";
 import { resolveOptions, type RangeCacheOptions, type ResolvedOptions } from "./options.js";
 import { Planner, type PlannedBlock } from "./prefetch/planner.js";
 import { ANONYMOUS_CLIENT, type CacheStats, type PlanAck, type PlanRange } from "./schema.js";
+import { blockId, blockKey } from "./store/block-id.js";
 import { BlockStore } from "./store/block-store.js";
 import { AllowList } from "./upstream/allow-list.js";
 import { pinFromProbe, type Pin } from "./upstream/etag-pin.js";
@@ -307,7 +308,7 @@ class RangeCacheImpl implements RangeCache {
   }
 
   #blockKey(pin: Pin, index: number): string {
-    return `${index}:${pin.etag}:${pin.key}`;
+    return blockKey(blockId(pin, index));
   }
 
   /**
@@ -345,7 +346,7 @@ class RangeCacheImpl implements RangeCache {
     this.#planner.noteRead(pin.key, index);
     const near = this.#inMemory(pin, index, start, length);
     if (near) return near;
-    if (!this.#store.has({ key: pin.key, etag: pin.etag, index })) return undefined;
+    if (!this.#store.has(blockId(pin, index))) return undefined;
     return this.#fromDisk(url, pin, index, start, length);
   }
 
@@ -366,7 +367,7 @@ class RangeCacheImpl implements RangeCache {
   }
 
   async #fromDisk(url: URL, pin: Pin, index: number, start: number, length: number): Promise<Buffer> {
-    const disk = await this.#store.read({ key: pin.key, etag: pin.etag, index }, start, length);
+    const disk = await this.#store.read(blockId(pin, index), start, length);
     if (disk) {
       this.#metrics.hit(length, true);
       return disk;
@@ -431,7 +432,7 @@ class RangeCacheImpl implements RangeCache {
     const k = this.#blockKey(pin, index);
     this.#pending.set(k, data);
     const write = this.#store
-      .put({ key: pin.key, etag: pin.etag, index }, data)
+      .put(blockId(pin, index), data)
       .then((stored) => {
         if (!stored) this.#metrics.bytesPassedThrough += data.length;
       })
@@ -458,7 +459,7 @@ class RangeCacheImpl implements RangeCache {
     for (const { index } of run) {
       if (index * this.#o.blockSize >= pin.size) break;
       const k = this.#blockKey(pin, index);
-      if (this.#pending.has(k) || this.#store.has({ key: pin.key, etag: pin.etag, index })) continue;
+      if (this.#pending.has(k) || this.#store.has(blockId(pin, index))) continue;
       const flight = this.#flights.get(k);
       if (flight) waits.push(flight);
       else missing.push(index);
