@@ -9,7 +9,7 @@ export type ErrorStatus = 400 | 401 | 403 | 404 | 411 | 412 | 413 | 416 | 500 | 
  * the status requires (WWW-Authenticate, Content-Range). `app.onError` renders it as JSON.
  */
 export class EdgeError extends EcError {
-  readonly status: ErrorStatus;
+  override readonly status: ErrorStatus;
   readonly headers: Record<string, string>;
   constructor(
     code: string,

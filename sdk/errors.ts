@@ -1,8 +1,8 @@
-import { EcError } from "../common/errors.js";
+import { EcError, type EcErrorOptions } from "../common/errors.js";
 
 /** Base of every error the SDK throws or reports; callers branch on `code`. */
 export class SdkError extends EcError {
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  constructor(code: string, message: string, options?: EcErrorOptions) {
     super(code, message, options);
     this.name = "SdkError";
   }
@@ -38,7 +38,7 @@ export class ResumeError extends SdkError {
 /** One clip could not be produced (corrupt object, failed fetch or decode); it is skipped and reported. */
 export class ClipError extends SdkError {
   readonly key: string;
-  constructor(code: string, key: string, message: string, options?: { cause?: unknown }) {
+  constructor(code: string, key: string, message: string, options?: EcErrorOptions) {
     super(code, `${key}: ${message}`, options);
     this.name = "ClipError";
     this.key = key;
@@ -58,5 +58,6 @@ export function asSdkError(err: unknown, fallbackCode: string, key?: string): Sd
   if (err instanceof SdkError) return err;
   const code = err instanceof EcError ? err.code : fallbackCode;
   const message = err instanceof Error ? err.message : String(err);
-  return key === undefined ? new SdkError(code, message, { cause: err }) : new ClipError(code, key, message, { cause: err });
+  const options = { cause: err, ...(err instanceof EcError && err.status !== undefined ? { status: err.status } : {}) };
+  return key === undefined ? new SdkError(code, message, options) : new ClipError(code, key, message, options);
 }

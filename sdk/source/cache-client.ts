@@ -114,7 +114,7 @@ export async function remoteCache(base: string, rank?: number): Promise<ByteCach
   const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
   const fetchStats = async () => {
     const res = await request(`${root}/v1/stats`, { dispatcher: agent });
-    if (res.statusCode !== 200) throw new SdkError("ERR_CACHE_HTTP", `GET ${root}/v1/stats answered ${res.statusCode}`);
+    if (res.statusCode !== 200) throw new SdkError("ERR_CACHE_HTTP", `GET ${root}/v1/stats answered ${res.statusCode}`, { status: res.statusCode });
     return CacheStats.parse(await res.body.json());
   };
   let base0: { up: number; hits: number; misses: number };
@@ -149,7 +149,7 @@ export async function remoteCache(base: string, rank?: number): Promise<ByteCach
         } catch {
           detail = Buffer.from(body.subarray(0, 200)).toString("utf8");
         }
-        throw new SdkError(code, `origin-cache answered ${res.statusCode} for bytes ${offset}+${length}: ${detail}`);
+        throw new SdkError(code, `origin-cache answered ${res.statusCode} for bytes ${offset}+${length}: ${detail}`, { status: res.statusCode });
       }
       return res.statusCode === 200 ? body.subarray(offset, offset + length) : body;
     }),

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
-import { startCache, type CacheService } from "../../../origin-cache/index.js";
+import { startCache, UpstreamStatusError, type CacheService } from "../../../origin-cache/index.js";
 import { ffmpegFrameMd5s as ffmpegMd5s, expectFramesMatch } from "../../helpers/ffmpeg-md5.js";
 import { makeVideo } from "../../helpers/make-video.js";
 import { mergeCheckpoints, open, type OpenOptions, type SdkError } from "../../../sdk/index.js";
@@ -132,7 +132,7 @@ describe("open() against a local edge", () => {
         if (!seen.has(key)) {
           seen.add(key);
           refused++;
-          throw Object.assign(new Error("Upstream answered 403 for the URL: expired"), { upstreamStatus: 403 });
+          throw new UpstreamStatusError(url, 403, "ERR_SIGNATURE_EXPIRED");
         }
         return inner.read(url, offset, length, etag);
       },
