@@ -10,7 +10,7 @@ export type { StreamStats } from "./stats.js";
 export { Checkpoint, mergeCheckpoints } from "./state/checkpoint.js";
 export { registerShuffle, type ShuffleAlgorithm } from "./sampler/shuffle.js";
 export { registerSource, type DatasetSource, type DatasetObject, type DatasetListing, type SourceFactory } from "./source/index.js";
-export { SdkError, InvalidOptionError, ResumeError, ClipError, KindUnsupportedError, UnsupportedSourceError } from "./errors.js";
+export { SdkError, SdkErrorCode, InvalidOptionError, ResumeError, ClipError, KindUnsupportedError, UnsupportedSourceError } from "./errors.js";
 export {
   createLabelStage,
   registerLabeler,

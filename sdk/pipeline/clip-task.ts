@@ -1,5 +1,5 @@
 import type { ClipInfo } from "../clip-info.js";
-import { asSdkError, ClipError, KindUnsupportedError, SdkError } from "../errors.js";
+import { asSdkError, ClipError, indexError, KindUnsupportedError, SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
 import { clipFrames, type ClipRef } from "../sampler/clip-plan.js";
 import { decodeSpan, type DecodeSpan } from "../sampler/frame-order.js";
@@ -41,7 +41,7 @@ export async function spanOf(ctx: Pick<ClipContext, "listing" | "indexes" | "opt
   const prepared = await ctx.indexes.get(ref.object, object);
   const { index, order } = prepared;
   if (index.kind !== "video" || !index.video || !order) {
-    if (index.kind === "error") throw new ClipError(index.error?.code ?? "ERR_INDEX_CORRUPT", object.key, index.error?.message ?? "corrupt object");
+    if (index.kind === "error") throw indexError(object.key, index.error);
     throw new KindUnsupportedError(object.key, index.kind);
   }
   const frames = clipFrames(ref.start, ctx.options);

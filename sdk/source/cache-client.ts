@@ -10,7 +10,7 @@ import { Agent, request } from "undici";
 import { createRangeCache, CacheStats, type RangeCache } from "../../origin-cache/index.js";
 import { ErrorBody } from "../../common/errors.js";
 import { hasTransientCode } from "../../common/transient-errors.js";
-import { SdkError } from "../errors.js";
+import { relayedCode, SdkError, SdkErrorCode, type RelayedErrorCode } from "../errors.js";
 import type { SourceStats } from "./source.js";
 
 /** What an edge source needs from a cache. */
@@ -141,11 +141,11 @@ export async function remoteCache(base: string, rank?: number): Promise<ByteCach
       if (res.statusCode !== 206 && res.statusCode !== 200) {
         let detail = "";
         // The cache's own code (ERR_ETAG_CHANGED, ERR_UPSTREAM_STATUS, …) is what callers branch on.
-        let code = "ERR_CACHE_HTTP";
+        let code: SdkErrorCode | RelayedErrorCode = SdkErrorCode.CacheHttp;
         try {
           const e = ErrorBody.parse(JSON.parse(Buffer.from(body).toString("utf8")));
           detail = `${e.error.code}: ${e.error.message}`;
-          code = e.error.code;
+          code = relayedCode(e.error.code);
         } catch {
           detail = Buffer.from(body.subarray(0, 200)).toString("utf8");
         }

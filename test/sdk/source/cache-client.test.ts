@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManifestError, ManifestErrorCode } from "../../../common/manifest-sign.js";
 import { startCache, type CacheService } from "../../../origin-cache/index.js";
-import { SdkError } from "../../../sdk/errors.js";
+import { relayedCode, SdkError } from "../../../sdk/errors.js";
 import { inProcessCache, remoteCache, type ByteCache } from "../../../sdk/source/cache-client.js";
 import { isAuthFailure } from "../../../sdk/source/edge-source.js";
 import { tempDir } from "../../origin-cache/fixtures.js";
@@ -61,6 +61,6 @@ describe("isAuthFailure branches on code and status, never on the message", () =
   it("a message that reads like a refusal is not, nor a 403 of another kind", () => {
     expect(isAuthFailure(new Error("Upstream answered 403 for the URL"))).toBe(false);
     expect(isAuthFailure(new SdkError("ERR_CACHE_HTTP", "origin-cache answered 403 for bytes 0+10"))).toBe(false);
-    expect(isAuthFailure(new SdkError("ERR_UPSTREAM_NOT_ALLOWED", "Expected a URL under …", { status: 403 }))).toBe(false);
+    expect(isAuthFailure(new SdkError(relayedCode("ERR_UPSTREAM_NOT_ALLOWED"), "Expected a URL under …", { status: 403 }))).toBe(false);
   });
 });
