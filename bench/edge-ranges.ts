@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { randomBytes } from "node:crypto";
 import { request } from "undici";
 import { signedObjectUrl } from "../common/sign.js";
-import { pushDir } from "../sdk/cli/push.js";
+import { pushDir } from "../sdk/push/index.js";
 import { startLocalEdge } from "../sdk/dev/index.js";
 
 const { values } = parseArgs({

@@ -1,12 +1,19 @@
 /**
  * Entity-tag comparison per RFC 9110 §8.8.3, shared by the edge's conditional requests and the
- * origin-cache's, so both answer If-Match / If-None-Match alike.
+ * origin-cache's, so both answer If-Match / If-None-Match / If-Range alike.
  */
 
+interface EntityTag {
+  readonly weak: boolean;
+  /** The quoted part, e.g. `"abc"`. */
+  readonly opaque: string;
+}
+
 const ENTITY_TAG = /(W\/)?"[^"]*"/g;
+const ONE_ENTITY_TAG = /^(W\/)?"[^"]*"$/;
 
 /** Parses `*` or a list of entity tags; anything unparsable yields an empty list. */
-function entityTags(header: string): "*" | { weak: boolean; opaque: string }[] {
+function entityTags(header: string): "*" | EntityTag[] {
   if (header.trim() === "*") return "*";
   return [...header.matchAll(ENTITY_TAG)].map((m) => ({
     weak: m[1] !== undefined,
@@ -18,8 +25,24 @@ function opaque(etag: string): string {
   return etag.startsWith("W/") ? etag.slice(2) : etag;
 }
 
+function strongEqual(tag: EntityTag, etag: string): boolean {
+  return !tag.weak && !etag.startsWith("W/") && tag.opaque === etag;
+}
+
 /**
- * Strong comparison (§8.8.3.2): both tags strong and equal. Used by If-Match and If-Range.
+ * Whether `value` is one entity tag (not a list, not a date): how If-Range tells its two forms apart.
+ *
+ * @example
+ * isEntityTag('"abc"'); // true
+ * isEntityTag("Wed, 21 Oct 2015 07:28:00 GMT"); // false
+ */
+export function isEntityTag(value: string): boolean {
+  return ONE_ENTITY_TAG.test(value.trim());
+}
+
+/**
+ * Strong comparison (§8.8.3.2) of a list (or `*`) with `etag`: some tag in it is strong and
+ * equal. Used by If-Match.
  *
  * @example
  * matchesStrong('"a", "b"', '"b"'); // true
@@ -27,7 +50,20 @@ function opaque(etag: string): string {
 export function matchesStrong(header: string, etag: string): boolean {
   const tags = entityTags(header);
   if (tags === "*") return true;
-  return !etag.startsWith("W/") && tags.some((t) => !t.weak && t.opaque === etag);
+  return tags.some((t) => strongEqual(t, etag));
+}
+
+/**
+ * Strong comparison of exactly one entity tag with `etag` (If-Range takes one tag, never a list).
+ *
+ * @example
+ * sameStrong('W/"a"', '"a"'); // false
+ */
+export function sameStrong(value: string, etag: string): boolean {
+  const v = value.trim();
+  if (!isEntityTag(v)) return false;
+  const weak = v.startsWith("W/");
+  return strongEqual({ weak, opaque: weak ? v.slice(2) : v }, etag);
 }
 
 /**

@@ -6,6 +6,12 @@ export const ErrorBody = z.object({
 });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
+export interface EcErrorOptions {
+  readonly cause?: unknown;
+  /** The HTTP status of the answer this error reports. */
+  readonly status?: number;
+}
+
 /**
  * Base of every typed ec error. Each part derives its own base (EdgeError, CacheError,
  * NativeError, SdkError) and subclasses with a fixed `name` and a stable `code`;
@@ -13,10 +19,16 @@ export type ErrorBody = z.infer<typeof ErrorBody>;
  */
 export class EcError extends Error {
   readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /**
+   * The HTTP status the error is (edge, origin-cache) or came from (an answer a client relays),
+   * so callers branch on `code` and `status`, never on the message.
+   */
+  readonly status?: number;
+  constructor(code: string, message: string, options?: EcErrorOptions) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "EcError";
     this.code = code;
+    if (options?.status !== undefined) this.status = options.status;
   }
 
   toJSON(): ErrorBody {

@@ -67,7 +67,7 @@ async function request(url: string, opts: ManifestClientOptions, headers: Record
   } catch {
     // Not an ec error body; the raw text says what there is to say.
   }
-  throw new ManifestError(ManifestErrorCode.HTTP, `${new URL(url).pathname} answered ${res.status}${detail ? ` (${detail})` : ""}`);
+  throw new ManifestError(ManifestErrorCode.HTTP, `${new URL(url).pathname} answered ${res.status}${detail ? ` (${detail})` : ""}`, { status: res.status });
 }
 
 /**

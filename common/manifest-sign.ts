@@ -2,7 +2,7 @@
  * Ed25519 signatures of manifests with WebCrypto, so the edge (workerd) signs and any holder
  * (Node 20, a browser) verifies offline with the public key from GET /v1/keys.
  */
-import { EcError } from "./errors.js";
+import { EcError, type EcErrorOptions } from "./errors.js";
 import { ManifestV1, PublicKeysV1, SignedManifestV1 } from "./schema/index.js";
 
 /** Why a manifest was refused. Callers branch on `code`. */
@@ -23,7 +23,7 @@ export const ManifestErrorCode = {
 
 /** A manifest could not be signed, fetched or trusted. */
 export class ManifestError extends EcError {
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  constructor(code: string, message: string, options?: EcErrorOptions) {
     super(code, message, options);
     this.name = "ManifestError";
   }

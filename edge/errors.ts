@@ -1,3 +1,4 @@
+import { unsatisfiedRange } from "../common/byte-range.js";
 import { EcError } from "../common/errors.js";
 
 /** HTTP statuses the edge answers errors with. */
@@ -8,7 +9,7 @@ export type ErrorStatus = 400 | 401 | 403 | 404 | 411 | 412 | 413 | 416 | 500 | 
  * the status requires (WWW-Authenticate, Content-Range). `app.onError` renders it as JSON.
  */
 export class EdgeError extends EcError {
-  readonly status: ErrorStatus;
+  override readonly status: ErrorStatus;
   readonly headers: Record<string, string>;
   constructor(
     code: string,
@@ -99,7 +100,7 @@ export class PayloadTooLargeError extends EdgeError {
 export class RangeNotSatisfiableError extends EdgeError {
   constructor(range: string, size: number) {
     super("ERR_RANGE_NOT_SATISFIABLE", 416, `Range ${JSON.stringify(range)} selects no byte of an object of ${size} bytes`, {
-      headers: { "Content-Range": `bytes */${size}` },
+      headers: { "Content-Range": unsatisfiedRange(size) },
     });
     this.name = "RangeNotSatisfiableError";
   }

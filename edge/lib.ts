@@ -9,5 +9,5 @@ export { objectKey, type ObjectKeyOptions } from "./middleware/object-key.js";
 export { signedUrlAuth, type SignedUrlOptions } from "./middleware/signed-url.js";
 export { keyProblem, isValidKey, encodeKeyPath, MAX_KEY_BYTES, RESERVED_PREFIX } from "../common/keys.js";
 export { OBJECTS_ROUTE, INDEX_ROUTE, signPath, verifyPath, signedUrl, signedObjectUrl } from "../common/sign.js";
-export { parseRange, contentRange, type RangeDecision } from "./http/range.js";
-export { evaluatePreconditions, ifRangeHolds, matchesStrong, type Validators } from "./http/conditional.js";
+export { parseRange, contentRange, ifRangeHolds, type RangeDecision } from "../common/byte-range.js";
+export { evaluatePreconditions, matchesStrong, type Validators } from "./http/conditional.js";

@@ -2,7 +2,7 @@ import { EcError } from "../common/errors.js";
 
 /** Base of every origin-cache error; `status` is what the HTTP layer answers with. */
 export class CacheError extends EcError {
-  readonly status: number;
+  override readonly status: number;
   constructor(code: string, message: string, status = 500, options?: { cause?: unknown }) {
     super(code, message, options);
     this.name = "CacheError";

@@ -1,6 +1,6 @@
 /** Public surface of the origin-cache: the HTTP service, the in-process cache, its errors and wire shapes. */
 export { startCache, type CacheService, type StartCacheOptions } from "./server.js";
-export { createRangeCache, type RangeCache, type ReadOptions, type PlanOptions, type Pin } from "./range-cache.js";
+export { createRangeCache, type RangeCache, type ReadOptions, type ObjectOptions, type PlanOptions, type Pin } from "./range-cache.js";
 export type { RangeCacheOptions } from "./options.js";
 export { ANONYMOUS_CLIENT, CacheStats, PlanAck, PlanRange, PlanRequest } from "./schema.js";
 export {

@@ -1,8 +1,86 @@
-import { EcError } from "../common/errors.js";
+import { EcError, type EcErrorOptions } from "../common/errors.js";
+
+/**
+ * Stable codes of the SDK and the `ec` CLI: the one table of them. Callers branch on these,
+ * never on messages. Errors of other parts (origin-cache, native, index, manifest) keep their
+ * own codes when the SDK reports them (see `relayedCode`).
+ */
+export const SdkErrorCode = {
+  /** An option (or RANK/WORLD_SIZE) is not what it must be; thrown before any I/O. */
+  InvalidOption: "ERR_INVALID_OPTION",
+  /** The dataset URL's scheme has no registered source. */
+  SourceUnsupported: "ERR_SOURCE_UNSUPPORTED",
+  DatasetNotFound: "ERR_DATASET_NOT_FOUND",
+  /** A Dataset iterates once. */
+  AlreadyIterated: "ERR_ALREADY_ITERATED",
+  ResumeMismatch: "ERR_RESUME_MISMATCH",
+  ResumeIncomplete: "ERR_RESUME_INCOMPLETE",
+  ResumeInvalid: "ERR_RESUME_INVALID",
+  /** The object's kind or container is not streamed by this version. */
+  KindUnsupported: "ERR_KIND_UNSUPPORTED",
+  /** An object is no longer in the dataset's manifest. */
+  ObjectGone: "ERR_OBJECT_GONE",
+  /** An object's ETag is no longer the listed one (the origin-cache uses the same code). */
+  EtagChanged: "ERR_ETAG_CHANGED",
+  /** An index says the object is corrupt without a code of its own. */
+  IndexCorrupt: "ERR_INDEX_CORRUPT",
+  /** A clip failed for a reason with no code of its own. */
+  ClipFailed: "ERR_CLIP_FAILED",
+  ShortRead: "ERR_SHORT_READ",
+  DecodeShort: "ERR_DECODE_SHORT",
+  ArrayDtype: "ERR_ARRAY_DTYPE",
+  ArrayLayout: "ERR_ARRAY_LAYOUT",
+  EmptyBatch: "ERR_EMPTY_BATCH",
+  BatchLayout: "ERR_BATCH_LAYOUT",
+  /** An origin-cache answered with an error that is no ec error body. */
+  CacheHttp: "ERR_CACHE_HTTP",
+  CacheUnreachable: "ERR_CACHE_UNREACHABLE",
+  S3UrlInvalid: "ERR_S3_URL_INVALID",
+  S3PublicUrl: "ERR_S3_PUBLIC_URL",
+  S3CredentialsMissing: "ERR_S3_CREDENTIALS_MISSING",
+  S3CredentialsInvalid: "ERR_S3_CREDENTIALS_INVALID",
+  S3AccessDenied: "ERR_S3_ACCESS_DENIED",
+  S3WrongRegion: "ERR_S3_WRONG_REGION",
+  S3BucketNotFound: "ERR_S3_BUCKET_NOT_FOUND",
+  S3ObjectNotFound: "ERR_S3_OBJECT_NOT_FOUND",
+  S3RequestFailed: "ERR_S3_REQUEST_FAILED",
+  LabelOption: "ERR_LABEL_OPTION",
+  LabelFrame: "ERR_LABEL_FRAME",
+  LabelerFailed: "ERR_LABELER_FAILED",
+  LabelCache: "ERR_LABEL_CACHE",
+  PushFailed: "ERR_PUSH_FAILED",
+  DevStart: "ERR_DEV_START",
+  DevExited: "ERR_DEV_EXITED",
+  DevConfig: "ERR_DEV_CONFIG",
+  /** CLI: the arguments do not parse (Node's ERR_PARSE_ARGS_* codes report as they are). */
+  ParseArgs: "ERR_PARSE_ARGS",
+  /** CLI: what a command reports for a failure that carries no ec code. */
+  Unexpected: "ERR_UNEXPECTED",
+  OpenFailed: "ERR_OPEN_FAILED",
+  StreamFailed: "ERR_STREAM_FAILED",
+  DecodeFailed: "ERR_DECODE_FAILED",
+  IndexFetch: "ERR_INDEX_FETCH",
+  NotFound: "ERR_NOT_FOUND",
+  NotVideo: "ERR_NOT_VIDEO",
+} as const;
+export type SdkErrorCode = (typeof SdkErrorCode)[keyof typeof SdkErrorCode];
+
+/** A code set by another part (ERR_CORRUPT_PACKET, ERR_UPSTREAM_STATUS, …) that the SDK reports unchanged. */
+export type RelayedErrorCode = string & { readonly relayed: unique symbol };
+
+/**
+ * Marks `code` as another part's, to be reported as it is.
+ *
+ * @example
+ * new SdkError(relayedCode(body.error.code), body.error.message, { status: 502 });
+ */
+export function relayedCode(code: string): RelayedErrorCode {
+  return code as RelayedErrorCode;
+}
 
 /** Base of every error the SDK throws or reports; callers branch on `code`. */
 export class SdkError extends EcError {
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  constructor(code: SdkErrorCode | RelayedErrorCode, message: string, options?: EcErrorOptions) {
     super(code, message, options);
     this.name = "SdkError";
   }
@@ -38,7 +116,7 @@ export class ResumeError extends SdkError {
 /** One clip could not be produced (corrupt object, failed fetch or decode); it is skipped and reported. */
 export class ClipError extends SdkError {
   readonly key: string;
-  constructor(code: string, key: string, message: string, options?: { cause?: unknown }) {
+  constructor(code: SdkErrorCode | RelayedErrorCode, key: string, message: string, options?: EcErrorOptions) {
     super(code, `${key}: ${message}`, options);
     this.name = "ClipError";
     this.key = key;
@@ -54,9 +132,21 @@ export class KindUnsupportedError extends SdkError {
 }
 
 /** Turns anything thrown into an SdkError, keeping an existing code. */
-export function asSdkError(err: unknown, fallbackCode: string, key?: string): SdkError {
+export function asSdkError(err: unknown, fallbackCode: SdkErrorCode, key?: string): SdkError {
   if (err instanceof SdkError) return err;
-  const code = err instanceof EcError ? err.code : fallbackCode;
+  const code = err instanceof EcError ? relayedCode(err.code) : fallbackCode;
   const message = err instanceof Error ? err.message : String(err);
-  return key === undefined ? new SdkError(code, message, { cause: err }) : new ClipError(code, key, message, { cause: err });
+  const options = { cause: err, ...(err instanceof EcError && err.status !== undefined ? { status: err.status } : {}) };
+  return key === undefined ? new SdkError(code, message, options) : new ClipError(code, key, message, options);
+}
+
+/**
+ * The error an index with `kind: "error"` stands for: its own code and message, or
+ * ERR_INDEX_CORRUPT where it has none.
+ *
+ * @example
+ * throw indexError("a.mp4", index.error);
+ */
+export function indexError(key: string, error: { readonly code: string; readonly message: string } | undefined): ClipError {
+  return error ? new ClipError(relayedCode(error.code), key, error.message) : new ClipError(SdkErrorCode.IndexCorrupt, key, "corrupt object");
 }

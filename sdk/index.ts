@@ -6,11 +6,11 @@ export type { ClipInfo } from "./clip-info.js";
 export type { Batch } from "./pipeline/batcher.js";
 export type { DecodeClip, DecodeRequest, DecodedClip, DecodedFrame, DecodeImage, DecodeImageRequest, Packet } from "./pipeline/decode.js";
 export type { Tensor } from "./tensor.js";
-export type { StreamStats } from "./stats.js";
+export { StreamStats } from "./stats.js";
 export { Checkpoint, mergeCheckpoints } from "./state/checkpoint.js";
 export { registerShuffle, type ShuffleAlgorithm } from "./sampler/shuffle.js";
 export { registerSource, type DatasetSource, type DatasetObject, type DatasetListing, type SourceFactory } from "./source/index.js";
-export { SdkError, InvalidOptionError, ResumeError, ClipError, KindUnsupportedError, UnsupportedSourceError } from "./errors.js";
+export { SdkError, SdkErrorCode, InvalidOptionError, ResumeError, ClipError, KindUnsupportedError, UnsupportedSourceError } from "./errors.js";
 export {
   createLabelStage,
   registerLabeler,

@@ -21,6 +21,23 @@ export interface OpenParts {
   readonly decodeImage?: DecodeImage;
 }
 
+/** What `open()` hands a Dataset: the listed, indexed and planned dataset and this rank's share. @internal */
+export interface DatasetInit {
+  readonly source: DatasetSource;
+  readonly listing: DatasetListing;
+  readonly indexes: IndexCache;
+  readonly plan: ClipPlan;
+  /** This rank's clips in delivery order, each with its position in the epoch. */
+  readonly mine: readonly { position: number; ref: { object: number; start: number } }[];
+  /** Positions consumed so far (by the resumed run, then by this one). */
+  readonly consumed: PositionSet;
+  readonly skipped: readonly SkippedObject[];
+  readonly decode: DecodeClip;
+  readonly decodeImage: DecodeImage;
+  readonly options: ResolvedOptions;
+  readonly epoch: { seed: number; epoch: number };
+}
+
 /** An opened dataset: iterate it for batches; `state()` checkpoints, `stats()` reports. */
 export class Dataset implements AsyncIterable<Batch> {
   /** Clips this rank will deliver in this run (after resume and `limit`). */
@@ -29,30 +46,36 @@ export class Dataset implements AsyncIterable<Batch> {
   readonly totalClips: number;
   /** Objects that contribute no clips (corrupt, or a kind not streamed yet). */
   readonly skipped: readonly SkippedObject[];
+  readonly options: ResolvedOptions;
+  private readonly source: DatasetSource;
+  private readonly listing: DatasetListing;
+  private readonly indexes: IndexCache;
+  private readonly plan: ClipPlan;
+  private readonly mine: DatasetInit["mine"];
+  private readonly decode: DecodeClip;
+  private readonly decodeImage: DecodeImage;
+  private readonly epoch: DatasetInit["epoch"];
   private readonly consumed: PositionSet;
   private readonly recorder: StatsRecorder;
   private started = false;
 
   /** @internal use `open()` */
-  constructor(
-    private readonly source: DatasetSource,
-    private readonly listing: DatasetListing,
-    private readonly indexes: IndexCache,
-    private readonly plan: ClipPlan,
-    private readonly mine: readonly { position: number; ref: { object: number; start: number } }[],
-    consumed: PositionSet,
-    skipped: readonly SkippedObject[],
-    private readonly decode: DecodeClip,
-    private readonly decodeImage: DecodeImage,
-    readonly options: ResolvedOptions,
-    private readonly epoch: { seed: number; epoch: number },
-  ) {
-    this.consumed = consumed;
-    this.clipCount = mine.length;
-    this.totalClips = plan.total;
-    this.skipped = skipped;
-    this.recorder = new StatsRecorder(() => source.stats());
-    for (const s of skipped) this.report(s.error, undefined);
+  constructor(init: DatasetInit) {
+    this.source = init.source;
+    this.listing = init.listing;
+    this.indexes = init.indexes;
+    this.plan = init.plan;
+    this.mine = init.mine;
+    this.consumed = init.consumed;
+    this.decode = init.decode;
+    this.decodeImage = init.decodeImage;
+    this.options = init.options;
+    this.epoch = init.epoch;
+    this.clipCount = init.mine.length;
+    this.totalClips = init.plan.total;
+    this.skipped = init.skipped;
+    this.recorder = new StatsRecorder(() => init.source.stats());
+    for (const s of init.skipped) this.report(s.error, undefined);
   }
 
   private report(err: SdkError, clip: { key: string; start: number } | undefined): void {
@@ -157,7 +180,7 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
     let positions = partition(consumed.remaining(), o.rank, o.world);
     if (o.limit !== undefined) positions = positions.slice(0, o.limit);
     const mine = positions.map((position) => ({ position, ref: order[position]! }));
-    return new Dataset(source, listing, indexes, plan, mine, consumed, skipped, decode, decodeImage, o, epoch);
+    return new Dataset({ source, listing, indexes, plan, mine, consumed, skipped, decode, decodeImage, options: o, epoch });
   } catch (err) {
     await source.close();
     throw err;

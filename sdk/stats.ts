@@ -1,23 +1,25 @@
+import { z } from "zod";
 import type { SourceStats } from "./source/source.js";
 
 /** What `ds.stats()` and `ec stream --json` report; snake_case because it is a wire shape. */
-export interface StreamStats {
-  readonly clips: number;
-  readonly frames: number;
+export const StreamStats = z.object({
+  clips: z.number().int(),
+  frames: z.number().int(),
   /** Bytes pulled from upstream, cache rounding included. */
-  readonly bytes_fetched: number;
+  bytes_fetched: z.number(),
   /** Bytes of the samples the clips needed: from each GOP's keyframe to the clip's last sample. */
-  readonly bytes_needed: number;
+  bytes_needed: z.number(),
   /** Bytes of decoded frames handed to the consumer. */
-  readonly bytes_delivered: number;
-  readonly seconds: number;
+  bytes_delivered: z.number(),
+  seconds: z.number(),
   /** Time the consumer waited for a batch over wall time since it first asked. */
-  readonly stall_ratio: number;
-  readonly cache_hit_ratio: number;
-  readonly device: string;
+  stall_ratio: z.number(),
+  cache_hit_ratio: z.number(),
+  device: z.string(),
   /** Skipped clips or objects by error code. */
-  readonly errors: Readonly<Record<string, number>>;
-}
+  errors: z.record(z.string(), z.number().int().positive()),
+});
+export type StreamStats = Readonly<z.infer<typeof StreamStats>>;
 
 /** Mutable counters behind `ds.stats()`. */
 export class StatsRecorder {

@@ -1,6 +1,7 @@
 /**
- * Conditional requests per RFC 9110 §13: If-Match, If-None-Match, If-Modified-Since,
- * If-Unmodified-Since and If-Range, evaluated in the order of §13.2.2.
+ * Conditional requests per RFC 9110 §13: If-Match, If-None-Match, If-Modified-Since and
+ * If-Unmodified-Since, evaluated in the order of §13.2.2 (If-Range belongs to the range rules in
+ * common/byte-range.ts).
  */
 
 import { matchesStrong, matchesWeak } from "../../common/entity-tags.js";
@@ -51,22 +52,4 @@ export function evaluatePreconditions(headers: Headers, v: Validators): Precondi
     if (date !== undefined && seconds(v.lastModified) <= date) return "not-modified";
   }
   return "proceed";
-}
-
-/**
- * Whether a Range may be honoured under If-Range (§13.1.5): absent, or a strong entity tag
- * equal to ours, or a date equal to Last-Modified. Otherwise the full representation is sent.
- *
- * @example
- * ifRangeHolds(new Headers({ "if-range": '"old"' }), { etag: '"new"', lastModified }); // false
- */
-export function ifRangeHolds(headers: Headers, v: Validators): boolean {
-  const ifRange = headers.get("if-range");
-  if (ifRange === null) return true;
-  const value = ifRange.trim();
-  if (value.startsWith('"') || value.startsWith("W/")) {
-    return !value.startsWith("W/") && !v.etag.startsWith("W/") && value === v.etag;
-  }
-  const date = parseDate(value);
-  return date !== undefined && date === seconds(v.lastModified);
 }

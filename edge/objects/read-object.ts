@@ -1,5 +1,5 @@
-import { evaluatePreconditions, ifRangeHolds, type Validators } from "../http/conditional.js";
-import { contentRange, parseRange } from "../http/range.js";
+import { contentRange, ifRangeHolds, parseRange } from "../../common/byte-range.js";
+import { evaluatePreconditions, type Validators } from "../http/conditional.js";
 import { NotFoundError, ObjectChangingError, PreconditionFailedError, RangeNotSatisfiableError } from "../errors.js";
 
 export interface ReadObjectArgs {
@@ -57,7 +57,7 @@ export async function readObject(env: Env, args: ReadObjectArgs): Promise<Respon
 
     const rangeHeader = args.headers.get("range");
     const decision =
-      args.head || !ifRangeHolds(args.headers, validators(meta)) ? parseRange(null, meta.size) : parseRange(rangeHeader, meta.size);
+      args.head || !ifRangeHolds(args.headers.get("if-range"), validators(meta)) ? parseRange(null, meta.size) : parseRange(rangeHeader, meta.size);
     if (decision.kind === "unsatisfiable") throw new RangeNotSatisfiableError(rangeHeader ?? "", meta.size);
 
     let status = 200;

@@ -1,5 +1,4 @@
 /** The raw shapes the C++ binding takes and returns (native/src/binding.cc). Internal. */
-import type { LumaStats } from "./kernels.js";
 
 export interface RawPlane {
   offset: number;
@@ -106,4 +105,17 @@ export interface Binding {
   copyDevice2D(device: number, dst: bigint, dstPitch: number, src: bigint, srcPitch: number, rowBytes: number, rows: number): void;
   ipcHandle(device: number, pointer: bigint): Uint8Array;
   devices(): RawDevices;
+}
+
+/** The integer sums of one frame's luma grid, as ec_luma_stats computes them. */
+export interface LumaStats {
+  readonly gridWidth: number;
+  readonly gridHeight: number;
+  /** 256-bin histogram of the grid's 8-bit luma. */
+  readonly histogram: Uint32Array;
+  /** Sum of each grid row (top to bottom) and column (left to right). */
+  readonly rowSums: Uint32Array;
+  readonly colSums: Uint32Array;
+  /** Sum of absolute differences to the previous frame's grid; undefined for a first frame or a size change. */
+  readonly absDiff: number | undefined;
 }

@@ -3,24 +3,13 @@
  * that live on the GPU, and the host twins of the kernels (the same arithmetic, run on the
  * CPU) that verify them on machines without a GPU.
  */
-import type { RawLumaFrame } from "./binding-types.js";
+import type { LumaStats, RawLumaFrame } from "./binding-types.js";
 import { argumentError, fromNative, NativeArgumentError } from "./errors.js";
 import { deviceFrameHandle, hostFrames, type DeviceFrame, type HostFrame } from "./frames.js";
 import { loadBinding } from "./load.js";
 import { parseOutput, parseResize, type OutputFormat } from "./options.js";
 
-/** The integer sums of one frame's luma grid, as ec_luma_stats computes them. */
-export interface LumaStats {
-  readonly gridWidth: number;
-  readonly gridHeight: number;
-  /** 256-bin histogram of the grid's 8-bit luma. */
-  readonly histogram: Uint32Array;
-  /** Sum of each grid row (top to bottom) and column (left to right). */
-  readonly rowSums: Uint32Array;
-  readonly colSums: Uint32Array;
-  /** Sum of absolute differences to the previous frame's grid; undefined for a first frame or a size change. */
-  readonly absDiff: number | undefined;
-}
+export type { LumaStats };
 
 /** A host frame as the twin reads it (the luma-first formats, rgb24, rgbf32-planar). */
 export interface LumaHostFrame {

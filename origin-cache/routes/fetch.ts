@@ -1,18 +1,23 @@
 /** `GET|HEAD /v1/fetch?url=<signed edge URL>`: the object's bytes with the edge's 200/206/304/416 semantics. */
 import { once } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { contentRange, ifRangeHolds, parseRange, unsatisfiedRange } from "../../common/byte-range.js";
 import { matchesWeak } from "../../common/entity-tags.js";
 import { CacheArgumentError, RangeNotSatisfiableError } from "../errors.js";
 import type { RangeCache } from "../range-cache.js";
-import { parseRangeHeader } from "./range-header.js";
+
+/** One value of a request header (the first, should a client repeat it). */
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
 
 export async function handleFetch(cache: RangeCache, req: IncomingMessage, res: ServerResponse, query: URLSearchParams): Promise<void> {
   const target = query.get("url");
   if (!target) throw new CacheArgumentError("Expected a url query parameter (a signed edge URL) but received none");
-  const ifMatch = req.headers["if-match"];
-  const expect = ifMatch && ifMatch !== "*" ? ifMatch : undefined;
-  const pin = await cache.object(target, expect ? { etag: expect } : {});
-  const ifNoneMatch = req.headers["if-none-match"];
+  const ifMatch = header(req, "if-match");
+  const pin = await cache.object(target, ifMatch !== undefined ? { ifMatch } : {});
+  const ifNoneMatch = header(req, "if-none-match");
   if (ifNoneMatch !== undefined && matchesWeak(ifNoneMatch, pin.etag)) {
     // The caller holds this version already (RFC 9110 §13.1.2, before any Range).
     res.statusCode = 304;
@@ -20,20 +25,21 @@ export async function handleFetch(cache: RangeCache, req: IncomingMessage, res: 
     res.end();
     return;
   }
-  const ifRange = req.headers["if-range"];
-  const range = ifRange !== undefined && ifRange !== pin.etag ? { kind: "whole" as const } : parseRangeHeader(req.headers.range, pin.size);
+  // The cache knows no Last-Modified, so only an entity tag in If-Range can hold.
+  const rangeHeader = header(req, "range");
+  const range = ifRangeHolds(header(req, "if-range"), pin) ? parseRange(rangeHeader, pin.size) : parseRange(null, pin.size);
   res.setHeader("accept-ranges", "bytes");
   res.setHeader("etag", pin.etag);
   res.setHeader("content-type", "application/octet-stream");
   if (range.kind === "unsatisfiable") {
-    res.setHeader("content-range", `bytes */${pin.size}`);
-    throw new RangeNotSatisfiableError(String(req.headers.range), pin.size);
+    res.setHeader("content-range", unsatisfiedRange(pin.size));
+    throw new RangeNotSatisfiableError(String(rangeHeader), pin.size);
   }
-  const start = range.kind === "range" ? range.start : 0;
-  const length = range.kind === "range" ? range.end - range.start + 1 : pin.size;
-  if (range.kind === "range") {
+  const start = range.kind === "partial" ? range.start : 0;
+  const length = range.kind === "partial" ? range.end - range.start + 1 : pin.size;
+  if (range.kind === "partial") {
     res.statusCode = 206;
-    res.setHeader("content-range", `bytes ${start}-${start + length - 1}/${pin.size}`);
+    res.setHeader("content-range", contentRange(range.start, range.end, pin.size));
   }
   res.setHeader("content-length", length);
   if (req.method === "HEAD" || length === 0) {

@@ -7,13 +7,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, open, readdir, rm, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
+import { blockKey, type BlockId } from "./block-id.js";
 import { blockFileSize, readBlockHeader, readBlockRange, writeBlockFile, type BlockHeader } from "./block-file.js";
-
-export interface BlockId {
-  readonly key: string;
-  readonly etag: string;
-  readonly index: number;
-}
 
 export interface BlockStoreOptions {
   readonly dir: string;
@@ -41,9 +36,7 @@ interface Handle {
   dropped: boolean;
 }
 
-function idString(id: BlockId): string {
-  return `${id.index}:${id.etag}:${id.key}`;
-}
+export type { BlockId };
 
 export class BlockStore {
   readonly #opts: BlockStoreOptions;
@@ -92,7 +85,7 @@ export class BlockStore {
     }
     found.sort((a, b) => a.mtime - b.mtime);
     for (const { entry } of found) {
-      this.#entries.set(idString(entry.id), entry);
+      this.#entries.set(blockKey(entry.id), entry);
       this.#resident += entry.fileSize;
     }
     // A restart with a smaller limit trims the oldest blocks first.
@@ -105,7 +98,7 @@ export class BlockStore {
   }
 
   has(id: BlockId): boolean {
-    return this.#entries.has(idString(id));
+    return this.#entries.has(blockKey(id));
   }
 
   /**
@@ -113,7 +106,7 @@ export class BlockStore {
    * fails its checksum is dropped and reads as a miss, so it is fetched again.
    */
   async read(id: BlockId, start: number, length: number): Promise<Buffer | undefined> {
-    const k = idString(id);
+    const k = blockKey(id);
     const entry = this.#entries.get(k);
     if (!entry) return undefined;
     this.#entries.delete(k);
@@ -146,7 +139,7 @@ export class BlockStore {
     }
     this.#reserved -= size;
     this.#resident += size;
-    this.#entries.set(idString(id), { id, path, fileSize: size, header });
+    this.#entries.set(blockKey(id), { id, path, fileSize: size, header });
     return true;
   }
 

@@ -4,6 +4,8 @@
  * ERR_ETAG_CHANGED and bytes of two versions never meet in one block or one read.
  */
 import type { IncomingHttpHeaders } from "node:http";
+import { parseContentRange } from "../../common/byte-range.js";
+import { isTransientStatus } from "../../common/transient-errors.js";
 import { EtagChangedError, MissingEtagError, UpstreamStatusError } from "../errors.js";
 import { TransientUpstreamError } from "./retry.js";
 
@@ -19,20 +21,9 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** Parses `bytes a-b/size`, or the unsatisfied form with a star for the range. */
-export function parseContentRange(v: string | undefined): { start?: number; end?: number; size?: number } | undefined {
-  if (!v) return undefined;
-  const m = /^bytes (?:(\d+)-(\d+)|\*)\/(\d+|\*)$/.exec(v.trim());
-  if (!m) return undefined;
-  return {
-    ...(m[1] !== undefined ? { start: Number(m[1]), end: Number(m[2]) } : {}),
-    ...(m[3] !== "*" ? { size: Number(m[3]) } : {}),
-  };
-}
-
 /** Learns (etag, size) from the answer to `Range: bytes=0-0`, which works for GET-only presigned URLs too. */
 export function pinFromProbe(key: string, url: string, status: number, headers: IncomingHttpHeaders): Pin {
-  if (status >= 500 || status === 429 || status === 408) throw new TransientUpstreamError(`upstream answered ${status}`);
+  if (isTransientStatus(status)) throw new TransientUpstreamError(`upstream answered ${status}`);
   const etag = header(headers, "etag");
   let size: number | undefined;
   if (status === 206 || status === 416) size = parseContentRange(header(headers, "content-range"))?.size;

@@ -4,10 +4,12 @@
  * response body is either read to the end or destroyed.
  */
 import type { Dispatcher } from "undici";
+import { parseContentRange } from "../../common/byte-range.js";
+import { isTransientStatus } from "../../common/transient-errors.js";
 import { UpstreamStatusError } from "../errors.js";
 import { hedged } from "./hedge.js";
-import { checkPinned, ifMatch, parseContentRange, type Pin } from "./etag-pin.js";
-import type { Limiter } from "./limiter.js";
+import { checkPinned, ifMatch, type Pin } from "./etag-pin.js";
+import type { Limiter } from "../../common/limiter.js";
 import { TransientUpstreamError, withRetry, type RetryPolicy } from "./retry.js";
 
 export interface RangeFetchContext {
@@ -64,7 +66,7 @@ export async function fetchRange(
         let consumed = false;
         try {
           checkPinned(pin, res.statusCode, res.headers);
-          if (res.statusCode >= 500 || res.statusCode === 429 || res.statusCode === 408) {
+          if (isTransientStatus(res.statusCode)) {
             throw new TransientUpstreamError(`upstream answered ${res.statusCode}`);
           }
           const whole = res.statusCode === 200 && from === 0 && end === pin.size;

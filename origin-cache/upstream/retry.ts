@@ -3,6 +3,7 @@
  * timeouts, 5xx and short bodies. An attempt that moved bytes does not count against the budget,
  * so a flaky but working link still finishes a long range.
  */
+import { hasTransientCode } from "../../common/transient-errors.js";
 import { UpstreamUnavailableError } from "../errors.js";
 
 export interface RetryPolicy {
@@ -19,35 +20,12 @@ export class TransientUpstreamError extends Error {
   }
 }
 
-const TRANSIENT_CODES = new Set([
-  "ECONNRESET",
-  "ECONNREFUSED",
-  "ECONNABORTED",
-  "EPIPE",
-  "ETIMEDOUT",
-  "EAI_AGAIN",
-  "UND_ERR_SOCKET",
-  "UND_ERR_CLOSED",
-  "UND_ERR_BODY_TIMEOUT",
-  "UND_ERR_HEADERS_TIMEOUT",
-  "UND_ERR_CONNECT_TIMEOUT",
-  "UND_ERR_RES_CONTENT_LENGTH_MISMATCH",
-  "UND_ERR_INFO",
-  "ERR_HTTP2_STREAM_ERROR",
-  "ERR_HTTP2_SESSION_ERROR",
-  "ERR_HTTP2_GOAWAY_SESSION",
-  "ERR_HTTP2_STREAM_CANCEL",
-  "ERR_HTTP2_INVALID_SESSION",
-  "ERR_STREAM_PREMATURE_CLOSE",
-]);
-
+/** Whether a failure is worth another try: one an attempt marked so, or a transient code (common/transient-errors.ts). */
 export function isTransient(err: unknown): boolean {
   for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
     if (e instanceof TransientUpstreamError) return true;
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && (TRANSIENT_CODES.has(code) || code.startsWith("ERR_HTTP2_"))) return true;
   }
-  return false;
+  return hasTransientCode(err);
 }
 
 export function backoffDelay(attempt: number, policy: RetryPolicy): number {

@@ -17,7 +17,7 @@ import { projectRoot } from "../dev/project-root.js";
 import { ensureSamples } from "../dev/samples.js";
 import { rangesFor, rng, verifyObject, type VerifyResult } from "../dev/verify-object.js";
 import { InvalidOptionError } from "../errors.js";
-import { pushDirWithProgress, type PushSummary } from "./push.js";
+import { pushDirWithProgress, type PushSummary } from "../push/index.js";
 import { streamDemo } from "./stream-demo.js";
 
 const USAGE = "usage: ec demo [--videos DIR] [--prefix P] [--ranges N] [--seed N] [--port N] [--json]\n";

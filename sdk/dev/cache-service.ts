@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startCache, type CacheService } from "../../origin-cache/index.js";
-import type { DevService } from "./services.js";
+import type { DevService } from "./dev-service.js";
 
 /** Enough for the sample datasets and a few epochs of small ones; the bound is hard either way. */
 const DEV_CACHE_BYTES = 2 * 2 ** 30;

@@ -1,12 +1,12 @@
 import type { ClipInfo } from "../clip-info.js";
-import { asSdkError, ClipError, KindUnsupportedError, SdkError } from "../errors.js";
+import { asSdkError, ClipError, indexError, KindUnsupportedError, SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
 import { clipFrames, type ClipRef } from "../sampler/clip-plan.js";
 import { decodeSpan, type DecodeSpan } from "../sampler/frame-order.js";
 import type { DatasetListing, DatasetSource } from "../source/source.js";
 import type { DecodeClip, DecodedClip, DecodeImage, Packet } from "./decode.js";
 import type { IndexCache, PreparedIndex } from "./index-cache.js";
-import type { Semaphore } from "./ordered-map.js";
+import type { Limiter } from "../../common/limiter.js";
 import { arrayClip, arraySpan } from "./array-task.js";
 
 /** Errors about this host, not the clip: the decoder cannot load, or the asked-for device is not there. */
@@ -29,7 +29,7 @@ export interface ClipContext {
   readonly indexes: IndexCache;
   readonly decode: DecodeClip;
   readonly decodeImage: DecodeImage;
-  readonly decodeSlots: Semaphore;
+  readonly decodeSlots: Limiter;
   readonly options: ResolvedOptions;
   /** Bytes of samples a clip needed, counted once it was fetched. */
   readonly onNeeded: (bytes: number) => void;
@@ -41,7 +41,7 @@ export async function spanOf(ctx: Pick<ClipContext, "listing" | "indexes" | "opt
   const prepared = await ctx.indexes.get(ref.object, object);
   const { index, order } = prepared;
   if (index.kind !== "video" || !index.video || !order) {
-    if (index.kind === "error") throw new ClipError(index.error?.code ?? "ERR_INDEX_CORRUPT", object.key, index.error?.message ?? "corrupt object");
+    if (index.kind === "error") throw indexError(object.key, index.error);
     throw new KindUnsupportedError(object.key, index.kind);
   }
   const frames = clipFrames(ref.start, ctx.options);

@@ -30,21 +30,3 @@ export async function* orderedMap<T, R>(input: Iterable<T>, window: number, fn: 
     yield result;
   }
 }
-
-/** Caps concurrent async work (decode runs on `workers` at most). */
-export class Semaphore {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-  constructor(private readonly limit: number) {}
-
-  async run<R>(fn: () => Promise<R>): Promise<R> {
-    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.active++;
-    try {
-      return await fn();
-    } finally {
-      this.active--;
-      this.waiting.shift()?.();
-    }
-  }
-}

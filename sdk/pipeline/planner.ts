@@ -1,4 +1,4 @@
-import { KindUnsupportedError, SdkError } from "../errors.js";
+import { indexError, KindUnsupportedError, SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
 import { clipStarts, makePlan, type ClipPlan, type PlannedObject } from "../sampler/clip-plan.js";
 import type { DatasetListing, DatasetSource } from "../source/source.js";
@@ -40,8 +40,7 @@ export async function planDataset(
       // One .npy or image is one sample; its dtype, layout or pixels are checked when it is read.
       starts = [0];
     } else if (index.kind === "error") {
-      const e = index.error ?? { code: "ERR_INDEX_CORRUPT", message: "corrupt object" };
-      skipped.push({ key: object.key, error: new SdkError(e.code, `${object.key}: ${e.message}`) });
+      skipped.push({ key: object.key, error: indexError(object.key, index.error) });
     } else if (index.kind === "image") {
       // An image index without its header fields: nothing says how to decode it.
       skipped.push({ key: object.key, error: new KindUnsupportedError(object.key, index.kind) });

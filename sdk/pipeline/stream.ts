@@ -5,7 +5,8 @@ import { batches, type SettledBatch } from "./batcher.js";
 import { produceClip, spanOf, type ClipOutcome, type ScheduledClip } from "./clip-task.js";
 import type { DecodeClip, DecodeImage } from "./decode.js";
 import type { IndexCache } from "./index-cache.js";
-import { orderedMap, Semaphore } from "./ordered-map.js";
+import { Limiter } from "../../common/limiter.js";
+import { orderedMap } from "./ordered-map.js";
 
 export interface StreamInput {
   readonly source: DatasetSource;
@@ -31,7 +32,7 @@ export interface StreamInput {
  */
 export function streamBatches(input: StreamInput): AsyncGenerator<SettledBatch> {
   const { options: o } = input;
-  const ctx = { ...input, decodeSlots: new Semaphore(o.workers) };
+  const ctx = { ...input, decodeSlots: new Limiter(o.workers) };
   const hints = new PlanHints(input, o.prefetch, o.prefetch * 4);
   const scheduled = (function* () {
     for (let i = 0; i < input.clips.length; i++) {

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { Agent, request } from "undici";
 import { createRangeCache, CacheStats, type RangeCache } from "../../origin-cache/index.js";
 import { ErrorBody } from "../../common/errors.js";
-import { SdkError } from "../errors.js";
+import { hasTransientCode } from "../../common/transient-errors.js";
+import { relayedCode, SdkError, SdkErrorCode, type RelayedErrorCode } from "../errors.js";
 import type { SourceStats } from "./source.js";
 
 /** What an edge source needs from a cache. */
@@ -30,11 +31,11 @@ export interface ByteCache {
  */
 const OUTAGE_MS = 20_000;
 
-const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED", "UND_ERR_CONNECT_TIMEOUT"]);
+/** The cache's own "upstream gave up after its retries" is an outage too (see OUTAGE_MS). */
+const OUTAGE_CODES: ReadonlySet<string> = new Set(["ERR_UPSTREAM_UNAVAILABLE"]);
 
 function isTransient(err: unknown): boolean {
-  const e = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
-  return CONNECTION_CODES.has(String(e?.code)) || CONNECTION_CODES.has(String(e?.cause?.code)) || e?.code === "ERR_UPSTREAM_UNAVAILABLE";
+  return hasTransientCode(err, OUTAGE_CODES);
 }
 
 /**
@@ -113,7 +114,7 @@ export async function remoteCache(base: string, rank?: number): Promise<ByteCach
   const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
   const fetchStats = async () => {
     const res = await request(`${root}/v1/stats`, { dispatcher: agent });
-    if (res.statusCode !== 200) throw new SdkError("ERR_CACHE_HTTP", `GET ${root}/v1/stats answered ${res.statusCode}`);
+    if (res.statusCode !== 200) throw new SdkError("ERR_CACHE_HTTP", `GET ${root}/v1/stats answered ${res.statusCode}`, { status: res.statusCode });
     return CacheStats.parse(await res.body.json());
   };
   let base0: { up: number; hits: number; misses: number };
@@ -140,15 +141,15 @@ export async function remoteCache(base: string, rank?: number): Promise<ByteCach
       if (res.statusCode !== 206 && res.statusCode !== 200) {
         let detail = "";
         // The cache's own code (ERR_ETAG_CHANGED, ERR_UPSTREAM_STATUS, …) is what callers branch on.
-        let code = "ERR_CACHE_HTTP";
+        let code: SdkErrorCode | RelayedErrorCode = SdkErrorCode.CacheHttp;
         try {
           const e = ErrorBody.parse(JSON.parse(Buffer.from(body).toString("utf8")));
           detail = `${e.error.code}: ${e.error.message}`;
-          code = e.error.code;
+          code = relayedCode(e.error.code);
         } catch {
           detail = Buffer.from(body.subarray(0, 200)).toString("utf8");
         }
-        throw new SdkError(code, `origin-cache answered ${res.statusCode} for bytes ${offset}+${length}: ${detail}`);
+        throw new SdkError(code, `origin-cache answered ${res.statusCode} for bytes ${offset}+${length}: ${detail}`, { status: res.statusCode });
       }
       return res.statusCode === 200 ? body.subarray(offset, offset + length) : body;
     }),

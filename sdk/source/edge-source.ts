@@ -3,7 +3,9 @@
  * manifest lists the objects; indexes come from their signed URLs; bytes go through a cache.
  * Signed URLs that expire mid-run are renewed by fetching the manifest again.
  */
+import { EcError } from "../../common/errors.js";
 import { fetchIndex, fetchManifest, type DatasetManifest } from "../../common/manifest-client.js";
+import { ManifestErrorCode } from "../../common/manifest-sign.js";
 import type { IndexV1, ManifestObjectV1 } from "../../common/schema/index.js";
 import { SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
@@ -19,11 +21,15 @@ function httpEtag(etag: string): string | undefined {
   return etag.startsWith('"') || etag.startsWith("W/") ? etag : undefined;
 }
 
-/** An expired or rejected signature: the in-process cache's upstream status, or an HTTP answer relayed in a message. */
-function isAuthFailure(err: unknown): boolean {
-  const status = (err as { upstreamStatus?: unknown })?.upstreamStatus;
-  if (status === 401 || status === 403) return true;
-  return /\b(answered|status) (401|403)\b/.test(String((err as Error)?.message ?? ""));
+/**
+ * Where the edge's refusal of a signed URL surfaces: the cache's pull (in-process, or relayed
+ * by an origin-cache with the edge's status) or the index fetch.
+ */
+const REFUSED_URL_CODES: ReadonlySet<string> = new Set(["ERR_UPSTREAM_STATUS", ManifestErrorCode.HTTP]);
+
+/** An expired or rejected signature: a 401 or 403 from the edge, by code and status. */
+export function isAuthFailure(err: unknown): boolean {
+  return err instanceof EcError && REFUSED_URL_CODES.has(err.code) && (err.status === 401 || err.status === 403);
 }
 
 export class EdgeSource implements DatasetSource {

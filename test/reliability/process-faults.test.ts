@@ -11,7 +11,7 @@ import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { open, type SdkError } from "../../sdk/index.js";
 import { freePort } from "../../sdk/dev/free-port.js";
-import { cleanEnv, ecSpawn, ensureBuilt, firstLine } from "../cli/ec-process.js";
+import { cleanEnv, ecSpawn, ensureBuilt, firstLine } from "../helpers/ec-process.js";
 import { bytesOf, report, scale, startStack, type Stack } from "./stack.js";
 import { expectFramesMatch } from "../helpers/ffmpeg-md5.js";
 

@@ -5,6 +5,8 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { request, type Dispatcher } from "undici";
+import { parseContentRange } from "../../../common/byte-range.js";
+import { isTransientStatus } from "../../../common/transient-errors.js";
 import { mapS3Error, objectChanged, S3ErrorCode, S3SourceError, type S3RequestContext } from "./s3-errors.js";
 
 export interface RangeTarget {
@@ -29,7 +31,6 @@ export function sameEtag(a: string, b: string): boolean {
   return strip(a) === strip(b);
 }
 
-const CONTENT_RANGE = /^bytes (\d+)-(\d+)\/(\d+|\*)$/;
 
 class Retryable extends Error {}
 
@@ -79,7 +80,7 @@ async function attemptRange(target: RangeTarget, offset: number, length: number,
   let consumed = false;
   try {
     const status = res.statusCode;
-    if (status >= 500 || status === 429 || status === 408) throw new Retryable(`${context.endpoint} answered ${status}`);
+    if (isTransientStatus(status)) throw new Retryable(`${context.endpoint} answered ${status}`);
     if (status === 412) throw objectChanged(context, "If-Match failed");
     if (status >= 300) {
       const body = await res.body.text();
@@ -95,9 +96,9 @@ async function attemptRange(target: RangeTarget, offset: number, length: number,
     if (!sameEtag(got, target.etag)) throw objectChanged(context, `ETag ${got}, listed ${target.etag}`);
     if (status === 206) {
       const raw = res.headers["content-range"];
-      const m = CONTENT_RANGE.exec(String(Array.isArray(raw) ? raw[0] : raw ?? ""));
-      if (!m || Number(m[1]) !== offset || Number(m[2]) !== last) throw new Retryable(`Content-Range ${String(raw)} does not match bytes=${offset}-${last}`);
-      if (m[3] !== "*" && Number(m[3]) !== target.size) throw objectChanged(context, `size ${m[3]}, listed ${target.size}`);
+      const cr = parseContentRange(Array.isArray(raw) ? raw[0] : raw);
+      if (cr?.start !== offset || cr.end !== last) throw new Retryable(`Content-Range ${String(raw)} does not match bytes=${offset}-${last}`);
+      if (cr.size !== undefined && cr.size !== target.size) throw objectChanged(context, `size ${cr.size}, listed ${target.size}`);
     } else if (!(status === 200 && offset === 0 && length === target.size)) {
       // A 200 to a partial range is the whole object: never download it to keep a slice.
       throw new S3SourceError(S3ErrorCode.REQUEST_FAILED, `${context.endpoint} ignored the Range header (status ${status}) for ${JSON.stringify(context.key)}`);

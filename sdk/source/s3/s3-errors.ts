@@ -1,25 +1,25 @@
-import { SdkError } from "../../errors.js";
+import { SdkError, SdkErrorCode } from "../../errors.js";
 
-/** Stable codes of the direct-to-bucket source; callers branch on these, never on messages. */
+/** Stable codes of the direct-to-bucket source (a part of SdkErrorCode); callers branch on these, never on messages. */
 export const S3ErrorCode = {
   /** The dataset URL is no r2:// or s3:// URL we can read. */
-  URL_INVALID: "ERR_S3_URL_INVALID",
+  URL_INVALID: SdkErrorCode.S3UrlInvalid,
   /** A public r2.dev URL: it serves objects but cannot list them, so no dataset can be built from it. */
-  PUBLIC_URL: "ERR_S3_PUBLIC_URL",
+  PUBLIC_URL: SdkErrorCode.S3PublicUrl,
   /** No access key in the options or the environment. */
-  CREDENTIALS_MISSING: "ERR_S3_CREDENTIALS_MISSING",
+  CREDENTIALS_MISSING: SdkErrorCode.S3CredentialsMissing,
   /** The bucket does not know the access key, or the secret does not match it. */
-  CREDENTIALS_INVALID: "ERR_S3_CREDENTIALS_INVALID",
+  CREDENTIALS_INVALID: SdkErrorCode.S3CredentialsInvalid,
   /** The key is valid but may not do this (list, read) on this bucket. */
-  ACCESS_DENIED: "ERR_S3_ACCESS_DENIED",
+  ACCESS_DENIED: SdkErrorCode.S3AccessDenied,
   /** Requests were signed for a region the bucket is not in. */
-  WRONG_REGION: "ERR_S3_WRONG_REGION",
-  BUCKET_NOT_FOUND: "ERR_S3_BUCKET_NOT_FOUND",
-  OBJECT_NOT_FOUND: "ERR_S3_OBJECT_NOT_FOUND",
+  WRONG_REGION: SdkErrorCode.S3WrongRegion,
+  BUCKET_NOT_FOUND: SdkErrorCode.S3BucketNotFound,
+  OBJECT_NOT_FOUND: SdkErrorCode.S3ObjectNotFound,
   /** The object's ETag is no longer the listed one: it was overwritten since the listing (the edge source and the cache use the same code). */
-  OBJECT_CHANGED: "ERR_ETAG_CHANGED",
+  OBJECT_CHANGED: SdkErrorCode.EtagChanged,
   /** The endpoint answered something else (5xx, a bad range, no answer at all). */
-  REQUEST_FAILED: "ERR_S3_REQUEST_FAILED",
+  REQUEST_FAILED: SdkErrorCode.S3RequestFailed,
 } as const;
 export type S3ErrorCode = (typeof S3ErrorCode)[keyof typeof S3ErrorCode];
 

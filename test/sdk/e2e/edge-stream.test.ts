@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
-import { startCache, type CacheService } from "../../../origin-cache/index.js";
+import { startCache, UpstreamStatusError, type CacheService } from "../../../origin-cache/index.js";
 import { ffmpegFrameMd5s as ffmpegMd5s, expectFramesMatch } from "../../helpers/ffmpeg-md5.js";
 import { makeVideo } from "../../helpers/make-video.js";
-import { mergeCheckpoints, open, type OpenOptions, type SdkError } from "../../../sdk/index.js";
+import { mergeCheckpoints, open, StreamStats, type OpenOptions, type SdkError } from "../../../sdk/index.js";
 import { main as stream } from "../../../sdk/cli/stream.js";
 import { EdgeSource, inProcessCache, type ByteCache } from "../../../sdk/source/index.js";
 import { captureOutput } from "../../helpers/capture-output.js";
@@ -132,7 +132,7 @@ describe("open() against a local edge", () => {
         if (!seen.has(key)) {
           seen.add(key);
           refused++;
-          throw Object.assign(new Error("Upstream answered 403 for the URL: expired"), { upstreamStatus: 403 });
+          throw new UpstreamStatusError(url, 403, "ERR_SIGNATURE_EXPIRED");
         }
         return inner.read(url, offset, length, etag);
       },
@@ -155,7 +155,7 @@ describe("open() against a local edge", () => {
     const lines = out.trim().split("\n");
     const summary = JSON.parse(lines.pop()!);
     expect(summary).toMatchObject({ clips: 5, frames: 10, errors: { ERR_TRUNCATED: 1 } });
-    for (const k of ["bytes_fetched", "bytes_needed", "seconds", "stall_ratio", "cache_hit_ratio"]) expect(typeof summary[k]).toBe("number");
+    expect(StreamStats.parse(summary)).toEqual(summary);
     expect(lines).toHaveLength(10);
     for (const line of lines) {
       const [key, index, md5] = line.split(",");

@@ -9,6 +9,7 @@ import type { OpenOptions } from "../../../sdk/options.js";
 import type { DecodeClip, DecodeRequest } from "../../../sdk/pipeline/decode.js";
 import { LocalDirSource, type DatasetObject, type PlannedRange } from "../../../sdk/source/index.js";
 import { mergeCheckpoints } from "../../../sdk/state/checkpoint.js";
+import { StreamStats } from "../../../sdk/stats.js";
 import type { SdkError } from "../../../sdk/errors.js";
 import { EcError } from "../../../common/errors.js";
 
@@ -66,6 +67,8 @@ describe("open() over a local directory with a stand-in decoder", () => {
     expect(Object.values(s.errors)).toEqual([1]);
     expect(s.bytes_needed).toBeGreaterThan(0);
     expect(s.bytes_fetched).toBeGreaterThanOrEqual(s.bytes_needed);
+    // ds.stats() is the wire shape, exactly.
+    expect(StreamStats.strict().parse(s)).toEqual(s);
   });
 
   it("decodes exact starts from the GOP keyframe and keeps only the clip's frames", async () => {

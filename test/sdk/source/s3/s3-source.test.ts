@@ -2,10 +2,10 @@ import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildIndex, bytesReader } from "../../../common/media-index/index.js";
-import { openS3Source, S3ErrorCode, type S3Source } from "../../../sdk/source/s3/index.js";
-import { makeVideo, probePackets } from "../../helpers/make-video.js";
-import { startS3Server, type S3TestServer } from "../../helpers/s3-server.js";
+import { buildIndex, bytesReader } from "../../../../common/media-index/index.js";
+import { openS3Source, S3ErrorCode, type S3Source } from "../../../../sdk/source/s3/index.js";
+import { makeVideo, probePackets } from "../../../helpers/make-video.js";
+import { startS3Server, type S3TestServer } from "../../../helpers/s3-server.js";
 
 let s3: S3TestServer;
 let dir: string;

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeVideo } from "../helpers/make-video.js";
-import { cleanEnv, ec, ecSpawn, ensureBuilt, firstLine } from "./ec-process.js";
+import { makeVideo } from "../../helpers/make-video.js";
+import { cleanEnv, ec, ecSpawn, ensureBuilt, firstLine } from "../../helpers/ec-process.js";
 
 // `ec dev --json` + `ec push` + `ec sign` + plain HTTP reads, all through the built CLI.
 describe("ec dev, push and sign end to end", () => {

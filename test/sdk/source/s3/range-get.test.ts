@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rangeGet, S3ErrorCode } from "../../../sdk/source/s3/index.js";
+import { rangeGet, S3ErrorCode } from "../../../../sdk/source/s3/index.js";
 
 /**
  * A loopback server that misbehaves on purpose, per path: it ignores If-Match, ignores Range,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { assertNotPublicBucketUrl, parseBucketUrl, resolveCredentials, S3ErrorCode } from "../../../sdk/source/s3/index.js";
+import { assertNotPublicBucketUrl, parseBucketUrl, resolveCredentials, S3ErrorCode } from "../../../../sdk/source/s3/index.js";
 
 const ACCOUNT = "0123456789abcdef0123456789abcdef";
 
@@ -86,7 +86,7 @@ describe("resolveCredentials", () => {
 
 describe("open() with a public r2.dev URL", () => {
   it("fails with ERR_S3_PUBLIC_URL before any request", async () => {
-    const { open } = await import("../../../sdk/index.js");
+    const { open } = await import("../../../../sdk/index.js");
     await expect(open("https://pub-0123456789abcdef.r2.dev/gameplay", { device: "cpu" })).rejects.toMatchObject({ code: S3ErrorCode.PUBLIC_URL });
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openS3Source, S3ErrorCode, type S3SourceOptions } from "../../../sdk/source/s3/index.js";
-import { startS3Server, type S3TestServer } from "../../helpers/s3-server.js";
+import { openS3Source, S3ErrorCode, type S3SourceOptions } from "../../../../sdk/source/s3/index.js";
+import { startS3Server, type S3TestServer } from "../../../helpers/s3-server.js";
 
 let s3: S3TestServer;
 let eu: S3TestServer;

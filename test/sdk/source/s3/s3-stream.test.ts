@@ -5,12 +5,12 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { DeleteObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { startCache, type CacheService } from "../../../origin-cache/index.js";
-import { open, type OpenOptions, type SdkError } from "../../../sdk/index.js";
-import { bucketUpstream, parseBucketUrl, S3Bucket } from "../../../sdk/source/s3/index.js";
-import { makeVideo } from "../../helpers/make-video.js";
-import { startS3Server, type S3TestServer } from "../../helpers/s3-server.js";
-import { expectFramesMatch } from "../../helpers/ffmpeg-md5.js";
+import { startCache, type CacheService } from "../../../../origin-cache/index.js";
+import { open, type OpenOptions, type SdkError } from "../../../../sdk/index.js";
+import { bucketUpstream, parseBucketUrl, S3Bucket } from "../../../../sdk/source/s3/index.js";
+import { makeVideo } from "../../../helpers/make-video.js";
+import { startS3Server, type S3TestServer } from "../../../helpers/s3-server.js";
+import { expectFramesMatch } from "../../../helpers/ffmpeg-md5.js";
 
 const run = promisify(execFile);
 let dir: string;
@@ -92,7 +92,7 @@ describe("open(s3://…) straight from the bucket", () => {
 
       // An object overwritten behind the service's back is an ERR_ETAG_CHANGED there too.
       await s3.put("e2e/changing.bin", new Uint8Array(1 << 20).fill(1));
-      const { openS3Source } = await import("../../../sdk/source/s3/index.js");
+      const { openS3Source } = await import("../../../../sdk/source/s3/index.js");
       const source = await openS3Source(new URL(dataset), { endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials, cache: svc.url }, {});
       try {
         const object = (await source.list()).objects.find((o) => o.key === "e2e/changing.bin")!;

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { GetObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { main as push } from "../../../sdk/cli/push.js";
-import { pushToBucket } from "../../../sdk/cli/push-s3.js";
+import { pushToBucket } from "../../../sdk/push/index.js";
 import { S3ErrorCode } from "../../../sdk/source/s3/index.js";
 import { startS3Server, type S3TestServer } from "../../helpers/s3-server.js";
 import { captureOutput } from "../../helpers/capture-output.js";

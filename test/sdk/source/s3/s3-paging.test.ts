@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openS3Source, S3Bucket, parseBucketUrl } from "../../../sdk/source/s3/index.js";
-import { startS3Server, type S3TestServer } from "../../helpers/s3-server.js";
+import { openS3Source, S3Bucket, parseBucketUrl } from "../../../../sdk/source/s3/index.js";
+import { startS3Server, type S3TestServer } from "../../../helpers/s3-server.js";
 
 const COUNT = 1003;
 const keys = Array.from({ length: COUNT }, (_, i) => `many/${String(i).padStart(5, "0")}.bin`);

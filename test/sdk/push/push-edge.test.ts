@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { pushDir } from "../../sdk/cli/push.js";
-import { InvalidOptionError } from "../../sdk/errors.js";
+import { pushDir } from "../../../sdk/push/index.js";
+import { InvalidOptionError } from "../../../sdk/errors.js";
 
 /** A real HTTP server standing in for the edge's PUT, with scripted failures. */
 interface Recorded {

@@ -2,9 +2,9 @@ import { mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { encodeIndex } from "../../../common/media-index/index.js";
-import type { IndexV1 } from "../../../common/schema/index.js";
-import { defaultIndexCacheDir, IndexDiskCache } from "../../../sdk/source/s3/index.js";
+import { encodeIndex } from "../../../../common/media-index/index.js";
+import type { IndexV1 } from "../../../../common/schema/index.js";
+import { defaultIndexCacheDir, IndexDiskCache } from "../../../../sdk/source/s3/index.js";
 
 let dir: string;
 beforeEach(async () => {

@@ -1,0 +1,66 @@
+/**
+ * A counting semaphore with a direct hand-off: a released slot passes straight to the longest
+ * waiter, so a caller that arrives between a release and the waiter's wake-up queues behind it
+ * instead of taking the slot too. The origin-cache caps its upstream requests with it, the SDK
+ * its decodes. Not for use across threads.
+ */
+
+import { describeReceived, EcError } from "./errors.js";
+
+export class Limiter {
+  readonly #max: number;
+  readonly #waiting: (() => void)[] = [];
+  #active = 0;
+  #peak = 0;
+
+  /**
+   * @example
+   * const limiter = new Limiter(4);
+   * const release = await limiter.acquire();
+   * try { await work(); } finally { release(); }
+   */
+  constructor(max: number) {
+    if (!Number.isInteger(max) || max < 1) throw new EcError("ERR_INVALID_ARGUMENT", `Expected a positive integer for the limit but received ${describeReceived(max)}`);
+    this.#max = max;
+  }
+
+  /** Waits for a slot; the returned function gives it back (a second call does nothing). */
+  async acquire(): Promise<() => void> {
+    if (this.#active >= this.#max) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    else this.#active++;
+    this.#peak = Math.max(this.#peak, this.#active);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.#waiting.shift();
+      // The slot passes straight to the next waiter, so `active` stays put.
+      if (next) next();
+      else this.#active--;
+    };
+  }
+
+  /**
+   * Runs `fn` in a slot and gives the slot back however it ends.
+   *
+   * @example
+   * const frames = await limiter.run(() => decode(packet));
+   */
+  async run<R>(fn: () => Promise<R>): Promise<R> {
+    const release = await this.acquire();
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+
+  /** Slots in use now, those handed to a woken waiter included. */
+  get active(): number {
+    return this.#active;
+  }
+  /** The most slots ever in use at once. */
+  get peak(): number {
+    return this.#peak;
+  }
+}

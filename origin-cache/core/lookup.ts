@@ -1,0 +1,112 @@
+/**
+ * Where each block of a read comes from: memory (just pulled, still being written), a pull
+ * already in flight, disk (verified), or upstream, the missing ones as one request per run of
+ * consecutive blocks (up to the run length), so a read costs as few upstream requests as it can.
+ */
+import type { CacheMetrics } from "../metrics.js";
+import { blockId, blockKey } from "../store/block-id.js";
+import type { BlockStore } from "../store/block-store.js";
+import type { WriteBehind } from "../store/write-behind.js";
+import type { Pin } from "../upstream/etag-pin.js";
+import type { Pulls } from "../upstream/pulls.js";
+import { runsOf } from "./runs.js";
+
+export interface LookupOptions {
+  readonly blockSize: number;
+  /** Most blocks in one upstream request. */
+  readonly runBlocks: number;
+  /** Read at each lookup: the cache opens its store after it builds this. */
+  readonly store: () => BlockStore;
+  readonly landing: WriteBehind;
+  readonly pulls: Pulls;
+  readonly metrics: CacheMetrics;
+  /** Told of every block read, so the plan can follow the reader. */
+  readonly noteRead: (key: string, index: number) => void;
+}
+
+export type BlockStanding = { readonly kind: "held" } | { readonly kind: "pulling"; readonly flight: Promise<Buffer> } | { readonly kind: "missing" };
+
+export class BlockLookup {
+  readonly #opts: LookupOptions;
+
+  constructor(opts: LookupOptions) {
+    this.#opts = opts;
+  }
+
+  /**
+   * The parts of `[offset, end)` in blocks `first..last`, in order. Blocks in memory, in flight
+   * or on disk come from there; the rest go upstream as one request per run of consecutive
+   * blocks, each registered as in flight before this returns.
+   */
+  parts(url: URL, pin: Pin, offset: number, end: number, first: number, last: number): Promise<Buffer>[] {
+    const bs = this.#opts.blockSize;
+    const parts: Promise<Buffer>[] = [];
+    const missing: number[] = [];
+    const bounds = (b: number): { start: number; length: number } => {
+      const from = Math.max(offset, b * bs);
+      return { start: from - b * bs, length: Math.min(end, (b + 1) * bs) - from };
+    };
+    for (let b = first; b <= last; b++) {
+      const { start, length } = bounds(b);
+      const part = this.#slice(url, pin, b, start, length);
+      if (!part) missing.push(b);
+      parts.push(part ?? (undefined as never));
+    }
+    for (const run of runsOf(missing, this.#opts.runBlocks)) {
+      this.#opts.pulls.pullRun(url, pin, run.first, run.count).forEach((pulled, i) => {
+        const b = run.first + i;
+        const { start, length } = bounds(b);
+        this.#opts.metrics.miss(false);
+        parts[b - first] = pulled.then((data) => data.subarray(start, start + length));
+      });
+    }
+    return parts;
+  }
+
+  /** Block `index`'s standing: stored or in memory, being pulled (with the pull's promise), or to be pulled. */
+  standing(pin: Pin, index: number): BlockStanding {
+    const k = blockKey(blockId(pin, index));
+    if (this.#opts.landing.get(k) || this.#opts.store().has(blockId(pin, index))) return { kind: "held" };
+    const flight = this.#opts.pulls.flight(k);
+    return flight ? { kind: "pulling", flight } : { kind: "missing" };
+  }
+
+  /** Block `index`'s `[start, start + length)` from memory, a pull in flight or disk; undefined when it must be pulled. */
+  #slice(url: URL, pin: Pin, index: number, start: number, length: number): Promise<Buffer> | undefined {
+    this.#opts.noteRead(pin.key, index);
+    const near = this.#inMemory(pin, index, start, length);
+    if (near) return near;
+    if (!this.#opts.store().has(blockId(pin, index))) return undefined;
+    return this.#fromDisk(url, pin, index, start, length);
+  }
+
+  /** The slice from a block just pulled (still being written) or from a pull in flight; undefined otherwise. */
+  #inMemory(pin: Pin, index: number, start: number, length: number): Promise<Buffer> | undefined {
+    const k = blockKey(blockId(pin, index));
+    const mem = this.#opts.landing.get(k);
+    if (mem) {
+      this.#opts.metrics.hit(length, false);
+      return Promise.resolve(mem.subarray(start, start + length));
+    }
+    const flight = this.#opts.pulls.flight(k);
+    if (flight) {
+      this.#opts.metrics.miss(true);
+      return flight.then((data) => data.subarray(start, start + length));
+    }
+    return undefined;
+  }
+
+  async #fromDisk(url: URL, pin: Pin, index: number, start: number, length: number): Promise<Buffer> {
+    const disk = await this.#opts.store().read(blockId(pin, index), start, length);
+    if (disk) {
+      this.#opts.metrics.hit(length, true);
+      return disk;
+    }
+    // Evicted meanwhile, or dropped for failing its checksum: joined if another read got there first, else pulled again.
+    const near = this.#inMemory(pin, index, start, length);
+    if (near) return near;
+    this.#opts.metrics.miss(false);
+    const data = await (this.#opts.pulls.pullRun(url, pin, index, 1)[0] as Promise<Buffer>);
+    return data.subarray(start, start + length);
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Which version of each object the cache serves: the first touch of an object probes it (and so
+ * warms its origin's connection), every later read shares that pin, and a read that knows
+ * another version, or a pull that met ERR_ETAG_CHANGED, makes the next read learn it again.
+ */
+import type { CacheMetrics } from "../metrics.js";
+import { EtagChangedError } from "../errors.js";
+import type { Limiter } from "../../common/limiter.js";
+import { pinFromProbe, type Pin } from "./etag-pin.js";
+import type { UpstreamPools } from "./pool.js";
+import { withRetry, type RetryPolicy } from "./retry.js";
+
+export interface PinsOptions {
+  readonly pools: UpstreamPools;
+  readonly limiter: Limiter;
+  readonly metrics: CacheMetrics;
+  readonly retry: RetryPolicy;
+}
+
+export class Pins {
+  readonly #opts: PinsOptions;
+  readonly #pins = new Map<string, Promise<Pin>>();
+  // The first request to an origin goes alone, so the burst behind it finds one warm (HTTP/2)
+  // connection instead of opening one connection per concurrent request.
+  readonly #warm = new Map<string, Promise<unknown>>();
+
+  constructor(opts: PinsOptions) {
+    this.#opts = opts;
+  }
+
+  /** The pin of `url`; `accepts` (by default: equal to `expect`) says whether a pin will do. */
+  async pin(url: URL, expect?: string, accepts = (etag: string) => etag === expect): Promise<Pin> {
+    const key = url.pathname;
+    let p = this.#pins.get(key);
+    if (!p) {
+      p = this.#probe(url);
+      this.#pins.set(key, p);
+      const mine = p;
+      p.catch(() => this.#pins.get(key) === mine && this.#pins.delete(key));
+    }
+    const pin = await p;
+    if (expect === undefined || accepts(pin.etag)) return pin;
+    // The caller knows a newer (or older) version than the pin: learn again once.
+    if (this.#pins.get(key) === p) this.#pins.delete(key);
+    const fresh = await this.pin(url);
+    if (!accepts(fresh.etag)) throw new EtagChangedError(key, expect, fresh.etag);
+    return fresh;
+  }
+
+  /** After `pin`'s object changed upstream: later reads learn the new version. */
+  forget(pin: Pin): void {
+    void this.#pins.get(pin.key)?.then((p) => p.etag === pin.etag && this.#pins.delete(pin.key), () => {});
+  }
+
+  // The probe also warms the connection (and settles HTTP/2) before a burst of range reads.
+  async #probe(url: URL): Promise<Pin> {
+    const { pools, limiter, metrics, retry } = this.#opts;
+    const pool = pools.get(url.origin);
+    const warming = this.#warm.get(url.origin);
+    if (warming) await warming.catch(() => {});
+    const probe = withRetry(
+      async () => {
+        const release = await limiter.acquire();
+        try {
+          metrics.upstreamRequest();
+          const res = await pool.request({ origin: url.origin, path: url.pathname + url.search, method: "GET", headers: { range: "bytes=0-0" } });
+          await res.body.dump({ limit: 1 << 16 }).catch(() => res.body.destroy());
+          return pinFromProbe(url.pathname, url.href, res.statusCode, res.headers);
+        } finally {
+          release();
+        }
+      },
+      retry,
+      { url: url.href, onRetry: () => metrics.retry() },
+    );
+    if (!warming) this.#warm.set(url.origin, probe);
+    return probe;
+  }
+}

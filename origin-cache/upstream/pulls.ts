@@ -1,0 +1,95 @@
+/**
+ * Coalesced pulls: the blocks a read (or the plan) lacks go upstream as one range request per
+ * run of consecutive blocks, each block registered as in flight before the request starts (so
+ * no block is pulled twice) and handed on, and to the store, as soon as its last byte is in.
+ */
+import { CacheClosedError, EtagChangedError } from "../errors.js";
+import type { CacheMetrics } from "../metrics.js";
+import { blockId, blockKey } from "../store/block-id.js";
+import type { WriteBehind } from "../store/write-behind.js";
+import type { Pin } from "./etag-pin.js";
+import type { Pins } from "./pins.js";
+import { fetchRange, type RangeFetchContext } from "./range-fetch.js";
+import { SingleFlight } from "./single-flight.js";
+
+interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+  reject(err: unknown): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+}
+
+export interface PullsOptions {
+  readonly blockSize: number;
+  /** The fetch context (dispatcher, limiter, retry policy, hooks) for an upstream URL. */
+  readonly fetchContext: (url: URL) => RangeFetchContext;
+  readonly metrics: CacheMetrics;
+  readonly landing: WriteBehind;
+  readonly pins: Pins;
+  readonly closed: () => boolean;
+}
+
+export class Pulls {
+  readonly #opts: PullsOptions;
+  readonly #flights = new SingleFlight<Buffer>();
+
+  constructor(opts: PullsOptions) {
+    this.#opts = opts;
+  }
+
+  /** The pull in flight of the block keyed `key` (blockKey), if any. */
+  flight(key: string): Promise<Buffer> | undefined {
+    return this.#flights.get(key);
+  }
+
+  /**
+   * Pulls blocks `first .. first + count - 1` (none of them in flight) with one upstream range
+   * request; returns a promise per block, each registered as that block's flight at once and
+   * settled as soon as the block's last byte is in. A failure part-way keeps the blocks already
+   * complete (served and stored) and rejects only the rest.
+   */
+  pullRun(url: URL, pin: Pin, first: number, count: number): Promise<Buffer>[] {
+    const waiting = Array.from({ length: count }, () => deferred<Buffer>());
+    const promises = waiting.map((w, i) => this.#flights.do(blockKey(blockId(pin, first + i)), () => w.promise).promise);
+    void this.#fetchRun(url, pin, first, waiting);
+    return promises;
+  }
+
+  /** The upstream side of pullRun; never rejects (its failures reject the blocks still waiting). */
+  async #fetchRun(url: URL, pin: Pin, first: number, waiting: readonly Deferred<Buffer>[]): Promise<void> {
+    const { blockSize: bs, metrics, landing, closed } = this.#opts;
+    const from = first * bs;
+    const to = Math.min(pin.size, from + waiting.length * bs);
+    const t0 = performance.now();
+    let done = 0;
+    // Bytes before `got` are final (a retry resumes after them), so every complete block goes on
+    // to its readers and the store at once; a block is never handed on before its last byte.
+    const deliver = (out: Buffer, got: number): void => {
+      while (done < waiting.length && !closed()) {
+        const blockEnd = Math.min(to - from, (done + 1) * bs);
+        if (got < blockEnd) return;
+        const data = out.subarray(done * bs, blockEnd);
+        metrics.blockLatency(performance.now() - t0);
+        landing.land(blockId(pin, first + done), data);
+        (waiting[done] as Deferred<Buffer>).resolve(data);
+        done++;
+      }
+    };
+    try {
+      if (closed()) throw new CacheClosedError();
+      const out = await fetchRange(this.#opts.fetchContext(url), url, pin, from, to, undefined, deliver);
+      deliver(out, out.length);
+      if (done < waiting.length) throw new CacheClosedError();
+    } catch (err) {
+      // Later reads learn the new version; this one fails rather than mix versions.
+      if (err instanceof EtagChangedError) this.#opts.pins.forget(pin);
+      for (let i = done; i < waiting.length; i++) (waiting[i] as Deferred<Buffer>).reject(err);
+    }
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * One table of Range / If-Range / If-Match cases that the edge (in workerd) and the origin-cache
+ * (over loopback HTTP/2 to its upstream) must answer alike; both suites run every row.
+ * `$ETAG` in a header stands for the object's current entity tag.
+ */
+
+/** Size of the object every row but the `empty` ones reads. */
+export const RANGE_OBJECT_SIZE = 10_000;
+
+export type RangeExpectation =
+  /** 206 with `Content-Range: bytes start-end/size` and exactly those bytes. */
+  | { readonly status: 206; readonly start: number; readonly end: number }
+  /** 200 with the whole object and no Content-Range. */
+  | { readonly status: 200 }
+  /** 416 with `Content-Range: bytes *\/size` and ERR_RANGE_NOT_SATISFIABLE. */
+  | { readonly status: 416 }
+  /** 304 without a body. */
+  | { readonly status: 304 }
+  /** 412: the If-Match list names no current version. */
+  | { readonly status: 412 };
+
+export interface RangeCase {
+  readonly name: string;
+  /** `empty`: a 0-byte object; otherwise one of RANGE_OBJECT_SIZE bytes. */
+  readonly object?: "empty";
+  readonly headers: Readonly<Record<string, string>>;
+  readonly expect: RangeExpectation;
+}
+
+const S = RANGE_OBJECT_SIZE;
+const partial = (start: number, end: number): RangeExpectation => ({ status: 206, start, end });
+const range = (value: string, expect: RangeExpectation, name = value): RangeCase => ({ name, headers: { range: value }, expect });
+
+export const RANGE_CASES: readonly RangeCase[] = [
+  // One byte range → 206.
+  range("bytes=0-0", partial(0, 0)),
+  range(`bytes=${S - 1}-${S - 1}`, partial(S - 1, S - 1)),
+  range("bytes=-1", partial(S - 1, S - 1)),
+  range("bytes=100-199", partial(100, 199)),
+  range("bytes=9000-", partial(9000, S - 1)),
+  range("bytes=0-", partial(0, S - 1)),
+  range("bytes=-500", partial(S - 500, S - 1)),
+  range(`bytes=-${S * 3}`, partial(0, S - 1), "a suffix longer than the object is all of it"),
+  range(`bytes=9990-${S * 5}`, partial(9990, S - 1), "a last position past the end is clamped"),
+  range("bytes=007-009", partial(7, 9), "leading zeros are digits"),
+  range("BYTES=5-9", partial(5, 9), "the unit is case-insensitive (BYTES)"),
+  range("Bytes=5-9", partial(5, 9), "the unit is case-insensitive (Bytes)"),
+  range("bytes=10-19,", partial(10, 19), "an empty list element does not count"),
+  range("bytes=,10-19", partial(10, 19), "a leading empty list element does not count"),
+  range("bytes=10-19 , ,", partial(10, 19), "whitespace around commas is allowed"),
+
+  // Valid, but no byte selected → 416.
+  range(`bytes=${S}-`, { status: 416 }),
+  range(`bytes=${S}-${S + 10}`, { status: 416 }),
+  range("bytes=-0", { status: 416 }, "a zero-length suffix"),
+  range("bytes=99999999999999999999-", { status: 416 }, "a first position beyond any size"),
+
+  // Malformed, another unit, or several ranges → ignored: the whole object.
+  range("bytes = 0-9", { status: 200 }, "whitespace around = is malformed"),
+  range("bytes =0-9", { status: 200 }),
+  range("bytes= 0-9", { status: 200 }, "whitespace before the first range is malformed"),
+  range("bytes=0 - 9", { status: 200 }, "whitespace inside a range is malformed"),
+  range("bytes=abc", { status: 200 }),
+  range("items=0-1", { status: 200 }, "a unit other than bytes"),
+  range("bytes=5-2", { status: 200 }, "a last position before the first"),
+  range("bytes 0-1", { status: 200 }, "no ="),
+  range("bytes=", { status: 200 }, "no range at all"),
+  range("bytes=,", { status: 200 }, "only empty elements"),
+  range("bytes=1-2-3", { status: 200 }),
+  range("bytes=0-1,abc", { status: 200 }, "one malformed range spoils the list"),
+  range("bytes=0-1,4-5", { status: 200 }, "two ranges"),
+  range("bytes=-5,0-1", { status: 200 }, "a suffix and a range"),
+  { name: "no Range header", headers: {}, expect: { status: 200 } },
+
+  // A 0-byte object.
+  { name: "0-byte object, no Range", object: "empty", headers: {}, expect: { status: 200 } },
+  { name: "0-byte object, bytes=0-0", object: "empty", headers: { range: "bytes=0-0" }, expect: { status: 416 } },
+  { name: "0-byte object, bytes=-0", object: "empty", headers: { range: "bytes=-0" }, expect: { status: 416 } },
+  { name: "0-byte object, a suffix range is the empty 200", object: "empty", headers: { range: "bytes=-10" }, expect: { status: 200 } },
+
+  // If-Range: one strong entity tag equal to the current one, or the whole object.
+  { name: "If-Range with the current ETag", headers: { range: "bytes=0-9", "if-range": "$ETAG" }, expect: partial(0, 9) },
+  { name: "If-Range with another ETag", headers: { range: "bytes=0-9", "if-range": '"other"' }, expect: { status: 200 } },
+  { name: "If-Range with the weak form of the ETag", headers: { range: "bytes=0-9", "if-range": "W/$ETAG" }, expect: { status: 200 } },
+  { name: "If-Range with a list is not one tag", headers: { range: "bytes=0-9", "if-range": '"other", $ETAG' }, expect: { status: 200 } },
+
+  // If-Match: a list of tags, compared strongly.
+  { name: "If-Match with a list naming the ETag", headers: { range: "bytes=0-9", "if-match": '"other", $ETAG' }, expect: partial(0, 9) },
+  { name: "If-Match *", headers: { range: "bytes=0-9", "if-match": "*" }, expect: partial(0, 9) },
+  { name: "If-Match naming another ETag", headers: { range: "bytes=0-9", "if-match": '"other"' }, expect: { status: 412 } },
+  { name: "If-Match with the weak form of the ETag", headers: { range: "bytes=0-9", "if-match": "W/$ETAG" }, expect: { status: 412 } },
+
+  // If-None-Match comes before any Range.
+  { name: "If-None-Match with the ETag", headers: { range: "bytes=0-9", "if-none-match": '"other", $ETAG' }, expect: { status: 304 } },
+  { name: "If-None-Match with another ETag", headers: { range: "bytes=0-9", "if-none-match": '"other"' }, expect: partial(0, 9) },
+];
+
+/** The row's headers with `$ETAG` replaced by `etag`. */
+export function caseHeaders(c: RangeCase, etag: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(c.headers).map(([k, v]) => [k, v.replaceAll("$ETAG", etag)]));
+}
+
+/** What a server answered, in the form both suites compare with a row. */
+export interface RangeAnswer {
+  readonly status: number;
+  readonly contentRange: string | null;
+  readonly contentLength: string | null;
+  readonly body: Uint8Array;
+}
+
+/** Mismatches between an answer and a row's expectation for an object of `data`; empty when it holds. */
+export function checkAnswer(c: RangeCase, data: Uint8Array, got: RangeAnswer): string[] {
+  const e = c.expect;
+  const problems: string[] = [];
+  const want = (what: string, expected: unknown, actual: unknown): void => {
+    if (expected !== actual) problems.push(`${what}: expected ${JSON.stringify(expected)} but received ${JSON.stringify(actual)}`);
+  };
+  want("status", e.status, got.status);
+  if (e.status === 206) {
+    want("content-range", `bytes ${e.start}-${e.end}/${data.length}`, got.contentRange);
+    want("content-length", String(e.end - e.start + 1), got.contentLength);
+    want("body", hex(data.subarray(e.start, e.end + 1)), hex(got.body));
+  } else if (e.status === 200) {
+    want("content-range", null, got.contentRange);
+    want("content-length", String(data.length), got.contentLength);
+    want("body", hex(data), hex(got.body));
+  } else if (e.status === 416) {
+    want("content-range", `bytes */${data.length}`, got.contentRange);
+  } else if (e.status === 304) {
+    want("body length", 0, got.body.length);
+  }
+  return problems;
+}
+
+/** A short fingerprint of bytes, so a mismatch reads in one line. */
+function hex(bytes: Uint8Array): string {
+  let h = 0x811c9dc5;
+  for (const b of bytes) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+  return `${bytes.length} bytes, fnv ${h.toString(16)}`;
+}
