@@ -3,14 +3,15 @@ import { IndexV1, VideoTrackV1 } from "../schema/index.js";
 import { ERR_INDEX_DECODE, MediaIndexError } from "./errors.js";
 
 /**
- * Binary layout (little-endian), version 1:
+ * Binary layout (little-endian), version 2 (1 had no edit window: its frames were every sample):
  *   "ECIX" | u16 format version | u16 reserved | u32 metaLength | meta JSON (UTF-8)
  *   | zero padding to 8 | f64 offset[n] | f64 pts[n] | f64 dts[n] | u32 size[n] | u8 keyframe[n] | extradata
  * Everything but the per-sample columns and extradata is in the small JSON head, so a
  * 100k-sample index stays ~3 MB of flat columns instead of 100k JSON objects.
  */
 const MAGIC = 0x58494345; // "ECIX" read as little-endian u32
-const FORMAT_VERSION = 1;
+/** Bumped when a field changes what an index means, so caches keyed by it never serve an older one. */
+export const INDEX_FORMAT_VERSION = 2;
 const PREFIX = 12;
 
 const VideoMeta = VideoTrackV1.omit({ samples: true, extradata: true }).extend({
@@ -39,7 +40,7 @@ export function encodeIndex(index: IndexV1): Uint8Array {
   const out = new Uint8Array(columns + n * (8 * 3 + 4 + 1) + extradata.length);
   const view = new DataView(out.buffer);
   view.setUint32(0, MAGIC, true);
-  view.setUint16(4, FORMAT_VERSION, true);
+  view.setUint16(4, INDEX_FORMAT_VERSION, true);
   view.setUint32(8, metaBytes.length, true);
   out.set(metaBytes, PREFIX);
   let at = columns;
@@ -70,7 +71,7 @@ export function decodeIndex(bytes: Uint8Array): IndexV1 {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (view.getUint32(0, true) !== MAGIC) fail("not an encoded index (bad magic)");
   const version = view.getUint16(4, true);
-  if (version !== FORMAT_VERSION) fail(`expected index format version ${FORMAT_VERSION} but received ${version}`);
+  if (version !== INDEX_FORMAT_VERSION) fail(`expected index format version ${INDEX_FORMAT_VERSION} but received ${version}`);
   const metaLength = view.getUint32(8, true);
   if (PREFIX + metaLength > bytes.length) fail(`index head declares ${metaLength} bytes but only ${bytes.length - PREFIX} follow`);
   let parsed: unknown;

@@ -21,6 +21,8 @@ export const IndexErrorCode = {
   NO_VIDEO: "ERR_NO_VIDEO_TRACK",
   /** A video codec outside h264/hevc/av1/vp9. */
   UNSUPPORTED_CODEC: "ERR_UNSUPPORTED_CODEC",
+  /** An MP4 edit list beyond delays and one cut (rate changes, dwells, reordered segments). */
+  UNSUPPORTED_EDIT_LIST: "ERR_UNSUPPORTED_EDIT_LIST",
   /** moov larger than the indexer will hold in memory. */
   TOO_LARGE: "ERR_HEADER_TOO_LARGE",
   /** The object changed or vanished while it was being read. */

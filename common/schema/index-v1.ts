@@ -11,7 +11,7 @@ export type VideoCodec = z.infer<typeof VideoCodec>;
  * Per-sample columns of one video track, in decode (file) order — the order of
  * `ffprobe -show_packets`. Offsets are absolute byte positions in the object; pts/dts
  * are in `timescale` units with the edit list's start subtracted, so they equal ffprobe's
- * (dts may be negative with B-frames). Float64 holds every integer below 2^53 exactly.
+ * (dts may be negative with B-frames; pts too, for samples an edit list drops). Float64 holds every integer below 2^53 exactly.
  */
 export const SampleTableV1 = z.object({
   offset: z.instanceof(Float64Array),
@@ -35,7 +35,14 @@ export const VideoTrackV1 = z.object({
   timescale: z.number().int().positive(),
   /** Seconds. */
   duration: z.number().nonnegative(),
+  /** Frames shown (those in `edit`'s window; every sample when there is none). */
   frameCount: z.number().int().nonnegative(),
+  /**
+   * The window an MP4 edit list (elst) shows, on the pts clock: ffmpeg outputs the samples with
+   * start <= pts < end (no end: to the last sample) and decodes but drops the rest, e.g. the
+   * frames before the cut point of `ffmpeg -ss 2.5 -c copy`. Absent: every sample is shown.
+   */
+  edit: z.object({ start: z.number(), end: z.number().optional() }).optional(),
   samples: SampleTableV1,
 });
 export type VideoTrackV1 = z.infer<typeof VideoTrackV1>;

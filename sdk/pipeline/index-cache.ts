@@ -23,7 +23,7 @@ export class IndexCache {
       this.entries.set(id, hit);
       return hit;
     }
-    const p = this.source.index(object).then((index) => ({ index, order: index.video ? frameOrder(index.video.samples) : undefined }));
+    const p = this.source.index(object).then((index) => ({ index, order: index.video ? frameOrder(index.video.samples, index.video.edit) : undefined }));
     // A failed fetch is not remembered: the next clip of the object tries again.
     p.catch(() => this.entries.delete(id));
     this.entries.set(id, p);

@@ -35,7 +35,7 @@ export async function planDataset(
     const { index, order } = await indexes.get(id, object);
     let starts: number[] = [];
     if (index.kind === "video" && index.video && order) {
-      starts = clipStarts(index.video.samples.pts.length, order.keyframes, o);
+      starts = clipStarts(order.decodeOf.length, order.keyframes, o);
     } else if ((index.kind === "array" && index.array) || (index.kind === "image" && index.image)) {
       // One .npy or image is one sample; its dtype, layout or pixels are checked when it is read.
       starts = [0];

@@ -122,6 +122,8 @@ export interface ProbePacket {
   keyframe: boolean;
   pts: number;
   dts: number;
+  /** Flag D: the demuxer drops the frame after decoding it (outside an edit list's window). */
+  discard: boolean;
 }
 
 /**
@@ -139,6 +141,7 @@ export async function probePackets(file: string): Promise<ProbePacket[]> {
     pos: Number(p.pos),
     size: Number(p.size),
     keyframe: p.flags.includes("K"),
+    discard: p.flags.includes("D"),
     pts: Number(p.pts),
     dts: Number(p.dts),
   }));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { clipFrames, clipStarts, makePlan } from "../../../sdk/sampler/clip-plan.js";
-import { decodeSpan, frameOrder } from "../../../sdk/sampler/frame-order.js";
+import { decodeSpan, frameOrder, NOT_SHOWN } from "../../../sdk/sampler/frame-order.js";
 import type { SampleTableV1 } from "../../../common/schema/index.js";
 
 describe("clipStarts", () => {
@@ -39,6 +39,17 @@ describe("frameOrder and decodeSpan", () => {
     const order = frameOrder(bframeTable());
     expect([...order.decodeOf]).toEqual([0, 2, 3, 1, 5, 6, 4, 7, 9, 10, 8, 11]);
     expect(order.keyframes).toEqual([0, 7]);
+  });
+  it("with an edit window, frames are the shown samples only; a mid-GOP frame 0 is a start", () => {
+    const t = bframeTable();
+    // A cut at pts 2: samples of pts 0 and 1 are decoded but not shown, nor is pts 11 past the end.
+    const order = frameOrder(t, { start: 2, end: 11 });
+    expect([...order.decodeOf]).toEqual([3, 1, 5, 6, 4, 7, 9, 10, 8]);
+    expect(order.frameOf[0]).toBe(NOT_SHOWN);
+    expect(order.frameOf[3]).toBe(0);
+    expect(order.keyframes).toEqual([0, 5]);
+    // Frame 0 (pts 2, sample 3) is decoded from the keyframe before the edit.
+    expect(decodeSpan(t, order, [0, 1])).toMatchObject({ firstSample: 0, endSample: 4 });
   });
   it("spans from the GOP's keyframe through the last needed sample in decode order", () => {
     const t = bframeTable();
