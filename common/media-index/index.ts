@@ -4,5 +4,7 @@ export { decodeIndex, encodeIndex, INDEX_FORMAT_VERSION } from "./codec.js";
 export { isShown } from "./edit-window.js";
 export { ERR_INDEX_DECODE, IndexErrorCode, MediaIndexError } from "./errors.js";
 export { guessKind } from "./kind.js";
+export { STREAMED_FORMATS } from "./container.js";
+export { notStreamed } from "./streamable.js";
 export { bytesReader, type RangeReader } from "./range-reader.js";
 export { indexToJson, summarizeIndex, type IndexSummary } from "./summary.js";
