@@ -1,4 +1,4 @@
-import type { IndexV1, MediaKind } from "../schema/index.js";
+import type { IndexV1, MediaKind, VideoTrackV1 } from "../schema/index.js";
 import { sniffContainer, STREAMED_FORMATS } from "./container.js";
 import { IndexErrorCode, MediaIndexError } from "./errors.js";
 import { indexImage, sniffImage } from "./image.js";
@@ -7,7 +7,12 @@ import { indexMp4, looksLikeMp4 } from "./mp4.js";
 import { indexNpy, looksLikeNpy } from "./npy.js";
 import { HeadCachedReader, type RangeReader } from "./range-reader.js";
 
-type Fields = Pick<IndexV1, "kind" | "video" | "image" | "array">;
+type Fields = Pick<IndexV1, "kind" | "video" | "moreVideo" | "image" | "array">;
+
+/** The first video track streams by default; the others are there for the `track` option. */
+function videoFields([video, ...more]: VideoTrackV1[]): Fields {
+  return { kind: "video", video, ...(more.length > 0 ? { moreVideo: more } : {}) };
+}
 
 /** A format: recognised from the object's first bytes, then indexed from range reads. */
 interface FormatIndexer {
@@ -16,7 +21,7 @@ interface FormatIndexer {
 }
 
 const formats = new Map<string, FormatIndexer>([
-  ["mp4", { sniff: looksLikeMp4, index: async (r) => ({ kind: "video", video: await indexMp4(r) }) }],
+  ["mp4", { sniff: looksLikeMp4, index: async (r) => videoFields(await indexMp4(r)) }],
   ["image", { sniff: (h) => sniffImage(h) !== undefined, index: async (r, h) => ({ kind: "image", image: await indexImage(r, sniffImage(h)!) }) }],
   ["npy", { sniff: looksLikeNpy, index: async (r) => ({ kind: "array", array: await indexNpy(r) }) }],
 ]);

@@ -144,10 +144,10 @@ interface Glued { bytes: Uint8Array; moofShift: number[] }
 
 /**
  * Indexes an MP4/MOV from range reads: the head, the box headers, the moov (at the start or
- * the end) and, for fragmented files, every moof. Returns the first video track with a
- * supported codec.
+ * the end) and, for fragmented files, every moof. Returns every video track with a supported
+ * codec, in file order (audio and other tracks are ignored).
  */
-export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1> {
+export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1[]> {
   const boxes = await topLevelBoxes(reader);
   const moov = boxes.find((b) => b.type === "moov");
   const moofs = boxes.filter((b) => b.type === "moof");
@@ -173,6 +173,7 @@ export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1> 
   if (info.videoTracks.length === 0) throw new MediaIndexError(IndexErrorCode.NO_VIDEO, `no video track (tracks: ${info.tracks.map((t) => t.type ?? "unknown").join(", ") || "none"})`);
 
   let unsupported = "";
+  const tracks: VideoTrackV1[] = [];
   for (const track of info.videoTracks) {
     const entry = file.getTrackById(track.id)?.mdia?.minf?.stbl?.stsd?.entries?.[0] as VisualSampleEntry | undefined;
     const codec = entry ? codecBySampleEntry.get(entry.type) : undefined;
@@ -180,9 +181,23 @@ export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1> 
       unsupported ||= entry?.type ?? "unknown";
       continue;
     }
-    return trackTable(file, track, entry, codec, glued, reader.size);
+    tracks.push(trackTable(file, track, entry, codec, glued, reader.size));
   }
-  throw new MediaIndexError(IndexErrorCode.UNSUPPORTED_CODEC, `video codec ${JSON.stringify(unsupported)} is not one of h264, hevc, av1, vp9`);
+  if (tracks.length === 0) throw new MediaIndexError(IndexErrorCode.UNSUPPORTED_CODEC, `video codec ${JSON.stringify(unsupported)} is not one of h264, hevc, av1, vp9`);
+  return tracks;
+}
+
+/**
+ * Degrees clockwise the display matrix turns the coded frame, as ffmpeg's autorotate reads
+ * it (atan2 of the matrix's first row); 0 for angles that are no quarter turn and for
+ * mirroring matrices, which ffmpeg does not apply either.
+ */
+function rotationOf(matrix: ArrayLike<number> | undefined): VideoTrackV1["rotation"] {
+  if (!matrix || matrix.length < 5) return 0;
+  const [a, b, , c, d] = Array.from(matrix, (v) => v | 0);
+  if (a! * d! - b! * c! <= 0) return 0;
+  const degrees = (((Math.round((Math.atan2(b!, a!) * 180) / Math.PI) % 360) + 360) % 360);
+  return degrees === 90 || degrees === 180 || degrees === 270 ? degrees : 0;
 }
 
 /** tfhd flag: the traf states an absolute base_data_offset, so its samples need no shift. */
@@ -244,6 +259,7 @@ function trackTable(file: ISOFile, track: Track, entry: VisualSampleEntry, codec
     fps: span > 0 ? (n * timescale) / span : 0,
     timescale,
     duration: shownSpan / timescale,
+    rotation: rotationOf(track.matrix),
     frameCount: shown,
     ...(window ? { edit: window } : {}),
     samples: table,

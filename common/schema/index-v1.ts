@@ -35,6 +35,12 @@ export const VideoTrackV1 = z.object({
   timescale: z.number().int().positive(),
   /** Seconds. */
   duration: z.number().nonnegative(),
+  /**
+   * Degrees clockwise the coded frames turn to display upright (the MP4 track's display
+   * matrix, as ffmpeg's autorotate applies it); absent means 0. Frames are delivered as coded
+   * unless `rotate: "auto"` asks for them turned.
+   */
+  rotation: z.union([z.literal(0), z.literal(90), z.literal(180), z.literal(270)]).optional(),
   /** Frames shown (those in `edit`'s window; every sample when there is none). */
   frameCount: z.number().int().nonnegative(),
   /**
@@ -75,7 +81,10 @@ export const IndexV1 = z.object({
   etag: z.string(),
   size: z.number().int().nonnegative(),
   kind: MediaKind,
+  /** The first video track with a supported codec (what `track: 0`, the default, streams). */
   video: VideoTrackV1.optional(),
+  /** The object's further video tracks with a supported codec, in file order (`track: 1`, `2`, …). */
+  moreVideo: z.array(VideoTrackV1).optional(),
   image: ImageInfoV1.optional(),
   array: ArrayInfoV1.optional(),
   /** Set when kind is "error": corrupt, truncated or unsupported. */
