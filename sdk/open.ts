@@ -140,7 +140,7 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
   const source = parts.source ?? (await openSource(url, o));
   try {
     const listing = await source.list();
-    const indexes = new IndexCache(source);
+    const indexes = new IndexCache(source, undefined, o.track);
     const { plan, skipped } = await planDataset(listing, indexes, o);
     // Nothing to stream but objects that were skipped: say why instead of an empty iterator.
     if (plan.total === 0 && skipped.length > 0) throw nothingToStream(skipped);

@@ -25,7 +25,7 @@ export interface SkippedObject {
 export async function planDataset(
   listing: DatasetListing,
   indexes: IndexCache,
-  o: Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align">,
+  o: Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align"> & { readonly track?: number },
   concurrency = 64,
 ): Promise<{ plan: ClipPlan; skipped: SkippedObject[] }> {
   const skipped: SkippedObject[] = [];

@@ -1,10 +1,11 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
 import { open, type ClipInfo, type SdkError } from "../../../sdk/index.js";
 import { cutCopy, patchEdit } from "../../helpers/edit-list.js";
+import { uploadFiles } from "../../helpers/edge-upload.js";
 import { expectFramesMatch, ffmpegFrameMd5s } from "../../helpers/ffmpeg-md5.js";
 import { makeVideo } from "../../helpers/make-video.js";
 
@@ -25,11 +26,8 @@ beforeAll(async () => {
     ["elst/short.mp4", await patchEdit(await cutCopy(h264, dir, { ss: 0.5, name: "long.mp4" }), join(dir, "short.mp4"), { duration: 1500 })],
   ]);
   edge = await started;
-  for (const [key, file] of files) {
-    expected.set(key, await ffmpegFrameMd5s(file));
-    const res = await fetch(`${edge.url}/v1/objects/${key}`, { method: "PUT", body: new Uint8Array(await readFile(file)), headers: { authorization: `Bearer ${edge.token}` } });
-    expect(res.status).toBe(201);
-  }
+  for (const [key, file] of files) expected.set(key, await ffmpegFrameMd5s(file));
+  await uploadFiles(edge, files);
 }, 180_000);
 
 afterAll(async () => {

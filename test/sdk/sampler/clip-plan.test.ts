@@ -69,6 +69,9 @@ describe("makePlan", () => {
     expect(a.total).toBe(2);
     expect(makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe" }).fingerprint).toBe(a.fingerprint);
     expect(makePlan([{ ...objs[0]!, etag: "2" }], shards, { frames: 8, stride: 1, align: "keyframe" }).fingerprint).not.toBe(a.fingerprint);
+    // Another video track is another dataset; track 0 is the plan of checkpoints from before the option.
+    expect(makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe", track: 1 }).fingerprint).not.toBe(a.fingerprint);
+    expect(makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe", track: 0 }).fingerprint).toBe(a.fingerprint);
     expect(makePlan(objs, shards, { frames: 4, stride: 2, align: "keyframe" }).fingerprint).not.toBe(a.fingerprint);
   });
 });
