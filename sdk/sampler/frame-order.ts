@@ -65,9 +65,17 @@ export function decodeSpan(samples: SampleTableV1, order: FrameOrder, frames: re
     if (d < lo) lo = d;
     if (d > hi) hi = d;
   }
-  // Closed GOPs: the last keyframe at or before the earliest needed sample starts a decodable run.
+  // The last keyframe at or before the earliest needed sample starts a decodable run...
   let first = lo;
   while (first > 0 && !samples.keyframe[first]) first--;
+  // ...unless the GOP is open (an HEVC CRA, an H.264 recovery point): a needed frame after the
+  // keyframe in decode order but shown before it is a leading picture that references the GOP
+  // before, which a decoder starting at the keyframe drops. Start a keyframe earlier.
+  const leading = (k: number) => frames.some((f) => order.decodeOf[f]! > k && samples.pts[order.decodeOf[f]!]! < samples.pts[k]!);
+  while (first > 0 && leading(first)) {
+    first--;
+    while (first > 0 && !samples.keyframe[first]) first--;
+  }
   let start = Infinity;
   let end = 0;
   let sampleBytes = 0;

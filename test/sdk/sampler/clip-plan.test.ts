@@ -51,6 +51,21 @@ describe("frameOrder and decodeSpan", () => {
     // Frame 0 (pts 2, sample 3) is decoded from the keyframe before the edit.
     expect(decodeSpan(t, order, [0, 1])).toMatchObject({ firstSample: 0, endSample: 4 });
   });
+  it("an open GOP's leading pictures (after its keyframe in decode order, shown before it) decode from the keyframe before", () => {
+    // I P B B | CRA B B P B B: the B-frames after the CRA show before it and reference the first GOP.
+    const pts = [0, 3, 1, 2, 6, 4, 5, 9, 7, 8];
+    const t: SampleTableV1 = {
+      offset: Float64Array.from(pts, (_, i) => i * 10),
+      size: Uint32Array.from(pts, () => 10),
+      keyframe: Uint8Array.from(pts, (_, i) => (i === 0 || i === 4 ? 1 : 0)),
+      pts: Float64Array.from(pts),
+      dts: Float64Array.from(pts, (_, i) => i - 2),
+    };
+    const order = frameOrder(t);
+    expect(decodeSpan(t, order, [4, 5])).toMatchObject({ firstSample: 0, endSample: 7 });
+    // From the CRA on, nothing leads it: the CRA starts the run.
+    expect(decodeSpan(t, order, [6, 7])).toMatchObject({ firstSample: 4, endSample: 9 });
+  });
   it("spans from the GOP's keyframe through the last needed sample in decode order", () => {
     const t = bframeTable();
     const order = frameOrder(t);
