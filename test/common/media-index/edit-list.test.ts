@@ -2,10 +2,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildIndex, decodeIndex, encodeIndex, isShown } from "../../../common/media-index/index.js";
+import { decodeIndex, encodeIndex, isShown } from "../../../common/media-index/index.js";
 import { cutCopy, patchEdit } from "../../helpers/edit-list.js";
 import { ffmpegFrameMd5s } from "../../helpers/ffmpeg-md5.js";
-import { fileReader } from "../../helpers/file-reader.js";
+import { indexLocalFile } from "../../helpers/file-reader.js";
 import { makeVideo, probePackets } from "../../helpers/make-video.js";
 
 let dir: string;
@@ -18,14 +18,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
 
-async function indexOf(file: string) {
-  const reader = await fileReader(file);
-  try {
-    return await buildIndex(reader, { key: file.slice(dir.length + 1), etag: "e" });
-  } finally {
-    await reader.close();
-  }
-}
+const indexOf = async (file: string) => (await indexLocalFile(file, file.slice(dir.length + 1))).index;
 
 describe("edit lists are applied as ffmpeg applies them", () => {
   const cases: [string, () => Promise<string>][] = [

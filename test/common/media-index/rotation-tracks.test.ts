@@ -2,23 +2,16 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildIndex, decodeIndex, encodeIndex } from "../../../common/media-index/index.js";
+import { decodeIndex, encodeIndex } from "../../../common/media-index/index.js";
 import type { VideoTrackV1 } from "../../../common/schema/index.js";
-import { fileReader } from "../../helpers/file-reader.js";
+import { indexLocalFile } from "../../helpers/file-reader.js";
 import { makeRotatedMov, makeVideo, probePackets, probeRotation } from "../../helpers/make-video.js";
 
 let dir: string;
 beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), "ec-rotation-")); });
 afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
 
-async function indexOf(file: string) {
-  const reader = await fileReader(file);
-  try {
-    return await buildIndex(reader, { key: "phone.mov", etag: "e" });
-  } finally {
-    await reader.close();
-  }
-}
+const indexOf = async (file: string) => (await indexLocalFile(file, "phone.mov")).index;
 
 async function expectPackets(track: VideoTrackV1, file: string, stream: number) {
   const packets = await probePackets(file, stream);
