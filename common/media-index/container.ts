@@ -4,22 +4,10 @@
  */
 
 /** What ec streams, for messages about what it does not. */
-export const STREAMED_FORMATS = "MP4/MOV video (H.264, HEVC, AV1, VP9), JPEG/PNG/WebP images and .npy arrays";
+export const STREAMED_FORMATS = "MP4/MOV and Matroska/WebM video (H.264, HEVC, AV1, VP9), JPEG/PNG/WebP images and .npy arrays";
 
 const ascii = (head: Uint8Array, at: number, length: number) => String.fromCharCode(...head.subarray(at, at + length));
 const bytesAt = (head: Uint8Array, at: number, bytes: readonly number[]) => head.length >= at + bytes.length && bytes.every((b, i) => head[at + i] === b);
-
-/** The EBML DocType ("matroska", "webm") from the header's first bytes, when it is there. */
-function ebmlDocType(head: Uint8Array): string | undefined {
-  // DocType is element 0x4282 inside the EBML header; its size is a one-byte vint for any real doctype.
-  for (let i = 4; i + 3 < Math.min(head.length, 64); i++) {
-    if (head[i] === 0x42 && head[i + 1] === 0x82 && head[i + 2]! & 0x80) {
-      const length = head[i + 2]! & 0x7f;
-      return ascii(head, i + 3, length);
-    }
-  }
-  return undefined;
-}
 
 /**
  * MPEG transport stream: a sync byte every `packet` bytes from `first`, for up to four packets;
@@ -33,8 +21,6 @@ function tsSync(head: Uint8Array, first: number, packet: number): boolean {
 }
 
 const containers = new Map<string, (head: Uint8Array) => boolean>([
-  ["Matroska", (h) => bytesAt(h, 0, [0x1a, 0x45, 0xdf, 0xa3]) && ebmlDocType(h) !== "webm"],
-  ["WebM (Matroska)", (h) => bytesAt(h, 0, [0x1a, 0x45, 0xdf, 0xa3]) && ebmlDocType(h) === "webm"],
   ["MPEG-TS", (h) => tsSync(h, 0, 188)],
   ["MPEG-TS (M2TS, 192-byte packets)", (h) => tsSync(h, 4, 192)],
   ["MPEG-PS", (h) => bytesAt(h, 0, [0x00, 0x00, 0x01, 0xba])],
@@ -57,7 +43,7 @@ const containers = new Map<string, (head: Uint8Array) => boolean>([
  * stream, or undefined.
  *
  * @example
- * sniffContainer(head); // "Matroska"
+ * sniffContainer(head); // "MPEG-TS"
  */
 export function sniffContainer(head: Uint8Array): string | undefined {
   for (const [name, sniff] of containers) if (sniff(head)) return name;

@@ -46,7 +46,7 @@ beforeAll(async () => {
   await put("insp/d.npy", await readFile(npy));
   await put("insp/broken.mp4", (await readFile(h264)).subarray(0, 2000));
   await put("insp/notes.txt", "hello");
-  await put("insp/e.mkv", await readFile(await remux(h264, join(dir, "e.mkv"))));
+  await put("insp/e.avi", await readFile(await remux(h264, join(dir, "e.avi"))));
 }, 180_000);
 
 /** The same stream in another container, by ffmpeg stream copy. */
@@ -78,7 +78,7 @@ describe("ec inspect against a local edge", () => {
     // Every object that streams nothing is listed, with the container it is when ec knows it.
     expect(s.errors).toEqual([
       { key: "insp/broken.mp4", code: "ERR_TRUNCATED", message: expect.any(String) },
-      { key: "insp/e.mkv", code: "ERR_KIND_UNSUPPORTED", message: expect.stringMatching(/^insp\/e\.mkv is Matroska, which ec does not stream/) },
+      { key: "insp/e.avi", code: "ERR_KIND_UNSUPPORTED", message: expect.stringMatching(/^insp\/e\.avi is AVI, which ec does not stream/) },
       { key: "insp/notes.txt", code: "ERR_KIND_UNSUPPORTED", message: expect.stringMatching(/^insp\/notes\.txt is no format ec reads/) },
     ]);
   });

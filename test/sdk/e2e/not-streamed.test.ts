@@ -15,7 +15,7 @@ const run = promisify(execFile);
 let dir: string;
 /** A folder with one streamable video among objects that stream nothing. */
 let mixed: string;
-/** A folder of .mkv, .webm and .ts only. */
+/** A folder of .avi, .flv and .ts only. */
 let unsupported: string;
 
 async function encode(out: string, args: string[]): Promise<void> {
@@ -23,8 +23,8 @@ async function encode(out: string, args: string[]): Promise<void> {
 }
 
 async function containers(into: string): Promise<void> {
-  await encode(join(into, "b.mkv"), ["-c:v", "libx264", "-preset", "ultrafast"]);
-  await encode(join(into, "c.webm"), ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8"]);
+  await encode(join(into, "b.avi"), ["-c:v", "libx264", "-preset", "ultrafast"]);
+  await encode(join(into, "c.flv"), ["-c:v", "flv"]);
   await encode(join(into, "d.ts"), ["-c:v", "libx264", "-preset", "ultrafast"]);
 }
 
@@ -47,8 +47,8 @@ beforeAll(async () => {
 afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
 
 const reasons = {
-  "b.mkv": ["ERR_KIND_UNSUPPORTED", /^b\.mkv is Matroska, which ec does not stream/],
-  "c.webm": ["ERR_KIND_UNSUPPORTED", /^c\.webm is WebM \(Matroska\), which ec does not stream/],
+  "b.avi": ["ERR_KIND_UNSUPPORTED", /^b\.avi is AVI, which ec does not stream/],
+  "c.flv": ["ERR_KIND_UNSUPPORTED", /^c\.flv is FLV, which ec does not stream/],
   "d.ts": ["ERR_KIND_UNSUPPORTED", /^d\.ts is MPEG-TS, which ec does not stream/],
   "empty.mp4": ["ERR_EMPTY_OBJECT", /^empty\.mp4 is empty/],
   "gone.mp4": ["ERR_UNREADABLE_OBJECT", /^gone\.mp4 cannot be read: ENOENT/],
@@ -72,12 +72,12 @@ describe("no object streams nothing without a word", () => {
     expect(errors).toHaveLength(6);
   });
 
-  it("a folder of .mkv, .webm and .ts fails open() with the first one's error, by path and by file:// URL", async () => {
+  it("a folder of .avi, .flv and .ts fails open() with the first one's error, by path and by file:// URL", async () => {
     for (const url of [unsupported, pathToFileURL(unsupported).href]) {
       const failure = open(url, { device: "cpu" });
       await expect(failure).rejects.toMatchObject({
         code: "ERR_KIND_UNSUPPORTED",
-        message: expect.stringMatching(/^b\.mkv is Matroska, which ec does not stream.*; nothing else streams either \(2 ERR_KIND_UNSUPPORTED\)$/),
+        message: expect.stringMatching(/^b\.avi is AVI, which ec does not stream.*; nothing else streams either \(2 ERR_KIND_UNSUPPORTED\)$/),
       });
     }
   });
@@ -85,7 +85,7 @@ describe("no object streams nothing without a word", () => {
   it("ec stream says why it has nothing to stream and exits non-zero", async () => {
     const { code, err } = await captureOutput(() => stream([unsupported, "--device", "cpu", "--json"]));
     expect(code).toBe(1);
-    expect(err).toMatch(/\[ERR_KIND_UNSUPPORTED\] b\.mkv is Matroska/);
+    expect(err).toMatch(/\[ERR_KIND_UNSUPPORTED\] b\.avi is AVI/);
   });
 
   it("ec inspect takes the local folder (path and file://) and lists every such object", async () => {
@@ -100,9 +100,9 @@ describe("no object streams nothing without a word", () => {
         expect(e.message).toMatch(reasons[e.key][1]);
       }
     }
-    const one = await captureOutput(() => inspect([mixed, "--index", "b.mkv"]));
+    const one = await captureOutput(() => inspect([mixed, "--index", "b.avi"]));
     expect(one.code).toBe(1);
-    expect(one.out).toMatch(/error\s+ERR_KIND_UNSUPPORTED: b\.mkv is Matroska/);
+    expect(one.out).toMatch(/error\s+ERR_KIND_UNSUPPORTED: b\.avi is AVI/);
     const video = await captureOutput(() => inspect([pathToFileURL(mixed).href, "--index", "a.mp4"]));
     expect(video.code).toBe(0);
     expect(video.out).toMatch(/samples\s+24/);
