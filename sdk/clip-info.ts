@@ -14,7 +14,12 @@ export interface ClipInfo {
   readonly position: number;
   /** The object's etag: labels are cached per (etag, clip), so a rewritten object is labeled afresh. */
   readonly etag?: string;
-  /** The source video or image as the object's index describes it (before any resize; fps and duration 0 for an image). */
+  /**
+   * Degrees clockwise the video's frames turn to display upright (its display matrix): 0, 90,
+   * 180 or 270. The frames are as coded unless `rotate: "auto"` turned them by this much.
+   */
+  readonly rotation?: 0 | 90 | 180 | 270;
+  /** The source video or image as the object's index describes it (as coded: before any resize or rotation; fps and duration 0 for an image). */
   readonly source?: { readonly width: number; readonly height: number; readonly fps: number; readonly duration: number };
   /** Whatever the `labels` hook returned; empty without one. */
   readonly labels: Readonly<Record<string, unknown>>;

@@ -62,6 +62,12 @@ export const SdkErrorCode = {
   IndexFetch: "ERR_INDEX_FETCH",
   NotFound: "ERR_NOT_FOUND",
   NotVideo: "ERR_NOT_VIDEO",
+  /** `rotate: "auto"` met a frame layout it cannot turn. */
+  RotateUnsupported: "ERR_ROTATE_UNSUPPORTED",
+  /** The engine (`ec engine`): a request out of protocol, no shared memory to write batches to, or no room left there. */
+  Protocol: "ERR_PROTOCOL",
+  ShmUnavailable: "ERR_SHM_UNAVAILABLE",
+  ShmFull: "ERR_SHM_FULL",
 } as const;
 export type SdkErrorCode = (typeof SdkErrorCode)[keyof typeof SdkErrorCode];
 

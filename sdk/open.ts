@@ -1,5 +1,5 @@
 import type { ClipInfo } from "./clip-info.js";
-import { ResumeError, SdkError } from "./errors.js";
+import { relayedCode, ResumeError, SdkError } from "./errors.js";
 import { resolveOptions, type OpenOptions, type ResolvedOptions } from "./options.js";
 import type { Batch } from "./pipeline/batcher.js";
 import type { DecodeClip, DecodeImage } from "./pipeline/decode.js";
@@ -163,11 +163,10 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
   const source = parts.source ?? (await openSource(url, o));
   try {
     const listing = await source.list();
-    const indexes = new IndexCache(source);
+    const indexes = new IndexCache(source, undefined, o.track);
     const { plan, skipped } = await planDataset(listing, indexes, o);
-    const unsupported = skipped.find((s) => s.error.code === "ERR_KIND_UNSUPPORTED");
-    // Nothing to stream but objects of a kind not streamed yet: say so instead of an empty iterator.
-    if (plan.total === 0 && unsupported) throw unsupported.error;
+    // Nothing to stream but objects that were skipped: say why instead of an empty iterator.
+    if (plan.total === 0 && skipped.length > 0) throw nothingToStream(skipped);
     const resumed = o.resume ? restore(o.resume, { fingerprint: plan.fingerprint, total: plan.total }) : undefined;
     for (const k of ["seed", "epoch"] as const) {
       if (resumed && options[k] !== undefined && options[k] !== resumed[k]) {
@@ -185,6 +184,16 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
     await source.close();
     throw err;
   }
+}
+
+/** The first skipped object's error, with a count of the others by code. */
+function nothingToStream(skipped: readonly SkippedObject[]): SdkError {
+  const first = skipped[0]!.error;
+  const codes = new Map<string, number>();
+  for (const s of skipped.slice(1)) codes.set(s.error.code, (codes.get(s.error.code) ?? 0) + 1);
+  const others = [...codes].map(([code, n]) => `${n} ${code}`).join(", ");
+  const rest = others ? `; nothing else streams either (${others})` : "";
+  return new SdkError(relayedCode(first.code), `${first.message}${rest}`, { cause: first });
 }
 
 async function defaultDecoder(): Promise<DecodeClip> {

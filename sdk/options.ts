@@ -2,7 +2,7 @@
  * The one options object of `open()`, validated with zod before any I/O.
  *
  * Two groups, as a researcher thinks of them:
- * - what to iterate: `frames`, `stride`, `hop`, `align`, `size`, `format`, `limit`, `labels`, `filter`;
+ * - what to iterate: `frames`, `stride`, `hop`, `align`, `size`, `format`, `rotate`, `track`, `limit`, `labels`, `filter`;
  * - how to iterate: `token`, `cache`, `seed`, `epoch`, `shuffle`, `shuffleBuffer`, `rank`, `world`,
  *   `batch`, `dropLast`, `prefetch`, `workers`, `device`, `resume`, `onError`;
  *   and for r2:// / s3:// datasets read without the edge: `endpoint`, `region`, `credentials`, `forcePathStyle`.
@@ -59,6 +59,10 @@ export const OpenOptionsSchema = z
       .optional(),
     /** "rgb24": [B, T, H, W, 3] uint8; "native": the decoder's pixel format, unconverted (for byte-exact checks). */
     format: z.enum(["rgb24", "native"], { error: expected('"rgb24" or "native"', "format") }).default("rgb24"),
+    /** "none": frames as coded; "auto": turned upright by the video's rotation (display matrix), as ffmpeg's autorotate does. */
+    rotate: z.enum(["none", "auto"], { error: expected('"none" or "auto"', "rotate") }).default("none"),
+    /** Which video track of objects with several (0-based, among tracks of a supported codec; audio is ignored). */
+    track: nonNegativeInt("track").default(0),
     /** At most this many clips for this rank. */
     limit: positiveInt("limit").optional(),
     /** A hook of one's own, or labelers to run: true (every built-in), names, or { name: thresholds | function }. */

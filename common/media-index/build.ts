@@ -1,12 +1,19 @@
-import type { IndexV1, MediaKind } from "../schema/index.js";
+import type { IndexV1, MediaKind, VideoTrackV1 } from "../schema/index.js";
+import { sniffContainer, STREAMED_FORMATS } from "./container.js";
 import { IndexErrorCode, MediaIndexError } from "./errors.js";
 import { indexImage, sniffImage } from "./image.js";
 import { guessKind } from "./kind.js";
+import { indexMatroska, looksLikeMatroska } from "./matroska.js";
 import { indexMp4, looksLikeMp4 } from "./mp4.js";
 import { indexNpy, looksLikeNpy } from "./npy.js";
 import { HeadCachedReader, type RangeReader } from "./range-reader.js";
 
-type Fields = Pick<IndexV1, "kind" | "video" | "image" | "array">;
+type Fields = Pick<IndexV1, "kind" | "video" | "moreVideo" | "image" | "array">;
+
+/** The first video track streams by default; the others are there for the `track` option. */
+function videoFields([video, ...more]: VideoTrackV1[]): Fields {
+  return { kind: "video", video, ...(more.length > 0 ? { moreVideo: more } : {}) };
+}
 
 /** A format: recognised from the object's first bytes, then indexed from range reads. */
 interface FormatIndexer {
@@ -15,17 +22,21 @@ interface FormatIndexer {
 }
 
 const formats = new Map<string, FormatIndexer>([
-  ["mp4", { sniff: looksLikeMp4, index: async (r) => ({ kind: "video", video: await indexMp4(r) }) }],
+  ["mp4", { sniff: looksLikeMp4, index: async (r) => videoFields(await indexMp4(r)) }],
+  ["matroska", { sniff: looksLikeMatroska, index: async (r) => videoFields(await indexMatroska(r)) }],
   ["image", { sniff: (h) => sniffImage(h) !== undefined, index: async (r, h) => ({ kind: "image", image: await indexImage(r, sniffImage(h)!) }) }],
   ["npy", { sniff: looksLikeNpy, index: async (r) => ({ kind: "array", array: await indexNpy(r) }) }],
 ]);
 
-const SNIFF_BYTES = 32;
+/** Enough for four MPEG-TS packets; served from the head read every index starts with. */
+const SNIFF_BYTES = 1024;
 
 /**
  * Builds the index of one object from range reads: the container header, never the media
  * data. Never throws for bad media: a corrupt, truncated or unsupported object yields
- * kind "error" with `{ code, message }`. Objects of no known format are kind "other".
+ * kind "error" with `{ code, message }`, and so does an empty object or a container ec
+ * recognises but does not stream (ERR_KIND_UNSUPPORTED naming it). Objects of no known
+ * format are kind "other".
  * Only a failing reader throws (MediaIndexError ERR_READ_FAILED), since that is no fact
  * about the object worth caching. `maxReads` caps the range requests (a Worker's
  * subrequest budget); past it the result is an ERR_HEADER_TOO_LARGE record.
@@ -40,13 +51,15 @@ export async function buildIndex(reader: RangeReader, meta: { key: string; etag:
   const error = (code: string, message: string): IndexV1 => ({ ...base, kind: "error", error: { code, message } });
   try {
     if (reader.size === 0) {
-      return expected === "other" ? { ...base, kind: "other" } : error(IndexErrorCode.EMPTY, `${meta.key} is empty but its extension says ${expected}`);
+      return error(IndexErrorCode.EMPTY, expected === "other" ? `${meta.key} is empty (0 bytes)` : `${meta.key} is empty but its extension says ${expected}`);
     }
     const cached = new HeadCachedReader(reader, undefined, meta.maxReads);
     const head = await cached.read(0, Math.min(SNIFF_BYTES, reader.size));
     for (const format of formats.values()) {
       if (format.sniff(head)) return { ...base, ...(await format.index(cached, head)) };
     }
+    const container = sniffContainer(head);
+    if (container) return error(IndexErrorCode.KIND_UNSUPPORTED, `${meta.key} is ${container}, which ec does not stream; it streams ${STREAMED_FORMATS}`);
     if (expected === "other") return { ...base, kind: "other" };
     return error(IndexErrorCode.UNRECOGNIZED, `${meta.key} has a ${expected} extension but its bytes are no supported ${expected} format`);
   } catch (cause) {

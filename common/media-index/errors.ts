@@ -19,8 +19,14 @@ export const IndexErrorCode = {
   FRAGMENTED: "ERR_FRAGMENTED_MP4",
   /** MP4 without a video track (audio only, metadata only). */
   NO_VIDEO: "ERR_NO_VIDEO_TRACK",
+  /** A container ec recognises but does not stream (Matroska, MPEG-TS, AVI, …), or bytes of no format ec reads. */
+  KIND_UNSUPPORTED: "ERR_KIND_UNSUPPORTED",
+  /** The object exists but cannot be read (permissions, a dangling link, gone since it was listed). */
+  UNREADABLE: "ERR_UNREADABLE_OBJECT",
   /** A video codec outside h264/hevc/av1/vp9. */
   UNSUPPORTED_CODEC: "ERR_UNSUPPORTED_CODEC",
+  /** An MP4 edit list beyond delays and one cut (rate changes, dwells, reordered segments). */
+  UNSUPPORTED_EDIT_LIST: "ERR_UNSUPPORTED_EDIT_LIST",
   /** moov larger than the indexer will hold in memory. */
   TOO_LARGE: "ERR_HEADER_TOO_LARGE",
   /** The object changed or vanished while it was being read. */

@@ -1,5 +1,6 @@
 import { createFile, Log, MP4BoxBuffer, type ISOFile, type Movie, type Track, type VisualSampleEntry } from "mp4box";
 import type { VideoCodec, VideoTrackV1 } from "../schema/index.js";
+import { isShown } from "./edit-window.js";
 import { IndexErrorCode, MediaIndexError } from "./errors.js";
 import type { HeadCachedReader } from "./range-reader.js";
 import { withSampleBounds } from "./sample-bounds.js";
@@ -78,17 +79,50 @@ function parseMovie(bytes: Uint8Array): { file: ISOFile; info: Movie } {
   return { file, info };
 }
 
-/** Leading offset an edit list applies, so pts/dts match what ffprobe reports. */
-function editShift(track: Track): number {
-  let shift = 0;
-  for (const edit of track.edits ?? []) {
-    if (edit.media_time === -1) {
-      shift -= Math.round((edit.segment_duration * track.timescale) / track.movie_timescale);
-      continue;
+/** What an edit list does to a track: the shift onto ffprobe's pts clock and the window ffmpeg shows. */
+interface EditList {
+  shift: number;
+  window?: { start: number; end?: number };
+}
+
+function unsupportedEdits(track: Track, why: string): MediaIndexError {
+  const list = (track.edits ?? []).map((e) => `${e.media_time}+${e.segment_duration}@${e.media_rate_integer}`).join(", ");
+  return new MediaIndexError(IndexErrorCode.UNSUPPORTED_EDIT_LIST, `video track ${track.id} has an edit list ec does not follow (${why}): [${list}]`);
+}
+
+/**
+ * The edit list as ffmpeg's mov demuxer applies it: leading empty edits delay the track, the
+ * first media edit's media_time is where presentation starts (pts = cts - media_time + delay),
+ * and its duration ends it; samples outside are decoded as references but not shown. Further
+ * media edits are followed only where they continue the first one seamlessly.
+ */
+function editList(track: Track): EditList {
+  const edits = track.edits ?? [];
+  if (edits.length === 0) return { shift: 0 };
+  if (!(track.movie_timescale > 0)) throw unsupportedEdits(track, "the movie timescale is 0");
+  const toMedia = (d: number) => Math.round((d * track.timescale) / track.movie_timescale);
+  let i = 0;
+  let delay = 0;
+  for (; i < edits.length && edits[i]!.media_time === -1; i++) delay += toMedia(edits[i]!.segment_duration);
+  const first = edits[i];
+  if (!first) throw unsupportedEdits(track, "only empty edits");
+  let duration = 0;
+  let next = first.media_time;
+  for (; i < edits.length && edits[i]!.media_time === next; i++) {
+    const e = edits[i]!;
+    if (e.media_rate_integer !== 1 || e.media_rate_fraction !== 0) throw unsupportedEdits(track, `a rate of ${e.media_rate_integer}.${e.media_rate_fraction}`);
+    if (e.segment_duration === 0) {
+      // A duration of 0 (fragmented files) runs to the end of the media.
+      if (i + 1 < edits.length) throw unsupportedEdits(track, "an open-ended edit followed by more edits");
+      return { shift: first.media_time - delay, window: { start: delay } };
     }
-    return shift + edit.media_time;
+    const d = toMedia(e.segment_duration);
+    duration += d;
+    next += d;
   }
-  return shift;
+  // Trailing empty edits only pause after the last frame.
+  if (edits.slice(i).some((e) => e.media_time !== -1)) throw unsupportedEdits(track, "media edits that do not continue one another");
+  return { shift: first.media_time - delay, window: { start: delay, end: delay + duration } };
 }
 
 /** Reads boxes with a few requests in flight; their positions are already known from the walk. */
@@ -110,10 +144,10 @@ interface Glued { bytes: Uint8Array; moofShift: number[] }
 
 /**
  * Indexes an MP4/MOV from range reads: the head, the box headers, the moov (at the start or
- * the end) and, for fragmented files, every moof. Returns the first video track with a
- * supported codec.
+ * the end) and, for fragmented files, every moof. Returns every video track with a supported
+ * codec, in file order (audio and other tracks are ignored).
  */
-export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1> {
+export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1[]> {
   const boxes = await topLevelBoxes(reader);
   const moov = boxes.find((b) => b.type === "moov");
   const moofs = boxes.filter((b) => b.type === "moof");
@@ -139,6 +173,7 @@ export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1> 
   if (info.videoTracks.length === 0) throw new MediaIndexError(IndexErrorCode.NO_VIDEO, `no video track (tracks: ${info.tracks.map((t) => t.type ?? "unknown").join(", ") || "none"})`);
 
   let unsupported = "";
+  const tracks: VideoTrackV1[] = [];
   for (const track of info.videoTracks) {
     const entry = file.getTrackById(track.id)?.mdia?.minf?.stbl?.stsd?.entries?.[0] as VisualSampleEntry | undefined;
     const codec = entry ? codecBySampleEntry.get(entry.type) : undefined;
@@ -146,9 +181,23 @@ export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1> 
       unsupported ||= entry?.type ?? "unknown";
       continue;
     }
-    return trackTable(file, track, entry, codec, glued, reader.size);
+    tracks.push(trackTable(file, track, entry, codec, glued, reader.size));
   }
-  throw new MediaIndexError(IndexErrorCode.UNSUPPORTED_CODEC, `video codec ${JSON.stringify(unsupported)} is not one of h264, hevc, av1, vp9`);
+  if (tracks.length === 0) throw new MediaIndexError(IndexErrorCode.UNSUPPORTED_CODEC, `video codec ${JSON.stringify(unsupported)} is not one of h264, hevc, av1, vp9`);
+  return tracks;
+}
+
+/**
+ * Degrees clockwise the display matrix turns the coded frame, as ffmpeg's autorotate reads
+ * it (atan2 of the matrix's first row); 0 for angles that are no quarter turn and for
+ * mirroring matrices, which ffmpeg does not apply either.
+ */
+function rotationOf(matrix: ArrayLike<number> | undefined): VideoTrackV1["rotation"] {
+  if (!matrix || matrix.length < 5) return 0;
+  const [a, b, , c, d] = Array.from(matrix, (v) => v | 0);
+  if (a! * d! - b! * c! <= 0) return 0;
+  const degrees = (((Math.round((Math.atan2(b!, a!) * 180) / Math.PI) % 360) + 360) % 360);
+  return degrees === 90 || degrees === 180 || degrees === 270 ? degrees : 0;
 }
 
 /** tfhd flag: the traf states an absolute base_data_offset, so its samples need no shift. */
@@ -178,7 +227,8 @@ function trackTable(file: ISOFile, track: Track, entry: VisualSampleEntry, codec
     pts: new Float64Array(n),
     dts: new Float64Array(n),
   };
-  const shift = editShift(track);
+  const { shift, window } = editList(track);
+  let shown = 0;
   for (let i = 0; i < n; i++) {
     const s = samples[i]!;
     const offset = s.offset + fragmentShift(file, glued, track.id, s.moof_number);
@@ -190,12 +240,15 @@ function trackTable(file: ISOFile, track: Track, entry: VisualSampleEntry, codec
     table.keyframe[i] = s.is_sync ? 1 : 0;
     table.pts[i] = s.cts - shift;
     table.dts[i] = s.dts - shift;
+    if (isShown(window, table.pts[i]!)) shown++;
   }
+  if (shown === 0) throw new MediaIndexError(IndexErrorCode.CORRUPT, `video track ${track.id}'s edit list shows none of its ${n} samples`);
   const width = entry.width || track.video?.width || 0;
   const height = entry.height || track.video?.height || 0;
   if (width <= 0 || height <= 0) throw new MediaIndexError(IndexErrorCode.CORRUPT, `video track ${track.id} has no dimensions (${width}x${height})`);
   const timescale = track.timescale > 0 ? track.timescale : 1;
   const span = track.samples_duration > 0 ? track.samples_duration : 0;
+  const shownSpan = window?.end !== undefined ? Math.min(window.end - window.start, span) : span;
   return {
     trackId: track.id,
     codec,
@@ -205,8 +258,10 @@ function trackTable(file: ISOFile, track: Track, entry: VisualSampleEntry, codec
     height,
     fps: span > 0 ? (n * timescale) / span : 0,
     timescale,
-    duration: span / timescale,
-    frameCount: n,
+    duration: shownSpan / timescale,
+    rotation: rotationOf(track.matrix),
+    frameCount: shown,
+    ...(window ? { edit: window } : {}),
     samples: table,
   };
 }

@@ -11,7 +11,7 @@ export type VideoCodec = z.infer<typeof VideoCodec>;
  * Per-sample columns of one video track, in decode (file) order — the order of
  * `ffprobe -show_packets`. Offsets are absolute byte positions in the object; pts/dts
  * are in `timescale` units with the edit list's start subtracted, so they equal ffprobe's
- * (dts may be negative with B-frames). Float64 holds every integer below 2^53 exactly.
+ * (dts may be negative with B-frames; pts too, for samples an edit list drops). Float64 holds every integer below 2^53 exactly.
  */
 export const SampleTableV1 = z.object({
   offset: z.instanceof(Float64Array),
@@ -35,7 +35,20 @@ export const VideoTrackV1 = z.object({
   timescale: z.number().int().positive(),
   /** Seconds. */
   duration: z.number().nonnegative(),
+  /**
+   * Degrees clockwise the coded frames turn to display upright (the MP4 track's display
+   * matrix, as ffmpeg's autorotate applies it); absent means 0. Frames are delivered as coded
+   * unless `rotate: "auto"` asks for them turned.
+   */
+  rotation: z.union([z.literal(0), z.literal(90), z.literal(180), z.literal(270)]).optional(),
+  /** Frames shown (those in `edit`'s window; every sample when there is none). */
   frameCount: z.number().int().nonnegative(),
+  /**
+   * The window an MP4 edit list (elst) shows, on the pts clock: ffmpeg outputs the samples with
+   * start <= pts < end (no end: to the last sample) and decodes but drops the rest, e.g. the
+   * frames before the cut point of `ffmpeg -ss 2.5 -c copy`. Absent: every sample is shown.
+   */
+  edit: z.object({ start: z.number(), end: z.number().optional() }).optional(),
   samples: SampleTableV1,
 });
 export type VideoTrackV1 = z.infer<typeof VideoTrackV1>;
@@ -68,7 +81,10 @@ export const IndexV1 = z.object({
   etag: z.string(),
   size: z.number().int().nonnegative(),
   kind: MediaKind,
+  /** The first video track with a supported codec (what `track: 0`, the default, streams). */
   video: VideoTrackV1.optional(),
+  /** The object's further video tracks with a supported codec, in file order (`track: 1`, `2`, …). */
+  moreVideo: z.array(VideoTrackV1).optional(),
   image: ImageInfoV1.optional(),
   array: ArrayInfoV1.optional(),
   /** Set when kind is "error": corrupt, truncated or unsupported. */

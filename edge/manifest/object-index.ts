@@ -1,21 +1,21 @@
 import { MAX_KEY_BYTES, RESERVED_PREFIX } from "../../common/keys.js";
-import { buildIndex, encodeIndex, MediaIndexError, type RangeReader } from "../../common/media-index/index.js";
+import { buildIndex, encodeIndex, INDEX_FORMAT_VERSION, MediaIndexError, type RangeReader } from "../../common/media-index/index.js";
 import { NotFoundError, ObjectChangingError, PreconditionFailedError } from "../errors.js";
 
 /** Content type of an encoded index (common/media-index codec, format version 1). */
 export const INDEX_CONTENT_TYPE = "application/vnd.ec.index.v1";
 
 /**
- * Where an object's index is cached: under the reserved prefix, keyed by the object's etag,
- * so a replaced object misses the cache and gets a new index, and no index ever answers for
- * another version.
+ * Where an object's index is cached: under the reserved prefix, keyed by the index format and
+ * the object's etag, so a replaced object (or a newer indexer) misses the cache and gets a new
+ * index, and no index ever answers for another version.
  */
 export async function indexCacheKey(etag: string, key: string): Promise<string> {
-  const readable = `${RESERVED_PREFIX}index/v1/${etag}/${key}`;
+  const readable = `${RESERVED_PREFIX}index/v${INDEX_FORMAT_VERSION}/${etag}/${key}`;
   if (new TextEncoder().encode(readable).byteLength <= MAX_KEY_BYTES) return readable;
   // A near-limit user key plus the prefix would pass R2's 1024-byte cap; its digest cannot.
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)));
-  return `${RESERVED_PREFIX}index/v1/${etag}/sha256-${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `${RESERVED_PREFIX}index/v${INDEX_FORMAT_VERSION}/${etag}/sha256-${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
 /**

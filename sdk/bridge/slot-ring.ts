@@ -7,7 +7,7 @@
 import { closeSync, ftruncateSync, openSync, unlinkSync, writevSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { SdkError } from "../errors.js";
+import { SdkError, SdkErrorCode } from "../errors.js";
 import type { DeviceBuffer, DeviceFrame } from "../../native/index.js";
 
 /** Slot files grow in steps of this, so a batch slightly larger than the last does not resize them again. */
@@ -38,7 +38,7 @@ export class SlotRing {
       }
     } catch (err) {
       this.close();
-      throw new SdkError("ERR_SHM_UNAVAILABLE", `Expected a writable folder for shared memory at ${dir} but creating a slot file failed: ${(err as Error).message}`, { cause: err });
+      throw new SdkError(SdkErrorCode.ShmUnavailable, `Expected a writable folder for shared memory at ${dir} but creating a slot file failed: ${(err as Error).message}`, { cause: err });
     }
   }
 
@@ -73,7 +73,7 @@ export class SlotRing {
   /** The client's tensors over `slot` are gone: the slot passes straight to a waiter, or becomes free. */
   release(slot: number): void {
     const s = this.slots[slot];
-    if (!s || !s.held) throw new SdkError("ERR_PROTOCOL", `Expected a held slot below ${this.slots.length} but received ${slot}`);
+    if (!s || !s.held) throw new SdkError(SdkErrorCode.Protocol, `Expected a held slot below ${this.slots.length} but received ${slot}`);
     const next = this.waiters.shift();
     if (next) next(slot);
     else s.held = false;
@@ -99,7 +99,7 @@ export class SlotRing {
       }
     } catch (err) {
       if (err instanceof SdkError) throw err;
-      throw new SdkError("ERR_SHM_FULL", `Expected room for a ${byteLength}-byte batch in shared memory (${s.path}) but writing failed: ${(err as Error).message}; free space there or set EC_SHM_DIR`, { cause: err });
+      throw new SdkError(SdkErrorCode.ShmFull, `Expected room for a ${byteLength}-byte batch in shared memory (${s.path}) but writing failed: ${(err as Error).message}; free space there or set EC_SHM_DIR`, { cause: err });
     }
     return s.capacity;
   }

@@ -7,7 +7,7 @@ import { open as openFile, type FileHandle } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
 import { describeReceived, EcError } from "../../common/errors.js";
-import { buildIndex, type RangeReader } from "../../common/media-index/index.js";
+import { buildIndex, isShown, type RangeReader } from "../../common/media-index/index.js";
 import type { VideoTrackV1 } from "../../common/schema/index.js";
 import {
   createDecoder,
@@ -119,7 +119,8 @@ interface Call {
 export function planCalls(track: VideoTrackV1, start: number, count: number, framesPerCall = 240): Call[] {
   const { pts, keyframe } = track.samples;
   const n = pts.length;
-  const sorted = Array.from(pts).sort((a, b) => a - b);
+  // Frames are what the edit list shows; the samples before its start are decoded and dropped.
+  const sorted = Array.from(pts).filter((p) => isShown(track.edit, p)).sort((a, b) => a - b);
   const startPts = sorted[start]!;
   const endPts = sorted[start + count - 1]!;
   const keys: number[] = [];
@@ -174,7 +175,7 @@ export async function main(argv: string[]): Promise<number> {
     const index = await buildIndex(reader, { key: args.file, etag: "local" });
     if (!index.video) throw new EcError(index.error?.code ?? "ERR_NOT_VIDEO", index.error?.message ?? `${args.file} has no video track`);
     const track = index.video;
-    const total = track.samples.pts.length;
+    const total = track.frameCount;
     const count = args.frames ?? total - args.start;
     if (args.start >= total || args.start + count > total) {
       throw new InvalidOptionError(`Expected --start/--frames within the ${total} frames of ${args.file} but received ${args.start}+${count}`);

@@ -1,11 +1,13 @@
 /**
  * What `ec inspect` reads a dataset through: the edge's signed manifest and index URLs for
- * http(s):// datasets, or the bucket itself (listing plus client-built indexes) for r2:// and
- * s3:// ones.
+ * http(s):// datasets, the bucket itself (listing plus client-built indexes) for r2:// and
+ * s3:// ones, and the files for a local directory (an absolute path or file://), as `ec stream`.
  */
 import { fetchIndex, manifestPages, parseDatasetUrl, type ManifestClientOptions } from "../../common/manifest-client.js";
 import type { IndexV1 } from "../../common/schema/index.js";
 import { guessKind } from "../../common/media-index/index.js";
+import { fileURLToPath } from "node:url";
+import { LocalDirSource } from "../source/local-dir.js";
 import type { S3Options } from "../source/s3/s3-url.js";
 
 export interface CatalogObject {
@@ -15,8 +17,10 @@ export interface CatalogObject {
 }
 
 export interface Catalog {
-  /** The dataset prefix, without a trailing slash. */
+  /** The dataset prefix, without a trailing slash ("" for a local directory: keys are relative to it). */
   readonly prefix: string;
+  /** What the summary calls the dataset. */
+  readonly name: string;
   /** The dataset's objects, a page at a time. */
   pages(): AsyncIterable<readonly CatalogObject[]>;
   index(object: CatalogObject): Promise<IndexV1>;
@@ -34,12 +38,26 @@ export function isBucketUrl(url: string): boolean {
  * for await (const page of catalog.pages()) for (const o of page) console.log((await catalog.index(o)).kind);
  */
 export async function openCatalog(url: string, client: ManifestClientOptions, bucket: S3Options = {}): Promise<Catalog> {
+  if (url.startsWith("/") || /^file:\/\//i.test(url)) {
+    const source = new LocalDirSource(url.startsWith("/") ? url : fileURLToPath(url));
+    return {
+      prefix: "",
+      name: source.root,
+      async *pages() {
+        yield (await source.list()).objects;
+      },
+      index: (o) => source.index({ ...o, kind: guessKind(o.key) }),
+      close: () => source.close(),
+    };
+  }
   if (isBucketUrl(url)) {
     // What `bucket` leaves out comes from the environment (AWS_ENDPOINT_URL_S3, R2_ACCESS_KEY_ID, …).
     const { openS3Source } = await import("../source/s3/index.js");
     const source = await openS3Source(new URL(url), bucket);
+    const prefix = source.bucket.location.prefix.replace(/\/$/, "");
     return {
-      prefix: source.bucket.location.prefix.replace(/\/$/, ""),
+      prefix,
+      name: prefix,
       async *pages() {
         for await (const page of source.bucket.pages()) yield page;
       },
@@ -51,6 +69,7 @@ export async function openCatalog(url: string, client: ManifestClientOptions, bu
   const indexUrls = new Map<string, string>();
   return {
     prefix,
+    name: prefix,
     async *pages() {
       for await (const page of manifestPages(url, client)) {
         for (const o of page.objects) indexUrls.set(o.key, o.indexUrl);

@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
 import { describeReceived, EcError } from "../../common/errors.js";
 import type { ManifestClientOptions } from "../../common/manifest-client.js";
-import { indexToJson, summarizeIndex } from "../../common/media-index/index.js";
+import { indexToJson, notStreamed, summarizeIndex } from "../../common/media-index/index.js";
 import type { IndexV1 } from "../../common/schema/index.js";
 import { InvalidOptionError } from "../errors.js";
 import { BUCKET_FLAGS, bucketOptions } from "./bucket-flags.js";
@@ -15,8 +15,8 @@ import { openCatalog, type Catalog, type CatalogObject } from "./inspect-catalog
 
 const USAGE = `usage: ec inspect URL [--token T] [--json] [--concurrency N] [--s3-endpoint URL] [--region R] [--path-style]
        ec inspect URL --index NAME [--token T] [--json]
-URL is http(s)://HOST/v1/datasets/PREFIX, r2://ACCOUNT_ID/BUCKET/PREFIX or s3://BUCKET/PREFIX; NAME is relative
-to PREFIX. The token defaults to $EC_TOKEN; bucket settings come from the flags, else AWS_ENDPOINT_URL_S3, AWS_REGION
+URL is http(s)://HOST/v1/datasets/PREFIX, r2://ACCOUNT_ID/BUCKET/PREFIX, s3://BUCKET/PREFIX, or a local directory
+(an absolute path or file:///PATH), as for ec stream; NAME is relative to PREFIX (or the directory). The token defaults to $EC_TOKEN; bucket settings come from the flags, else AWS_ENDPOINT_URL_S3, AWS_REGION
 and R2_ACCESS_KEY_ID/R2_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY).
 `;
 
@@ -59,7 +59,8 @@ export function summarizeDataset(dataset: string, indexes: readonly IndexV1[]): 
   for (const index of indexes) {
     s.bytes += index.size;
     bump(s.byKind, index.kind);
-    if (index.error) s.errors.push({ key: index.key, ...index.error });
+    const why = notStreamed(index);
+    if (why) s.errors.push({ key: index.key, ...why });
     const v = index.video;
     if (v) {
       bump(s.codecs, v.codec);
@@ -109,7 +110,6 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
 }
 
 async function inspectDataset(catalog: Catalog, json: boolean, concurrency: number): Promise<number> {
-  const { prefix } = catalog;
   const objects: CatalogObject[] = [];
   for await (const page of catalog.pages()) objects.push(...page);
   const bar = new cliProgress.SingleBar({ format: "indexing {bar} {value}/{total} objects", stream: process.stderr, noTTYOutput: false }, cliProgress.Presets.shades_classic);
@@ -126,7 +126,7 @@ async function inspectDataset(catalog: Catalog, json: boolean, concurrency: numb
     }
   });
   bar.stop();
-  const summary = summarizeDataset(prefix, indexes);
+  const summary = summarizeDataset(catalog.name, indexes);
   if (json) process.stdout.write(`${JSON.stringify(summary)}\n`);
   else printDataset(summary);
   return 0;
@@ -134,13 +134,14 @@ async function inspectDataset(catalog: Catalog, json: boolean, concurrency: numb
 
 async function inspectOne(catalog: Catalog, name: string, json: boolean): Promise<number> {
   const { prefix } = catalog;
-  const key = `${prefix}/${name.replace(/^\/+/, "")}`;
+  const relative = name.replace(/^\/+/, "");
+  const key = prefix ? `${prefix}/${relative}` : relative;
   let found: CatalogObject | undefined;
   for await (const page of catalog.pages()) {
     found = page.find((o) => o.key === key);
     if (found) break;
   }
-  if (!found) throw new EcError("ERR_NOT_FOUND", `No object ${JSON.stringify(name)} in dataset ${JSON.stringify(prefix)}`);
+  if (!found) throw new EcError("ERR_NOT_FOUND", `No object ${JSON.stringify(name)} in dataset ${JSON.stringify(catalog.name)}`);
   const index = await catalog.index(found);
   if (json) {
     process.stdout.write(`${JSON.stringify(indexToJson(index))}\n`);

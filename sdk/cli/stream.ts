@@ -17,11 +17,12 @@ import type { StreamStats } from "../stats.js";
 const USAGE = `usage: ec stream URL [--token T] [--cache URL] [--frames N] [--stride S] [--align keyframe|exact]
                  [--size HxW] [--batch B] [--limit CLIPS] [--device cpu|auto|cuda:N] [--workers N]
                  [--prefetch N] [--seed N] [--epoch N] [--rank R --world W] [--format rgb24|native] [--md5] [--json]
+                 [--rotate none|auto] [--track N]   (turn frames by the display matrix; which video track)
                  [--step-ms MS]   (a training step's time per batch, to see whether data keeps up: stall_ratio)
                  [--s3-endpoint URL] [--region R] [--path-style]   (r2:// and s3:// URLs; default from the environment)
 `;
 
-const INT_FLAGS = ["frames", "stride", "batch", "limit", "workers", "prefetch", "seed", "epoch", "rank", "world", "hop"] as const;
+const INT_FLAGS = ["frames", "stride", "batch", "limit", "workers", "prefetch", "seed", "epoch", "rank", "world", "hop", "track"] as const;
 
 /** "224x224" → [224, 224]; anything else is an argument error naming the flag. */
 function parseSize(raw: string): [number, number] {
@@ -42,6 +43,7 @@ export function parseStreamArgs(argv: string[]): { url: string; options: OpenOpt
       device: { type: "string" },
       align: { type: "string" },
       format: { type: "string" },
+      rotate: { type: "string" },
       shuffle: { type: "string" },
       md5: { type: "boolean", default: false },
       ...BUCKET_FLAGS,
@@ -56,7 +58,7 @@ export function parseStreamArgs(argv: string[]): { url: string; options: OpenOpt
     const v = (values as Record<string, unknown>)[f] as string | undefined;
     if (v !== undefined) o[f] = /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v;
   }
-  for (const f of ["token", "cache", "device", "align", "format"] as const) if (values[f] !== undefined) o[f] = values[f];
+  for (const f of ["token", "cache", "device", "align", "format", "rotate"] as const) if (values[f] !== undefined) o[f] = values[f];
   Object.assign(o, bucketOptions(values));
   if (values.shuffle !== undefined) o.shuffle = values.shuffle === "false" ? false : values.shuffle;
   if (values.size !== undefined) o.size = parseSize(values.size);

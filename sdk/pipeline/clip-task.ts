@@ -8,6 +8,7 @@ import type { DecodeClip, DecodedClip, DecodeImage, Packet } from "./decode.js";
 import type { IndexCache, PreparedIndex } from "./index-cache.js";
 import type { Limiter } from "../../common/limiter.js";
 import { arrayClip, arraySpan } from "./array-task.js";
+import { rotateClip } from "./rotate.js";
 
 /** Errors about this host, not the clip: the decoder cannot load, or the asked-for device is not there. */
 const FATAL_CODES = new Set(["ERR_NATIVE_UNAVAILABLE", "ERR_DEVICE_UNAVAILABLE"]);
@@ -73,8 +74,13 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
     }
     const keep = frames.map((f) => samples.pts[prepared.order!.decodeOf[f]!]!);
     const o = ctx.options;
-    const decoded = await ctx.decodeSlots.run(() =>
-      ctx.decode({ track, data: bytes, packets, keep, format: o.format, size: o.size, device: o.device, threads: 1 }),
+    const rotation = track.rotation ?? 0;
+    const turn = o.rotate === "auto" ? rotation : 0;
+    // A quarter turn swaps the axes: decode to [width, height] so the upright frame is `size`.
+    const size = o.size && (turn === 90 || turn === 270) ? ([o.size[1], o.size[0]] as const) : o.size;
+    const decoded = rotateClip(
+      await ctx.decodeSlots.run(() => ctx.decode({ track, data: bytes, packets, keep, format: o.format, size, device: o.device, threads: 1 })),
+      turn,
     );
     if (decoded.frames.length !== keep.length) {
       throw new ClipError("ERR_DECODE_SHORT", object.key, `Expected ${keep.length} frames from ${clip.ref.start} but the decoder returned ${decoded.frames.length}`);
@@ -85,6 +91,7 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
       frames: o.frames,
       stride: o.stride,
       pts: keep.map((p) => p / track.timescale),
+      rotation,
       position: clip.position,
       etag: object.etag,
       source: { width: track.width, height: track.height, fps: track.fps, duration: track.duration },

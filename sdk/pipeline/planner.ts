@@ -1,4 +1,5 @@
-import { indexError, KindUnsupportedError, SdkError } from "../errors.js";
+import { notStreamed } from "../../common/media-index/index.js";
+import { relayedCode, SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
 import { clipStarts, makePlan, type ClipPlan, type PlannedObject } from "../sampler/clip-plan.js";
 import type { DatasetListing, DatasetSource } from "../source/source.js";
@@ -12,8 +13,8 @@ export interface SkippedObject {
 }
 
 /**
- * Reads every object's index and lists its clips (one per image or .npy). Corrupt objects (an
- * index of kind "error") and kinds not streamed contribute no clips and are reported; a failed
+ * Reads every object's index and lists its clips (one per image or .npy). Corrupt, empty or
+ * unreadable objects and kinds not streamed contribute no clips and are reported; a failed
  * index fetch throws, since ranks must agree on one plan. Indexes are fetched `concurrency` at
  * a time: planning a large dataset is round trips to the edge, so the window sets how long
  * open() takes before the first batch (bench/open-plan.ts).
@@ -24,7 +25,7 @@ export interface SkippedObject {
 export async function planDataset(
   listing: DatasetListing,
   indexes: IndexCache,
-  o: Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align">,
+  o: Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align"> & { readonly track?: number },
   concurrency = 64,
 ): Promise<{ plan: ClipPlan; skipped: SkippedObject[] }> {
   const skipped: SkippedObject[] = [];
@@ -34,16 +35,15 @@ export async function planDataset(
     const object = listing.objects[id]!;
     const { index, order } = await indexes.get(id, object);
     let starts: number[] = [];
-    if (index.kind === "video" && index.video && order) {
-      starts = clipStarts(index.video.samples.pts.length, order.keyframes, o);
-    } else if ((index.kind === "array" && index.array) || (index.kind === "image" && index.image)) {
+    const why = notStreamed(index);
+    if (why) {
+      // Corrupt, empty, unreadable, or a kind not streamed: reported, never dropped without a word.
+      skipped.push({ key: object.key, error: new SdkError(relayedCode(why.code), why.message.startsWith(object.key) ? why.message : `${object.key}: ${why.message}`) });
+    } else if (index.video && order) {
+      starts = clipStarts(order.decodeOf.length, order.keyframes, o);
+    } else {
       // One .npy or image is one sample; its dtype, layout or pixels are checked when it is read.
       starts = [0];
-    } else if (index.kind === "error") {
-      skipped.push({ key: object.key, error: indexError(object.key, index.error) });
-    } else if (index.kind === "image") {
-      // An image index without its header fields: nothing says how to decode it.
-      skipped.push({ key: object.key, error: new KindUnsupportedError(object.key, index.kind) });
     }
     return { key: object.key, etag: object.etag, starts };
   })) {

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { ResolvedOptions } from "../options.js";
 import { clipSpan } from "../options.js";
 
-type Sampling = Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align">;
+type Sampling = Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align"> & { readonly track?: number };
 
 /**
  * Where clips start in one object (presentation indices). "keyframe": on keyframes at least
@@ -60,7 +60,8 @@ export interface ClipPlan {
  * const plan = makePlan(objects, [{ objects: [0, 1] }], options);
  */
 export function makePlan(objects: readonly PlannedObject[], shards: readonly PlannedShard[], o: Sampling): ClipPlan {
-  const h = createHash("sha256").update(JSON.stringify([o.frames, o.stride, o.hop ?? null, o.align]));
+  // Another track is another set of frames; track 0 keeps the fingerprints of checkpoints from before the option.
+  const h = createHash("sha256").update(JSON.stringify([o.frames, o.stride, o.hop ?? null, o.align, ...(o.track ? [o.track] : [])]));
   let total = 0;
   for (const obj of objects) {
     h.update(`\n${obj.key}\u0000${obj.etag}\u0000${obj.starts.length}`);

@@ -1,33 +1,41 @@
-import type { SampleTableV1 } from "../../common/schema/index.js";
+import { isShown } from "../../common/media-index/index.js";
+import type { SampleTableV1, VideoTrackV1 } from "../../common/schema/index.js";
 
 /**
  * Maps between presentation order (what a clip's frame numbers mean) and decode order (how
- * the index lists samples). Frames are numbered 0-based by ascending pts, ties by dts.
+ * the index lists samples). Frames are the shown samples (an edit list's window), numbered
+ * 0-based by ascending pts, ties by dts: frame 0 is the first frame ffmpeg outputs.
  */
 export interface FrameOrder {
   /** decodeOf[frame] = the sample (decode-order index) that shows that frame. */
   readonly decodeOf: Uint32Array;
-  /** frameOf[sample] = its presentation index. */
+  /** frameOf[sample] = its presentation index; NOT_SHOWN for a sample the edit list drops. */
   readonly frameOf: Uint32Array;
-  /** Presentation indices of keyframes, ascending. */
+  /**
+   * Frames a decode can start at without drops beyond the frames before them in the GOP:
+   * shown keyframes, and frame 0 when its keyframe lies before the edit (a `-ss … -c copy` cut).
+   */
   readonly keyframes: readonly number[];
 }
 
+/** frameOf of a sample outside the edit window. */
+export const NOT_SHOWN = 0xffffffff;
+
 /**
  * @example
- * const order = frameOrder(index.video!.samples); order.decodeOf[0]; // the sample shown first
+ * const order = frameOrder(index.video!.samples, index.video!.edit); order.decodeOf[0]; // the sample shown first
  */
-export function frameOrder(samples: SampleTableV1): FrameOrder {
+export function frameOrder(samples: SampleTableV1, edit?: VideoTrackV1["edit"]): FrameOrder {
   const n = samples.pts.length;
-  const byPts = Array.from({ length: n }, (_, i) => i).sort(
-    (a, b) => samples.pts[a]! - samples.pts[b]! || samples.dts[a]! - samples.dts[b]!,
-  );
-  const decodeOf = Uint32Array.from(byPts);
-  const frameOf = new Uint32Array(n);
+  const shown = Array.from({ length: n }, (_, i) => i).filter((i) => isShown(edit, samples.pts[i]!));
+  shown.sort((a, b) => samples.pts[a]! - samples.pts[b]! || samples.dts[a]! - samples.dts[b]!);
+  const decodeOf = Uint32Array.from(shown);
+  const frameOf = new Uint32Array(n).fill(NOT_SHOWN);
   decodeOf.forEach((d, f) => (frameOf[d] = f));
   const keyframes: number[] = [];
-  for (let d = 0; d < n; d++) if (samples.keyframe[d]) keyframes.push(frameOf[d]!);
+  for (let d = 0; d < n; d++) if (samples.keyframe[d] && frameOf[d] !== NOT_SHOWN) keyframes.push(frameOf[d]!);
   keyframes.sort((a, b) => a - b);
+  if (decodeOf.length > 0 && keyframes[0] !== 0) keyframes.unshift(0);
   return { decodeOf, frameOf, keyframes };
 }
 
@@ -57,9 +65,17 @@ export function decodeSpan(samples: SampleTableV1, order: FrameOrder, frames: re
     if (d < lo) lo = d;
     if (d > hi) hi = d;
   }
-  // Closed GOPs: the last keyframe at or before the earliest needed sample starts a decodable run.
+  // The last keyframe at or before the earliest needed sample starts a decodable run...
   let first = lo;
   while (first > 0 && !samples.keyframe[first]) first--;
+  // ...unless the GOP is open (an HEVC CRA, an H.264 recovery point): a needed frame after the
+  // keyframe in decode order but shown before it is a leading picture that references the GOP
+  // before, which a decoder starting at the keyframe drops. Start a keyframe earlier.
+  const leading = (k: number) => frames.some((f) => order.decodeOf[f]! > k && samples.pts[order.decodeOf[f]!]! < samples.pts[k]!);
+  while (first > 0 && leading(first)) {
+    first--;
+    while (first > 0 && !samples.keyframe[first]) first--;
+  }
   let start = Infinity;
   let end = 0;
   let sampleBytes = 0;

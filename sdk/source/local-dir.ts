@@ -6,7 +6,8 @@
 import { open as openFile, readdir, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildIndex, guessKind, type RangeReader } from "../../common/media-index/index.js";
+import { RESERVED_PREFIX } from "../../common/keys.js";
+import { buildIndex, guessKind, IndexErrorCode, type RangeReader } from "../../common/media-index/index.js";
 import type { IndexV1 } from "../../common/schema/index.js";
 import { SdkError } from "../errors.js";
 import type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, SourceStats } from "./source.js";
@@ -14,14 +15,26 @@ import type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, Source
 /** Objects per shard are grouped up to this many bytes, as the edge's manifest does. */
 const SHARD_BYTES = 64 << 20;
 
-async function walk(dir: string): Promise<string[]> {
+async function walk(dir: string, root = dir): Promise<string[]> {
   const out: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await walk(path)));
-    else if (entry.isFile()) out.push(path);
+    // The reserved prefix holds ec's own files (label sidecars), as on the edge.
+    if (dir === root && `${entry.name}/` === RESERVED_PREFIX) continue;
+    if (entry.isDirectory()) out.push(...(await walk(path, root)));
+    // A link is listed as what it points to when read; a dangling one becomes an unreadable object.
+    else if (entry.isFile() || entry.isSymbolicLink()) out.push(path);
   }
   return out;
+}
+
+/** fs error codes that are facts about one file (reported per object), not about the dataset. */
+const UNREADABLE = new Set(["EACCES", "EPERM", "ENOENT", "ELOOP", "EISDIR", "ENXIO", "EIO"]);
+
+function unreadable(key: string, cause: unknown): NonNullable<IndexV1["error"]> | undefined {
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  if (!code || !UNREADABLE.has(code)) return undefined;
+  return { code: IndexErrorCode.UNREADABLE, message: `${key} cannot be read: ${(cause as Error).message}` };
 }
 
 /** Contiguous runs of objects of about `limit` bytes each. */
@@ -44,6 +57,8 @@ export function shardsBySize(objects: readonly { size: number }[], limit = SHARD
 
 export class LocalDirSource implements DatasetSource {
   private bytesFetched = 0;
+  /** Objects whose listing already failed (a dangling link), by key. */
+  private readonly unreadable = new Map<string, NonNullable<IndexV1["error"]>>();
   constructor(readonly root: string) {}
 
   private path(object: DatasetObject): string {
@@ -59,17 +74,36 @@ export class LocalDirSource implements DatasetSource {
     }
     const objects: DatasetObject[] = [];
     for (const file of files.sort()) {
-      const st = await stat(file);
       const key = relative(this.root, file).split(sep).join("/");
+      let st;
+      try {
+        st = await stat(file);
+      } catch (cause) {
+        const error = unreadable(key, cause);
+        if (!error) throw cause;
+        this.unreadable.set(key, error);
+        objects.push({ key, size: 0, etag: "unreadable", kind: guessKind(key) });
+        continue;
+      }
+      if (!st.isFile()) continue; // a link to a directory: its files are not followed
       objects.push({ key, size: st.size, etag: `${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}`, kind: guessKind(key) });
     }
     return { objects, shards: shardsBySize(objects) };
   }
 
-  index(object: DatasetObject): Promise<IndexV1> {
+  async index(object: DatasetObject): Promise<IndexV1> {
+    const base = { version: 1 as const, key: object.key, etag: object.etag, size: object.size, kind: "error" as const };
+    const listed = this.unreadable.get(object.key);
+    if (listed) return { ...base, error: listed };
     // Header reads for the index are not media bytes: they stay out of bytes_fetched.
     const reader: RangeReader = { size: object.size, read: (offset, length) => this.readFile(object, offset, length) };
-    return buildIndex(reader, { key: object.key, etag: object.etag });
+    try {
+      return await buildIndex(reader, { key: object.key, etag: object.etag });
+    } catch (err) {
+      const error = unreadable(object.key, (err as Error).cause);
+      if (error) return { ...base, error };
+      throw err;
+    }
   }
 
   async read(object: DatasetObject, offset: number, length: number): Promise<Uint8Array> {

@@ -58,7 +58,7 @@ describe("GET /v1/index/{key} in workerd", () => {
     expect(decodeIndex(new Uint8Array(await res.arrayBuffer()))).toMatchObject({ kind: "video", key });
     expect((await fetchIndex(key)).headers.get("x-ec-index-cache")).toBe("hit");
     const etag = (await env.BUCKET.head(key))!.etag;
-    expect(await indexCacheKey(etag, key)).toBe(`_ec/index/v1/${etag}/sha256-${await sha256Hex(key)}`);
+    expect(await indexCacheKey(etag, key)).toBe(`_ec/index/v2/${etag}/sha256-${await sha256Hex(key)}`);
     expect(await env.BUCKET.head(await indexCacheKey(etag, key))).not.toBeNull();
   });
 

@@ -8,16 +8,19 @@ import type { Batch } from "../../sdk/index.js";
 const run = promisify(execFile);
 
 /**
- * The md5 of every frame of the first video stream, in presentation order, as `ffmpeg -f framemd5`
- * computes it over the decoder's own pixel format (index = 0-based frame number).
+ * The md5 of every frame of the first (or `stream`-th) video stream, in presentation order, as
+ * `ffmpeg -f framemd5` computes it over the decoder's own pixel format (index = 0-based frame
+ * number); `autorotate: false` keeps rotated video as coded.
  *
  * @example
  * const md5s = await ffmpegFrameMd5s(file); md5s[12]; // frame 12
  */
-export async function ffmpegFrameMd5s(file: string): Promise<string[]> {
+export async function ffmpegFrameMd5s(file: string, o: { stream?: number; autorotate?: boolean } = {}): Promise<string[]> {
+  // ffmpeg turns frames by the display matrix unless told not to; ec delivers them as coded by default.
+  const rotate = o.autorotate === false ? ["-noautorotate"] : [];
   const { stdout } = await run(
     "ffmpeg",
-    ["-hide_banner", "-loglevel", "error", "-i", file, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "framemd5", "-"],
+    ["-hide_banner", "-loglevel", "error", ...rotate, "-i", file, "-map", `0:v:${o.stream ?? 0}`, "-fps_mode", "passthrough", "-f", "framemd5", "-"],
     { maxBuffer: 64 << 20 },
   );
   return stdout.split("\n").filter((l) => l && !l.startsWith("#")).map((l) => l.split(",").at(-1)!.trim());

@@ -122,24 +122,64 @@ export interface ProbePacket {
   keyframe: boolean;
   pts: number;
   dts: number;
+  /** Flag D: the demuxer drops the frame after decoding it (outside an edit list's window). */
+  discard: boolean;
 }
 
 /**
- * The first video stream's packets as `ffprobe -show_packets` lists them (decode order).
+ * The first (or `stream`-th) video stream's packets as `ffprobe -show_packets` lists them (decode order).
  *
  * @example
  * const packets = await probePackets(file);
  */
-export async function probePackets(file: string): Promise<ProbePacket[]> {
+export async function probePackets(file: string, stream = 0): Promise<ProbePacket[]> {
   const { stdout } = await run("ffprobe", [
-    "-v", "error", "-select_streams", "v:0", "-show_packets", "-show_entries", "packet=pos,size,flags,pts,dts", "-of", "json", file,
+    "-v", "error", "-select_streams", `v:${stream}`, "-show_packets", "-show_entries", "packet=pos,size,flags,pts,dts", "-of", "json", file,
   ], { maxBuffer: 64 << 20 });
   const parsed = JSON.parse(stdout) as { packets?: { pos: string; size: string; flags: string; pts?: number; dts?: number }[] };
   return (parsed.packets ?? []).map((p) => ({
     pos: Number(p.pos),
     size: Number(p.size),
     keyframe: p.flags.includes("K"),
+    discard: p.flags.includes("D"),
     pts: Number(p.pts),
     dts: Number(p.dts),
   }));
+}
+
+/**
+ * A phone-style MOV: two H.264 video tracks (`width`x`height`, then a smaller second one) and an
+ * AAC track, its first video track carrying a display matrix (the `rotate` tag, stream copied),
+ * so its coded frames are the same for every rotation.
+ *
+ * @example
+ * const mov = await makeRotatedMov(dir, { rotate: 90, width: 96, height: 64, frames: 30 });
+ */
+export async function makeRotatedMov(dir: string, o: { rotate: number; width: number; height: number; frames: number; gop?: number }): Promise<string> {
+  const coded = join(dir, `tracks-${o.width}x${o.height}-${o.frames}f.mov`);
+  const x264 = ["-c:v", "libx264", "-preset", "ultrafast", "-bf", "2", "-g", String(o.gop ?? 12), "-keyint_min", String(o.gop ?? 12), "-sc_threshold", "0", "-pix_fmt", "yuv420p"];
+  await run("ffmpeg", [
+    "-hide_banner", "-loglevel", "error", "-y",
+    "-f", "lavfi", "-i", `testsrc2=size=${o.width}x${o.height}:rate=25`,
+    "-f", "lavfi", "-i", `smptebars=size=${o.width / 2}x${o.height / 2}:rate=25`,
+    "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+    "-map", "0:v", "-map", "1:v", "-map", "2:a", "-frames:v", String(o.frames), ...x264, "-c:a", "aac", "-b:a", "64k", "-shortest", coded,
+  ]);
+  const out = join(dir, `rotate${o.rotate}-${o.width}x${o.height}-${o.frames}f.mov`);
+  await run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-y", "-i", coded, "-map", "0", "-c", "copy", "-metadata:s:v:0", `rotate=${o.rotate}`, out]);
+  return out;
+}
+
+/**
+ * The rotation ffprobe reports for the first video stream, as degrees clockwise (ffprobe's
+ * side data counts counterclockwise); 0 without a display matrix.
+ *
+ * @example
+ * await probeRotation(mov); // 90
+ */
+export async function probeRotation(file: string): Promise<number> {
+  const { stdout } = await run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream_side_data=rotation", "-of", "json", file]);
+  const parsed = JSON.parse(stdout) as { streams?: { side_data_list?: { rotation?: number }[] }[] };
+  const ccw = parsed.streams?.[0]?.side_data_list?.find((d) => d.rotation !== undefined)?.rotation ?? 0;
+  return (((-ccw) % 360) + 360) % 360;
 }

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../sdk/cli/decode.js";
 import type { MakeVideoOptions } from "../helpers/make-video.js";
 import { makeVideo } from "../helpers/make-video.js";
+import { cutCopy } from "../helpers/edit-list.js";
 import { ffmpegFrameMd5s } from "./helpers.js";
 
 const run = promisify(execFile);
@@ -80,5 +81,21 @@ describe("ec decode --framemd5", () => {
     const missing = await ecDecode([join(dir, "missing.mp4")]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/ENOENT|no such file/);
+  });
+
+  it("a -ss 2.5 -c copy cut (edit list) gives ffmpeg's frames: none of the 15 before the cut point", async () => {
+    const src = await makeVideo(dir, { codec: "h264", width: 96, height: 64, frames: 150, fps: 30, gop: 60, bframes: 2, name: "uncut.mp4" });
+    const cut = await cutCopy(src, dir, { ss: 2.5, name: "cut.mp4" });
+    const expected = await ffmpegFrameMd5s(cut);
+    expect(expected).toHaveLength(75);
+    const r = await ecDecode([cut, "--framemd5"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(md5Column(r.stdout)).toEqual(expected);
+    // The lines themselves, timestamps included: frame 0 at pts 0, as ffmpeg prints it.
+    const { stdout } = await run("ffmpeg", ["-v", "error", "-i", cut, "-map", "0:v:0", "-f", "framemd5", "-"]);
+    const lines = (text: string) => text.split("\n").filter((l) => l !== "" && !l.startsWith("#software"));
+    expect(lines(r.stdout)).toEqual(lines(stdout));
+    const slice = await ecDecode([cut, "--framemd5", "--start", "40", "--frames", "20", "--frames-per-call", "7"]);
+    expect(md5Column(slice.stdout)).toEqual(expected.slice(40, 60));
   });
 });

@@ -1,7 +1,8 @@
 /**
- * fast-check mutations of real MP4 headers and sample tables (bytes flipped, 32-bit fields set
- * to extremes, boxes cut short) into buildIndex: each ends in an index, an error record or a
- * MediaIndexError, within a time bound, and the heap does not grow with the runs.
+ * fast-check mutations of real MP4 headers and sample tables, and of real Matroska and WebM
+ * files (bytes flipped, 32-bit fields set to extremes, boxes and elements cut short) into
+ * buildIndex: each ends in an index, an error record or a MediaIndexError, within a time bound,
+ * and the heap does not grow with the runs.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -9,6 +10,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildIndex, bytesReader, MediaIndexError } from "../../common/media-index/index.js";
+import { makeMatroska } from "../helpers/make-matroska.js";
 import { makeVideo } from "../helpers/make-video.js";
 import { report, scale } from "./stack.js";
 
@@ -16,17 +18,21 @@ let dir: string;
 const files = new Map<string, Uint8Array>();
 const runs = scale(150, 1500);
 const outcomes: Record<string, number> = {};
+const matroskaOutcomes: Record<string, number> = {};
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-rel-index-"));
   files.set("tail", await readFile(await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 30, gop: 6, bframes: 2 })));
   files.set("fast", await readFile(await makeVideo(dir, { codec: "hevc", width: 64, height: 48, frames: 20, gop: 5, faststart: true, audio: true })));
   files.set("frag", await readFile(await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 24, gop: 6, fragmented: true })));
+  files.set("mkv", await readFile(await makeMatroska(dir, { codec: "h264", width: 64, height: 48, frames: 30, gop: 6, audio: true, name: "fuzz.mkv" })));
+  files.set("webm-live", await readFile(await makeMatroska(dir, { codec: "vp9", width: 64, height: 48, frames: 20, gop: 5, live: true, name: "fuzz.webm" })));
 }, 120_000);
 
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
-  report("index-fuzz", { runs_per_layout: runs, layouts: files.size, seed: fc.readConfigureGlobal().seed, outcomes });
+  report("index-fuzz", { runs_per_layout: runs, layouts: 3, seed: fc.readConfigureGlobal().seed, outcomes });
+  report("matroska-index-fuzz", { runs_per_layout: runs, layouts: 2, seed: fc.readConfigureGlobal().seed, outcomes: matroskaOutcomes });
 });
 
 /** Offsets of every box of these types, found by their four-character code. */
@@ -37,15 +43,16 @@ function boxOffsets(bytes: Uint8Array, types: readonly string[]): number[] {
   return out.sort((a, b) => a - b);
 }
 
-async function classify(bytes: Uint8Array): Promise<string> {
+async function classify(bytes: Uint8Array, key = "fuzz/x.mp4", tally = outcomes): Promise<string> {
   const result = await Promise.race([
-    buildIndex(bytesReader(bytes), { key: "fuzz/x.mp4", etag: '"fuzz"' }).then(
+    buildIndex(bytesReader(bytes), { key, etag: '"fuzz"' }).then(
       (index) => ((index as { error?: { code?: string } }).error?.code ? `record:${(index as { error: { code: string } }).error.code}` : "index"),
       (err: unknown) => (err instanceof MediaIndexError ? `error:${err.code}` : `UNTYPED:${String(err)}`),
     ),
     new Promise<string>((resolve) => setTimeout(() => resolve("HANG"), 5000)),
   ]);
-  outcomes[result.replace(/^UNTYPED:.*/, "UNTYPED")] = (outcomes[result.replace(/^UNTYPED:.*/, "UNTYPED")] ?? 0) + 1;
+  const k = result.replace(/^UNTYPED:.*/, "UNTYPED");
+  tally[k] = (tally[k] ?? 0) + 1;
   return result;
 }
 
@@ -91,28 +98,59 @@ describe("mutated MP4 headers and sample tables into buildIndex", () => {
       const original = files.get(layout)!;
       const tables = boxOffsets(original, ["moov", "trak", "stbl", "stsz", "stco", "co64", "stsc", "stts", "ctts", "stss", "avcC", "hvcC", "moof", "trun", "tfhd", "sidx", "mdhd", "elst"]);
       expect(tables.length).toBeGreaterThan(3);
-      const mutation = fc.oneof(
-        // A 32-bit field at or just after a box start set to an extreme.
-        fc.tuple(fc.constantFrom(...tables), fc.nat({ max: 40 }), fc.constantFrom(0, 1, 0x7fffffff, 0xffffffff, 0x10000, 8)).map(([at, d, v]) => ({ kind: "u32" as const, at: at + d, v })),
-        fc.tuple(fc.nat({ max: original.length - 1 }), fc.integer({ min: 0, max: 255 })).map(([at, v]) => ({ kind: "byte" as const, at, v })),
-        fc.nat({ max: original.length }).map((at) => ({ kind: "cut" as const, at, v: 0 })),
-      );
-      const heap0 = process.memoryUsage().heapUsed;
-      await fc.assert(
-        fc.asyncProperty(fc.array(mutation, { minLength: 1, maxLength: 4 }), async (ms) => {
-          let bytes = new Uint8Array(original);
-          for (const m of ms) {
-            if (m.kind === "cut") bytes = bytes.slice(0, m.at);
-            else if (m.kind === "byte" && m.at < bytes.length) bytes[m.at] = m.v;
-            else if (m.kind === "u32" && m.at + 4 <= bytes.length) new DataView(bytes.buffer).setUint32(m.at, m.v);
-          }
-          const outcome = await classify(bytes);
-          expect(outcome, JSON.stringify(ms)).not.toMatch(/^(HANG|UNTYPED)/);
-        }),
-        { numRuns: runs },
-      );
-      global.gc?.();
-      expect(process.memoryUsage().heapUsed - heap0).toBeLessThan(256 << 20);
+      await fuzz(original, tables, "fuzz/x.mp4", outcomes);
     });
   }
 });
+
+/** Offsets of every EBML element with one of these IDs (found by their bytes). */
+function elementOffsets(bytes: Uint8Array, ids: readonly number[]): number[] {
+  const out: number[] = [];
+  const b = Buffer.from(bytes);
+  for (const id of ids) {
+    const needle = Buffer.from(id.toString(16).padStart(id > 0xffffff ? 8 : id > 0xffff ? 6 : id > 0xff ? 4 : 2, "0"), "hex");
+    for (let i = b.indexOf(needle); i >= 0; i = b.indexOf(needle, i + 1)) out.push(i);
+  }
+  return out.sort((a, b) => a - b);
+}
+
+describe("mutated Matroska and WebM into buildIndex", () => {
+  for (const layout of ["mkv", "webm-live"]) {
+    it(`${layout}: typed outcome, no hang, bounded heap`, async () => {
+      const original = files.get(layout)!;
+      // EBML header, Segment, Info, Tracks, TrackEntry, CodecPrivate, Cues, Cluster, Timestamp, BlockGroup.
+      const elements = elementOffsets(original, [0x1a45dfa3, 0x18538067, 0x1549a966, 0x1654ae6b, 0x2ad7b1, 0x63a2, 0x1c53bb6b, 0x1f43b675, 0x23e383]);
+      expect(elements.length).toBeGreaterThan(4);
+      await fuzz(original, elements, `fuzz/x.${layout === "mkv" ? "mkv" : "webm"}`, matroskaOutcomes);
+    });
+  }
+});
+
+/**
+ * Runs mutation sequences of `original` (bytes set, 32-bit fields at or after `targets` set to
+ * extremes, cuts) into buildIndex: every outcome typed, none hanging, the heap bounded.
+ */
+async function fuzz(original: Uint8Array, targets: readonly number[], key: string, tally: Record<string, number>): Promise<void> {
+  const mutation = fc.oneof(
+    // A 32-bit field at or just after a box or element start set to an extreme.
+    fc.tuple(fc.constantFrom(...targets), fc.nat({ max: 40 }), fc.constantFrom(0, 1, 0x7fffffff, 0xffffffff, 0x10000, 8)).map(([at, d, v]) => ({ kind: "u32" as const, at: at + d, v })),
+    fc.tuple(fc.nat({ max: original.length - 1 }), fc.integer({ min: 0, max: 255 })).map(([at, v]) => ({ kind: "byte" as const, at, v })),
+    fc.nat({ max: original.length }).map((at) => ({ kind: "cut" as const, at, v: 0 })),
+  );
+  const heap0 = process.memoryUsage().heapUsed;
+  await fc.assert(
+    fc.asyncProperty(fc.array(mutation, { minLength: 1, maxLength: 4 }), async (ms) => {
+      let bytes = new Uint8Array(original);
+      for (const m of ms) {
+        if (m.kind === "cut") bytes = bytes.slice(0, m.at);
+        else if (m.kind === "byte" && m.at < bytes.length) bytes[m.at] = m.v;
+        else if (m.kind === "u32" && m.at + 4 <= bytes.length) new DataView(bytes.buffer).setUint32(m.at, m.v);
+      }
+      const outcome = await classify(bytes, key, tally);
+      expect(outcome, JSON.stringify(ms)).not.toMatch(/^(HANG|UNTYPED)/);
+    }),
+    { numRuns: runs },
+  );
+  global.gc?.();
+  expect(process.memoryUsage().heapUsed - heap0).toBeLessThan(256 << 20);
+}

@@ -5,7 +5,7 @@ import { InvalidOptionError } from "../../sdk/errors.js";
 describe("resolveOptions", () => {
   it("fills defaults and freezes the result", () => {
     const o = resolveOptions({}, {});
-    expect(o).toMatchObject({ frames: 16, stride: 1, align: "keyframe", rank: 0, world: 1, batch: 1, seed: 0, epoch: 0, format: "rgb24" });
+    expect(o).toMatchObject({ frames: 16, stride: 1, align: "keyframe", rank: 0, world: 1, batch: 1, seed: 0, epoch: 0, format: "rgb24", rotate: "none", track: 0 });
     expect(Object.isFrozen(o)).toBe(true);
   });
 
@@ -19,6 +19,8 @@ describe("resolveOptions", () => {
     [{ device: "gpu" }, 'Expected "cpu", "auto" or "cuda:N" for device but received "gpu"'],
     [{ align: "middle" }, 'Expected "keyframe" or "exact" for align but received "middle"'],
     [{ rank: 2, world: 2 }, "Expected rank below world (2) but received 2"],
+    [{ rotate: "yes" }, 'Expected "none" or "auto" for rotate but received "yes"'],
+    [{ track: -1 }, "Expected a non-negative integer for track but received -1"],
     [{ onError: 3 }, "Expected a function for onError but received 3"],
     [{ frame: 3 }, 'Expected only known options but received "frame"'],
     [{ cache: "not a url" }, 'Expected an http(s) URL for cache but received "not a url"'],

@@ -135,7 +135,7 @@ describe("bad objects become error records, never exceptions", () => {
     await writeFile(join(dir, "empty.mp4"), "");
     await writeFile(join(dir, "empty.bin"), "");
     expect((await indexFile(join(dir, "empty.mp4"))).index).toMatchObject({ kind: "error", error: { code: "ERR_EMPTY_OBJECT" } });
-    expect((await indexFile(join(dir, "empty.bin"))).index).toMatchObject({ kind: "other", size: 0 });
+    expect((await indexFile(join(dir, "empty.bin"))).index).toMatchObject({ kind: "error", size: 0, error: { code: "ERR_EMPTY_OBJECT" } });
   });
 
   it("non-media with a video extension, and plain text", async () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeIndex, encodeIndex, guessKind, summarizeIndex } from "../../../common/media-index/index.js";
+import { decodeIndex, encodeIndex, guessKind, INDEX_FORMAT_VERSION, summarizeIndex } from "../../../common/media-index/index.js";
 import type { IndexV1 } from "../../../common/schema/index.js";
 
 function videoIndex(n: number, seed = 1): IndexV1 {
@@ -51,17 +51,19 @@ describe("encodeIndex/decodeIndex", () => {
     expect(bytes.length).toBeLessThan(100_000 * 30 + 1024);
   });
 
-  it("rejects bad magic, a future version, a cut body and a forged head", () => {
+  it("rejects bad magic, a past or future version, a cut body and a forged head", () => {
     const good = encodeIndex(videoIndex(50));
     const badMagic = good.slice(); badMagic[0] = 0;
-    const future = good.slice(); new DataView(future.buffer).setUint16(4, 2, true);
+    const future = good.slice(); new DataView(future.buffer).setUint16(4, INDEX_FORMAT_VERSION + 1, true);
+    // Version 1 had no edit window: decoding it would show frames an edit list drops.
+    const past = good.slice(); new DataView(past.buffer).setUint16(4, 1, true);
     const cut = good.slice(0, good.length - 1);
     const forged = good.slice();
     // Flip a byte inside the JSON head: "kind":"video" → something zod rejects.
     const head = new TextDecoder().decode(forged.subarray(12, 12 + new DataView(forged.buffer).getUint32(8, true)));
     const at = 12 + head.indexOf("\"video\"") + 1;
     forged[at] = "x".charCodeAt(0);
-    for (const bytes of [badMagic, future, cut, forged, new Uint8Array(3)]) {
+    for (const bytes of [badMagic, future, past, cut, forged, new Uint8Array(3)]) {
       expect(() => decodeIndex(bytes)).toThrow(expect.objectContaining({ code: "ERR_INDEX_DECODE" }));
     }
   });

@@ -1,6 +1,8 @@
+import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
 import { main } from "../../../sdk/cli/inspect.js";
@@ -44,7 +46,14 @@ beforeAll(async () => {
   await put("insp/d.npy", await readFile(npy));
   await put("insp/broken.mp4", (await readFile(h264)).subarray(0, 2000));
   await put("insp/notes.txt", "hello");
+  await put("insp/e.avi", await readFile(await remux(h264, join(dir, "e.avi"))));
 }, 180_000);
+
+/** The same stream in another container, by ffmpeg stream copy. */
+async function remux(src: string, out: string): Promise<string> {
+  await promisify(execFile)("ffmpeg", ["-hide_banner", "-loglevel", "error", "-y", "-i", src, "-c", "copy", out]);
+  return out;
+}
 
 afterAll(async () => {
   await edge?.stop();
@@ -58,21 +67,27 @@ describe("ec inspect against a local edge", () => {
     const s = JSON.parse(out);
     expect(s).toMatchObject({
       dataset: "insp",
-      objects: 6,
-      byKind: { video: 2, image: 1, array: 1, other: 1, error: 1 },
+      objects: 7,
+      byKind: { video: 2, error: 2, image: 1, array: 1, other: 1 },
       codecs: { h264: 1, hevc: 1 },
       resolutions: { "160x96": 1, "128x64": 1, "64x48": 1 },
       frameRates: { "25": 1, "30": 1 },
       frames: 54,
     });
     expect(s.duration.total).toBeCloseTo(30 / 25 + 24 / 30, 6);
-    expect(s.errors).toEqual([{ key: "insp/broken.mp4", code: "ERR_TRUNCATED", message: expect.any(String) }]);
+    // Every object that streams nothing is listed, with the container it is when ec knows it.
+    expect(s.errors).toEqual([
+      { key: "insp/broken.mp4", code: "ERR_TRUNCATED", message: expect.any(String) },
+      { key: "insp/e.avi", code: "ERR_KIND_UNSUPPORTED", message: expect.stringMatching(/^insp\/e\.avi is AVI, which ec does not stream/) },
+      { key: "insp/notes.txt", code: "ERR_KIND_UNSUPPORTED", message: expect.stringMatching(/^insp\/notes\.txt is no format ec reads/) },
+    ]);
   });
 
   it("prints a readable summary", async () => {
     const { code, out } = await inspect(`${edge.url}/v1/datasets/insp`, "--token", edge.token);
     expect(code).toBe(0);
-    expect(out).toMatch(/objects\s+6 /);
+    expect(out).toMatch(/objects\s+7 /);
+    expect(out).toContain("errors       3");
     expect(out).toContain("insp/broken.mp4: ERR_TRUNCATED");
   });
 

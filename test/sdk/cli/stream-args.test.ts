@@ -18,6 +18,10 @@ describe("ec stream arguments", () => {
     expect(p.options).toEqual({ endpoint: "http://127.0.0.1:9000", region: "auto", forcePathStyle: true });
   });
 
+  it("maps --rotate and --track", () => {
+    expect(parseStreamArgs(["u", "--rotate", "auto", "--track", "1"]).options).toEqual({ rotate: "auto", track: 1 });
+  });
+
   it("passes values through for open() to judge, so its messages name the option", () => {
     expect(parseStreamArgs(["u", "--frames", "abc"]).options).toEqual({ frames: "abc" });
     expect(parseStreamArgs(["u", "--shuffle", "false"]).options).toEqual({ shuffle: false });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { clipFrames, clipStarts, makePlan } from "../../../sdk/sampler/clip-plan.js";
-import { decodeSpan, frameOrder } from "../../../sdk/sampler/frame-order.js";
+import { decodeSpan, frameOrder, NOT_SHOWN } from "../../../sdk/sampler/frame-order.js";
 import type { SampleTableV1 } from "../../../common/schema/index.js";
 
 describe("clipStarts", () => {
@@ -40,6 +40,32 @@ describe("frameOrder and decodeSpan", () => {
     expect([...order.decodeOf]).toEqual([0, 2, 3, 1, 5, 6, 4, 7, 9, 10, 8, 11]);
     expect(order.keyframes).toEqual([0, 7]);
   });
+  it("with an edit window, frames are the shown samples only; a mid-GOP frame 0 is a start", () => {
+    const t = bframeTable();
+    // A cut at pts 2: samples of pts 0 and 1 are decoded but not shown, nor is pts 11 past the end.
+    const order = frameOrder(t, { start: 2, end: 11 });
+    expect([...order.decodeOf]).toEqual([3, 1, 5, 6, 4, 7, 9, 10, 8]);
+    expect(order.frameOf[0]).toBe(NOT_SHOWN);
+    expect(order.frameOf[3]).toBe(0);
+    expect(order.keyframes).toEqual([0, 5]);
+    // Frame 0 (pts 2, sample 3) is decoded from the keyframe before the edit.
+    expect(decodeSpan(t, order, [0, 1])).toMatchObject({ firstSample: 0, endSample: 4 });
+  });
+  it("an open GOP's leading pictures (after its keyframe in decode order, shown before it) decode from the keyframe before", () => {
+    // I P B B | CRA B B P B B: the B-frames after the CRA show before it and reference the first GOP.
+    const pts = [0, 3, 1, 2, 6, 4, 5, 9, 7, 8];
+    const t: SampleTableV1 = {
+      offset: Float64Array.from(pts, (_, i) => i * 10),
+      size: Uint32Array.from(pts, () => 10),
+      keyframe: Uint8Array.from(pts, (_, i) => (i === 0 || i === 4 ? 1 : 0)),
+      pts: Float64Array.from(pts),
+      dts: Float64Array.from(pts, (_, i) => i - 2),
+    };
+    const order = frameOrder(t);
+    expect(decodeSpan(t, order, [4, 5])).toMatchObject({ firstSample: 0, endSample: 7 });
+    // From the CRA on, nothing leads it: the CRA starts the run.
+    expect(decodeSpan(t, order, [6, 7])).toMatchObject({ firstSample: 4, endSample: 9 });
+  });
   it("spans from the GOP's keyframe through the last needed sample in decode order", () => {
     const t = bframeTable();
     const order = frameOrder(t);
@@ -58,6 +84,9 @@ describe("makePlan", () => {
     expect(a.total).toBe(2);
     expect(makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe" }).fingerprint).toBe(a.fingerprint);
     expect(makePlan([{ ...objs[0]!, etag: "2" }], shards, { frames: 8, stride: 1, align: "keyframe" }).fingerprint).not.toBe(a.fingerprint);
+    // Another video track is another dataset; track 0 is the plan of checkpoints from before the option.
+    expect(makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe", track: 1 }).fingerprint).not.toBe(a.fingerprint);
+    expect(makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe", track: 0 }).fingerprint).toBe(a.fingerprint);
     expect(makePlan(objs, shards, { frames: 4, stride: 2, align: "keyframe" }).fingerprint).not.toBe(a.fingerprint);
   });
 });
