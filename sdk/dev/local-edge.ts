@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { spawnGroup, type ChildGroup } from "./child-group.js";
 import { devToken, ensureDevVars } from "./dev-vars.js";
@@ -54,6 +55,23 @@ function configFor(root: string, varsDir: string): string {
   return path;
 }
 
+/**
+ * wrangler's CLI: next to ec in a checkout (a devDependency), or in the project that installed
+ * ec (an optional peer dependency, so installing ec alone does not pull workerd).
+ */
+function wranglerBin(root: string): string {
+  try {
+    return createRequire(join(root, "package.json")).resolve("wrangler/bin/wrangler.js");
+  } catch (cause) {
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { peerDependencies?: Record<string, string> };
+    throw new DevServiceError(
+      "ERR_DEV_WRANGLER_MISSING",
+      `Expected wrangler (the local edge runs in its workerd) but it is not installed: npm install --save-dev wrangler@${pkg.peerDependencies?.wrangler ?? "4"}`,
+      { cause },
+    );
+  }
+}
+
 async function waitForHealth(url: string, group: ChildGroup, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exitedWith: number | string | undefined;
@@ -86,7 +104,7 @@ async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Pr
   mkdirSync(persistDir, { recursive: true });
   const config = configFor(root, varsDir);
   const inspectorPort = await freePort();
-  const wrangler = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
+  const wrangler = wranglerBin(root);
   const args = [
     wrangler, "dev", "--local", "--config", config,
     "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort),
