@@ -4,12 +4,16 @@
  * prints `key,frame_index,md5` per delivered frame so frames can be checked against the source.
  */
 import { createHash } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
 import { describeReceived, EcError } from "../../common/errors.js";
 import { InvalidOptionError } from "../errors.js";
 import { open } from "../open.js";
+import { contactSheet } from "../preview/index.js";
+import type { Batch } from "../pipeline/batcher.js";
 import { BUCKET_FLAGS, bucketOptions } from "./bucket-flags.js";
 import type { OpenOptions } from "../options.js";
 import type { StreamStats } from "../stats.js";
@@ -18,6 +22,7 @@ const USAGE = `usage: ec stream URL [--token T] [--cache URL] [--frames N] [--st
                  [--size HxW] [--batch B] [--limit CLIPS] [--device cpu|auto|cuda:N] [--workers N]
                  [--prefetch N] [--seed N] [--epoch N] [--rank R --world W] [--format rgb24|native] [--md5] [--json]
                  [--step-ms MS]   (a training step's time per batch, to see whether data keeps up: stall_ratio)
+                 [--preview FILE.png]   (a contact sheet of the first batch: a row of frames per clip)
                  [--s3-endpoint URL] [--region R] [--path-style]   (r2:// and s3:// URLs; default from the environment)
 `;
 
@@ -31,7 +36,7 @@ function parseSize(raw: string): [number, number] {
 }
 
 /** Parses argv into the dataset URL and open() options; open() validates the values. */
-export function parseStreamArgs(argv: string[]): { url: string; options: OpenOptions; json: boolean; md5: boolean; stepMs: number } {
+export function parseStreamArgs(argv: string[]): { url: string; options: OpenOptions; json: boolean; md5: boolean; stepMs: number; preview: string | undefined } {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -44,6 +49,7 @@ export function parseStreamArgs(argv: string[]): { url: string; options: OpenOpt
       format: { type: "string" },
       shuffle: { type: "string" },
       md5: { type: "boolean", default: false },
+      preview: { type: "string" },
       ...BUCKET_FLAGS,
       "step-ms": { type: "string", default: "0" },
       json: { type: "boolean", default: false },
@@ -67,7 +73,10 @@ export function parseStreamArgs(argv: string[]): { url: string; options: OpenOpt
   if (!/^\d+$/.test(values["step-ms"]) || stepMs > 60_000) {
     throw new InvalidOptionError(`Expected milliseconds from 0 to 60000 for --step-ms but received ${describeReceived(values["step-ms"])}`);
   }
-  return { url: positionals[0]!, options: o as OpenOptions, json: values.json, md5: values.md5, stepMs };
+  if (values.preview !== undefined && !values.preview.toLowerCase().endsWith(".png")) {
+    throw new InvalidOptionError(`Expected a .png file for --preview but received ${describeReceived(values.preview)}`);
+  }
+  return { url: positionals[0]!, options: o as OpenOptions, json: values.json, md5: values.md5, stepMs, preview: values.preview };
 }
 
 function summaryLine(s: StreamStats): string {
@@ -84,6 +93,8 @@ function summaryLine(s: StreamStats): string {
 /** What a stream run ended with. */
 export interface StreamRun {
   readonly stats: StreamStats;
+  /** The contact sheet of the first batch, when one was asked for and a batch came. */
+  readonly preview?: string;
   /** The error that stopped the stream early, if one did (skipped clips do not). */
   readonly failed: unknown;
 }
@@ -96,7 +107,11 @@ export interface StreamRun {
  * @example
  * const { stats } = await streamWithProgress(url, { frames: 8, size: [224, 224] });
  */
-export async function streamWithProgress(url: string, options: OpenOptions, o: { md5?: boolean; quiet?: boolean; stepMs?: number } = {}): Promise<StreamRun> {
+export async function streamWithProgress(
+  url: string,
+  options: OpenOptions,
+  o: { md5?: boolean; quiet?: boolean; stepMs?: number; preview?: string; onBatch?: (batch: Batch) => void } = {},
+): Promise<StreamRun> {
   const bar = new cliProgress.SingleBar(
     {
       stream: process.stderr,
@@ -127,8 +142,11 @@ export async function streamWithProgress(url: string, options: OpenOptions, o: {
   bar.start(ds.clipCount, 0, payload());
   const tick = setInterval(() => bar.update(ds.stats().clips, payload()), 250);
   let failed: unknown;
+  let preview: string | undefined;
   try {
     for await (const batch of ds) {
+      if (o.preview && preview === undefined) preview = await writePreview(o.preview, batch);
+      o.onBatch?.(batch);
       if (o.md5) {
         const lines: string[] = [];
         batch.decoded.forEach((clip, i) => {
@@ -147,7 +165,15 @@ export async function streamWithProgress(url: string, options: OpenOptions, o: {
     bar.stop();
     await ds.close();
   }
-  return { stats: ds.stats(), failed };
+  return { stats: ds.stats(), failed, ...(preview ? { preview } : {}) };
+}
+
+/** Writes the batch's contact sheet as PNG at `path` (folders made as needed); returns the absolute path. */
+async function writePreview(path: string, batch: Batch): Promise<string> {
+  const file = resolve(path);
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, contactSheet(batch.clips, batch.decoded).png());
+  return file;
 }
 
 /** The human summary printed at the end of a stream. */
@@ -169,18 +195,18 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`ec stream: ${(err as Error).message}\n${USAGE}`);
     return 2;
   }
-  const { url, options, json, md5, stepMs } = parsed;
+  const { url, options, json, md5, stepMs, preview } = parsed;
   let result: StreamRun;
   try {
-    result = await streamWithProgress(url, options, { md5, quiet: json, stepMs });
+    result = await streamWithProgress(url, options, { md5, quiet: json, stepMs, ...(preview ? { preview } : {}) });
   } catch (err) {
     const code = err instanceof EcError ? err.code : "ERR_OPEN_FAILED";
     process.stderr.write(`ec stream: [${code}] ${(err as Error).message}\n`);
     return err instanceof InvalidOptionError ? 2 : 1;
   }
   const { stats, failed } = result;
-  if (json) process.stdout.write(`${JSON.stringify(stats)}\n`);
-  else process.stderr.write(`${summaryLine(stats)}\n`);
+  if (json) process.stdout.write(`${JSON.stringify(result.preview ? { ...stats, preview: result.preview } : stats)}\n`);
+  else process.stderr.write(`${summaryLine(stats)}\n${result.preview ? `first batch: ${result.preview}\n` : ""}`);
   if (failed) {
     process.stderr.write(`ec stream: [${failed instanceof EcError ? failed.code : "ERR_STREAM_FAILED"}] ${(failed as Error).message}\n`);
     return 1;
