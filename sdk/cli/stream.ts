@@ -79,14 +79,29 @@ export function parseStreamArgs(argv: string[]): { url: string; options: OpenOpt
   return { url: positionals[0]!, options: o as OpenOptions, json: values.json, md5: values.md5, stepMs, preview: values.preview };
 }
 
-function summaryLine(s: StreamStats): string {
+/**
+ * The waiting figure in words. With a simulated step it is what a GPU would have idled; without
+ * a consumer the loop asks for the next batch at once, so it only says that decode set the pace.
+ */
+function waitText(run: StreamRun, stepMs: number): string {
+  const first = run.firstBatchSeconds === undefined ? "no batch came" : `first batch after ${run.firstBatchSeconds.toFixed(2)} s`;
+  if (stepMs === 0) {
+    const p = `${(run.stats.stall_ratio * 100).toFixed(1)} %`;
+    return `${first}; waited for data ${p} of the time with no training step (expected: fetch and decode set the pace; --step-ms MS simulates a step)`;
+  }
+  return `${first}; then GPU idle ${(run.idleAfterFirst * 100).toFixed(1)} % at a ${stepMs} ms step (the share of the time a GPU would have waited for data)`;
+}
+
+function summaryLine(run: StreamRun, stepMs = 0): string {
+  const s = run.stats;
   const mb = (n: number) => (n / 1e6).toFixed(1);
   const rate = (n: number) => (s.seconds > 0 ? (n / s.seconds).toFixed(1) : "0");
   const errors = Object.entries(s.errors).map(([k, v]) => `${k}×${v}`).join(", ") || "none";
   return [
     `clips ${s.clips} (${rate(s.clips)}/s), frames ${s.frames} (${rate(s.frames)}/s) in ${s.seconds.toFixed(2)} s on ${s.device}`,
-    `bytes fetched ${mb(s.bytes_fetched)} MB for ${mb(s.bytes_needed)} MB needed (${s.bytes_needed > 0 ? (s.bytes_fetched / s.bytes_needed).toFixed(2) : "-"}×), ${rate(s.bytes_fetched / 1e6)} MB/s`,
-    `stall ${(s.stall_ratio * 100).toFixed(1)}%, cache hits ${(s.cache_hit_ratio * 100).toFixed(1)}%, errors: ${errors}`,
+    `bytes fetched ${mb(s.bytes_fetched)} MB for ${mb(s.bytes_needed)} MB of GOP bytes the clips needed (${s.bytes_needed > 0 ? (s.bytes_fetched / s.bytes_needed).toFixed(2) : "-"}×: whole cache blocks, prefetch), ${rate(s.bytes_fetched / 1e6)} MB/s`,
+    waitText(run, stepMs),
+    `cache hits ${(s.cache_hit_ratio * 100).toFixed(1)} %, errors: ${errors}`,
   ].join("\n");
 }
 
@@ -95,6 +110,13 @@ export interface StreamRun {
   readonly stats: StreamStats;
   /** The contact sheet of the first batch, when one was asked for and a batch came. */
   readonly preview?: string;
+  /** Seconds from open() to the first batch in the consumer's hands; undefined when none came. */
+  readonly firstBatchSeconds: number | undefined;
+  /**
+   * The share of the time after the first batch that the consumer waited for the next one: with
+   * a step, what a GPU would have idled once the stream was running (startup is firstBatchSeconds).
+   */
+  readonly idleAfterFirst: number;
   /** The error that stopped the stream early, if one did (skipped clips do not). */
   readonly failed: unknown;
 }
@@ -115,12 +137,13 @@ export async function streamWithProgress(
   const bar = new cliProgress.SingleBar(
     {
       stream: process.stderr,
-      format: "{bar} {value}/{total} clips | {cps} clips/s | {fps} frames/s | {mbps} MB/s | stall {stall}% | cache hits {hits}% | errors {errors}",
+      format: "{bar} {value}/{total} clips | {cps} clips/s | {fps} frames/s | {mbps} MB/s | waiting for data {stall}% | cache hits {hits}% | errors {errors}",
       hideCursor: true,
       clearOnComplete: false,
     },
     cliProgress.Presets.shades_classic,
   );
+  const opened = performance.now();
   const ds = await open(url, {
     ...options,
     onError: (err, clip) => {
@@ -143,8 +166,22 @@ export async function streamWithProgress(
   const tick = setInterval(() => bar.update(ds.stats().clips, payload()), 250);
   let failed: unknown;
   let preview: string | undefined;
+  let firstAt: number | undefined;
+  let waitedAfterFirst = 0;
+  let endedAt: number | undefined;
+  const batches = ds[Symbol.asyncIterator]();
   try {
-    for await (const batch of ds) {
+    for (;;) {
+      const asked = performance.now();
+      const next = await batches.next();
+      const got = performance.now();
+      if (firstAt === undefined) firstAt = got;
+      else waitedAfterFirst += got - asked;
+      if (next.done) {
+        endedAt = got;
+        break;
+      }
+      const batch = next.value;
       if (o.preview && preview === undefined) preview = await writePreview(o.preview, batch);
       o.onBatch?.(batch);
       if (o.md5) {
@@ -165,7 +202,15 @@ export async function streamWithProgress(
     bar.stop();
     await ds.close();
   }
-  return { stats: ds.stats(), failed, ...(preview ? { preview } : {}) };
+  const ran = firstAt === undefined ? 0 : (endedAt ?? performance.now()) - firstAt;
+  const gotBatch = ds.stats().clips > 0;
+  return {
+    stats: ds.stats(),
+    failed,
+    ...(preview ? { preview } : {}),
+    firstBatchSeconds: gotBatch && firstAt !== undefined ? (firstAt - opened) / 1000 : undefined,
+    idleAfterFirst: ran > 0 ? Math.min(1, waitedAfterFirst / ran) : 0,
+  };
 }
 
 /** Writes the batch's contact sheet as PNG at `path` (folders made as needed); returns the absolute path. */
@@ -206,7 +251,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const { stats, failed } = result;
   if (json) process.stdout.write(`${JSON.stringify(result.preview ? { ...stats, preview: result.preview } : stats)}\n`);
-  else process.stderr.write(`${summaryLine(stats)}\n${result.preview ? `first batch: ${result.preview}\n` : ""}`);
+  else process.stderr.write(`${summaryLine(result, stepMs)}\n${result.preview ? `first batch: ${result.preview}\n` : ""}`);
   if (failed) {
     process.stderr.write(`ec stream: [${failed instanceof EcError ? failed.code : "ERR_STREAM_FAILED"}] ${(failed as Error).message}\n`);
     return 1;
