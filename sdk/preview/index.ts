@@ -3,3 +3,4 @@ export { contactSheet, labelsText, MAX_TILE, MAX_FRAMES_PER_ROW, type ContactShe
 export { frameToRgb, type PictureFrame } from "./to-rgb.js";
 export { RgbImage, TEXT_HEIGHT, textWidth, type Rgb } from "./rgb-image.js";
 export { encodePng, pngDataUri } from "./png.js";
+export { thumbnailStrip, firstMiddleLast } from "./thumbnail-strip.js";
