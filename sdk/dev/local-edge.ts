@@ -5,12 +5,12 @@ import { spawnGroup, type ChildGroup } from "./child-group.js";
 import { devToken, ensureDevVars } from "./dev-vars.js";
 import { DevServiceError } from "./errors.js";
 import { freePort } from "./free-port.js";
-import { projectRoot } from "./project-root.js";
+import { projectRoot, stateRoot } from "./project-root.js";
 
 export interface LocalEdgeOptions {
   /** Port to listen on; 0 (the default) picks a free one. */
   readonly port?: number;
-  /** Where the local R2 persists; defaults to `.ec/edge` in the project. */
+  /** Where the local R2 persists; defaults to `.ec/edge` of the checkout, or of the current folder where ec is installed. */
   readonly persistDir?: string;
   /** Folder of the `.dev.vars` to use (created on first use); defaults to the project root. Tests pass their own. */
   readonly varsDir?: string;
@@ -100,7 +100,7 @@ function upstreamArgs(origin: string): string[] {
 async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Promise<LocalEdge> {
   const varsDir = resolve(opts.varsDir ?? root);
   const vars = ensureDevVars(varsDir);
-  const persistDir = resolve(opts.persistDir ?? join(root, ".ec", "edge"));
+  const persistDir = resolve(opts.persistDir ?? join(stateRoot(), ".ec", "edge"));
   mkdirSync(persistDir, { recursive: true });
   const config = configFor(root, varsDir);
   const inspectorPort = await freePort();
