@@ -37,6 +37,7 @@ let tmp: string;
 let project: string;
 let videos: string;
 let packed: { filename: string; files: { path: string }[] };
+let installLog: string;
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), "ec-pack-"));
@@ -53,7 +54,8 @@ beforeAll(async () => {
   project = join(tmp, "project");
   mkdirSync(project);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "ec-consumer", private: true, type: "module" }));
-  await sh("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", join(tmp, packed.filename)], project);
+  const installed = await sh("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--foreground-scripts", join(tmp, packed.filename)], project);
+  installLog = installed.stdout + installed.stderr;
 
   videos = join(tmp, "videos");
   mkdirSync(videos);
@@ -84,6 +86,11 @@ describe("the npm package", () => {
     expect(existsSync(join(project, "node_modules", "ec", "test"))).toBe(false);
   });
 
+  it("takes the shipped prebuilt at install instead of compiling", () => {
+    expect(installLog).toContain("[ec install] native addon: found a build that loads");
+    expect(existsSync(join(project, "node_modules", "ec", "native", "build"))).toBe(false);
+  });
+
   it("streams two clips with open() from the installed package", async () => {
     writeFileSync(
       join(project, "use.mjs"),
@@ -103,9 +110,12 @@ console.log(JSON.stringify({ seen, stats: ds.stats() }));
     expect(stats.device).toBe("cpu");
   });
 
-  it("streams two clips with `npx ec stream` from the installed bin", async () => {
-    const { stdout } = await sh("npx", ["--no-install", "ec", "stream", videos, "--frames", "4", "--limit", "2", "--json"], project);
+  it("streams two clips with `npx ec stream` from the installed bin, and draws the first batch", async () => {
+    const preview = join(project, "first.png");
+    const { stdout } = await sh("npx", ["--no-install", "ec", "stream", videos, "--frames", "4", "--limit", "2", "--batch", "2", "--preview", preview, "--json"], project);
     const stats = JSON.parse(stdout.trim().split("\n").at(-1)!) as { clips: number; frames: number; errors: Record<string, number> };
-    expect(stats).toMatchObject({ clips: 2, frames: 8, errors: {} });
+    expect(stats).toMatchObject({ clips: 2, frames: 8, errors: {}, preview });
+    const probe = await sh("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", preview], project);
+    expect(probe.stdout.trim()).toBe("png,398,162");
   });
 });
