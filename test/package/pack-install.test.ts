@@ -5,7 +5,7 @@
  * `import { open } from "ec"` and with `npx ec stream`.
  */
 import { execFile } from "node:child_process";
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -15,8 +15,16 @@ import { makeVideo } from "../helpers/make-video.js";
 const exec = promisify(execFile);
 const repo = resolve(import.meta.dirname, "..", "..");
 const addon = join(repo, "native", "build", "Release", "ec_native.node");
-/** Nothing a developer's checkout holds beyond the sources goes into the copy that is packed. */
-const NOT_COPIED = new Set(["node_modules", "dist", ".git", ".ec", "native/build", "native/prebuilds", "test", "bench", ".dev.vars"]);
+/** Builds and local state of the checkout stay out of the copy that is packed. */
+const NOT_COPIED = new Set(["native/build", "native/prebuilds"]);
+
+/** What packing needs: package.json and the tsconfigs, and the top folders of `files` and of the build's sources. */
+function packInputs(): string[] {
+  const pkg = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { files: string[] };
+  const build = JSON.parse(readFileSync(join(repo, "tsconfig.build.json"), "utf8")) as { include: string[] };
+  const tops = [...pkg.files, ...build.include].filter((f) => !f.startsWith("!")).map((f) => f.split("/")[0]!);
+  return [...new Set(["package.json", "README.md", "tsconfig.base.json", "tsconfig.build.json", ...tops])].filter((f) => f !== "dist" && existsSync(join(repo, f)));
+}
 
 /** The environment without the npm_* variables of an npm that may have started vitest. */
 function cleanEnv(): NodeJS.ProcessEnv {
@@ -42,7 +50,9 @@ let installLog: string;
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), "ec-pack-"));
   const src = join(tmp, "src");
-  cpSync(repo, src, { recursive: true, filter: (from) => !NOT_COPIED.has(relative(repo, from)) });
+  for (const top of packInputs()) {
+    cpSync(join(repo, top), join(src, top), { recursive: true, filter: (from) => !NOT_COPIED.has(relative(repo, from)) });
+  }
   symlinkSync(join(repo, "node_modules"), join(src, "node_modules"), "dir");
   // The addon users get is the prebuilt in the tarball; this machine's build stands in for it.
   mkdirSync(join(src, "native", "prebuilds", `${process.platform}-${process.arch}`), { recursive: true });
