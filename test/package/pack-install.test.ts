@@ -104,18 +104,21 @@ describe("the npm package", () => {
   it("streams two clips with open() from the installed package", async () => {
     writeFileSync(
       join(project, "use.mjs"),
-      `import { open } from "ec";
+      `import { contactSheet, open } from "ec";
 const ds = await open(process.argv[2], { frames: 4, batch: 1, limit: 2, shuffle: false });
 const seen = [];
-for await (const batch of ds) seen.push({ key: batch.clips[0].key, shape: batch.frames.shape });
+for await (const batch of ds) {
+  const png = contactSheet(batch.clips, batch.decoded).png();
+  seen.push({ key: batch.clips[0].key, shape: batch.frames.shape, png: Buffer.from(png.subarray(1, 4)).toString() });
+}
 await ds.close();
 console.log(JSON.stringify({ seen, stats: ds.stats() }));
 `,
     );
     const { stdout } = await sh(process.execPath, ["use.mjs", videos], project);
-    const { seen, stats } = JSON.parse(stdout) as { seen: { key: string; shape: number[] }[]; stats: { clips: number; device: string } };
+    const { seen, stats } = JSON.parse(stdout) as { seen: { key: string; shape: number[]; png: string }[]; stats: { clips: number; device: string } };
     expect(seen).toHaveLength(2);
-    for (const s of seen) expect(s.shape).toEqual([1, 4, 64, 96, 3]);
+    for (const s of seen) expect(s).toMatchObject({ shape: [1, 4, 64, 96, 3], png: "PNG" });
     expect(stats.clips).toBe(2);
     expect(stats.device).toBe("cpu");
   });
