@@ -73,7 +73,11 @@ function epochLines(e: DemoEpoch, stepMs: number): string[] {
   const head = `  epoch ${e.epoch + 1} (${e.epoch === 0 ? "cold" : "warm"}): ${s.clips} clips, ${s.frames} frames in ${s.seconds.toFixed(2)} s on ${s.device}`;
   const lines = [
     `${head}: ${rate(s.clips)} clips/s, ${rate(s.frames)} frames/s`,
-    `    first batch after ${Number.isFinite(e.first_batch_s) ? e.first_batch_s.toFixed(2) : "-"} s, then GPU idle ${pct(e.gpu_idle_ratio)} at a ${stepMs} ms step (the share of the time a GPU would have waited for data)`,
+    `    first batch after ${Number.isFinite(e.first_batch_s) ? e.first_batch_s.toFixed(2) : "-"} s, then ${
+      stepMs > 0
+        ? `GPU idle ${pct(e.gpu_idle_ratio)} at a ${stepMs} ms step (the share of the time a GPU would have waited for data)`
+        : `waited for data ${pct(e.gpu_idle_ratio)} of the time with no training step (fetch and decode set the pace)`
+    }`,
   ];
   if (e.epoch === 0) {
     const ratio = s.bytes_needed > 0 ? `${(s.bytes_fetched / s.bytes_needed).toFixed(2)}×` : "-";
@@ -100,7 +104,7 @@ export function demoText(c: DemoChecks, s: DemoStream, stepMs: number, seconds: 
   return [
     `ec demo: ${c.pushed.files} videos, ${mb(c.pushed.bytes)} pushed to ${c.edge} in ${c.pushed.seconds.toFixed(2)} s${c.pushed.failed ? `, ${c.pushed.failed} PUSH FAILURES` : ""}`,
     `  ${c.reads} signed reads (${mb(c.readBytes)}) checked byte for byte: ${c.mismatches === 0 ? "all exact" : `${c.mismatches} MISMATCHES`}`,
-    `  a training run of ${s.epochs.length} epochs: batches of ${batch} clips x ${frames} frames at ${size[0]}x${size[1]}, a simulated ${stepMs} ms training step per batch`,
+    `  a training run of ${s.epochs.length} epochs: batches of ${batch} clips x ${frames} frames at ${size[0]}x${size[1]}, ${stepMs > 0 ? `a simulated ${stepMs} ms training step per batch` : "no training step (--step-ms 0)"}`,
     ...s.epochs.flatMap((e) => epochLines(e, stepMs)),
     `  labels: ${labeled} clips checked by the built-in labelers; ${flags.length === 0 ? "none flagged" : `flagged ${flags.map(([f, n]) => `${f} ×${n}`).join(", ")}`}`,
     `  errors: ${errors.length === 0 ? "none" : errors.join(", ")}`,

@@ -79,5 +79,9 @@ describe("ec demo", () => {
     expect(text).toContain("errors: ERR_DECODE ×1 (epoch 2)");
     expect(text).toContain("first batch, as the training loop got it: /tmp/x.png");
     expect(text).not.toMatch(/stall/i);
+    const noStep = demoText(checks, streamed, 0, 6);
+    expect(noStep).toContain("no training step (--step-ms 0)");
+    expect(noStep).toContain("then waited for data 3.0 % of the time with no training step (fetch and decode set the pace)");
+    expect(noStep).not.toMatch(/GPU idle|stall/i);
   });
 });
