@@ -61,7 +61,7 @@ export function demoJson(c: DemoChecks, s: DemoStream, stepMs: number, seconds: 
     labeled: s.epochs.reduce((n, e) => n + e.labeled, 0),
     flags: sumFlags(s.epochs),
     errors: s.epochs.reduce((n, e) => n + errorCount(e), 0),
-    preview: s.preview ?? null,
+    preview: s.preview?.path ?? null,
     seconds: round(seconds),
     per_epoch: s.epochs.map((e) => ({ epoch: e.epoch + 1, first_batch_s: round(e.first_batch_s), gpu_idle_ratio: round(e.gpu_idle_ratio, 4), ...e.stats })),
   };
@@ -108,7 +108,7 @@ export function demoText(c: DemoChecks, s: DemoStream, stepMs: number, seconds: 
     ...s.epochs.flatMap((e) => epochLines(e, stepMs)),
     `  labels: ${labeled} clips checked by the built-in labelers; ${flags.length === 0 ? "none flagged" : `flagged ${flags.map(([f, n]) => `${f} ×${n}`).join(", ")}`}`,
     `  errors: ${errors.length === 0 ? "none" : errors.join(", ")}`,
-    ...(s.preview ? [`  first batch, as the training loop got it: ${s.preview}`] : []),
+    ...(s.preview ? [`  first batch, as the training loop got it: ${s.preview.path} (${s.preview.width}x${s.preview.height} px)`] : []),
     `  ${seconds.toFixed(1)} s in all`,
   ].join("\n") + "\n";
 }

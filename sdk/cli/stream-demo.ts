@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startCache } from "../../origin-cache/index.js";
 import type { StreamStats } from "../stats.js";
-import { streamWithProgress } from "./stream.js";
+import { streamWithProgress, type PreviewFile } from "./stream.js";
 
 /** What the demo streams: small clips so that a laptop shows the whole path in seconds. */
 export const DEMO_STREAM = { frames: 8, size: [112, 112] as [number, number], batch: 4, blockSize: 64 << 10 } as const;
@@ -32,7 +32,7 @@ export interface DemoStream {
   readonly cache: string;
   readonly epochs: readonly DemoEpoch[];
   /** The contact sheet of epoch 1's first batch, when a batch came. */
-  readonly preview: string | undefined;
+  readonly preview: PreviewFile | undefined;
   /** True when every epoch ran to its end and delivered clips. */
   readonly ok: boolean;
 }
@@ -53,7 +53,7 @@ export async function streamDemo(edge: { url: string; token: string }, prefix: s
   const dir = await mkdtemp(join(tmpdir(), "ec-demo-cache-"));
   const svc = await startCache({ upstreams: [edge.url], dir, maxBytes: 512 << 20, blockSize: DEMO_STREAM.blockSize, logLevel: "silent" });
   const epochs: DemoEpoch[] = [];
-  let preview: string | undefined;
+  let preview: PreviewFile | undefined;
   let ok = true;
   try {
     const { frames, size, batch } = DEMO_STREAM;

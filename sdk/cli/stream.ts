@@ -105,11 +105,18 @@ function summaryLine(run: StreamRun, stepMs = 0): string {
   ].join("\n");
 }
 
+/** A contact sheet written as PNG. */
+export interface PreviewFile {
+  readonly path: string;
+  readonly width: number;
+  readonly height: number;
+}
+
 /** What a stream run ended with. */
 export interface StreamRun {
   readonly stats: StreamStats;
-  /** The contact sheet of the first batch, when one was asked for and a batch came. */
-  readonly preview?: string;
+  /** The contact sheet of the first batch (absolute path, size in pixels), when one was asked for and a batch came. */
+  readonly preview?: PreviewFile;
   /** Seconds from open() to the first batch in the consumer's hands; undefined when none came. */
   readonly firstBatchSeconds: number | undefined;
   /**
@@ -165,7 +172,7 @@ export async function streamWithProgress(
   bar.start(ds.clipCount, 0, payload());
   const tick = setInterval(() => bar.update(ds.stats().clips, payload()), 250);
   let failed: unknown;
-  let preview: string | undefined;
+  let preview: PreviewFile | undefined;
   let firstAt: number | undefined;
   let waitedAfterFirst = 0;
   let endedAt: number | undefined;
@@ -213,12 +220,13 @@ export async function streamWithProgress(
   };
 }
 
-/** Writes the batch's contact sheet as PNG at `path` (folders made as needed); returns the absolute path. */
-async function writePreview(path: string, batch: Batch): Promise<string> {
+/** Writes the batch's contact sheet as PNG at `path` (folders made as needed). */
+async function writePreview(path: string, batch: Batch): Promise<PreviewFile> {
   const file = resolve(path);
+  const sheet = contactSheet(batch.clips, batch.decoded);
   await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, contactSheet(batch.clips, batch.decoded).png());
-  return file;
+  await writeFile(file, sheet.png());
+  return { path: file, width: sheet.image.width, height: sheet.image.height };
 }
 
 /** The human summary printed at the end of a stream. */
@@ -250,8 +258,9 @@ export async function main(argv: string[]): Promise<number> {
     return err instanceof InvalidOptionError ? 2 : 1;
   }
   const { stats, failed } = result;
-  if (json) process.stdout.write(`${JSON.stringify(result.preview ? { ...stats, preview: result.preview } : stats)}\n`);
-  else process.stderr.write(`${summaryLine(result, stepMs)}\n${result.preview ? `first batch: ${result.preview}\n` : ""}`);
+  const sheet = result.preview;
+  if (json) process.stdout.write(`${JSON.stringify(sheet ? { ...stats, preview: sheet.path } : stats)}\n`);
+  else process.stderr.write(`${summaryLine(result, stepMs)}\n${sheet ? `first batch: ${sheet.path} (${sheet.width}x${sheet.height} px)\n` : ""}`);
   if (failed) {
     process.stderr.write(`ec stream: [${failed instanceof EcError ? failed.code : "ERR_STREAM_FAILED"}] ${(failed as Error).message}\n`);
     return 1;

@@ -61,7 +61,7 @@ describe("ec demo", () => {
     };
     const streamed: DemoStream = {
       cache: "http://127.0.0.1:2",
-      preview: "/tmp/x.png",
+      preview: { path: "/tmp/x.png", width: 918, height: 512 },
       ok: true,
       epochs: [
         { epoch: 0, stats: stats({}), first_batch_s: 0.41, gpu_idle_ratio: 0.03, flags: { black: 2 }, labeled: 12 },
@@ -77,7 +77,7 @@ describe("ec demo", () => {
     expect(text).toContain("cache hits 100 %, 0.00 MB fetched from the edge");
     expect(text).toContain("labels: 24 clips checked by the built-in labelers; flagged black ×2");
     expect(text).toContain("errors: ERR_DECODE ×1 (epoch 2)");
-    expect(text).toContain("first batch, as the training loop got it: /tmp/x.png");
+    expect(text).toContain("first batch, as the training loop got it: /tmp/x.png (918x512 px)");
     expect(text).not.toMatch(/stall/i);
     const noStep = demoText(checks, streamed, 0, 6);
     expect(noStep).toContain("no training step (--step-ms 0)");

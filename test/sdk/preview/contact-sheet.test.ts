@@ -52,9 +52,10 @@ describe("the first batch's contact sheet", () => {
     let first: Batch | undefined;
     const run = await streamWithProgress(videos, { frames: 4, batch: 2, shuffle: false }, { quiet: true, preview: out, onBatch: (b) => (first ??= b) });
     expect(run.failed).toBeUndefined();
-    expect(run.preview).toBe(out);
     // Two rows of four 96x64 tiles with 2 px gaps, 4 px margins and an 11 px caption above each row.
-    expect(await pngSize(out)).toEqual([4 + 4 * 96 + 3 * 2 + 4, 4 + 2 * (11 + 64 + 4)]);
+    const size = [4 + 4 * 96 + 3 * 2 + 4, 4 + 2 * (11 + 64 + 4)];
+    expect(run.preview).toEqual({ path: out, width: size[0], height: size[1] });
+    expect(await pngSize(out)).toEqual(size);
     const frame = first!.decoded[0]!.frames[0]!;
     expect(frame.format).toBe("rgb24");
     expect((await pngCrop(out, 4, 4 + 11, 96, 64)).equals(Buffer.from(frame.data))).toBe(true);
@@ -68,6 +69,15 @@ describe("the first batch's contact sheet", () => {
     expect(code).toBe(0);
     expect(JSON.parse(stdout.trim())).toMatchObject({ clips: 3, preview: out });
     expect(await pngSize(out)).toEqual([320, 4 + 3 * (11 + 64 + 4)]);
+  });
+
+  it("states the sheet's size in the text summary, and the file decodes to it", async () => {
+    const out = join(dir, "stated.png");
+    const { code, err } = await captureOutput(() => main([videos, "--frames", "3", "--batch", "2", "--preview", out]));
+    expect(code).toBe(0);
+    const stated = /\((\d+)x(\d+) px\)/.exec(err.split(`first batch: ${out} `)[1] ?? "");
+    expect(stated).not.toBeNull();
+    expect(await pngSize(out)).toEqual([Number(stated![1]), Number(stated![2])]);
   });
 
   it("refuses a preview path that is not a .png", async () => {
