@@ -85,6 +85,9 @@ describe("the npm package", () => {
     expect(files).toContain("bin/ec.js");
     expect(files).toContain("native/binding.gyp");
     expect(files).toContain(`native/prebuilds/${process.platform}-${process.arch}/ec_native.node`);
+    // ec dev bundles the Worker from its sources at run time.
+    expect(files).toContain("edge/index.ts");
+    expect(files).toContain("wrangler.toml");
     expect(files.filter((f) => /^(test|bench|dist\/(test|bench))\//.test(f) || f.endsWith(".map") || f.startsWith("native/build/"))).toEqual([]);
   });
 
