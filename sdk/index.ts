@@ -7,6 +7,7 @@ export type { Batch } from "./pipeline/batcher.js";
 export type { DecodeClip, DecodeRequest, DecodedClip, DecodedFrame, DecodeImage, DecodeImageRequest, Packet } from "./pipeline/decode.js";
 export type { Tensor } from "./tensor.js";
 export { StreamStats } from "./stats.js";
+export { contactSheet, type ContactSheet, type SheetTile } from "./preview/index.js";
 export { Checkpoint, mergeCheckpoints } from "./state/checkpoint.js";
 export { registerShuffle, type ShuffleAlgorithm } from "./sampler/shuffle.js";
 export { registerSource, type DatasetSource, type DatasetObject, type DatasetListing, type SourceFactory } from "./source/index.js";

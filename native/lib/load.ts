@@ -9,12 +9,17 @@ import type { Binding } from "./binding-types.js";
 const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 
-/** Where a build may be: an explicit path, then native/build next to the sources or to dist/. */
-function candidates(): string[] {
+/**
+ * Where a build may be: an explicit path, then a local build (native/build next to the sources
+ * or to dist/), then the prebuilt shipped in the package for this platform
+ * (native/prebuilds/<platform>-<arch>). @internal exported for the install script and tests.
+ */
+export function addonCandidates(): string[] {
   const fromEnv = process.env.EC_NATIVE_PATH ? [resolve(process.env.EC_NATIVE_PATH)] : [];
   const roots = [resolve(here, ".."), resolve(here, "..", "..", "..", "native")];
   const builds = roots.flatMap((root) => ["Release", "Debug"].map((kind) => join(root, "build", kind, "ec_native.node")));
-  return [...new Set([...fromEnv, ...builds])];
+  const prebuilt = roots.map((root) => join(root, "prebuilds", `${process.platform}-${process.arch}`, "ec_native.node"));
+  return [...new Set([...fromEnv, ...builds, ...prebuilt])];
 }
 
 function advice(failures: string[]): string {
@@ -25,7 +30,7 @@ function advice(failures: string[]): string {
   if (/NODE_MODULE_VERSION|invalid ELF|wrong ELF class/.test(text)) {
     return "The build is for another Node or platform: rebuild with `npm run setup` (or `npm run build:native`).";
   }
-  return "Build it with `npm run setup` (needs a C++17 compiler, python3, make and apt-get install pkg-config libavcodec-dev libavutil-dev libswscale-dev).";
+  return "Build it with `npm run setup` in a checkout or `npm rebuild ec` where ec is installed (needs a C++17 compiler, python3, make and apt-get install pkg-config libavcodec-dev libavutil-dev libswscale-dev).";
 }
 
 /**
@@ -50,8 +55,8 @@ export function loadFirst(paths: readonly string[]): Binding {
 
 let cached: Binding | undefined;
 
-/** Loads the addon once (EC_NATIVE_PATH first, then native/build/{Release,Debug}). */
+/** Loads the addon once (EC_NATIVE_PATH first, then native/build/{Release,Debug}, then the prebuilt). */
 export function loadBinding(): Binding {
-  cached ??= loadFirst(candidates());
+  cached ??= loadFirst(addonCandidates());
   return cached;
 }

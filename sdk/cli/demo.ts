@@ -4,7 +4,9 @@
  * 2. make a few sample videos with ffmpeg (cached in .ec/samples) unless --videos is given;
  * 3. push them under a prefix;
  * 4. read each back through signed URLs, whole and by random ranges, byte-exact;
- * 5. start an origin-cache and stream the dataset through it (decode, resize, batch) with progress;
+ * 5. start an origin-cache and stream the dataset through it as a training run would: a simulated
+ *    step per batch, two epochs (the second warm), the built-in labelers, a contact sheet of the
+ *    first batch written as PNG;
  * 6. print a summary and stop everything; exit 1 on any mismatch or a failed stream.
  */
 import { join, resolve } from "node:path";
@@ -13,14 +15,19 @@ import { describeReceived } from "../../common/errors.js";
 import { signedObjectUrl } from "../../common/sign.js";
 import { reportErrors } from "../dev/cli-report.js";
 import { startLocalEdge, type LocalEdge } from "../dev/local-edge.js";
-import { projectRoot } from "../dev/project-root.js";
+import { stateRoot } from "../dev/project-root.js";
 import { ensureSamples } from "../dev/samples.js";
 import { rangesFor, rng, verifyObject, type VerifyResult } from "../dev/verify-object.js";
 import { InvalidOptionError } from "../errors.js";
 import { pushDirWithProgress, type PushSummary } from "../push/index.js";
+import { demoJson, demoText } from "./demo-summary.js";
 import { streamDemo } from "./stream-demo.js";
 
-const USAGE = "usage: ec demo [--videos DIR] [--prefix P] [--ranges N] [--seed N] [--port N] [--json]\n";
+const USAGE = `usage: ec demo [--videos DIR] [--prefix P] [--ranges N] [--seed N] [--port N] [--json]
+               [--step-ms MS]   (the simulated training step per batch; default 50)
+               [--epochs N]     (default 2: the second is served warm by the cache)
+               [--preview FILE.png] [--persist DIR]   (default .ec/demo-first-batch.png, .ec/demo-edge)
+`;
 
 interface DemoOptions {
   readonly videos: string | undefined;
@@ -29,6 +36,10 @@ interface DemoOptions {
   readonly seed: number;
   readonly port: number;
   readonly json: boolean;
+  readonly stepMs: number;
+  readonly epochs: number;
+  readonly preview: string;
+  readonly persist: string;
 }
 
 function intFlag(name: string, raw: string, min: number, max: number): number {
@@ -47,10 +58,17 @@ function parse(argv: string[]): DemoOptions | undefined {
       seed: { type: "string", default: "1" },
       port: { type: "string", default: "0" },
       json: { type: "boolean", default: false },
+      "step-ms": { type: "string", default: "50" },
+      epochs: { type: "string", default: "2" },
+      preview: { type: "string" },
+      persist: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
   if (values.help) return undefined;
+  if (values.preview !== undefined && !values.preview.toLowerCase().endsWith(".png")) {
+    throw new InvalidOptionError(`Expected a .png file for --preview but received ${describeReceived(values.preview)}`);
+  }
   return {
     videos: values.videos,
     prefix: values.prefix.replace(/\/+$/, ""),
@@ -58,13 +76,17 @@ function parse(argv: string[]): DemoOptions | undefined {
     seed: intFlag("seed", values.seed, 0, 2 ** 31),
     port: intFlag("port", values.port, 0, 65535),
     json: values.json,
+    stepMs: intFlag("step-ms", values["step-ms"], 0, 60_000),
+    epochs: intFlag("epochs", values.epochs, 1, 100),
+    preview: resolve(values.preview ?? join(stateRoot(), ".ec", "demo-first-batch.png")),
+    persist: resolve(values.persist ?? join(stateRoot(), ".ec", "demo-edge")),
   };
 }
 
 /** Step 2: the folder to push, made of generated samples unless the user gave one. */
 async function videosDir(opts: DemoOptions, say: (line: string) => void): Promise<string> {
   if (opts.videos) return resolve(opts.videos);
-  const dir = join(projectRoot(), ".ec", "samples");
+  const dir = join(stateRoot(), ".ec", "samples");
   say(`making sample videos with ffmpeg in ${dir} (cached)`);
   await ensureSamples(dir);
   return dir;
@@ -102,8 +124,8 @@ async function run(argv: string[]): Promise<number> {
   const say = (line: string) => process.stderr.write(`[demo] ${line}\n`);
   const started = performance.now();
 
-  say("starting the local edge (workerd, persisted R2 in .ec/demo-edge)");
-  const edge = await startLocalEdge({ port: opts.port, persistDir: join(projectRoot(), ".ec", "demo-edge"), quiet: true });
+  say(`starting the local edge (workerd, persisted R2 in ${opts.persist})`);
+  const edge = await startLocalEdge({ port: opts.port, persistDir: opts.persist, quiet: true });
   try {
     say(`edge is up at ${edge.url}`);
     const dir = await videosDir(opts, say);
@@ -112,34 +134,20 @@ async function run(argv: string[]): Promise<number> {
     for (const e of pushed.errors) say(`push failed: ${e.key}: [${e.code}] ${e.message}`);
     say(`reading every object back through signed URLs: whole, plus ${opts.ranges + 2} ranges each`);
     const results = await verify(edge, pushed, opts, say);
-    const streamed = await streamDemo(edge, opts.prefix, say);
+    const streamed = await streamDemo(edge, opts.prefix, { epochs: opts.epochs, stepMs: opts.stepMs, preview: opts.preview }, say);
 
     const mismatches = results.reduce((n, r) => n + r.mismatches.length, 0);
-    const summary = {
+    const checks = {
       edge: edge.url,
       prefix: opts.prefix,
-      files: pushed.files,
-      pushedBytes: pushed.bytes,
-      pushSeconds: Number(pushed.seconds.toFixed(3)),
+      pushed,
       reads: results.reduce((n, r) => n + r.reads, 0),
       readBytes: results.reduce((n, r) => n + r.bytes, 0),
       mismatches,
-      pushFailures: pushed.failed,
-      stream: streamed.stats,
-      seconds: Number(((performance.now() - started) / 1000).toFixed(3)),
     };
-    if (opts.json) {
-      process.stdout.write(`${JSON.stringify(summary)}\n`);
-    } else {
-      process.stdout.write(
-        [
-          `ec demo: ${summary.files} videos, ${(summary.pushedBytes / 1e6).toFixed(2)} MB pushed to ${edge.url} in ${summary.pushSeconds.toFixed(2)} s`,
-          `  ${summary.reads} signed reads (${(summary.readBytes / 1e6).toFixed(2)} MB) checked byte for byte: ${mismatches === 0 ? "all exact" : `${mismatches} MISMATCHES`}`,
-          `  streamed ${streamed.stats.clips} clips (${streamed.stats.frames} frames) through the origin-cache on ${streamed.stats.device}: stall ${(streamed.stats.stall_ratio * 100).toFixed(1)}%, errors ${Object.keys(streamed.stats.errors).length === 0 ? "none" : JSON.stringify(streamed.stats.errors)}`,
-          `  ${summary.pushFailures === 0 ? "no push failures" : `${summary.pushFailures} push failures`}, ${summary.seconds.toFixed(1)} s in all`,
-        ].join("\n") + "\n",
-      );
-    }
+    const seconds = (performance.now() - started) / 1000;
+    if (opts.json) process.stdout.write(`${JSON.stringify(demoJson(checks, streamed, opts.stepMs, seconds))}\n`);
+    else process.stdout.write(demoText(checks, streamed, opts.stepMs, seconds));
     return mismatches === 0 && pushed.failed === 0 && pushed.files > 0 && streamed.ok ? 0 : 1;
   } finally {
     say("stopping the local edge");

@@ -1,7 +1,8 @@
 /**
  * `ec labels URL`: streams a dataset through the labelers (filter "tag": nothing is dropped)
  * and prints a summary — totals, clips per flag, worst objects, histograms — as text tables,
- * or one JSON document with `--json`; `--report FILE.html` also writes a standalone HTML report.
+ * or one JSON document with `--json`; `--report FILE.html` also writes a standalone HTML report
+ * with thumbnails (first, middle, last frame) of the worst objects' flagged clips.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
@@ -16,6 +17,7 @@ import {
   renderHtml,
   renderTable,
   summarize,
+  ThumbnailCollector,
   type ClipLabels,
   type LabelCache,
   type LabeledClip,
@@ -146,15 +148,18 @@ export async function main(argv: string[]): Promise<number> {
     cliProgress.Presets.shades_classic,
   );
   let flagged = 0;
+  // Pictures of flagged clips for the HTML report, taken while their frames are at hand.
+  const thumbnails = args.report ? new ThumbnailCollector() : undefined;
   bar.start(ds.clipCount, 0, { flagged, cached: 0 });
   let failed: unknown;
   try {
     for await (const batch of ds) {
-      for (const c of batch.clips) {
+      batch.clips.forEach((c, i) => {
         const labels = c.labels as ClipLabels;
         if (labels.flags.length > 0) flagged++;
         records.push({ key: c.key, start: c.start, labels });
-      }
+        thumbnails?.add(c.key, c.start, labels, batch.decoded[i]?.frames ?? []);
+      });
       bar.update(records.length, { flagged, cached: stage.counts.cached });
     }
   } catch (err) {
@@ -169,7 +174,7 @@ export async function main(argv: string[]): Promise<number> {
   if (args.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
   else process.stdout.write(`${renderTable(summary)}\n`);
   if (args.report) {
-    await writeFile(args.report, renderHtml(summary, { dataset: args.url }));
+    await writeFile(args.report, renderHtml(summary, { dataset: args.url, ...(thumbnails ? { thumbnails: thumbnails.byObject() } : {}) }));
     process.stderr.write(`report written to ${args.report}\n`);
   }
   if (failed) {

@@ -4,12 +4,16 @@
  * prints `key,frame_index,md5` per delivered frame so frames can be checked against the source.
  */
 import { createHash } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
 import { describeReceived, EcError } from "../../common/errors.js";
 import { InvalidOptionError } from "../errors.js";
 import { open } from "../open.js";
+import { contactSheet } from "../preview/index.js";
+import type { Batch } from "../pipeline/batcher.js";
 import { BUCKET_FLAGS, bucketOptions } from "./bucket-flags.js";
 import type { OpenOptions } from "../options.js";
 import type { StreamStats } from "../stats.js";
@@ -19,6 +23,7 @@ const USAGE = `usage: ec stream URL [--token T] [--cache URL] [--frames N] [--st
                  [--prefetch N] [--seed N] [--epoch N] [--rank R --world W] [--format rgb24|native] [--md5] [--json]
                  [--rotate none|auto] [--track N]   (turn frames by the display matrix; which video track)
                  [--step-ms MS]   (a training step's time per batch, to see whether data keeps up: stall_ratio)
+                 [--preview FILE.png]   (a contact sheet of the first batch: a row of frames per clip)
                  [--s3-endpoint URL] [--region R] [--path-style]   (r2:// and s3:// URLs; default from the environment)
 `;
 
@@ -32,7 +37,7 @@ function parseSize(raw: string): [number, number] {
 }
 
 /** Parses argv into the dataset URL and open() options; open() validates the values. */
-export function parseStreamArgs(argv: string[]): { url: string; options: OpenOptions; json: boolean; md5: boolean; stepMs: number } {
+export function parseStreamArgs(argv: string[]): { url: string; options: OpenOptions; json: boolean; md5: boolean; stepMs: number; preview: string | undefined } {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -46,6 +51,7 @@ export function parseStreamArgs(argv: string[]): { url: string; options: OpenOpt
       rotate: { type: "string" },
       shuffle: { type: "string" },
       md5: { type: "boolean", default: false },
+      preview: { type: "string" },
       ...BUCKET_FLAGS,
       "step-ms": { type: "string", default: "0" },
       json: { type: "boolean", default: false },
@@ -69,23 +75,57 @@ export function parseStreamArgs(argv: string[]): { url: string; options: OpenOpt
   if (!/^\d+$/.test(values["step-ms"]) || stepMs > 60_000) {
     throw new InvalidOptionError(`Expected milliseconds from 0 to 60000 for --step-ms but received ${describeReceived(values["step-ms"])}`);
   }
-  return { url: positionals[0]!, options: o as OpenOptions, json: values.json, md5: values.md5, stepMs };
+  if (values.preview !== undefined && !values.preview.toLowerCase().endsWith(".png")) {
+    throw new InvalidOptionError(`Expected a .png file for --preview but received ${describeReceived(values.preview)}`);
+  }
+  return { url: positionals[0]!, options: o as OpenOptions, json: values.json, md5: values.md5, stepMs, preview: values.preview };
 }
 
-function summaryLine(s: StreamStats): string {
+/**
+ * The waiting figure in words. With a simulated step it is what a GPU would have idled; without
+ * a consumer the loop asks for the next batch at once, so it only says that decode set the pace.
+ */
+function waitText(run: StreamRun, stepMs: number): string {
+  const first = run.firstBatchSeconds === undefined ? "no batch came" : `first batch after ${run.firstBatchSeconds.toFixed(2)} s`;
+  if (stepMs === 0) {
+    const p = `${(run.stats.stall_ratio * 100).toFixed(1)} %`;
+    return `${first}; waited for data ${p} of the time with no training step (expected: fetch and decode set the pace; --step-ms MS simulates a step)`;
+  }
+  return `${first}; then GPU idle ${(run.idleAfterFirst * 100).toFixed(1)} % at a ${stepMs} ms step (the share of the time a GPU would have waited for data)`;
+}
+
+function summaryLine(run: StreamRun, stepMs = 0): string {
+  const s = run.stats;
   const mb = (n: number) => (n / 1e6).toFixed(1);
   const rate = (n: number) => (s.seconds > 0 ? (n / s.seconds).toFixed(1) : "0");
   const errors = Object.entries(s.errors).map(([k, v]) => `${k}×${v}`).join(", ") || "none";
   return [
     `clips ${s.clips} (${rate(s.clips)}/s), frames ${s.frames} (${rate(s.frames)}/s) in ${s.seconds.toFixed(2)} s on ${s.device}`,
-    `bytes fetched ${mb(s.bytes_fetched)} MB for ${mb(s.bytes_needed)} MB needed (${s.bytes_needed > 0 ? (s.bytes_fetched / s.bytes_needed).toFixed(2) : "-"}×), ${rate(s.bytes_fetched / 1e6)} MB/s`,
-    `stall ${(s.stall_ratio * 100).toFixed(1)}%, cache hits ${(s.cache_hit_ratio * 100).toFixed(1)}%, errors: ${errors}`,
+    `bytes fetched ${mb(s.bytes_fetched)} MB for ${mb(s.bytes_needed)} MB of GOP bytes the clips needed (${s.bytes_needed > 0 ? (s.bytes_fetched / s.bytes_needed).toFixed(2) : "-"}×: whole cache blocks, prefetch), ${rate(s.bytes_fetched / 1e6)} MB/s`,
+    waitText(run, stepMs),
+    `cache hits ${(s.cache_hit_ratio * 100).toFixed(1)} %, errors: ${errors}`,
   ].join("\n");
+}
+
+/** A contact sheet written as PNG. */
+export interface PreviewFile {
+  readonly path: string;
+  readonly width: number;
+  readonly height: number;
 }
 
 /** What a stream run ended with. */
 export interface StreamRun {
   readonly stats: StreamStats;
+  /** The contact sheet of the first batch (absolute path, size in pixels), when one was asked for and a batch came. */
+  readonly preview?: PreviewFile;
+  /** Seconds from open() to the first batch in the consumer's hands; undefined when none came. */
+  readonly firstBatchSeconds: number | undefined;
+  /**
+   * The share of the time after the first batch that the consumer waited for the next one: with
+   * a step, what a GPU would have idled once the stream was running (startup is firstBatchSeconds).
+   */
+  readonly idleAfterFirst: number;
   /** The error that stopped the stream early, if one did (skipped clips do not). */
   readonly failed: unknown;
 }
@@ -98,16 +138,21 @@ export interface StreamRun {
  * @example
  * const { stats } = await streamWithProgress(url, { frames: 8, size: [224, 224] });
  */
-export async function streamWithProgress(url: string, options: OpenOptions, o: { md5?: boolean; quiet?: boolean; stepMs?: number } = {}): Promise<StreamRun> {
+export async function streamWithProgress(
+  url: string,
+  options: OpenOptions,
+  o: { md5?: boolean; quiet?: boolean; stepMs?: number; preview?: string; onBatch?: (batch: Batch) => void } = {},
+): Promise<StreamRun> {
   const bar = new cliProgress.SingleBar(
     {
       stream: process.stderr,
-      format: "{bar} {value}/{total} clips | {cps} clips/s | {fps} frames/s | {mbps} MB/s | stall {stall}% | cache hits {hits}% | errors {errors}",
+      format: "{bar} {value}/{total} clips | {cps} clips/s | {fps} frames/s | {mbps} MB/s | waiting for data {stall}% | cache hits {hits}% | errors {errors}",
       hideCursor: true,
       clearOnComplete: false,
     },
     cliProgress.Presets.shades_classic,
   );
+  const opened = performance.now();
   const ds = await open(url, {
     ...options,
     onError: (err, clip) => {
@@ -129,8 +174,25 @@ export async function streamWithProgress(url: string, options: OpenOptions, o: {
   bar.start(ds.clipCount, 0, payload());
   const tick = setInterval(() => bar.update(ds.stats().clips, payload()), 250);
   let failed: unknown;
+  let preview: PreviewFile | undefined;
+  let firstAt: number | undefined;
+  let waitedAfterFirst = 0;
+  let endedAt: number | undefined;
+  const batches = ds[Symbol.asyncIterator]();
   try {
-    for await (const batch of ds) {
+    for (;;) {
+      const asked = performance.now();
+      const next = await batches.next();
+      const got = performance.now();
+      if (firstAt === undefined) firstAt = got;
+      else waitedAfterFirst += got - asked;
+      if (next.done) {
+        endedAt = got;
+        break;
+      }
+      const batch = next.value;
+      if (o.preview && preview === undefined) preview = await writePreview(o.preview, batch);
+      o.onBatch?.(batch);
       if (o.md5) {
         const lines: string[] = [];
         batch.decoded.forEach((clip, i) => {
@@ -149,7 +211,24 @@ export async function streamWithProgress(url: string, options: OpenOptions, o: {
     bar.stop();
     await ds.close();
   }
-  return { stats: ds.stats(), failed };
+  const ran = firstAt === undefined ? 0 : (endedAt ?? performance.now()) - firstAt;
+  const gotBatch = ds.stats().clips > 0;
+  return {
+    stats: ds.stats(),
+    failed,
+    ...(preview ? { preview } : {}),
+    firstBatchSeconds: gotBatch && firstAt !== undefined ? (firstAt - opened) / 1000 : undefined,
+    idleAfterFirst: ran > 0 ? Math.min(1, waitedAfterFirst / ran) : 0,
+  };
+}
+
+/** Writes the batch's contact sheet as PNG at `path` (folders made as needed). */
+async function writePreview(path: string, batch: Batch): Promise<PreviewFile> {
+  const file = resolve(path);
+  const sheet = contactSheet(batch.clips, batch.decoded);
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, sheet.png());
+  return { path: file, width: sheet.image.width, height: sheet.image.height };
 }
 
 /** The human summary printed at the end of a stream. */
@@ -171,18 +250,19 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`ec stream: ${(err as Error).message}\n${USAGE}`);
     return 2;
   }
-  const { url, options, json, md5, stepMs } = parsed;
+  const { url, options, json, md5, stepMs, preview } = parsed;
   let result: StreamRun;
   try {
-    result = await streamWithProgress(url, options, { md5, quiet: json, stepMs });
+    result = await streamWithProgress(url, options, { md5, quiet: json, stepMs, ...(preview ? { preview } : {}) });
   } catch (err) {
     const code = err instanceof EcError ? err.code : "ERR_OPEN_FAILED";
     process.stderr.write(`ec stream: [${code}] ${(err as Error).message}\n`);
     return err instanceof InvalidOptionError ? 2 : 1;
   }
   const { stats, failed } = result;
-  if (json) process.stdout.write(`${JSON.stringify(stats)}\n`);
-  else process.stderr.write(`${summaryLine(stats)}\n`);
+  const sheet = result.preview;
+  if (json) process.stdout.write(`${JSON.stringify(sheet ? { ...stats, preview: sheet.path } : stats)}\n`);
+  else process.stderr.write(`${summaryLine(result, stepMs)}\n${sheet ? `first batch: ${sheet.path} (${sheet.width}x${sheet.height} px)\n` : ""}`);
   if (failed) {
     process.stderr.write(`ec stream: [${failed instanceof EcError ? failed.code : "ERR_STREAM_FAILED"}] ${(failed as Error).message}\n`);
     return 1;

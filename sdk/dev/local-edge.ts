@@ -1,15 +1,16 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { spawnGroup, type ChildGroup } from "./child-group.js";
 import { devToken, ensureDevVars } from "./dev-vars.js";
 import { DevServiceError } from "./errors.js";
 import { freePort } from "./free-port.js";
-import { projectRoot } from "./project-root.js";
+import { projectRoot, stateRoot } from "./project-root.js";
 
 export interface LocalEdgeOptions {
   /** Port to listen on; 0 (the default) picks a free one. */
   readonly port?: number;
-  /** Where the local R2 persists; defaults to `.ec/edge` in the project. */
+  /** Where the local R2 persists; defaults to `.ec/edge` of the checkout, or of the current folder where ec is installed. */
   readonly persistDir?: string;
   /** Folder of the `.dev.vars` to use (created on first use); defaults to the project root. Tests pass their own. */
   readonly varsDir?: string;
@@ -54,6 +55,23 @@ function configFor(root: string, varsDir: string): string {
   return path;
 }
 
+/**
+ * wrangler's CLI: next to ec in a checkout (a devDependency), or in the project that installed
+ * ec (an optional peer dependency, so installing ec alone does not pull workerd).
+ */
+function wranglerBin(root: string): string {
+  try {
+    return createRequire(join(root, "package.json")).resolve("wrangler/bin/wrangler.js");
+  } catch (cause) {
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { peerDependencies?: Record<string, string> };
+    throw new DevServiceError(
+      "ERR_DEV_WRANGLER_MISSING",
+      `Expected wrangler (the local edge runs in its workerd) but it is not installed: npm install --save-dev wrangler@${pkg.peerDependencies?.wrangler ?? "4"}`,
+      { cause },
+    );
+  }
+}
+
 async function waitForHealth(url: string, group: ChildGroup, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exitedWith: number | string | undefined;
@@ -82,11 +100,11 @@ function upstreamArgs(origin: string): string[] {
 async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Promise<LocalEdge> {
   const varsDir = resolve(opts.varsDir ?? root);
   const vars = ensureDevVars(varsDir);
-  const persistDir = resolve(opts.persistDir ?? join(root, ".ec", "edge"));
+  const persistDir = resolve(opts.persistDir ?? join(stateRoot(), ".ec", "edge"));
   mkdirSync(persistDir, { recursive: true });
   const config = configFor(root, varsDir);
   const inspectorPort = await freePort();
-  const wrangler = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
+  const wrangler = wranglerBin(root);
   const args = [
     wrangler, "dev", "--local", "--config", config,
     "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort),

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 let cached: string | undefined;
@@ -24,4 +24,16 @@ export function projectRoot(): string {
     if (parent === dir) throw new Error(`No ec package.json above ${fileURLToPath(import.meta.url)}`);
     dir = parent;
   }
+}
+
+/**
+ * Where ec keeps local state (`.ec/`: samples, the demo's R2, pictures): the checkout itself,
+ * or the current folder where ec runs as a package installed under node_modules.
+ *
+ * @example
+ * join(stateRoot(), ".ec", "samples");
+ */
+export function stateRoot(): string {
+  const root = projectRoot();
+  return root.split(sep).includes("node_modules") ? process.cwd() : root;
 }

@@ -25,5 +25,6 @@ export { SceneCutOptions, sceneCutLabeler } from "./builtins/scene-cut.js";
 export { MotionOptions, motionLabeler } from "./builtins/motion.js";
 export { LetterboxOptions, letterboxLabeler } from "./builtins/letterbox.js";
 export { ConformanceOptions, conformanceLabeler } from "./builtins/conformance.js";
+export { ThumbnailCollector, type ClipThumbnail } from "./report/index.js";
 export { summarize, renderTable, renderHtml, type LabeledClip, type LabelSummary, type Histogram, type ObjectSummary } from "./report/index.js";
 export { labelOptionHooks } from "./option-hooks.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { NativeUnavailableError } from "../../native/index.js";
-import { loadFirst } from "../../native/lib/load.js";
+import { addonCandidates, loadFirst } from "../../native/lib/load.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -35,5 +35,13 @@ describe("the loader", () => {
 
   it("with nothing built, names the build command and the system packages it needs", () => {
     expect(() => loadFirst([join(dir, "none.node")])).toThrow(/npm run setup.*libavcodec-dev libavutil-dev libswscale-dev/s);
+  });
+
+  it("looks for the shipped prebuilt for this platform after the local builds", () => {
+    const paths = addonCandidates();
+    const prebuilt = paths.findIndex((p) => p.endsWith(join("native", "prebuilds", `${process.platform}-${process.arch}`, "ec_native.node")));
+    const release = paths.findIndex((p) => p.endsWith(join("native", "build", "Release", "ec_native.node")));
+    expect(release).toBeGreaterThanOrEqual(0);
+    expect(prebuilt).toBeGreaterThan(release);
   });
 });

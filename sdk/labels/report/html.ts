@@ -3,7 +3,8 @@
  * external asset) that opens in any browser.
  */
 import { countsSvg, esc, histogramSvg } from "./svg.js";
-import type { LabelSummary } from "./summary.js";
+import type { LabelSummary, ObjectSummary } from "./summary.js";
+import type { ClipThumbnail } from "./thumbnails.js";
 
 const STYLE = `
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d2330;background:#fbfbfd}
@@ -16,6 +17,10 @@ figcaption{font-weight:600;margin-bottom:4px}
 .bar{fill:#4a6fd8}.bar.hot{fill:#d8584a}.axis{stroke:#8a90a0}.tick,.label,.caption{font-size:11px;fill:#3a4150}
 table{border-collapse:collapse;background:#fff}th,td{border:1px solid #dfe2ea;padding:4px 8px;text-align:left}
 th{cursor:pointer;background:#f0f2f7}td.n{text-align:right}
+.strip{background:#fff;border:1px solid #dfe2ea;border-radius:6px;padding:8px 12px;margin:0 0 12px}
+.strip h3{font-size:14px;margin:0 0 6px}.strip .clips{display:flex;flex-wrap:wrap;gap:12px}
+.strip figure{margin:0}.strip img{display:block;image-rendering:pixelated;border:1px solid #dfe2ea}
+.strip figcaption{font-size:12px;color:#5a6275}.strip .invalid figcaption{color:#b43b2f}
 `;
 
 // Runs after the page is parsed: hover highlight, sortable table, then the marker a headless check reads.
@@ -42,16 +47,43 @@ const SCRIPT = `
   var charts = document.querySelectorAll("svg.chart").length;
   document.documentElement.setAttribute("data-ec-report", "ready:" + charts + ":" + data.clips);
   document.title = document.title + " (" + data.clips + " clips)";
+  // Once the inline thumbnails are decoded: how many show a picture (a headless check reads it).
+  window.addEventListener("load", function(){
+    var shown = Array.prototype.filter.call(document.querySelectorAll(".strip img"), function(i){ return i.complete && i.naturalWidth > 0; });
+    document.documentElement.setAttribute("data-ec-thumbnails", "shown:" + shown.length + ":" + document.querySelectorAll(".strip img").length);
+  });
 })();
 `;
 
+/** One strip per worst object: a picture (first, middle, last frame) of each kept flagged clip. */
+function stripsHtml(worst: readonly ObjectSummary[], thumbnails: ReadonlyMap<string, readonly ClipThumbnail[]>): string {
+  return worst
+    .map((w) => {
+      const clips = thumbnails.get(w.key) ?? [];
+      const figures = clips
+        .map((c) => {
+          const caption = `frame ${c.start}: ${c.flags.join(", ")}`;
+          const body = c.src ? `<img src="${c.src}" alt="${esc(`${w.key} ${caption}`)}">` : `<div>${esc(c.note ?? "no picture")}</div>`;
+          return `<figure class="${c.valid ? "flagged" : "invalid"}">${body}<figcaption>${esc(caption)}</figcaption></figure>`;
+        })
+        .join("");
+      const none = w.errors === w.bad ? "Only decode errors: no frames to show." : "No flagged clip was kept.";
+      return `<div class="strip" data-object="${esc(w.key)}"><h3>${esc(w.key)}</h3><div class="clips">${figures || `<p>${none}</p>`}</div></div>`;
+    })
+    .join("");
+}
+
 /**
- * Renders the summary as a standalone HTML page.
+ * Renders the summary as a standalone HTML page; with `thumbnails` (from a ThumbnailCollector),
+ * a strip of the flagged clips' first, middle and last frames under each worst object.
  *
  * @example
  * await writeFile("labels.html", renderHtml(summarize(records), { dataset: url }));
  */
-export function renderHtml(s: LabelSummary, o: { dataset: string; generatedAt?: Date }): string {
+export function renderHtml(
+  s: LabelSummary,
+  o: { dataset: string; generatedAt?: Date; thumbnails?: ReadonlyMap<string, readonly ClipThumbnail[]> },
+): string {
   const when = (o.generatedAt ?? new Date()).toISOString();
   const total = (label: string, n: number) => `<div>${esc(label)}<b>${n}</b></div>`;
   const flags = s.flags.length === 0 ? "<p>No clip was flagged.</p>" : countsSvg(s.flags.map((f) => ({ name: f.flag, count: f.clips })), s.clips);
@@ -72,6 +104,7 @@ export function renderHtml(s: LabelSummary, o: { dataset: string; generatedAt?: 
 <h2>Clips per flag</h2>${flags}
 <h2>Distributions</h2><div class="charts">${charts}</div>
 <h2>Worst objects</h2>${worst}
+${o.thumbnails && s.worst.length > 0 ? `<h2>What was flagged</h2><p class="meta">First, middle and last frame of each flagged clip.</p>${stripsHtml(s.worst, o.thumbnails)}` : ""}
 <script type="application/json" id="ec-data">${json}</script>
 <script>${SCRIPT}</script>
 </body></html>

@@ -2,3 +2,4 @@ export { summarize, type LabeledClip, type LabelSummary, type Histogram, type Ob
 export { renderTable } from "./table.js";
 export { renderHtml } from "./html.js";
 export { histogramSvg, countsSvg } from "./svg.js";
+export { ThumbnailCollector, type ClipThumbnail } from "./thumbnails.js";

@@ -1,23 +1,12 @@
-import { execFile, spawnSync } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { main } from "../../../sdk/cli/labels.js";
 import { renderHtml, renderTable, summarize, type ClipLabels, type LabeledClip, type LabelSummary } from "../../../sdk/labels/index.js";
+import { dumpDom, findChromium } from "../../helpers/chromium.js";
 import { makeSegments } from "./fixtures.js";
 
-const run = promisify(execFile);
-
-/** Debian's chromium, installed here when missing and we are root; undefined when it cannot be had. */
-function findChromium(): string | undefined {
-  const has = () => spawnSync("sh", ["-c", "command -v chromium"], { encoding: "utf8" }).stdout.trim() || undefined;
-  if (has()) return has();
-  if (process.getuid?.() !== 0) return undefined;
-  spawnSync("apt-get", ["install", "-y", "-qq", "chromium"], { stdio: "ignore", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" }, timeout: 600_000 });
-  return has();
-}
 const chromium = findChromium();
 
 const labels = (valid: boolean, flags: string[], motion: number, black = 0, frozen = 0): ClipLabels => ({
@@ -121,11 +110,7 @@ describe("ec labels", () => {
     const report = join(dir, "labels.html");
     expect((await cli([dir, "--report", report, "--device", "cpu", "--workers", "1"])).code).toBe(0);
     expect(await readFile(report, "utf8")).toContain("<svg");
-    const { stdout, stderr } = await run(chromium!, [
-      "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-      "--disable-sync", "--no-first-run", "--enable-logging=stderr", "--v=0", `--user-data-dir=${join(dir, "chrome")}`,
-      "--dump-dom", `file://${report}`,
-    ], { timeout: 90_000, maxBuffer: 16 << 20 });
+    const { stdout, stderr } = await dumpDom(chromium!, report, dir);
     // The inline script sets the marker last: present only if every line before it ran without error.
     expect(stdout).toContain('data-ec-report="ready:4:4"');
     expect(stdout).toMatch(/<title>ec labels: .* \(4 clips\)<\/title>/);
