@@ -4,17 +4,14 @@
  * software decoder's frames repacked by `ffmpeg -pix_fmt`, an exact reshuffle. Writes
  * DIR/manifest.json. Run by scripts/gpu-bundle.mjs:  node make-fixtures.mjs DIR
  */
-import { execFile } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { promisify } from "node:util";
 
 import { makeBenchVideo } from "../../../bench/decode-fixtures.js";
 import { LABEL_MIX, makeSegments } from "../../sdk/labels/fixtures.js";
 import { makeVideo, type MakeVideoOptions } from "../../helpers/make-video.js";
+import { layoutMd5s } from "./references.js";
 import type { Layout, Manifest, VideoEntry } from "./shared.js";
-
-const run = promisify(execFile);
 
 const VIDEOS: [name: string, options: MakeVideoOptions, layout: Layout][] = [
   ["h264 with B-frames", { codec: "h264", width: 320, height: 192, frames: 30, bframes: 3, name: "h264-bframes.mp4" }, "nv12"],
@@ -23,15 +20,6 @@ const VIDEOS: [name: string, options: MakeVideoOptions, layout: Layout][] = [
   ["vp9", { codec: "vp9", width: 320, height: 192, frames: 24, name: "vp9.mp4" }, "nv12"],
   ["av1", { codec: "av1", width: 320, height: 192, frames: 24, name: "av1.mp4" }, "nv12"],
 ];
-
-async function layoutMd5s(file: string, layout: Layout): Promise<string[]> {
-  const args = ["-v", "error", "-i", file, "-map", "0:v:0", "-fps_mode", "passthrough", "-pix_fmt", layout, "-f", "framemd5", "-"];
-  const { stdout } = await run("ffmpeg", args, { maxBuffer: 64 << 20 });
-  return stdout
-    .split("\n")
-    .filter((line) => line !== "" && !line.startsWith("#"))
-    .map((line) => line.split(",").at(-1)!.trim());
-}
 
 const dir = process.argv[2];
 if (!dir) throw new Error("Expected the output folder as the first argument but received none");
