@@ -25,9 +25,10 @@
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
-        "<!@(pkg-config --cflags-only-I libavcodec libavutil libswscale | sed s/-I//g)"
+        "<!(node ffmpeg/flags.cjs --include)"
       ],
-      "libraries": ["<!@(pkg-config --libs libavcodec libavutil libswscale)", "-ldl"],
+      "libraries": ["<!@(node ffmpeg/flags.cjs --libs)"],
+      "copies": [{ "destination": "<(PRODUCT_DIR)/licenses", "files": ["<!@(node ffmpeg/flags.cjs --licenses)"] }],
       "cflags_cc": ["-std=c++17", "-fexceptions", "-Wall", "-Wextra", "-Wno-unused-parameter", "-O2"],
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++14", "-std=gnu++17"],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],

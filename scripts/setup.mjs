@@ -8,8 +8,9 @@ import { fileURLToPath } from "node:url";
 import { findPython, PYTHON_APT_PACKAGES } from "./python-env.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const APT_PACKAGES = ["ffmpeg", "pkg-config", "libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev"];
-const PKG_CONFIG_LIBS = ["libavcodec", "libavformat", "libavutil", "libswscale"];
+// The ffmpeg CLI makes test videos and reference framemd5s; the addon carries its own FFmpeg
+// (native/ffmpeg/build.sh installs what that build needs).
+const APT_PACKAGES = ["ffmpeg"];
 
 function log(msg) {
   process.stderr.write(`[setup] ${msg}\n`);
@@ -25,17 +26,7 @@ function run(cmd, args, opts = {}) {
 }
 
 function missingSystemPackages() {
-  const missing = new Set();
-  if (!has("ffmpeg") || !has("ffprobe")) missing.add("ffmpeg");
-  if (!has("pkg-config", ["--version"])) {
-    missing.add("pkg-config");
-    for (const p of APT_PACKAGES.slice(2)) missing.add(p);
-  } else {
-    for (const lib of PKG_CONFIG_LIBS) {
-      if (!has("pkg-config", ["--exists", lib])) missing.add(`${lib}-dev`);
-    }
-  }
-  return [...missing];
+  return !has("ffmpeg") || !has("ffprobe") ? ["ffmpeg"] : [];
 }
 
 function ensureSystemPackages() {
@@ -108,8 +99,11 @@ function ensureBuild() {
 
 function ensureNative() {
   if (!existsSync(join(root, "native", "binding.gyp"))) return;
+  // The minimal static FFmpeg the addon links: built once per machine, cached outside the clone.
+  // (binding.gyp asks for it too; first here, so its log is not swallowed by gyp.)
+  execFileSync("bash", [join(root, "native", "ffmpeg", "build.sh")], { stdio: ["ignore", "ignore", "inherit"] });
   const addon = join(root, "native", "build", "Release", "ec_native.node");
-  const src = newestUnder(join(root, "native"), [".cc", ".h", ".cu", ".gyp"]);
+  const src = newestUnder(join(root, "native"), [".cc", ".h", ".cu", ".gyp", ".cjs", ".sh", ".txt"]);
   if (mtime(addon) >= src) return;
   // Headers installed next to this node (distro packages, offline hosts) spare node-gyp a download.
   const prefix = join(dirname(process.execPath), "..");

@@ -20,6 +20,16 @@ export type Segment =
   | { kind: "still"; frames: number }
   | { kind: "letterbox"; frames: number; bar: number };
 
+/** Five 16-frame clips: clean, black, frozen, a cut at frame 56, clean (the labels pipeline test and the GPU bundle). */
+export const LABEL_MIX: readonly Segment[] = [
+  { kind: "testsrc", frames: 16 },
+  { kind: "black", frames: 16 },
+  { kind: "still", frames: 16 },
+  { kind: "testsrc", frames: 8 },
+  { kind: "mandelbrot", frames: 8 },
+  { kind: "mandelbrot", frames: 16 },
+];
+
 export const W = 160;
 export const H = 120;
 export const FPS = 25;

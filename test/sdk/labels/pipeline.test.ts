@@ -5,22 +5,14 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { devices } from "../../../native/index.js";
 import { open } from "../../../sdk/index.js";
 import { createLabelStage, MemoryLabelCache, type ClipLabels } from "../../../sdk/labels/index.js";
-import { corruptFrames, makeSegments, type Segment } from "./fixtures.js";
+import { corruptFrames, LABEL_MIX, makeSegments } from "./fixtures.js";
 
-// Clip by clip (16 frames, one GOP each): clean, black, frozen, cut, clean; bad.mp4 breaks the last.
-const SEGMENTS: Segment[] = [
-  { kind: "testsrc", frames: 16 },
-  { kind: "black", frames: 16 },
-  { kind: "still", frames: 16 },
-  { kind: "testsrc", frames: 8 },
-  { kind: "mandelbrot", frames: 8 },
-  { kind: "mandelbrot", frames: 16 },
-];
+// LABEL_MIX clip by clip (16 frames, one GOP each): clean, black, frozen, cut, clean; bad.mp4 breaks the last.
 
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-labels-e2e-"));
-  await makeSegments(dir, "mix.mp4", SEGMENTS);
+  await makeSegments(dir, "mix.mp4", LABEL_MIX);
   await corruptFrames(join(dir, "mix.mp4"), join(dir, "bad.mp4"), 4 * 16 + 4, 4 * 16 + 6);
 });
 afterAll(async () => {
