@@ -52,6 +52,10 @@ export const SdkErrorCode = {
   DevStart: "ERR_DEV_START",
   DevExited: "ERR_DEV_EXITED",
   DevConfig: "ERR_DEV_CONFIG",
+  /** `ec dev` / `ec demo` in an installed package without its optional peer wrangler. */
+  DevWranglerMissing: "ERR_DEV_WRANGLER_MISSING",
+  /** A contact sheet of frames it cannot draw (e.g. .npy arrays). */
+  PreviewFormat: "ERR_PREVIEW_FORMAT",
   /** CLI: the arguments do not parse (Node's ERR_PARSE_ARGS_* codes report as they are). */
   ParseArgs: "ERR_PARSE_ARGS",
   /** CLI: what a command reports for a failure that carries no ec code. */

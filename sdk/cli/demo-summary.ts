@@ -2,7 +2,7 @@
  * What `ec demo` ends with: a summary a newcomer can read (each figure says what it means) and
  * the same figures as one JSON object for machines.
  */
-import type { PushSummary } from "./push.js";
+import type { PushSummary } from "../push/index.js";
 import type { DemoEpoch, DemoStream } from "./stream-demo.js";
 import { DEMO_STREAM } from "./stream-demo.js";
 
