@@ -7,6 +7,7 @@
 //   licenses/        the licences of what the addon links, and Node's
 //   videos/          test videos made here with ffmpeg, and their reference md5s (manifest.json)
 //   python/, python_check.py   the Python client and its CUDA tensor check, when the repo has them
+//   engine.mjs       `ec engine` bundled, which the Python client starts
 //   bin/xz           this machine's xz, for a host without one
 //   run.sh           bash gpu-bundle/run.sh  (there)
 // Usage: npm run gpu:bundle [-- --out DIR]
@@ -92,6 +93,8 @@ const bundleOptions = {
   banner: { js: 'import { createRequire as __ecRequire } from "node:module"; const require = __ecRequire(import.meta.url);' },
 };
 await build({ ...bundleOptions, entryPoints: [join(root, "test", "gpu", "bundle", "check.ts")], outfile: join(out, "check.mjs") });
+// The engine the Python client starts (EC_ENGINE=engine.mjs), for python_check.py.
+await build({ ...bundleOptions, entryPoints: [join(root, "test", "gpu", "bundle", "engine.ts")], outfile: join(out, "engine.mjs") });
 
 // 4. Videos and their reference md5s, made here with ffmpeg.
 const fixtures = join(root, ".ec", "gpu-bundle", "make-fixtures.mjs");

@@ -35,7 +35,7 @@ def engine_command() -> List[str]:
         )
     if configured and not os.path.exists(target) and shutil.which(target) is None:
         raise Error("ERR_ENGINE_NOT_FOUND", f"Expected EC_ENGINE to name the ec command or its bin/ec.js but received {target!r}, which does not exist")
-    if target.endswith(".js"):
+    if target.endswith((".js", ".mjs", ".cjs")):
         node = os.environ.get("EC_NODE") or shutil.which("node")
         if not node:
             raise Error("ERR_ENGINE_NOT_FOUND", f"Expected node (Node.js >= 20) on PATH or in EC_NODE to run {target} but found none")
