@@ -1,6 +1,6 @@
 import { KindUnsupportedError, SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
-import { clipStarts, makePlan, type ClipPlan, type PlannedObject } from "../sampler/clip-plan.js";
+import { clipStarts, gopsOf, makePlan, type ClipPlan, type PlannedObject } from "../sampler/clip-plan.js";
 import type { DatasetListing, DatasetSource } from "../source/source.js";
 import type { IndexCache } from "./index-cache.js";
 import { orderedMap } from "./ordered-map.js";
@@ -34,8 +34,10 @@ export async function planDataset(
     const object = listing.objects[id]!;
     const { index, order } = await indexes.get(id, object);
     let starts: number[] = [];
+    let gops: number[] | undefined;
     if (index.kind === "video" && index.video && order) {
       starts = clipStarts(index.video.samples.pts.length, order.keyframes, o);
+      gops = gopsOf(starts, order.keyframes);
     } else if ((index.kind === "array" && index.array) || (index.kind === "image" && index.image)) {
       // One .npy or image is one sample; its dtype, layout or pixels are checked when it is read.
       starts = [0];
@@ -46,7 +48,7 @@ export async function planDataset(
       // An image index without its header fields: nothing says how to decode it.
       skipped.push({ key: object.key, error: new KindUnsupportedError(object.key, index.kind) });
     }
-    return { key: object.key, etag: object.etag, starts };
+    return { key: object.key, etag: object.etag, starts, ...(gops ? { gops } : {}) };
   })) {
     objects.push(planned);
   }

@@ -39,6 +39,24 @@ export interface PlannedObject {
   readonly key: string;
   readonly etag: string;
   readonly starts: readonly number[];
+  /** Per start, the keyframe (presentation index) its GOP opens with; absent: each clip is its own GOP. */
+  readonly gops?: readonly number[];
+}
+
+/**
+ * The keyframe at or before each start: clips with the same one share a GOP decode.
+ *
+ * @example
+ * gopsOf([0, 16, 32, 300], [0, 300]); // [0, 0, 0, 300]
+ */
+export function gopsOf(starts: readonly number[], keyframes: readonly number[]): number[] {
+  const out: number[] = [];
+  let k = 0;
+  for (const s of starts) {
+    while (k + 1 < keyframes.length && keyframes[k + 1]! <= s) k++;
+    out.push(keyframes[k] ?? 0);
+  }
+  return out;
 }
 
 /** A shard: a run of objects; the shard shuffle permutes these. */
