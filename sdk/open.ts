@@ -3,6 +3,7 @@ import { ResumeError, SdkError } from "./errors.js";
 import { resolveOptions, type OpenOptions, type ResolvedOptions } from "./options.js";
 import type { Batch } from "./pipeline/batcher.js";
 import type { DecodeClip, DecodeImage } from "./pipeline/decode.js";
+import type { OpenRunDecoder } from "./pipeline/gop-decode.js";
 import { IndexCache } from "./pipeline/index-cache.js";
 import { planDataset, type SkippedObject } from "./pipeline/planner.js";
 import { streamBatches } from "./pipeline/stream.js";
@@ -19,6 +20,8 @@ export interface OpenParts {
   readonly source?: DatasetSource;
   readonly decode?: DecodeClip;
   readonly decodeImage?: DecodeImage;
+  /** Decoders for GOP runs; default: native ones, unless `decode` is given (then each clip decodes on its own). */
+  readonly openRun?: OpenRunDecoder | false;
 }
 
 /** An opened dataset: iterate it for batches; `state()` checkpoints, `stats()` reports. */
@@ -46,6 +49,7 @@ export class Dataset implements AsyncIterable<Batch> {
     private readonly decodeImage: DecodeImage,
     readonly options: ResolvedOptions,
     private readonly epoch: { seed: number; epoch: number },
+    private readonly openRun: OpenRunDecoder | undefined,
   ) {
     this.consumed = consumed;
     this.clipCount = mine.length;
@@ -72,6 +76,8 @@ export class Dataset implements AsyncIterable<Batch> {
       options: this.options,
       clips: this.mine,
       onNeeded: (n) => (this.recorder.bytesNeeded += n),
+      onDecoded: (n) => (this.recorder.decodedFrames += n),
+      ...(this.openRun ? { openRun: this.openRun } : {}),
       onSkip: (s) => {
         if (s.error) this.report(s.error, { key: s.key, start: s.start });
       },
@@ -137,6 +143,7 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
   shuffleAlgorithm(o.shuffle);
   const decode = parts.decode ?? (await defaultDecoder());
   const decodeImage = parts.decodeImage ?? (await defaultImageDecoder());
+  const openRun = parts.openRun === false ? undefined : parts.openRun ?? (parts.decode ? undefined : await defaultRunDecoder());
   const source = parts.source ?? (await openSource(url, o));
   try {
     const listing = await source.list();
@@ -157,7 +164,7 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
     let positions = partition(consumed.remaining(), o.rank, o.world);
     if (o.limit !== undefined) positions = positions.slice(0, o.limit);
     const mine = positions.map((position) => ({ position, ref: order[position]! }));
-    return new Dataset(source, listing, indexes, plan, mine, consumed, skipped, decode, decodeImage, o, epoch);
+    return new Dataset(source, listing, indexes, plan, mine, consumed, skipped, decode, decodeImage, o, epoch, openRun);
   } catch (err) {
     await source.close();
     throw err;
@@ -167,6 +174,11 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
 async function defaultDecoder(): Promise<DecodeClip> {
   const { nativeDecode } = await import("./pipeline/native-decode.js");
   return nativeDecode;
+}
+
+async function defaultRunDecoder(): Promise<OpenRunDecoder> {
+  const { nativeOpenRun } = await import("./pipeline/native-decode.js");
+  return nativeOpenRun;
 }
 
 async function defaultImageDecoder(): Promise<DecodeImage> {

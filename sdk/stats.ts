@@ -4,9 +4,11 @@ import type { SourceStats } from "./source/source.js";
 export interface StreamStats {
   readonly clips: number;
   readonly frames: number;
+  /** Frames the decoder produced, dropped ones included: decoded_frames / frames is the decode cost per frame delivered. */
+  readonly decoded_frames: number;
   /** Bytes pulled from upstream, cache rounding included. */
   readonly bytes_fetched: number;
-  /** Bytes of the samples the clips needed: from each GOP's keyframe to the clip's last sample. */
+  /** Bytes of the samples fed to the decoder: from each GOP's keyframe to the clip's last sample, once per GOP run. */
   readonly bytes_needed: number;
   /** Bytes of decoded frames handed to the consumer. */
   readonly bytes_delivered: number;
@@ -23,6 +25,7 @@ export interface StreamStats {
 export class StatsRecorder {
   clips = 0;
   frames = 0;
+  decodedFrames = 0;
   bytesNeeded = 0;
   bytesDelivered = 0;
   device = "none";
@@ -60,6 +63,7 @@ export class StatsRecorder {
     return {
       clips: this.clips,
       frames: this.frames,
+      decoded_frames: this.decodedFrames,
       bytes_fetched: s.bytesFetched,
       bytes_needed: this.bytesNeeded,
       bytes_delivered: this.bytesDelivered,
