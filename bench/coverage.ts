@@ -7,8 +7,10 @@
  *  - clips/s of the exact epoch over keyframe-aligned clips/s (target ≥ 0.9);
  *  - the shuffle's scatter: distinct GOPs per batch and how far apart a GOP's clips land.
  * Rows alternate (keyframe, exact, keyframe, exact) on a noisy machine; the keyframe rows repeat
- * epochs until they have as many clips as one exact epoch. A third row decodes exact clips each
- * from its keyframe (the path before GOP runs), on a `--naive-clips` prefix of the epoch.
+ * epochs until they have as many clips as one exact epoch. Then keyframe-aligned clips through
+ * GOP runs (the same frames as the keyframe rows: what the run machinery itself costs), and
+ * exact clips each decoded from its keyframe (the path before GOP runs) on a `--naive-clips`
+ * prefix of the epoch.
  *
  *   npx tsc -p bench/tsconfig.json && node dist/bench/coverage.js [--videos 4] [--frames 900]
  *       [--size 640x360] [--gop 300] [--clip 16] [--batch 8] [--naive-clips 48] [--json]
@@ -65,10 +67,10 @@ async function epoch(dir: string, options: OpenOptions, runs: boolean): Promise<
 }
 
 /** Keyframe-aligned epochs (seed 0, epochs 0, 1, …) until at least `clips` clips. */
-async function keyframeRows(dir: string, clips: number, firstEpoch: number): Promise<Row & { epochs: number }> {
+async function keyframeRows(dir: string, clips: number, firstEpoch: number, runs = false): Promise<Row & { epochs: number }> {
   const sum = { clips: 0, frames: 0, decoded: 0, seconds: 0, cpu: 0, positions: [], batches: [], epochs: 0 };
   for (let e = firstEpoch; sum.clips < clips; e++, sum.epochs++) {
-    const r = await epoch(dir, { frames: Number(values.clip), align: "keyframe", epoch: e }, false);
+    const r = await epoch(dir, { frames: Number(values.clip), align: "keyframe", epoch: e }, runs);
     sum.clips += r.clips;
     sum.frames += r.frames;
     sum.decoded += r.decoded;
@@ -118,6 +120,7 @@ try {
   const key1 = await keyframeRows(dir, exact1.clips, 0);
   const exact2 = await epoch(dir, exactOptions, true);
   const key2 = await keyframeRows(dir, exact1.clips, 100);
+  const keyRuns = await keyframeRows(dir, exact1.clips, 200, true);
   const naive = await epoch(dir, { ...exactOptions, limit: Number(values["naive-clips"]) }, false);
   clearInterval(sampler);
   const cps = (r: Row) => r.clips / r.seconds;
@@ -140,6 +143,8 @@ try {
     keyframe_decoded_per_frame: key1.decoded / key1.frames,
     exact_cpu_ms_per_clip: (cpuPerClip(exact1) + cpuPerClip(exact2)) / 2,
     keyframe_cpu_ms_per_clip: (cpuPerClip(key1) + cpuPerClip(key2)) / 2,
+    keyframe_runs_clips_per_s: cps(keyRuns),
+    keyframe_runs_cpu_ms_per_clip: cpuPerClip(keyRuns),
     naive_clips_per_s: cps(naive),
     naive_decoded_per_frame: naive.decoded / naive.frames,
     ...Object.fromEntries(Object.entries(scatter(exact1)).map(([k, v]) => [`scatter_${k}`, v])),
