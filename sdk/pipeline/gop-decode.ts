@@ -154,9 +154,15 @@ export class GopDecoder {
     await Promise.all(runs.map((r) => r.lane.then(() => this.retire(r))));
   }
 
+  /** Ends a run: its decoder is drained (frames dropped unconverted) so the pool can reuse it. */
   private retire(run: Run): void {
-    run.state?.decoder?.release(false);
+    const decoder = run.state?.decoder;
     run.state = undefined;
+    if (!decoder) return;
+    void this.slots.run(() => decoder.feed(new Uint8Array(0), [], { dropBefore: Number.MAX_SAFE_INTEGER, drain: true })).then(
+      () => decoder.release(true),
+      () => decoder.release(false),
+    );
   }
 
   private async serve(run: Run, req: GopClipRequest): Promise<DecodedClip> {
