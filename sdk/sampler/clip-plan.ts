@@ -78,7 +78,8 @@ export interface ClipPlan {
  * const plan = makePlan(objects, [{ objects: [0, 1] }], options);
  */
 export function makePlan(objects: readonly PlannedObject[], shards: readonly PlannedShard[], o: Sampling): ClipPlan {
-  const h = createHash("sha256").update(JSON.stringify([o.frames, o.stride, o.hop ?? null, o.align]));
+  // "order 2": shard-buffer deals GOP runs; a checkpoint of the earlier order is refused, not misread.
+  const h = createHash("sha256").update(JSON.stringify(["order 2", o.frames, o.stride, o.hop ?? null, o.align]));
   let total = 0;
   for (const obj of objects) {
     h.update(`\n${obj.key}\u0000${obj.etag}\u0000${obj.starts.length}`);
