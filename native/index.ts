@@ -3,7 +3,7 @@
  * in device memory), and file reads with cuFile where GPUDirect Storage works.
  * Every argument is checked here before the addon is loaded or called.
  */
-export { Decoder, createDecoder, type DecodeOptions } from "./lib/decoder.js";
+export { Decoder, createDecoder, type DecodeOptions, type DecodeRun } from "./lib/decoder.js";
 export { devices, type HostDevices } from "./lib/devices.js";
 export { NativeArgumentError, NativeError, NativeErrorCode, NativeUnavailableError } from "./lib/errors.js";
 export { decodeImage, IMAGE_FORMATS, type ImageDecodeOptions, type ImageFormat } from "./lib/image.js";

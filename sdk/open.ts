@@ -3,6 +3,7 @@ import { relayedCode, ResumeError, SdkError } from "./errors.js";
 import { resolveOptions, type OpenOptions, type ResolvedOptions } from "./options.js";
 import type { Batch } from "./pipeline/batcher.js";
 import type { DecodeClip, DecodeImage } from "./pipeline/decode.js";
+import type { OpenRunDecoder } from "./pipeline/gop-decode.js";
 import { IndexCache } from "./pipeline/index-cache.js";
 import { planDataset, type SkippedObject } from "./pipeline/planner.js";
 import { streamBatches } from "./pipeline/stream.js";
@@ -19,6 +20,8 @@ export interface OpenParts {
   readonly source?: DatasetSource;
   readonly decode?: DecodeClip;
   readonly decodeImage?: DecodeImage;
+  /** Decoders for GOP runs; default: native ones, unless `decode` is given (then each clip decodes on its own). */
+  readonly openRun?: OpenRunDecoder | false;
 }
 
 /** What `open()` hands a Dataset: the listed, indexed and planned dataset and this rank's share. @internal */
@@ -36,6 +39,8 @@ export interface DatasetInit {
   readonly decodeImage: DecodeImage;
   readonly options: ResolvedOptions;
   readonly epoch: { seed: number; epoch: number };
+  /** Opens the decoder runs of GOP-coherent decode; undefined: each clip decodes from its keyframe. */
+  readonly openRun: OpenRunDecoder | undefined;
 }
 
 /** An opened dataset: iterate it for batches; `state()` checkpoints, `stats()` reports. */
@@ -55,6 +60,7 @@ export class Dataset implements AsyncIterable<Batch> {
   private readonly decode: DecodeClip;
   private readonly decodeImage: DecodeImage;
   private readonly epoch: DatasetInit["epoch"];
+  private readonly openRun: OpenRunDecoder | undefined;
   private readonly consumed: PositionSet;
   private readonly recorder: StatsRecorder;
   private started = false;
@@ -71,6 +77,7 @@ export class Dataset implements AsyncIterable<Batch> {
     this.decodeImage = init.decodeImage;
     this.options = init.options;
     this.epoch = init.epoch;
+    this.openRun = init.openRun;
     this.clipCount = init.mine.length;
     this.totalClips = init.plan.total;
     this.skipped = init.skipped;
@@ -95,6 +102,8 @@ export class Dataset implements AsyncIterable<Batch> {
       options: this.options,
       clips: this.mine,
       onNeeded: (n) => (this.recorder.bytesNeeded += n),
+      onDecoded: (n) => (this.recorder.decodedFrames += n),
+      ...(this.openRun ? { openRun: this.openRun } : {}),
       onSkip: (s) => {
         if (s.error) this.report(s.error, { key: s.key, start: s.start });
       },
@@ -160,6 +169,7 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
   shuffleAlgorithm(o.shuffle);
   const decode = parts.decode ?? (await defaultDecoder());
   const decodeImage = parts.decodeImage ?? (await defaultImageDecoder());
+  const openRun = parts.openRun === false ? undefined : parts.openRun ?? (parts.decode ? undefined : await defaultRunDecoder());
   const source = parts.source ?? (await openSource(url, o));
   try {
     const listing = await source.list();
@@ -179,7 +189,7 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
     let positions = partition(consumed.remaining(), o.rank, o.world);
     if (o.limit !== undefined) positions = positions.slice(0, o.limit);
     const mine = positions.map((position) => ({ position, ref: order[position]! }));
-    return new Dataset({ source, listing, indexes, plan, mine, consumed, skipped, decode, decodeImage, options: o, epoch });
+    return new Dataset({ source, listing, indexes, plan, mine, consumed, skipped, decode, decodeImage, options: o, epoch, openRun });
   } catch (err) {
     await source.close();
     throw err;
@@ -199,6 +209,11 @@ function nothingToStream(skipped: readonly SkippedObject[]): SdkError {
 async function defaultDecoder(): Promise<DecodeClip> {
   const { nativeDecode } = await import("./pipeline/native-decode.js");
   return nativeDecode;
+}
+
+async function defaultRunDecoder(): Promise<OpenRunDecoder> {
+  const { nativeOpenRun } = await import("./pipeline/native-decode.js");
+  return nativeOpenRun;
 }
 
 async function defaultImageDecoder(): Promise<DecodeImage> {

@@ -51,8 +51,8 @@ export const OpenOptionsSchema = z
     stride: positiveInt("stride").default(1),
     /** Frames between clip starts; default: the clip's span, so clips do not overlap. */
     hop: positiveInt("hop").optional(),
-    /** "keyframe": clips start on keyframes (no wasted decode); "exact": regular starts, decoding from the GOP's keyframe. */
-    align: z.enum(["keyframe", "exact"], { error: expected('"keyframe" or "exact"', "align") }).default("keyframe"),
+    /** "exact" (default): a clip every `hop` frames, every frame covered, clips of one GOP cut from one decode; "keyframe": clips only on keyframes. */
+    align: z.enum(["keyframe", "exact"], { error: expected('"keyframe" or "exact"', "align") }).default("exact"),
     /** Output [height, width]; default: the video's own size. */
     size: z
       .tuple([positiveInt("size[0]"), positiveInt("size[1]")], { error: expected("[height, width]", "size") })

@@ -5,9 +5,11 @@ import type { SourceStats } from "./source/source.js";
 export const StreamStats = z.object({
   clips: z.number().int(),
   frames: z.number().int(),
+  /** Frames the decoder produced, dropped ones included: decoded_frames / frames is the decode cost per frame delivered. */
+  decoded_frames: z.number().int(),
   /** Bytes pulled from upstream, cache rounding included. */
   bytes_fetched: z.number(),
-  /** Bytes of the samples the clips needed: from each GOP's keyframe to the clip's last sample. */
+  /** Bytes of the samples fed to the decoder: from each GOP's keyframe to the clip's last sample, once per GOP run. */
   bytes_needed: z.number(),
   /** Bytes of decoded frames handed to the consumer. */
   bytes_delivered: z.number(),
@@ -25,6 +27,7 @@ export type StreamStats = Readonly<z.infer<typeof StreamStats>>;
 export class StatsRecorder {
   clips = 0;
   frames = 0;
+  decodedFrames = 0;
   bytesNeeded = 0;
   bytesDelivered = 0;
   device = "none";
@@ -62,6 +65,7 @@ export class StatsRecorder {
     return {
       clips: this.clips,
       frames: this.frames,
+      decoded_frames: this.decodedFrames,
       bytes_fetched: s.bytesFetched,
       bytes_needed: this.bytesNeeded,
       bytes_delivered: this.bytesDelivered,

@@ -45,7 +45,13 @@ export interface RawLumaFrame {
 }
 
 export interface RawDecoder {
-  decode(data: Uint8Array, table: Float64Array, keyframes: Uint8Array, dropBefore: number | null): Promise<RawHostBatch | { device: RawDeviceFrame[] }>;
+  decode(
+    data: Uint8Array,
+    table: Float64Array,
+    keyframes: Uint8Array,
+    dropBefore: number | null,
+    drain: boolean,
+  ): Promise<(RawHostBatch | { device: RawDeviceFrame[] }) & { decoded: number }>;
   close(): void;
 }
 

@@ -8,6 +8,20 @@ import { packPackets, type Packets } from "./packets.js";
 export interface DecodeOptions {
   /** Frames with pts below this are decoded (others depend on them) but not returned. */
   readonly dropBefore?: number;
+  /**
+   * false: keep the decoder's state after these packets, so the next call continues the same
+   * run (its first packet need not be a keyframe); frames still being reordered come out then.
+   * Default true: drain every frame and reset for an unrelated clip.
+   */
+  readonly drain?: boolean;
+}
+
+/** What one decode call produced. */
+export interface DecodeRun {
+  /** The frames kept (pts ≥ dropBefore), in presentation order. */
+  readonly frames: Frame[];
+  /** Frames the codec produced in this call, dropped ones included. */
+  readonly decoded: number;
 }
 
 /**
@@ -19,6 +33,8 @@ export class Decoder {
   readonly options: Readonly<ValidatedDecoderOptions>;
   #raw: RawDecoder | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  /** The last call left the codec mid-run (drain: false). */
+  #continuing = false;
 
   /** @internal use createDecoder() */
   constructor(raw: RawDecoder, options: ValidatedDecoderOptions) {
@@ -32,22 +48,35 @@ export class Decoder {
    * @example
    * const frames = await decoder.decode(packets, { dropBefore: clipStartPts });
    */
-  decode(packets: Packets, options: DecodeOptions = {}): Promise<Frame[]> {
-    let packed: ReturnType<typeof packPackets>;
-    const dropBefore = options.dropBefore;
+  async decode(packets: Packets, options: DecodeOptions = {}): Promise<Frame[]> {
+    return (await this.decodeRun(packets, options)).frames;
+  }
+
+  /**
+   * decode(), plus how many frames the codec produced (dropped ones included).
+   *
+   * @example
+   * const { frames, decoded } = await decoder.decodeRun(packets, { dropBefore, drain: false });
+   */
+  decodeRun(packets: Packets, options: DecodeOptions = {}): Promise<DecodeRun> {
+    const { dropBefore, drain = true } = options;
     try {
-      packed = packPackets(packets);
       if (dropBefore !== undefined && !Number.isSafeInteger(dropBefore)) throw argumentError("an integer pts", "dropBefore", dropBefore);
+      if (typeof drain !== "boolean") throw argumentError("a boolean", "drain", drain);
     } catch (error) {
       // Always a promise: callers handle bad packets and bad bytes in one place.
       return Promise.reject(error);
     }
-    const run = async (): Promise<Frame[]> => {
+    const run = async (): Promise<DecodeRun> => {
       const raw = this.#raw;
       if (!raw) throw new NativeError(NativeErrorCode.DecoderClosed, "The decoder is closed");
+      // Only a call that continues an undrained run may start between keyframes.
+      const packed = packPackets(packets, !this.#continuing);
+      this.#continuing = false;
       try {
-        const out = await raw.decode(packed.data, packed.table, packed.keyframes, dropBefore ?? null);
-        return "device" in out ? deviceFrames(out.device) : hostFrames(out);
+        const out = await raw.decode(packed.data, packed.table, packed.keyframes, dropBefore ?? null, drain);
+        this.#continuing = !drain;
+        return { frames: "device" in out ? deviceFrames(out.device) : hostFrames(out), decoded: out.decoded };
       } catch (error) {
         throw fromNative(error);
       }

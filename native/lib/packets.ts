@@ -31,7 +31,7 @@ export interface PackedPackets {
  * Checks and packs packets for the addon: bounds, integer fields, strictly increasing
  * dts (reordered packets would decode into wrong pixels silently), keyframe first.
  */
-export function packPackets(packets: unknown): PackedPackets {
+export function packPackets(packets: unknown, keyframeFirst = true): PackedPackets {
   const p = packets as Packets;
   if (typeof p !== "object" || p === null || !(p.data instanceof Uint8Array) || !Array.isArray(p.samples)) {
     throw argumentError("{ data: Uint8Array, samples: Sample[] }", "packets", packets);
@@ -56,7 +56,7 @@ export function packPackets(packets: unknown): PackedPackets {
     if (s.dts <= lastDts) {
       throw new NativeError(NativeErrorCode.PacketOrder, `Sample ${i} has dts ${s.dts} after ${lastDts}: packets must be in decode order`);
     }
-    if (i === 0 && !s.keyframe) throw new NativeError(NativeErrorCode.NoKeyframe, "The first sample of a clip must be a keyframe");
+    if (i === 0 && keyframeFirst && !s.keyframe) throw new NativeError(NativeErrorCode.NoKeyframe, "The first sample of a clip must be a keyframe");
     lastDts = s.dts;
     table.set([s.offset, s.size, s.pts, s.dts], i * 4);
     keyframes[i] = s.keyframe ? 1 : 0;

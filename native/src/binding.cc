@@ -179,7 +179,7 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
   }
 
  private:
-  // decode(data: Uint8Array, table: Float64Array [offset,size,pts,dts]*, keyframes: Uint8Array, dropBefore: number|null)
+  // decode(data: Uint8Array, table: Float64Array [offset,size,pts,dts]*, keyframes: Uint8Array, dropBefore: number|null, drain?: boolean)
   Napi::Value Decode(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (!decoder_) throw toJsError(env, "ERR_DECODER_CLOSED", "The decoder is closed");
@@ -192,6 +192,7 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
     auto keys = info[2].As<Napi::Uint8Array>();
     std::optional<int64_t> dropBefore;
     if (info[3].IsNumber()) dropBefore = static_cast<int64_t>(info[3].As<Napi::Number>().DoubleValue());
+    bool drain = !info[4].IsBoolean() || info[4].As<Napi::Boolean>().Value();
     auto packets = std::make_shared<std::vector<ec::PacketView>>(keys.ElementLength());
     for (size_t i = 0; i < packets->size(); ++i) {
       auto& p = (*packets)[i];
@@ -206,16 +207,17 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
     auto result = std::make_shared<ec::DecodeResult>();
     auto* worker = new Worker(
         env,
-        [decoder, packets, dropBefore, result, busy] {
+        [decoder, packets, dropBefore, drain, result, busy] {
           struct Release {
             std::atomic<bool>* b;
             ~Release() { b->store(false); }
           } release{busy.get()};
-          *result = decoder->decode(*packets, dropBefore);
+          *result = decoder->decode(*packets, dropBefore, drain);
         },
         [result](Napi::Env env) -> Napi::Value {
-          if (!result->device.empty()) return deviceFramesToJs(env, result->device);
-          return hostBatchToJs(env, result->host);
+          Napi::Object out = (!result->device.empty() ? deviceFramesToJs(env, result->device) : hostBatchToJs(env, result->host)).As<Napi::Object>();
+          out.Set("decoded", Napi::Number::New(env, static_cast<double>(result->decodedFrames)));
+          return out;
         });
     worker->keep(info[0]);  // the packet bytes stay alive until the worker is done
     worker->keep(info.This());

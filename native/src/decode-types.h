@@ -124,6 +124,7 @@ struct DeviceFrame {
 
 struct DecodeResult {
   size_t expectedFrames = 0;  // sizing hint: the packet count
+  size_t decodedFrames = 0;   // frames the codec produced, dropped ones included
   HostBatch host;
   std::vector<DeviceFrame> device;
 };

@@ -12,7 +12,10 @@ namespace {
 // Resets the codec whatever way decode() leaves, so a failed clip never poisons the next.
 struct FlushOnExit {
   AVCodecContext* ctx;
-  ~FlushOnExit() { avcodec_flush_buffers(ctx); }
+  bool armed = true;
+  ~FlushOnExit() {
+    if (armed) avcodec_flush_buffers(ctx);
+  }
 };
 
 }  // namespace
@@ -64,6 +67,7 @@ size_t Decoder::receiveAll(DecodeResult& out, std::optional<int64_t> dropBefore,
       throw NativeException("ERR_CORRUPT_FRAME", "A decoded frame is damaged (near packet " +
                                                      std::to_string(packetIndex) + "); the packets are corrupt");
     }
+    ++out.decodedFrames;
     int64_t pts = frame->pts != AV_NOPTS_VALUE ? frame->pts : frame->best_effort_timestamp;
     if (dropBefore && pts != AV_NOPTS_VALUE && pts < *dropBefore) continue;
     frame->pts = pts;
@@ -71,7 +75,7 @@ size_t Decoder::receiveAll(DecodeResult& out, std::optional<int64_t> dropBefore,
   }
 }
 
-DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::optional<int64_t> dropBefore) {
+DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::optional<int64_t> dropBefore, bool drain) {
   DecodeResult out;
   // Size the batch for the frames that will be kept, not for the ones decoded and dropped.
   out.expectedFrames = 0;
@@ -104,6 +108,10 @@ DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::option
       break;
     }
     receiveAll(out, dropBefore, i);
+  }
+  if (!drain) {
+    flush.armed = false;
+    return out;
   }
   int ret = avcodec_send_packet(ctx_.get(), nullptr);
   if (ret < 0 && ret != AVERROR_EOF) {

@@ -23,8 +23,10 @@ class Decoder {
    * Decodes one clip: sends every packet, then drains the decoder so reordered (B-)frames
    * all come out, then resets it for the next clip. Frames with pts < dropBefore are
    * decoded (later frames reference them) but not converted or returned.
+   * With drain false the codec keeps its state (references, frames still being reordered) so
+   * the next call continues the same run of packets; a failure still resets it.
    */
-  DecodeResult decode(const std::vector<PacketView>& packets, std::optional<int64_t> dropBefore);
+  DecodeResult decode(const std::vector<PacketView>& packets, std::optional<int64_t> dropBefore, bool drain = true);
 
   const DecoderOptions& options() const { return options_; }
 

@@ -4,11 +4,12 @@ import type { ResolvedOptions } from "../options.js";
 import { clipFrames, type ClipRef } from "../sampler/clip-plan.js";
 import { decodeSpan, type DecodeSpan } from "../sampler/frame-order.js";
 import type { DatasetListing, DatasetSource } from "../source/source.js";
-import type { DecodeClip, DecodedClip, DecodeImage, Packet } from "./decode.js";
+import type { DecodeClip, DecodedClip, DecodeImage, DecodeRequest, Packet } from "./decode.js";
 import type { IndexCache, PreparedIndex } from "./index-cache.js";
 import type { Limiter } from "../../common/limiter.js";
 import { arrayClip, arraySpan } from "./array-task.js";
 import { rotateClip } from "./rotate.js";
+import type { GopDecoder } from "./gop-decode.js";
 
 /** Errors about this host, not the clip: the decoder cannot load, or the asked-for device is not there. */
 const FATAL_CODES = new Set(["ERR_NATIVE_UNAVAILABLE", "ERR_DEVICE_UNAVAILABLE"]);
@@ -31,9 +32,13 @@ export interface ClipContext {
   readonly decode: DecodeClip;
   readonly decodeImage: DecodeImage;
   readonly decodeSlots: Limiter;
+  /** GOP-coherent decode of video clips; absent: each clip decodes from its keyframe with `decode`. */
+  readonly gops?: GopDecoder;
   readonly options: ResolvedOptions;
   /** Bytes of samples a clip needed, counted once it was fetched. */
   readonly onNeeded: (bytes: number) => void;
+  /** Frames the decoder produced, dropped ones included. */
+  readonly onDecoded: (frames: number) => void;
 }
 
 /** The byte span a clip needs, from its object's index. */
@@ -63,23 +68,17 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
     const { prepared, span, frames } = await spanOf(ctx, clip.ref);
     const track = prepared.index.video!;
     const { samples } = track;
-    const bytes = await ctx.source.read(object, span.offset, span.length);
-    if (bytes.length !== span.length) {
-      throw new ClipError("ERR_SHORT_READ", object.key, `Expected ${span.length} bytes at ${span.offset} but received ${bytes.length}`);
-    }
-    ctx.onNeeded(span.sampleBytes);
-    const packets: Packet[] = [];
-    for (let d = span.firstSample; d < span.endSample; d++) {
-      packets.push({ offset: samples.offset[d]! - span.offset, size: samples.size[d]!, pts: samples.pts[d]!, dts: samples.dts[d]!, keyframe: samples.keyframe[d] === 1 });
-    }
-    const keep = frames.map((f) => samples.pts[prepared.order!.decodeOf[f]!]!);
     const o = ctx.options;
+    const keep = frames.map((f) => samples.pts[prepared.order!.decodeOf[f]!]!);
     const rotation = track.rotation ?? 0;
     const turn = o.rotate === "auto" ? rotation : 0;
     // A quarter turn swaps the axes: decode to [width, height] so the upright frame is `size`.
     const size = o.size && (turn === 90 || turn === 270) ? ([o.size[1], o.size[0]] as const) : o.size;
+    const config = { track, format: o.format, size, device: o.device, threads: 1 };
     const decoded = rotateClip(
-      await ctx.decodeSlots.run(() => ctx.decode({ track, data: bytes, packets, keep, format: o.format, size, device: o.device, threads: 1 })),
+      ctx.gops
+        ? await ctx.gops.clip({ object: clip.ref.object, key: object.key, config, order: prepared.order!, frames, span, read: (offset, length) => ctx.source.read(object, offset, length) })
+        : await decodeFromKeyframe(ctx, object, span, config, keep),
       turn,
     );
     if (decoded.frames.length !== keep.length) {
@@ -104,6 +103,29 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
     if (FATAL_CODES.has(e.code)) throw e;
     return skip(e);
   }
+}
+
+/** One clip on its own: its span from the GOP's keyframe, decoded with `decode`. */
+async function decodeFromKeyframe(
+  ctx: ClipContext,
+  object: DatasetListing["objects"][number],
+  span: DecodeSpan,
+  config: Omit<DecodeRequest, "data" | "packets" | "keep">,
+  keep: number[],
+): Promise<DecodedClip> {
+  const { samples } = config.track;
+  const bytes = await ctx.source.read(object, span.offset, span.length);
+  if (bytes.length !== span.length) {
+    throw new ClipError("ERR_SHORT_READ", object.key, `Expected ${span.length} bytes at ${span.offset} but received ${bytes.length}`);
+  }
+  ctx.onNeeded(span.sampleBytes);
+  const packets: Packet[] = [];
+  for (let d = span.firstSample; d < span.endSample; d++) {
+    packets.push({ offset: samples.offset[d]! - span.offset, size: samples.size[d]!, pts: samples.pts[d]!, dts: samples.dts[d]!, keyframe: samples.keyframe[d] === 1 });
+  }
+  const decoded = await ctx.decodeSlots.run(() => ctx.decode({ ...config, data: bytes, packets, keep }));
+  ctx.onDecoded(decoded.decoded ?? packets.length);
+  return decoded;
 }
 
 /** The labels and filter stage, shared by every kind. */
@@ -132,6 +154,7 @@ async function produceImage(ctx: ClipContext, clip: ScheduledClip, image: NonNul
   ctx.onNeeded(object.size);
   const o = ctx.options;
   const decoded = await ctx.decodeSlots.run(() => ctx.decodeImage({ data: bytes, format: image.format, output: o.format, size: o.size }));
+  ctx.onDecoded(decoded.decoded ?? 1);
   const base: ClipInfo = {
     key: object.key,
     start: 0,

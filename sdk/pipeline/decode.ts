@@ -44,6 +44,8 @@ export interface DecodedClip {
   readonly still?: boolean;
   /** The same frames still in GPU memory (cuda decode): the labelers analyse them there. */
   readonly gpuFrames?: readonly DeviceFrame[];
+  /** Frames the decoder produced for this clip, dropped ones included (default: the packets fed). */
+  readonly decoded?: number;
 }
 
 /** The decode stage: the native decoder in production, anything with this shape in tests. */

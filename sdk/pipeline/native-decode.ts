@@ -7,6 +7,7 @@ import { createDecoder, decodeImage, devices, type Decoder, type DeviceFrame, ty
 import type { VideoTrackV1 } from "../../common/schema/index.js";
 import { SdkError } from "../errors.js";
 import type { DecodeClip, DecodedFrame, DecodeImage, DecodeRequest } from "./decode.js";
+import type { OpenRunDecoder, RunFrame } from "./gop-decode.js";
 
 let autoDevice: string | undefined;
 
@@ -27,45 +28,63 @@ export function resolveDevice(device: string, codec: string): "cpu" | `cuda:${nu
   return autoDevice as "cpu" | `cuda:${number}`;
 }
 
-/** Idle decoders by configuration; a clip borrows one and gives it back drained. */
+/** The settings a pooled decoder is opened with. */
+type PoolConfig = Pick<DecodeRequest, "track" | "format" | "size" | "threads">;
+
+/** Idle decoders by configuration; a clip (or a GOP run) borrows one and gives it back drained. */
 class DecoderPool {
   private readonly idle = new Map<string, Decoder[]>();
   private idleCount = 0;
   constructor(private readonly maxIdle: number) {}
 
-  private keyOf(track: VideoTrackV1, req: DecodeRequest, device: string): string {
+  private keyOf(track: VideoTrackV1, req: PoolConfig, device: string): string {
     return [track.codec, track.width, track.height, Buffer.from(track.extradata).toString("base64"), req.format, req.size?.join("x") ?? "", device, req.threads].join("|");
   }
 
-  async use<R>(req: DecodeRequest, device: "cpu" | `cuda:${number}`, fn: (d: Decoder) => Promise<R>): Promise<R> {
+  async acquire(req: PoolConfig, device: "cpu" | `cuda:${number}`): Promise<{ decoder: Decoder; key: string }> {
     const { track } = req;
     const key = this.keyOf(track, req, device);
-    let decoder = this.idle.get(key)?.pop();
-    if (decoder) this.idleCount--;
-    decoder ??= await createDecoder({
-      codec: track.codec,
-      extradata: track.extradata,
-      width: track.width,
-      height: track.height,
-      device,
-      threads: req.threads,
-      output: req.format === "native" ? "native" : "rgb24",
-      ...(req.size ? { resize: [req.size[0], req.size[1]] as const } : {}),
-    });
+    const decoder = this.idle.get(key)?.pop();
+    if (decoder) {
+      this.idleCount--;
+      return { decoder, key };
+    }
+    return {
+      key,
+      decoder: await createDecoder({
+        codec: track.codec,
+        extradata: track.extradata,
+        width: track.width,
+        height: track.height,
+        device,
+        threads: req.threads,
+        output: req.format === "native" ? "native" : "rgb24",
+        ...(req.size ? { resize: [req.size[0], req.size[1]] as const } : {}),
+      }),
+    };
+  }
+
+  /** A drained decoder goes back idle; one left mid-run (or failed) is closed. */
+  release(key: string, decoder: Decoder, reusable: boolean): void {
+    if (reusable && this.idleCount < this.maxIdle) {
+      const list = this.idle.get(key) ?? [];
+      list.push(decoder);
+      this.idle.set(key, list);
+      this.idleCount++;
+    } else {
+      void decoder.close();
+    }
+  }
+
+  async use<R>(req: PoolConfig, device: "cpu" | `cuda:${number}`, fn: (d: Decoder) => Promise<R>): Promise<R> {
+    const { decoder, key } = await this.acquire(req, device);
     let healthy = false;
     try {
       const out = await fn(decoder);
       healthy = true;
       return out;
     } finally {
-      if (healthy && this.idleCount < this.maxIdle) {
-        const list = this.idle.get(key) ?? [];
-        list.push(decoder);
-        this.idle.set(key, list);
-        this.idleCount++;
-      } else {
-        void decoder.close();
-      }
+      this.release(key, decoder, healthy);
     }
   }
 }
@@ -87,7 +106,7 @@ function asDecoded(f: HostFrame): DecodedFrame {
 export const nativeDecode: DecodeClip = async (req) => {
   const device = resolveDevice(req.device, req.track.codec);
   const dropBefore = Math.min(...req.keep);
-  const frames = await pool.use(req, device, (d) => d.decode({ data: req.data, samples: req.packets }, { dropBefore }));
+  const { frames, decoded } = await pool.use(req, device, (d) => d.decodeRun({ data: req.data, samples: req.packets }, { dropBefore }));
   const byPts = new Map<number, Frame>();
   for (const f of frames) byPts.set(f.pts, f);
   const kept: DecodedFrame[] = [];
@@ -101,7 +120,31 @@ export const nativeDecode: DecodeClip = async (req) => {
     kept.push(asDecoded(await toHostFrame(f)));
     if (f.kind === "device") gpuFrames.push(f);
   }
-  return { frames: kept, device, ...(gpuFrames.length > 0 ? { gpuFrames } : {}) };
+  return { frames: kept, device, decoded, ...(gpuFrames.length > 0 ? { gpuFrames } : {}) };
+};
+
+/**
+ * A pooled native decoder for one GOP run (GopDecoder): packets are fed without draining
+ * until the run's end, so each frame of the GOP is decoded once.
+ *
+ * @example
+ * const run = await nativeOpenRun({ track, format: "rgb24", size: [224, 224], device: "auto", threads: 1 });
+ */
+export const nativeOpenRun: OpenRunDecoder = async (config) => {
+  const device = resolveDevice(config.device, config.track.codec);
+  const { decoder, key } = await pool.acquire(config, device);
+  return {
+    device,
+    async feed(data, packets, o) {
+      const { frames, decoded } = await decoder.decodeRun({ data, samples: packets }, o);
+      const out: RunFrame[] = [];
+      for (const f of frames) {
+        out.push({ frame: asDecoded(await toHostFrame(f)), ...(f.kind === "device" ? { gpu: f } : {}) });
+      }
+      return { frames: out, decoded };
+    },
+    release: (drained) => pool.release(key, decoder, drained),
+  };
 };
 
 /**

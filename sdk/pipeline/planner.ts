@@ -1,7 +1,7 @@
 import { notStreamed } from "../../common/media-index/index.js";
 import { relayedCode, SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
-import { clipStarts, makePlan, type ClipPlan, type PlannedObject } from "../sampler/clip-plan.js";
+import { clipStarts, gopsOf, makePlan, type ClipPlan, type PlannedObject } from "../sampler/clip-plan.js";
 import type { DatasetListing, DatasetSource } from "../source/source.js";
 import type { IndexCache } from "./index-cache.js";
 import { orderedMap } from "./ordered-map.js";
@@ -36,16 +36,18 @@ export async function planDataset(
     const { index, order } = await indexes.get(id, object);
     let starts: number[] = [];
     const why = notStreamed(index);
+    let gops: number[] | undefined;
     if (why) {
       // Corrupt, empty, unreadable, or a kind not streamed: reported, never dropped without a word.
       skipped.push({ key: object.key, error: new SdkError(relayedCode(why.code), why.message.startsWith(object.key) ? why.message : `${object.key}: ${why.message}`) });
     } else if (index.video && order) {
       starts = clipStarts(order.decodeOf.length, order.keyframes, o);
+      gops = gopsOf(starts, order.keyframes);
     } else {
       // One .npy or image is one sample; its dtype, layout or pixels are checked when it is read.
       starts = [0];
     }
-    return { key: object.key, etag: object.etag, starts };
+    return { key: object.key, etag: object.etag, starts, ...(gops ? { gops } : {}) };
   })) {
     objects.push(planned);
   }

@@ -6,7 +6,12 @@ import { produceClip, spanOf, type ClipOutcome, type ScheduledClip } from "./cli
 import type { DecodeClip, DecodeImage } from "./decode.js";
 import type { IndexCache } from "./index-cache.js";
 import { Limiter } from "../../common/limiter.js";
+import { GopDecoder, type OpenRunDecoder } from "./gop-decode.js";
 import { orderedMap } from "./ordered-map.js";
+import { GOP_INTERLEAVE } from "../sampler/shuffle.js";
+
+/** GOP runs decoding at once: the runs the shuffle interleaves, and as many again for stragglers. */
+const GOP_RUNS = 2 * GOP_INTERLEAVE;
 
 export interface StreamInput {
   readonly source: DatasetSource;
@@ -18,6 +23,10 @@ export interface StreamInput {
   /** This rank's clips, in epoch order. */
   readonly clips: readonly ScheduledClip[];
   readonly onNeeded: (bytes: number) => void;
+  /** Frames the decoder produced, dropped ones included. */
+  readonly onDecoded: (frames: number) => void;
+  /** Decoders that continue a GOP run across clips; absent: every clip decodes from its keyframe. */
+  readonly openRun?: OpenRunDecoder;
   readonly onSkip: (o: Extract<ClipOutcome, { kind: "skip" }>) => void;
 }
 
@@ -25,14 +34,22 @@ export interface StreamInput {
  * The pipeline: plan hints → fetch → packets → decode → labels/filter → batch (images: the
  * whole object → decodeImage; .npy: the data bytes, no decode). At most
  * `prefetch` clips are in flight ahead of the consumer and `workers` decode at once; nothing
- * runs while the consumer does not pull.
+ * runs while the consumer does not pull. Video clips of one GOP share one decode (GopDecoder),
+ * at most GOP_RUNS decoders open at once.
  *
  * @example
  * for await (const { batch } of streamBatches(input)) train(batch.frames);
  */
-export function streamBatches(input: StreamInput): AsyncGenerator<SettledBatch> {
+export async function* streamBatches(input: StreamInput): AsyncGenerator<SettledBatch> {
   const { options: o } = input;
-  const ctx = { ...input, decodeSlots: new Limiter(o.workers) };
+  const decodeSlots = new Limiter(o.workers);
+  const gops = input.openRun
+    ? new GopDecoder(input.openRun, decodeSlots, GOP_RUNS, (frames, bytes) => {
+        input.onDecoded(frames);
+        input.onNeeded(bytes);
+      })
+    : undefined;
+  const ctx = { ...input, decodeSlots, ...(gops ? { gops } : {}) };
   const hints = new PlanHints(input, o.prefetch, o.prefetch * 4);
   const scheduled = (function* () {
     for (let i = 0; i < input.clips.length; i++) {
@@ -41,7 +58,11 @@ export function streamBatches(input: StreamInput): AsyncGenerator<SettledBatch> 
     }
   })();
   const outcomes = orderedMap(scheduled, o.prefetch, (clip) => produceClip(ctx, clip));
-  return batches(outcomes, o.batch, o.dropLast, input.onSkip);
+  try {
+    yield* batches(outcomes, o.batch, o.dropLast, input.onSkip);
+  } finally {
+    await gops?.close();
+  }
 }
 
 /** Tells the source (and so the cache) the byte ranges of the next clips before they are read. */

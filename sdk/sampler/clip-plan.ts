@@ -39,6 +39,24 @@ export interface PlannedObject {
   readonly key: string;
   readonly etag: string;
   readonly starts: readonly number[];
+  /** Per start, the keyframe (presentation index) its GOP opens with; absent: each clip is its own GOP. */
+  readonly gops?: readonly number[];
+}
+
+/**
+ * The keyframe at or before each start: clips with the same one share a GOP decode.
+ *
+ * @example
+ * gopsOf([0, 16, 32, 300], [0, 300]); // [0, 0, 0, 300]
+ */
+export function gopsOf(starts: readonly number[], keyframes: readonly number[]): number[] {
+  const out: number[] = [];
+  let k = 0;
+  for (const s of starts) {
+    while (k + 1 < keyframes.length && keyframes[k + 1]! <= s) k++;
+    out.push(keyframes[k] ?? 0);
+  }
+  return out;
 }
 
 /** A shard: a run of objects; the shard shuffle permutes these. */
@@ -60,8 +78,9 @@ export interface ClipPlan {
  * const plan = makePlan(objects, [{ objects: [0, 1] }], options);
  */
 export function makePlan(objects: readonly PlannedObject[], shards: readonly PlannedShard[], o: Sampling): ClipPlan {
-  // Another track is another set of frames; track 0 keeps the fingerprints of checkpoints from before the option.
-  const h = createHash("sha256").update(JSON.stringify([o.frames, o.stride, o.hop ?? null, o.align, ...(o.track ? [o.track] : [])]));
+  // "order 2": shard-buffer deals GOP runs, so a checkpoint of the earlier order is refused, not misread.
+  // Another track is another set of frames.
+  const h = createHash("sha256").update(JSON.stringify(["order 2", o.frames, o.stride, o.hop ?? null, o.align, ...(o.track ? [o.track] : [])]));
   let total = 0;
   for (const obj of objects) {
     h.update(`\n${obj.key}\u0000${obj.etag}\u0000${obj.starts.length}`);

@@ -9,9 +9,15 @@ import { seededRng, shuffleInPlace, type Rng } from "./rng.js";
 export interface ShuffleParams {
   readonly seed: number;
   readonly epoch: number;
-  /** Clips held by the bounded shuffle buffer. */
+  /** Units held by the bounded shuffle buffer: clips, or for "shard-buffer" GOP runs. */
   readonly buffer: number;
 }
+
+/**
+ * GOP runs "shard-buffer" deals from at once: clips of one GOP land about this many clips
+ * apart, and the pipeline keeps one decoder per run it serves (see GopDecoder).
+ */
+export const GOP_INTERLEAVE = 8;
 
 export type ShuffleAlgorithm = (plan: ClipPlan, p: ShuffleParams) => ClipRef[];
 
@@ -87,11 +93,55 @@ export function bufferShuffle<T>(items: readonly T[], size: number, rng: Rng): T
 
 const identity = (plan: ClipPlan) => plan.shards.map((_, i) => i);
 
+/** The clips of each object that open with the same keyframe, in start order: one GOP decode serves them. */
+function gopRuns(plan: ClipPlan, shardOrder: readonly number[]): ClipRef[][] {
+  const runs: ClipRef[][] = [];
+  for (const s of shardOrder) {
+    for (const object of plan.shards[s]!.objects) {
+      const { starts, gops } = plan.objects[object]!;
+      let run: ClipRef[] = [];
+      starts.forEach((start, i) => {
+        if (run.length > 0 && (!gops || gops[i] !== gops[i - 1])) {
+          runs.push(run);
+          run = [];
+        }
+        run.push({ object, start });
+      });
+      if (run.length > 0) runs.push(run);
+    }
+  }
+  return runs;
+}
+
+/**
+ * Deals clips from `width` runs at once, each step from a random one, each run in its own
+ * (ascending) order, a finished run replaced by the next: a run's clips come out in order,
+ * interleaved with the other runs' so that one batch is not one GOP.
+ */
+export function interleaveRuns<T>(runs: readonly (readonly T[])[], width: number, rng: Rng): T[] {
+  const out: T[] = [];
+  const active: { run: readonly T[]; at: number }[] = [];
+  let next = 0;
+  while (active.length < width && next < runs.length) active.push({ run: runs[next++]!, at: 0 });
+  while (active.length > 0) {
+    const j = Math.floor(rng() * active.length);
+    const a = active[j]!;
+    out.push(a.run[a.at++]!);
+    if (a.at < a.run.length) continue;
+    if (next < runs.length) active[j] = { run: runs[next++]!, at: 0 };
+    else active.splice(j, 1);
+  }
+  return out;
+}
+
 registerShuffle("none", (plan) => clipsOfShards(plan, identity(plan)));
 
+// Shards shuffled, then GOP runs through the bounded buffer, then runs interleaved: reads stay
+// local to a few shards, each GOP is decoded once, and a batch mixes GOPs.
 registerShuffle("shard-buffer", (plan, p) => {
   const shards = shuffleInPlace(identity(plan), seededRng(p.seed, p.epoch, "shards"));
-  return bufferShuffle(clipsOfShards(plan, shards), p.buffer, seededRng(p.seed, p.epoch, "buffer"));
+  const runs = bufferShuffle(gopRuns(plan, shards), p.buffer, seededRng(p.seed, p.epoch, "buffer"));
+  return interleaveRuns(runs, GOP_INTERLEAVE, seededRng(p.seed, p.epoch, "interleave"));
 });
 
 registerShuffle("global", (plan, p) => shuffleInPlace(clipsOfShards(plan, identity(plan)), seededRng(p.seed, p.epoch, "global")));

@@ -5,7 +5,7 @@ import { InvalidOptionError } from "../../sdk/errors.js";
 describe("resolveOptions", () => {
   it("fills defaults and freezes the result", () => {
     const o = resolveOptions({}, {});
-    expect(o).toMatchObject({ frames: 16, stride: 1, align: "keyframe", rank: 0, world: 1, batch: 1, seed: 0, epoch: 0, format: "rgb24", rotate: "none", track: 0 });
+    expect(o).toMatchObject({ frames: 16, stride: 1, align: "exact", rank: 0, world: 1, batch: 1, seed: 0, epoch: 0, format: "rgb24", rotate: "none", track: 0 });
     expect(Object.isFrozen(o)).toBe(true);
   });
 

@@ -18,7 +18,7 @@ const capture = (argv: string[]) => captureOutput(() => main(argv));
 
 describe("ec bench", () => {
   it("streams the same clips once per pass and prints one JSON line with each pass and the ratios", async () => {
-    const { code, out, err } = await capture([dir, "--frames", "3", "--batch", "2", "--device", "cpu", "--passes", "3", "--json"]);
+    const { code, out, err } = await capture([dir, "--frames", "3", "--align", "keyframe", "--batch", "2", "--device", "cpu", "--passes", "3", "--json"]);
     expect(code, err).toBe(0);
     const lines = out.trim().split("\n");
     expect(lines).toHaveLength(1);

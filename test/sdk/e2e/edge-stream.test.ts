@@ -156,6 +156,8 @@ describe("open() against a local edge", () => {
     const summary = JSON.parse(lines.pop()!);
     expect(summary).toMatchObject({ clips: 5, frames: 10, errors: { ERR_TRUNCATED: 1 } });
     expect(StreamStats.parse(summary)).toEqual(summary);
+    // Frames decoded to deliver them, the ones before each clip's first frame included.
+    expect(summary.decoded_frames).toBeGreaterThanOrEqual(summary.frames);
     expect(lines).toHaveLength(10);
     for (const line of lines) {
       const [key, index, md5] = line.split(",");

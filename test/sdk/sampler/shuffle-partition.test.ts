@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { makePlan, type ClipPlan } from "../../../sdk/sampler/clip-plan.js";
+import { gopsOf, makePlan, type ClipPlan } from "../../../sdk/sampler/clip-plan.js";
 import { partition } from "../../../sdk/sampler/partition.js";
-import { bufferShuffle, epochOrder, registerShuffle, shuffleNames } from "../../../sdk/sampler/shuffle.js";
+import { bufferShuffle, epochOrder, interleaveRuns, registerShuffle, shuffleNames } from "../../../sdk/sampler/shuffle.js";
 import { seededRng } from "../../../sdk/sampler/rng.js";
 
 function plan(objects: number, clipsEach: number, perShard: number): ClipPlan {
@@ -64,5 +64,44 @@ describe("partition", () => {
         for (const x of parts) expect([...x].sort((a, b) => a - b)).toEqual(x);
       }),
     );
+  });
+});
+
+describe("GOP runs in the shard-buffer order", () => {
+  it("gopsOf names the keyframe each start decodes from", () => {
+    expect(gopsOf([0, 16, 32, 300, 316], [0, 300])).toEqual([0, 0, 0, 300, 300]);
+    expect(gopsOf([5], [])).toEqual([0]);
+  });
+
+  it("interleaveRuns keeps each run in order and deals from several at once", () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 30 }), fc.integer({ min: 1, max: 8 }), fc.integer(), (lengths, width, seed) => {
+        const runs = lengths.map((n, r) => Array.from({ length: n }, (_, i) => ({ r, i })));
+        const out = interleaveRuns(runs, width, seededRng(seed >>> 0, 0, "t"));
+        expect(out).toHaveLength(lengths.reduce((a, b) => a + b, 0));
+        const at = new Map<number, number>();
+        for (const { r, i } of out) {
+          expect(i).toBe(at.get(r) ?? 0);
+          at.set(r, i + 1);
+        }
+      }),
+    );
+  });
+
+  it("scatters clips of one GOP: 300-frame GOPs, 16-frame clips, batches of 8 mix GOPs", () => {
+    // 4 videos of 3 GOPs each, 18 clips per GOP.
+    const starts = Array.from({ length: 54 }, (_, c) => c * 16 + Math.floor(c / 18) * 12);
+    const objs = Array.from({ length: 4 }, (_, i) => ({ key: `v${i}`, etag: "e", starts, gops: gopsOf(starts, [0, 300, 600]) }));
+    const p = makePlan(objs, [{ objects: [0, 1, 2, 3] }], { frames: 16, stride: 1, align: "exact" });
+    const order = epochOrder(p, "shard-buffer", { seed: 1, epoch: 0, buffer: 256 });
+    expect(new Set(order.map(id)).size).toBe(p.total);
+    const gop = (c: { object: number; start: number }) => `${c.object}:${Math.floor(c.start / 300)}`;
+    let distinct = 0;
+    for (let b = 0; b + 8 <= order.length; b += 8) {
+      const n = new Set(order.slice(b, b + 8).map(gop)).size;
+      expect(n).toBeGreaterThan(1);
+      distinct += n;
+    }
+    expect(distinct / Math.floor(order.length / 8)).toBeGreaterThanOrEqual(4);
   });
 });

@@ -1,0 +1,240 @@
+/**
+ * GOP-coherent decode: clips of one GOP (exact starts, overlapping hops) are cut from one
+ * pass of a decoder over that GOP instead of each decoding again from the keyframe.
+ *
+ * A run is one decoder positioned inside an object: it was fed samples from a keyframe up to
+ * `next` (decode order) and holds the frames it already produced that a later clip of the run
+ * may still need. A clip joins a run whose decoded range covers its keyframe and whose last
+ * clip started before it; the run feeds only the samples the clip still lacks. Anything else
+ * (another GOP, an earlier start after a resume, a failed run) starts a new run at the clip's
+ * keyframe, so the frames are the same as a decode from the keyframe.
+ */
+import type { VideoTrackV1 } from "../../common/schema/index.js";
+import type { DeviceFrame } from "../../native/index.js";
+import { ClipError } from "../errors.js";
+import type { DecodeSpan, FrameOrder } from "../sampler/frame-order.js";
+import type { DecodedClip, DecodedFrame, Packet } from "./decode.js";
+import type { Limiter } from "../../common/limiter.js";
+
+/** The decoder settings a run is opened with. */
+export interface RunConfig {
+  readonly track: VideoTrackV1;
+  readonly format: "rgb24" | "native";
+  readonly size: readonly [number, number] | undefined;
+  readonly device: string;
+  readonly threads: number;
+}
+
+/** A decoded frame, with its GPU twin when the decode ran on a CUDA device. */
+export interface RunFrame {
+  readonly frame: DecodedFrame;
+  readonly gpu?: DeviceFrame;
+}
+
+/** A decoder that continues one run of packets across calls. */
+export interface RunDecoder {
+  /** Where it decodes, e.g. "cpu" or "cuda:0". */
+  readonly device: string;
+  /**
+   * Feeds packets (decode order; the first of a run is a keyframe). Frames with pts below
+   * `dropBefore` are decoded but not converted. `drain`: flush every frame out and end the run.
+   */
+  feed(data: Uint8Array, packets: readonly Packet[], o: { dropBefore: number; drain: boolean }): Promise<{ frames: RunFrame[]; decoded: number }>;
+  /** Ends the decoder's use by this run: drained ones may be reused, others are closed. */
+  release(drained: boolean): void;
+}
+
+export type OpenRunDecoder = (config: RunConfig) => Promise<RunDecoder>;
+
+/** One clip to cut: which object, the frames it shows and the span it needs. */
+export interface GopClipRequest {
+  readonly object: number;
+  readonly key: string;
+  readonly config: RunConfig;
+  readonly order: FrameOrder;
+  /** Presentation indices of the clip's frames. */
+  readonly frames: readonly number[];
+  readonly span: DecodeSpan;
+  /** Reads `length` bytes of the object at `offset`. */
+  readonly read: (offset: number, length: number) => Promise<Uint8Array>;
+}
+
+/** Samples fed past a clip's last one, so frames still being reordered come out in the same call. */
+const REORDER_SLACK = 2;
+
+interface Run {
+  readonly object: number;
+  readonly configKey: string;
+  /** The keyframe (decode order) the run started at. */
+  first: number;
+  /** One past the last sample the run's clips so far need (their spans' ends). */
+  plannedEnd: number;
+  /** Presentation index of the last clip assigned: later clips start after it. */
+  lastStart: number;
+  /** Clips assigned and not yet served: the run's decode calls happen one at a time, in order. */
+  lane: Promise<unknown>;
+  lastUse: number;
+  state: RunState | undefined;
+}
+
+interface RunState {
+  /** Absent once drained: the run's last frames are all held. */
+  decoder: RunDecoder | undefined;
+  readonly device: string;
+  /** Next sample (decode order) to feed. */
+  next: number;
+  drained: boolean;
+  /** Frames come out in presentation order: none at or below this pts will come out again. */
+  outputUpTo: number;
+  /** Frames produced and not yet known to be unneeded, by pts. */
+  readonly held: Map<number, RunFrame>;
+}
+
+function configKey(c: RunConfig): string {
+  return [c.track.codec, c.track.width, c.track.height, c.format, c.size?.join("x") ?? "", c.device, c.threads].join("|");
+}
+
+/**
+ * Serves clips from GOP runs, at most `maxRuns` at once (the least recently used one is
+ * closed for a new one). Memory: per run, one decoder's reference frames plus the frames it
+ * holds for later clips of the run, at most one clip span plus the reorder slack at output size.
+ *
+ * @example
+ * const gops = new GopDecoder(openRun, slots, 16, (n) => (decodedFrames += n));
+ * const clip = await gops.clip({ object, key, config, order, frames, span, read });
+ */
+export class GopDecoder {
+  private readonly runs: Run[] = [];
+  private uses = 0;
+
+  constructor(
+    private readonly open: OpenRunDecoder,
+    private readonly slots: Limiter,
+    private readonly maxRuns: number,
+    private readonly onDecoded: (frames: number, bytes: number) => void,
+  ) {}
+
+  /** Decodes one clip; assignment to a run happens now, so calls are served in call order. */
+  clip(req: GopClipRequest): Promise<DecodedClip> {
+    const run = this.assign(req);
+    const served = run.lane.then(() => this.serve(run, req));
+    run.lane = served.catch(() => undefined);
+    return served;
+  }
+
+  private assign(req: GopClipRequest): Run {
+    const key = configKey(req.config);
+    const start = req.frames[0]!;
+    const { firstSample, endSample } = req.span;
+    // Of the runs that can serve it, the one furthest along has the fewest samples left to feed.
+    let run: Run | undefined;
+    for (const r of this.runs) {
+      if (r.object !== req.object || r.configKey !== key || r.first > firstSample || firstSample >= r.plannedEnd || start <= r.lastStart) continue;
+      if (!run || r.plannedEnd > run.plannedEnd) run = r;
+    }
+    if (!run) {
+      if (this.runs.length >= this.maxRuns) {
+        let lru = 0;
+        for (let i = 1; i < this.runs.length; i++) if (this.runs[i]!.lastUse < this.runs[lru]!.lastUse) lru = i;
+        const [old] = this.runs.splice(lru, 1);
+        void old!.lane.then(() => this.retire(old!));
+      }
+      run = { object: req.object, configKey: key, first: firstSample, plannedEnd: endSample, lastStart: -1, lane: Promise.resolve(), lastUse: 0, state: undefined };
+      this.runs.push(run);
+    }
+    run.plannedEnd = Math.max(run.plannedEnd, endSample);
+    run.lastStart = start;
+    run.lastUse = ++this.uses;
+    return run;
+  }
+
+  /** Closes every run once its clips are served (the stream ended). */
+  async close(): Promise<void> {
+    const runs = this.runs.splice(0);
+    await Promise.all(runs.map((r) => r.lane.then(() => this.retire(r))));
+  }
+
+  /** Ends a run: its decoder is drained (frames dropped unconverted) so the pool can reuse it. */
+  private retire(run: Run): void {
+    const decoder = run.state?.decoder;
+    run.state = undefined;
+    if (!decoder) return;
+    void this.slots.run(() => decoder.feed(new Uint8Array(0), [], { dropBefore: Number.MAX_SAFE_INTEGER, drain: true })).then(
+      () => decoder.release(true),
+      () => decoder.release(false),
+    );
+  }
+
+  private async serve(run: Run, req: GopClipRequest): Promise<DecodedClip> {
+    const samples = req.config.track.samples;
+    const total = samples.pts.length;
+    const keep = req.frames.map((f) => samples.pts[req.order.decodeOf[f]!]!);
+    const dropBefore = Math.min(...keep);
+    try {
+      let st = run.state;
+      // A run that cannot give every frame any more (drained, or already past one) restarts at the keyframe.
+      if (st && keep.some((p) => !st!.held.has(p) && (st!.drained || p <= st!.outputUpTo))) {
+        this.retire(run);
+        st = undefined;
+      }
+      if (!st) {
+        const decoder = await this.open(req.config);
+        st = { decoder, device: decoder.device, next: req.span.firstSample, drained: false, outputUpTo: -Infinity, held: new Map() };
+        run.state = st;
+        run.first = req.span.firstSample;
+      }
+      while (keep.some((p) => !st!.held.has(p))) {
+        if (st.drained) throw new ClipError("ERR_DECODE_SHORT", req.key, `Expected ${keep.length} frames from ${req.frames[0]} but the decoder returned ${keep.filter((p) => st!.held.has(p)).length}`);
+        const to = Math.min(total, Math.max(req.span.endSample, st.next + 1) + REORDER_SLACK);
+        await this.feed(st, req, to, dropBefore);
+      }
+      const frames = keep.map((p) => st!.held.get(p)!);
+      // Later clips of the run start after this one: nothing at or before its first frame is needed again.
+      for (const pts of st.held.keys()) if (pts <= dropBefore) st.held.delete(pts);
+      const gpuFrames = frames.flatMap((f) => (f.gpu ? [f.gpu] : []));
+      return { frames: frames.map((f) => f.frame), device: st.device, ...(gpuFrames.length > 0 ? { gpuFrames } : {}) };
+    } catch (err) {
+      // The decoder's state is unknown after a failure: the next clip of the run starts afresh.
+      run.state?.decoder?.release(false);
+      run.state = undefined;
+      throw err;
+    }
+  }
+
+  /** Feeds samples `next .. to - 1`; at the track's end the decoder is drained. */
+  private async feed(st: RunState, req: GopClipRequest, to: number, dropBefore: number): Promise<void> {
+    const samples = req.config.track.samples;
+    const total = samples.pts.length;
+    let lo = Infinity;
+    let hi = 0;
+    let bytes = 0;
+    for (let d = st.next; d < to; d++) {
+      lo = Math.min(lo, samples.offset[d]!);
+      hi = Math.max(hi, samples.offset[d]! + samples.size[d]!);
+      bytes += samples.size[d]!;
+    }
+    const data = to > st.next ? await req.read(lo, hi - lo) : new Uint8Array(0);
+    if (data.length !== (to > st.next ? hi - lo : 0)) throw new ClipError("ERR_SHORT_READ", req.key, `Expected ${hi - lo} bytes at ${lo} but received ${data.length}`);
+    const packets: Packet[] = [];
+    for (let d = st.next; d < to; d++) {
+      packets.push({ offset: samples.offset[d]! - lo, size: samples.size[d]!, pts: samples.pts[d]!, dts: samples.dts[d]!, keyframe: samples.keyframe[d] === 1 });
+    }
+    const drain = to >= total;
+    const decoder = st.decoder!;
+    const out = await this.slots.run(() => decoder.feed(data, packets, { dropBefore, drain }));
+    st.next = to;
+    if (drain) {
+      // Every frame is out: the decoder can serve another run while this one lives on its held frames.
+      decoder.release(true);
+      st.decoder = undefined;
+      st.drained = true;
+    }
+    // Frames below dropBefore came out dropped; later ones are kept.
+    st.outputUpTo = Math.max(st.outputUpTo, dropBefore - 1);
+    for (const f of out.frames) {
+      st.held.set(f.frame.pts, f);
+      st.outputUpTo = Math.max(st.outputUpTo, f.frame.pts);
+    }
+    this.onDecoded(out.decoded, bytes);
+  }
+}

@@ -1,0 +1,54 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { createDecoder, frameMd5, packetsFromTrack, type HostFrame } from "../../native/index.js";
+import { ffmpegFrameMd5s, indexedVideo, type IndexedVideo } from "./helpers.js";
+
+let dir: string;
+let v: IndexedVideo;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ec-native-run-"));
+  v = await indexedVideo(dir, { codec: "h264", width: 96, height: 64, frames: 48, bframes: 3, gop: 24, name: "run.mp4" });
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+/** Packets first .. first + count - 1 of the track, rebased to their own bytes. */
+function part(first: number, count: number) {
+  const s = v.track.samples;
+  const start = s.offset[first]!;
+  const end = s.offset[first + count - 1]! + s.size[first + count - 1]!;
+  return packetsFromTrack(v.track, v.bytes.subarray(start, end), start, first, count);
+}
+
+describe("decode with drain: false continues one run across calls", () => {
+  it("gives ffmpeg's frames, each decoded once, when a GOP is fed in pieces that start between keyframes", async () => {
+    const t = v.track;
+    const decoder = await createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, threads: 1 });
+    const cuts = [0, 5, 11, 30, 31, 48];
+    const frames: HostFrame[] = [];
+    let decoded = 0;
+    for (let i = 0; i + 1 < cuts.length; i++) {
+      const drain = i + 2 === cuts.length;
+      const out = await decoder.decodeRun(part(cuts[i]!, cuts[i + 1]! - cuts[i]!), { drain });
+      frames.push(...(out.frames as HostFrame[]));
+      decoded += out.decoded;
+    }
+    expect(decoded).toBe(48);
+    expect(frames.map(frameMd5)).toEqual(await ffmpegFrameMd5s(v.file));
+    // Drained: the next call is a fresh clip again, and must open with a keyframe.
+    await expect(decoder.decodeRun(part(5, 4))).rejects.toMatchObject({ code: "ERR_NO_KEYFRAME" });
+    await decoder.close();
+  });
+
+  it("counts the frames it dropped before dropBefore among those it decoded", async () => {
+    const t = v.track;
+    const decoder = await createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, threads: 1 });
+    const dropBefore = t.samples.pts.slice(0, 24).sort((a, b) => a - b)[20]!;
+    const out = await decoder.decodeRun(part(0, 24), { dropBefore });
+    expect(out.decoded).toBe(24);
+    expect(out.frames).toHaveLength(4);
+    await decoder.close();
+  });
+});

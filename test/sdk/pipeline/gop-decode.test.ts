@@ -1,0 +1,81 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectFramesMatch, ffmpegFrameMd5s } from "../../helpers/ffmpeg-md5.js";
+import { makeVideo } from "../../helpers/make-video.js";
+import { open, type OpenOptions } from "../../../sdk/index.js";
+
+let dir: string;
+const md5s = new Map<string, string[]>();
+/** Frames in the fixture videos, all of them. */
+const FRAMES = 120 + 90 + 60;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ec-gop-"));
+  await makeVideo(dir, { codec: "h264", width: 96, height: 64, frames: 120, gop: 60, bframes: 3, name: "a.mp4" });
+  await makeVideo(dir, { codec: "h264", width: 96, height: 64, frames: 90, gop: 45, bframes: 2, name: "b.mp4" });
+  await makeVideo(dir, { codec: "hevc", width: 96, height: 64, frames: 60, gop: 30, bframes: 2, name: "c.mp4" });
+  for (const k of ["a.mp4", "b.mp4", "c.mp4"]) md5s.set(k, await ffmpegFrameMd5s(join(dir, k)));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+async function stream(options: OpenOptions, parts: Parameters<typeof open>[2] = {}) {
+  const ds = await open(dir, { format: "native", device: "cpu", workers: 2, ...options }, parts);
+  let checked = 0;
+  const clips: string[] = [];
+  for await (const b of ds) {
+    checked += expectFramesMatch(b, (key) => md5s.get(key));
+    for (const c of b.clips) clips.push(`${c.key}@${c.start}`);
+  }
+  return { ds, checked, clips, stats: ds.stats() };
+}
+
+describe("GOP-coherent decode", () => {
+  it("cuts exact-aligned clips of one GOP from one decode: ffmpeg's frames, decoded_frames near frames", async () => {
+    const { checked, stats, ds } = await stream({ frames: 8, align: "exact", batch: 4 });
+    // 15 + 11 + 7 clips of 8 frames.
+    expect(ds.clipCount).toBe(33);
+    expect(checked).toBe(33 * 8);
+    expect(stats.frames).toBe(33 * 8);
+    expect(stats.decoded_frames).toBeGreaterThanOrEqual(stats.frames);
+    expect(stats.decoded_frames / stats.frames).toBeLessThanOrEqual(1.15);
+  });
+
+  it("decodes each clip from its keyframe without runs, and decoded_frames shows the cost", async () => {
+    const { checked, stats } = await stream({ frames: 8, align: "exact", batch: 4 }, { openRun: false });
+    expect(checked).toBe(33 * 8);
+    // From the keyframe for every clip: the mean clip sits half a GOP in.
+    expect(stats.decoded_frames / stats.frames).toBeGreaterThan(2);
+  });
+
+  it("serves overlapping clips (hop below the span) and strides from the frames already decoded", async () => {
+    const { checked, stats, ds } = await stream({ frames: 6, stride: 2, hop: 3, align: "exact", batch: 3 });
+    expect(checked).toBe(ds.clipCount * 6);
+    expect(stats.decoded_frames).toBeLessThanOrEqual(FRAMES * 1.15);
+  });
+
+  it("resumes exactly: the two runs deliver every clip once, with ffmpeg's frames", async () => {
+    const all = (await stream({ frames: 8, align: "exact", batch: 4, seed: 5 })).clips;
+    const first = await open(dir, { frames: 8, align: "exact", batch: 4, seed: 5, format: "native", device: "cpu" });
+    const seen: string[] = [];
+    let n = 0;
+    for await (const b of first) {
+      expectFramesMatch(b, (key) => md5s.get(key));
+      for (const c of b.clips) seen.push(`${c.key}@${c.start}`);
+      if (++n === 3) break;
+    }
+    const rest = await stream({ frames: 8, align: "exact", batch: 4, resume: first.state() });
+    expect([...seen, ...rest.clips]).toEqual(all);
+    expect(rest.checked).toBe(rest.clips.length * 8);
+  });
+
+  it("scatters a GOP's clips: no batch of 4 is one GOP", async () => {
+    const ds = await open(dir, { frames: 8, align: "exact", batch: 4, format: "native", device: "cpu" });
+    const gopOf = (key: string, start: number) => `${key}:${Math.floor(start / ({ "a.mp4": 60, "b.mp4": 45, "c.mp4": 30 } as Record<string, number>)[key]!)}`;
+    for await (const b of ds) {
+      if (b.clips.length < 4) continue;
+      expect(new Set(b.clips.map((c) => gopOf(c.key, c.start))).size).toBeGreaterThan(1);
+    }
+  });
+});
