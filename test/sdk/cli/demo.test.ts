@@ -37,8 +37,8 @@ describe("ec demo", () => {
     );
     expect(code, err).toBe(0);
     const s = JSON.parse(out.trim()) as Record<string, unknown> & { per_epoch: (StreamStats & { first_batch_s: number })[] };
-    // 48 and 36 frames in GOPs of 12: 4 + 3 keyframe-aligned 8-frame clips per epoch.
-    expect(s).toMatchObject({ files: 2, mismatches: 0, epochs: 2, step_ms: 20, clips: 14, frames: 112, errors: 0, labeled: 14, preview });
+    // 48 and 36 frames: 6 + 4 exact 8-frame clips per epoch (every frame of each video, the default).
+    expect(s).toMatchObject({ files: 2, mismatches: 0, epochs: 2, step_ms: 20, clips: 20, frames: 160, errors: 0, labeled: 20, preview });
     expect(s.first_batch_s).toBeGreaterThan(0);
     expect(s.first_batch_s).toBe(s.per_epoch[0]!.first_batch_s);
     expect(s.gpu_idle_ratio).toBeGreaterThanOrEqual(0);

@@ -72,7 +72,7 @@ describe("edit lists through the local edge", () => {
   });
 
   it("keyframe-aligned clips start at frame 0 of a cut though its keyframe lies before the edit", async () => {
-    const { clips, errors } = await streamAll({ frames: 8 });
+    const { clips, errors } = await streamAll({ frames: 8, align: "keyframe" });
     expect(errors).toEqual([]);
     const starts = (key: string) => clips.filter((c) => c.key === key).map((c) => c.start).sort((a, b) => a - b);
     // The 120-frame source has keyframes at 0 and 60; the cut at 2.5 s (frame 75) keeps 45 frames, none a keyframe.

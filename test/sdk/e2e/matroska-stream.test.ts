@@ -51,7 +51,7 @@ describe("Matroska and WebM through the local edge (indexed in workerd)", () => 
   });
 
   it("keyframe-aligned clips start at the keyframes the index found", async () => {
-    const ds = await open(`${edge.url}/v1/datasets/mkv`, { token: edge.token, device: "cpu", format: "native", frames: 4, shuffle: "none" });
+    const ds = await open(`${edge.url}/v1/datasets/mkv`, { token: edge.token, device: "cpu", format: "native", frames: 4, shuffle: "none", align: "keyframe" });
     const starts = new Map<string, number[]>();
     for await (const b of ds) {
       expectFramesMatch(b, (key) => expected.get(key));
