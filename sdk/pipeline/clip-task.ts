@@ -8,6 +8,7 @@ import type { DecodeClip, DecodedClip, DecodeImage, Packet } from "./decode.js";
 import type { IndexCache, PreparedIndex } from "./index-cache.js";
 import type { Semaphore } from "./ordered-map.js";
 import { arrayClip, arraySpan } from "./array-task.js";
+import { recoveryFrames } from "./recovery-point.js";
 import { rotateClip } from "./rotate.js";
 
 /** Errors about this host, not the clip: the decoder cannot load, or the asked-for device is not there. */
@@ -60,12 +61,27 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
     const { index } = await ctx.indexes.get(clip.ref.object, object);
     if (index.kind === "array" && index.array) return await produceArray(ctx, clip, object.key, index.array);
     if (index.kind === "image" && index.image) return await produceImage(ctx, clip, index.image);
-    const { prepared, span, frames } = await spanOf(ctx, clip.ref);
+    const planned = await spanOf(ctx, clip.ref);
+    const { prepared, frames } = planned;
     const track = prepared.index.video!;
     const { samples } = track;
-    const bytes = await ctx.source.read(object, span.offset, span.length);
-    if (bytes.length !== span.length) {
-      throw new ClipError("ERR_SHORT_READ", object.key, `Expected ${span.length} bytes at ${span.offset} but received ${bytes.length}`);
+    const fetchSpan = async (s: DecodeSpan) => {
+      const got = await ctx.source.read(object, s.offset, s.length);
+      if (got.length !== s.length) throw new ClipError("ERR_SHORT_READ", object.key, `Expected ${s.length} bytes at ${s.offset} but received ${got.length}`);
+      return got;
+    };
+    let span = planned.span;
+    let bytes = await fetchSpan(span);
+    // An H.264 recovery point (intra refresh) shows correct pictures only so many frames on:
+    // while the clip's first frame comes sooner, decode from the sync sample before.
+    const lengthSize = track.codec === "h264" && track.extradata[0] === 1 ? (track.extradata[4]! & 3) + 1 : 0;
+    const needed = Math.min(...frames.map((f) => prepared.order!.decodeOf[f]!));
+    while (lengthSize && span.firstSample > 0) {
+      const at = samples.offset[span.firstSample]! - span.offset;
+      const recovery = recoveryFrames(bytes.subarray(at, at + samples.size[span.firstSample]!), lengthSize);
+      if (recovery === undefined || span.firstSample + recovery <= needed) break;
+      span = decodeSpan(samples, prepared.order!, frames, span.firstSample - 1);
+      bytes = await fetchSpan(span);
     }
     ctx.onNeeded(span.sampleBytes);
     const packets: Packet[] = [];
