@@ -5,6 +5,8 @@ import { clipFrames, type ClipRef } from "../sampler/clip-plan.js";
 import { decodeSpan, type DecodeSpan } from "../sampler/frame-order.js";
 import type { DatasetListing, DatasetSource } from "../source/source.js";
 import type { DecodeClip, DecodedClip, DecodeImage, Packet } from "./decode.js";
+import { tsAccessUnit } from "../../common/media-index/index.js";
+import type { VideoTrackV1 } from "../../common/schema/index.js";
 import type { IndexCache, PreparedIndex } from "./index-cache.js";
 import type { Semaphore } from "./ordered-map.js";
 import { arrayClip, arraySpan } from "./array-task.js";
@@ -84,10 +86,7 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
       bytes = await fetchSpan(span);
     }
     ctx.onNeeded(span.sampleBytes);
-    const packets: Packet[] = [];
-    for (let d = span.firstSample; d < span.endSample; d++) {
-      packets.push({ offset: samples.offset[d]! - span.offset, size: samples.size[d]!, pts: samples.pts[d]!, dts: samples.dts[d]!, keyframe: samples.keyframe[d] === 1 });
-    }
+    const { data, packets } = spanPackets(track, bytes, span);
     const keep = frames.map((f) => samples.pts[prepared.order!.decodeOf[f]!]!);
     const o = ctx.options;
     const rotation = track.rotation ?? 0;
@@ -95,7 +94,7 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
     // A quarter turn swaps the axes: decode to [width, height] so the upright frame is `size`.
     const size = o.size && (turn === 90 || turn === 270) ? ([o.size[1], o.size[0]] as const) : o.size;
     const decoded = rotateClip(
-      await ctx.decodeSlots.run(() => ctx.decode({ track, data: bytes, packets, keep, format: o.format, size, device: o.device, threads: 1 })),
+      await ctx.decodeSlots.run(() => ctx.decode({ track, data, packets, keep, format: o.format, size, device: o.device, threads: 1 })),
       turn,
     );
     if (decoded.frames.length !== keep.length) {
@@ -120,6 +119,29 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
     if (FATAL_CODES.has(e.code)) throw e;
     return skip(e);
   }
+}
+
+/**
+ * The decoder's input for a fetched span: its samples sliced out as they are, or for MPEG-TS
+ * each access unit taken out of its TS packets into one buffer.
+ */
+export function spanPackets(track: VideoTrackV1, bytes: Uint8Array, span: DecodeSpan): { data: Uint8Array; packets: Packet[] } {
+  const s = track.samples;
+  const packets: Packet[] = [];
+  const units: Uint8Array[] = [];
+  let at = 0;
+  for (let d = span.firstSample; d < span.endSample; d++) {
+    const from = s.offset[d]! - span.offset;
+    const unit = track.mpegts ? tsAccessUnit(bytes.subarray(from, from + s.size[d]!), track.mpegts.pid, track.mpegts.packetSize) : undefined;
+    if (unit) units.push(unit);
+    packets.push({ offset: unit ? at : from, size: unit ? unit.length : s.size[d]!, pts: s.pts[d]!, dts: s.dts[d]!, keyframe: s.keyframe[d] === 1 });
+    at += unit?.length ?? 0;
+  }
+  if (!track.mpegts) return { data: bytes, packets };
+  const data = new Uint8Array(at);
+  let o = 0;
+  for (const u of units) (data.set(u, o), (o += u.length));
+  return { data, packets };
 }
 
 /** The labels and filter stage, shared by every kind. */

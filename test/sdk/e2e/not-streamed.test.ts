@@ -15,7 +15,7 @@ const run = promisify(execFile);
 let dir: string;
 /** A folder with one streamable video among objects that stream nothing. */
 let mixed: string;
-/** A folder of .avi, .flv and .ts only. */
+/** A folder of .avi, .flv and .mpg only. */
 let unsupported: string;
 
 async function encode(out: string, args: string[]): Promise<void> {
@@ -25,7 +25,7 @@ async function encode(out: string, args: string[]): Promise<void> {
 async function containers(into: string): Promise<void> {
   await encode(join(into, "b.avi"), ["-c:v", "libx264", "-preset", "ultrafast"]);
   await encode(join(into, "c.flv"), ["-c:v", "flv"]);
-  await encode(join(into, "d.ts"), ["-c:v", "libx264", "-preset", "ultrafast"]);
+  await encode(join(into, "d.mpg"), ["-c:v", "mpeg2video", "-f", "vob"]);
 }
 
 beforeAll(async () => {
@@ -49,7 +49,7 @@ afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
 const reasons = {
   "b.avi": ["ERR_KIND_UNSUPPORTED", /^b\.avi is AVI, which ec does not stream/],
   "c.flv": ["ERR_KIND_UNSUPPORTED", /^c\.flv is FLV, which ec does not stream/],
-  "d.ts": ["ERR_KIND_UNSUPPORTED", /^d\.ts is MPEG-TS, which ec does not stream/],
+  "d.mpg": ["ERR_KIND_UNSUPPORTED", /^d\.mpg is MPEG-PS, which ec does not stream/],
   "empty.mp4": ["ERR_EMPTY_OBJECT", /^empty\.mp4 is empty/],
   "gone.mp4": ["ERR_UNREADABLE_OBJECT", /^gone\.mp4 cannot be read: ENOENT/],
   "notes.txt": ["ERR_KIND_UNSUPPORTED", /^notes\.txt is no format ec reads/],
@@ -72,7 +72,7 @@ describe("no object streams nothing without a word", () => {
     expect(errors).toHaveLength(6);
   });
 
-  it("a folder of .avi, .flv and .ts fails open() with the first one's error, by path and by file:// URL", async () => {
+  it("a folder of .avi, .flv and .mpg fails open() with the first one's error, by path and by file:// URL", async () => {
     for (const url of [unsupported, pathToFileURL(unsupported).href]) {
       const failure = open(url, { device: "cpu" });
       await expect(failure).rejects.toMatchObject({
