@@ -106,5 +106,6 @@ describe("no object streams nothing without a word", () => {
     const video = await captureOutput(() => inspect([pathToFileURL(mixed).href, "--index", "a.mp4"]));
     expect(video.code).toBe(0);
     expect(video.out).toMatch(/samples\s+24/);
+    expect(video.out).toMatch(/frames\s+24, rotation 0°/);
   });
 });
