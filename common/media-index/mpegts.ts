@@ -67,6 +67,19 @@ export function tsAccessUnit(bytes: Uint8Array, pid: number, packetSize: 188 | 1
 
 const pts33 = (b: Uint8Array, at: number) => ((b[at]! >> 1) & 7) * 2 ** 30 + (b[at + 1]! << 22) + ((b[at + 2]! >> 1) << 15) + (b[at + 3]! << 7) + (b[at + 4]! >> 1);
 
+const WRAP = 2 ** 33;
+const MINUTE = 60 * 90000;
+
+/**
+ * 33-bit timestamps wrap every 26.5 hours and a capture may cross the wrap. As libavformat
+ * does: with the first timestamp as reference, a stream starting within a minute of the wrap
+ * shows the timestamps before it as negative; any other shows the ones after it past 2^33.
+ */
+function wrapOf(first: number): (t: number) => number {
+  const reference = first - MINUTE;
+  return first >= WRAP - MINUTE ? (t) => (t >= reference ? t - WRAP : t) : (t) => (t < reference ? t + WRAP : t);
+}
+
 /** NAL unit types of an Annex B access unit, in order. */
 function* nalTypes(au: Uint8Array, codec: VideoCodec): Generator<number> {
   for (let i = 0; i + 3 < au.length; i++) {
@@ -108,6 +121,7 @@ export async function indexMpegTs(reader: HeadCachedReader, packetSize: 188 | 19
   let unsupported: number | undefined;
   const offset: number[] = [], size: number[] = [], keyframe: number[] = [], pts: number[] = [], dts: number[] = [];
   let au: { start: number; end: number; parts: Uint8Array[] } | undefined;
+  let unwrap: ((t: number) => number) | undefined;
   let extradata: Uint8Array<ArrayBuffer> | undefined;
   const finish = () => {
     if (!au) return;
@@ -137,7 +151,8 @@ export async function indexMpegTs(reader: HeadCachedReader, packetSize: 188 | 19
       for (let i = 12 + (((s[10]! & 0x0f) << 8) | s[11]!); i + 5 <= end; i += 5 + (((s[i + 3]! & 0x0f) << 8) | s[i + 4]!)) {
         const codec = codecByStreamType.get(s[i]!);
         if (codec) { video = { pid: ((s[i + 1]! & 0x1f) << 8) | s[i + 2]!, codec }; break; }
-        if ([0x01, 0x02, 0x10, 0x1b, 0x24, 0x33, 0x42, 0xea].includes(s[i]!)) unsupported ??= s[i];
+        // MPEG-1/2, MPEG-4 Part 2, VVC, AVS, VC-1: video ec does not decode.
+        if ([0x01, 0x02, 0x10, 0x33, 0x42, 0xea].includes(s[i]!)) unsupported ??= s[i];
       }
     } else if (video && pkt.pid === video.pid) {
       if (pkt.start) {
@@ -147,10 +162,12 @@ export async function indexMpegTs(reader: HeadCachedReader, packetSize: 188 | 19
         const flags = p[7]!;
         if (!(flags & 0x80)) throw corrupt(`PES packet at byte ${at} has no PTS`);
         if (offset.length >= MAX_SAMPLES) throw corrupt(`more than ${MAX_SAMPLES} access units; at most ${MAX_SAMPLES} are indexed`);
-        const pt = pts33(p, 9);
+        const raw = pts33(p, 9);
+        const rawDts = flags & 0x40 ? pts33(p, 14) : raw;
+        unwrap ??= wrapOf(rawDts);
         offset.push(at);
-        pts.push(pt);
-        dts.push(flags & 0x40 ? pts33(p, 14) : pt);
+        pts.push(unwrap(raw));
+        dts.push(unwrap(rawDts));
         au = { start: at, end: at + packetSize, parts: [p.subarray(9 + p[8]!)] };
       } else if (au) {
         au.parts.push(pkt.payload);

@@ -52,12 +52,16 @@ export async function makeMatroska(dir: string, o: MatroskaOptions): Promise<str
  * @example
  * const ts = await makeTs(dir, { codec: "hevc", frames: 40, audio: true, name: "a.ts" });
  */
-export async function makeTs(dir: string, o: { codec: "h264" | "hevc"; frames: number; gop?: number; audio?: boolean; m2ts?: boolean; width?: number; height?: number; name: string }): Promise<string> {
+export async function makeTs(
+  dir: string,
+  o: { codec: "h264" | "hevc"; frames: number; gop?: number; audio?: boolean; m2ts?: boolean; width?: number; height?: number; tsOffset?: number; name: string },
+): Promise<string> {
   const out = join(dir, o.name);
   const audio = o.audio ? ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000"] : [];
   await run("ffmpeg", [
     "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", `testsrc2=size=${o.width ?? 96}x${o.height ?? 64}:rate=25`, ...audio,
     "-frames:v", String(o.frames), "-pix_fmt", "yuv420p", ...encoders[o.codec](o.gop ?? 12), ...(o.audio ? ["-c:a", "aac", "-shortest"] : []),
+    ...(o.tsOffset !== undefined ? ["-output_ts_offset", String(o.tsOffset)] : []),
     "-f", "mpegts", ...(o.m2ts ? ["-mpegts_m2ts_mode", "1"] : []), out,
   ]);
   return out;

@@ -19,6 +19,9 @@ describe("MPEG-TS samples equal ffprobe -show_packets (pos, pts, dts, flags; siz
     ["h264 with B-frames and AAC, odd size 100x60", { codec: "h264", frames: 40, audio: true, width: 100, height: 60, name: "h264-aac.ts" }],
     ["hevc with B-frames and AAC", { codec: "hevc", frames: 40, audio: true, name: "hevc.ts" }],
     ["h264 in M2TS (192-byte packets)", { codec: "h264", frames: 30, m2ts: true, name: "h264.m2ts" }],
+    // 2^33 ticks of 90 kHz wrap after 95443.7 s: the first timestamps come out negative, as in ffmpeg.
+    ["timestamps crossing the 33-bit wrap", { codec: "h264", frames: 40, tsOffset: 95441.5, name: "wrap.ts" }],
+    ["timestamps wrapped a minute before the start", { codec: "h264", frames: 40, tsOffset: 95500, name: "wrapped.ts" }],
   ];
   it.each(cases)("%s", async (_name, o) => {
     const file = await makeTs(dir, o);
