@@ -38,7 +38,7 @@ export async function planDataset(
     const why = notStreamed(index);
     if (why) {
       // Corrupt, empty, unreadable, or a kind not streamed: reported, never dropped without a word.
-      skipped.push({ key: object.key, error: new SdkError(why.code, why.message.startsWith(object.key) ? why.message : `${object.key}: ${why.message}`) });
+      skipped[id] = { key: object.key, error: new SdkError(why.code, why.message.startsWith(object.key) ? why.message : `${object.key}: ${why.message}`) };
     } else if (index.video && order) {
       starts = clipStarts(order.decodeOf.length, order.keyframes, o);
     } else {
@@ -49,5 +49,6 @@ export async function planDataset(
   })) {
     objects.push(planned);
   }
-  return { plan: makePlan(objects, listing.shards, o), skipped };
+  // Indexes finish in any order; the listing's order makes the report (and open()'s error) the same every run.
+  return { plan: makePlan(objects, listing.shards, o), skipped: skipped.filter(Boolean) };
 }

@@ -8,6 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main as inspect } from "../../../sdk/cli/inspect.js";
 import { main as stream } from "../../../sdk/cli/stream.js";
 import { open, type SdkError } from "../../../sdk/index.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { IndexV1 } from "../../../common/schema/index.js";
+import { LocalDirSource } from "../../../sdk/source/local-dir.js";
+import type { DatasetObject } from "../../../sdk/source/source.js";
 import { captureOutput } from "../../helpers/capture-output.js";
 import { makeVideo } from "../../helpers/make-video.js";
 
@@ -82,9 +86,21 @@ describe("no object streams nothing without a word", () => {
     }
   });
 
+  it("the first error is the listing's first, whatever order the indexes finish in", async () => {
+    // Later objects' indexes come back first.
+    class Reversed extends LocalDirSource {
+      override async index(object: DatasetObject): Promise<IndexV1> {
+        const order = ["b.avi", "c.flv", "d.mpg"];
+        await sleep((order.length - order.indexOf(object.key)) * 40);
+        return super.index(object);
+      }
+    }
+    await expect(open(unsupported, { device: "cpu" }, { source: new Reversed(unsupported) })).rejects.toMatchObject({ message: expect.stringMatching(/^b\.avi is AVI/) });
+  });
+
   it("ec stream says why it has nothing to stream and exits non-zero", async () => {
     const { code, err } = await captureOutput(() => stream([unsupported, "--device", "cpu", "--json"]));
-    expect(code).toBe(1);
+    expect(code, err).toBe(1);
     expect(err).toMatch(/\[ERR_KIND_UNSUPPORTED\] b\.avi is AVI/);
   });
 
