@@ -5,6 +5,7 @@ import { indexImage, sniffImage } from "./image.js";
 import { guessKind } from "./kind.js";
 import { indexMatroska, looksLikeMatroska } from "./matroska.js";
 import { indexMp4, looksLikeMp4 } from "./mp4.js";
+import { indexMpegTs, tsPacketSize } from "./mpegts.js";
 import { indexNpy, looksLikeNpy } from "./npy.js";
 import { HeadCachedReader, type RangeReader } from "./range-reader.js";
 
@@ -24,6 +25,7 @@ interface FormatIndexer {
 const formats = new Map<string, FormatIndexer>([
   ["mp4", { sniff: looksLikeMp4, index: async (r) => videoFields(await indexMp4(r)) }],
   ["matroska", { sniff: looksLikeMatroska, index: async (r) => videoFields(await indexMatroska(r)) }],
+  ["mpegts", { sniff: (h) => tsPacketSize(h) !== undefined, index: async (r, h) => videoFields([await indexMpegTs(r, tsPacketSize(h)!)]) }],
   ["image", { sniff: (h) => sniffImage(h) !== undefined, index: async (r, h) => ({ kind: "image", image: await indexImage(r, sniffImage(h)!) }) }],
   ["npy", { sniff: looksLikeNpy, index: async (r) => ({ kind: "array", array: await indexNpy(r) }) }],
 ]);

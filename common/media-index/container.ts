@@ -4,25 +4,12 @@
  */
 
 /** What ec streams, for messages about what it does not. */
-export const STREAMED_FORMATS = "MP4/MOV and Matroska/WebM video (H.264, HEVC, AV1, VP9), JPEG/PNG/WebP images and .npy arrays";
+export const STREAMED_FORMATS = "MP4/MOV and Matroska/WebM video (H.264, HEVC, AV1, VP9), MPEG-TS video (H.264, HEVC), JPEG/PNG/WebP images and .npy arrays";
 
 const ascii = (head: Uint8Array, at: number, length: number) => String.fromCharCode(...head.subarray(at, at + length));
 const bytesAt = (head: Uint8Array, at: number, bytes: readonly number[]) => head.length >= at + bytes.length && bytes.every((b, i) => head[at + i] === b);
 
-/**
- * MPEG transport stream: a sync byte every `packet` bytes from `first`, for up to four packets;
- * at least two, since one sync byte alone is any file starting with "G".
- */
-function tsSync(head: Uint8Array, first: number, packet: number): boolean {
-  const packets = Math.min(4, Math.floor((head.length - first) / packet));
-  if (packets < 2) return false;
-  for (let p = 0; p < packets; p++) if (head[first + p * packet] !== 0x47) return false;
-  return true;
-}
-
 const containers = new Map<string, (head: Uint8Array) => boolean>([
-  ["MPEG-TS", (h) => tsSync(h, 0, 188)],
-  ["MPEG-TS (M2TS, 192-byte packets)", (h) => tsSync(h, 4, 192)],
   ["MPEG-PS", (h) => bytesAt(h, 0, [0x00, 0x00, 0x01, 0xba])],
   ["AVI", (h) => ascii(h, 0, 4) === "RIFF" && ascii(h, 8, 4) === "AVI "],
   ["WAV audio", (h) => ascii(h, 0, 4) === "RIFF" && ascii(h, 8, 4) === "WAVE"],
@@ -43,7 +30,7 @@ const containers = new Map<string, (head: Uint8Array) => boolean>([
  * stream, or undefined.
  *
  * @example
- * sniffContainer(head); // "MPEG-TS"
+ * sniffContainer(head); // "AVI"
  */
 export function sniffContainer(head: Uint8Array): string | undefined {
   for (const [name, sniff] of containers) if (sniff(head)) return name;

@@ -6,5 +6,6 @@ export { ERR_INDEX_DECODE, IndexErrorCode, MediaIndexError } from "./errors.js";
 export { guessKind } from "./kind.js";
 export { STREAMED_FORMATS } from "./container.js";
 export { notStreamed } from "./streamable.js";
+export { tsAccessUnit } from "./mpegts.js";
 export { bytesReader, type RangeReader } from "./range-reader.js";
 export { indexToJson, summarizeIndex, type IndexSummary } from "./summary.js";

@@ -1,7 +1,7 @@
 import type { MediaKind } from "../schema/index.js";
 
 const byExtension = new Map<string, MediaKind>([
-  ...["mp4", "m4v", "mov", "3gp", "mkv", "webm"].map((e) => [e, "video"] as const),
+  ...["mp4", "m4v", "mov", "3gp", "mkv", "webm", "ts", "m2ts", "mts"].map((e) => [e, "video"] as const),
   ...["jpg", "jpeg", "png", "webp"].map((e) => [e, "image"] as const),
   ["npy", "array"],
 ]);

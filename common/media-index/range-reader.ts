@@ -54,7 +54,7 @@ export class HeadCachedReader {
 
   private async fetch(offset: number, length: number): Promise<Uint8Array> {
     if (this.requests.length >= this.maxReads) {
-      throw new MediaIndexError(IndexErrorCode.TOO_LARGE, `indexing needs more than ${this.maxReads} range reads (a long fragmented file?); index it where reads are not capped`);
+      throw new MediaIndexError(IndexErrorCode.TOO_LARGE, `indexing needs more than ${this.maxReads} range reads (a long fragmented MP4, or a large Matroska or MPEG-TS object, which is read whole); index it where reads are not capped`);
     }
     this.requests.push({ offset, length });
     let bytes: Uint8Array;

@@ -41,6 +41,12 @@ export const VideoTrackV1 = z.object({
    * unless `rotate: "auto"` asks for them turned.
    */
   rotation: z.union([z.literal(0), z.literal(90), z.literal(180), z.literal(270)]).optional(),
+  /**
+   * An MPEG-TS stream: each sample's offset/size is the run of TS packets (of `packetSize`,
+   * interleaved with other streams) that carry its access unit on `pid`; the pipeline takes the
+   * payload back out (tsAccessUnit). Absent: samples are their bytes, as in MP4 and Matroska.
+   */
+  mpegts: z.object({ pid: z.number().int().nonnegative(), packetSize: z.union([z.literal(188), z.literal(192)]) }).optional(),
   /** Frames shown (those in `edit`'s window; every sample when there is none). */
   frameCount: z.number().int().nonnegative(),
   /**

@@ -22,6 +22,7 @@ import {
   type HostFrame,
 } from "../../native/index.js";
 import { InvalidOptionError } from "../errors.js";
+import { spanPackets } from "../pipeline/clip-task.js";
 
 const USAGE = `usage: ec decode FILE [--device cpu|cuda:N] [--framemd5] [--start FRAME --frames N]
                  [--threads N] [--output native|rgb24|rgbf32-planar] [--size HxW] [--json]
@@ -217,7 +218,10 @@ export async function main(argv: string[]): Promise<number> {
     for (const call of planCalls(track, args.start, count, args.framesPerCall)) {
       const span = sampleSpan(track, call.first, call.end - call.first);
       const bytes = await reader.read(span.start, span.end - span.start);
-      const packets = packetsFromTrack(track, bytes, span.start, call.first, call.end - call.first);
+      // MPEG-TS samples are runs of TS packets: their access units are taken out as the stream does.
+      const packets = track.mpegts
+        ? ((p) => ({ data: p.data, samples: p.packets }))(spanPackets(track, bytes, { firstSample: call.first, endSample: call.end, offset: span.start, length: span.end - span.start, sampleBytes: 0 }))
+        : packetsFromTrack(track, bytes, span.start, call.first, call.end - call.first);
       const frames = (await decoder.decode(packets, { dropBefore: call.keepFrom })).filter((f) => f.pts <= call.keepTo);
       for (const frame of frames) {
         format = frame.format;

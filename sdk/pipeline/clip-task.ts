@@ -4,10 +4,13 @@ import type { ResolvedOptions } from "../options.js";
 import { clipFrames, type ClipRef } from "../sampler/clip-plan.js";
 import { decodeSpan, type DecodeSpan } from "../sampler/frame-order.js";
 import type { DatasetListing, DatasetSource } from "../source/source.js";
-import type { DecodeClip, DecodedClip, DecodeImage, DecodeRequest, Packet } from "./decode.js";
+import type { DecodeClip, DecodedClip, DecodeImage, Packet } from "./decode.js";
+import { tsAccessUnit } from "../../common/media-index/index.js";
+import type { VideoTrackV1 } from "../../common/schema/index.js";
 import type { IndexCache, PreparedIndex } from "./index-cache.js";
 import type { Limiter } from "../../common/limiter.js";
 import { arrayClip, arraySpan } from "./array-task.js";
+import { recoveryFrames } from "./recovery-point.js";
 import { rotateClip } from "./rotate.js";
 import type { GopDecoder } from "./gop-decode.js";
 
@@ -65,7 +68,8 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
     const { index } = await ctx.indexes.get(clip.ref.object, object);
     if (index.kind === "array" && index.array) return await produceArray(ctx, clip, object.key, index.array);
     if (index.kind === "image" && index.image) return await produceImage(ctx, clip, index.image);
-    const { prepared, span, frames } = await spanOf(ctx, clip.ref);
+    const planned = await spanOf(ctx, clip.ref);
+    const { prepared, frames } = planned;
     const track = prepared.index.video!;
     const { samples } = track;
     const o = ctx.options;
@@ -75,10 +79,13 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
     // A quarter turn swaps the axes: decode to [width, height] so the upright frame is `size`.
     const size = o.size && (turn === 90 || turn === 270) ? ([o.size[1], o.size[0]] as const) : o.size;
     const config = { track, format: o.format, size, device: o.device, threads: 1 };
+    // GOP runs feed samples as the file holds them, from the GOP's sync sample on: MPEG-TS (access
+    // units inside TS packets) and clips an H.264 recovery point cannot start decode on their own.
+    const runs = ctx.gops && !track.mpegts && (await startsCleanly(ctx, object, prepared, planned.span, frames)) ? ctx.gops : undefined;
     const decoded = rotateClip(
-      ctx.gops
-        ? await ctx.gops.clip({ object: clip.ref.object, key: object.key, config, order: prepared.order!, frames, span, read: (offset, length) => ctx.source.read(object, offset, length) })
-        : await decodeFromKeyframe(ctx, object, span, config, keep),
+      runs
+        ? await runs.clip({ object: clip.ref.object, key: object.key, config, order: prepared.order!, frames, span: planned.span, read: (offset, length) => ctx.source.read(object, offset, length) })
+        : await decodeOnItsOwn(ctx, object, prepared, planned.span, frames, config, keep),
       turn,
     );
     if (decoded.frames.length !== keep.length) {
@@ -105,27 +112,92 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
   }
 }
 
-/** One clip on its own: its span from the GOP's keyframe, decoded with `decode`. */
-async function decodeFromKeyframe(
+/** H.264 with length-prefixed NAL units: the length's size, else 0 (no recovery points to look for). */
+function nalLengthSize(track: VideoTrackV1): number {
+  return track.codec === "h264" && track.extradata[0] === 1 ? (track.extradata[4]! & 3) + 1 : 0;
+}
+
+async function fetchSpan(ctx: ClipContext, object: DatasetListing["objects"][number], s: DecodeSpan): Promise<Uint8Array> {
+  const got = await ctx.source.read(object, s.offset, s.length);
+  if (got.length !== s.length) throw new ClipError("ERR_SHORT_READ", object.key, `Expected ${s.length} bytes at ${s.offset} but received ${got.length}`);
+  return got;
+}
+
+/** Recovery-point distances by sync sample, per index: a GOP's clips look it up once. */
+const recoveryBySample = new WeakMap<PreparedIndex, Map<number, number | undefined>>();
+
+/**
+ * Whether decode from the span's sync sample shows the clip's frames: always, unless that sample
+ * is an H.264 recovery point (intra refresh) whose pictures come right only after the clip starts.
+ */
+async function startsCleanly(ctx: ClipContext, object: DatasetListing["objects"][number], prepared: PreparedIndex, span: DecodeSpan, frames: readonly number[]): Promise<boolean> {
+  const track = prepared.index.video!;
+  const lengthSize = nalLengthSize(track);
+  if (!lengthSize || span.firstSample === 0) return true;
+  let known = recoveryBySample.get(prepared);
+  if (!known) recoveryBySample.set(prepared, (known = new Map()));
+  const first = span.firstSample;
+  if (!known.has(first)) {
+    const sample = await ctx.source.read(object, track.samples.offset[first]!, track.samples.size[first]!);
+    known.set(first, recoveryFrames(sample, lengthSize));
+  }
+  const recovery = known.get(first);
+  return recovery === undefined || first + recovery <= Math.min(...frames.map((f) => prepared.order!.decodeOf[f]!));
+}
+
+/** One clip on its own: its span fetched and decoded with `decode`, from a sync sample that shows its frames. */
+async function decodeOnItsOwn(
   ctx: ClipContext,
   object: DatasetListing["objects"][number],
-  span: DecodeSpan,
-  config: Omit<DecodeRequest, "data" | "packets" | "keep">,
+  prepared: PreparedIndex,
+  planned: DecodeSpan,
+  frames: number[],
+  config: { track: VideoTrackV1; format: ResolvedOptions["format"]; size: readonly [number, number] | undefined; device: string; threads: number },
   keep: number[],
 ): Promise<DecodedClip> {
-  const { samples } = config.track;
-  const bytes = await ctx.source.read(object, span.offset, span.length);
-  if (bytes.length !== span.length) {
-    throw new ClipError("ERR_SHORT_READ", object.key, `Expected ${span.length} bytes at ${span.offset} but received ${bytes.length}`);
+  const track = config.track;
+  const { samples } = track;
+  let span = planned;
+  let bytes = await fetchSpan(ctx, object, span);
+  // An H.264 recovery point (intra refresh) shows correct pictures only so many frames on:
+  // while the clip's first frame comes sooner, decode from the sync sample before.
+  const lengthSize = nalLengthSize(track);
+  const needed = Math.min(...frames.map((f) => prepared.order!.decodeOf[f]!));
+  while (lengthSize && span.firstSample > 0) {
+    const at = samples.offset[span.firstSample]! - span.offset;
+    const recovery = recoveryFrames(bytes.subarray(at, at + samples.size[span.firstSample]!), lengthSize);
+    if (recovery === undefined || span.firstSample + recovery <= needed) break;
+    span = decodeSpan(samples, prepared.order!, frames, span.firstSample - 1);
+    bytes = await fetchSpan(ctx, object, span);
   }
   ctx.onNeeded(span.sampleBytes);
-  const packets: Packet[] = [];
-  for (let d = span.firstSample; d < span.endSample; d++) {
-    packets.push({ offset: samples.offset[d]! - span.offset, size: samples.size[d]!, pts: samples.pts[d]!, dts: samples.dts[d]!, keyframe: samples.keyframe[d] === 1 });
-  }
-  const decoded = await ctx.decodeSlots.run(() => ctx.decode({ ...config, data: bytes, packets, keep }));
+  const { data, packets } = spanPackets(track, bytes, span);
+  const decoded = await ctx.decodeSlots.run(() => ctx.decode({ ...config, data, packets, keep }));
   ctx.onDecoded(decoded.decoded ?? packets.length);
   return decoded;
+}
+
+/**
+ * The decoder's input for a fetched span: its samples sliced out as they are, or for MPEG-TS
+ * each access unit taken out of its TS packets into one buffer.
+ */
+export function spanPackets(track: VideoTrackV1, bytes: Uint8Array, span: DecodeSpan): { data: Uint8Array; packets: Packet[] } {
+  const s = track.samples;
+  const packets: Packet[] = [];
+  const units: Uint8Array[] = [];
+  let at = 0;
+  for (let d = span.firstSample; d < span.endSample; d++) {
+    const from = s.offset[d]! - span.offset;
+    const unit = track.mpegts ? tsAccessUnit(bytes.subarray(from, from + s.size[d]!), track.mpegts.pid, track.mpegts.packetSize) : undefined;
+    if (unit) units.push(unit);
+    packets.push({ offset: unit ? at : from, size: unit ? unit.length : s.size[d]!, pts: s.pts[d]!, dts: s.dts[d]!, keyframe: s.keyframe[d] === 1 });
+    at += unit?.length ?? 0;
+  }
+  if (!track.mpegts) return { data: bytes, packets };
+  const data = new Uint8Array(at);
+  let o = 0;
+  for (const u of units) (data.set(u, o), (o += u.length));
+  return { data, packets };
 }
 
 /** The labels and filter stage, shared by every kind. */

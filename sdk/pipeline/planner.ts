@@ -39,7 +39,7 @@ export async function planDataset(
     let gops: number[] | undefined;
     if (why) {
       // Corrupt, empty, unreadable, or a kind not streamed: reported, never dropped without a word.
-      skipped.push({ key: object.key, error: new SdkError(relayedCode(why.code), why.message.startsWith(object.key) ? why.message : `${object.key}: ${why.message}`) });
+      skipped[id] = { key: object.key, error: new SdkError(relayedCode(why.code), why.message.startsWith(object.key) ? why.message : `${object.key}: ${why.message}`) };
     } else if (index.video && order) {
       starts = clipStarts(order.decodeOf.length, order.keyframes, o);
       gops = gopsOf(starts, order.keyframes);
@@ -51,5 +51,6 @@ export async function planDataset(
   })) {
     objects.push(planned);
   }
-  return { plan: makePlan(objects, listing.shards, o), skipped };
+  // Indexes finish in any order; the listing's order makes the report (and open()'s error) the same every run.
+  return { plan: makePlan(objects, listing.shards, o), skipped: skipped.filter(Boolean) };
 }

@@ -52,12 +52,13 @@ export interface DecodeSpan {
 }
 
 /**
- * The smallest decodable run of samples that shows `frames` (presentation indices).
+ * The smallest decodable run of samples that shows `frames` (presentation indices), starting at
+ * a keyframe no later than sample `startAtOrBefore` (where the caller found a later one unfit).
  *
  * @example
  * const span = decodeSpan(samples, order, [24, 25, 26, 27]);
  */
-export function decodeSpan(samples: SampleTableV1, order: FrameOrder, frames: readonly number[]): DecodeSpan {
+export function decodeSpan(samples: SampleTableV1, order: FrameOrder, frames: readonly number[], startAtOrBefore = Infinity): DecodeSpan {
   let lo = Infinity;
   let hi = -1;
   for (const f of frames) {
@@ -66,7 +67,7 @@ export function decodeSpan(samples: SampleTableV1, order: FrameOrder, frames: re
     if (d > hi) hi = d;
   }
   // The last keyframe at or before the earliest needed sample starts a decodable run...
-  let first = lo;
+  let first = Math.max(0, Math.min(lo, startAtOrBefore));
   while (first > 0 && !samples.keyframe[first]) first--;
   // ...unless the GOP is open (an HEVC CRA, an H.264 recovery point): a needed frame after the
   // keyframe in decode order but shown before it is a leading picture that references the GOP

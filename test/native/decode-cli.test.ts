@@ -9,6 +9,7 @@ import { main } from "../../sdk/cli/decode.js";
 import type { MakeVideoOptions } from "../helpers/make-video.js";
 import { makeVideo } from "../helpers/make-video.js";
 import { cutCopy } from "../helpers/edit-list.js";
+import { makeMatroska, makeTs } from "../helpers/make-matroska.js";
 import { ffmpegFrameMd5s } from "./helpers.js";
 
 const run = promisify(execFile);
@@ -97,5 +98,16 @@ describe("ec decode --framemd5", () => {
     expect(lines(r.stdout)).toEqual(lines(stdout));
     const slice = await ecDecode([cut, "--framemd5", "--start", "40", "--frames", "20", "--frames-per-call", "7"]);
     expect(md5Column(slice.stdout)).toEqual(expected.slice(40, 60));
+  });
+
+  it.each(["mkv", "ts"] as const)("a .%s file: the md5 column equals ffmpeg's, also split into many decode calls", async (kind) => {
+    const file = kind === "mkv"
+      ? await makeMatroska(dir, { codec: "hevc", frames: 30, name: "cli.mkv" })
+      : await makeTs(dir, { codec: "h264", frames: 30, audio: true, name: "cli.ts" });
+    const expected = await ffmpegFrameMd5s(file);
+    const r = await ecDecode([file, "--framemd5"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(md5Column(r.stdout)).toEqual(expected);
+    expect(md5Column((await ecDecode([file, "--framemd5", "--frames-per-call", "1"])).stdout)).toEqual(expected);
   });
 });

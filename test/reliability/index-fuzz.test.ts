@@ -10,7 +10,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildIndex, bytesReader, MediaIndexError } from "../../common/media-index/index.js";
-import { makeMatroska } from "../helpers/make-matroska.js";
+import { makeMatroska, makeTs } from "../helpers/make-matroska.js";
 import { makeVideo } from "../helpers/make-video.js";
 import { report, scale } from "./stack.js";
 
@@ -19,6 +19,7 @@ const files = new Map<string, Uint8Array>();
 const runs = scale(150, 1500);
 const outcomes: Record<string, number> = {};
 const matroskaOutcomes: Record<string, number> = {};
+const tsOutcomes: Record<string, number> = {};
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-rel-index-"));
@@ -27,12 +28,14 @@ beforeAll(async () => {
   files.set("frag", await readFile(await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 24, gop: 6, fragmented: true })));
   files.set("mkv", await readFile(await makeMatroska(dir, { codec: "h264", width: 64, height: 48, frames: 30, gop: 6, audio: true, name: "fuzz.mkv" })));
   files.set("webm-live", await readFile(await makeMatroska(dir, { codec: "vp9", width: 64, height: 48, frames: 20, gop: 5, live: true, name: "fuzz.webm" })));
+  files.set("ts", await readFile(await makeTs(dir, { codec: "h264", width: 64, height: 48, frames: 24, gop: 6, audio: true, name: "fuzz.ts" })));
 }, 120_000);
 
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
   report("index-fuzz", { runs_per_layout: runs, layouts: 3, seed: fc.readConfigureGlobal().seed, outcomes });
   report("matroska-index-fuzz", { runs_per_layout: runs, layouts: 2, seed: fc.readConfigureGlobal().seed, outcomes: matroskaOutcomes });
+  report("mpegts-index-fuzz", { runs_per_layout: runs, layouts: 1, seed: fc.readConfigureGlobal().seed, outcomes: tsOutcomes });
 });
 
 /** Offsets of every box of these types, found by their four-character code. */
@@ -124,6 +127,15 @@ describe("mutated Matroska and WebM into buildIndex", () => {
       await fuzz(original, elements, `fuzz/x.${layout === "mkv" ? "mkv" : "webm"}`, matroskaOutcomes);
     });
   }
+});
+
+describe("mutated MPEG-TS into buildIndex", () => {
+  it("h264 + AAC: typed outcome, no hang, bounded heap", async () => {
+    const original = files.get("ts")!;
+    // Every TS packet header, where PIDs, flags and adaptation fields live (and PES headers follow).
+    const packets = Array.from({ length: original.length / 188 }, (_, i) => i * 188);
+    await fuzz(original, packets, "fuzz/x.ts", tsOutcomes);
+  });
 });
 
 /**

@@ -87,6 +87,8 @@ describe("range reads only", () => {
     // The 64 KiB head, a box header or two and the moov: a small fraction of the file.
     expect(read).toBeLessThan(64 * 1024 + 16 * 4 + 16 * 1024);
     expect(requests.at(-1)!.offset + requests.at(-1)!.length).toBe(size);
+    // Requests: the head, the box headers past it, the moov (read once).
+    expect(requests.length).toBeLessThanOrEqual(4);
   });
 });
 
@@ -100,6 +102,9 @@ describe("range reads only (fragmented)", () => {
     expect(size).toBeGreaterThan(256 * 1024);
     const read = requests.reduce((a, r) => a + r.length, 0);
     expect(read).toBeLessThan(64 * 1024 + 8 * 1024);
+    // One request per top-level box header past the head, one per moof: bounded by the fragments.
+    const moofs = index.video!.samples.keyframe.reduce((a, k) => a + k, 0);
+    expect(requests.length).toBeLessThanOrEqual(1 + 2 * (moofs + 1) + 2);
   });
 
   it("a cap on range reads turns a file that needs more into an ERR_HEADER_TOO_LARGE record", async () => {

@@ -8,6 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main as inspect } from "../../../sdk/cli/inspect.js";
 import { main as stream } from "../../../sdk/cli/stream.js";
 import { open, type SdkError } from "../../../sdk/index.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { IndexV1 } from "../../../common/schema/index.js";
+import { LocalDirSource } from "../../../sdk/source/local-dir.js";
+import type { DatasetObject } from "../../../sdk/source/source.js";
 import { captureOutput } from "../../helpers/capture-output.js";
 import { makeVideo } from "../../helpers/make-video.js";
 
@@ -15,7 +19,7 @@ const run = promisify(execFile);
 let dir: string;
 /** A folder with one streamable video among objects that stream nothing. */
 let mixed: string;
-/** A folder of .avi, .flv and .ts only. */
+/** A folder of .avi, .flv and .mpg only. */
 let unsupported: string;
 
 async function encode(out: string, args: string[]): Promise<void> {
@@ -25,7 +29,7 @@ async function encode(out: string, args: string[]): Promise<void> {
 async function containers(into: string): Promise<void> {
   await encode(join(into, "b.avi"), ["-c:v", "libx264", "-preset", "ultrafast"]);
   await encode(join(into, "c.flv"), ["-c:v", "flv"]);
-  await encode(join(into, "d.ts"), ["-c:v", "libx264", "-preset", "ultrafast"]);
+  await encode(join(into, "d.mpg"), ["-c:v", "mpeg2video", "-f", "vob"]);
 }
 
 beforeAll(async () => {
@@ -49,7 +53,7 @@ afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
 const reasons = {
   "b.avi": ["ERR_KIND_UNSUPPORTED", /^b\.avi is AVI, which ec does not stream/],
   "c.flv": ["ERR_KIND_UNSUPPORTED", /^c\.flv is FLV, which ec does not stream/],
-  "d.ts": ["ERR_KIND_UNSUPPORTED", /^d\.ts is MPEG-TS, which ec does not stream/],
+  "d.mpg": ["ERR_KIND_UNSUPPORTED", /^d\.mpg is MPEG-PS, which ec does not stream/],
   "empty.mp4": ["ERR_EMPTY_OBJECT", /^empty\.mp4 is empty/],
   "gone.mp4": ["ERR_UNREADABLE_OBJECT", /^gone\.mp4 cannot be read: ENOENT/],
   "notes.txt": ["ERR_KIND_UNSUPPORTED", /^notes\.txt is no format ec reads/],
@@ -72,7 +76,7 @@ describe("no object streams nothing without a word", () => {
     expect(errors).toHaveLength(6);
   });
 
-  it("a folder of .avi, .flv and .ts fails open() with the first one's error, by path and by file:// URL", async () => {
+  it("a folder of .avi, .flv and .mpg fails open() with the first one's error, by path and by file:// URL", async () => {
     for (const url of [unsupported, pathToFileURL(unsupported).href]) {
       const failure = open(url, { device: "cpu" });
       await expect(failure).rejects.toMatchObject({
@@ -82,9 +86,21 @@ describe("no object streams nothing without a word", () => {
     }
   });
 
+  it("the first error is the listing's first, whatever order the indexes finish in", async () => {
+    // Later objects' indexes come back first.
+    class Reversed extends LocalDirSource {
+      override async index(object: DatasetObject): Promise<IndexV1> {
+        const order = ["b.avi", "c.flv", "d.mpg"];
+        await sleep((order.length - order.indexOf(object.key)) * 40);
+        return super.index(object);
+      }
+    }
+    await expect(open(unsupported, { device: "cpu" }, { source: new Reversed(unsupported) })).rejects.toMatchObject({ message: expect.stringMatching(/^b\.avi is AVI/) });
+  });
+
   it("ec stream says why it has nothing to stream and exits non-zero", async () => {
     const { code, err } = await captureOutput(() => stream([unsupported, "--device", "cpu", "--json"]));
-    expect(code).toBe(1);
+    expect(code, err).toBe(1);
     expect(err).toMatch(/\[ERR_KIND_UNSUPPORTED\] b\.avi is AVI/);
   });
 
@@ -106,5 +122,6 @@ describe("no object streams nothing without a word", () => {
     const video = await captureOutput(() => inspect([pathToFileURL(mixed).href, "--index", "a.mp4"]));
     expect(video.code).toBe(0);
     expect(video.out).toMatch(/samples\s+24/);
+    expect(video.out).toMatch(/frames\s+24, rotation 0°/);
   });
 });

@@ -6,7 +6,7 @@ import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
 import { open, type SdkError } from "../../../sdk/index.js";
 import { uploadFiles } from "../../helpers/edge-upload.js";
 import { expectFramesMatch, ffmpegFrameMd5s } from "../../helpers/ffmpeg-md5.js";
-import { makeMatroska } from "../../helpers/make-matroska.js";
+import { makeMatroska, makeTs } from "../../helpers/make-matroska.js";
 
 let dir: string;
 let edge: LocalEdge;
@@ -21,6 +21,9 @@ beforeAll(async () => {
     ["mkv/hevc.mkv", await makeMatroska(dir, { codec: "hevc", frames: 36, gop: 12, name: "hevc.mkv" })],
     ["mkv/vp9.webm", await makeMatroska(dir, { codec: "vp9", frames: 36, gop: 12, name: "vp9.webm" })],
     ["mkv/av1.webm", await makeMatroska(dir, { codec: "av1", frames: 36, gop: 12, name: "av1.webm" })],
+    ["ts/h264.ts", await makeTs(dir, { codec: "h264", frames: 36, gop: 12, audio: true, name: "h264.ts" })],
+    ["ts/hevc.ts", await makeTs(dir, { codec: "hevc", frames: 36, gop: 12, audio: true, name: "hevc.ts" })],
+    ["ts/h264.m2ts", await makeTs(dir, { codec: "h264", frames: 36, gop: 12, m2ts: true, name: "h264.m2ts" })],
   ]);
   for (const [key, file] of files) expected.set(key, await ffmpegFrameMd5s(file));
   edge = await started;
@@ -32,22 +35,37 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe("Matroska and WebM through the local edge (indexed in workerd)", () => {
+/** Every exact-aligned clip of a prefix (3 frames, stride 2, every 5 frames), each frame checked against ffmpeg. */
+async function streamChecked(prefix: string) {
+  const errors: SdkError[] = [];
+  const ds = await open(`${edge.url}/v1/datasets/${prefix}`, { token: edge.token, device: "cpu", format: "native", frames: 3, stride: 2, hop: 5, align: "exact", batch: 4, onError: (e) => errors.push(e) });
+  const keys = new Set<string>();
+  let frames = 0;
+  for await (const b of ds) {
+    frames += expectFramesMatch(b, (key) => expected.get(key));
+    for (const c of b.clips) keys.add(c.key);
+  }
+  await ds.close();
+  return { errors: errors.map((e) => `${e.code}: ${e.message}`), keys: [...keys].sort(), frames, stats: ds.stats() };
+}
+
+describe("Matroska, WebM and MPEG-TS through the local edge (indexed in workerd)", () => {
   it("clips from every start, mid-GOP ones included, are md5-equal to ffmpeg's frames: h264, hevc, vp9, av1, with and without Cues", async () => {
-    const errors: SdkError[] = [];
-    const ds = await open(`${edge.url}/v1/datasets/mkv`, { token: edge.token, device: "cpu", format: "native", frames: 3, stride: 2, hop: 5, align: "exact", batch: 4, onError: (e) => errors.push(e) });
-    const keys = new Set<string>();
-    let frames = 0;
-    for await (const b of ds) {
-      frames += expectFramesMatch(b, (key) => expected.get(key));
-      for (const c of b.clips) keys.add(c.key);
-    }
-    await ds.close();
-    expect(errors.map((e) => `${e.code}: ${e.message}`)).toEqual([]);
-    expect([...keys].sort()).toEqual([...expected.keys()].sort());
+    const { errors, keys, frames, stats } = await streamChecked("mkv");
+    expect(errors).toEqual([]);
+    expect(keys).toEqual(["mkv/av1.webm", "mkv/h264.mkv", "mkv/hevc.mkv", "mkv/live.mkv", "mkv/vp9.webm"]);
     // 36 frames, span 5, hop 5: 7 clips of 3 frames per object.
     expect(frames).toBe(5 * 7 * 3);
-    expect(ds.stats().errors).toEqual({});
+    expect(stats.errors).toEqual({});
+  });
+
+  it("MPEG-TS (H.264, HEVC, M2TS): access units taken out of their TS packets decode md5-equal to ffmpeg, from every start", async () => {
+    const { errors, keys, frames, stats } = await streamChecked("ts");
+    expect(errors).toEqual([]);
+    expect(keys).toEqual(["ts/h264.m2ts", "ts/h264.ts", "ts/hevc.ts"]);
+    expect(frames).toBe(3 * 7 * 3);
+    // Clips fetch the TS packets their access units lie in, audio packets between them included.
+    expect(stats.bytes_needed).toBeGreaterThan(0);
   });
 
   it("keyframe-aligned clips start at the keyframes the index found", async () => {
