@@ -50,8 +50,7 @@ async function main(): Promise<void> {
   const data = randomBytes(BLOCKS * BLOCK);
   const local = join(work, "local.bin");
   await writeFile(local, data);
-  // Options of every store version (each ignores the keys it does not use).
-  const opts = { dir: join(work, "store"), maxBytes: 2 * BLOCKS * (BLOCK + 4096), blockSize: BLOCK, chunkSize: 64 << 10 };
+  const opts = { dir: join(work, "store"), maxBytes: 2 * BLOCKS * (BLOCK + 4096), blockSize: BLOCK };
   const store = await BlockStore.open(opts);
   try {
     const id = (i: number): { key: string; etag: string; index: number } => ({ key: "/v1/objects/bench.mp4", etag: '"bench"', index: i });

@@ -170,7 +170,7 @@ class RangeCacheImpl implements RangeCache {
     this.#store = await BlockStore.open({
       dir: this.#o.dir,
       maxBytes: this.#o.maxBytes,
-      chunkSize: 64 << 10,
+      blockSize: this.#o.blockSize,
       protect: (key, index) => this.#planner.neededSoon(key, index),
       onEvict: (bytes) => this.#metrics.evictions.inc(bytes),
       onCorrupt: (path) => {
