@@ -32,6 +32,8 @@ function noSpace(wrote: number, expected: number): Error {
 export class SlabFiles {
   readonly #g: SlabGeometry;
   readonly #open = new Map<number, Promise<SlabFile>>();
+  // The same handles once open, so a warm read does not wait a turn for a settled promise.
+  readonly #ready = new Map<number, SlabFile>();
 
   constructor(geometry: SlabGeometry) {
     this.#g = geometry;
@@ -85,7 +87,9 @@ export class SlabFiles {
       f = open(path, constants.O_RDWR | constants.O_CREAT, 0o644).then(async (fh) => {
         // A new slab's name must outlive a power cut as much as its first blocks do.
         await syncDir(this.#g.dir);
-        return { slab, path, fh };
+        const file = { slab, path, fh };
+        this.#ready.set(slab, file);
+        return file;
       });
       this.#open.set(slab, f);
       f.catch(() => this.#open.get(slab) === f && this.#open.delete(slab));
@@ -104,7 +108,8 @@ export class SlabFiles {
 
   /** Reads `length` bytes at `at` inside the slot; false when the slab ends first. */
   async read(slot: number, into: Buffer, at: number, length: number): Promise<boolean> {
-    const { fh } = await this.file(this.slabOf(slot));
+    const slab = this.slabOf(slot);
+    const { fh } = this.#ready.get(slab) ?? (await this.file(slab));
     const base = this.offsetOf(slot) + at;
     let got = 0;
     while (got < length) {
@@ -123,6 +128,7 @@ export class SlabFiles {
   async close(): Promise<void> {
     const files = [...this.#open.values()];
     this.#open.clear();
+    this.#ready.clear();
     await Promise.all(files.map((f) => f.then((x) => x.fh.close()).catch(() => {})));
   }
 }
