@@ -103,7 +103,12 @@ export class BlockStore {
     const perSlab = slabs.slotsPerSlab;
     const found = new Map<string, { slot: number; header: SlotHeader }>();
     const used = new Set<number>();
-    const drop = (slot: number): void => this.#opts.onCorrupt?.(slabs.describe(slot));
+    // Torn or superseded slots: their headers are blanked so the next restart does not see them.
+    const stale: number[] = [];
+    const drop = (slot: number): void => {
+      this.#opts.onCorrupt?.(slabs.describe(slot));
+      stale.push(slot);
+    };
     for (const slab of await slabs.existing()) {
       const path = slabs.pathOf(slab);
       const first = slab * perSlab;
@@ -115,13 +120,13 @@ export class BlockStore {
         size = count * this.#slotBytes;
       }
       const inFile = Math.ceil(size / this.#slotBytes);
-      const head = Buffer.alloc(SLOT_HEADER);
       for (let s = 0; s < inFile; s += REBUILD_READS) {
         const heads = await Promise.all(
           Array.from({ length: Math.min(REBUILD_READS, inFile - s) }, async (_, i) => {
-            const buf = Buffer.allocUnsafe(SLOT_HEADER);
-            const whole = await slabs.read(first + s + i, buf, 0, SLOT_HEADER);
-            return whole ? buf : head;
+            // Zeroed, so a header the slab's end cuts short reads as what it is: torn, or blank.
+            const buf = Buffer.alloc(SLOT_HEADER);
+            await slabs.read(first + s + i, buf, 0, SLOT_HEADER);
+            return buf;
           }),
         );
         heads.forEach((buf, i) => {
@@ -134,8 +139,11 @@ export class BlockStore {
           const k = idString(h);
           const had = found.get(k);
           // An evicted copy's header stays until its slot is reused: the newest copy wins.
-          if (had && had.header.seq > h.seq) return;
-          if (had) used.delete(had.slot);
+          if (had && had.header.seq > h.seq) return void stale.push(slot);
+          if (had) {
+            used.delete(had.slot);
+            stale.push(had.slot);
+          }
           found.set(k, { slot, header: h });
           used.add(slot);
         });
@@ -146,6 +154,7 @@ export class BlockStore {
       const id = { key: h.key, etag: h.etag, index: h.index };
       this.#entries.set(idString(id), { id, slot, length: h.dataLength, crc: h.dataCrc, verified: false, readers: 0, dropped: false });
     }
+    await Promise.all(stale.map((slot) => slabs.write(slot, [Buffer.alloc(SLOT_HEADER)]).catch(() => {})));
     for (let s = this.#slots - 1; s >= 0; s--) if (!used.has(s)) this.#free.push(s);
   }
 
