@@ -4,7 +4,8 @@
  *    from an in-memory range origin, reading in order while the plan prefetches ahead;
  *    throughput against the link cap (target ≥ 0.9).
  *  - warm: the same random ranges read again from the cache, side by side with reading them
- *    from a local file holding the same bytes (target ≥ 0.8); also through GET /v1/fetch.
+ *    from a local file holding the same bytes (target ≥ 0.9), in wall time and in CPU per read; also
+ *    through GET /v1/fetch.
  * Reports upstream requests in flight (cache and emulator views) and the HTTP version used.
  *
  *   npx tsc -p bench/tsconfig.json && node dist/bench/origin-cache.js [--mib 256] [--objects 4] [--rtt-ms 50] [--mbps 400] [--reads 512] [--range-kib 1024] [--concurrency 16] [--json]
@@ -51,11 +52,14 @@ async function pool<T>(items: readonly T[], n: number, fn: (item: T) => Promise<
   }));
 }
 
-async function timed(fn: () => Promise<number>): Promise<{ bytes: number; seconds: number; mbs: number }> {
+/** Bytes, wall time and CPU (user + system, every thread of this process) of `fn`. */
+async function timed(fn: () => Promise<number>): Promise<{ bytes: number; seconds: number; mbs: number; cpuMs: number }> {
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   const bytes = await fn();
   const seconds = (performance.now() - t0) / 1000;
-  return { bytes, seconds, mbs: bytes / seconds / 1e6 };
+  const c = process.cpuUsage(c0);
+  return { bytes, seconds, mbs: bytes / seconds / 1e6, cpuMs: (c.user + c.system) / 1000 };
 }
 
 async function main(): Promise<void> {
@@ -134,12 +138,12 @@ async function main(): Promise<void> {
         if (process.env.EC_BENCH_DEBUG) log(`cache read p50 ${lat[lat.length >> 1]?.toFixed(1)} ms, max ${lat.at(-1)?.toFixed(1)} ms`);
         return n;
       });
-    const warm: { file: number; cache: number }[] = [];
+    const warm: { file: number; cache: number; fileCpuMs: number; cacheCpuMs: number }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const file = await fileRead();
       const cached = await cacheRead();
       if (process.env.EC_BENCH_DEBUG) log(`round ${round}: file ${JSON.stringify(file)} cache ${JSON.stringify(cached)}`);
-      warm.push({ file: file.mbs, cache: cached.mbs });
+      warm.push({ file: file.mbs, cache: cached.mbs, fileCpuMs: file.cpuMs, cacheCpuMs: cached.cpuMs });
     }
     for (const h of handles) await h.close();
     log(`warm phase: ${JSON.stringify((({ hits, misses, bytesFromDisk, bytesFromMemory, blocks }) => ({ hits, misses, bytesFromDisk, bytesFromMemory, blocks }))(cache.stats()))}`);
@@ -165,10 +169,12 @@ async function main(): Promise<void> {
     const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
     const warmFile = median(warm.map((w) => w.file));
     const warmCache = median(warm.map((w) => w.cache));
+    // CPU per read suffers less than wall time from other processes on a shared machine.
+    const cpuPerRead = { cacheUs: (median(warm.map((w) => w.cacheCpuMs)) * 1000) / READS, fileUs: (median(warm.map((w) => w.fileCpuMs)) * 1000) / READS };
     const result = {
       config: { mib: Number(values.mib), objects: OBJECTS, rttMs: RTT, capMBs: CAP / 1e6, blockMiB: BLOCK / 2 ** 20, reads: READS, rangeKiB: SPAN / 1024, concurrency: CONCURRENCY },
-      cold: { MBs: cold.mbs, seconds: cold.seconds, ratioToCap: cold.mbs / (CAP / 1e6), plainH2MBs: direct.mbs, ratioToPlainH2: cold.mbs / direct.mbs },
-      warm: { cacheMBs: warmCache, fileMBs: warmFile, ratio: warmCache / warmFile, rounds: warm },
+      cold: { MBs: cold.mbs, seconds: cold.seconds, ratioToCap: cold.mbs / (CAP / 1e6), plainH2MBs: direct.mbs, ratioToPlainH2: cold.mbs / direct.mbs, cpuMsPerBlock: cold.cpuMs / blocks },
+      warm: { cacheMBs: warmCache, fileMBs: warmFile, ratio: warmCache / warmFile, pairedRatio: median(warm.map((w) => w.cache / w.file)), cpuPerRead, rounds: warm },
       warmHttp: { MBs: httpWarm.mbs, ratioToFile: httpWarm.mbs / warmFile, misses: httpStats.misses },
       upstream: {
         httpVersions: afterCold.httpVersions,
@@ -186,7 +192,9 @@ async function main(): Promise<void> {
         [
           `cold pull     ${f(cold.mbs)} MB/s of a ${f(CAP / 1e6)} MB/s cap → ratio ${f(result.cold.ratioToCap)} (target ≥ 0.90)`,
           `              plain undici HTTP/2 pull of the same bytes ${f(direct.mbs)} MB/s → cache/plain ${f(result.cold.ratioToPlainH2)}`,
-          `warm reads    cache ${f(warmCache)} MB/s vs local file ${f(warmFile)} MB/s → ratio ${f(result.warm.ratio)} (target ≥ 0.80)`,
+          `cold CPU      ${f(result.cold.cpuMsPerBlock)} ms per ${BLOCK / 2 ** 20} MiB block (this whole process: cache, emulator, origin, TLS on both ends)`,
+          `warm reads    cache ${f(warmCache)} MB/s vs local file ${f(warmFile)} MB/s → ratio ${f(result.warm.ratio)} (target ≥ 0.90); median of per-round ratios ${f(result.warm.pairedRatio)}`,
+          `warm CPU      cache ${f(cpuPerRead.cacheUs)} µs vs local file ${f(cpuPerRead.fileUs)} µs per ${SPAN / 1024} KiB read → ${f(cpuPerRead.cacheUs / cpuPerRead.fileUs)} ×`,
           `warm via HTTP ${f(httpWarm.mbs)} MB/s → ratio to local file ${f(result.warmHttp.ratioToFile)}`,
           `upstream      ${JSON.stringify(afterCold.httpVersions)}; peak in flight ${afterCold.peakInFlight} (emulator saw ${wan.stats.peakInFlight}); ${afterCold.upstreamRequests} requests on ${wan.stats.sessions} connection(s); block p50 ${f(afterCold.upstreamLatencyMs.p50)} ms`,
         ].join("\n") + "\n",

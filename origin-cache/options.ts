@@ -55,9 +55,9 @@ export interface RangeCacheOptions {
 }
 
 /**
- * Most blocks the default block size lets `maxBytes` hold. Each block is a file (a 4 KiB header
- * plus its data) and an index entry of about 0.8 KB of heap (measured), re-read on every
- * restart: 256 Ki blocks is ~0.2 GB of index and 256 Ki files.
+ * Most blocks the default block size lets `maxBytes` hold. Each block is a slab slot (a 4 KiB
+ * header plus its data) and an index entry in memory, whose header is re-read on every restart:
+ * 256 Ki blocks is 256 Ki header reads (1 GiB) before the store opens.
  */
 export const DEFAULT_MAX_BLOCKS = 1 << 18;
 const MIN_DEFAULT_BLOCK = 16 << 10;
@@ -67,7 +67,7 @@ const MAX_DEFAULT_BLOCK = 8 << 20;
  * The default block size for a store of `maxBytes`: small blocks keep the bytes a random clip
  * pulls near its span (≈ span + one block; upstream requests no longer grow with it, since
  * consecutive missing blocks go as one request), large stores get larger blocks so the count of
- * files and index entries stays bounded. 16 KiB up to 4 GiB; 64 KiB at 16 GiB; 1 MiB at 256 GiB.
+ * slots and index entries stays bounded. 16 KiB up to 4 GiB; 64 KiB at 16 GiB; 1 MiB at 256 GiB.
  *
  * @example
  * defaultBlockSize(256 << 20); // 16384

@@ -104,13 +104,12 @@ class RangeCacheImpl implements RangeCache {
   readonly #refill: number;
   #store!: BlockStore;
   #closed = false;
-  // Rejects when close() begins: pending reads settle with CacheClosedError at once instead of
-  // whatever the torn-down pools and store would throw at them later.
-  #rejectClosing!: (err: CacheClosedError) => void;
-  readonly #closing = new Promise<never>((_, reject) => (this.#rejectClosing = reject));
+  // Rejected when close() begins: pending reads settle with CacheClosedError at once instead of
+  // whatever the torn-down pools and store would throw at them later. One per pending call, dropped
+  // when it settles: a race against one promise that never settles would keep every result alive.
+  readonly #closeWaiters = new Set<(err: CacheClosedError) => void>();
 
   constructor(o: ResolvedOptions, log: Logger) {
-    this.#closing.catch(() => {});
     this.#o = o;
     this.#log = log;
     this.#allow = new AllowList(o.upstreams);
@@ -178,7 +177,7 @@ class RangeCacheImpl implements RangeCache {
     this.#store = await BlockStore.open({
       dir: this.#o.dir,
       maxBytes: this.#o.maxBytes,
-      chunkSize: 64 << 10,
+      blockSize: this.#o.blockSize,
       protect: (key, index) => this.#planner.neededSoon(key, index),
       onEvict: (bytes) => this.#metrics.evictions.inc(bytes),
       onCorrupt: (path) => {
@@ -192,10 +191,15 @@ class RangeCacheImpl implements RangeCache {
   /** `work`, unless the cache closes first: then CacheClosedError, whatever `work` does after. */
   async #untilClosed<T>(work: Promise<T>): Promise<T> {
     work.catch(() => {});
+    let reject!: (err: CacheClosedError) => void;
+    const closing = new Promise<never>((_, rej) => (reject = rej));
+    this.#closeWaiters.add(reject);
     try {
-      return await Promise.race([work, this.#closing]);
+      return await Promise.race([work, closing]);
     } catch (err) {
       throw this.#closed && !(err instanceof CacheClosedError) ? new CacheClosedError({ cause: err }) : err;
+    } finally {
+      this.#closeWaiters.delete(reject);
     }
   }
 
@@ -286,7 +290,7 @@ class RangeCacheImpl implements RangeCache {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#rejectClosing(new CacheClosedError());
+    for (const reject of this.#closeWaiters) reject(new CacheClosedError());
     this.#planner.clear();
     await this.#landing.settled();
     await this.#store.close();

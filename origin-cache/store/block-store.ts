@@ -1,100 +1,155 @@
 /**
- * The bounded on-disk block store. Every byte in the directory is accounted for before it is
- * written (reserved, then resident), and bytes being unlinked stay counted until the unlink
- * finishes, so the directory never holds more than `maxBytes`, even for an instant. When a block
- * cannot fit, `put` declines and the caller streams the bytes through uncached.
+ * The bounded on-disk block store: a few slab files of fixed-size, 4 KiB-aligned slots (see
+ * slot.ts), written at offsets through one long-lived handle per slab, fsynced in groups. The
+ * slabs hold `floor(maxBytes / slotBytes)` slots and grow only as slots are first used, so the
+ * directory never holds more than `maxBytes`, even for an instant. A block is visible to `has`
+ * and `read` only once its data and header are durable; until then the caller serves it from
+ * memory. Each block's CRC-32 is checked once: when it lands (computed from the bytes in hand)
+ * or on its first read after a restart; a mismatch drops the block and reads as a miss.
+ * Eviction is least recently used first, blocks the plan needs soon last. When no slot can be
+ * had, `put` declines and the caller streams the bytes through uncached.
  */
-import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, readdir, rm, stat, unlink, type FileHandle } from "node:fs/promises";
+import { mkdir, rm, stat, truncate } from "node:fs/promises";
 import { join } from "node:path";
+import { crc32 } from "node:zlib";
 import { blockKey, type BlockId } from "./block-id.js";
-import { blockFileSize, readBlockHeader, readBlockRange, writeBlockFile, type BlockHeader } from "./block-file.js";
+import { GroupCommit } from "./group-commit.js";
+import { SlabFiles } from "./slab-files.js";
+import { ALIGN, SLOT_HEADER, alignUp, decodeSlotHeader, encodeSlotHeader, isBlank, slotBytesFor, type SlotHeader } from "./slot.js";
+
+export type { BlockId };
 
 export interface BlockStoreOptions {
   readonly dir: string;
   readonly maxBytes: number;
-  readonly chunkSize: number;
+  /** Largest block stored; every slot holds one block of up to this size. */
+  readonly blockSize: number;
+  /** Most bytes in one slab file; default 4 GiB. */
+  readonly slabBytes?: number;
+  /** A write waits at most this long for the group fsync that makes it visible; default 5 ms. */
+  readonly commitMs?: number;
+  /** A group fsync starts at once when this many writes wait; default 64. */
+  readonly commitBlocks?: number;
   /** True while the plan needs the block soon; such blocks are evicted last. */
   readonly protect?: (key: string, index: number) => boolean;
   readonly onEvict?: (bytes: number) => void;
-  readonly onCorrupt?: (path: string) => void;
+  /** A block that failed verification, by where it was (slab path @ offset). */
+  readonly onCorrupt?: (where: string) => void;
 }
 
 interface Entry {
   readonly id: BlockId;
-  readonly path: string;
-  readonly fileSize: number;
-  readonly header: BlockHeader;
-}
-
-/** Open block files kept for reuse: a warm read is then one pread, not open + pread + close. */
-const OPEN_HANDLES = 256;
-
-interface Handle {
-  readonly fh: Promise<FileHandle>;
-  refs: number;
+  readonly slot: number;
+  readonly length: number;
+  readonly crc: number;
+  /** Checked against its CRC (true), being checked (the whole block, or undefined when bad), or not yet. */
+  verified: boolean | Promise<Buffer | undefined>;
+  readers: number;
+  /** Dropped while being read: the slot is freed when the last reader is done. */
   dropped: boolean;
 }
 
-export type { BlockId };
+const DEFAULT_SLAB_BYTES = 4 * 2 ** 30;
+/** Slot headers read at once while rebuilding the index. */
+const REBUILD_READS = 32;
+
 
 export class BlockStore {
   readonly #opts: BlockStoreOptions;
-  readonly #blocksDir: string;
-  readonly #tmpDir: string;
+  readonly #slotBytes: number;
+  readonly #slabs: SlabFiles;
+  readonly #commit: GroupCommit;
   // Map order is recency order: a hit re-inserts its entry at the end.
   readonly #entries = new Map<string, Entry>();
-  #resident = 0;
-  #reserved = 0;
-  #unlinking = 0;
+  // Free slots, lowest last so slabs fill from the front; written slots are in neither place.
+  readonly #free: number[] = [];
+  readonly #writing = new Map<string, Promise<boolean>>();
+  #seq = 0n;
   #evictions = 0;
-  readonly #handles = new Map<string, Handle>();
+  #closed = false;
 
   private constructor(opts: BlockStoreOptions) {
     this.#opts = opts;
-    this.#blocksDir = join(opts.dir, "blocks");
-    this.#tmpDir = join(opts.dir, "tmp");
+    this.#slotBytes = slotBytesFor(opts.blockSize);
+    const slots = Math.floor(opts.maxBytes / this.#slotBytes);
+    const slotsPerSlab = Math.max(1, Math.floor((opts.slabBytes ?? DEFAULT_SLAB_BYTES) / this.#slotBytes));
+    this.#slabs = new SlabFiles({ dir: join(opts.dir, "slabs"), slotBytes: this.#slotBytes, slotsPerSlab, slots });
+    this.#commit = new GroupCommit({ ms: opts.commitMs ?? 5, blocks: opts.commitBlocks ?? 64, sync: (s) => this.#slabs.sync(s) });
   }
 
-  /** Opens the store, dropping leftovers of killed writes and re-indexing every intact block. */
+  /** Opens the store, dropping what another layout or a smaller bound left, and re-indexing every intact slot. */
   static async open(opts: BlockStoreOptions): Promise<BlockStore> {
     const store = new BlockStore(opts);
-    await rm(store.#tmpDir, { recursive: true, force: true });
-    await mkdir(store.#tmpDir, { recursive: true });
-    await mkdir(store.#blocksDir, { recursive: true });
+    // The one-file-per-block layout of earlier versions: its blocks are not carried over.
+    await rm(join(opts.dir, "blocks"), { recursive: true, force: true });
+    await rm(join(opts.dir, "tmp"), { recursive: true, force: true });
+    await mkdir(join(opts.dir, "slabs"), { recursive: true });
     await store.#rebuild();
     return store;
   }
 
-  async #rebuild(): Promise<void> {
-    const found: { entry: Entry; mtime: number }[] = [];
-    for (const sub of await readdir(this.#blocksDir)) {
-      const subDir = join(this.#blocksDir, sub);
-      for (const name of await readdir(subDir).catch(() => [] as string[])) {
-        const path = join(subDir, name);
-        const read = await readBlockHeader(path);
-        const id = read && { key: read.header.key, etag: read.header.etag, index: read.header.index };
-        if (!read || !id || this.#pathOf(id) !== path) {
-          this.#opts.onCorrupt?.(path);
-          await unlink(path).catch(() => {});
-          continue;
-        }
-        const { mtimeMs } = await stat(path);
-        found.push({ entry: { id, path, fileSize: read.fileSize, header: read.header }, mtime: mtimeMs });
-      }
-    }
-    found.sort((a, b) => a.mtime - b.mtime);
-    for (const { entry } of found) {
-      this.#entries.set(blockKey(entry.id), entry);
-      this.#resident += entry.fileSize;
-    }
-    // A restart with a smaller limit trims the oldest blocks first.
-    if (this.#resident > this.#opts.maxBytes) await this.#evict(this.#resident - this.#opts.maxBytes);
+  get #slots(): number {
+    return Math.floor(this.#opts.maxBytes / this.#slotBytes);
   }
 
-  #pathOf(id: BlockId): string {
-    const h = createHash("sha256").update(id.key).update("\0").update(id.etag).digest("hex").slice(0, 40);
-    return join(this.#blocksDir, h.slice(0, 2), `${h}.${id.index}.blk`);
+  async #rebuild(): Promise<void> {
+    const slabs = this.#slabs;
+    const perSlab = slabs.slotsPerSlab;
+    const found = new Map<string, { slot: number; header: SlotHeader }>();
+    const used = new Set<number>();
+    // Torn or superseded slots: their headers are blanked so the next restart does not see them.
+    const stale: number[] = [];
+    const drop = (slot: number): void => {
+      this.#opts.onCorrupt?.(slabs.describe(slot));
+      stale.push(slot);
+    };
+    for (const slab of await slabs.existing()) {
+      const path = slabs.pathOf(slab);
+      const first = slab * perSlab;
+      const count = Math.min(perSlab, this.#slots - first);
+      let { size } = await stat(path);
+      // A bound smaller than last time: slots past it are gone.
+      if (size > count * this.#slotBytes) {
+        await truncate(path, count * this.#slotBytes);
+        size = count * this.#slotBytes;
+      }
+      const inFile = Math.ceil(size / this.#slotBytes);
+      for (let s = 0; s < inFile; s += REBUILD_READS) {
+        const heads = await Promise.all(
+          Array.from({ length: Math.min(REBUILD_READS, inFile - s) }, async (_, i) => {
+            // Zeroed, so a header the slab's end cuts short reads as what it is: torn, or blank.
+            const buf = Buffer.alloc(SLOT_HEADER);
+            await slabs.read(first + s + i, buf, 0, SLOT_HEADER);
+            return buf;
+          }),
+        );
+        heads.forEach((buf, i) => {
+          const slot = first + s + i;
+          if (isBlank(buf)) return;
+          const h = decodeSlotHeader(buf);
+          const end = slabs.offsetOf(slot) + SLOT_HEADER + alignUp(h?.dataLength ?? 0);
+          if (!h || h.slotBytes !== this.#slotBytes || h.dataLength > this.#slotBytes - SLOT_HEADER || end > size) return drop(slot);
+          if (h.seq >= this.#seq) this.#seq = h.seq + 1n;
+          const k = blockKey(h);
+          const had = found.get(k);
+          // An evicted copy's header stays until its slot is reused: the newest copy wins.
+          if (had && had.header.seq > h.seq) return void stale.push(slot);
+          if (had) {
+            used.delete(had.slot);
+            stale.push(had.slot);
+          }
+          found.set(k, { slot, header: h });
+          used.add(slot);
+        });
+      }
+    }
+    for (const { slot, header: h } of [...found.values()].sort((a, b) => (a.header.seq < b.header.seq ? -1 : 1))) {
+      if (!used.has(slot)) continue;
+      const id = { key: h.key, etag: h.etag, index: h.index };
+      this.#entries.set(blockKey(id), { id, slot, length: h.dataLength, crc: h.dataCrc, verified: false, readers: 0, dropped: false });
+    }
+    await Promise.all(stale.map((slot) => slabs.write(slot, [Buffer.alloc(SLOT_HEADER)]).catch(() => {})));
+    for (let s = this.#slots - 1; s >= 0; s--) if (!used.has(s)) this.#free.push(s);
   }
 
   has(id: BlockId): boolean {
@@ -102,143 +157,127 @@ export class BlockStore {
   }
 
   /**
-   * Reads `[start, start + length)` of a block's data, verified. Undefined on a miss; a block that
-   * fails its checksum is dropped and reads as a miss, so it is fetched again.
+   * Reads `[start, start + length)` of a block's data. Undefined on a miss; a block that fails
+   * its checksum (checked on its first read after a restart) is dropped and reads as a miss.
    */
   async read(id: BlockId, start: number, length: number): Promise<Buffer | undefined> {
     const k = blockKey(id);
-    const entry = this.#entries.get(k);
-    if (!entry) return undefined;
+    const e = this.#entries.get(k);
+    if (!e || this.#closed || start + length > e.length) return undefined;
     this.#entries.delete(k);
-    this.#entries.set(k, entry);
-    const bytes = await this.#withHandle(entry.path, (fh) => readBlockRange(fh, entry.header, start, length));
-    if (!bytes && this.#entries.get(k) === entry) {
-      this.#opts.onCorrupt?.(entry.path);
-      this.#entries.delete(k);
-      await this.#remove(entry);
+    this.#entries.set(k, e);
+    e.readers++;
+    try {
+      if (e.verified !== true) {
+        if (e.verified === false) e.verified = this.#verify(e);
+        const whole = await e.verified;
+        if (!whole) return undefined;
+        e.verified = true;
+        return whole.subarray(start, start + length);
+      }
+      const buf = Buffer.allocUnsafe(length);
+      if (await this.#slabs.read(e.slot, buf, SLOT_HEADER + start, length)) return buf;
+      this.#corrupt(e);
+      return undefined;
+    } catch {
+      // Unreadable (EIO and the like): a miss, fetched again.
+      if (!this.#closed) this.#corrupt(e);
+      return undefined;
+    } finally {
+      if (--e.readers === 0 && e.dropped) this.#release(e.slot);
     }
-    return bytes;
   }
 
-  /** Stores a block if it fits after eviction; false means the caller serves it uncached. */
-  async put(id: BlockId, data: Uint8Array): Promise<boolean> {
-    if (this.has(id)) return true;
-    const size = blockFileSize(id.key, id.etag, data.length, this.#opts.chunkSize);
-    if (!(await this.#reserve(size))) return false;
-    const path = this.#pathOf(id);
-    const tmp = join(this.#tmpDir, `${randomBytes(8).toString("hex")}.tmp`);
-    let header: BlockHeader;
+  async #verify(e: Entry): Promise<Buffer | undefined> {
+    const buf = Buffer.allocUnsafe(e.length);
+    if ((await this.#slabs.read(e.slot, buf, SLOT_HEADER, e.length)) && crc32(buf) === e.crc) return buf;
+    this.#corrupt(e);
+    return undefined;
+  }
+
+  #corrupt(e: Entry): void {
+    if (this.#entries.get(blockKey(e.id)) !== e) return;
+    this.#opts.onCorrupt?.(this.#slabs.describe(e.slot));
+    this.#entries.delete(blockKey(e.id));
+    if (e.readers === 0) this.#release(e.slot);
+    else e.dropped = true;
+  }
+
+  /** Frees a dropped block's slot once its header is blanked, so a restart does not find it again. */
+  #release(slot: number): void {
+    void this.#slabs
+      .write(slot, [Buffer.alloc(SLOT_HEADER)])
+      .catch(() => {})
+      .finally(() => this.#free.push(slot));
+  }
+
+  /** Stores a block if a slot can be had; false means the caller serves it uncached. */
+  put(id: BlockId, data: Uint8Array): Promise<boolean> {
+    const k = blockKey(id);
+    if (this.#entries.has(k)) return Promise.resolve(true);
+    const writing = this.#writing.get(k);
+    if (writing) return writing;
+    if (this.#closed || data.length > this.#slotBytes - SLOT_HEADER) return Promise.resolve(false);
+    const seq = this.#seq++;
+    const crc = crc32(data);
+    const header = encodeSlotHeader({ ...id, dataLength: data.length, dataCrc: crc, slotBytes: this.#slotBytes, seq });
+    const slot = header && this.#allocate();
+    if (header === undefined || slot === undefined) return Promise.resolve(false);
+    const p = this.#write(id, slot, header, data, crc);
+    this.#writing.set(k, p);
+    void p.finally(() => this.#writing.delete(k)).catch(() => {});
+    return p;
+  }
+
+  async #write(id: BlockId, slot: number, header: Buffer, data: Uint8Array, crc: number): Promise<boolean> {
+    const bytes = Buffer.from(data.buffer, data.byteOffset, data.length);
+    const pad = alignUp(data.length, ALIGN) - data.length;
     try {
-      await mkdir(join(path, ".."), { recursive: true });
-      header = await writeBlockFile(tmp, path, { ...id, data, chunkSize: this.#opts.chunkSize });
+      await this.#slabs.write(slot, pad > 0 ? [header, bytes, Buffer.alloc(pad)] : [header, bytes]);
+      await this.#commit.add(this.#slabs.slabOf(slot));
     } catch (err) {
-      // Disk full or similar: the writer removed its temp file; the caller serves the bytes
-      // uncached and logs why (a silent decline would hide a full disk).
-      this.#reserved -= size;
+      // Disk full or similar: the slot is free again and the caller serves the bytes uncached
+      // and logs why (a silent decline would hide a full disk).
+      this.#free.push(slot);
       throw err;
     }
-    this.#reserved -= size;
-    this.#resident += size;
-    this.#entries.set(blockKey(id), { id, path, fileSize: size, header });
+    // Verified as it lands: the CRC was computed from these very bytes.
+    this.#entries.set(blockKey(id), { id, slot, length: data.length, crc, verified: true, readers: 0, dropped: false });
     return true;
   }
 
-  // Reservations that must evict run one at a time; concurrent ones would each see the others'
-  // victims still on disk and evict again, emptying the cache.
-  #evicting: Promise<unknown> = Promise.resolve();
-
-  async #reserve(size: number): Promise<boolean> {
-    const max = this.#opts.maxBytes;
-    if (this.#resident + this.#reserved + this.#unlinking + size <= max) {
-      this.#reserved += size;
-      return true;
-    }
-    const turn = this.#evicting.then(async () => {
-      for (;;) {
-        const used = this.#resident + this.#reserved + this.#unlinking;
-        if (used + size <= max) {
-          this.#reserved += size;
-          return true;
-        }
-        // Bytes held by writers in progress cannot be freed by evicting more: serve uncached.
-        if (this.#reserved + size > max || this.#entries.size === 0) return false;
-        await this.#evict(used + size - max);
+  /** A free slot, or the least recently used block's (blocks the plan needs soon last); undefined when every slot is busy. */
+  #allocate(): number | undefined {
+    const free = this.#free.pop();
+    if (free !== undefined) return free;
+    let victim: Entry | undefined;
+    for (const e of this.#entries.values()) {
+      if (e.readers > 0) continue;
+      if (!this.#opts.protect?.(e.id.key, e.id.index)) {
+        victim = e;
+        break;
       }
-    });
-    this.#evicting = turn.catch(() => {});
-    return turn;
-  }
-
-  /** Frees at least `bytes`, least recently used first, blocks the plan needs soon last. */
-  async #evict(bytes: number): Promise<void> {
-    const victims: Entry[] = [];
-    let freed = 0;
-    const pick = (allowProtected: boolean): void => {
-      for (const [k, e] of this.#entries) {
-        if (freed >= bytes) return;
-        if (!allowProtected && this.#opts.protect?.(e.id.key, e.id.index)) continue;
-        this.#entries.delete(k);
-        victims.push(e);
-        freed += e.fileSize;
-      }
-    };
-    pick(false);
-    if (freed < bytes) pick(true);
-    await Promise.all(victims.map((e) => this.#remove(e)));
-    this.#evictions += victims.length;
-    this.#opts.onEvict?.(freed);
-  }
-
-  async #withHandle<T>(path: string, fn: (fh: FileHandle) => Promise<T | undefined>): Promise<T | undefined> {
-    let h = this.#handles.get(path);
-    if (h) this.#handles.delete(path);
-    else {
-      h = { fh: open(path, "r"), refs: 0, dropped: false };
-      h.fh.catch(() => {});
-      while (this.#handles.size >= OPEN_HANDLES) this.#dropHandle(this.#handles.keys().next().value as string);
+      victim ??= e;
     }
-    this.#handles.set(path, h);
-    h.refs++;
-    try {
-      return await fn(await h.fh);
-    } catch {
-      // Gone (evicted meanwhile) or unreadable: a miss either way.
-      this.#dropHandle(path);
-      return undefined;
-    } finally {
-      h.refs--;
-      if (h.dropped && h.refs === 0) void h.fh.then((fh) => fh.close()).catch(() => {});
-    }
+    if (!victim) return undefined;
+    this.#entries.delete(blockKey(victim.id));
+    this.#evictions++;
+    this.#opts.onEvict?.(this.#slotBytes);
+    return victim.slot;
   }
 
-  #dropHandle(path: string): void {
-    const h = this.#handles.get(path);
-    if (!h) return;
-    this.#handles.delete(path);
-    h.dropped = true;
-    if (h.refs === 0) void h.fh.then((fh) => fh.close()).catch(() => {});
-  }
-
-  /** Closes every kept file handle. */
+  /** Waits for writes in flight to be committed, then closes every slab handle. */
   async close(): Promise<void> {
-    for (const path of [...this.#handles.keys()]) this.#dropHandle(path);
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([...this.#writing.values()]);
+    await this.#commit.flush().catch(() => {});
+    await this.#slabs.close();
   }
 
-  async #remove(e: Entry): Promise<void> {
-    this.#dropHandle(e.path);
-    this.#resident -= e.fileSize;
-    this.#unlinking += e.fileSize;
-    try {
-      await unlink(e.path);
-    } catch {
-      // Already gone: nothing in the directory to account for.
-    } finally {
-      this.#unlinking -= e.fileSize;
-    }
-  }
-
+  /** Bytes of slots holding blocks (each block takes a whole slot). */
   get residentBytes(): number {
-    return this.#resident;
+    return this.#entries.size * this.#slotBytes;
   }
   get blocks(): number {
     return this.#entries.size;

@@ -1,11 +1,12 @@
 /** Shared set-up for origin-cache tests: deterministic object bytes, temp dirs, directory size. */
 import { createHash } from "node:crypto";
 import { readdirSync, statSync, type Dirent } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, open, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { createRangeCache, type RangeCache, type RangeCacheOptions } from "../../origin-cache/index.js";
+import { SLOT_HEADER, decodeSlotHeader, type SlotHeader } from "../../origin-cache/store/slot.js";
 import { startRangeServer, type RangeServer } from "../helpers/range-server.js";
 import { startWanEmulator, type WanEmulator } from "../helpers/wan-emulator.js";
 
@@ -28,7 +29,7 @@ export async function tempDir(prefix = "ec-cache-test-"): Promise<{ path: string
 /**
  * Sum of the sizes of every file under `dir`, as the bound is defined. The walk is synchronous so
  * the cache (same process) cannot run a step in the middle of it, and files are counted once per
- * inode so a block renamed from tmp/ to blocks/ during the walk is not counted twice.
+ * inode so a file renamed during the walk is not counted twice.
  */
 export function dirBytesSync(dir: string): number {
   const seen = new Set<number>();
@@ -93,6 +94,37 @@ export function prng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** Every slot of the store in `dir` that holds an intact header: its slab, offset and header. */
+export async function slabSlots(dir: string): Promise<{ path: string; offset: number; header: SlotHeader }[]> {
+  const out: { path: string; offset: number; header: SlotHeader }[] = [];
+  for (const name of (await readdir(join(dir, "slabs"))).sort()) {
+    const path = join(dir, "slabs", name);
+    const slotBytes = Number(name.split("-")[0]);
+    const fh = await open(path, "r");
+    try {
+      const { size } = await fh.stat();
+      for (let offset = 0; offset < size; offset += slotBytes) {
+        const buf = Buffer.alloc(SLOT_HEADER);
+        await fh.read(buf, 0, SLOT_HEADER, offset);
+        const header = decodeSlotHeader(buf);
+        if (header) out.push({ path, offset, header });
+      }
+    } finally {
+      await fh.close();
+    }
+  }
+  return out;
+}
+
+/** Flips one bit of the byte at `at` in `path`, as a failing disk could. */
+export async function flipByte(path: string, at: number): Promise<void> {
+  const fh = await open(path, "r+");
+  const b = Buffer.alloc(1);
+  await fh.read(b, 0, 1, at);
+  await fh.write(Buffer.from([(b[0] as number) ^ 0x01]), 0, 1, at);
+  await fh.close();
 }
 
 /** Waits for a condition that background work makes true; fails the test if it never does. */

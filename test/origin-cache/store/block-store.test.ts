@@ -1,119 +1,195 @@
-import { mkdir, open, readFile, readdir, writeFile } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, stat, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { BlockStore } from "../../../origin-cache/store/block-store.js";
-import { dirBytes, objectBytes, tempDir } from "../fixtures.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { BlockStore, type BlockStoreOptions } from "../../../origin-cache/store/block-store.js";
+import { SLOT_HEADER, slotBytesFor } from "../../../origin-cache/store/slot.js";
+import { dirBytes, flipByte, objectBytes, slabSlots, tempDir } from "../fixtures.js";
 
-const CHUNK = 64 << 10;
 const BLOCK = 256 << 10;
+const SLOT = slotBytesFor(BLOCK);
+const id = (index: number, key = "/k") => ({ key, etag: '"e"', index });
 const dirs: { remove: () => Promise<void> }[] = [];
+const stores: BlockStore[] = [];
 afterEach(async () => {
+  vi.restoreAllMocks();
+  await Promise.all(stores.splice(0).map((s) => s.close()));
   await Promise.all(dirs.splice(0).map((d) => d.remove()));
 });
 
-async function fresh(maxBytes: number, protect?: (key: string, index: number) => boolean) {
-  const d = await tempDir();
-  dirs.push(d);
-  return { dir: d.path, store: await BlockStore.open({ dir: d.path, maxBytes, chunkSize: CHUNK, ...(protect ? { protect } : {}) }) };
+async function openStore(dir: string, maxBytes: number, more: Partial<BlockStoreOptions> = {}): Promise<BlockStore> {
+  const store = await BlockStore.open({ dir, maxBytes, blockSize: BLOCK, ...more });
+  stores.push(store);
+  return store;
 }
 
-async function blockFiles(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const sub of await readdir(join(dir, "blocks"))) for (const f of await readdir(join(dir, "blocks", sub))) out.push(join(dir, "blocks", sub, f));
-  return out;
+async function fresh(maxBytes: number, more: Partial<BlockStoreOptions> = {}) {
+  const d = await tempDir();
+  dirs.push(d);
+  return { dir: d.path, store: await openStore(d.path, maxBytes, more) };
+}
+
+async function slabFiles(dir: string): Promise<string[]> {
+  return (await readdir(join(dir, "slabs"))).sort().map((f) => join(dir, "slabs", f));
 }
 
 describe("BlockStore", () => {
   it("reads back any sub-range of a stored block byte for byte", async () => {
     const { store } = await fresh(10 << 20);
     const data = objectBytes(BLOCK - 1000, "a");
-    expect(await store.put({ key: "/k", etag: '"e"', index: 3 }, data)).toBe(true);
-    for (const [s, l] of [[0, 1], [CHUNK - 1, 2], [12345, 100_000], [0, data.length], [data.length - 1, 1]] as const) {
-      expect((await store.read({ key: "/k", etag: '"e"', index: 3 }, s, l))?.equals(data.subarray(s, s + l))).toBe(true);
+    expect(await store.put(id(3), data)).toBe(true);
+    for (const [s, l] of [[0, 1], [65535, 2], [12345, 100_000], [0, data.length], [data.length - 1, 1]] as const) {
+      expect((await store.read(id(3), s, l))?.equals(data.subarray(s, s + l))).toBe(true);
     }
     expect(await store.read({ key: "/k", etag: '"other"', index: 3 }, 0, 1)).toBeUndefined();
   });
 
-  it("keeps data 4 KiB-aligned inside the file", async () => {
+  it("keeps every block's data 4 KiB-aligned in its slab, slots of a fixed size", async () => {
     const { dir, store } = await fresh(10 << 20);
-    const data = objectBytes(BLOCK, "align");
-    await store.put({ key: "/k", etag: '"e"', index: 0 }, data);
-    const [file] = await blockFiles(dir);
-    const fh = await open(file as string, "r");
-    const buf = Buffer.alloc(4096);
-    await fh.read(buf, 0, 4096, 4096);
+    const blocks = [0, 1, 2].map((i) => objectBytes(BLOCK - i * 5000, `align${i}`));
+    for (const [i, data] of blocks.entries()) await store.put(id(i), data);
+    const slots = await slabSlots(dir);
+    expect(slots).toHaveLength(3);
+    const fh = await open(slots[0]!.path, "r");
+    for (const s of slots) {
+      expect(s.offset % SLOT).toBe(0);
+      expect((s.offset + SLOT_HEADER) % 4096).toBe(0);
+      const data = blocks[s.header.index]!;
+      const buf = Buffer.alloc(data.length);
+      await fh.read(buf, 0, data.length, s.offset + SLOT_HEADER);
+      expect(buf.equals(data)).toBe(true);
+    }
     await fh.close();
-    expect(buf.equals(data.subarray(0, 4096))).toBe(true);
   });
 
   it("never lets the directory exceed maxBytes and evicts least recently used first", async () => {
-    const max = 5 * (BLOCK + 4096);
+    const max = 5 * SLOT;
     const { dir, store } = await fresh(max);
     const data = objectBytes(BLOCK, "b");
-    for (let i = 0; i < 4; i++) await store.put({ key: "/k", etag: '"e"', index: i }, data);
-    await store.read({ key: "/k", etag: '"e"', index: 0 }, 0, 1); // block 0 becomes most recent
+    for (let i = 0; i < 4; i++) await store.put(id(i), data);
+    await store.read(id(0), 0, 1); // block 0 becomes most recent
     for (let i = 4; i < 20; i++) {
-      await Promise.all([0, 1].map((j) => store.put({ key: "/k", etag: '"e"', index: i * 10 + j }, data)));
+      await Promise.all([0, 1].map((j) => store.put(id(i * 10 + j), data)));
       expect(await dirBytes(dir)).toBeLessThanOrEqual(max);
     }
     expect(store.residentBytes).toBeLessThanOrEqual(max);
     expect(store.evictions).toBeGreaterThan(0);
-    expect(store.has({ key: "/k", etag: '"e"', index: 1 })).toBe(false);
+    expect(store.has(id(1))).toBe(false);
   });
 
   it("evicts blocks the plan needs soon only after all others", async () => {
-    const max = 3 * (BLOCK + 4096);
-    const { store } = await fresh(max, (_k, index) => index === 0);
+    const { store } = await fresh(3 * SLOT, { protect: (_k, index) => index === 0 });
     const data = objectBytes(BLOCK, "c");
-    for (let i = 0; i < 6; i++) await store.put({ key: "/k", etag: '"e"', index: i }, data);
-    expect(store.has({ key: "/k", etag: '"e"', index: 0 })).toBe(true);
+    for (let i = 0; i < 6; i++) await store.put(id(i), data);
+    expect(store.has(id(0))).toBe(true);
   });
 
   it("declines a block larger than the whole bound instead of blocking", async () => {
     const { dir, store } = await fresh(64 << 10);
-    expect(await store.put({ key: "/k", etag: '"e"', index: 0 }, objectBytes(BLOCK, "d"))).toBe(false);
+    expect(await store.put(id(0), objectBytes(BLOCK, "d"))).toBe(false);
     expect(await dirBytes(dir)).toBe(0);
   });
 
-  it("drops a block whose bytes changed on disk and reads it as a miss", async () => {
-    const { dir, store } = await fresh(10 << 20);
-    const data = objectBytes(BLOCK, "e");
-    await store.put({ key: "/k", etag: '"e"', index: 0 }, data);
-    const [file] = await blockFiles(dir);
-    const fh = await open(file as string, "r+");
-    await fh.write(Buffer.from([data[CHUNK + 7]! ^ 0xff]), 0, 1, 4096 + CHUNK + 7);
-    await fh.close();
-    expect((await store.read({ key: "/k", etag: '"e"', index: 0 }, 0, 100))?.equals(data.subarray(0, 100))).toBe(true);
-    expect(await store.read({ key: "/k", etag: '"e"', index: 0 }, CHUNK, 100)).toBeUndefined();
-    expect(store.has({ key: "/k", etag: '"e"', index: 0 })).toBe(false);
-    expect(await blockFiles(dir)).toHaveLength(0);
+  it("shows a block only once it is durable, with one fsync for a group of writes", async () => {
+    const { store } = await fresh(80 * SLOT, { commitMs: 60_000, commitBlocks: 16 });
+    // Every FileHandle shares one prototype: count the syncs of all of them.
+    const probeDir = await tempDir();
+    dirs.push(probeDir);
+    const probe = await open(join(probeDir.path, "probe"), "w");
+    const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void>; sync: () => Promise<void> };
+    await probe.close();
+    const datasync = vi.spyOn(proto, "datasync");
+    const sync = vi.spyOn(proto, "sync");
+    const data = objectBytes(BLOCK, "group");
+    const puts = Array.from({ length: 15 }, (_, i) => store.put(id(i), data));
+    // Written, but the group (15 of 16) is not committed yet: nobody may read them from disk.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(store.blocks).toBe(0);
+    expect(store.has(id(0))).toBe(false);
+    const last = store.put(id(15), data);
+    expect(await Promise.all([...puts, last])).toEqual(Array(16).fill(true));
+    expect(store.blocks).toBe(16);
+    // One data sync for the sixteen blocks; the one full sync is the directory's, for the new slab's name.
+    expect(datasync).toHaveBeenCalledTimes(1);
+    expect(sync).toHaveBeenCalledTimes(1);
   });
 
-  it("rebuilds its index on reopen, discarding temp leftovers and torn or foreign files", async () => {
+  it("spreads slots over several slab files, none larger than its share", async () => {
+    const { dir, store } = await fresh(12 * SLOT, { slabBytes: 4 * SLOT });
+    for (let i = 0; i < 12; i++) await store.put(id(i), objectBytes(BLOCK, `slab${i}`));
+    const files = await slabFiles(dir);
+    expect(files).toHaveLength(3);
+    for (const f of files) expect((await stat(f)).size).toBeLessThanOrEqual(4 * SLOT);
+    await store.close();
+    const again = await openStore(dir, 12 * SLOT, { slabBytes: 4 * SLOT });
+    expect(again.blocks).toBe(12);
+    for (let i = 0; i < 12; i++) expect((await again.read(id(i), 0, BLOCK))?.equals(objectBytes(BLOCK, `slab${i}`))).toBe(true);
+  });
+
+  it("drops a block whose bytes changed on disk, caught on its first read after a restart", async () => {
+    const { dir, store } = await fresh(10 << 20);
+    const data = objectBytes(BLOCK, "e");
+    await store.put(id(0), data);
+    await store.put(id(1), data);
+    await store.close();
+    const slot = (await slabSlots(dir)).find((s) => s.header.index === 0)!;
+    await flipByte(slot.path, slot.offset + SLOT_HEADER + 70_000);
+    const corrupt: string[] = [];
+    const again = await openStore(dir, 10 << 20, { onCorrupt: (where) => corrupt.push(where) });
+    expect(again.blocks).toBe(2);
+    // Any read of it fails, even one of bytes that were not touched: the whole block is checked.
+    expect(await again.read(id(0), 0, 100)).toBeUndefined();
+    expect(again.has(id(0))).toBe(false);
+    expect(corrupt).toEqual([`${slot.path}@${slot.offset}`]);
+    expect((await again.read(id(1), 0, BLOCK))?.equals(data)).toBe(true);
+    await again.close();
+    // Its header is gone too: the next restart does not find it again.
+    const third = await openStore(dir, 10 << 20);
+    expect(third.blocks).toBe(1);
+    expect(third.has(id(1))).toBe(true);
+  });
+
+  it("rebuilds its index on reopen, discarding torn slots, foreign files and the old layout", async () => {
     const { dir, store } = await fresh(10 << 20);
     const data = objectBytes(BLOCK, "f");
-    await store.put({ key: "/k", etag: '"e"', index: 0 }, data);
-    await store.put({ key: "/k", etag: '"e"', index: 1 }, data);
-    const [first] = await blockFiles(dir);
-    // A block cut short, as a rename of an unsynced file could leave it, and a stray temp file.
-    await writeFile(first as string, (await readFile(first as string)).subarray(0, 8192));
-    await writeFile(join(dir, "tmp", "x.tmp"), Buffer.alloc(1000));
-    await mkdir(join(dir, "blocks", "zz"), { recursive: true });
-    await writeFile(join(dir, "blocks", "zz", "junk.blk"), "not a block");
-    const again = await BlockStore.open({ dir, maxBytes: 10 << 20, chunkSize: CHUNK });
+    for (let i = 0; i < 3; i++) await store.put(id(i), data);
+    await store.close();
+    const [slab] = await slabFiles(dir);
+    const slots = await slabSlots(dir);
+    // The last slot cut short, as a crash while the slab grew could leave it, and the first
+    // one's header torn.
+    await truncate(slab!, slots[2]!.offset + SLOT_HEADER + 8192);
+    await flipByte(slab!, slots[0]!.offset + 20);
+    await writeFile(join(dir, "slabs", "junk.slab"), "not a slab");
+    await writeFile(join(dir, "slabs", `${SLOT * 2}-0.slab`), Buffer.alloc(SLOT));
+    await mkdir(join(dir, "blocks", "ab"), { recursive: true });
+    await writeFile(join(dir, "blocks", "ab", "x.blk"), "an old block");
+    await mkdir(join(dir, "tmp"), { recursive: true });
+    const corrupt: string[] = [];
+    const again = await openStore(dir, 10 << 20, { onCorrupt: (where) => corrupt.push(where) });
     expect(again.blocks).toBe(1);
-    const survivor = again.has({ key: "/k", etag: '"e"', index: 0 }) ? 0 : 1;
-    expect((await again.read({ key: "/k", etag: '"e"', index: survivor }, 0, BLOCK))?.equals(data)).toBe(true);
-    expect(await readdir(join(dir, "tmp"))).toEqual([]);
-    expect((await blockFiles(dir)).length).toBe(1);
+    expect(corrupt).toHaveLength(2);
+    const survivor = slots[1]!.header.index;
+    expect((await again.read(id(survivor), 0, BLOCK))?.equals(data)).toBe(true);
+    expect(await readdir(dir)).toEqual(["slabs"]);
+    expect(await slabFiles(dir)).toEqual([slab]);
+    await again.close();
+    // Their headers were blanked: the next restart neither counts them again nor loses the survivor.
+    const third = await openStore(dir, 10 << 20, { onCorrupt: (where) => corrupt.push(where) });
+    expect(corrupt).toHaveLength(2);
+    expect(third.blocks).toBe(1);
+    // The torn slots are free again and take new blocks.
+    for (let i = 10; i < 12; i++) expect(await third.put(id(i), data)).toBe(true);
+    expect((await readFile(slab!)).length).toBeLessThanOrEqual(3 * SLOT);
   });
 
   it("trims to a smaller bound on reopen", async () => {
     const { dir, store } = await fresh(10 << 20);
-    for (let i = 0; i < 6; i++) await store.put({ key: "/k", etag: '"e"', index: i }, objectBytes(BLOCK, `g${i}`));
-    const max = 2 * (BLOCK + 4096);
-    const again = await BlockStore.open({ dir, maxBytes: max, chunkSize: CHUNK });
+    for (let i = 0; i < 6; i++) await store.put(id(i), objectBytes(BLOCK, `g${i}`));
+    await store.close();
+    const max = 2 * SLOT;
+    const again = await openStore(dir, max);
     expect(again.blocks).toBe(2);
     expect(await dirBytes(dir)).toBeLessThanOrEqual(max);
+    for (let i = 0; i < 6; i++) if (again.has(id(i))) expect((await again.read(id(i), 0, BLOCK))?.equals(objectBytes(BLOCK, `g${i}`))).toBe(true);
   });
 });

@@ -1,0 +1,143 @@
+/**
+ * The slab files of a store: slot `s` lives in slab `floor(s / slotsPerSlab)` at a fixed offset,
+ * each slab is one long-lived file handle, and blocks are written and read at offsets in it. A
+ * slab grows as its slots are first written (a write past the end extends it), so it never
+ * holds more than its slots, and the slabs together never more than `slots × slotBytes`.
+ * Not thread-safe in the sense that matters here: one store owns its directory.
+ */
+import { constants } from "node:fs";
+import { open, readdir, unlink, type FileHandle } from "node:fs/promises";
+import { join } from "node:path";
+
+export interface SlabGeometry {
+  readonly dir: string;
+  readonly slotBytes: number;
+  readonly slotsPerSlab: number;
+  /** Slots in all, over every slab. */
+  readonly slots: number;
+}
+
+export interface SlabFile {
+  readonly slab: number;
+  readonly path: string;
+  readonly fh: FileHandle;
+}
+
+const NAME = /^(\d+)-(\d+)\.slab$/;
+
+function noSpace(wrote: number, expected: number): Error {
+  return Object.assign(new Error(`ENOSPC: wrote ${wrote} of ${expected} bytes of a block (disk full)`), { code: "ENOSPC" });
+}
+
+export class SlabFiles {
+  readonly #g: SlabGeometry;
+  readonly #open = new Map<number, Promise<SlabFile>>();
+  // The same handles once open, so a warm read does not wait a turn for a settled promise.
+  readonly #ready = new Map<number, SlabFile>();
+
+  constructor(geometry: SlabGeometry) {
+    this.#g = geometry;
+  }
+
+  get slotsPerSlab(): number {
+    return this.#g.slotsPerSlab;
+  }
+
+  get slabs(): number {
+    return Math.ceil(this.#g.slots / this.#g.slotsPerSlab);
+  }
+
+  pathOf(slab: number): string {
+    return join(this.#g.dir, `${this.#g.slotBytes}-${slab}.slab`);
+  }
+
+  slabOf(slot: number): number {
+    return Math.floor(slot / this.#g.slotsPerSlab);
+  }
+
+  /** The slot's byte offset in its slab. */
+  offsetOf(slot: number): number {
+    return (slot % this.#g.slotsPerSlab) * this.#g.slotBytes;
+  }
+
+  /** Where a slot is, for logs and for readers outside the store. */
+  describe(slot: number): string {
+    return `${this.pathOf(this.slabOf(slot))}@${this.offsetOf(slot)}`;
+  }
+
+  /**
+   * Removes every file of the directory that is not a slab of this geometry (another slot size,
+   * or a slab past the last one) and returns the slabs that are.
+   */
+  async existing(): Promise<number[]> {
+    const keep: number[] = [];
+    for (const name of await readdir(this.#g.dir)) {
+      const m = NAME.exec(name);
+      if (m && Number(m[1]) === this.#g.slotBytes && Number(m[2]) < this.slabs && name === `${m[1]}-${Number(m[2])}.slab`) keep.push(Number(m[2]));
+      else await unlink(join(this.#g.dir, name)).catch(() => {});
+    }
+    return keep.sort((a, b) => a - b);
+  }
+
+  /** The slab's handle, opened (and created) on first use and kept until close. */
+  file(slab: number): Promise<SlabFile> {
+    let f = this.#open.get(slab);
+    if (!f) {
+      const path = this.pathOf(slab);
+      f = open(path, constants.O_RDWR | constants.O_CREAT, 0o644).then(async (fh) => {
+        // A new slab's name must outlive a power cut as much as its first blocks do.
+        await syncDir(this.#g.dir);
+        const file = { slab, path, fh };
+        this.#ready.set(slab, file);
+        return file;
+      });
+      this.#open.set(slab, f);
+      f.catch(() => this.#open.get(slab) === f && this.#open.delete(slab));
+    }
+    return f;
+  }
+
+  /** Writes a slot (header and data) in one call at its offset; a short write is ENOSPC. */
+  async write(slot: number, parts: readonly Buffer[]): Promise<void> {
+    const { fh } = await this.file(this.slabOf(slot));
+    const expected = parts.reduce((n, p) => n + p.length, 0);
+    // A nearly full disk takes part of a write and reports no error: the slot would be torn.
+    const { bytesWritten } = await fh.writev(parts as Buffer[], this.offsetOf(slot));
+    if (bytesWritten !== expected) throw noSpace(bytesWritten, expected);
+  }
+
+  /** Reads `length` bytes at `at` inside the slot; false when the slab ends first. */
+  async read(slot: number, into: Buffer, at: number, length: number): Promise<boolean> {
+    const slab = this.slabOf(slot);
+    const { fh } = this.#ready.get(slab) ?? (await this.file(slab));
+    const base = this.offsetOf(slot) + at;
+    let got = 0;
+    while (got < length) {
+      const { bytesRead } = await fh.read(into, got, length - got, base + got);
+      if (bytesRead === 0) return false;
+      got += bytesRead;
+    }
+    return true;
+  }
+
+  /** Makes what was written to these slabs durable (data, and the size a write past the end set). */
+  async sync(slabs: Iterable<number>): Promise<void> {
+    await Promise.all([...slabs].map(async (s) => (await this.file(s)).fh.datasync()));
+  }
+
+  async close(): Promise<void> {
+    const files = [...this.#open.values()];
+    this.#open.clear();
+    this.#ready.clear();
+    await Promise.all(files.map((f) => f.then((x) => x.fh.close()).catch(() => {})));
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, "r");
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
