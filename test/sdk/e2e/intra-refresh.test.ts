@@ -45,7 +45,7 @@ describe("H.264 intra refresh (recovery-point SEI as the only random-access poin
   });
 
   it("keyframe-aligned clips at the recovery points deliver ffmpeg's frames", async () => {
-    const ds = await open(dir, { device: "cpu", format: "native", frames: 8, shuffle: "none" });
+    const ds = await open(dir, { device: "cpu", format: "native", frames: 8, shuffle: "none", align: "keyframe" });
     const starts: string[] = [];
     for await (const b of ds) {
       expectFramesMatch(b, (key) => md5s.get(key));
