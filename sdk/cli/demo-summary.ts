@@ -80,10 +80,10 @@ function epochLines(e: DemoEpoch, stepMs: number): string[] {
     }`,
   ];
   if (e.epoch === 0) {
-    const ratio = s.bytes_needed > 0 ? `${(s.bytes_fetched / s.bytes_needed).toFixed(2)}×` : "-";
-    lines.push(
-      `    fetched ${mb(s.bytes_fetched)} from the edge for ${mb(s.bytes_needed)} of GOP bytes the clips needed (${ratio}: the cache reads whole ${DEMO_STREAM.blockSize >> 10} KiB blocks and prefetches the plan)`,
-    );
+    const r = s.bytes_needed > 0 ? s.bytes_fetched / s.bytes_needed : undefined;
+    // Above 1: whole blocks and prefetch; below: GOPs that clips shared were fetched once and fed to more than one decode run.
+    const why = r === undefined ? "" : r >= 1 ? `: the cache reads whole ${DEMO_STREAM.blockSize >> 10} KiB blocks and prefetches the plan` : ": clips that share a GOP fetched its bytes once";
+    lines.push(`    fetched ${mb(s.bytes_fetched)} from the edge for ${mb(s.bytes_needed)} of GOP bytes the clips needed (${r === undefined ? "-" : `${r.toFixed(2)}×`}${why})`);
   } else {
     lines.push(`    cache hits ${pct(s.cache_hit_ratio)}, ${mb(s.bytes_fetched)} fetched from the edge`);
   }
