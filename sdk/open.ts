@@ -29,6 +29,8 @@ export class Dataset implements AsyncIterable<Batch> {
   readonly totalClips: number;
   /** Objects that contribute no clips (corrupt, or a kind not streamed yet). */
   readonly skipped: readonly SkippedObject[];
+  /** The dataset table generation planned from; undefined when planned from every object's index. */
+  readonly generation: number | undefined;
   private readonly consumed: PositionSet;
   private readonly recorder: StatsRecorder;
   private started = false;
@@ -46,12 +48,15 @@ export class Dataset implements AsyncIterable<Batch> {
     private readonly decodeImage: DecodeImage,
     readonly options: ResolvedOptions,
     private readonly epoch: { seed: number; epoch: number },
+    openedAt?: number,
   ) {
     this.consumed = consumed;
     this.clipCount = mine.length;
     this.totalClips = plan.total;
     this.skipped = skipped;
+    this.generation = listing.generation;
     this.recorder = new StatsRecorder(() => source.stats());
+    this.recorder.openedAt = openedAt;
     for (const s of skipped) this.report(s.error, undefined);
   }
 
@@ -85,6 +90,7 @@ export class Dataset implements AsyncIterable<Batch> {
         const { batch, settles } = next.value;
         for (const p of settles) this.consumed.add(p);
         if (!batch) continue;
+        this.recorder.delivered();
         this.recorder.clips += batch.clips.length;
         for (const c of batch.clips) this.recorder.frames += c.frames;
         this.recorder.bytesDelivered += batch.frames.data.byteLength;
@@ -105,7 +111,13 @@ export class Dataset implements AsyncIterable<Batch> {
    * await writeFile("ckpt.json", JSON.stringify(ds.state()));
    */
   state(): Checkpoint {
-    return toCheckpoint(this.consumed, { fingerprint: this.plan.fingerprint, ...this.epoch, world: this.options.world, rank: this.options.rank });
+    return toCheckpoint(this.consumed, {
+      fingerprint: this.plan.fingerprint,
+      ...this.epoch,
+      world: this.options.world,
+      rank: this.options.rank,
+      generation: this.listing.generation,
+    });
   }
 
   /**
@@ -125,21 +137,26 @@ export class Dataset implements AsyncIterable<Batch> {
 }
 
 /**
- * Opens a dataset for streaming: validates options, lists the dataset, reads each object's
- * index, computes this rank's clips in the epoch order (minus what `resume` says is consumed).
+ * Opens a dataset for streaming: validates options, lists the dataset (from its table where
+ * the edge keeps one: no index is read before the first clip needs it; else each object's
+ * index), computes this rank's clips in the epoch order (minus what `resume` says is
+ * consumed). A checkpoint resumes from the table generation it was planned from.
  *
  * @example
  * const ds = await open("http://127.0.0.1:8787/v1/datasets/gameplay", { frames: 16, size: [224, 224], batch: 8 });
  * for await (const batch of ds) train(batch.frames, batch.clips);
  */
 export async function open(url: string, options: OpenOptions = {}, parts: OpenParts = {}): Promise<Dataset> {
+  const openedAt = performance.now();
   const o = resolveOptions(options);
   shuffleAlgorithm(o.shuffle);
   const decode = parts.decode ?? (await defaultDecoder());
   const decodeImage = parts.decodeImage ?? (await defaultImageDecoder());
   const source = parts.source ?? (await openSource(url, o));
   try {
-    const listing = await source.list();
+    const pinned = (Array.isArray(o.resume) ? o.resume[0] : (o.resume as Checkpoint | undefined))?.generation;
+    const listing = await source.list({ generation: pinned });
+    if (listing.notice) notify(listing.notice);
     const indexes = new IndexCache(source);
     const { plan, skipped } = await planDataset(listing, indexes, o);
     const unsupported = skipped.find((s) => s.error.code === "ERR_KIND_UNSUPPORTED");
@@ -157,11 +174,19 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
     let positions = partition(consumed.remaining(), o.rank, o.world);
     if (o.limit !== undefined) positions = positions.slice(0, o.limit);
     const mine = positions.map((position) => ({ position, ref: order[position]! }));
-    return new Dataset(source, listing, indexes, plan, mine, consumed, skipped, decode, decodeImage, o, epoch);
+    return new Dataset(source, listing, indexes, plan, mine, consumed, skipped, decode, decodeImage, o, epoch, openedAt);
   } catch (err) {
     await source.close();
     throw err;
   }
+}
+
+/**
+ * Says something once per open() as a Node process warning (stderr, or `process.on("warning")`):
+ * not through `onError`, which reports skipped clips and objects and feeds `stats().errors`.
+ */
+function notify(err: SdkError): void {
+  process.emitWarning(err.message, { code: err.code });
 }
 
 async function defaultDecoder(): Promise<DecodeClip> {

@@ -2,18 +2,19 @@ import { frameOrder } from "../media-index/frame-order.js";
 import type { IndexV1, TableEntryV1 } from "../schema/index.js";
 
 /**
- * The table entry of an object from its full index: the same facts the planner reads from an
- * index (sample count, keyframes in presentation order), so planning from either agrees.
+ * The table entry of an object from its full index: the facts the planner reads (sample
+ * count, keyframes in presentation order), so planning from a table or from indexes is one
+ * code path. `keyframes` skips recomputing the presentation order where it is at hand.
  *
  * @example
  * const entry = tableEntry(decodeIndex(bytes));
  */
-export function tableEntry(index: IndexV1): TableEntryV1 {
+export function tableEntry(index: IndexV1, keyframes?: readonly number[]): TableEntryV1 {
   const base: TableEntryV1 = { key: index.key, size: index.size, etag: index.etag, kind: index.kind };
   if (index.kind === "error") return { ...base, error: index.error ?? { code: "ERR_INDEX_CORRUPT", message: "corrupt object" } };
   if (index.video) {
     const v = index.video;
-    return { ...base, frames: v.samples.pts.length, keyframes: [...frameOrder(v.samples).keyframes], codec: v.codec, width: v.width, height: v.height };
+    return { ...base, frames: v.samples.pts.length, keyframes: [...(keyframes ?? frameOrder(v.samples).keyframes)], codec: v.codec, width: v.width, height: v.height };
   }
   if (index.image) return { ...base, width: index.image.width, height: index.image.height };
   if (index.array) return { ...base, frames: 1 };
