@@ -4,6 +4,7 @@
  * dataset's prefix in listing order; and signed URLs for objects planned from it.
  */
 import { compareKeys } from "./dataset-table/entry.js";
+import { sha256 } from "./dataset-table/digest.js";
 import { ErrorBody } from "./errors.js";
 import { datasetBase, fetchPublicKeys, parseDatasetUrl, request, type ManifestClientOptions } from "./manifest-client.js";
 import { ManifestError, ManifestErrorCode, verifiedPayload } from "./manifest-sign.js";
@@ -18,12 +19,6 @@ export interface DatasetTable {
   readonly entries: TableEntryV1[];
   /** HTTP requests made (keys, head, pages). */
   readonly requests: number;
-}
-
-function toBase64Url(bytes: Uint8Array): string {
-  let bin = "";
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 /** Whether a page's key range [first, last] can hold a key under `dir` ("prefix/"). */
@@ -66,8 +61,7 @@ export async function fetchTable(datasetUrl: string, opts: ManifestClientOptions
     for (let i = next++; i < wanted.length; i = next++) {
       const ref = wanted[i]!;
       const bytes = new Uint8Array(await (await request(`${base}/table/pages/${ref.name}`, opts, headers)).arrayBuffer());
-      const digest = toBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
-      if (digest !== ref.sha256) throw new ManifestError(ManifestErrorCode.SIGNATURE, `Table page ${ref.name} does not match the digest its signed head names`);
+      if ((await sha256(bytes)) !== ref.sha256) throw new ManifestError(ManifestErrorCode.SIGNATURE, `Table page ${ref.name} does not match the digest its signed head names`);
       pages[i] = TablePageV1.parse(JSON.parse(new TextDecoder().decode(bytes))).entries.filter((e) => e.key.startsWith(dir));
     }
   };

@@ -1,5 +1,5 @@
 import { RESERVED_PREFIX } from "../../common/keys.js";
-import { reservedKey } from "../table/table-keys.js";
+import { reservedKey } from "../../common/dataset-table/table-keys.js";
 import { buildIndex, encodeIndex, IndexErrorCode, MediaIndexError, type RangeReader } from "../../common/media-index/index.js";
 import { NotFoundError, ObjectChangingError, PreconditionFailedError } from "../errors.js";
 

@@ -6,7 +6,7 @@ import { INDEX_ROUTE, OBJECTS_ROUTE, signedUrl } from "../../common/sign.js";
 import { BadRequestError, EdgeError, InternalError } from "../errors.js";
 import { DEFAULT_TTL_SECONDS, envInt } from "../manifest/build-manifest.js";
 import { readHead } from "./publish.js";
-import { tableKeys } from "./table-keys.js";
+import { tableKeys } from "../../common/dataset-table/table-keys.js";
 
 /** 404: the dataset's root has no table (yet, or at that generation); clients fall back to the manifest. */
 export class TableMissingError extends EdgeError {

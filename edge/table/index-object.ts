@@ -3,7 +3,7 @@ import { keyProblem, RESERVED_PREFIX } from "../../common/keys.js";
 import { decodeIndex } from "../../common/media-index/index.js";
 import type { TableEntryV1 } from "../../common/schema/index.js";
 import { objectIndex } from "../manifest/object-index.js";
-import { tableKeys } from "./table-keys.js";
+import { tableKeys } from "../../common/dataset-table/table-keys.js";
 
 /** What indexing one key did: "duplicate" means this (key, etag) was already in the table's entries. */
 export interface IndexOutcome {

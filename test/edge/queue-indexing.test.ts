@@ -4,7 +4,7 @@ import { indexCacheKey } from "../../edge/manifest/object-index.js";
 import { indexForTable } from "../../edge/table/index-object.js";
 import { handleQueue, INDEX_MAX_RETRIES, retryDelay, type QueueDeps } from "../../edge/table/index-queue.js";
 import { publishTable } from "../../edge/table/publish.js";
-import { tableKeys } from "../../edge/table/table-keys.js";
+import { tableKeys } from "../../common/dataset-table/table-keys.js";
 import { put } from "./helpers.js";
 import { entryOf, eventually, readTable } from "./table-helpers.js";
 

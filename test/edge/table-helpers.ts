@@ -1,7 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { tableRoot } from "../../common/dataset-table/entry.js";
 import { TableEntryV1, TableHeadV1, TablePageV1, SignedManifestV1 } from "../../common/schema/index.js";
-import { tableKeys } from "../../edge/table/table-keys.js";
+import { tableKeys } from "../../common/dataset-table/table-keys.js";
 import { BASE, TOKEN } from "./helpers.js";
 
 /** Polls until `check` returns a value (the real queue delivers on its own clock). */

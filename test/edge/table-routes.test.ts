@@ -3,7 +3,7 @@ import { describe, expect, inject, it } from "vitest";
 import { fetchPublicKeys } from "../../common/manifest-client.js";
 import { verifiedPayload } from "../../common/manifest-sign.js";
 import { SignedUrlsV1, TableHeadV1, type TableEntryV1, type TablePageRefV1 } from "../../common/schema/index.js";
-import { mergePages, PAGE_MAX } from "../../edge/table/publish.js";
+import { mergePages, PAGE_MAX } from "../../common/dataset-table/generation.js";
 import { BASE, errorCode } from "./helpers.js";
 import { eventually, readTable, tableRequest } from "./table-helpers.js";
 

@@ -1,5 +1,5 @@
-import { MAX_KEY_BYTES, RESERVED_PREFIX } from "../../common/keys.js";
-import { bareEtag } from "../../common/schema/index.js";
+import { MAX_KEY_BYTES, RESERVED_PREFIX } from "../keys.js";
+import { bareEtag } from "../schema/index.js";
 
 const encoder = new TextEncoder();
 
