@@ -17,6 +17,18 @@ export async function reservedKey(prefix: string, key: string): Promise<string> 
   return `${prefix}sha256-${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
+/**
+ * Where an object's index is cached: under the reserved prefix, keyed by the object's etag
+ * (bare, as R2 reports it), so a replaced object misses the cache and gets a new index, and no
+ * index ever answers for another version.
+ *
+ * @example
+ * await indexCacheKey("9e1f…", "gameplay/a.mp4"); // "_ec/index/v1/9e1f…/gameplay/a.mp4"
+ */
+export function indexCacheKey(etag: string, key: string): Promise<string> {
+  return reservedKey(`${RESERVED_PREFIX}index/v1/${etag}/`, key);
+}
+
 /** Everything of one root's table lives under this prefix. */
 export const tablePrefix = (root: string) => `${RESERVED_PREFIX}table/v1/${root}/`;
 
@@ -33,4 +45,6 @@ export const tableKeys = {
   page: (root: string, name: string) => `${tablePrefix(root)}pages/${name}.json`,
   generation: (root: string, generation: number) => `${tablePrefix(root)}gen/${generation}.json`,
   head: (root: string) => `${tablePrefix(root)}head.json`,
+  /** The public keys that verify every head, for clients that read the bucket without the edge. */
+  publicKeys: () => `${RESERVED_PREFIX}table/v1/keys.json`,
 };

@@ -1,5 +1,5 @@
 import { buildGeneration, type TableChanges } from "../../common/dataset-table/generation.js";
-import { manifestSigner, signJson } from "../../common/manifest-sign.js";
+import { manifestSigner, publicKeys, signJson } from "../../common/manifest-sign.js";
 import { SignedManifestV1, TableEntryV1, TableHeadV1, TablePageV1 } from "../../common/schema/index.js";
 import { DEFAULT_SHARD_TARGET_BYTES } from "../../common/shards.js";
 import { InternalError } from "../errors.js";
@@ -73,5 +73,6 @@ export async function writeGeneration(env: Env, root: string, previous: TableHea
   // The generation first: a head never names a generation that is not stored.
   await env.BUCKET.put(tableKeys.generation(root, head.generation), body, { httpMetadata: { contentType: "application/json" } });
   await env.BUCKET.put(tableKeys.head(root), body, { httpMetadata: { contentType: "application/json" } });
+  await env.BUCKET.put(tableKeys.publicKeys(), JSON.stringify(publicKeys([signer])), { httpMetadata: { contentType: "application/json" } });
   return head;
 }
