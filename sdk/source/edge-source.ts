@@ -153,7 +153,7 @@ export class EdgeSource implements DatasetSource {
     const objects: DatasetObject[] = manifest.objects.map((o) => ({ key: o.key, size: o.size, etag: o.etag, kind: o.kind }));
     const shards = manifest.shards.map((s) => ({ objects: Array.from({ length: s.count }, (_, i) => s.first + i) }));
     const notice = new SdkError("ERR_TABLE_MISSING", `No dataset table for ${this.datasetUrl} yet (indexing still running, or never started: run \`ec index\`); planning from every object's index, which grows with the dataset`);
-    return { objects, shards, notice };
+    return this.opts.table === false ? { objects, shards } : { objects, shards, notice };
   }
 
   index(object: DatasetObject): Promise<IndexV1> {
