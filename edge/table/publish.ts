@@ -6,8 +6,11 @@ import { InternalError } from "../errors.js";
 import { envInt } from "../manifest/build-manifest.js";
 import { tableKeys } from "../../common/dataset-table/table-keys.js";
 
-/** Pending entries one generation takes in (one R2 list call and one get each, within a Worker's 1000 subrequests). */
-export const MAX_CHANGES_PER_GENERATION = 500;
+/**
+ * Pending entries one generation takes in: one R2 list call (marks carry their entries), one
+ * batched delete, and a get only for the few marks that cannot carry theirs.
+ */
+export const MAX_CHANGES_PER_GENERATION = 1000;
 
 /** The latest (or a named) generation's head, as stored: signed envelope and parsed head. */
 export async function readHead(env: Env, root: string, generation?: number): Promise<{ signed: SignedManifestV1; head: TableHeadV1 } | undefined> {
@@ -37,10 +40,17 @@ export async function publishTable(env: Env, root: string, now = Math.floor(Date
   const listed = await env.BUCKET.list({ prefix: tableKeys.pendingPrefix(root), limit: MAX_CHANGES_PER_GENERATION, include: ["customMetadata"] });
   if (listed.objects.length === 0) return undefined;
   const previous = await readHead(env, root);
-  const keys = [...new Set(listed.objects.map((o) => o.customMetadata?.key).filter((k): k is string => k !== undefined))];
+  const marks = new Map<string, string[]>();
+  for (const o of listed.objects) {
+    const key = o.customMetadata?.key;
+    if (key !== undefined) marks.set(key, [...(marks.get(key) ?? []), o.customMetadata?.entry ?? ""]);
+  }
   const changes = new Map<string, TableEntryV1 | null>();
   await Promise.all(
-    keys.map(async (key) => {
+    [...marks].map(async ([key, carried]) => {
+      // One mark carrying its entry is that entry; several marks (which is newer?), a removal or
+      // an entry too large to carry are read from the entry record, the latest by construction.
+      if (carried.length === 1 && carried[0]) return void changes.set(key, TableEntryV1.parse(JSON.parse(carried[0])));
       const got = await env.BUCKET.get(await tableKeys.entry(root, key));
       changes.set(key, got === null ? null : TableEntryV1.parse(await got.json()));
     }),
