@@ -155,7 +155,7 @@ describe("open() against a local edge", () => {
     const lines = out.trim().split("\n");
     const summary = JSON.parse(lines.pop()!);
     expect(summary).toMatchObject({ clips: 5, frames: 10, errors: { ERR_TRUNCATED: 1 } });
-    for (const k of ["bytes_fetched", "bytes_needed", "seconds", "stall_ratio", "cache_hit_ratio"]) expect(typeof summary[k]).toBe("number");
+    for (const k of ["bytes_fetched", "bytes_needed", "seconds", "first_batch_s", "stall_ratio", "cache_hit_ratio"]) expect(typeof summary[k]).toBe("number");
     expect(lines).toHaveLength(10);
     for (const line of lines) {
       const [key, index, md5] = line.split(",");

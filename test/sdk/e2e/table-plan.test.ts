@@ -103,6 +103,8 @@ describe("planning from the dataset table (a local edge, its real queue)", () =>
       expect(fromTable.total).toBe(fromIndexes.total);
       expect(fromTable.state.fingerprint).toBe(fromIndexes.state.fingerprint);
       expect(fromTable.stats.errors).toEqual(fromIndexes.stats.errors);
+      // The corrupt object is an error entry of the table: reported, skipped, and the rest streams.
+      expect(fromTable.stats.errors).toEqual({ ERR_TRUNCATED: 1 });
     }
     // A checkpoint of either resumes the same rest in both.
     const partial = await run(true, { seed: 5 }, 2);
