@@ -1,8 +1,8 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { describe, expect, inject, it, vi } from "vitest";
-import { indexCacheKey } from "../../edge/manifest/object-index.js";
-import { indexForTable } from "../../edge/table/index-object.js";
-import { handleQueue, INDEX_MAX_RETRIES, retryDelay, type QueueDeps } from "../../edge/table/index-queue.js";
+import { IndexBudgetError, indexCacheKey, MAX_INDEX_READS, objectIndex } from "../../edge/manifest/object-index.js";
+import { indexForTable, MESSAGE_OVERHEAD } from "../../edge/table/index-object.js";
+import { handleQueue, INDEX_MAX_RETRIES, retryDelay, SUBREQUEST_BUDGET, type QueueDeps } from "../../edge/table/index-queue.js";
 import { publishTable } from "../../edge/table/publish.js";
 import { tableKeys } from "../../common/dataset-table/table-keys.js";
 import { put } from "./helpers.js";
@@ -25,6 +25,21 @@ describe("background indexing on the local queue", () => {
     expect(table.entries.find((e) => e.key === "bgq/a.mp4")).toEqual(entry);
   });
 });
+
+/** The same MP4 with a `free` box of `pad` bytes before its trailing moov: past the indexer's 64 KiB head, so it needs several reads. */
+function withPaddingBeforeMoov(mp4: Uint8Array, pad: number): Uint8Array {
+  const view = new DataView(mp4.buffer, mp4.byteOffset, mp4.byteLength);
+  let at = 0;
+  while (String.fromCharCode(...mp4.subarray(at + 4, at + 8)) !== "moov") at += view.getUint32(at);
+  const free = new Uint8Array(pad);
+  new DataView(free.buffer).setUint32(0, pad);
+  free.set([0x66, 0x72, 0x65, 0x65], 4);
+  const out = new Uint8Array(mp4.length + pad);
+  out.set(mp4.subarray(0, at));
+  out.set(free, at);
+  out.set(mp4.subarray(at), at + pad);
+  return out;
+}
 
 describe("the index queue's handler (messages as the queue and R2 event notifications deliver them)", () => {
   let seq = 0;
@@ -109,6 +124,26 @@ describe("the index queue's handler (messages as the queue and R2 event notifica
     expect(last.retried).toEqual([{ delaySeconds: retryDelay(INDEX_MAX_RETRIES + 1) }]);
     expect(await entryOf("fail/a.mp4")).toMatchObject({ kind: "error", error: { code: "ERR_INDEX_FAILED", message: expect.stringContaining("R2 is having a bad day") } });
     expect(retryDelay(2)).toBeGreaterThan(retryDelay(1));
+  });
+
+  it("keeps within the invocation's subrequest budget: what does not fit is retried at once, not cut short", async () => {
+    // Each object here needs 600 range reads; the budget (950) holds one, so the rest go to fresh invocations.
+    const asked: number[] = [];
+    const heavy: QueueDeps["index"] = async (_env, key, { maxReads }) => {
+      asked.push(maxReads);
+      if (maxReads < 600) throw new IndexBudgetError(key);
+      return { outcome: "indexed", root: undefined, reads: 600 };
+    };
+    const { retried, result } = await deliver([1, 2, 3].map((i) => ({ type: "index", key: `budget/${i}.mp4` })), 1, heavy);
+    expect(asked[0]).toBe(MAX_INDEX_READS);
+    expect(result.explicitAcks.length).toBe(1);
+    expect(retried).toEqual([{ delaySeconds: 0 }, { delaySeconds: 0 }]);
+    expect(asked.every((n) => n <= SUBREQUEST_BUDGET - MESSAGE_OVERHEAD)).toBe(true);
+    // The real build under a cap too small for it caches nothing: no error record for a good file.
+    await env.BUCKET.put("budget/tail.mp4", withPaddingBeforeMoov(bytesOf("h264-bframes-tail.mp4"), 200_000));
+    await expect(objectIndex(env, { key: "budget/tail.mp4", maxReads: 1 })).rejects.toBeInstanceOf(IndexBudgetError);
+    expect(await env.BUCKET.head(await indexCacheKey((await env.BUCKET.head("budget/tail.mp4"))!.etag, "budget/tail.mp4"))).toBeNull();
+    expect((await objectIndex(env, { key: "budget/tail.mp4" })).kind).toBe("video");
   });
 
   it("removes a deleted object from the next generation and ignores ec's own writes", async () => {
