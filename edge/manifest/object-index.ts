@@ -1,19 +1,12 @@
-import { RESERVED_PREFIX } from "../../common/keys.js";
-import { reservedKey } from "../../common/dataset-table/table-keys.js";
+import { indexCacheKey } from "../../common/dataset-table/table-keys.js";
 import { buildIndex, encodeIndex, IndexErrorCode, MediaIndexError, type RangeReader } from "../../common/media-index/index.js";
 import { NotFoundError, ObjectChangingError, PreconditionFailedError } from "../errors.js";
 
 /** Content type of an encoded index (common/media-index codec, format version 1). */
 export const INDEX_CONTENT_TYPE = "application/vnd.ec.index.v1";
 
-/**
- * Where an object's index is cached: under the reserved prefix, keyed by the object's etag,
- * so a replaced object misses the cache and gets a new index, and no index ever answers for
- * another version.
- */
-export function indexCacheKey(etag: string, key: string): Promise<string> {
-  return reservedKey(`${RESERVED_PREFIX}index/v1/${etag}/`, key);
-}
+/** Where an object's index is cached (common/dataset-table/table-keys.ts). */
+export { indexCacheKey };
 
 /**
  * Range reads one index build may make: a Worker invocation gets ~1000 subrequests and the
