@@ -67,22 +67,22 @@ class PlanHints {
     });
   }
 
-  /** Each clip's span, resolved together (index reads and signed URLs go out at once), in clip order. */
   private async rangesOf(refs: readonly ClipRef[]): Promise<PlannedRange[]> {
-    const ranges = await Promise.all(
-      refs.map(async (ref): Promise<PlannedRange | undefined> => {
-        try {
-          const object = this.input.listing.objects[ref.object]!;
-          // An image is read whole.
-          if ((await this.input.indexes.get(ref.object, object)).index.kind === "image") return { object, offset: 0, length: object.size };
-          const { span } = await spanOf(this.input, ref);
-          return { object, offset: span.offset, length: span.length };
-        } catch {
-          // A clip without a span fails (and is reported) when it is produced; a hint just skips it.
-          return undefined;
+    const ranges: PlannedRange[] = [];
+    for (const ref of refs) {
+      try {
+        const object = this.input.listing.objects[ref.object]!;
+        // An image is read whole.
+        if ((await this.input.indexes.get(ref.object, object)).index.kind === "image") {
+          ranges.push({ object, offset: 0, length: object.size });
+          continue;
         }
-      }),
-    );
-    return ranges.filter((r): r is PlannedRange => r !== undefined);
+        const { span } = await spanOf(this.input, ref);
+        ranges.push({ object, offset: span.offset, length: span.length });
+      } catch {
+        // A clip without a span fails (and is reported) when it is produced; a hint just skips it.
+      }
+    }
+    return ranges;
   }
 }
