@@ -15,6 +15,8 @@ export default defineConfig({
                 EC_SIGNING_KEY: "test-signing-key-0123456789abcdef",
                 // A fixed Ed25519 test key (base64 PKCS#8 DER), never used outside tests.
                 EC_MANIFEST_KEY: "MC4CAQAwBQYDK2VwBCIEICTf+OWJx/JiTtvfnez/ekl8dq7phF7aPkQXvP+UDO7Y",
+                // Generations follow uploads at once instead of after the deployed debounce.
+                EC_PUBLISH_DELAY_SECONDS: "0",
               },
             },
           }),

@@ -51,14 +51,15 @@ export function parseDatasetUrl(url: string): DatasetLocation {
   return { edge: parsed.origin, prefix };
 }
 
-async function request(url: string, opts: ManifestClientOptions, headers: Record<string, string> = {}): Promise<Response> {
+/** A GET (or `init`'s method) to the edge; an error answer throws ERR_MANIFEST_HTTP unless its status is in `pass`. */
+export async function request(url: string, opts: ManifestClientOptions, headers: Record<string, string> = {}, init: RequestInit = {}, pass: readonly number[] = []): Promise<Response> {
   let res: Response;
   try {
-    res = await (opts.fetch ?? fetch)(url, { headers, ...(opts.signal ? { signal: opts.signal } : {}) });
+    res = await (opts.fetch ?? fetch)(url, { ...init, headers, ...(opts.signal ? { signal: opts.signal } : {}) });
   } catch (cause) {
     throw new ManifestError(ManifestErrorCode.HTTP, `Could not reach ${new URL(url).origin}: ${(cause as Error).message}`, { cause });
   }
-  if (res.ok) return res;
+  if (res.ok || pass.includes(res.status)) return res;
   const text = await res.text().catch(() => "");
   let detail = text.slice(0, 200);
   try {
@@ -83,13 +84,18 @@ export async function fetchPublicKeys(edge: string, opts: ManifestClientOptions 
   return parsed.data;
 }
 
+/** `EDGE/v1/datasets/{prefix}` with the prefix percent-encoded segment by segment. */
+export function datasetBase(at: DatasetLocation): string {
+  return `${at.edge}${DATASETS}${at.prefix.split("/").map(encodeURIComponent).join("/")}`;
+}
+
 function pageUrl(at: DatasetLocation, opts: ManifestClientOptions, cursor: string | null): string {
   const q = new URLSearchParams();
   if (cursor) q.set("cursor", cursor);
   if (opts.limit !== undefined) q.set("limit", String(opts.limit));
   if (opts.shardBytes !== undefined) q.set("shardBytes", String(opts.shardBytes));
   const query = q.size > 0 ? `?${q}` : "";
-  return `${at.edge}${DATASETS}${at.prefix.split("/").map(encodeURIComponent).join("/")}/manifest${query}`;
+  return `${datasetBase(at)}/manifest${query}`;
 }
 
 /**

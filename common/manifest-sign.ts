@@ -100,8 +100,18 @@ async function importSigner(pkcs8Base64: string): Promise<ManifestSigner> {
  * @example
  * const body = await signManifest(manifest, await manifestSigner(env.EC_MANIFEST_KEY));
  */
-export async function signManifest(manifest: ManifestV1, signer: ManifestSigner): Promise<SignedManifestV1> {
-  const payload = JSON.stringify(manifest);
+export function signManifest(manifest: ManifestV1, signer: ManifestSigner): Promise<SignedManifestV1> {
+  return signJson(manifest, signer);
+}
+
+/**
+ * Signs any JSON document the way manifests are signed (a dataset table's head, …).
+ *
+ * @example
+ * const body = await signJson(head, signer);
+ */
+export async function signJson(value: unknown, signer: ManifestSigner): Promise<SignedManifestV1> {
+  const payload = JSON.stringify(value);
   const signature = new Uint8Array(await crypto.subtle.sign("Ed25519", signer.privateKey, encoder.encode(payload)));
   return { payload, signature: toBase64Url(signature), keyId: signer.keyId };
 }
@@ -125,6 +135,28 @@ export function publicKeys(signers: readonly ManifestSigner[]): PublicKeysV1 {
  * const manifest = await verifyManifest(await res.json(), keys);
  */
 export async function verifyManifest(signed: unknown, keys: PublicKeysV1, opts: { now?: number } = {}): Promise<ManifestV1> {
+  const payload = await verifiedPayload(signed, keys);
+  let parsed: ManifestV1;
+  try {
+    parsed = ManifestV1.parse(JSON.parse(payload));
+  } catch (cause) {
+    throw new ManifestError(ManifestErrorCode.INVALID, "Signed manifest payload is not a ManifestV1", { cause });
+  }
+  const now = opts.now ?? Math.floor(Date.now() / 1000);
+  if (parsed.expiresAt < now) {
+    throw new ManifestError(ManifestErrorCode.EXPIRED, `Manifest expired at ${new Date(parsed.expiresAt * 1000).toISOString()}; fetch a fresh one`);
+  }
+  return parsed;
+}
+
+/**
+ * The payload of a signed document once its Ed25519 signature verifies against `keys`
+ * (ERR_MANIFEST_INVALID / _UNKNOWN_KEY / _SIGNATURE otherwise); parsing it is the caller's.
+ *
+ * @example
+ * const head = TableHeadV1.parse(JSON.parse(await verifiedPayload(body, keys)));
+ */
+export async function verifiedPayload(signed: unknown, keys: PublicKeysV1): Promise<string> {
   const envelope = SignedManifestV1.safeParse(signed);
   if (!envelope.success) throw new ManifestError(ManifestErrorCode.INVALID, `Expected a SignedManifestV1 but received ${envelope.error.message}`);
   const { payload, signature, keyId } = envelope.data;
@@ -138,15 +170,5 @@ export async function verifyManifest(signed: unknown, keys: PublicKeysV1, opts: 
     ok = await crypto.subtle.verify("Ed25519", publicKey, sig, encoder.encode(payload));
   }
   if (!ok) throw new ManifestError(ManifestErrorCode.SIGNATURE, `Manifest signature does not verify with key ${keyId}: the manifest was altered or signed by another key`);
-  let parsed: ManifestV1;
-  try {
-    parsed = ManifestV1.parse(JSON.parse(payload));
-  } catch (cause) {
-    throw new ManifestError(ManifestErrorCode.INVALID, "Signed manifest payload is not a ManifestV1", { cause });
-  }
-  const now = opts.now ?? Math.floor(Date.now() / 1000);
-  if (parsed.expiresAt < now) {
-    throw new ManifestError(ManifestErrorCode.EXPIRED, `Manifest expired at ${new Date(parsed.expiresAt * 1000).toISOString()}; fetch a fresh one`);
-  }
-  return parsed;
+  return payload;
 }

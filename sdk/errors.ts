@@ -72,6 +72,8 @@ export const SdkErrorCode = {
   Protocol: "ERR_PROTOCOL",
   ShmUnavailable: "ERR_SHM_UNAVAILABLE",
   ShmFull: "ERR_SHM_FULL",
+  /** The edge has no dataset table for the prefix yet: open() plans from every index and says so once. */
+  TableMissing: "ERR_TABLE_MISSING",
 } as const;
 export type SdkErrorCode = (typeof SdkErrorCode)[keyof typeof SdkErrorCode];
 

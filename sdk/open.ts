@@ -41,6 +41,8 @@ export interface DatasetInit {
   readonly epoch: { seed: number; epoch: number };
   /** Opens the decoder runs of GOP-coherent decode; undefined: each clip decodes from its keyframe. */
   readonly openRun: OpenRunDecoder | undefined;
+  /** When open() began (performance.now()), for `first_batch_s`. */
+  readonly openedAt?: number;
 }
 
 /** An opened dataset: iterate it for batches; `state()` checkpoints, `stats()` reports. */
@@ -61,6 +63,8 @@ export class Dataset implements AsyncIterable<Batch> {
   private readonly decodeImage: DecodeImage;
   private readonly epoch: DatasetInit["epoch"];
   private readonly openRun: OpenRunDecoder | undefined;
+  /** The dataset table generation planned from; undefined when planned from every object's index. */
+  readonly generation: number | undefined;
   private readonly consumed: PositionSet;
   private readonly recorder: StatsRecorder;
   private started = false;
@@ -81,7 +85,9 @@ export class Dataset implements AsyncIterable<Batch> {
     this.clipCount = init.mine.length;
     this.totalClips = init.plan.total;
     this.skipped = init.skipped;
+    this.generation = init.listing.generation;
     this.recorder = new StatsRecorder(() => init.source.stats());
+    this.recorder.openedAt = init.openedAt;
     for (const s of init.skipped) this.report(s.error, undefined);
   }
 
@@ -117,6 +123,7 @@ export class Dataset implements AsyncIterable<Batch> {
         const { batch, settles } = next.value;
         for (const p of settles) this.consumed.add(p);
         if (!batch) continue;
+        this.recorder.delivered();
         this.recorder.clips += batch.clips.length;
         for (const c of batch.clips) this.recorder.frames += c.frames;
         this.recorder.bytesDelivered += batch.layout.byteLength;
@@ -137,7 +144,13 @@ export class Dataset implements AsyncIterable<Batch> {
    * await writeFile("ckpt.json", JSON.stringify(ds.state()));
    */
   state(): Checkpoint {
-    return toCheckpoint(this.consumed, { fingerprint: this.plan.fingerprint, ...this.epoch, world: this.options.world, rank: this.options.rank });
+    return toCheckpoint(this.consumed, {
+      fingerprint: this.plan.fingerprint,
+      ...this.epoch,
+      world: this.options.world,
+      rank: this.options.rank,
+      generation: this.listing.generation,
+    });
   }
 
   /**
@@ -157,14 +170,17 @@ export class Dataset implements AsyncIterable<Batch> {
 }
 
 /**
- * Opens a dataset for streaming: validates options, lists the dataset, reads each object's
- * index, computes this rank's clips in the epoch order (minus what `resume` says is consumed).
+ * Opens a dataset for streaming: validates options, lists the dataset (from its table where
+ * the edge keeps one: no index is read before the first clip needs it; else each object's
+ * index), computes this rank's clips in the epoch order (minus what `resume` says is
+ * consumed). A checkpoint resumes from the table generation it was planned from.
  *
  * @example
  * const ds = await open("http://127.0.0.1:8787/v1/datasets/gameplay", { frames: 16, size: [224, 224], batch: 8 });
  * for await (const batch of ds) train(batch.frames, batch.clips);
  */
 export async function open(url: string, options: OpenOptions = {}, parts: OpenParts = {}): Promise<Dataset> {
+  const openedAt = performance.now();
   const o = resolveOptions(options);
   shuffleAlgorithm(o.shuffle);
   const decode = parts.decode ?? (await defaultDecoder());
@@ -172,7 +188,9 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
   const openRun = parts.openRun === false ? undefined : parts.openRun ?? (parts.decode ? undefined : await defaultRunDecoder());
   const source = parts.source ?? (await openSource(url, o));
   try {
-    const listing = await source.list();
+    const pinned = (Array.isArray(o.resume) ? o.resume[0] : (o.resume as Checkpoint | undefined))?.generation;
+    const listing = await source.list({ generation: pinned });
+    if (listing.notice) notify(listing.notice);
     const indexes = new IndexCache(source, undefined, o.track);
     const { plan, skipped } = await planDataset(listing, indexes, o);
     // Nothing to stream but objects that were skipped: say why instead of an empty iterator.
@@ -189,7 +207,7 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
     let positions = partition(consumed.remaining(), o.rank, o.world);
     if (o.limit !== undefined) positions = positions.slice(0, o.limit);
     const mine = positions.map((position) => ({ position, ref: order[position]! }));
-    return new Dataset({ source, listing, indexes, plan, mine, consumed, skipped, decode, decodeImage, options: o, epoch, openRun });
+    return new Dataset({ source, listing, indexes, plan, mine, consumed, skipped, decode, decodeImage, options: o, epoch, openRun, openedAt });
   } catch (err) {
     await source.close();
     throw err;
@@ -204,6 +222,14 @@ function nothingToStream(skipped: readonly SkippedObject[]): SdkError {
   const others = [...codes].map(([code, n]) => `${n} ${code}`).join(", ");
   const rest = others ? `; nothing else streams either (${others})` : "";
   return new SdkError(relayedCode(first.code), `${first.message}${rest}`, { cause: first });
+}
+
+/**
+ * Says something once per open() as a Node process warning (stderr, or `process.on("warning")`):
+ * not through `onError`, which reports skipped clips and objects and feeds `stats().errors`.
+ */
+function notify(err: SdkError): void {
+  process.emitWarning(err.message, { code: err.code });
 }
 
 async function defaultDecoder(): Promise<DecodeClip> {

@@ -14,6 +14,8 @@ export const StreamStats = z.object({
   /** Bytes of decoded frames handed to the consumer. */
   bytes_delivered: z.number(),
   seconds: z.number(),
+  /** Seconds from the start of open() to the first batch handed to the consumer; null before it. */
+  first_batch_s: z.number().nullable(),
   /** Time the consumer waited for a batch over wall time since it first asked. */
   stall_ratio: z.number(),
   cache_hit_ratio: z.number(),
@@ -36,6 +38,9 @@ export class StatsRecorder {
   private endedAt: number | undefined;
   private waitMs = 0;
   private waitingSince: number | undefined;
+  private firstBatchAt: number | undefined;
+  /** When open() started (same clock as `now`): first_batch_s counts from it. */
+  openedAt: number | undefined;
 
   constructor(private readonly source: () => SourceStats, private readonly now: () => number = () => performance.now()) {}
 
@@ -47,6 +52,10 @@ export class StatsRecorder {
     const t = this.now();
     this.startedAt ??= t;
     this.waitingSince = t;
+  }
+  /** A batch reached the consumer. */
+  delivered(): void {
+    this.firstBatchAt ??= this.now();
   }
   /** The consumer got its batch (or the end). */
   waitEnd(): void {
@@ -70,6 +79,7 @@ export class StatsRecorder {
       bytes_needed: this.bytesNeeded,
       bytes_delivered: this.bytesDelivered,
       seconds: wallMs / 1000,
+      first_batch_s: this.firstBatchAt === undefined ? null : (this.firstBatchAt - (this.openedAt ?? this.startedAt ?? this.firstBatchAt)) / 1000,
       stall_ratio: wallMs > 0 ? Math.min(1, (this.waitMs + waiting) / wallMs) : 0,
       cache_hit_ratio: lookups > 0 ? s.cacheHits / lookups : 0,
       device: this.device,

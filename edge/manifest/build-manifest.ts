@@ -5,11 +5,10 @@ import type { ManifestObjectV1, ManifestV1, SignedManifestV1 } from "../../commo
 import { INDEX_ROUTE, OBJECTS_ROUTE, signedUrl } from "../../common/sign.js";
 import { BadRequestError, InternalError } from "../errors.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
-import { DEFAULT_SHARD_TARGET_BYTES, groupShards } from "./shards.js";
+import { DEFAULT_SHARD_TARGET_BYTES, groupShards, MAX_MANIFEST_PAGE } from "../../common/shards.js";
 
-/** R2 returns at most 1000 keys per list call; one manifest page is one list call. */
-export const MAX_PAGE = 1000;
-const DEFAULT_TTL_SECONDS = 3600;
+export const MAX_PAGE = MAX_MANIFEST_PAGE;
+export const DEFAULT_TTL_SECONDS = 3600;
 
 export interface ManifestPageArgs {
   /** Dataset prefix without a trailing slash, already validated as a key. */
@@ -31,7 +30,7 @@ function positiveInt(name: string, value: number | undefined, fallback: number, 
   return value;
 }
 
-function envInt(text: string | undefined, fallback: number): number {
+export function envInt(text: string | undefined, fallback: number): number {
   const n = Number(text);
   return Number.isSafeInteger(n) && n > 0 ? n : fallback;
 }

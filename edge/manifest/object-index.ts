@@ -1,36 +1,27 @@
-import { MAX_KEY_BYTES, RESERVED_PREFIX } from "../../common/keys.js";
-import { buildIndex, encodeIndex, INDEX_FORMAT_VERSION, MediaIndexError, type RangeReader } from "../../common/media-index/index.js";
+import { indexCacheKey } from "../../common/dataset-table/table-keys.js";
+import { buildIndex, encodeIndex, IndexErrorCode, MediaIndexError, type RangeReader } from "../../common/media-index/index.js";
 import { NotFoundError, ObjectChangingError, PreconditionFailedError } from "../errors.js";
 
 /** Content type of an encoded index (common/media-index codec, format version 1). */
 export const INDEX_CONTENT_TYPE = "application/vnd.ec.index.v1";
 
-/**
- * Where an object's index is cached: under the reserved prefix, keyed by the index format and
- * the object's etag, so a replaced object (or a newer indexer) misses the cache and gets a new
- * index, and no index ever answers for another version.
- */
-export async function indexCacheKey(etag: string, key: string): Promise<string> {
-  const readable = `${RESERVED_PREFIX}index/v${INDEX_FORMAT_VERSION}/${etag}/${key}`;
-  if (new TextEncoder().encode(readable).byteLength <= MAX_KEY_BYTES) return readable;
-  // A near-limit user key plus the prefix would pass R2's 1024-byte cap; its digest cannot.
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)));
-  return `${RESERVED_PREFIX}index/v${INDEX_FORMAT_VERSION}/${etag}/sha256-${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
-}
+/** Where an object's index is cached (common/dataset-table/table-keys.ts). */
+export { indexCacheKey };
 
 /**
  * Range reads one index build may make: a Worker invocation gets ~1000 subrequests and the
  * route spends a few on head, cache get and put. Only long fragmented files come near it.
  */
-const MAX_INDEX_READS = 900;
+export const MAX_INDEX_READS = 900;
 
 const unquote = (etag: string) => etag.replace(/^W\//, "").replace(/^"(.*)"$/, "$1");
 
 /** Range reads pinned to one etag: if the object changes mid-build, reads fail instead of mixing versions. */
-function r2Reader(env: Env, key: string, meta: R2Object): RangeReader {
+function r2Reader(env: Env, key: string, meta: R2Object, count: { reads: number }): RangeReader {
   return {
     size: meta.size,
     async read(offset, length) {
+      count.reads++;
       const got = await env.BUCKET.get(key, { range: { offset, length }, onlyIf: { etagMatches: meta.etag } });
       if (!got || !("body" in got)) throw new Error(`object ${JSON.stringify(key)} changed during indexing`);
       return new Uint8Array(await got.arrayBuffer());
@@ -44,6 +35,16 @@ export interface ObjectIndex {
   etag: string;
   kind: string;
   cached: boolean;
+  /** Range reads the build made (0 from the cache). */
+  reads: number;
+}
+
+/** A build stopped at a read cap below MAX_INDEX_READS: nothing was cached, a full budget may succeed. */
+export class IndexBudgetError extends Error {
+  constructor(readonly key: string) {
+    super(`indexing ${JSON.stringify(key)} needs more range reads than this invocation has left`);
+    this.name = "IndexBudgetError";
+  }
 }
 
 /**
@@ -54,7 +55,7 @@ export interface ObjectIndex {
  * @example
  * const { bytes } = await objectIndex(env, { key: "gameplay/a.mp4" });
  */
-export async function objectIndex(env: Env, args: { key: string; expectEtag?: string | undefined }): Promise<ObjectIndex> {
+export async function objectIndex(env: Env, args: { key: string; expectEtag?: string | undefined; maxReads?: number }): Promise<ObjectIndex> {
   const meta = await env.BUCKET.head(args.key);
   if (meta === null) throw new NotFoundError(`No object under key ${JSON.stringify(args.key)}`);
   if (args.expectEtag !== undefined && unquote(args.expectEtag) !== meta.etag) {
@@ -63,19 +64,22 @@ export async function objectIndex(env: Env, args: { key: string; expectEtag?: st
   const cacheKey = await indexCacheKey(meta.etag, args.key);
   const cached = await env.BUCKET.get(cacheKey);
   if (cached) {
-    return { bytes: new Uint8Array(await cached.arrayBuffer()), etag: meta.httpEtag, kind: cached.customMetadata?.kind ?? "", cached: true };
+    return { bytes: new Uint8Array(await cached.arrayBuffer()), etag: meta.httpEtag, kind: cached.customMetadata?.kind ?? "", cached: true, reads: 0 };
   }
+  const maxReads = Math.min(args.maxReads ?? MAX_INDEX_READS, MAX_INDEX_READS);
+  const count = { reads: 0 };
   let index;
   try {
-    index = await buildIndex(r2Reader(env, args.key, meta), { key: args.key, etag: meta.httpEtag, maxReads: MAX_INDEX_READS });
+    index = await buildIndex(r2Reader(env, args.key, meta, count), { key: args.key, etag: meta.httpEtag, maxReads });
   } catch (cause) {
     if (cause instanceof MediaIndexError) throw new ObjectChangingError(args.key);
     throw cause;
   }
+  if (index.error?.code === IndexErrorCode.TOO_LARGE && maxReads < MAX_INDEX_READS) throw new IndexBudgetError(args.key);
   const bytes = encodeIndex(index);
   await env.BUCKET.put(cacheKey, bytes, {
     httpMetadata: { contentType: INDEX_CONTENT_TYPE },
     customMetadata: { kind: index.kind, key: args.key },
   });
-  return { bytes, etag: meta.httpEtag, kind: index.kind, cached: false };
+  return { bytes, etag: meta.httpEtag, kind: index.kind, cached: false, reads: count.reads };
 }

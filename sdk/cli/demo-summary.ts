@@ -63,7 +63,7 @@ export function demoJson(c: DemoChecks, s: DemoStream, stepMs: number, seconds: 
     errors: s.epochs.reduce((n, e) => n + errorCount(e), 0),
     preview: s.preview?.path ?? null,
     seconds: round(seconds),
-    per_epoch: s.epochs.map((e) => ({ epoch: e.epoch + 1, first_batch_s: round(e.first_batch_s), gpu_idle_ratio: round(e.gpu_idle_ratio, 4), ...e.stats })),
+    per_epoch: s.epochs.map((e) => ({ ...e.stats, epoch: e.epoch + 1, first_batch_s: round(e.first_batch_s), gpu_idle_ratio: round(e.gpu_idle_ratio, 4) })),
   };
 }
 

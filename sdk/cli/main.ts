@@ -11,6 +11,7 @@ const commands = new Map<string, () => Promise<Command>>([
   ["dev", async () => (await import("./dev.js")).main],
   ["sign", async () => (await import("./sign.js")).main],
   ["push", async () => (await import("./push.js")).main],
+  ["index", async () => (await import("./index-prefix.js")).main],
   ["demo", async () => (await import("./demo.js")).main],
   ["cache", async () => (await import("./cache.js")).main],
   ["engine", async () => (await import("./engine.js")).main],

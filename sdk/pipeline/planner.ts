@@ -1,8 +1,10 @@
-import { notStreamed } from "../../common/media-index/index.js";
-import { relayedCode, SdkError } from "../errors.js";
+import { tableEntry } from "../../common/dataset-table/entry.js";
+import { notStreamed, STREAMED_FORMATS } from "../../common/media-index/index.js";
+import type { TableEntryV1 } from "../../common/schema/index.js";
+import { relayedCode, SdkError, SdkErrorCode } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
 import { clipStarts, gopsOf, makePlan, type ClipPlan, type PlannedObject } from "../sampler/clip-plan.js";
-import type { DatasetListing, DatasetSource } from "../source/source.js";
+import type { DatasetListing } from "../source/source.js";
 import type { IndexCache } from "./index-cache.js";
 import { orderedMap } from "./ordered-map.js";
 
@@ -12,12 +14,38 @@ export interface SkippedObject {
   readonly error: SdkError;
 }
 
+/** An object's report, its key in front as every skipped object's message starts. */
+function skippedError(key: string, err: { code: string; message: string }): SdkError {
+  return new SdkError(relayedCode(err.code), err.message.startsWith(key) ? err.message : `${key}: ${err.message}`);
+}
+
 /**
- * Reads every object's index and lists its clips (one per image or .npy). Corrupt, empty or
- * unreadable objects and kinds not streamed contribute no clips and are reported; a failed
- * index fetch throws, since ranks must agree on one plan. Indexes are fetched `concurrency` at
- * a time: planning a large dataset is round trips to the edge, so the window sets how long
- * open() takes before the first batch (bench/open-plan.ts).
+ * Clip starts (and GOP of each, for video) of one object from its table entry. Corrupt, empty,
+ * unreadable objects and kinds not streamed contribute none and are reported in `skipped`.
+ */
+function startsOf(key: string, e: TableEntryV1, o: Sampling, skipped: SkippedObject[], id: number): Pick<PlannedObject, "starts" | "gops"> {
+  if (e.kind === "video" && e.frames !== undefined && e.keyframes) {
+    const starts = clipStarts(e.frames, e.keyframes, o);
+    return { starts, gops: gopsOf(starts, e.keyframes) };
+  }
+  // One .npy or image is one sample; its dtype, layout or pixels are checked when it is read.
+  if ((e.kind === "array" && e.frames !== undefined) || (e.kind === "image" && e.width !== undefined)) return { starts: [0] };
+  if (e.kind === "error") skipped[id] = { key, error: skippedError(key, e.error ?? { code: SdkErrorCode.IndexCorrupt, message: "corrupt object" }) };
+  // Reported, never dropped without a word: bytes of no format ec reads, or an index that does not describe its kind.
+  else skipped[id] = { key, error: skippedError(key, { code: SdkErrorCode.KindUnsupported, message: `${key} is ${e.kind === "other" ? "no format ec reads" : `a ${e.kind} its index does not describe`}; ec streams ${STREAMED_FORMATS}` }) };
+  return { starts: [] };
+}
+
+type Sampling = Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align"> & { readonly track?: number };
+
+/**
+ * Lists every object's clips (one per image or .npy). From the dataset table when the listing
+ * carries one: no index is read, and open() costs the same for any dataset size. Otherwise
+ * each object's index is read and reduced to the same table entry, so both plans are equal.
+ * Corrupt objects (kind "error") and kinds not streamed contribute no clips and are reported;
+ * a failed index fetch throws, since ranks must agree on one plan. Indexes are fetched
+ * `concurrency` at a time: without a table, planning is round trips to the edge
+ * (bench/open-plan.ts).
  *
  * @example
  * const { plan, skipped } = await planDataset(listing, indexes, options);
@@ -25,29 +53,28 @@ export interface SkippedObject {
 export async function planDataset(
   listing: DatasetListing,
   indexes: IndexCache,
-  o: Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align"> & { readonly track?: number },
+  o: Sampling,
   concurrency = 64,
 ): Promise<{ plan: ClipPlan; skipped: SkippedObject[] }> {
   const skipped: SkippedObject[] = [];
-  const ids = listing.objects.map((_, i) => i);
   const objects: PlannedObject[] = [];
+  // The table describes each object's first video track; another track is planned from the indexes.
+  if (listing.entries && !o.track) {
+    listing.objects.forEach((object, id) => objects.push({ key: object.key, etag: object.etag, ...startsOf(object.key, listing.entries![id]!, o, skipped, id) }));
+    return { plan: makePlan(objects, listing.shards, o), skipped: skipped.filter(Boolean) };
+  }
+  const ids = listing.objects.map((_, i) => i);
   for await (const planned of orderedMap(ids, concurrency, async (id) => {
     const object = listing.objects[id]!;
     const { index, order } = await indexes.get(id, object);
-    let starts: number[] = [];
     const why = notStreamed(index);
-    let gops: number[] | undefined;
     if (why) {
-      // Corrupt, empty, unreadable, or a kind not streamed: reported, never dropped without a word.
-      skipped[id] = { key: object.key, error: new SdkError(relayedCode(why.code), why.message.startsWith(object.key) ? why.message : `${object.key}: ${why.message}`) };
-    } else if (index.video && order) {
-      starts = clipStarts(order.decodeOf.length, order.keyframes, o);
-      gops = gopsOf(starts, order.keyframes);
-    } else {
-      // One .npy or image is one sample; its dtype, layout or pixels are checked when it is read.
-      starts = [0];
+      skipped[id] = { key: object.key, error: skippedError(object.key, why) };
+      return { key: object.key, etag: object.etag, starts: [] };
     }
-    return { key: object.key, etag: object.etag, starts, ...(gops ? { gops } : {}) };
+    // The index reduced to the table's entry (for the track asked for): both plans are one code path.
+    const entry = order && index.video ? { ...tableEntry(index, order.keyframes), frames: order.decodeOf.length } : tableEntry(index);
+    return { key: object.key, etag: object.etag, ...startsOf(object.key, entry, o, skipped, id) };
   })) {
     objects.push(planned);
   }

@@ -81,7 +81,11 @@ class PlanHints {
     // Delivered in order, or a slow older window could land last and drop the newer clips.
     const ranges = this.rangesOf(this.input.clips.slice(Math.max(0, i - this.inFlight + 1), to).map((c) => c.ref));
     this.delivered = Promise.all([ranges, this.delivered]).then(([r]) => {
-      if (r.length > 0) this.input.source.plan(r);
+      try {
+        if (r.length > 0) this.input.source.plan(r);
+      } catch {
+        // A hint after the consumer stopped (the source closed) is dropped, never an unhandled rejection.
+      }
     });
   }
 

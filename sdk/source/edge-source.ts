@@ -1,13 +1,17 @@
 /**
- * Datasets served by an ec edge (`http(s)://HOST/v1/datasets/PREFIX`): the signed, verified
- * manifest lists the objects; indexes come from their signed URLs; bytes go through a cache.
- * Signed URLs that expire mid-run are renewed by fetching the manifest again.
+ * Datasets served by an ec edge (`http(s)://HOST/v1/datasets/PREFIX`). Where the edge keeps a
+ * dataset table, the table lists the objects and signed URLs are asked for lazily, in
+ * batches, for the objects the pipeline is about to read; otherwise the signed, verified
+ * manifest lists them. Indexes come from their signed URLs; bytes go through a cache.
+ * Signed URLs that expire mid-run are renewed.
  */
 import { EcError } from "../../common/errors.js";
+import { tableShards } from "../../common/dataset-table/listing.js";
 import { fetchIndex, fetchManifest, type DatasetManifest } from "../../common/manifest-client.js";
 import { ManifestErrorCode } from "../../common/manifest-sign.js";
 import type { IndexV1, ManifestObjectV1 } from "../../common/schema/index.js";
-import { SdkError } from "../errors.js";
+import { fetchSignedUrls, fetchTable } from "../../common/table-client.js";
+import { ResumeError, SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
 import { inProcessCache, remoteCache, type ByteCache } from "./cache-client.js";
 import { assertNotPublicBucketUrl } from "./s3/s3-url.js";
@@ -32,26 +36,96 @@ export function isAuthFailure(err: unknown): boolean {
   return err instanceof EcError && REFUSED_URL_CODES.has(err.code) && (err.status === 401 || err.status === 403);
 }
 
+interface Deferred {
+  readonly promise: Promise<void>;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<void>((y, n) => ((resolve = y), (reject = n)));
+  return { promise, resolve, reject };
+}
+
+/** Objects per POST /urls: the edge signs at most 1000 at once. */
+const SIGN_BATCH = 1000;
+
 export class EdgeSource implements DatasetSource {
-  private manifest!: DatasetManifest;
+  private manifest: DatasetManifest | undefined;
   private urls = new Map<string, ManifestObjectV1>();
   private renewing: Promise<void> | undefined;
+  /** Table mode: the listed objects by key, and the URL requests waiting for the next batch. */
+  private listed: Map<string, DatasetObject> | undefined;
+  private expiresAt = 0;
+  private waiting = new Map<string, { object: DatasetObject; done: Deferred }>();
+  private signing = new Map<string, Promise<void>>();
 
-  constructor(private readonly datasetUrl: string, private readonly token: string | undefined, private readonly cache: ByteCache) {}
+  /** `table: false` always lists through the manifest (benchmarks and tests compare both). */
+  constructor(
+    private readonly datasetUrl: string,
+    private readonly token: string | undefined,
+    private readonly cache: ByteCache,
+    private readonly opts: { readonly table?: boolean } = {},
+  ) {}
 
   private async load(): Promise<void> {
     this.manifest = await fetchManifest(this.datasetUrl, { token: this.token });
+    this.expiresAt = this.manifest.expiresAt;
     this.urls = new Map(this.manifest.objects.map((o) => [o.key, o]));
   }
 
-  /** Fetches the manifest again (once, however many callers ask at the same time). */
+  /** Fetches the manifest again, or forgets the table's signed URLs (once, however many callers ask at the same time). */
   private renew(): Promise<void> {
+    if (this.listed) {
+      this.urls.clear();
+      this.expiresAt = 0;
+      return Promise.resolve();
+    }
     this.renewing ??= this.load().finally(() => (this.renewing = undefined));
     return this.renewing;
   }
 
+  /** Table mode: the object's signed URLs, asked for together with every other object wanted in the same tick. */
+  private signLater(object: DatasetObject): Promise<void> {
+    const inFlight = this.signing.get(object.key);
+    if (inFlight) return inFlight;
+    let entry = this.waiting.get(object.key);
+    if (!entry) {
+      entry = { object, done: deferred() };
+      this.waiting.set(object.key, entry);
+      if (this.waiting.size === 1) setImmediate(() => this.flush());
+      this.signing.set(object.key, entry.done.promise);
+      entry.done.promise.then(() => this.signing.delete(object.key), () => this.signing.delete(object.key));
+    }
+    return entry.done.promise;
+  }
+
+  private flush(): void {
+    const batch = [...this.waiting.values()];
+    this.waiting = new Map();
+    for (let i = 0; i < batch.length; i += SIGN_BATCH) {
+      const part = batch.slice(i, i + SIGN_BATCH);
+      fetchSignedUrls(this.datasetUrl, part.map((w) => ({ key: w.object.key, etag: w.object.etag })), { token: this.token }).then(
+        (signed) => {
+          for (const [j, o] of signed.objects.entries()) this.urls.set(o.key, { ...o, size: part[j]!.object.size, etag: part[j]!.object.etag, kind: part[j]!.object.kind });
+          this.expiresAt = this.expiresAt === 0 ? signed.expiresAt : Math.min(this.expiresAt, signed.expiresAt);
+          for (const w of part) w.done.resolve();
+        },
+        (err: unknown) => {
+          for (const w of part) w.done.reject(err);
+        },
+      );
+    }
+  }
+
   private async signed(object: DatasetObject): Promise<ManifestObjectV1> {
-    if (this.manifest.expiresAt - Date.now() / 1000 < RENEW_MARGIN_S) await this.renew();
+    if (this.urls.has(object.key) && this.expiresAt - Date.now() / 1000 < RENEW_MARGIN_S) await this.renew();
+    if (this.listed && !this.urls.has(object.key)) {
+      if (this.listed.get(object.key)?.etag !== object.etag) throw new SdkError("ERR_OBJECT_GONE", `${object.key} is not in the dataset table as listed`);
+      await this.signLater(object);
+    }
     const o = this.urls.get(object.key);
     if (!o) throw new SdkError("ERR_OBJECT_GONE", `${object.key} is no longer in the dataset's manifest`);
     if (o.etag !== object.etag) throw new SdkError("ERR_ETAG_CHANGED", `${object.key} changed during the run (etag ${object.etag} → ${o.etag})`);
@@ -69,11 +143,23 @@ export class EdgeSource implements DatasetSource {
     }
   }
 
-  async list(): Promise<DatasetListing> {
+  async list(opts: { readonly generation?: number | undefined } = {}): Promise<DatasetListing> {
+    const table = this.opts.table === false ? undefined : await fetchTable(this.datasetUrl, { token: this.token, generation: opts.generation });
+    if (table) {
+      const objects: DatasetObject[] = table.entries.map((e) => ({ key: e.key, size: e.size, etag: e.etag, kind: e.kind }));
+      this.listed = new Map(objects.map((o) => [o.key, o]));
+      const shards = tableShards(objects, table.head.shardBytes).map((s) => ({ objects: Array.from({ length: s.count }, (_, i) => s.first + i) }));
+      return { objects, shards, entries: table.entries, generation: table.head.generation };
+    }
+    if (opts.generation !== undefined && this.opts.table !== false) {
+      throw new ResumeError("ERR_RESUME_MISMATCH", `Expected generation ${opts.generation} of the dataset table (the checkpoint's) but the edge has no table for this dataset`);
+    }
     await this.load();
-    const objects: DatasetObject[] = this.manifest.objects.map((o) => ({ key: o.key, size: o.size, etag: o.etag, kind: o.kind }));
-    const shards = this.manifest.shards.map((s) => ({ objects: Array.from({ length: s.count }, (_, i) => s.first + i) }));
-    return { objects, shards };
+    const manifest = this.manifest!;
+    const objects: DatasetObject[] = manifest.objects.map((o) => ({ key: o.key, size: o.size, etag: o.etag, kind: o.kind }));
+    const shards = manifest.shards.map((s) => ({ objects: Array.from({ length: s.count }, (_, i) => s.first + i) }));
+    const notice = new SdkError("ERR_TABLE_MISSING", `No dataset table for ${this.datasetUrl} yet (indexing still running, or never started: run \`ec index\`); planning from every object's index, which grows with the dataset`);
+    return this.opts.table === false ? { objects, shards } : { objects, shards, notice };
   }
 
   index(object: DatasetObject): Promise<IndexV1> {

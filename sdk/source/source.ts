@@ -1,4 +1,5 @@
-import type { IndexV1, MediaKind } from "../../common/schema/index.js";
+import type { IndexV1, MediaKind, TableEntryV1 } from "../../common/schema/index.js";
+import type { SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
 
 /** One object of a dataset as its source lists it. */
@@ -14,6 +15,12 @@ export interface DatasetListing {
   readonly objects: readonly DatasetObject[];
   /** Runs of objects (indices into `objects`) the shard shuffle permutes; together they cover every object once. */
   readonly shards: readonly { readonly objects: readonly number[] }[];
+  /** The dataset table's entry of each object (same order as `objects`) when the source has one: planning needs no index then. */
+  readonly entries?: readonly TableEntryV1[];
+  /** The table generation listed, which a checkpoint pins. */
+  readonly generation?: number;
+  /** Something the caller should hear once (e.g. no table yet: planned from every index). */
+  readonly notice?: SdkError;
 }
 
 /** A byte range the pipeline will read soon, for the cache to prefetch. */
@@ -36,8 +43,8 @@ export interface SourceStats {
  * never knows which; a new one is a factory in the source registry.
  */
 export interface DatasetSource {
-  /** Every object under the dataset, in a stable order. */
-  list(): Promise<DatasetListing>;
+  /** Every object under the dataset, in a stable order; `generation` pins a table generation where the source has tables. */
+  list(opts?: { readonly generation?: number | undefined }): Promise<DatasetListing>;
   /** The object's zero-prep index (kind "error" for a corrupt object, never a throw). */
   index(object: DatasetObject): Promise<IndexV1>;
   /** Exactly `length` bytes of the object from `offset`. */

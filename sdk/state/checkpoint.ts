@@ -21,6 +21,8 @@ export const Checkpoint = z.object({
   /** The world size of the run that wrote it and which of its ranks are merged in. */
   world: z.number().int().positive(),
   ranks: z.array(z.number().int().nonnegative()),
+  /** The dataset table generation the plan was made from, where the dataset has a table: a resume plans from the same one. */
+  generation: z.number().int().positive().optional(),
 });
 export type Checkpoint = z.infer<typeof Checkpoint>;
 
@@ -58,9 +60,10 @@ function popcount(b: number): number {
 /** Encodes a rank's view: everything consumed before plus what this rank consumed. */
 export function toCheckpoint(
   set: PositionSet,
-  meta: { fingerprint: string; seed: number; epoch: number; world: number; rank: number },
+  meta: { fingerprint: string; seed: number; epoch: number; world: number; rank: number; generation?: number | undefined },
 ): Checkpoint {
   return {
+    ...(meta.generation !== undefined ? { generation: meta.generation } : {}),
     version: 1,
     fingerprint: meta.fingerprint,
     seed: meta.seed,
@@ -93,7 +96,7 @@ export function mergeCheckpoints(list: readonly Checkpoint[]): Checkpoint {
   const bits = decodeBits(first).slice();
   const ranks = new Set(first.ranks);
   for (const c of list.slice(1)) {
-    if (c.fingerprint !== first.fingerprint || c.seed !== first.seed || c.epoch !== first.epoch || c.world !== first.world) {
+    if (c.fingerprint !== first.fingerprint || c.seed !== first.seed || c.epoch !== first.epoch || c.world !== first.world || c.generation !== first.generation) {
       throw new ResumeError(
         "ERR_RESUME_MISMATCH",
         `Expected checkpoints of one run (fingerprint ${first.fingerprint}, seed ${first.seed}, epoch ${first.epoch}, world ${first.world}) but received fingerprint ${c.fingerprint}, seed ${c.seed}, epoch ${c.epoch}, world ${c.world}`,

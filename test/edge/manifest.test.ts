@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ManifestErrorCode, verifyManifest } from "../../common/manifest-sign.js";
 import { decodeIndex } from "../../common/media-index/index.js";
 import { PublicKeysV1, SignedManifestV1, type ManifestV1 } from "../../common/schema/index.js";
-import { groupShards } from "../../edge/manifest/shards.js";
+import { groupShards } from "../../common/shards.js";
 import { BASE, errorCode, put, TOKEN } from "./helpers.js";
 
 const COUNT = 23;

@@ -42,6 +42,8 @@ export interface WanEmulatorOptions {
   readonly rttMs?: number;
   /** Link cap in bytes per second, shared by all connections; default unlimited. */
   readonly bandwidthBytesPerSec?: number;
+  /** A path answered at once with `stats` as JSON (not counted, not forwarded), for a client in another process. */
+  readonly statsPath?: string;
 }
 
 export interface WanEmulator {
@@ -138,6 +140,10 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
   };
 
   const handle = async (req: Http2ServerRequest, res: Http2ServerResponse): Promise<void> => {
+    if (opts.statsPath !== undefined && req.url === opts.statsPath) {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ...stats, httpVersions: [...stats.httpVersions] }));
+      return;
+    }
     stats.requests++;
     stats.inFlight++;
     stats.peakInFlight = Math.max(stats.peakInFlight, stats.inFlight);
@@ -159,7 +165,7 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
       }
       const headers: Record<string, string> = {};
       // authorization: the edge's manifest route takes a bearer token through the WAN too.
-      for (const name of ["range", "if-match", "if-none-match", "if-range", "authorization"]) {
+      for (const name of ["range", "if-match", "if-none-match", "if-range", "authorization", "content-type"]) {
         const v = req.headers[name];
         if (typeof v === "string") headers[name] = v;
       }
@@ -170,9 +176,17 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
         }
         headers["if-match"] = toOld(headers["if-match"]);
       }
-      const up = await upstream.request({ path, method: req.method === "HEAD" ? "HEAD" : "GET", headers });
+      // POST (the dataset table's signed-URL and enqueue routes) carries its body through.
+      const post = req.method === "POST";
+      let body: Buffer | undefined;
+      if (post) {
+        const chunks: Buffer[] = [];
+        for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
+        body = Buffer.concat(chunks);
+      }
+      const up = await upstream.request({ path, method: post ? "POST" : req.method === "HEAD" ? "HEAD" : "GET", headers, ...(body ? { body } : {}) });
       const out: Record<string, string> = {};
-      for (const name of ["content-length", "content-range", "etag", "accept-ranges", "content-type", "last-modified"]) {
+      for (const name of ["content-length", "content-range", "etag", "accept-ranges", "content-type", "last-modified", "content-encoding"]) {
         const v = up.headers[name];
         if (typeof v === "string") out[name] = name === "etag" && etagsChanged ? toNew(v) : v;
       }

@@ -1,8 +1,15 @@
 /**
- * Direct-to-bucket mode: an r2:// or s3:// dataset read without the edge. The client does
- * the edge's work: it lists the prefix, builds each object's index from presigned range GETs
- * (never the whole object) and keeps the indexes on disk keyed by ETag.
+ * Direct-to-bucket mode: an r2:// or s3:// dataset read without the edge. Where the edge's
+ * indexer keeps a dataset table in the bucket (`_ec/table/`), the client plans from it, as
+ * through the edge; otherwise it does the edge's work: it lists the prefix, builds each
+ * object's index from presigned range GETs (never the whole object) and keeps the indexes on
+ * disk keyed by ETag.
  */
+import { tableRoot } from "../../../common/dataset-table/entry.js";
+import { tableKeys } from "../../../common/dataset-table/table-keys.js";
+import { PublicKeysV1 } from "../../../common/schema/index.js";
+import { readTable, type DatasetTable, type TableStore } from "../../../common/table-client.js";
+import { ResumeError } from "../../errors.js";
 import { Agent } from "undici";
 import { buildIndex, guessKind, type RangeReader } from "../../../common/media-index/index.js";
 import type { IndexV1 } from "../../../common/schema/index.js";
@@ -41,10 +48,48 @@ export class S3Source implements DatasetSource {
     this.scope = `${bucket.endpoint}\n${bucket.location.bucket}`;
   }
 
-  async list(): Promise<DatasetListing> {
+  async list(opts: { readonly generation?: number | undefined } = {}): Promise<DatasetListing> {
+    const table = await this.table(opts.generation);
+    if (table) {
+      const objects: DatasetObject[] = table.entries.map((e) => ({ key: e.key, size: e.size, etag: e.etag, kind: e.kind }));
+      return { objects, shards: shardsBySize(objects), entries: table.entries, generation: table.head.generation };
+    }
+    if (opts.generation !== undefined) {
+      throw new ResumeError("ERR_RESUME_MISMATCH", `Expected generation ${opts.generation} of the dataset table (the checkpoint's) but the bucket has none for this prefix`);
+    }
     const listed = await this.bucket.list();
     const objects: DatasetObject[] = listed.map((o) => ({ key: o.key, size: o.size, etag: o.etag, kind: guessKind(o.key) }));
     return { objects, shards: shardsBySize(objects) };
+  }
+
+  /**
+   * The edge's table of this prefix, read from the bucket with presigned GETs and verified
+   * with the public keys the indexer stores next to it (which vouch for the table's integrity;
+   * whoever may write the bucket may also replace them). Undefined where there is none.
+   */
+  private async table(generation: number | undefined): Promise<DatasetTable | undefined> {
+    const prefix = this.bucket.location.prefix.replace(/\/+$/, "");
+    const root = prefix ? tableRoot(`${prefix}/`) : undefined;
+    if (root === undefined) return undefined;
+    const get = async (key: string): Promise<Response | undefined> => {
+      const res = await fetch(await this.bucket.presignGet(key));
+      // No table (404; 403 without ListBucket permission), or a bucket the listing will explain
+      // better (a wrong region, denied credentials): plan without one.
+      if (res.ok) return res;
+      await res.body?.cancel();
+      return undefined;
+    };
+    const keys = get(tableKeys.publicKeys()).then(async (res) => PublicKeysV1.parse(res ? await res.json() : { keys: [] }));
+    keys.catch(() => {});
+    const store: TableStore = {
+      head: async (g) => (await get(g === undefined ? tableKeys.head(root) : tableKeys.generation(root, g)))?.json(),
+      page: async (name) => {
+        const res = await get(tableKeys.page(root, name));
+        if (!res) throw mapS3Error({ name: "NoSuchKey", $metadata: { httpStatusCode: 404 } }, this.bucket.context("read", tableKeys.page(root, name)));
+        return new Uint8Array(await res.arrayBuffer());
+      },
+    };
+    return readTable(store, keys, prefix, generation);
   }
 
   /** A RangeReader over the listed version of `object`, straight from the bucket; what buildIndex reads through. */

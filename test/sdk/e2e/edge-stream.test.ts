@@ -158,6 +158,7 @@ describe("open() against a local edge", () => {
     expect(StreamStats.parse(summary)).toEqual(summary);
     // Frames decoded to deliver them, the ones before each clip's first frame included.
     expect(summary.decoded_frames).toBeGreaterThanOrEqual(summary.frames);
+    expect(typeof summary.first_batch_s).toBe("number");
     expect(lines).toHaveLength(10);
     for (const line of lines) {
       const [key, index, md5] = line.split(",");

@@ -1,4 +1,7 @@
-import type { ShardV1 } from "../../common/schema/index.js";
+import type { ShardV1 } from "./schema/index.js";
+
+/** R2 returns at most 1000 keys per list call; one manifest page is one list call. */
+export const MAX_MANIFEST_PAGE = 1000;
 
 /** 128 MiB: large enough that a shard amortises a request, small enough to shuffle well. */
 export const DEFAULT_SHARD_TARGET_BYTES = 128 * 1024 * 1024;

@@ -1,0 +1,99 @@
+import { compareKeys } from "./entry.js";
+import { gzip, sha256 } from "./digest.js";
+import type { TableEntryV1, TableHeadV1, TablePageRefV1, TablePageV1 } from "../schema/index.js";
+
+/** Entries a new page is cut to, and the size past which a page is split. */
+export const PAGE_TARGET = 1000;
+export const PAGE_MAX = 2000;
+
+/** Changes for the next generation: an entry to upsert, or null to remove the key. */
+export type TableChanges = ReadonlyMap<string, TableEntryV1 | null>;
+
+/** The page a key belongs to: the last whose first key is ≤ it (the first page for keys before every page). */
+function pageOf(pages: readonly TablePageRefV1[], key: string): number {
+  let lo = 0;
+  let hi = pages.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (compareKeys(pages[mid]!.first, key) <= 0) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/**
+ * The pages of the next generation: only pages a change falls into are read and rewritten
+ * (split past PAGE_MAX entries, dropped when empty); the rest are the previous generation's,
+ * by reference. Returns the new page list with the new pages' bodies to store.
+ */
+export async function mergePages(
+  previous: readonly TablePageRefV1[],
+  changes: TableChanges,
+  load: (ref: TablePageRefV1) => Promise<readonly TableEntryV1[]>,
+  name: (n: number) => string,
+): Promise<{ pages: TablePageRefV1[]; written: { ref: TablePageRefV1; entries: TableEntryV1[] }[] }> {
+  const byPage = new Map<number, [string, TableEntryV1 | null][]>();
+  for (const change of changes) {
+    const p = previous.length === 0 ? 0 : pageOf(previous, change[0]);
+    byPage.set(p, [...(byPage.get(p) ?? []), change]);
+  }
+  const pages: TablePageRefV1[] = [];
+  const written: { ref: TablePageRefV1; entries: TableEntryV1[] }[] = [];
+  const count = Math.max(previous.length, 1);
+  for (let p = 0; p < count; p++) {
+    const here = byPage.get(p);
+    if (!here) {
+      pages.push(previous[p]!);
+      continue;
+    }
+    const entries = new Map<string, TableEntryV1>();
+    if (previous[p]) for (const e of await load(previous[p]!)) entries.set(e.key, e);
+    for (const [key, entry] of here) {
+      if (entry === null) entries.delete(key);
+      else entries.set(key, entry);
+    }
+    const sorted = [...entries.values()].sort((a, b) => compareKeys(a.key, b.key));
+    const parts = sorted.length > PAGE_MAX || previous.length === 0 ? Math.ceil(sorted.length / PAGE_TARGET) : sorted.length > 0 ? 1 : 0;
+    const size = Math.ceil(sorted.length / Math.max(parts, 1));
+    for (let i = 0; i < parts; i++) {
+      const chunk = sorted.slice(i * size, (i + 1) * size);
+      const ref = { name: name(written.length), first: chunk[0]!.key, last: chunk.at(-1)!.key, count: chunk.length, bytes: chunk.reduce((n, e) => n + e.size, 0), sha256: "" };
+      pages.push(ref);
+      written.push({ ref, entries: chunk });
+    }
+  }
+  return { pages, written };
+}
+
+/** A page as stored: its JSON (which the head's digest covers) gzip-compressed. */
+export async function encodePage(root: string, entries: TableEntryV1[]): Promise<{ gz: Uint8Array; sha256: string }> {
+  const bytes = new TextEncoder().encode(JSON.stringify({ version: 1, root, entries } satisfies TablePageV1));
+  return { gz: await gzip(bytes), sha256: await sha256(bytes) };
+}
+
+/**
+ * The generation after `previous` with `changes` applied: its (unsigned) head and the new
+ * pages to store under their names. Pure: the edge's publisher stores and signs it, and a
+ * benchmark seeds a large table with it.
+ *
+ * @example
+ * const { head, pages } = await buildGeneration(undefined, changes, load, { root: "gameplay", shardBytes, now });
+ */
+export async function buildGeneration(
+  previous: TableHeadV1 | undefined,
+  changes: TableChanges,
+  load: (ref: TablePageRefV1) => Promise<readonly TableEntryV1[]>,
+  o: { root: string; shardBytes: number; now: number },
+): Promise<{ head: TableHeadV1; pages: { name: string; gz: Uint8Array }[] }> {
+  const generation = (previous?.generation ?? 0) + 1;
+  const { pages, written } = await mergePages(previous?.pages ?? [], changes, load, (n) => `${generation}-${n}`);
+  const stored = await Promise.all(
+    written.map(async ({ ref, entries }) => {
+      const page = await encodePage(o.root, entries);
+      ref.sha256 = page.sha256;
+      return { name: ref.name, gz: page.gz };
+    }),
+  );
+  const head: TableHeadV1 = { version: 1, root: o.root, generation, createdAt: o.now, shardBytes: o.shardBytes, objects: pages.reduce((n, p) => n + p.count, 0), pages };
+  return { head, pages: stored };
+}

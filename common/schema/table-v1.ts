@@ -1,0 +1,97 @@
+import { z } from "zod";
+import { IndexErrorV1, MediaKind, VideoCodec } from "./index-v1.js";
+
+/**
+ * One object of a dataset table: what planning needs and nothing more, so a client plans an
+ * epoch of millions of objects without reading an index. `frames` is the video's sample count
+ * and `keyframes` the presentation indices of its keyframes (what the clip sampler aligns to);
+ * an object whose index is an error record keeps that record here.
+ */
+export const TableEntryV1 = z.object({
+  key: z.string(),
+  size: z.number().int().nonnegative(),
+  /** The object's ETag as its HTTP header carries it (quoted). */
+  etag: z.string(),
+  kind: MediaKind,
+  frames: z.number().int().nonnegative().optional(),
+  keyframes: z.array(z.number().int().nonnegative()).optional(),
+  codec: VideoCodec.optional(),
+  width: z.number().int().positive().optional(),
+  height: z.number().int().positive().optional(),
+  error: IndexErrorV1.optional(),
+});
+export type TableEntryV1 = z.infer<typeof TableEntryV1>;
+
+/** A page of a table: entries in key order (UTF-8 byte order, R2's listing order). Immutable once written. */
+export const TablePageV1 = z.object({
+  version: z.literal(1),
+  root: z.string(),
+  entries: z.array(TableEntryV1),
+});
+export type TablePageV1 = z.infer<typeof TablePageV1>;
+
+/** Where a page sits in a generation: its name under the table's `pages/`, its key range, its digest. */
+export const TablePageRefV1 = z.object({
+  name: z.string().regex(/^[0-9]+-[0-9]+$/),
+  first: z.string(),
+  last: z.string(),
+  count: z.number().int().positive(),
+  /** Objects' bytes in the page (so a client sizes shards without it). */
+  bytes: z.number().int().nonnegative(),
+  /** base64url SHA-256 of the page's JSON bytes: the signed head vouches for every page. */
+  sha256: z.string(),
+});
+export type TablePageRefV1 = z.infer<typeof TablePageRefV1>;
+
+/**
+ * One generation of a dataset root's table (the first segment of its keys, e.g. "gameplay"):
+ * the pages in key order. A generation never changes; new objects appear in the next one, and
+ * an epoch's order and a resume checkpoint name the generation they were planned from.
+ */
+export const TableHeadV1 = z.object({
+  version: z.literal(1),
+  root: z.string(),
+  generation: z.number().int().positive(),
+  createdAt: z.number().int(),
+  /** The edge's virtual-shard target, so clients group shards as the manifest would. */
+  shardBytes: z.number().int().positive(),
+  objects: z.number().int().nonnegative(),
+  pages: z.array(TablePageRefV1),
+});
+export type TableHeadV1 = z.infer<typeof TableHeadV1>;
+
+/** How the queue names work: index one object at its current version, remove it, or publish the next generation. */
+export const IndexMessageV1 = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("index"), key: z.string(), etag: z.string().optional() }),
+  z.object({ type: z.literal("publish"), root: z.string() }),
+]);
+export type IndexMessageV1 = z.infer<typeof IndexMessageV1>;
+
+/** An R2 event notification as it arrives on the queue (the fields ec reads). */
+export const R2EventV1 = z.object({
+  account: z.string(),
+  bucket: z.string(),
+  object: z.object({ key: z.string(), size: z.number().optional(), eTag: z.string().optional() }),
+  action: z.string(),
+  eventTime: z.string().optional(),
+});
+export type R2EventV1 = z.infer<typeof R2EventV1>;
+
+/** `POST /v1/datasets/{prefix}/urls`: signed URLs for objects a client planned from the table. */
+export const SignRequestV1 = z.object({
+  objects: z.array(z.object({ key: z.string(), etag: z.string() })).min(1).max(1000),
+});
+export type SignRequestV1 = z.infer<typeof SignRequestV1>;
+
+export const SignedUrlsV1 = z.object({
+  expiresAt: z.number().int(),
+  objects: z.array(z.object({ key: z.string(), url: z.string().url(), indexUrl: z.string().url() })),
+});
+export type SignedUrlsV1 = z.infer<typeof SignedUrlsV1>;
+
+/** What `POST /v1/datasets/{prefix}/index` answers: one listing page enqueued. */
+export const EnqueuePageV1 = z.object({
+  enqueued: z.number().int().nonnegative(),
+  cursor: z.string().nullable(),
+});
+export type EnqueuePageV1 = z.infer<typeof EnqueuePageV1>;

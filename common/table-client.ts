@@ -1,0 +1,142 @@
+/**
+ * Client side of the dataset table (SDK, CLI, bench): the signed head of a generation, its
+ * pages fetched in parallel and checked against the head's digests, the entries under the
+ * dataset's prefix in listing order; and signed URLs for objects planned from it.
+ */
+import { compareKeys } from "./dataset-table/entry.js";
+import { sha256 } from "./dataset-table/digest.js";
+import { ErrorBody } from "./errors.js";
+import { datasetBase, fetchPublicKeys, parseDatasetUrl, request, type ManifestClientOptions } from "./manifest-client.js";
+import { ManifestError, ManifestErrorCode, verifiedPayload } from "./manifest-sign.js";
+import { EnqueuePageV1, SignedUrlsV1, TableHeadV1, TablePageV1, type PublicKeysV1, type TableEntryV1, type TablePageRefV1 } from "./schema/index.js";
+
+/** Pages fetched at once: a dataset of 10^7 objects has 10^4 pages. */
+const PAGE_CONCURRENCY = 32;
+
+export interface DatasetTable {
+  readonly head: TableHeadV1;
+  /** Entries under the dataset's prefix, in key (listing) order. */
+  readonly entries: TableEntryV1[];
+  /** HTTP requests made (keys, head, pages). */
+  readonly requests: number;
+}
+
+/** Whether a page's key range [first, last] can hold a key under `dir` ("prefix/"). */
+function overlaps(page: TablePageRefV1, dir: string): boolean {
+  return compareKeys(page.last, dir) >= 0 && (compareKeys(page.first, dir) <= 0 || page.first.startsWith(dir));
+}
+
+/** Where a table is read from: the edge's routes, or the bucket itself (direct-bucket mode). */
+export interface TableStore {
+  /** The signed head (parsed JSON), or undefined when there is none (at that generation). */
+  head(generation: number | undefined): Promise<unknown | undefined>;
+  /** A page's JSON bytes (decompressed). */
+  page(name: string): Promise<Uint8Array>;
+}
+
+/**
+ * Reads and verifies a table from `store`: the head's Ed25519 signature against `keys`, each
+ * page's SHA-256 against the head; only pages whose key range overlaps `prefix/` are fetched,
+ * PAGE_CONCURRENCY at a time. Undefined when the store has no table.
+ *
+ * @example
+ * const table = await readTable(store, keys, "gameplay");
+ */
+export async function readTable(store: TableStore, keys: Promise<PublicKeysV1>, prefix: string, generation?: number): Promise<DatasetTable | undefined> {
+  const signed = await store.head(generation);
+  if (signed === undefined) return undefined;
+  let head: TableHeadV1;
+  try {
+    head = TableHeadV1.parse(JSON.parse(await verifiedPayload(signed, await keys)));
+  } catch (cause) {
+    if (cause instanceof ManifestError) throw cause;
+    throw new ManifestError(ManifestErrorCode.INVALID, "The dataset table head is not a TableHeadV1", { cause });
+  }
+  const dir = `${prefix}/`;
+  const wanted = head.pages.filter((p) => overlaps(p, dir));
+  const pages: TableEntryV1[][] = new Array(wanted.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < wanted.length; i = next++) {
+      const ref = wanted[i]!;
+      const bytes = await store.page(ref.name);
+      if ((await sha256(bytes)) !== ref.sha256) throw new ManifestError(ManifestErrorCode.SIGNATURE, `Table page ${ref.name} does not match the digest its signed head names`);
+      pages[i] = TablePageV1.parse(JSON.parse(new TextDecoder().decode(bytes))).entries.filter((e) => e.key.startsWith(dir));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PAGE_CONCURRENCY, wanted.length) }, worker));
+  return { head, entries: pages.flat(), requests: 1 + wanted.length };
+}
+
+/**
+ * The dataset's table from its edge (latest generation, or `generation`), verified. Undefined
+ * when the edge has no table for it yet (404 ERR_TABLE_MISSING): the caller falls back to the
+ * manifest.
+ *
+ * @example
+ * const table = await fetchTable("http://127.0.0.1:8787/v1/datasets/gameplay", { token });
+ */
+export async function fetchTable(datasetUrl: string, opts: ManifestClientOptions & { generation?: number | undefined } = {}): Promise<DatasetTable | undefined> {
+  const at = parseDatasetUrl(datasetUrl);
+  const keys = opts.keys ? Promise.resolve(opts.keys) : fetchPublicKeys(at.edge, opts);
+  keys.catch(() => {});
+  const headers: Record<string, string> = opts.token ? { authorization: `Bearer ${opts.token}` } : {};
+  const base = datasetBase(at);
+  const store: TableStore = {
+    async head(generation) {
+      const res = await request(`${base}/table${generation === undefined ? "" : `?generation=${generation}`}`, opts, headers, {}, [404]);
+      if (res.status !== 404) {
+        return res.json().catch((cause: unknown) => {
+          throw new ManifestError(ManifestErrorCode.INVALID, "The dataset table head is not JSON", { cause });
+        });
+      }
+      const body = ErrorBody.safeParse(await res.json().catch(() => undefined));
+      if (body.success && body.data.error.code === "ERR_TABLE_MISSING") return undefined;
+      throw new ManifestError(ManifestErrorCode.HTTP, `${new URL(base).pathname}/table answered 404`);
+    },
+    page: async (name) => new Uint8Array(await (await request(`${base}/table/pages/${name}`, opts, headers)).arrayBuffer()),
+  };
+  const table = await readTable(store, keys, at.prefix, opts.generation);
+  return table && { ...table, requests: table.requests + (opts.keys ? 0 : 1) };
+}
+
+/**
+ * Signed object and index URLs for up to 1000 objects of the dataset (the index URL pinned
+ * to the etag given).
+ *
+ * @example
+ * const { objects } = await fetchSignedUrls(datasetUrl, [{ key, etag }], { token });
+ */
+export async function fetchSignedUrls(datasetUrl: string, objects: readonly { key: string; etag: string }[], opts: ManifestClientOptions = {}): Promise<SignedUrlsV1> {
+  const at = parseDatasetUrl(datasetUrl);
+  const headers: Record<string, string> = { "content-type": "application/json", ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}) };
+  const res = await request(`${datasetBase(at)}/urls`, opts, headers, { method: "POST", body: JSON.stringify({ objects }) });
+  const parsed = SignedUrlsV1.safeParse(await res.json().catch(() => undefined));
+  if (!parsed.success) throw new ManifestError(ManifestErrorCode.INVALID, `POST /urls did not return SignedUrlsV1: ${parsed.error.message}`);
+  return parsed.data;
+}
+
+/**
+ * Enqueues every object of an existing prefix for background indexing, one listing page
+ * (≤ 1000 keys) per request, for buckets filled before the edge was deployed.
+ *
+ * @example
+ * const { enqueued } = await enqueueDataset(datasetUrl, { token, onPage: (n) => bar.increment(n) });
+ */
+export async function enqueueDataset(datasetUrl: string, opts: ManifestClientOptions & { onPage?: (enqueued: number, more: boolean) => void } = {}): Promise<{ enqueued: number; pages: number }> {
+  const at = parseDatasetUrl(datasetUrl);
+  const headers: Record<string, string> = opts.token ? { authorization: `Bearer ${opts.token}` } : {};
+  let cursor: string | null = null;
+  let enqueued = 0;
+  let pages = 0;
+  do {
+    const res = await request(`${datasetBase(at)}/index${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`, opts, headers, { method: "POST" });
+    const page = EnqueuePageV1.safeParse(await res.json().catch(() => undefined));
+    if (!page.success) throw new ManifestError(ManifestErrorCode.INVALID, `POST /index did not return EnqueuePageV1: ${page.error.message}`);
+    enqueued += page.data.enqueued;
+    pages++;
+    cursor = page.data.cursor;
+    opts.onPage?.(page.data.enqueued, cursor !== null);
+  } while (cursor);
+  return { enqueued, pages };
+}

@@ -1,0 +1,74 @@
+import { tableRoot } from "../../common/dataset-table/entry.js";
+import { RESERVED_PREFIX } from "../../common/keys.js";
+import { MAX_MANIFEST_PAGE } from "../../common/shards.js";
+import { type EnqueuePageV1, type IndexMessageV1, SignRequestV1, type SignedUrlsV1, type SignedManifestV1 } from "../../common/schema/index.js";
+import { INDEX_ROUTE, OBJECTS_ROUTE, signedUrl } from "../../common/sign.js";
+import { BadRequestError, EdgeError, InternalError } from "../errors.js";
+import { DEFAULT_TTL_SECONDS, envInt } from "../manifest/build-manifest.js";
+import { readHead } from "./publish.js";
+import { tableKeys } from "../../common/dataset-table/table-keys.js";
+
+/** 404: the dataset's root has no table (yet, or at that generation); clients fall back to the manifest. */
+export class TableMissingError extends EdgeError {
+  constructor(root: string, generation: number | undefined) {
+    super("ERR_TABLE_MISSING", 404, generation === undefined ? `No dataset table for ${JSON.stringify(root)} yet` : `No generation ${generation} of the dataset table for ${JSON.stringify(root)}`);
+    this.name = "TableMissingError";
+  }
+}
+
+/** The signed head of the table a prefix is planned from (its root's), latest or pinned. */
+export async function tableHead(env: Env, prefix: string, generation?: number): Promise<SignedManifestV1> {
+  const root = tableRoot(`${prefix}/`)!;
+  const found = await readHead(env, root, generation);
+  if (!found) throw new TableMissingError(root, generation);
+  return found.signed;
+}
+
+/** A stored page, still gzip: served as it is stored (the head's digest covers its JSON). */
+export async function tablePageBody(env: Env, prefix: string, name: string): Promise<ReadableStream | undefined> {
+  if (!/^[0-9]+-[0-9]+$/.test(name)) return undefined;
+  const got = await env.BUCKET.get(tableKeys.page(tableRoot(`${prefix}/`)!, name));
+  return got?.body;
+}
+
+/**
+ * Signed object and index URLs (the index pinned to the given etag) for objects under the
+ * prefix, for a client that planned from the table and so holds no manifest.
+ *
+ * @example
+ * await signUrls(env, { prefix: "gameplay", edge: "https://edge.example.com", body: { objects: [{ key: "gameplay/a.mp4", etag: '"9e1f"' }] } });
+ */
+export async function signUrls(env: Env, args: { prefix: string; edge: string; body: unknown; now?: number }): Promise<SignedUrlsV1> {
+  const parsed = SignRequestV1.safeParse(args.body);
+  if (!parsed.success) throw new BadRequestError(`Expected { objects: [{ key, etag }] } of 1 to 1000 objects but received ${parsed.error.issues[0]?.message ?? "something else"}`);
+  const secret = env.EC_SIGNING_KEY;
+  if (!secret) throw new InternalError(new Error("EC_SIGNING_KEY is not set"));
+  const stray = parsed.data.objects.find((o) => !o.key.startsWith(`${args.prefix}/`) || o.key.startsWith(RESERVED_PREFIX));
+  if (stray) throw new BadRequestError(`Expected keys under ${JSON.stringify(`${args.prefix}/`)} but received ${JSON.stringify(stray.key)}`);
+  const exp = (args.now ?? Math.floor(Date.now() / 1000)) + envInt(env.EC_URL_TTL_SECONDS, DEFAULT_TTL_SECONDS);
+  const objects = await Promise.all(
+    parsed.data.objects.map(async (o) => ({
+      key: o.key,
+      url: await signedUrl(args.edge, OBJECTS_ROUTE, o.key, exp, secret),
+      indexUrl: `${await signedUrl(args.edge, INDEX_ROUTE, o.key, exp, secret)}&etag=${encodeURIComponent(o.etag)}`,
+    })),
+  );
+  return { expiresAt: exp, objects };
+}
+
+/** Queues take at most 100 messages per sendBatch call. */
+const SEND_BATCH = 100;
+
+/**
+ * Enqueues one listing page (≤ 1000 keys, one R2 list call, ten sendBatch calls) of a prefix
+ * for background indexing: `ec index` walks a bucket filled before the edge was deployed.
+ *
+ * @example
+ * let page = await enqueuePrefix(env, { prefix: "gameplay" }); // { enqueued: 1000, cursor: "…" }
+ */
+export async function enqueuePrefix(env: Env, args: { prefix: string; cursor?: string | undefined }): Promise<EnqueuePageV1> {
+  const listed = await env.BUCKET.list({ prefix: `${args.prefix}/`, limit: MAX_MANIFEST_PAGE, ...(args.cursor ? { cursor: args.cursor } : {}) });
+  const messages = listed.objects.map((o) => ({ body: { type: "index", key: o.key, etag: o.httpEtag } satisfies IndexMessageV1 }));
+  for (let i = 0; i < messages.length; i += SEND_BATCH) await env.INDEX_QUEUE.sendBatch(messages.slice(i, i + SEND_BATCH));
+  return { enqueued: messages.length, cursor: listed.truncated ? listed.cursor : null };
+}

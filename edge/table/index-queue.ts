@@ -1,0 +1,115 @@
+import { tableRoot } from "../../common/dataset-table/entry.js";
+import { IndexMessageV1, R2EventV1, type TableEntryV1 } from "../../common/schema/index.js";
+import { IndexBudgetError, MAX_INDEX_READS } from "../manifest/object-index.js";
+import { indexForTable, MESSAGE_OVERHEAD, recordEntry, type IndexOutcome } from "./index-object.js";
+import { publishTable } from "./publish.js";
+
+/** Must equal `max_retries` of the index queue's consumer in wrangler.toml: the last attempt records why. */
+export const INDEX_MAX_RETRIES = 4;
+/** A Worker invocation's subrequests (1000), less a margin for the publish sends and logging. */
+export const SUBREQUEST_BUDGET = 950;
+
+/** Seconds before retry n (1-based): 10, 20, 40, 80, … capped at 15 minutes. */
+export const retryDelay = (attempts: number) => Math.min(900, 10 * 2 ** (attempts - 1));
+
+/** The object key a queue message names: ec's own message, or an R2 event notification. */
+export function messageKey(body: unknown): string | undefined {
+  const own = IndexMessageV1.safeParse(body);
+  if (own.success) return own.data.type === "index" ? own.data.key : undefined;
+  const event = R2EventV1.safeParse(body);
+  return event.success ? event.data.object.key : undefined;
+}
+
+function publishRoot(body: unknown): string | undefined {
+  const own = IndexMessageV1.safeParse(body);
+  return own.success && own.data.type === "publish" ? own.data.root : undefined;
+}
+
+export interface QueueDeps {
+  readonly index: (env: Env, key: string, opts: { maxReads: number }) => Promise<IndexOutcome>;
+}
+
+function envSeconds(text: string | undefined, fallback: number): number {
+  const n = Number(text);
+  return text !== undefined && Number.isInteger(n) && n >= 0 ? n : fallback;
+}
+
+/**
+ * The Worker's `queue()` handler. Index messages (ec's own `{type:"index"}` and R2 event
+ * notifications) go one at a time within the invocation's subrequest budget; what does not
+ * fit is retried at once into a fresh invocation. A failure retries with backoff; the last
+ * attempt writes an error entry saying why before the message goes to the dead-letter queue.
+ * Touched roots get one debounced publish message. Publish messages build the next generation.
+ *
+ * @example
+ * export default { fetch: app.fetch, queue: (batch, env) => handleQueue(batch, env) };
+ */
+export async function handleQueue(batch: MessageBatch<unknown>, env: Env, deps: QueueDeps = { index: indexForTable }): Promise<void> {
+  const roots = new Set<string>();
+  let budget = SUBREQUEST_BUDGET;
+  for (const msg of batch.messages) {
+    const publish = publishRoot(msg.body);
+    if (publish !== undefined) {
+      await publishMessage(env, msg, publish);
+      continue;
+    }
+    const key = messageKey(msg.body);
+    if (key === undefined) {
+      console.error(JSON.stringify({ msg: "index queue: not an index message, dropped", id: msg.id }));
+      msg.ack();
+      continue;
+    }
+    if (budget < MESSAGE_OVERHEAD + 16) {
+      msg.retry({ delaySeconds: 0 });
+      continue;
+    }
+    try {
+      const done = await deps.index(env, key, { maxReads: Math.min(MAX_INDEX_READS, budget - MESSAGE_OVERHEAD) });
+      budget -= MESSAGE_OVERHEAD + done.reads;
+      if (done.root !== undefined && (done.outcome === "indexed" || done.outcome === "removed")) roots.add(done.root);
+      msg.ack();
+    } catch (err) {
+      if (err instanceof IndexBudgetError) {
+        budget = 0;
+        msg.retry({ delaySeconds: 0 });
+        continue;
+      }
+      console.error(JSON.stringify({ msg: "index queue: indexing failed", key, attempts: msg.attempts, error: String((err as Error)?.message ?? err) }));
+      if (msg.attempts > INDEX_MAX_RETRIES) {
+        const root = await recordFailure(env, key, err, msg.attempts).catch(() => undefined);
+        if (root !== undefined) roots.add(root);
+      }
+      msg.retry({ delaySeconds: retryDelay(msg.attempts) });
+    }
+  }
+  const delaySeconds = envSeconds(env.EC_PUBLISH_DELAY_SECONDS, 10);
+  for (const root of roots) await env.PUBLISH_QUEUE.send({ type: "publish", root } satisfies IndexMessageV1, { delaySeconds });
+}
+
+/** The error entry of an object that could not be indexed: the table says why, and the dataset still streams. */
+async function recordFailure(env: Env, key: string, err: unknown, attempts: number): Promise<string | undefined> {
+  const root = tableRoot(key);
+  const meta = root === undefined ? null : await env.BUCKET.head(key);
+  if (root === undefined || meta === null) return undefined;
+  const entry: TableEntryV1 = {
+    key,
+    size: meta.size,
+    etag: meta.httpEtag,
+    kind: "error",
+    error: { code: "ERR_INDEX_FAILED", message: `indexing failed after ${attempts} attempts: ${String((err as Error)?.message ?? err).slice(0, 500)}` },
+  };
+  await recordEntry(env, root, entry);
+  return root;
+}
+
+async function publishMessage(env: Env, msg: Message<unknown>, root: string): Promise<void> {
+  try {
+    const published = await publishTable(env, root);
+    // More pending entries than one generation takes: the next generation follows at once.
+    if (published?.more) await env.PUBLISH_QUEUE.send({ type: "publish", root } satisfies IndexMessageV1);
+    msg.ack();
+  } catch (err) {
+    console.error(JSON.stringify({ msg: "publish queue: publishing failed", root, attempts: msg.attempts, error: String((err as Error)?.message ?? err) }));
+    msg.retry({ delaySeconds: retryDelay(msg.attempts) });
+  }
+}

@@ -1,0 +1,88 @@
+import { buildGeneration, type TableChanges } from "../../common/dataset-table/generation.js";
+import { manifestSigner, publicKeys, signJson } from "../../common/manifest-sign.js";
+import { SignedManifestV1, TableEntryV1, TableHeadV1, TablePageV1 } from "../../common/schema/index.js";
+import { DEFAULT_SHARD_TARGET_BYTES } from "../../common/shards.js";
+import { InternalError } from "../errors.js";
+import { envInt } from "../manifest/build-manifest.js";
+import { tableKeys } from "../../common/dataset-table/table-keys.js";
+
+/**
+ * Pending entries one generation takes in: one R2 list call (marks carry their entries), one
+ * batched delete, and a get only for the few marks that cannot carry theirs.
+ */
+export const MAX_CHANGES_PER_GENERATION = 1000;
+
+/** The latest (or a named) generation's head, as stored: signed envelope and parsed head. */
+export async function readHead(env: Env, root: string, generation?: number): Promise<{ signed: SignedManifestV1; head: TableHeadV1 } | undefined> {
+  const got = await env.BUCKET.get(generation === undefined ? tableKeys.head(root) : tableKeys.generation(root, generation));
+  if (got === null) return undefined;
+  const signed = SignedManifestV1.parse(await got.json());
+  return { signed, head: TableHeadV1.parse(JSON.parse(signed.payload)) };
+}
+
+export async function readPage(env: Env, root: string, name: string): Promise<TablePageV1> {
+  const got = await env.BUCKET.get(tableKeys.page(root, name));
+  if (got === null) throw new InternalError(new Error(`table page ${root}/${name} is missing`));
+  const json = await new Response(got.body.pipeThrough(new DecompressionStream("gzip"))).text();
+  return TablePageV1.parse(JSON.parse(json));
+}
+
+/**
+ * Publishes the next generation of `root`'s table from its pending entries (at most
+ * MAX_CHANGES_PER_GENERATION; `more` says others wait). Runs on the publish queue, whose
+ * consumer has max_concurrency 1: one writer per table, so generations never fork. A run
+ * with nothing pending publishes nothing (duplicate publish messages are free).
+ *
+ * @example
+ * await publishTable(env, "gameplay"); // { generation: 3, objects: 1200, more: false }
+ */
+export async function publishTable(env: Env, root: string, now = Math.floor(Date.now() / 1000)): Promise<{ generation: number; objects: number; more: boolean } | undefined> {
+  const listed = await env.BUCKET.list({ prefix: tableKeys.pendingPrefix(root), limit: MAX_CHANGES_PER_GENERATION, include: ["customMetadata"] });
+  if (listed.objects.length === 0) return undefined;
+  const previous = await readHead(env, root);
+  const marks = new Map<string, string[]>();
+  for (const o of listed.objects) {
+    const key = o.customMetadata?.key;
+    if (key !== undefined) marks.set(key, [...(marks.get(key) ?? []), o.customMetadata?.entry ?? ""]);
+  }
+  const changes = new Map<string, TableEntryV1 | null>();
+  await Promise.all(
+    [...marks].map(async ([key, carried]) => {
+      // One mark carrying its entry is that entry; several marks (which is newer?), a removal or
+      // an entry too large to carry are read from the entry record, the latest by construction.
+      if (carried.length === 1 && carried[0]) return void changes.set(key, TableEntryV1.parse(JSON.parse(carried[0])));
+      const got = await env.BUCKET.get(await tableKeys.entry(root, key));
+      changes.set(key, got === null ? null : TableEntryV1.parse(await got.json()));
+    }),
+  );
+  const head = await writeGeneration(env, root, previous?.head, changes, now);
+  // Every listed mark is settled: an entry is written before its mark, so the entry read above is at least as new.
+  await env.BUCKET.delete(listed.objects.map((o) => o.key));
+  return { generation: head.generation, objects: head.objects, more: listed.truncated };
+}
+
+/**
+ * Writes the generation after `previous` with `changes` applied: the rewritten pages, then
+ * the signed head under `gen/` and as `head.json`. The publisher's core; also what seeds a
+ * large table in one go (bench/open-scale.ts).
+ *
+ * @example
+ * const head = await writeGeneration(env, "gameplay", undefined, new Map(entries.map((e) => [e.key, e])));
+ */
+export async function writeGeneration(env: Env, root: string, previous: TableHeadV1 | undefined, changes: TableChanges, now = Math.floor(Date.now() / 1000)): Promise<TableHeadV1> {
+  const signer = await manifestSigner(env.EC_MANIFEST_KEY).catch((cause: unknown) => {
+    throw new InternalError(cause);
+  });
+  const { head, pages } = await buildGeneration(previous, changes, async (ref) => (await readPage(env, root, ref.name)).entries, {
+    root,
+    shardBytes: envInt(env.EC_SHARD_TARGET_BYTES, DEFAULT_SHARD_TARGET_BYTES),
+    now,
+  });
+  await Promise.all(pages.map((p) => env.BUCKET.put(tableKeys.page(root, p.name), p.gz, { httpMetadata: { contentType: "application/json", contentEncoding: "gzip" } })));
+  const body = JSON.stringify(await signJson(head, signer));
+  // The generation first: a head never names a generation that is not stored.
+  await env.BUCKET.put(tableKeys.generation(root, head.generation), body, { httpMetadata: { contentType: "application/json" } });
+  await env.BUCKET.put(tableKeys.head(root), body, { httpMetadata: { contentType: "application/json" } });
+  await env.BUCKET.put(tableKeys.publicKeys(), JSON.stringify(publicKeys([signer])), { httpMetadata: { contentType: "application/json" } });
+  return head;
+}
