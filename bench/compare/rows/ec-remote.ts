@@ -7,27 +7,32 @@ import type { RowName } from "../args.js";
 import { ecOptions, ROW_TIMEOUT_MS, type RowContext, type RowDef, type RowOutcome } from "../row.js";
 import { runChild } from "../run-child.js";
 
-async function runEc(ctx: RowContext): Promise<RowOutcome> {
+/**
+ * Runs a row child that streams the bench dataset through the WAN and the origin-cache process:
+ * `command script ARGS_JSON` with the ec rows' options, on the client CPUs, the cache's CPU and
+ * memory counted in the row. The TypeScript rows and the Python client's share it.
+ */
+export async function runThroughCache(ctx: RowContext, command: string, script: string, env: Readonly<Record<string, string>> = {}): Promise<RowOutcome> {
   if (!ctx.testbed) return { kind: "skipped", reason: "the local edge did not start (see the message above)" };
   if (!ctx.cache) return { kind: "skipped", reason: "the origin-cache process did not start (see the message above)" };
   const bed = ctx.testbed;
-  const args = {
-    url: bed.datasetUrl,
-    options: { ...ecOptions(ctx.config), cache: ctx.cache.url, token: bed.edge.token },
-    stepMs: ctx.config.stepMs,
-  };
+  const args = { url: bed.datasetUrl, options: { ...ecOptions(ctx.config), cache: ctx.cache.url, token: bed.edge.token }, stepMs: ctx.config.stepMs };
+  const m = await runChild({
+    command,
+    args: [script, JSON.stringify(args)],
+    env: { NODE_EXTRA_CA_CERTS: bed.caFile, ...env },
+    alsoPids: [ctx.cache.pid],
+    wanBytes: () => bed.wan.stats.bytesSent,
+    wanRequests: () => bed.wan.stats.requests,
+    timeoutMs: ROW_TIMEOUT_MS,
+    cpus: ctx.config.cpus,
+  });
+  return { kind: "ran", ...m };
+}
+
+async function runEc(ctx: RowContext): Promise<RowOutcome> {
   try {
-    const m = await runChild({
-      command: process.execPath,
-      args: [join(ctx.childDir, "ec-stream.js"), JSON.stringify(args)],
-      env: { NODE_EXTRA_CA_CERTS: bed.caFile },
-      alsoPids: [ctx.cache.pid],
-      wanBytes: () => bed.wan.stats.bytesSent,
-      wanRequests: () => bed.wan.stats.requests,
-      timeoutMs: ROW_TIMEOUT_MS,
-      cpus: ctx.config.cpus,
-    });
-    return { kind: "ran", ...m };
+    return await runThroughCache(ctx, process.execPath, join(ctx.childDir, "ec-stream.js"));
   } catch (err) {
     const text = (err as Error).message;
     if (text.includes("ERR_SOURCE_UNSUPPORTED")) return { kind: "skipped", reason: "this SDK build opens no https:// edge dataset URLs yet (ERR_SOURCE_UNSUPPORTED)" };
