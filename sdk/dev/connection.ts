@@ -1,14 +1,14 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseDevVars } from "./dev-vars.js";
-import { projectRoot } from "./project-root.js";
+import { varsRoot } from "./project-root.js";
 
 /** Where `ec dev` listens unless told otherwise. */
 export const DEFAULT_EDGE = "http://127.0.0.1:8787";
 
 function devVar(name: string): string | undefined {
   try {
-    return parseDevVars(readFileSync(join(projectRoot(), ".dev.vars"), "utf8"))[name];
+    return parseDevVars(readFileSync(join(varsRoot(), ".dev.vars"), "utf8"))[name];
   } catch {
     return undefined;
   }

@@ -5,14 +5,14 @@ import { spawnGroup, type ChildGroup } from "./child-group.js";
 import { devToken, ensureDevVars } from "./dev-vars.js";
 import { DevServiceError } from "./errors.js";
 import { freePort } from "./free-port.js";
-import { projectRoot, stateRoot } from "./project-root.js";
+import { projectRoot, stateRoot, varsRoot } from "./project-root.js";
 
 export interface LocalEdgeOptions {
   /** Port to listen on; 0 (the default) picks a free one. */
   readonly port?: number;
   /** Where the local R2 persists; defaults to `.ec/edge` of the checkout, or of the current folder where ec is installed. */
   readonly persistDir?: string;
-  /** Folder of the `.dev.vars` to use (created on first use); defaults to the project root. Tests pass their own. */
+  /** Folder of the `.dev.vars` to use (created on first use); defaults to the checkout, or `.ec/` of the current folder where ec is installed. Tests pass their own. */
   readonly varsDir?: string;
   /** Do not echo wrangler's output to stderr (it is still kept for error messages). */
   readonly quiet?: boolean;
@@ -98,7 +98,7 @@ function upstreamArgs(origin: string): string[] {
 }
 
 async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Promise<LocalEdge> {
-  const varsDir = resolve(opts.varsDir ?? root);
+  const varsDir = resolve(opts.varsDir ?? varsRoot(root));
   const vars = ensureDevVars(varsDir);
   const persistDir = resolve(opts.persistDir ?? join(stateRoot(), ".ec", "edge"));
   mkdirSync(persistDir, { recursive: true });

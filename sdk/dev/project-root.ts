@@ -33,7 +33,19 @@ export function projectRoot(): string {
  * @example
  * join(stateRoot(), ".ec", "samples");
  */
-export function stateRoot(): string {
-  const root = projectRoot();
-  return root.split(sep).includes("node_modules") ? process.cwd() : root;
+export function stateRoot(root = projectRoot(), cwd = process.cwd()): string {
+  return root.split(sep).includes("node_modules") ? cwd : root;
+}
+
+/**
+ * The folder of the local edge's `.dev.vars`: the checkout (git-ignored there), or `.ec/` of the
+ * current folder where ec is installed, so that no secret is written into `node_modules/ec/`
+ * (where it would be lost on reinstall and shared by every project using that copy).
+ *
+ * @example
+ * ensureDevVars(varsRoot());
+ */
+export function varsRoot(root = projectRoot(), cwd = process.cwd()): string {
+  const state = stateRoot(root, cwd);
+  return state === root ? root : join(state, ".ec");
 }
