@@ -97,9 +97,19 @@ function upstreamArgs(origin: string): string[] {
   return ["--local-upstream", u.host, "--upstream-protocol", u.protocol.slice(0, -1)];
 }
 
+/** A `.gitignore` of `*`, so that secrets outside the checkout are never committed by accident. */
+function ignoreFolder(dir: string): void {
+  try {
+    writeFileSync(join(dir, ".gitignore"), "# ec's local state and secrets\n*\n", { flag: "wx" });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
+}
+
 async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Promise<LocalEdge> {
   const varsDir = resolve(opts.varsDir ?? varsRoot(root));
   const vars = ensureDevVars(varsDir);
+  if (varsDir !== root) ignoreFolder(varsDir);
   const persistDir = resolve(opts.persistDir ?? join(stateRoot(), ".ec", "edge"));
   mkdirSync(persistDir, { recursive: true });
   const config = configFor(root, varsDir);

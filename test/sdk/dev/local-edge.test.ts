@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -26,6 +26,8 @@ describe("startLocalEdge", () => {
     expect(edge.token).toMatch(/^ec_dev_/);
     expect(edge.signingKey.length).toBeGreaterThan(20);
     expect(Buffer.from(edge.manifestKey, "base64").length).toBe(48); // PKCS#8 DER of an Ed25519 key
+    // Outside the checkout nothing else keeps the secrets out of a commit.
+    expect(readFileSync(join(dir, ".gitignore"), "utf8")).toMatch(/^\*$/m);
   });
 
   it("serves PUT with its token and signed GET with its signing key", async () => {
