@@ -1,6 +1,7 @@
 /** Decoded frames as packed RGB24, for pictures of them (contact sheets, report thumbnails). */
 import { describeReceived } from "../../common/errors.js";
 import { SdkError } from "../errors.js";
+import { arrayToRgb } from "./array-to-rgb.js";
 
 /** A decoded host frame: rgb24, or the decoder's own planes packed one after another. */
 export interface PictureFrame {
@@ -16,12 +17,13 @@ const clamp = (v: number) => (v < 0 ? 0 : v > 255 ? 255 : v);
 /**
  * The frame as packed RGB24, `scale`× smaller by nearest sampling (1 keeps every pixel):
  * rgb24 as is, yuv420p/yuvj420p converted with BT.601 (limited or full range), other 8-bit
- * luma-first formats as gray from their luma plane.
+ * luma-first formats as gray from their luma plane, `.npy` arrays as `arrayToRgb` shows them.
  *
  * @example
  * const rgb = frameToRgb(batch.decoded[0].frames[0], 2); // half width and height
  */
 export function frameToRgb(f: PictureFrame, scale = 1): { data: Uint8Array; width: number; height: number } {
+  if (f.format.startsWith("npy:")) return arrayToRgb(f, scale);
   const width = Math.max(1, Math.floor(f.width / scale));
   const height = Math.max(1, Math.floor(f.height / scale));
   const out = new Uint8Array(width * height * 3);
