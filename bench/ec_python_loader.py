@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import ec  # noqa: E402
 import ec.torch  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
+from training_loop import drive, emit  # noqa: E402
 
 
 def snake(name):
@@ -36,44 +37,27 @@ def main():
     t0 = time.perf_counter()
     ds = ec.torch.ClipDataset(args["url"], **options)
     loader = DataLoader(ds, batch_size=None, num_workers=0)
-    waited, first, clips, frames = 0.0, None, 0, 0
+    counted = {"clips": 0, "frames": 0}
     clip_list = []
+
+    def take(batch):
+        for c in batch.clips:
+            counted["clips"] += 1
+            counted["frames"] += c["frames"]
+            clip_list.append({"key": c["key"], "start": c["start"], "startSeconds": c["pts"][0] if c["pts"] else 0, "frames": c["frames"], "stride": c["stride"]})
+
     it = iter(loader)
     # This process does nothing but the bridge (events, mappings, tensor views, the DataLoader): all its CPU is the bridge's.
     bridge0 = time.process_time()
-    while True:
-        asked = time.perf_counter()
-        try:
-            batch = next(it)
-        except StopIteration:
-            break
-        now = time.perf_counter()
-        waited += now - asked
-        if first is None:
-            first = now - t0
-        for c in batch.clips:
-            clips += 1
-            frames += c["frames"]
-            clip_list.append({"key": c["key"], "start": c["start"], "startSeconds": c["pts"][0] if c["pts"] else 0, "frames": c["frames"], "stride": c["stride"]})
-        del batch
-        if step > 0:
-            time.sleep(step)
+    waited, first = drive(it, t0, step, take)
     bridge = time.process_time() - bridge0
     del it
-    wall = time.perf_counter() - t0
     # The engine is this process's child: its CPU is the row's too (it has exited once the iterator is gone).
-    report = {
-        "clips": clips,
-        "frames": frames,
-        "seconds": wall,
-        "firstBatchSeconds": first if first is not None else wall,
-        "stallRatio": min(1.0, waited / wall) if wall > 0 else 0,
-        "cpuSeconds": cpu_seconds(resource.RUSAGE_SELF) - cpu0 + cpu_seconds(resource.RUSAGE_CHILDREN),
-        "bridgeCpuSeconds": bridge,
-        "clipList": clip_list,
-        "device": "cpu",
-    }
-    sys.stdout.write("\n" + json.dumps(report) + "\n")
+    emit(
+        t0, waited, first, **counted,
+        cpuSeconds=cpu_seconds(resource.RUSAGE_SELF) - cpu0 + cpu_seconds(resource.RUSAGE_CHILDREN),
+        bridgeCpuSeconds=bridge, clipList=clip_list, device="cpu",
+    )
 
 
 if __name__ == "__main__":

@@ -9,13 +9,13 @@ CLIPS.json: [{"url": ..., "clip": {"key", "start", "startSeconds", "frames", "st
 import argparse
 import json
 import resource
-import sys
 import time
 
 import av
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
+from training_loop import drive, emit
 
 
 class ClipDataset(Dataset):
@@ -75,37 +75,17 @@ def main():
     cpu0 = cpu_seconds()
     t0 = time.perf_counter()
     loader = DataLoader(ClipDataset(items), batch_size=a.batch, num_workers=a.workers, collate_fn=collate)
-    waited = 0.0
-    first = None
-    clips = frames = 0
-    it = iter(loader)
-    while True:
-        asked = time.perf_counter()
-        try:
-            batch = next(it)
-        except StopIteration:
-            break
-        now = time.perf_counter()
-        waited += now - asked
-        if first is None:
-            first = now - t0
+    counted = {"clips": 0, "frames": 0}
+
+    def take(batch):
         for clip in batch:
-            clips += 1
-            frames += int(clip.shape[0])
-        if a.step_ms > 0:
-            time.sleep(a.step_ms / 1000)
+            counted["clips"] += 1
+            counted["frames"] += int(clip.shape[0])
+
+    it = iter(loader)
+    waited, first = drive(it, t0, a.step_ms / 1000, take)
     del it  # joins the workers, so their CPU time counts as the children's
-    wall = time.perf_counter() - t0
-    report = {
-        "clips": clips,
-        "frames": frames,
-        "seconds": wall,
-        "firstBatchSeconds": first if first is not None else wall,
-        "stallRatio": min(1.0, waited / wall) if wall > 0 else 0,
-        "cpuSeconds": cpu_seconds() - cpu0,
-        "device": "cpu",
-    }
-    sys.stdout.write("\n" + json.dumps(report) + "\n")
+    emit(t0, waited, first, **counted, cpuSeconds=cpu_seconds() - cpu0, device="cpu")
 
 
 if __name__ == "__main__":
