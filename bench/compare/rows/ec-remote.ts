@@ -14,7 +14,11 @@ import { runChild } from "../run-child.js";
  */
 export async function runThroughCache(ctx: RowContext, command: string, script: string, env: Readonly<Record<string, string>> = {}): Promise<RowOutcome> {
   if (!ctx.testbed) return { kind: "skipped", reason: "the local edge did not start (see the message above)" };
-  if (!ctx.cache) return { kind: "skipped", reason: "the origin-cache process did not start (see the message above)" };
+  if (!ctx.cache) {
+    // The ec_cold row starts the cache and fills it; the rows after it read it warm.
+    const reason = ctx.config.rows.includes("ec_cold") ? "the origin-cache process did not start (see the message above)" : "it reads the cache ec_cold fills: add ec_cold to --rows";
+    return { kind: "skipped", reason };
+  }
   const bed = ctx.testbed;
   const args = { url: bed.datasetUrl, options: { ...ecOptions(ctx.config), cache: ctx.cache.url, token: bed.edge.token }, stepMs: ctx.config.stepMs };
   const m = await runChild({
