@@ -12,7 +12,7 @@ export interface PictureFrame {
 }
 
 const LUMA_ONLY = new Set(["gray", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "nv12", "nv21"]);
-const clamp = (v: number) => (v < 0 ? 0 : v > 255 ? 255 : v);
+const clamp = (v: number) => Math.min(Math.max(v, 0), 255);
 
 /**
  * The frame as packed RGB24, `scale`× smaller by nearest sampling (1 keeps every pixel):
