@@ -36,6 +36,12 @@ Napi::Error toJsError(Napi::Env env, const std::string& code, const std::string&
   return error;
 }
 
+// What each instance of the addon (the main thread's, each worker_thread's) keeps: nothing of one
+// environment may be reached from another, so no process-wide statics.
+struct InstanceData {
+  Napi::FunctionReference decoder;
+};
+
 // Runs `work` off the event loop; the exception's code reaches JS as error.code.
 class Worker : public Napi::AsyncWorker {
  public:
@@ -164,13 +170,9 @@ Napi::Value deviceFramesToJs(Napi::Env env, std::vector<ec::DeviceFrame>& device
 
 class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
  public:
-  static Napi::FunctionReference* constructor;
-
   static Napi::Function Init(Napi::Env env) {
-    Napi::Function fn = DefineClass(env, "Decoder", {InstanceMethod("decode", &DecoderWrap::Decode),
-                                                     InstanceMethod("close", &DecoderWrap::Close)});
-    constructor = new Napi::FunctionReference(Napi::Persistent(fn));
-    return fn;
+    return DefineClass(env, "Decoder", {InstanceMethod("decode", &DecoderWrap::Decode),
+                                        InstanceMethod("close", &DecoderWrap::Close)});
   }
 
   explicit DecoderWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<DecoderWrap>(info) {
@@ -235,8 +237,6 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
   std::shared_ptr<std::atomic<bool>> busy_ = std::make_shared<std::atomic<bool>>(false);
 };
 
-Napi::FunctionReference* DecoderWrap::constructor = nullptr;
-
 ec::OutputFormat parseOutput(const std::string& s) {
   if (s == "rgb24") return ec::OutputFormat::Rgb24;
   if (s == "rgbf32-planar") return ec::OutputFormat::RgbF32Planar;
@@ -264,7 +264,7 @@ Napi::Value OpenDecoder(const Napi::CallbackInfo& info) {
       env, [options, decoder] { *decoder = std::make_shared<ec::Decoder>(options); },
       [decoder](Napi::Env env) -> Napi::Value {
         auto external = Napi::External<std::shared_ptr<ec::Decoder>>::New(env, decoder.get());
-        return DecoderWrap::constructor->New({external});
+        return env.GetInstanceData<InstanceData>()->decoder.New({external});
       });
   worker->Queue();
   return worker->promise();
@@ -586,7 +586,9 @@ Napi::Value Devices(const Napi::CallbackInfo& info) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   // Failures reach JS as typed errors; FFmpeg's own log lines on stderr would only be noise.
   av_log_set_level(std::getenv("EC_FFMPEG_LOG") ? AV_LOG_INFO : AV_LOG_QUIET);
-  exports.Set("Decoder", DecoderWrap::Init(env));
+  Napi::Function decoder = DecoderWrap::Init(env);
+  env.SetInstanceData(new InstanceData{Napi::Persistent(decoder)});
+  exports.Set("Decoder", decoder);
   exports.Set("openDecoder", Napi::Function::New(env, OpenDecoder));
   exports.Set("decodeImage", Napi::Function::New(env, DecodeImage));
   exports.Set("downloadFrame", Napi::Function::New(env, DownloadFrame));
