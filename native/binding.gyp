@@ -36,6 +36,8 @@
         ["cuda_include!=''", {
           "defines": ["EC_WITH_CUDA"],
           "include_dirs": ["<(cuda_include)"]
+        }, {
+          "sources": ["src/cuda-stubs.cc"]
         }],
         ["cuda_include!='' and nvcc!=''", {
           "defines": ["EC_WITH_KERNELS"],

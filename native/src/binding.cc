@@ -18,15 +18,13 @@ extern "C" {
 
 #include "decoder.h"
 #include "device-download.h"
+#include "device-memory.h"
 #include "errors.h"
 #include "host-converter.h"
 #include "host-report.h"
 #include "image-decoder.h"
 #include "kernels/kernels.h"
 #include "read-into.h"
-#ifdef EC_WITH_CUDA
-#include "cuda-driver.h"
-#endif
 
 namespace {
 
@@ -34,6 +32,16 @@ Napi::Error toJsError(Napi::Env env, const std::string& code, const std::string&
   Napi::Error error = Napi::Error::New(env, message);
   error.Set("code", Napi::String::New(env, code));
   return error;
+}
+
+// Runs a synchronous core call; its NativeException reaches JS as an error with its code.
+template <typename F>
+auto guard(Napi::Env env, F&& call) -> decltype(call()) {
+  try {
+    return call();
+  } catch (const ec::NativeException& e) {
+    throw toJsError(env, e.code(), e.what());
+  }
 }
 
 // What each instance of the addon (the main thread's, each worker_thread's) keeps: nothing of one
@@ -337,14 +345,7 @@ Napi::Value LumaStats(const Napi::CallbackInfo& info) {
   auto* worker = new Worker(
       env,
       [sources, step, device, records] {
-#ifdef EC_WITH_CUDA
-        if (device >= 0) {
-          *records = ec::kernels::lumaStatsOnDevice(device, sources, step);
-          return;
-        }
-#endif
-        if (device >= 0) throw ec::NativeException("ERR_DEVICE_UNAVAILABLE", "This build has no CUDA support");
-        *records = ec::kernels::lumaStatsOnHost(sources, step);
+        *records = device >= 0 ? ec::kernels::lumaStatsOnDevice(device, sources, step) : ec::kernels::lumaStatsOnHost(sources, step);
       },
       [records, sources, step](Napi::Env env) -> Napi::Value {
         // One buffer of records; each frame gets views of its parts, where lumaRecords says.
@@ -471,15 +472,9 @@ Napi::Value ReadIntoDevice(const Napi::CallbackInfo& info) {
 // allocDevice(index, bytes) → { pointer: bigint, handle } (freed when handle is collected)
 Napi::Value AllocDevice(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-#ifdef EC_WITH_CUDA
   int index = info[0].As<Napi::Number>().Int32Value();
   auto bytes = static_cast<size_t>(info[1].As<Napi::Number>().DoubleValue());
-  uint64_t pointer = 0;
-  try {
-    pointer = ec::cuda::allocDevice(index, bytes);
-  } catch (const ec::NativeException& e) {
-    throw toJsError(env, e.code(), e.what());
-  }
+  uint64_t pointer = guard(env, [&] { return ec::cuda::allocDevice(index, bytes); });
   struct Allocation {
     int index;
     uint64_t pointer;
@@ -491,62 +486,39 @@ Napi::Value AllocDevice(const Napi::CallbackInfo& info) {
           delete a;
         }));
   return o;
-#else
-  throw toJsError(env, "ERR_DEVICE_UNAVAILABLE", "This build has no CUDA support");
-#endif
 }
 
 // copyDeviceToHost(index, pointer: bigint, target: Uint8Array) — synchronous, small buffers only.
 Napi::Value CopyDeviceToHost(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-#ifdef EC_WITH_CUDA
   int index = info[0].As<Napi::Number>().Int32Value();
   bool lossless = false;
   uint64_t pointer = info[1].As<Napi::BigInt>().Uint64Value(&lossless);
   auto target = info[2].As<Napi::Uint8Array>();
-  try {
-    ec::cuda::copyDeviceToHost(index, target.Data(), pointer, target.ByteLength());
-  } catch (const ec::NativeException& e) {
-    throw toJsError(env, e.code(), e.what());
-  }
+  guard(env, [&] { ec::cuda::copyDeviceToHost(index, target.Data(), pointer, target.ByteLength()); });
   return env.Undefined();
-#else
-  throw toJsError(env, "ERR_DEVICE_UNAVAILABLE", "This build has no CUDA support");
-#endif
 }
 
 // copyDevice2D(device, dst: bigint, dstPitch, src: bigint, srcPitch, rowBytes, rows): a synchronous device-to-device copy.
 Napi::Value CopyDevice2D(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-#ifdef EC_WITH_CUDA
   bool lossless = false;
   auto size = [&](int i) { return static_cast<size_t>(info[i].As<Napi::Number>().DoubleValue()); };
-  try {
+  guard(env, [&] {
     ec::cuda::copyDevice2D(info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::BigInt>().Uint64Value(&lossless), size(2),
                            info[3].As<Napi::BigInt>().Uint64Value(&lossless), size(4), size(5), size(6));
-  } catch (const ec::NativeException& e) {
-    throw toJsError(env, e.code(), e.what());
-  }
+  });
   return env.Undefined();
-#else
-  throw toJsError(env, "ERR_DEVICE_UNAVAILABLE", "This build has no CUDA support");
-#endif
 }
 
 // ipcHandle(device, pointer: bigint): the 64-byte CUDA IPC handle of an allocDevice() allocation.
 Napi::Value IpcHandle(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-#ifdef EC_WITH_CUDA
   bool lossless = false;
-  try {
-    std::string h = ec::cuda::ipcHandle(info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::BigInt>().Uint64Value(&lossless));
-    return Napi::Buffer<char>::Copy(env, h.data(), h.size());
-  } catch (const ec::NativeException& e) {
-    throw toJsError(env, e.code(), e.what());
-  }
-#else
-  throw toJsError(env, "ERR_DEVICE_UNAVAILABLE", "This build has no CUDA support");
-#endif
+  std::string h = guard(env, [&] {
+    return ec::cuda::ipcHandle(info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::BigInt>().Uint64Value(&lossless));
+  });
+  return Napi::Buffer<char>::Copy(env, h.data(), h.size());
 }
 
 Napi::Value Devices(const Napi::CallbackInfo& info) {
