@@ -11,9 +11,7 @@
 #include <cstdlib>
 
 extern "C" {
-#include <libavutil/hwcontext.h>
 #include <libavutil/log.h>
-#include <libavutil/pixdesc.h>
 }
 
 #include "decoder.h"
@@ -23,7 +21,7 @@ extern "C" {
 #include "host-converter.h"
 #include "host-report.h"
 #include "image-decoder.h"
-#include "kernels/kernels.h"
+#include "kernels/kernel-calls.h"
 #include "read-into.h"
 
 namespace {
@@ -245,11 +243,7 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
   std::shared_ptr<std::atomic<bool>> busy_ = std::make_shared<std::atomic<bool>>(false);
 };
 
-ec::OutputFormat parseOutput(const std::string& s) {
-  if (s == "rgb24") return ec::OutputFormat::Rgb24;
-  if (s == "rgbf32-planar") return ec::OutputFormat::RgbF32Planar;
-  return ec::OutputFormat::Native;
-}
+using ec::kernels::outputFormatOf;
 
 // openDecoder({codec, extradata, width, height, device, deviceIndex, threads, output, resizeHeight, resizeWidth})
 Napi::Value OpenDecoder(const Napi::CallbackInfo& info) {
@@ -264,7 +258,7 @@ Napi::Value OpenDecoder(const Napi::CallbackInfo& info) {
   options.device = o.Get("device").As<Napi::String>();
   options.deviceIndex = o.Get("deviceIndex").As<Napi::Number>().Int32Value();
   options.threads = o.Get("threads").As<Napi::Number>().Int32Value();
-  options.output = parseOutput(o.Get("output").As<Napi::String>());
+  options.output = outputFormatOf(o.Get("output").As<Napi::String>());
   options.resizeHeight = o.Get("resizeHeight").As<Napi::Number>().Int32Value();
   options.resizeWidth = o.Get("resizeWidth").As<Napi::Number>().Int32Value();
   auto decoder = std::make_shared<std::shared_ptr<ec::Decoder>>();
@@ -284,7 +278,7 @@ Napi::Value DecodeImage(const Napi::CallbackInfo& info) {
   auto data = info[0].As<Napi::Uint8Array>();
   ec::ImageOptions options;
   options.format = info[1].As<Napi::String>();
-  options.output = parseOutput(info[2].As<Napi::String>());
+  options.output = outputFormatOf(info[2].As<Napi::String>());
   options.resizeHeight = info[3].As<Napi::Number>().Int32Value();
   options.resizeWidth = info[4].As<Napi::Number>().Int32Value();
   const uint8_t* bytes = data.Data();
@@ -321,50 +315,42 @@ Napi::Value LumaStats(const Napi::CallbackInfo& info) {
   int device = info[2].As<Napi::Number>().Int32Value();
   std::vector<ec::kernels::LumaSource> sources;
   std::vector<Napi::Value> keep;
-  try {
-    for (uint32_t i = 0; i < list.Length(); ++i) {
-      Napi::Object f = list.Get(i).As<Napi::Object>();
-      const uint8_t* data = nullptr;
-      if (device < 0) {
-        data = f.Get("data").As<Napi::Uint8Array>().Data();
-        keep.push_back(f.Get("data"));
-      } else {
-        const ec::DeviceFrame* frame = f.Get("handle").As<Napi::External<ec::DeviceFrame>>().Data();
-        data = reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(frame->planes.at(0).pointer));
-        keep.push_back(f.Get("handle"));
-      }
-      sources.push_back(ec::kernels::lumaSource(f.Get("format").As<Napi::String>(), data,
-                                                f.Get("pitch").As<Napi::Number>().Int32Value(),
-                                                f.Get("width").As<Napi::Number>().Int32Value(),
-                                                f.Get("height").As<Napi::Number>().Int32Value()));
+  for (uint32_t i = 0; i < list.Length(); ++i) {
+    Napi::Object f = list.Get(i).As<Napi::Object>();
+    const uint8_t* data = nullptr;
+    if (device < 0) {
+      data = f.Get("data").As<Napi::Uint8Array>().Data();
+      keep.push_back(f.Get("data"));
+    } else {
+      const ec::DeviceFrame* frame = f.Get("handle").As<Napi::External<ec::DeviceFrame>>().Data();
+      data = reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(frame->planes.at(0).pointer));
+      keep.push_back(f.Get("handle"));
     }
-  } catch (const ec::NativeException& e) {
-    throw toJsError(env, e.code(), e.what());
+    sources.push_back(guard(env, [&] {
+      return ec::kernels::lumaSource(f.Get("format").As<Napi::String>(), data, f.Get("pitch").As<Napi::Number>().Int32Value(),
+                                     f.Get("width").As<Napi::Number>().Int32Value(),
+                                     f.Get("height").As<Napi::Number>().Int32Value());
+    }));
   }
   auto records = std::make_shared<std::vector<uint32_t>>();
   auto* worker = new Worker(
-      env,
-      [sources, step, device, records] {
-        *records = device >= 0 ? ec::kernels::lumaStatsOnDevice(device, sources, step) : ec::kernels::lumaStatsOnHost(sources, step);
-      },
+      env, [sources, step, device, records] { *records = ec::kernels::lumaStats(device, sources, step); },
       [records, sources, step](Napi::Env env) -> Napi::Value {
-        // One buffer of records; each frame gets views of its parts, where lumaRecords says.
+        // One buffer of records; each frame gets views of its parts.
         auto all = Napi::Uint32Array::New(env, records->size());
         std::copy(records->begin(), records->end(), all.Data());
         auto view = [&](size_t word, size_t words) { return Napi::Uint32Array::New(env, words, all.ArrayBuffer(), word * sizeof(uint32_t)); };
-        std::vector<ec::kernels::LumaRecord> layout = ec::kernels::lumaRecords(sources, step);
-        Napi::Array out = Napi::Array::New(env, layout.size());
-        for (size_t i = 0; i < layout.size(); ++i) {
-          const ec::kernels::LumaStatsLayout& l = layout[i].layout;
-          const uint32_t* words = records->data() + layout[i].offset;
+        std::vector<ec::kernels::LumaView> views = ec::kernels::lumaViews(*records, sources, step);
+        Napi::Array out = Napi::Array::New(env, views.size());
+        for (size_t i = 0; i < views.size(); ++i) {
+          const ec::kernels::LumaView& v = views[i];
           Napi::Object o = Napi::Object::New(env);
-          o.Set("gridWidth", l.gridWidth);
-          o.Set("gridHeight", l.gridHeight);
-          o.Set("histogram", view(layout[i].offset + l.histogram(), 256));
-          o.Set("rowSums", view(layout[i].offset + l.rowSums(), l.gridHeight));
-          o.Set("colSums", view(layout[i].offset + l.colSums(), l.gridWidth));
-          o.Set("absDiff", layout[i].compared ? Napi::Value(Napi::Number::New(env, words[l.diff()] + words[l.diff() + 1] * 4294967296.0))
-                                              : env.Undefined());
+          o.Set("gridWidth", v.gridWidth);
+          o.Set("gridHeight", v.gridHeight);
+          o.Set("histogram", view(v.histogram, 256));
+          o.Set("rowSums", view(v.rowSums, v.gridHeight));
+          o.Set("colSums", view(v.colSums, v.gridWidth));
+          o.Set("absDiff", v.compared ? Napi::Value(Napi::Number::New(env, v.absDiff)) : env.Undefined());
           out.Set(i, o);
         }
         return out;
@@ -381,9 +367,6 @@ Napi::Value ConvertReference(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object f = info[0].As<Napi::Object>();
   auto data = f.Get("data").As<Napi::Uint8Array>();
-  std::string format = f.Get("format").As<Napi::String>();
-  int width = f.Get("width").As<Napi::Number>().Int32Value();
-  int height = f.Get("height").As<Napi::Number>().Int32Value();
   Napi::Array layout = f.Get("planes").As<Napi::Array>();
   const uint8_t* planes[4] = {nullptr, nullptr, nullptr, nullptr};
   int pitches[4] = {0, 0, 0, 0};
@@ -392,36 +375,16 @@ Napi::Value ConvertReference(const Napi::CallbackInfo& info) {
     planes[p] = data.Data() + static_cast<size_t>(plane.Get("offset").As<Napi::Number>().DoubleValue());
     pitches[p] = plane.Get("rowBytes").As<Napi::Number>().Int32Value();
   }
-  ec::OutputFormat output = parseOutput(info[1].As<Napi::String>());
-  int dstH = info[2].As<Napi::Number>().Int32Value();
-  int dstW = info[3].As<Napi::Number>().Int32Value();
-  std::string space = info[4].As<Napi::String>();
-  bool full = info[5].As<Napi::Boolean>();
-  ec::kernels::ConvertParams p{};
-  try {
-    p.src = ec::kernels::yuvImage(av_get_pix_fmt(format.c_str()), planes, pitches, width, height);
-  } catch (const ec::NativeException& e) {
-    throw toJsError(env, e.code(), e.what());
-  }
-  p.matrix = ec::kernels::matrixFor(space == "bt709" ? AVCOL_SPC_BT709 : space == "bt2020" ? AVCOL_SPC_BT2020_NCL : AVCOL_SPC_SMPTE170M,
-                                    full ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG);
-  bool rgb24 = output == ec::OutputFormat::Rgb24;
-  ec::kernels::OutputLayout out = ec::kernels::setOutput(p, rgb24, dstW > 0 ? dstW : width, dstH > 0 ? dstH : height);
+  ec::kernels::ReferenceConversion conversion = guard(env, [&] {
+    return ec::kernels::referenceConversion(
+        f.Get("format").As<Napi::String>(), planes, pitches, f.Get("width").As<Napi::Number>().Int32Value(),
+        f.Get("height").As<Napi::Number>().Int32Value(), outputFormatOf(info[1].As<Napi::String>()),
+        info[2].As<Napi::Number>().Int32Value(), info[3].As<Napi::Number>().Int32Value(), info[4].As<Napi::String>(),
+        info[5].As<Napi::Boolean>());
+  });
   auto batch = std::make_shared<ec::HostBatch>();
   auto* worker = new Worker(
-      env,
-      [p, out, rgb24, batch]() mutable {
-        batch->data->resize(out.bytes());
-        p.dst = batch->data->data();
-        ec::kernels::convertOnHost(p);
-        ec::HostFrame frame;
-        frame.bytes = out.bytes();
-        frame.width = p.dstWidth;
-        frame.height = p.dstHeight;
-        frame.format = rgb24 ? "rgb24" : "rgbf32-planar";
-        for (int c = 0; c < out.planes; ++c) frame.planes.push_back({c * out.planeBytes, out.pitch, p.dstHeight});
-        batch->frames.push_back(std::move(frame));
-      },
+      env, [conversion, batch] { *batch = ec::kernels::convertReference(conversion); },
       [batch](Napi::Env env) { return hostBatchToJs(env, *batch); });
   worker->keep(info[0]);
   worker->Queue();
