@@ -21,6 +21,8 @@ export type RangeExpectation =
 
 export interface RangeCase {
   readonly name: string;
+  /** HEAD: GET's status and headers (Content-Length of what GET would send), no body. GET when absent. */
+  readonly method?: "HEAD";
   /** `empty`: a 0-byte object; otherwise one of RANGE_OBJECT_SIZE bytes. */
   readonly object?: "empty";
   readonly headers: Readonly<Record<string, string>>;
@@ -30,6 +32,19 @@ export interface RangeCase {
 const S = RANGE_OBJECT_SIZE;
 const partial = (start: number, end: number): RangeExpectation => ({ status: 206, start, end });
 const range = (value: string, expect: RangeExpectation, name = value): RangeCase => ({ name, headers: { range: value }, expect });
+
+/** Rows that also run as HEAD (see RANGE_CASES). */
+const HEAD_OF_GET: readonly RangeCase[] = [
+  range("bytes=100-199", partial(100, 199)),
+  range("bytes=-500", partial(S - 500, S - 1)),
+  range(`bytes=9990-${S * 5}`, partial(9990, S - 1), "a last position past the end is clamped"),
+  range(`bytes=${S}-`, { status: 416 }),
+  range("bytes=0-1,4-5", { status: 200 }, "two ranges"),
+  { name: "no Range header", headers: {}, expect: { status: 200 } },
+  { name: "If-Range with another ETag", headers: { range: "bytes=0-9", "if-range": '"other"' }, expect: { status: 200 } },
+  { name: "If-Match naming another ETag", headers: { range: "bytes=0-9", "if-match": '"other"' }, expect: { status: 412 } },
+  { name: "If-None-Match with the ETag", headers: { range: "bytes=0-9", "if-none-match": "$ETAG" }, expect: { status: 304 } },
+];
 
 export const RANGE_CASES: readonly RangeCase[] = [
   // One byte range → 206.
@@ -93,6 +108,11 @@ export const RANGE_CASES: readonly RangeCase[] = [
   // If-None-Match comes before any Range.
   { name: "If-None-Match with the ETag", headers: { range: "bytes=0-9", "if-none-match": '"other", $ETAG' }, expect: { status: 304 } },
   { name: "If-None-Match with another ETag", headers: { range: "bytes=0-9", "if-none-match": '"other"' }, expect: partial(0, 9) },
+
+  // HEAD answers as GET would, without the body.
+  ...HEAD_OF_GET.map((c): RangeCase => ({ ...c, name: `HEAD, ${c.name}`, method: "HEAD" })),
+  { name: "HEAD, 0-byte object, bytes=0-0", method: "HEAD", object: "empty", headers: { range: "bytes=0-0" }, expect: { status: 416 } },
+  { name: "HEAD, 0-byte object, a suffix range", method: "HEAD", object: "empty", headers: { range: "bytes=-10" }, expect: { status: 200 } },
 ];
 
 /** The row's headers with `$ETAG` replaced by `etag`. */
@@ -115,16 +135,19 @@ export function checkAnswer(c: RangeCase, data: Uint8Array, got: RangeAnswer): s
   const want = (what: string, expected: unknown, actual: unknown): void => {
     if (expected !== actual) problems.push(`${what}: expected ${JSON.stringify(expected)} but received ${JSON.stringify(actual)}`);
   };
+  // A HEAD's body is empty; its headers are GET's.
+  const body = (bytes: Uint8Array): string => hex(c.method === "HEAD" ? new Uint8Array(0) : bytes);
   want("status", e.status, got.status);
   if (e.status === 206) {
     want("content-range", `bytes ${e.start}-${e.end}/${data.length}`, got.contentRange);
     want("content-length", String(e.end - e.start + 1), got.contentLength);
-    want("body", hex(data.subarray(e.start, e.end + 1)), hex(got.body));
+    want("body", body(data.subarray(e.start, e.end + 1)), hex(got.body));
   } else if (e.status === 200) {
     want("content-range", null, got.contentRange);
     want("content-length", String(data.length), got.contentLength);
-    want("body", hex(data), hex(got.body));
+    want("body", body(data), hex(got.body));
   } else if (e.status === 416) {
+    if (c.method === "HEAD") want("body length", 0, got.body.length);
     want("content-range", `bytes */${data.length}`, got.contentRange);
   } else if (e.status === 304) {
     want("body length", 0, got.body.length);
