@@ -7,6 +7,7 @@
     {
       "target_name": "ec_native",
       "sources": [
+        "src/batch-memory.cc",
         "src/binding.cc",
         "src/codec-config.cc",
         "src/cpu-backend.cc",
@@ -22,6 +23,7 @@
         "src/kernels/kernel-calls.cc",
         "src/kernels/kernel-reference.cc",
         "src/kernels/kernels.cc",
+        "src/packed-frames.cc",
         "src/read-into.cc"
       ],
       "include_dirs": [
