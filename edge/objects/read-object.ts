@@ -6,7 +6,7 @@ export interface ReadObjectArgs {
   readonly key: string;
   /** The request headers: Range, If-Range, If-Match, If-None-Match, If-(Un)Modified-Since. */
   readonly headers: Headers;
-  /** HEAD: the status and headers GET would get (a Range too: 206 or 416), no body. */
+  /** HEAD: the same headers as GET, no body, and Range ignored (RFC 9110 §14.2). */
   readonly head: boolean;
 }
 
@@ -57,7 +57,7 @@ export async function readObject(env: Env, args: ReadObjectArgs): Promise<Respon
 
     const rangeHeader = args.headers.get("range");
     const decision =
-      ifRangeHolds(args.headers.get("if-range"), validators(meta)) ? parseRange(rangeHeader, meta.size) : parseRange(null, meta.size);
+      args.head || !ifRangeHolds(args.headers.get("if-range"), validators(meta)) ? parseRange(null, meta.size) : parseRange(rangeHeader, meta.size);
     if (decision.kind === "unsatisfiable") throw new RangeNotSatisfiableError(rangeHeader ?? "", meta.size);
 
     let status = 200;
