@@ -6,9 +6,8 @@ export const MAX_KEY_BYTES = 1024;
 /** Keys under this prefix belong to ec itself (cached indexes and the like), never to users. */
 export const RESERVED_PREFIX = "_ec/";
 
-// C0 controls, DEL and C1 controls: they break logs, headers and terminals.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// C0 controls, DEL and C1 controls (Unicode's Cc): they break logs, headers and terminals.
+const CONTROL = /\p{Cc}/u;
 
 const encoder = new TextEncoder();
 

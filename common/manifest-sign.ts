@@ -3,7 +3,7 @@
  * (Node 20, a browser) verifies offline with the public key from GET /v1/keys.
  */
 import { EcError, type EcErrorOptions } from "./errors.js";
-import { ManifestV1, PublicKeysV1, SignedManifestV1 } from "./schema/index.js";
+import { ManifestV1, type PublicKeysV1, SignedManifestV1 } from "./schema/index.js";
 
 /** Why a manifest was refused. Callers branch on `code`. */
 export const ManifestErrorCode = {

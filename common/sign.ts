@@ -67,7 +67,7 @@ export async function signPath(secret: string, route: string, key: string, exp: 
  */
 export async function verifyPath(secret: string, route: string, key: string, exp: number, sig: string): Promise<boolean> {
   const bytes = fromBase64Url(sig);
-  if (!bytes || bytes.byteLength !== 32) return false;
+  if (bytes?.byteLength !== 32) return false;
   return crypto.subtle.verify("HMAC", await hmacKey(secret), bytes, message(route, key, exp));
 }
 

@@ -34,8 +34,8 @@ export class BadRequestError extends EdgeError {
 
 /** 400: the object key breaks the rules of common/keys.ts. */
 export class InvalidKeyError extends EdgeError {
-  constructor(message: string) {
-    super("ERR_INVALID_KEY", 400, message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("ERR_INVALID_KEY", 400, message, options);
     this.name = "InvalidKeyError";
   }
 }

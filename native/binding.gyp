@@ -7,6 +7,7 @@
     {
       "target_name": "ec_native",
       "sources": [
+        "src/batch-memory.cc",
         "src/binding.cc",
         "src/codec-config.cc",
         "src/cpu-backend.cc",
@@ -19,8 +20,10 @@
         "src/host-converter.cc",
         "src/host-report.cc",
         "src/image-decoder.cc",
+        "src/kernels/kernel-calls.cc",
         "src/kernels/kernel-reference.cc",
         "src/kernels/kernels.cc",
+        "src/packed-frames.cc",
         "src/read-into.cc"
       ],
       "include_dirs": [
@@ -36,6 +39,8 @@
         ["cuda_include!=''", {
           "defines": ["EC_WITH_CUDA"],
           "include_dirs": ["<(cuda_include)"]
+        }, {
+          "sources": ["src/cuda-stubs.cc"]
         }],
         ["cuda_include!='' and nvcc!=''", {
           "defines": ["EC_WITH_KERNELS"],

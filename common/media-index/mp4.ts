@@ -247,7 +247,7 @@ function trackTable(file: ISOFile, track: Track, entry: VisualSampleEntry, codec
   const height = entry.height || track.video?.height || 0;
   if (width <= 0 || height <= 0) throw new MediaIndexError(IndexErrorCode.CORRUPT, `video track ${track.id} has no dimensions (${width}x${height})`);
   const timescale = track.timescale > 0 ? track.timescale : 1;
-  const span = track.samples_duration > 0 ? track.samples_duration : 0;
+  const span = Math.max(track.samples_duration, 0);
   const shownSpan = window?.end !== undefined ? Math.min(window.end - window.start, span) : span;
   return {
     trackId: track.id,

@@ -23,7 +23,7 @@ export function objectKey(opts: ObjectKeyOptions): MiddlewareHandler<EdgeEnv> {
     try {
       key = decodeURIComponent(raw);
     } catch (cause) {
-      throw new InvalidKeyError(`Expected a percent-encoded object key but received ${JSON.stringify(raw)}`);
+      throw new InvalidKeyError(`Expected a percent-encoded object key but received ${JSON.stringify(raw)}`, { cause });
     }
     const problem = keyProblem(key);
     if (problem !== undefined) throw new InvalidKeyError(problem);

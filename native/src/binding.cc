@@ -11,22 +11,18 @@
 #include <cstdlib>
 
 extern "C" {
-#include <libavutil/hwcontext.h>
 #include <libavutil/log.h>
-#include <libavutil/pixdesc.h>
 }
 
 #include "decoder.h"
 #include "device-download.h"
+#include "device-memory.h"
 #include "errors.h"
 #include "host-converter.h"
 #include "host-report.h"
 #include "image-decoder.h"
-#include "kernels/kernels.h"
+#include "kernels/kernel-calls.h"
 #include "read-into.h"
-#ifdef EC_WITH_CUDA
-#include "cuda-driver.h"
-#endif
 
 namespace {
 
@@ -35,6 +31,22 @@ Napi::Error toJsError(Napi::Env env, const std::string& code, const std::string&
   error.Set("code", Napi::String::New(env, code));
   return error;
 }
+
+// Runs a synchronous core call; its NativeException reaches JS as an error with its code.
+template <typename F>
+auto guard(Napi::Env env, F&& call) -> decltype(call()) {
+  try {
+    return call();
+  } catch (const ec::NativeException& e) {
+    throw toJsError(env, e.code(), e.what());
+  }
+}
+
+// What each instance of the addon (the main thread's, each worker_thread's) keeps: nothing of one
+// environment may be reached from another, so no process-wide statics.
+struct InstanceData {
+  Napi::FunctionReference decoder;
+};
 
 // Runs `work` off the event loop; the exception's code reaches JS as error.code.
 class Worker : public Napi::AsyncWorker {
@@ -164,13 +176,9 @@ Napi::Value deviceFramesToJs(Napi::Env env, std::vector<ec::DeviceFrame>& device
 
 class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
  public:
-  static Napi::FunctionReference* constructor;
-
   static Napi::Function Init(Napi::Env env) {
-    Napi::Function fn = DefineClass(env, "Decoder", {InstanceMethod("decode", &DecoderWrap::Decode),
-                                                     InstanceMethod("close", &DecoderWrap::Close)});
-    constructor = new Napi::FunctionReference(Napi::Persistent(fn));
-    return fn;
+    return DefineClass(env, "Decoder", {InstanceMethod("decode", &DecoderWrap::Decode),
+                                        InstanceMethod("close", &DecoderWrap::Close)});
   }
 
   explicit DecoderWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<DecoderWrap>(info) {
@@ -235,13 +243,7 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
   std::shared_ptr<std::atomic<bool>> busy_ = std::make_shared<std::atomic<bool>>(false);
 };
 
-Napi::FunctionReference* DecoderWrap::constructor = nullptr;
-
-ec::OutputFormat parseOutput(const std::string& s) {
-  if (s == "rgb24") return ec::OutputFormat::Rgb24;
-  if (s == "rgbf32-planar") return ec::OutputFormat::RgbF32Planar;
-  return ec::OutputFormat::Native;
-}
+using ec::kernels::outputFormatOf;
 
 // openDecoder({codec, extradata, width, height, device, deviceIndex, threads, output, resizeHeight, resizeWidth})
 Napi::Value OpenDecoder(const Napi::CallbackInfo& info) {
@@ -256,7 +258,7 @@ Napi::Value OpenDecoder(const Napi::CallbackInfo& info) {
   options.device = o.Get("device").As<Napi::String>();
   options.deviceIndex = o.Get("deviceIndex").As<Napi::Number>().Int32Value();
   options.threads = o.Get("threads").As<Napi::Number>().Int32Value();
-  options.output = parseOutput(o.Get("output").As<Napi::String>());
+  options.output = outputFormatOf(o.Get("output").As<Napi::String>());
   options.resizeHeight = o.Get("resizeHeight").As<Napi::Number>().Int32Value();
   options.resizeWidth = o.Get("resizeWidth").As<Napi::Number>().Int32Value();
   auto decoder = std::make_shared<std::shared_ptr<ec::Decoder>>();
@@ -264,7 +266,7 @@ Napi::Value OpenDecoder(const Napi::CallbackInfo& info) {
       env, [options, decoder] { *decoder = std::make_shared<ec::Decoder>(options); },
       [decoder](Napi::Env env) -> Napi::Value {
         auto external = Napi::External<std::shared_ptr<ec::Decoder>>::New(env, decoder.get());
-        return DecoderWrap::constructor->New({external});
+        return env.GetInstanceData<InstanceData>()->decoder.New({external});
       });
   worker->Queue();
   return worker->promise();
@@ -276,7 +278,7 @@ Napi::Value DecodeImage(const Napi::CallbackInfo& info) {
   auto data = info[0].As<Napi::Uint8Array>();
   ec::ImageOptions options;
   options.format = info[1].As<Napi::String>();
-  options.output = parseOutput(info[2].As<Napi::String>());
+  options.output = outputFormatOf(info[2].As<Napi::String>());
   options.resizeHeight = info[3].As<Napi::Number>().Int32Value();
   options.resizeWidth = info[4].As<Napi::Number>().Int32Value();
   const uint8_t* bytes = data.Data();
@@ -313,57 +315,42 @@ Napi::Value LumaStats(const Napi::CallbackInfo& info) {
   int device = info[2].As<Napi::Number>().Int32Value();
   std::vector<ec::kernels::LumaSource> sources;
   std::vector<Napi::Value> keep;
-  try {
-    for (uint32_t i = 0; i < list.Length(); ++i) {
-      Napi::Object f = list.Get(i).As<Napi::Object>();
-      const uint8_t* data = nullptr;
-      if (device < 0) {
-        data = f.Get("data").As<Napi::Uint8Array>().Data();
-        keep.push_back(f.Get("data"));
-      } else {
-        const ec::DeviceFrame* frame = f.Get("handle").As<Napi::External<ec::DeviceFrame>>().Data();
-        data = reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(frame->planes.at(0).pointer));
-        keep.push_back(f.Get("handle"));
-      }
-      sources.push_back(ec::kernels::lumaSource(f.Get("format").As<Napi::String>(), data,
-                                                f.Get("pitch").As<Napi::Number>().Int32Value(),
-                                                f.Get("width").As<Napi::Number>().Int32Value(),
-                                                f.Get("height").As<Napi::Number>().Int32Value()));
+  for (uint32_t i = 0; i < list.Length(); ++i) {
+    Napi::Object f = list.Get(i).As<Napi::Object>();
+    const uint8_t* data = nullptr;
+    if (device < 0) {
+      data = f.Get("data").As<Napi::Uint8Array>().Data();
+      keep.push_back(f.Get("data"));
+    } else {
+      const ec::DeviceFrame* frame = f.Get("handle").As<Napi::External<ec::DeviceFrame>>().Data();
+      data = reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(frame->planes.at(0).pointer));
+      keep.push_back(f.Get("handle"));
     }
-  } catch (const ec::NativeException& e) {
-    throw toJsError(env, e.code(), e.what());
+    sources.push_back(guard(env, [&] {
+      return ec::kernels::lumaSource(f.Get("format").As<Napi::String>(), data, f.Get("pitch").As<Napi::Number>().Int32Value(),
+                                     f.Get("width").As<Napi::Number>().Int32Value(),
+                                     f.Get("height").As<Napi::Number>().Int32Value());
+    }));
   }
   auto records = std::make_shared<std::vector<uint32_t>>();
   auto* worker = new Worker(
-      env,
-      [sources, step, device, records] {
-#ifdef EC_WITH_CUDA
-        if (device >= 0) {
-          *records = ec::kernels::lumaStatsOnDevice(device, sources, step);
-          return;
-        }
-#endif
-        if (device >= 0) throw ec::NativeException("ERR_DEVICE_UNAVAILABLE", "This build has no CUDA support");
-        *records = ec::kernels::lumaStatsOnHost(sources, step);
-      },
+      env, [sources, step, device, records] { *records = ec::kernels::lumaStats(device, sources, step); },
       [records, sources, step](Napi::Env env) -> Napi::Value {
-        // One buffer of records; each frame gets views of its parts, where lumaRecords says.
+        // One buffer of records; each frame gets views of its parts.
         auto all = Napi::Uint32Array::New(env, records->size());
         std::copy(records->begin(), records->end(), all.Data());
         auto view = [&](size_t word, size_t words) { return Napi::Uint32Array::New(env, words, all.ArrayBuffer(), word * sizeof(uint32_t)); };
-        std::vector<ec::kernels::LumaRecord> layout = ec::kernels::lumaRecords(sources, step);
-        Napi::Array out = Napi::Array::New(env, layout.size());
-        for (size_t i = 0; i < layout.size(); ++i) {
-          const ec::kernels::LumaStatsLayout& l = layout[i].layout;
-          const uint32_t* words = records->data() + layout[i].offset;
+        std::vector<ec::kernels::LumaView> views = ec::kernels::lumaViews(*records, sources, step);
+        Napi::Array out = Napi::Array::New(env, views.size());
+        for (size_t i = 0; i < views.size(); ++i) {
+          const ec::kernels::LumaView& v = views[i];
           Napi::Object o = Napi::Object::New(env);
-          o.Set("gridWidth", l.gridWidth);
-          o.Set("gridHeight", l.gridHeight);
-          o.Set("histogram", view(layout[i].offset + l.histogram(), 256));
-          o.Set("rowSums", view(layout[i].offset + l.rowSums(), l.gridHeight));
-          o.Set("colSums", view(layout[i].offset + l.colSums(), l.gridWidth));
-          o.Set("absDiff", layout[i].compared ? Napi::Value(Napi::Number::New(env, words[l.diff()] + words[l.diff() + 1] * 4294967296.0))
-                                              : env.Undefined());
+          o.Set("gridWidth", v.gridWidth);
+          o.Set("gridHeight", v.gridHeight);
+          o.Set("histogram", view(v.histogram, 256));
+          o.Set("rowSums", view(v.rowSums, v.gridHeight));
+          o.Set("colSums", view(v.colSums, v.gridWidth));
+          o.Set("absDiff", v.compared ? Napi::Value(Napi::Number::New(env, v.absDiff)) : env.Undefined());
           out.Set(i, o);
         }
         return out;
@@ -380,9 +367,6 @@ Napi::Value ConvertReference(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object f = info[0].As<Napi::Object>();
   auto data = f.Get("data").As<Napi::Uint8Array>();
-  std::string format = f.Get("format").As<Napi::String>();
-  int width = f.Get("width").As<Napi::Number>().Int32Value();
-  int height = f.Get("height").As<Napi::Number>().Int32Value();
   Napi::Array layout = f.Get("planes").As<Napi::Array>();
   const uint8_t* planes[4] = {nullptr, nullptr, nullptr, nullptr};
   int pitches[4] = {0, 0, 0, 0};
@@ -391,36 +375,16 @@ Napi::Value ConvertReference(const Napi::CallbackInfo& info) {
     planes[p] = data.Data() + static_cast<size_t>(plane.Get("offset").As<Napi::Number>().DoubleValue());
     pitches[p] = plane.Get("rowBytes").As<Napi::Number>().Int32Value();
   }
-  ec::OutputFormat output = parseOutput(info[1].As<Napi::String>());
-  int dstH = info[2].As<Napi::Number>().Int32Value();
-  int dstW = info[3].As<Napi::Number>().Int32Value();
-  std::string space = info[4].As<Napi::String>();
-  bool full = info[5].As<Napi::Boolean>();
-  ec::kernels::ConvertParams p{};
-  try {
-    p.src = ec::kernels::yuvImage(av_get_pix_fmt(format.c_str()), planes, pitches, width, height);
-  } catch (const ec::NativeException& e) {
-    throw toJsError(env, e.code(), e.what());
-  }
-  p.matrix = ec::kernels::matrixFor(space == "bt709" ? AVCOL_SPC_BT709 : space == "bt2020" ? AVCOL_SPC_BT2020_NCL : AVCOL_SPC_SMPTE170M,
-                                    full ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG);
-  bool rgb24 = output == ec::OutputFormat::Rgb24;
-  ec::kernels::OutputLayout out = ec::kernels::setOutput(p, rgb24, dstW > 0 ? dstW : width, dstH > 0 ? dstH : height);
+  ec::kernels::ReferenceConversion conversion = guard(env, [&] {
+    return ec::kernels::referenceConversion(
+        f.Get("format").As<Napi::String>(), planes, pitches, f.Get("width").As<Napi::Number>().Int32Value(),
+        f.Get("height").As<Napi::Number>().Int32Value(), outputFormatOf(info[1].As<Napi::String>()),
+        info[2].As<Napi::Number>().Int32Value(), info[3].As<Napi::Number>().Int32Value(), info[4].As<Napi::String>(),
+        info[5].As<Napi::Boolean>());
+  });
   auto batch = std::make_shared<ec::HostBatch>();
   auto* worker = new Worker(
-      env,
-      [p, out, rgb24, batch]() mutable {
-        batch->data->resize(out.bytes());
-        p.dst = batch->data->data();
-        ec::kernels::convertOnHost(p);
-        ec::HostFrame frame;
-        frame.bytes = out.bytes();
-        frame.width = p.dstWidth;
-        frame.height = p.dstHeight;
-        frame.format = rgb24 ? "rgb24" : "rgbf32-planar";
-        for (int c = 0; c < out.planes; ++c) frame.planes.push_back({c * out.planeBytes, out.pitch, p.dstHeight});
-        batch->frames.push_back(std::move(frame));
-      },
+      env, [conversion, batch] { *batch = ec::kernels::convertReference(conversion); },
       [batch](Napi::Env env) { return hostBatchToJs(env, *batch); });
   worker->keep(info[0]);
   worker->Queue();
@@ -471,15 +435,9 @@ Napi::Value ReadIntoDevice(const Napi::CallbackInfo& info) {
 // allocDevice(index, bytes) → { pointer: bigint, handle } (freed when handle is collected)
 Napi::Value AllocDevice(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-#ifdef EC_WITH_CUDA
   int index = info[0].As<Napi::Number>().Int32Value();
   auto bytes = static_cast<size_t>(info[1].As<Napi::Number>().DoubleValue());
-  uint64_t pointer = 0;
-  try {
-    pointer = ec::cuda::allocDevice(index, bytes);
-  } catch (const ec::NativeException& e) {
-    throw toJsError(env, e.code(), e.what());
-  }
+  uint64_t pointer = guard(env, [&] { return ec::cuda::allocDevice(index, bytes); });
   struct Allocation {
     int index;
     uint64_t pointer;
@@ -491,62 +449,39 @@ Napi::Value AllocDevice(const Napi::CallbackInfo& info) {
           delete a;
         }));
   return o;
-#else
-  throw toJsError(env, "ERR_DEVICE_UNAVAILABLE", "This build has no CUDA support");
-#endif
 }
 
 // copyDeviceToHost(index, pointer: bigint, target: Uint8Array) — synchronous, small buffers only.
 Napi::Value CopyDeviceToHost(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-#ifdef EC_WITH_CUDA
   int index = info[0].As<Napi::Number>().Int32Value();
   bool lossless = false;
   uint64_t pointer = info[1].As<Napi::BigInt>().Uint64Value(&lossless);
   auto target = info[2].As<Napi::Uint8Array>();
-  try {
-    ec::cuda::copyDeviceToHost(index, target.Data(), pointer, target.ByteLength());
-  } catch (const ec::NativeException& e) {
-    throw toJsError(env, e.code(), e.what());
-  }
+  guard(env, [&] { ec::cuda::copyDeviceToHost(index, target.Data(), pointer, target.ByteLength()); });
   return env.Undefined();
-#else
-  throw toJsError(env, "ERR_DEVICE_UNAVAILABLE", "This build has no CUDA support");
-#endif
 }
 
 // copyDevice2D(device, dst: bigint, dstPitch, src: bigint, srcPitch, rowBytes, rows): a synchronous device-to-device copy.
 Napi::Value CopyDevice2D(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-#ifdef EC_WITH_CUDA
   bool lossless = false;
   auto size = [&](int i) { return static_cast<size_t>(info[i].As<Napi::Number>().DoubleValue()); };
-  try {
+  guard(env, [&] {
     ec::cuda::copyDevice2D(info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::BigInt>().Uint64Value(&lossless), size(2),
                            info[3].As<Napi::BigInt>().Uint64Value(&lossless), size(4), size(5), size(6));
-  } catch (const ec::NativeException& e) {
-    throw toJsError(env, e.code(), e.what());
-  }
+  });
   return env.Undefined();
-#else
-  throw toJsError(env, "ERR_DEVICE_UNAVAILABLE", "This build has no CUDA support");
-#endif
 }
 
 // ipcHandle(device, pointer: bigint): the 64-byte CUDA IPC handle of an allocDevice() allocation.
 Napi::Value IpcHandle(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-#ifdef EC_WITH_CUDA
   bool lossless = false;
-  try {
-    std::string h = ec::cuda::ipcHandle(info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::BigInt>().Uint64Value(&lossless));
-    return Napi::Buffer<char>::Copy(env, h.data(), h.size());
-  } catch (const ec::NativeException& e) {
-    throw toJsError(env, e.code(), e.what());
-  }
-#else
-  throw toJsError(env, "ERR_DEVICE_UNAVAILABLE", "This build has no CUDA support");
-#endif
+  std::string h = guard(env, [&] {
+    return ec::cuda::ipcHandle(info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::BigInt>().Uint64Value(&lossless));
+  });
+  return Napi::Buffer<char>::Copy(env, h.data(), h.size());
 }
 
 Napi::Value Devices(const Napi::CallbackInfo& info) {
@@ -586,7 +521,9 @@ Napi::Value Devices(const Napi::CallbackInfo& info) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   // Failures reach JS as typed errors; FFmpeg's own log lines on stderr would only be noise.
   av_log_set_level(std::getenv("EC_FFMPEG_LOG") ? AV_LOG_INFO : AV_LOG_QUIET);
-  exports.Set("Decoder", DecoderWrap::Init(env));
+  Napi::Function decoder = DecoderWrap::Init(env);
+  env.SetInstanceData(new InstanceData{Napi::Persistent(decoder)});
+  exports.Set("Decoder", decoder);
   exports.Set("openDecoder", Napi::Function::New(env, OpenDecoder));
   exports.Set("decodeImage", Napi::Function::New(env, DecodeImage));
   exports.Set("downloadFrame", Napi::Function::New(env, DownloadFrame));

@@ -1,6 +1,7 @@
 // libavcodec software decode; frames become packed host typed-array memory.
 #include "device-backend.h"
 #include "host-converter.h"
+#include "packed-frames.h"
 
 namespace ec {
 

@@ -7,6 +7,8 @@
 
 #include <cuda.h>
 
+#include "device-memory.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -53,19 +55,6 @@ class ScopedContext {
   ScopedContext(const ScopedContext&) = delete;
   ScopedContext& operator=(const ScopedContext&) = delete;
 };
-
-/** Device memory owned by a JS buffer; freed by its finalizer. */
-uint64_t allocDevice(int index, size_t bytes);
-void freeDevice(int index, uint64_t pointer);
-void copyDeviceToHost(int index, void* dst, uint64_t src, size_t bytes);
-
-/**
- * Copies a pitched region (rows of `rowBytes`) between device pointers and waits for it, so a
- * reader in another process sees the bytes once this returns.
- */
-void copyDevice2D(int index, uint64_t dst, size_t dstPitch, uint64_t src, size_t srcPitch, size_t rowBytes, size_t rows);
-/** The CUDA IPC handle of an allocation from allocDevice: another process opens the same memory with it. */
-std::string ipcHandle(int index, uint64_t pointer);
 
 /** Device memory released with the last reference (a clip's converted frames share one). */
 std::shared_ptr<void> allocShared(int index, size_t bytes);

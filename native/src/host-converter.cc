@@ -4,12 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
-#include <new>
-#include <unordered_map>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -21,6 +16,7 @@ extern "C" {
 }
 
 #include "errors.h"
+#include "packed-frames.h"
 
 namespace ec {
 
@@ -40,12 +36,6 @@ uint8_t* reserveFrame(HostBatch& batch, size_t bytes, size_t expectedFrames, siz
   }
   data.resize(offset + bytes);
   return data.data() + offset;
-}
-
-/** Rows of plane `p` of a frame `height` rows tall: a YUV format's chroma planes are subsampled vertically. */
-int planeRows(const AVPixFmtDescriptor* desc, int p, int height) {
-  bool chroma = (p == 1 || p == 2) && desc && !(desc->flags & AV_PIX_FMT_FLAG_RGB);
-  return chroma ? AV_CEIL_RSHIFT(height, desc->log2_chroma_h) : height;
 }
 
 /**
@@ -83,179 +73,10 @@ void copyRowsPacked(uint8_t* dst, const uint8_t* src, ptrdiff_t srcStride, size_
 
 }  // namespace
 
-namespace {
-
-class BlockPool {
- public:
-  void* take(size_t bytes) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    // Best fit among blocks no more than twice the request, so small asks don't pin big blocks.
-    auto it = blocks_.lower_bound(bytes);
-    if (it == blocks_.end() || it->first > 2 * bytes) return nullptr;
-    void* p = it->second;
-    held_ -= it->first;
-    sizes_[p] = it->first;
-    blocks_.erase(it);
-    return p;
-  }
-  /** Keeps `p` for reuse unless the pool is full; returns false when the caller must free it. */
-  bool give(void* p, size_t bytes) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (held_ + bytes > cap_) return false;
-    blocks_.emplace(bytes, p);
-    held_ += bytes;
-    return true;
-  }
-  /** Real size of a block handed out by take() (it may exceed what was asked). */
-  size_t realSize(void* p, size_t asked) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = sizes_.find(p);
-    if (it == sizes_.end()) return asked;
-    size_t real = it->second;
-    sizes_.erase(it);
-    return real;
-  }
-  void remember(void* p, size_t bytes) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    sizes_[p] = bytes;
-  }
-
- private:
-  std::mutex mutex_;
-  std::multimap<size_t, void*> blocks_;
-  std::unordered_map<void*, size_t> sizes_;
-  size_t held_ = 0;
-  size_t cap_ = [] {
-    const char* mb = std::getenv("EC_NATIVE_POOL_MB");
-    return static_cast<size_t>(mb ? std::strtoull(mb, nullptr, 10) : 512) << 20;
-  }();
-};
-
-BlockPool& blockPool() {
-  static BlockPool* pool = new BlockPool();  // never destroyed: finalizers may run at exit
-  return *pool;
-}
-
-constexpr size_t kPooledMin = 1 << 20;  // smaller blocks are cheap for malloc's own caches
-
-}  // namespace
-
-void* allocateBatchMemory(size_t bytes) {
-  if (bytes >= kPooledMin) {
-    if (void* p = blockPool().take(bytes)) return p;
-  }
-  void* p = std::malloc(std::max<size_t>(bytes, 1));
-  if (!p) throw std::bad_alloc();
-  if (bytes >= kPooledMin) blockPool().remember(p, bytes);
-  return p;
-}
-
-void freeBatchMemory(void* p, size_t bytes) noexcept {
-  if (!p) return;
-  if (bytes >= kPooledMin) {
-    size_t real = blockPool().realSize(p, bytes);
-    if (blockPool().give(p, real)) return;
-  }
-  std::free(p);
-}
-
 std::string pixelFormatName(int format) {
   const char* name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(format));
   return name ? name : "unknown";
 }
-
-namespace {
-
-/**
- * Frames decoded straight into the packed layout: every plane row by row with no padding,
- * planes back to back — the bytes framemd5 hashes — so native output needs no copy. Only where
- * that layout is also one libavcodec can decode into: h264 and hevc (their writes stay inside
- * the coded picture, and reads past a plane, e.g. h264's chroma MC reading one row too many,
- * land in the next plane or the slack after the last), no cropping (the coded picture is the
- * frame, so no row is written past a plane's end), and every plane's rows and start aligned
- * as avcodec_align_dimensions2 asks (64 bytes covers every SIMD width). 1280x720, 3840x2160
- * qualify; 1920x1080 (coded 1088 rows) and odd sizes keep libavcodec's buffers and the copy.
- */
-constexpr size_t kPackedAlign = 64;
-const int kPackedTag = 0;  // opaque of our AVBuffers: how appendNative recognises them
-
-struct PackedHeader {
-  void* block;
-  size_t blockBytes;
-};
-
-void freePacked(void*, uint8_t* data) {
-  PackedHeader header;
-  std::memcpy(&header, data - sizeof(PackedHeader), sizeof header);
-  freeBatchMemory(header.block, header.blockBytes);
-}
-
-struct PackedLayout {
-  int linesize[4] = {0, 0, 0, 0};
-  size_t offset[4] = {0, 0, 0, 0};
-  size_t bytes = 0;  // the packed frame
-  size_t slack = 0;  // readable bytes after it
-};
-
-bool packedLayout(const AVCodecContext* ctx, const AVFrame* frame, PackedLayout& layout) {
-  if (ctx->codec_id != AV_CODEC_ID_H264 && ctx->codec_id != AV_CODEC_ID_HEVC) return false;
-  if (frame->width != ctx->width || frame->height != ctx->height || frame->width <= 0 || frame->height <= 0) return false;
-  auto format = static_cast<AVPixelFormat>(frame->format);
-  const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
-  if (!desc || (desc->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_BITSTREAM))) return false;
-  if (av_image_fill_linesizes(layout.linesize, format, frame->width) < 0) return false;
-  int alignedW = frame->width;
-  int alignedH = frame->height;
-  int strideAlign[AV_NUM_DATA_POINTERS];
-  avcodec_align_dimensions2(const_cast<AVCodecContext*>(ctx), &alignedW, &alignedH, strideAlign);
-  if (alignedW != frame->width) return false;
-  size_t offset = 0;
-  for (int p = 0; p < 4 && layout.linesize[p] > 0; ++p) {
-    if (layout.linesize[p] % kPackedAlign != 0 || (strideAlign[p] > 0 && layout.linesize[p] % strideAlign[p] != 0)) return false;
-    if (offset % kPackedAlign != 0) return false;
-    int rows = planeRows(desc, p, frame->height);
-    layout.offset[p] = offset;
-    offset += static_cast<size_t>(layout.linesize[p]) * rows;
-  }
-  layout.bytes = offset;
-  // As much as libavcodec's own allocator leaves readable past a plane: the rows up to the
-  // aligned height (plus two), and a SIMD register's worth.
-  layout.slack = static_cast<size_t>(alignedH - frame->height + 2) * layout.linesize[0] + kPackedAlign +
-                 AV_INPUT_BUFFER_PADDING_SIZE;
-  return true;
-}
-
-int packedGetBuffer(AVCodecContext* ctx, AVFrame* frame, int flags) {
-  PackedLayout layout;
-  if (!packedLayout(ctx, frame, layout)) return avcodec_default_get_buffer2(ctx, frame, flags);
-  size_t blockBytes = sizeof(PackedHeader) + kPackedAlign + layout.bytes + layout.slack;
-  void* block = nullptr;
-  try {
-    block = allocateBatchMemory(blockBytes);
-  } catch (const std::bad_alloc&) {
-    return AVERROR(ENOMEM);
-  }
-  auto start = reinterpret_cast<uintptr_t>(block) + sizeof(PackedHeader);
-  auto* data = reinterpret_cast<uint8_t*>((start + kPackedAlign - 1) / kPackedAlign * kPackedAlign);
-  PackedHeader header{block, blockBytes};
-  std::memcpy(data - sizeof(PackedHeader), &header, sizeof header);
-  frame->buf[0] = av_buffer_create(data, static_cast<size_t>(layout.bytes + layout.slack), freePacked,
-                                   const_cast<int*>(&kPackedTag), 0);
-  if (!frame->buf[0]) {
-    freeBatchMemory(block, blockBytes);
-    return AVERROR(ENOMEM);
-  }
-  for (int p = 0; p < 4; ++p) {
-    frame->data[p] = layout.linesize[p] > 0 ? data + layout.offset[p] : nullptr;
-    frame->linesize[p] = layout.linesize[p];
-  }
-  frame->extended_data = frame->data;
-  return 0;
-}
-
-}  // namespace
-
-void decodeIntoPackedFrames(AVCodecContext* ctx) { ctx->get_buffer2 = packedGetBuffer; }
 
 HostConverter::HostConverter(OutputFormat output, int resizeHeight, int resizeWidth)
     : output_(output), resizeHeight_(resizeHeight), resizeWidth_(resizeWidth) {}
@@ -288,7 +109,7 @@ void HostConverter::appendNative(const AVFrame* frame, HostFrame& info, HostBatc
   // Decoded straight into one of our packed buffers, and still laid out packed (no cropping
   // moved a plane): keep the buffer instead of copying. The call's flush drops the decoder's
   // references, so ours is the last one when the frames reach JS.
-  bool inPlace = !paletted && frame->buf[0] && !frame->buf[1] && av_buffer_get_opaque(frame->buf[0]) == &kPackedTag;
+  bool inPlace = !paletted && frame->buf[0] && !frame->buf[1] && isPackedBuffer(frame->buf[0]);
   size_t planeOffset = 0;
   for (int p = 0; p < 4 && linesizes[p] > 0; ++p) {
     int rows = planeRows(desc, p, frame->height);

@@ -1,4 +1,5 @@
-// Turns CPU AVFrames into packed host frames appended to one batch allocation.
+// Turns CPU AVFrames into packed host frames appended to one batch allocation: a copy (or the
+// decoder's own packed buffer, packed-frames.h) for native output, libswscale for the rest.
 // Not thread-safe: owned by one Decoder, which is used by one call at a time.
 #pragma once
 
@@ -28,13 +29,6 @@ class HostConverter {
   std::vector<uint8_t> scratch_;  // rgb24 staging for 8-bit float output
   std::vector<uint8_t> padded_;   // rgb24 rows padded to whole SIMD groups, for widths not a multiple of 16
 };
-
-/**
- * Makes the decoder write frames straight into packed host buffers (HostFrame::own) where the
- * packed layout is one the codec can decode into (see host-converter.cc); other frames keep
- * libavcodec's buffers and are copied. Call before avcodec_open2.
- */
-void decodeIntoPackedFrames(AVCodecContext* ctx);
 
 /** Name of a pixel format as ffmpeg spells it ("yuv420p10le"). */
 std::string pixelFormatName(int format);

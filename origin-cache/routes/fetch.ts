@@ -27,7 +27,9 @@ export async function handleFetch(cache: RangeCache, req: IncomingMessage, res: 
   }
   // The cache knows no Last-Modified, so only an entity tag in If-Range can hold.
   const rangeHeader = header(req, "range");
-  const range = ifRangeHolds(header(req, "if-range"), pin) ? parseRange(rangeHeader, pin.size) : parseRange(null, pin.size);
+  // Range handling is defined for GET only (RFC 9110 §14.2): a HEAD gets the whole object's headers.
+  const ranged = req.method !== "HEAD" && ifRangeHolds(header(req, "if-range"), pin);
+  const range = ranged ? parseRange(rangeHeader, pin.size) : parseRange(null, pin.size);
   res.setHeader("accept-ranges", "bytes");
   res.setHeader("etag", pin.etag);
   res.setHeader("content-type", "application/octet-stream");

@@ -73,7 +73,7 @@ export class SlotRing {
   /** The client's tensors over `slot` are gone: the slot passes straight to a waiter, or becomes free. */
   release(slot: number): void {
     const s = this.slots[slot];
-    if (!s || !s.held) throw new SdkError(SdkErrorCode.Protocol, `Expected a held slot below ${this.slots.length} but received ${slot}`);
+    if (!s?.held) throw new SdkError(SdkErrorCode.Protocol, `Expected a held slot below ${this.slots.length} but received ${slot}`);
     const next = this.waiters.shift();
     if (next) next(slot);
     else s.held = false;

@@ -1,5 +1,5 @@
 import type { ClipInfo } from "../clip-info.js";
-import { asSdkError, ClipError, indexError, KindUnsupportedError, SdkError } from "../errors.js";
+import { asSdkError, ClipError, indexError, KindUnsupportedError, type SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
 import { clipFrames, type ClipRef } from "../sampler/clip-plan.js";
 import { decodeSpan, type DecodeSpan } from "../sampler/frame-order.js";

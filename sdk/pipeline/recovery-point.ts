@@ -14,7 +14,7 @@ export function recoveryFrames(au: Uint8Array, lengthSize: number): number | und
     const nal = au.subarray(at + lengthSize, Math.min(au.length, at + lengthSize + n));
     const type = nal[0]! & 0x1f;
     if (type === 5) return 0;
-    if (type === 6) recovery ??= seiRecoveryFrames(unescape(nal.subarray(1)));
+    if (type === 6) recovery ??= seiRecoveryFrames(rbspOf(nal.subarray(1)));
     // The first slice ends the search: parameter sets and SEI come before it.
     if (type === 1) return recovery;
     at += lengthSize + n;
@@ -23,7 +23,7 @@ export function recoveryFrames(au: Uint8Array, lengthSize: number): number | und
 }
 
 /** NAL payload without its emulation prevention bytes (00 00 03 → 00 00). */
-function unescape(b: Uint8Array): Uint8Array {
+function rbspOf(b: Uint8Array): Uint8Array {
   const out: number[] = [];
   for (let i = 0, zeros = 0; i < b.length; i++) {
     if (zeros >= 2 && b[i] === 3) {

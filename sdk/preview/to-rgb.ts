@@ -16,7 +16,7 @@ const LUMA_ONLY = new Set(["gray", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p",
 const WIDE_SHIFT: Readonly<Record<string, number>> = {
   yuv420p10le: 2, yuv422p10le: 2, yuv444p10le: 2, gray10le: 2, yuv420p12le: 4, yuv422p12le: 4, yuv444p12le: 4, p010le: 8, p016le: 8,
 };
-const clamp = (v: number) => (v < 0 ? 0 : v > 255 ? 255 : v);
+const clamp = (v: number) => Math.min(Math.max(v, 0), 255);
 
 /**
  * The frame as packed RGB24, `scale`× smaller by nearest sampling (1 keeps every pixel):

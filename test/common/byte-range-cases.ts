@@ -21,6 +21,8 @@ export type RangeExpectation =
 
 export interface RangeCase {
   readonly name: string;
+  /** HEAD: GET's headers without a body, `Range` ignored (RFC 9110 §14.2). GET when absent. */
+  readonly method?: "HEAD";
   /** `empty`: a 0-byte object; otherwise one of RANGE_OBJECT_SIZE bytes. */
   readonly object?: "empty";
   readonly headers: Readonly<Record<string, string>>;
@@ -30,6 +32,29 @@ export interface RangeCase {
 const S = RANGE_OBJECT_SIZE;
 const partial = (start: number, end: number): RangeExpectation => ({ status: 206, start, end });
 const range = (value: string, expect: RangeExpectation, name = value): RangeCase => ({ name, headers: { range: value }, expect });
+
+/**
+ * HEAD rows: range handling is defined for GET only (RFC 9110 §14.2), so a HEAD with any Range
+ * gets GET's headers for the whole object (200, its full Content-Length); conditions still apply.
+ */
+const head = (value: string | undefined, expect: RangeExpectation, extra: Readonly<Record<string, string>> = {}, name?: string): RangeCase => ({
+  name: `HEAD, ${name ?? value ?? "no Range header"}`,
+  method: "HEAD",
+  headers: { ...(value === undefined ? {} : { range: value }), ...extra },
+  expect,
+});
+const HEAD_CASES: readonly RangeCase[] = [
+  head("bytes=100-199", { status: 200 }),
+  head("bytes=-500", { status: 200 }),
+  head(`bytes=${S}-`, { status: 200 }, {}, "an unsatisfiable range"),
+  head("bytes=0-1,4-5", { status: 200 }, {}, "two ranges"),
+  head(undefined, { status: 200 }),
+  head("bytes=0-9", { status: 200 }, { "if-range": '"other"' }, "If-Range with another ETag"),
+  head("bytes=0-9", { status: 412 }, { "if-match": '"other"' }, "If-Match naming another ETag"),
+  head("bytes=0-9", { status: 304 }, { "if-none-match": "$ETAG" }, "If-None-Match with the ETag"),
+  { name: "HEAD, 0-byte object, bytes=0-0", method: "HEAD", object: "empty", headers: { range: "bytes=0-0" }, expect: { status: 200 } },
+  { name: "HEAD, 0-byte object, a suffix range", method: "HEAD", object: "empty", headers: { range: "bytes=-10" }, expect: { status: 200 } },
+];
 
 export const RANGE_CASES: readonly RangeCase[] = [
   // One byte range → 206.
@@ -93,6 +118,9 @@ export const RANGE_CASES: readonly RangeCase[] = [
   // If-None-Match comes before any Range.
   { name: "If-None-Match with the ETag", headers: { range: "bytes=0-9", "if-none-match": '"other", $ETAG' }, expect: { status: 304 } },
   { name: "If-None-Match with another ETag", headers: { range: "bytes=0-9", "if-none-match": '"other"' }, expect: partial(0, 9) },
+
+  // HEAD ignores Range; its conditions hold as GET's.
+  ...HEAD_CASES,
 ];
 
 /** The row's headers with `$ETAG` replaced by `etag`. */
@@ -115,16 +143,19 @@ export function checkAnswer(c: RangeCase, data: Uint8Array, got: RangeAnswer): s
   const want = (what: string, expected: unknown, actual: unknown): void => {
     if (expected !== actual) problems.push(`${what}: expected ${JSON.stringify(expected)} but received ${JSON.stringify(actual)}`);
   };
+  // A HEAD's body is empty; its headers are GET's (for the whole object).
+  const body = (bytes: Uint8Array): string => hex(c.method === "HEAD" ? new Uint8Array(0) : bytes);
   want("status", e.status, got.status);
   if (e.status === 206) {
     want("content-range", `bytes ${e.start}-${e.end}/${data.length}`, got.contentRange);
     want("content-length", String(e.end - e.start + 1), got.contentLength);
-    want("body", hex(data.subarray(e.start, e.end + 1)), hex(got.body));
+    want("body", body(data.subarray(e.start, e.end + 1)), hex(got.body));
   } else if (e.status === 200) {
     want("content-range", null, got.contentRange);
     want("content-length", String(data.length), got.contentLength);
-    want("body", hex(data), hex(got.body));
+    want("body", body(data), hex(got.body));
   } else if (e.status === 416) {
+    if (c.method === "HEAD") want("body length", 0, got.body.length);
     want("content-range", `bytes */${data.length}`, got.contentRange);
   } else if (e.status === 304) {
     want("body length", 0, got.body.length);

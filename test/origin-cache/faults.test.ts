@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type RangeCache, type RangeCacheOptions } from "../../origin-cache/index.js";
+import type { RangeCache, RangeCacheOptions } from "../../origin-cache/index.js";
 import { startWanEmulator, type WanEmulator } from "../helpers/wan-emulator.js";
 import { objectBytes, useUpstream } from "./fixtures.js";
 

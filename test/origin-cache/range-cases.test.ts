@@ -27,7 +27,7 @@ describe("the shared table of Range / If-Range / If-Match cases (test/common/byt
     it(c.name, async () => {
       const path = c.object === "empty" ? EMPTY : OBJECT;
       const url = `${svc.url}/v1/fetch?url=${encodeURIComponent(`${up.wan.url}${path}?exp=1&sig=x`)}`;
-      const res = await request(url, { headers: caseHeaders(c, up.rs.etag(path) ?? "") });
+      const res = await request(url, { method: c.method ?? "GET", headers: caseHeaders(c, up.rs.etag(path) ?? "") });
       const body = new Uint8Array(await res.body.arrayBuffer());
       const one = (name: string): string | null => {
         const v = res.headers[name];
@@ -36,7 +36,9 @@ describe("the shared table of Range / If-Range / If-Match cases (test/common/byt
       const got = { status: res.statusCode, contentRange: one("content-range"), contentLength: one("content-length"), body };
       expect(checkAnswer(c, c.object === "empty" ? new Uint8Array(0) : data, got)).toEqual([]);
       if (c.expect.status === 206 || c.expect.status === 200) expect(one("accept-ranges")).toBe("bytes");
-      if (c.expect.status === 416) expect(JSON.parse(Buffer.from(body).toString()).error.code).toBe("ERR_RANGE_NOT_SATISFIABLE");
+      if (c.expect.status === 416 && c.method !== "HEAD") {
+        expect(JSON.parse(Buffer.from(body).toString()).error.code).toBe("ERR_RANGE_NOT_SATISFIABLE");
+      }
     });
   }
 });

@@ -69,12 +69,12 @@ size_t lumaRecordWords(const std::vector<LumaRecord>& records);
  */
 std::vector<uint32_t> lumaStatsOnHost(const std::vector<LumaSource>& frames, int step);
 
-#ifdef EC_WITH_CUDA
+// A build without CUDA links cuda-stubs.cc for these: they throw ERR_DEVICE_UNAVAILABLE.
+
 /** Runs ec_convert on device `index` (p's pointers are device pointers) and waits for it. */
 void convertOnDevice(int index, const ConvertParams& p);
 
 /** Runs ec_luma_stats over a clip of device frames; the records come back to the host. */
 std::vector<uint32_t> lumaStatsOnDevice(int index, const std::vector<LumaSource>& frames, int step);
-#endif
 
 }  // namespace ec::kernels
