@@ -76,7 +76,7 @@ describe("partition", () => {
           const remaining = [...raw].sort((a, b) => a - b);
           // Groups of neighbouring positions, as GOP runs interleaved by the shuffle are.
           const groupOf = (p: number) => Math.floor(p / groupSpan);
-          const parts = Array.from({ length: world }, (_, r) => partition(remaining, r, world, groupOf));
+          const parts = Array.from({ length: world }, (_, r) => partition(remaining, r, world, { count: Math.floor(10_000 / groupSpan) + 1, of: groupOf }));
           const all = parts.flat();
           expect([...all].sort((a, b) => a - b)).toEqual(remaining);
           const sizes = parts.map((x) => x.length);
@@ -98,13 +98,15 @@ describe("partition", () => {
     const p = makePlan(objs, [{ objects: [0, 1, 2, 3] }, { objects: [4, 5, 6, 7] }], { frames: 16, stride: 1, align: "exact" });
     const order = epochOrder(p, "shard-buffer", { seed: 3, epoch: 0, buffer: 256 });
     const remaining = order.map((_, i) => i);
-    const groupOf = gopGroups(p, (i) => order[i]!);
+    const groups = gopGroups(p, (i) => order[i]!)!;
     const world = 4;
     const owners = new Map<number, Set<number>>();
-    for (let r = 0; r < world; r++) for (const q of partition(remaining, r, world, groupOf)) owners.set(groupOf(q), (owners.get(groupOf(q)) ?? new Set()).add(r));
+    for (let r = 0; r < world; r++) for (const q of partition(remaining, r, world, groups)) owners.set(groups.of(q), (owners.get(groups.of(q)) ?? new Set()).add(r));
     // 8 videos of 3 GOPs each (300-frame GOPs, 900 frames); round-robin would put every GOP on every rank.
     expect(owners.size).toBe(8 * 3);
     expect([...owners.values()].filter((o) => o.size > 1).length).toBeLessThanOrEqual(world);
+    // Keyframe-aligned clips share no GOP: nothing to group, so ranks deal round-robin.
+    expect(gopGroups(plan(4, 5, 2), (i) => order[i]!)).toBeUndefined();
   });
 });
 
