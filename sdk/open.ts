@@ -205,7 +205,7 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
     const order = epochOrder(plan, o.shuffle, { ...epoch, buffer: o.shuffleBuffer });
     const consumed = resumed?.set ?? new PositionSet(plan.total);
     // A GOP run's clips go to one rank, so each rank decodes the GOPs it touches about once.
-    let positions = partition(consumed.remaining(), o.rank, o.world, gopGroups(plan, (p) => order[p]!));
+    let positions = partition(consumed.remaining(), o.rank, o.world, o.world > 1 ? gopGroups(plan, (p) => order[p]!) : undefined);
     if (o.limit !== undefined) positions = positions.slice(0, o.limit);
     const mine = positions.map((position) => ({ position, ref: order[position]! }));
     return new Dataset({ source, listing, indexes, plan, mine, consumed, skipped, decode, decodeImage, options: o, epoch, openRun, openedAt });
