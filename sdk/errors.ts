@@ -32,6 +32,8 @@ export const SdkErrorCode = {
   ArrayLayout: "ERR_ARRAY_LAYOUT",
   EmptyBatch: "ERR_EMPTY_BATCH",
   BatchLayout: "ERR_BATCH_LAYOUT",
+  /** `batch.frames` read after `batch.release()`: its memory may hold another batch by now. */
+  BatchReleased: "ERR_BATCH_RELEASED",
   /** An origin-cache answered with an error that is no ec error body. */
   CacheHttp: "ERR_CACHE_HTTP",
   CacheUnreachable: "ERR_CACHE_UNREACHABLE",

@@ -8,7 +8,7 @@ import { IndexCache } from "./pipeline/index-cache.js";
 import { planDataset, type SkippedObject } from "./pipeline/planner.js";
 import { streamBatches } from "./pipeline/stream.js";
 import type { ClipPlan } from "./sampler/clip-plan.js";
-import { partition } from "./sampler/partition.js";
+import { gopGroups, partition } from "./sampler/partition.js";
 import { epochOrder, shuffleAlgorithm } from "./sampler/shuffle.js";
 import { openSource } from "./source/index.js";
 import type { DatasetListing, DatasetSource } from "./source/source.js";
@@ -204,7 +204,8 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
     const epoch = resumed ? { seed: resumed.seed, epoch: resumed.epoch } : { seed: o.seed, epoch: o.epoch };
     const order = epochOrder(plan, o.shuffle, { ...epoch, buffer: o.shuffleBuffer });
     const consumed = resumed?.set ?? new PositionSet(plan.total);
-    let positions = partition(consumed.remaining(), o.rank, o.world);
+    // A GOP run's clips go to one rank, so each rank decodes the GOPs it touches about once.
+    let positions = partition(consumed.remaining(), o.rank, o.world, o.world > 1 ? gopGroups(plan, (p) => order[p]!) : undefined);
     if (o.limit !== undefined) positions = positions.slice(0, o.limit);
     const mine = positions.map((position) => ({ position, ref: order[position]! }));
     return new Dataset({ source, listing, indexes, plan, mine, consumed, skipped, decode, decodeImage, options: o, epoch, openRun, openedAt });

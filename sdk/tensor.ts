@@ -73,13 +73,17 @@ export function batchLayout(clips: readonly DecodedClip[]): BatchLayout {
 }
 
 /**
- * Stacks decoded clips (same layout, same frame count) into one tensor.
+ * Stacks decoded clips (same layout, same frame count) into one tensor: into `buffer` (at least
+ * `layout.byteLength` bytes, e.g. one a BatchPool lends) when given, else into fresh memory.
  *
  * @example
  * const t = stackClips([a, b]); t.shape; // [2, 16, 224, 224, 3]
  */
-export function stackClips(clips: readonly DecodedClip[], layout: BatchLayout = batchLayout(clips)): Tensor {
-  const data = new Uint8Array(layout.byteLength);
+export function stackClips(clips: readonly DecodedClip[], layout: BatchLayout = batchLayout(clips), buffer?: ArrayBuffer): Tensor {
+  if (buffer && buffer.byteLength < layout.byteLength) {
+    throw new SdkError("ERR_BATCH_LAYOUT", `Expected a buffer of at least ${layout.byteLength} bytes but received ${buffer.byteLength}`);
+  }
+  const data = buffer ? new Uint8Array(buffer, 0, layout.byteLength) : new Uint8Array(layout.byteLength);
   let at = 0;
   for (const f of layout.frames) {
     data.set(f, at);

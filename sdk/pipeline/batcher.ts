@@ -1,4 +1,6 @@
 import type { ClipInfo } from "../clip-info.js";
+import { SdkError, SdkErrorCode } from "../errors.js";
+import type { BatchPool } from "./batch-pool.js";
 import { batchLayout, layoutOf, stackClips, type BatchLayout, type Tensor } from "../tensor.js";
 import type { ClipOutcome } from "./clip-task.js";
 import type { DecodedClip } from "./decode.js";
@@ -12,6 +14,12 @@ export interface Batch {
   readonly decoded: readonly DecodedClip[];
   /** Shape, dtype and frames of `frames` before they are stacked: a consumer that places the bytes itself skips the copy. */
   readonly layout: BatchLayout;
+  /**
+   * Says the consumer is done with this batch: the memory of `frames` goes back to the stream's
+   * pool and a later batch is written into it. Views of it taken before must not be used after;
+   * `frames` read after throws ERR_BATCH_RELEASED. A batch never released is never overwritten.
+   */
+  release(): void;
 }
 
 /** A batch plus every epoch position it settles (its clips and the skips before them); at the end, maybe skips alone. */
@@ -33,6 +41,7 @@ export async function* batches(
   size: number,
   dropLast: boolean,
   onSkip: (o: Extract<ClipOutcome, { kind: "skip" }>) => void,
+  pool?: BatchPool,
 ): AsyncGenerator<SettledBatch> {
   let clips: Extract<ClipOutcome, { kind: "clip" }>[] = [];
   let settles: number[] = [];
@@ -40,14 +49,22 @@ export async function* batches(
     const decoded = clips.map((c) => c.decoded);
     const layout = batchLayout(decoded);
     let frames: Tensor | undefined;
+    let released = false;
     // Stacked on first use: a consumer that writes the frames elsewhere (shared memory) never pays the copy.
     const batch: Batch = {
       get frames() {
-        return (frames ??= stackClips(decoded, layout));
+        if (released) throw new SdkError(SdkErrorCode.BatchReleased, "Expected a batch not yet released but received one after batch.release()");
+        return (frames ??= stackClips(decoded, layout, pool?.take(layout.byteLength)));
       },
       clips: clips.map((c) => c.info),
       decoded,
       layout,
+      release() {
+        if (released) return;
+        released = true;
+        if (frames && pool) pool.give(frames.data.buffer as ArrayBuffer);
+        frames = undefined;
+      },
     };
     const out = { batch, settles };
     clips = [];

@@ -91,12 +91,14 @@ class DecoderPool {
 
 const pool = new DecoderPool(Math.max(2, availableParallelism() * 2));
 
-async function toHostFrame(f: Frame): Promise<HostFrame> {
-  return f.kind === "host" ? f : f.toHost();
+function asDecoded(f: HostFrame): DecodedFrame {
+  const data = f.data instanceof Uint8Array ? f.data : new Uint8Array(f.data.buffer, f.data.byteOffset, f.data.byteLength);
+  return { data, pts: f.pts, width: f.width, height: f.height, format: f.format };
 }
 
-function asDecoded(f: HostFrame): DecodedFrame {
-  return { data: new Uint8Array(f.data.buffer, f.data.byteOffset, f.data.byteLength), pts: f.pts, width: f.width, height: f.height, format: f.format };
+/** A host frame as it is; a device frame's host copy. No promise for host frames: decode calls return dozens. */
+function decodedOf(f: Frame): DecodedFrame | Promise<DecodedFrame> {
+  return f.kind === "host" ? asDecoded(f) : f.toHost().then(asDecoded);
 }
 
 /**
@@ -117,7 +119,8 @@ export const nativeDecode: DecodeClip = async (req) => {
       throw new SdkError("ERR_DECODE_SHORT", `Expected a frame at pts ${pts} but the decoder returned ${frames.length} frames without it`);
     }
     // Device tensors are stacked on the host for now: the copy keeps one code path for batches.
-    kept.push(asDecoded(await toHostFrame(f)));
+    const d = decodedOf(f);
+    kept.push(d instanceof Promise ? await d : d);
     if (f.kind === "device") gpuFrames.push(f);
   }
   return { frames: kept, device, decoded, ...(gpuFrames.length > 0 ? { gpuFrames } : {}) };
@@ -139,7 +142,8 @@ export const nativeOpenRun: OpenRunDecoder = async (config) => {
       const { frames, decoded } = await decoder.decodeRun({ data, samples: packets }, o);
       const out: RunFrame[] = [];
       for (const f of frames) {
-        out.push({ frame: asDecoded(await toHostFrame(f)), ...(f.kind === "device" ? { gpu: f } : {}) });
+        const d = decodedOf(f);
+        out.push(f.kind === "device" ? { frame: await d, gpu: f } : { frame: d as DecodedFrame });
       }
       return { frames: out, decoded };
     },

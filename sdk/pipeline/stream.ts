@@ -2,6 +2,7 @@ import type { ResolvedOptions } from "../options.js";
 import type { ClipRef } from "../sampler/clip-plan.js";
 import type { DatasetListing, DatasetSource, PlannedRange } from "../source/source.js";
 import { batches, type SettledBatch } from "./batcher.js";
+import { BatchPool } from "./batch-pool.js";
 import { produceClip, spanOf, type ClipOutcome, type ScheduledClip } from "./clip-task.js";
 import type { DecodeClip, DecodeImage } from "./decode.js";
 import type { IndexCache } from "./index-cache.js";
@@ -59,7 +60,8 @@ export async function* streamBatches(input: StreamInput): AsyncGenerator<Settled
   })();
   const outcomes = orderedMap(scheduled, o.prefetch, (clip) => produceClip(ctx, clip));
   try {
-    yield* batches(outcomes, o.batch, o.dropLast, input.onSkip);
+    // Released batches' memory is reused: the consumer's batch and the one it asks for next, plus the prefetched ones.
+    yield* batches(outcomes, o.batch, o.dropLast, input.onSkip, new BatchPool(2 + Math.ceil(o.prefetch / o.batch)));
   } finally {
     await gops?.close();
   }

@@ -31,6 +31,9 @@ async function main(): Promise<void> {
       const next = await it.next();
       if (next.done) break;
       clock.got();
+      // A training step reads the batch tensor (stacked into reused memory), then lets it go.
+      void next.value.frames.data.byteLength;
+      next.value.release();
       for (const c of next.value.clips) {
         clipList.push({ key: c.key, start: c.start, startSeconds: c.pts[0] ?? 0, frames: c.frames, stride: c.stride });
       }

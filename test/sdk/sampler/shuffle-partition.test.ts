@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { gopsOf, makePlan, type ClipPlan } from "../../../sdk/sampler/clip-plan.js";
-import { partition } from "../../../sdk/sampler/partition.js";
+import { gopGroups, partition } from "../../../sdk/sampler/partition.js";
 import { bufferShuffle, epochOrder, interleaveRuns, registerShuffle, shuffleNames } from "../../../sdk/sampler/shuffle.js";
 import { seededRng } from "../../../sdk/sampler/rng.js";
 
@@ -64,6 +64,49 @@ describe("partition", () => {
         for (const x of parts) expect([...x].sort((a, b) => a - b)).toEqual(x);
       }),
     );
+  });
+
+  it("with groups stays disjoint, covering, balanced and ordered, and splits few groups", () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.nat(10_000), { maxLength: 400 }),
+        fc.integer({ min: 1, max: 17 }),
+        fc.integer({ min: 1, max: 40 }),
+        (raw, world, groupSpan) => {
+          const remaining = [...raw].sort((a, b) => a - b);
+          // Groups of neighbouring positions, as GOP runs interleaved by the shuffle are.
+          const groupOf = (p: number) => Math.floor(p / groupSpan);
+          const parts = Array.from({ length: world }, (_, r) => partition(remaining, r, world, { count: Math.floor(10_000 / groupSpan) + 1, of: groupOf }));
+          const all = parts.flat();
+          expect([...all].sort((a, b) => a - b)).toEqual(remaining);
+          const sizes = parts.map((x) => x.length);
+          expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+          for (const x of parts) expect([...x].sort((a, b) => a - b)).toEqual(x);
+          // A group is split only at the end of a rank's turn: at most one per turn, each turn about 8 groups.
+          const owners = new Map<number, Set<number>>();
+          parts.forEach((x, r) => x.forEach((p) => owners.set(groupOf(p), (owners.get(groupOf(p)) ?? new Set()).add(r))));
+          const split = [...owners.values()].filter((o) => o.size > 1).length;
+          const groups = owners.size;
+          if (groups < remaining.length) expect(split).toBeLessThanOrEqual(Math.ceil(groups / 8) + world);
+        },
+      ),
+    );
+  });
+
+  it("gives a GOP run's clips to one rank in the epoch order of the default shuffle", () => {
+    const objs = Array.from({ length: 8 }, (_, i) => ({ key: `v${i}.mp4`, etag: "e", starts: Array.from({ length: 56 }, (_, c) => c * 16), gops: Array.from({ length: 56 }, (_, c) => Math.floor((c * 16) / 300) * 300) }));
+    const p = makePlan(objs, [{ objects: [0, 1, 2, 3] }, { objects: [4, 5, 6, 7] }], { frames: 16, stride: 1, align: "exact" });
+    const order = epochOrder(p, "shard-buffer", { seed: 3, epoch: 0, buffer: 256 });
+    const remaining = order.map((_, i) => i);
+    const groups = gopGroups(p, (i) => order[i]!)!;
+    const world = 4;
+    const owners = new Map<number, Set<number>>();
+    for (let r = 0; r < world; r++) for (const q of partition(remaining, r, world, groups)) owners.set(groups.of(q), (owners.get(groups.of(q)) ?? new Set()).add(r));
+    // 8 videos of 3 GOPs each (300-frame GOPs, 900 frames); round-robin would put every GOP on every rank.
+    expect(owners.size).toBe(8 * 3);
+    expect([...owners.values()].filter((o) => o.size > 1).length).toBeLessThanOrEqual(world);
+    // Keyframe-aligned clips share no GOP: nothing to group, so ranks deal round-robin.
+    expect(gopGroups(plan(4, 5, 2), (i) => order[i]!)).toBeUndefined();
   });
 });
 
