@@ -51,6 +51,7 @@ export interface RawDecoder {
     keyframes: Uint8Array,
     dropBefore: number | null,
     drain: boolean,
+    recovering: boolean,
   ): Promise<(RawHostBatch | { device: RawDeviceFrame[] }) & { decoded: number }>;
   close(): void;
 }

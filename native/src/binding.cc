@@ -179,7 +179,7 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
   }
 
  private:
-  // decode(data: Uint8Array, table: Float64Array [offset,size,pts,dts]*, keyframes: Uint8Array, dropBefore: number|null, drain?: boolean)
+  // decode(data: Uint8Array, table: Float64Array [offset,size,pts,dts]*, keyframes: Uint8Array, dropBefore: number|null, drain?: boolean, recovering?: boolean)
   Napi::Value Decode(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (!decoder_) throw toJsError(env, "ERR_DECODER_CLOSED", "The decoder is closed");
@@ -193,6 +193,7 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
     std::optional<int64_t> dropBefore;
     if (info[3].IsNumber()) dropBefore = static_cast<int64_t>(info[3].As<Napi::Number>().DoubleValue());
     bool drain = !info[4].IsBoolean() || info[4].As<Napi::Boolean>().Value();
+    bool recovering = info[5].IsBoolean() && info[5].As<Napi::Boolean>().Value();
     auto packets = std::make_shared<std::vector<ec::PacketView>>(keys.ElementLength());
     for (size_t i = 0; i < packets->size(); ++i) {
       auto& p = (*packets)[i];
@@ -207,12 +208,12 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
     auto result = std::make_shared<ec::DecodeResult>();
     auto* worker = new Worker(
         env,
-        [decoder, packets, dropBefore, drain, result, busy] {
+        [decoder, packets, dropBefore, drain, recovering, result, busy] {
           struct Release {
             std::atomic<bool>* b;
             ~Release() { b->store(false); }
           } release{busy.get()};
-          *result = decoder->decode(*packets, dropBefore, drain);
+          *result = decoder->decode(*packets, dropBefore, drain, recovering);
         },
         [result](Napi::Env env) -> Napi::Value {
           Napi::Object out = (!result->device.empty() ? deviceFramesToJs(env, result->device) : hostBatchToJs(env, result->host)).As<Napi::Object>();

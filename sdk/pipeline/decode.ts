@@ -23,6 +23,8 @@ export interface DecodeRequest {
   readonly size: readonly [number, number] | undefined;
   readonly device: string;
   readonly threads: number;
+  /** The span starts at an H.264 recovery point, not an IDR: see the native DecodeOptions.recovering. */
+  readonly recovering?: boolean;
 }
 
 /** A decoded frame in host memory. */

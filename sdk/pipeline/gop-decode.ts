@@ -38,8 +38,9 @@ export interface RunDecoder {
   /**
    * Feeds packets (decode order; the first of a run is a keyframe). Frames with pts below
    * `dropBefore` are decoded but not converted. `drain`: flush every frame out and end the run.
+   * `recovering` (a run's first call only): the run starts at an H.264 recovery point, not an IDR.
    */
-  feed(data: Uint8Array, packets: readonly Packet[], o: { dropBefore: number; drain: boolean }): Promise<{ frames: RunFrame[]; decoded: number }>;
+  feed(data: Uint8Array, packets: readonly Packet[], o: { dropBefore: number; drain: boolean; recovering?: boolean }): Promise<{ frames: RunFrame[]; decoded: number }>;
   /** Ends the decoder's use by this run: drained ones may be reused, others are closed. */
   release(drained: boolean): void;
 }
@@ -55,6 +56,8 @@ export interface GopClipRequest {
   /** Presentation indices of the clip's frames. */
   readonly frames: readonly number[];
   readonly span: DecodeSpan;
+  /** The span's first sample is an H.264 recovery point, not an IDR (a run started there tolerates its leading pictures). */
+  readonly recovering: boolean;
   /** Reads `length` bytes of the object at `offset`. */
   readonly read: (offset: number, length: number) => Promise<Uint8Array>;
 }
@@ -83,6 +86,8 @@ interface RunState {
   readonly device: string;
   /** Next sample (decode order) to feed. */
   next: number;
+  /** The first feed still to come starts at a recovery point. */
+  recovering: boolean;
   drained: boolean;
   /** Frames come out in presentation order: none at or below this pts will come out again. */
   outputUpTo: number;
@@ -101,7 +106,7 @@ function configKey(c: RunConfig): string {
  *
  * @example
  * const gops = new GopDecoder(openRun, slots, 16, (n) => (decodedFrames += n));
- * const clip = await gops.clip({ object, key, config, order, frames, span, read });
+ * const clip = await gops.clip({ object, key, config, order, frames, span, recovering: false, read });
  */
 export class GopDecoder {
   private readonly runs: Run[] = [];
@@ -179,7 +184,7 @@ export class GopDecoder {
       }
       if (!st) {
         const decoder = await this.open(req.config);
-        st = { decoder, device: decoder.device, next: req.span.firstSample, drained: false, outputUpTo: -Infinity, held: new Map() };
+        st = { decoder, device: decoder.device, next: req.span.firstSample, recovering: req.recovering, drained: false, outputUpTo: -Infinity, held: new Map() };
         run.state = st;
         run.first = req.span.firstSample;
       }
@@ -221,7 +226,9 @@ export class GopDecoder {
     }
     const drain = to >= total;
     const decoder = st.decoder!;
-    const out = await this.slots.run(() => decoder.feed(data, packets, { dropBefore, drain }));
+    const recovering = st.recovering;
+    st.recovering = false;
+    const out = await this.slots.run(() => decoder.feed(data, packets, { dropBefore, drain, recovering }));
     st.next = to;
     if (drain) {
       // Every frame is out: the decoder can serve another run while this one lives on its held frames.

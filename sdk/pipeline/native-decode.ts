@@ -106,7 +106,7 @@ function asDecoded(f: HostFrame): DecodedFrame {
 export const nativeDecode: DecodeClip = async (req) => {
   const device = resolveDevice(req.device, req.track.codec);
   const dropBefore = Math.min(...req.keep);
-  const { frames, decoded } = await pool.use(req, device, (d) => d.decodeRun({ data: req.data, samples: req.packets }, { dropBefore }));
+  const { frames, decoded } = await pool.use(req, device, (d) => d.decodeRun({ data: req.data, samples: req.packets }, { dropBefore, recovering: req.recovering ?? false }));
   const byPts = new Map<number, Frame>();
   for (const f of frames) byPts.set(f.pts, f);
   const kept: DecodedFrame[] = [];
