@@ -19,6 +19,7 @@
         "src/host-converter.cc",
         "src/host-report.cc",
         "src/image-decoder.cc",
+        "src/nvdec-caps.cc",
         "src/kernels/kernel-reference.cc",
         "src/kernels/kernels.cc",
         "src/read-into.cc"

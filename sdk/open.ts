@@ -129,6 +129,7 @@ export class Dataset implements AsyncIterable<Batch> {
         for (const c of batch.clips) this.recorder.frames += c.frames;
         this.recorder.bytesDelivered += batch.layout.byteLength;
         this.recorder.device = batch.decoded[0]?.device ?? this.recorder.device;
+        for (const d of batch.decoded) if (d.fallback) this.recorder.fallback(d.fallback.codec);
         yield batch;
       }
     } finally {

@@ -81,7 +81,7 @@ export interface RawDevices {
   cudaReason: string;
   kernels: boolean;
   kernelsReason: string;
-  cudaDevices: { index: number; name: string; memoryBytes: number }[];
+  cudaDevices: { index: number; name: string; memoryBytes: number; nvdec: Record<string, { probed: boolean; supported: boolean; reason: string }> }[];
   nvdecCodecs: string[];
   nvdecReason: string;
   cufile: boolean;

@@ -573,6 +573,15 @@ Napi::Value Devices(const Napi::CallbackInfo& info) {
     d.Set("index", Napi::Number::New(env, r.cudaDevices[i].index));
     d.Set("name", Napi::String::New(env, r.cudaDevices[i].name));
     d.Set("memoryBytes", Napi::Number::New(env, static_cast<double>(r.cudaDevices[i].memoryBytes)));
+    Napi::Object nvdec = Napi::Object::New(env);
+    for (const auto& c : r.cudaDevices[i].nvdec) {
+      Napi::Object support = Napi::Object::New(env);
+      support.Set("probed", Napi::Boolean::New(env, c.probed));
+      support.Set("supported", Napi::Boolean::New(env, c.supported));
+      support.Set("reason", Napi::String::New(env, c.reason));
+      nvdec.Set(c.codec, support);
+    }
+    d.Set("nvdec", nvdec);
     devices.Set(i, d);
   }
   o.Set("cudaDevices", devices);

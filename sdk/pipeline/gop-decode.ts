@@ -35,6 +35,8 @@ export interface RunFrame {
 export interface RunDecoder {
   /** Where it decodes, e.g. "cpu" or "cuda:0". */
   readonly device: string;
+  /** Set when it decodes on the CPU because the CUDA device asked for has no NVDEC for the codec. */
+  readonly fallback?: DecodedClip["fallback"];
   /**
    * Feeds packets (decode order; the first of a run is a keyframe). Frames with pts below
    * `dropBefore` are decoded but not converted. `drain`: flush every frame out and end the run.
@@ -84,6 +86,7 @@ interface RunState {
   /** Absent once drained: the run's last frames are all held. */
   decoder: RunDecoder | undefined;
   readonly device: string;
+  readonly fallback: DecodedClip["fallback"];
   /** Next sample (decode order) to feed. */
   next: number;
   /** The first feed still to come starts at a recovery point. */
@@ -184,7 +187,7 @@ export class GopDecoder {
       }
       if (!st) {
         const decoder = await this.open(req.config);
-        st = { decoder, device: decoder.device, next: req.span.firstSample, recovering: req.recovering, drained: false, outputUpTo: -Infinity, held: new Map() };
+        st = { decoder, device: decoder.device, fallback: decoder.fallback, next: req.span.firstSample, recovering: req.recovering, drained: false, outputUpTo: -Infinity, held: new Map() };
         run.state = st;
         run.first = req.span.firstSample;
       }
@@ -197,7 +200,7 @@ export class GopDecoder {
       // Later clips of the run start after this one: nothing at or before its first frame is needed again.
       for (const pts of st.held.keys()) if (pts <= dropBefore) st.held.delete(pts);
       const gpuFrames = frames.flatMap((f) => (f.gpu ? [f.gpu] : []));
-      return { frames: frames.map((f) => f.frame), device: st.device, ...(gpuFrames.length > 0 ? { gpuFrames } : {}) };
+      return { frames: frames.map((f) => f.frame), device: st.device, ...(gpuFrames.length > 0 ? { gpuFrames } : {}), ...(st.fallback ? { fallback: st.fallback } : {}) };
     } catch (err) {
       // The decoder's state is unknown after a failure: the next clip of the run starts afresh.
       run.state?.decoder?.release(false);
