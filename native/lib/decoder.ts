@@ -18,7 +18,8 @@ export interface DecodeOptions {
    * The run's first packet is an H.264 recovery point that is not an IDR (intra refresh, open
    * GOP): pictures before the first intact one may reference frames before it, so their decode
    * errors are tolerated and they are never returned (their pts must lie below `dropBefore`).
-   * From the first intact picture on, damage fails the call as always. Only on a run's first call.
+   * From the first intact picture on, damage fails the call as always. Only on a run's first call,
+   * and only on a decoder opened with `threads: 1` (frame threads: ERR_INVALID_ARGUMENT).
    */
   readonly recovering?: boolean;
 }

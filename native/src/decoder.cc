@@ -97,6 +97,12 @@ DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::option
                              bool recovering) {
   DecodeResult out;
   if (recovering) {
+    // Frame threads keep their own copy of err_recognition (and report errors late): a recovery
+    // start needs the one context that the tolerance below switches.
+    if (ctx_->active_thread_type & FF_THREAD_FRAME) {
+      throw NativeException("ERR_INVALID_ARGUMENT", "Expected a decoder opened with threads: 1 for recovering but this one runs " +
+                                                        std::to_string(ctx_->thread_count) + " frame threads");
+    }
     // Pictures that reference frames before the recovery point decode concealed (and are
     // dropped) instead of failing the run, until the first intact picture comes out.
     recovering_ = true;

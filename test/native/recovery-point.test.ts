@@ -72,6 +72,15 @@ describe("a decode that starts at an H.264 recovery point (open GOP, leading B-f
     await expect(codeOf(decoder.decode(fromRecoveryPoint()))).resolves.toBe("ERR_CORRUPT_PACKET");
   });
 
+  it("`recovering` needs a decoder without frame threads (they keep their own error settings)", async () => {
+    const threaded = await createDecoder({ codec: "h264", extradata: track.extradata, width: track.width, height: track.height, threads: 2, output: "native" });
+    try {
+      await expect(codeOf(threaded.decode(fromRecoveryPoint(), { recovering: true }))).resolves.toBe("ERR_INVALID_ARGUMENT");
+    } finally {
+      await threaded.close();
+    }
+  });
+
   it("`recovering` on a call that continues a run is an argument error", async () => {
     const p = fromRecoveryPoint();
     await decoder.decode({ data: p.data, samples: p.samples.slice(0, 8) }, { recovering: true, drain: false });
