@@ -23,6 +23,7 @@
         "src/kernels/kernel-calls.cc",
         "src/kernels/kernel-reference.cc",
         "src/kernels/kernels.cc",
+        "src/nvdec-caps.cc",
         "src/packed-frames.cc",
         "src/read-into.cc"
       ],

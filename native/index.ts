@@ -4,7 +4,8 @@
  * Every argument is checked here before the addon is loaded or called.
  */
 export { Decoder, createDecoder, type DecodeOptions, type DecodeRun } from "./lib/decoder.js";
-export { devices, type HostDevices } from "./lib/devices.js";
+export { devices, type HostDevices, type NvdecSupport } from "./lib/devices.js";
+export { DecodeRouter, type DecodeDevice, type DeviceTable, type Route } from "./lib/decode-route.js";
 export { NativeArgumentError, NativeError, NativeErrorCode, NativeUnavailableError } from "./lib/errors.js";
 export { decodeImage, IMAGE_FORMATS, type ImageDecodeOptions, type ImageFormat } from "./lib/image.js";
 export { frameMd5, framemd5Header, framemd5Line } from "./lib/frame-md5.js";

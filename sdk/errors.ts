@@ -74,6 +74,8 @@ export const SdkErrorCode = {
   Protocol: "ERR_PROTOCOL",
   ShmUnavailable: "ERR_SHM_UNAVAILABLE",
   ShmFull: "ERR_SHM_FULL",
+  /** open(): the dataset holds no object, or only videos shorter than a clip (objects that stream nothing are reported by their own codes). */
+  NoClips: "ERR_NO_CLIPS",
   /** The edge has no dataset table for the prefix yet: open() plans from every index and says so once. */
   TableMissing: "ERR_TABLE_MISSING",
 } as const;

@@ -6,6 +6,7 @@ import type { DecodeClip, DecodeImage } from "./pipeline/decode.js";
 import type { OpenRunDecoder } from "./pipeline/gop-decode.js";
 import { IndexCache } from "./pipeline/index-cache.js";
 import { planDataset, type SkippedObject } from "./pipeline/planner.js";
+import { noClipsError } from "./pipeline/no-clips.js";
 import { streamBatches } from "./pipeline/stream.js";
 import type { ClipPlan } from "./sampler/clip-plan.js";
 import { gopGroups, partition } from "./sampler/partition.js";
@@ -128,6 +129,7 @@ export class Dataset implements AsyncIterable<Batch> {
         for (const c of batch.clips) this.recorder.frames += c.frames;
         this.recorder.bytesDelivered += batch.layout.byteLength;
         this.recorder.device = batch.decoded[0]?.device ?? this.recorder.device;
+        for (const d of batch.decoded) if (d.fallback) this.recorder.fallback(d.fallback.codec);
         yield batch;
       }
     } finally {
@@ -193,8 +195,8 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
     if (listing.notice) notify(listing.notice);
     const indexes = new IndexCache(source, undefined, o.track);
     const { plan, skipped } = await planDataset(listing, indexes, o);
-    // Nothing to stream but objects that were skipped: say why instead of an empty iterator.
-    if (plan.total === 0 && skipped.length > 0) throw nothingToStream(skipped);
+    // Nothing to stream: say why instead of an empty iterator.
+    if (plan.total === 0) throw skipped.length > 0 ? nothingToStream(skipped) : await noClipsError(listing, indexes, o);
     const resumed = o.resume ? restore(o.resume, { fingerprint: plan.fingerprint, total: plan.total }) : undefined;
     for (const k of ["seed", "epoch"] as const) {
       if (resumed && options[k] !== undefined && options[k] !== resumed[k]) {

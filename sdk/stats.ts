@@ -20,6 +20,8 @@ export const StreamStats = z.object({
   stall_ratio: z.number(),
   cache_hit_ratio: z.number(),
   device: z.string(),
+  /** Clips decoded on the CPU because the CUDA device's NVDEC lacks their codec (AV1 on an H100/H200), and those codecs. */
+  decode_fallbacks: z.object({ count: z.number().int(), codecs: z.array(z.string()) }),
   /** Skipped clips or objects by error code. */
   errors: z.record(z.string(), z.number().int().positive()),
 });
@@ -34,6 +36,8 @@ export class StatsRecorder {
   bytesDelivered = 0;
   device = "none";
   readonly errors: Record<string, number> = {};
+  private fallbacks = 0;
+  private readonly fallbackCodecs = new Set<string>();
   private startedAt: number | undefined;
   private endedAt: number | undefined;
   private waitMs = 0;
@@ -46,6 +50,11 @@ export class StatsRecorder {
 
   error(code: string): void {
     this.errors[code] = (this.errors[code] ?? 0) + 1;
+  }
+  /** A clip of `codec` decoded on the CPU instead of NVDEC. */
+  fallback(codec: string): void {
+    this.fallbacks++;
+    this.fallbackCodecs.add(codec);
   }
   /** The consumer asked for a batch. */
   waitStart(): void {
@@ -83,6 +92,7 @@ export class StatsRecorder {
       stall_ratio: wallMs > 0 ? Math.min(1, (this.waitMs + waiting) / wallMs) : 0,
       cache_hit_ratio: lookups > 0 ? s.cacheHits / lookups : 0,
       device: this.device,
+      decode_fallbacks: { count: this.fallbacks, codecs: [...this.fallbackCodecs].sort() },
       errors: { ...this.errors },
     };
   }

@@ -25,7 +25,7 @@ interface FormatIndexer {
 const formats = new Map<string, FormatIndexer>([
   ["mp4", { sniff: looksLikeMp4, index: async (r) => videoFields(await indexMp4(r)) }],
   ["matroska", { sniff: looksLikeMatroska, index: async (r) => videoFields(await indexMatroska(r)) }],
-  ["mpegts", { sniff: (h) => tsPacketSize(h) !== undefined, index: async (r, h) => videoFields([await indexMpegTs(r, tsPacketSize(h)!)]) }],
+  ["mpegts", { sniff: (h) => tsPacketSize(h) !== undefined, index: async (r, h) => videoFields(await indexMpegTs(r, tsPacketSize(h)!)) }],
   ["image", { sniff: (h) => sniffImage(h) !== undefined, index: async (r, h) => ({ kind: "image", image: await indexImage(r, sniffImage(h)!) }) }],
   ["npy", { sniff: looksLikeNpy, index: async (r) => ({ kind: "array", array: await indexNpy(r) }) }],
 ]);

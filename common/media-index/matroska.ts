@@ -16,6 +16,7 @@ const ID = {
   Info: 0x1549a966, TimestampScale: 0x2ad7b1, Duration: 0x4489,
   Tracks: 0x1654ae6b, TrackEntry: 0xae, TrackNumber: 0xd7, TrackType: 0x83, CodecID: 0x86, CodecPrivate: 0x63a2,
   DefaultDuration: 0x23e383, Video: 0xe0, PixelWidth: 0xb0, PixelHeight: 0xba, ContentEncodings: 0x6d80,
+  Projection: 0x7670, ProjectionPoseYaw: 0x7673, ProjectionPosePitch: 0x7674, ProjectionPoseRoll: 0x7675,
   Cluster: 0x1f43b675, Timestamp: 0xe7, SimpleBlock: 0xa3, BlockGroup: 0xa0, Block: 0xa1, ReferenceBlock: 0xfb,
 } as const;
 
@@ -43,6 +44,7 @@ interface TrackInfo {
   width: number;
   height: number;
   defaultDuration: number | undefined;
+  rotation: VideoTrackV1["rotation"];
 }
 
 interface Table {
@@ -76,7 +78,7 @@ function parseTracks(data: Uint8Array): TrackInfo[] {
     const codec = codecById.get(codecId);
     const number = readUint(first(e, ID.TrackNumber) ?? new Uint8Array(0));
     if (!codec) {
-      tracks.push({ number, codec: "h264", codecId, extradata: new Uint8Array(0), width: 0, height: 0, defaultDuration: undefined });
+      tracks.push({ number, codec: "h264", codecId, extradata: new Uint8Array(0), width: 0, height: 0, defaultDuration: undefined, rotation: 0 });
       continue;
     }
     if (e.has(ID.ContentEncodings)) throw corrupt(`video track ${number} is compressed or encrypted (ContentEncodings), which ec does not undo`);
@@ -91,9 +93,31 @@ function parseTracks(data: Uint8Array): TrackInfo[] {
       width: readUint(first(video, ID.PixelWidth) ?? new Uint8Array(0)),
       height: readUint(first(video, ID.PixelHeight) ?? new Uint8Array(0)),
       defaultDuration: dd ? readUint(dd) : undefined,
+      rotation: rotationOf(video),
     });
   }
   return tracks;
+}
+
+/**
+ * Degrees clockwise the track's Projection pose turns the coded frame, as ffmpeg reads it into a
+ * display matrix (ProjectionPoseRoll is counter-clockwise; ffmpeg's muxer writes the display
+ * matrix there): 0 for no Projection, angles that are no quarter turn, and a yaw or pitch
+ * (mirroring or a turn out of the plane), which ffmpeg's autorotate does not apply as a turn either.
+ */
+function rotationOf(video: Map<number, Uint8Array[]>): VideoTrackV1["rotation"] {
+  const projection = first(video, ID.Projection);
+  if (!projection) return 0;
+  const pose = children(projection, "Projection");
+  const angle = (id: number) => {
+    const data = first(pose, id);
+    return data ? readFloat(data) : 0;
+  };
+  if (angle(ID.ProjectionPoseYaw) !== 0 || angle(ID.ProjectionPosePitch) !== 0) return 0;
+  const roll = angle(ID.ProjectionPoseRoll);
+  if (!Number.isFinite(roll)) return 0;
+  const degrees = ((Math.round(-roll) % 360) + 360) % 360;
+  return degrees === 90 || degrees === 180 || degrees === 270 ? degrees : 0;
 }
 
 /** Block header after the element header: track number, int16 timestamp, flags (lacing in bits 1-2). */
@@ -233,7 +257,7 @@ export async function indexMatroska(reader: HeadCachedReader): Promise<VideoTrac
       fps,
       timescale,
       duration: (durationTicks ?? span) / timescale,
-      rotation: 0,
+      rotation: t.rotation,
       frameCount: n,
       samples: { offset: Float64Array.from(table.offset), size: Uint32Array.from(table.size), keyframe: Uint8Array.from(table.keyframe), pts, dts: decodeTimes(table.pts) },
     };

@@ -1,7 +1,7 @@
 /**
  * MPEG transport streams (.ts, .m2ts; H.264, HEVC). The format has no index, so the object is
- * read once, forward through a 4 MiB window: PAT → PMT → the first video stream's PID, then
- * each PES packet on it is one access unit with its PTS/DTS, a keyframe when it holds an IDR
+ * read once, forward through a 4 MiB window: PAT → PMT → each H.264/HEVC stream's PID, then
+ * each PES packet on one is one access unit with its PTS/DTS, a keyframe when it holds an IDR
  * (H.264) or IRAP (HEVC) picture. A sample's bytes are the run of TS packets that carry it,
  * interleaved with other streams: `tsAccessUnit` takes its payload back out.
  */
@@ -113,87 +113,69 @@ function parameterSets(au: Uint8Array, codec: VideoCodec): Uint8Array<ArrayBuffe
 /** Section payload of a PSI packet (PAT, PMT), past the pointer field. */
 const section = (payload: Uint8Array) => payload.subarray(1 + payload[0]!);
 
-/** Indexes the first H.264 or HEVC stream of a transport stream. */
-export async function indexMpegTs(reader: HeadCachedReader, packetSize: 188 | 192): Promise<VideoTrackV1> {
-  const window = new Window(reader);
-  let pmtPid: number | undefined;
-  let video: { pid: number; codec: VideoCodec } | undefined;
-  let unsupported: number | undefined;
-  const offset: number[] = [], size: number[] = [], keyframe: number[] = [], pts: number[] = [], dts: number[] = [];
-  let au: { start: number; end: number; parts: Uint8Array[] } | undefined;
-  let unwrap: ((t: number) => number) | undefined;
-  let extradata: Uint8Array<ArrayBuffer> | undefined;
-  const finish = () => {
-    if (!au) return;
-    const data = concat(au.parts);
-    const types = [...nalTypes(data, video!.codec)];
-    keyframe.push(isKey(video!.codec, types) ? 1 : 0);
-    if (!extradata && keyframe.at(-1)) extradata = parameterSets(data, video!.codec);
-    size.push(au.end - au.start);
-    au = undefined;
-  };
-  const count = Math.floor(reader.size / packetSize);
-  for (let n = 0; n < count; n++) {
-    const at = n * packetSize;
-    const pkt = parsePacket(await window.at(at + packetSize - TS, TS), at);
-    if (!pkt) continue;
-    if (pkt.pid === 0 && pkt.start && pmtPid === undefined) {
-      const s = section(pkt.payload);
-      const length = ((s[1]! & 0x0f) << 8) | s[2]!;
-      for (let i = 8; i + 4 <= Math.min(3 + length - 4, s.length); i += 4) {
-        const program = (s[i]! << 8) | s[i + 1]!;
-        if (program !== 0) { pmtPid = ((s[i + 2]! & 0x1f) << 8) | s[i + 3]!; break; }
-      }
-    } else if (pkt.pid === pmtPid && pkt.start && !video) {
-      const s = section(pkt.payload);
-      const length = ((s[1]! & 0x0f) << 8) | s[2]!;
-      const end = Math.min(3 + length - 4, s.length);
-      for (let i = 12 + (((s[10]! & 0x0f) << 8) | s[11]!); i + 5 <= end; i += 5 + (((s[i + 3]! & 0x0f) << 8) | s[i + 4]!)) {
-        const codec = codecByStreamType.get(s[i]!);
-        if (codec) { video = { pid: ((s[i + 1]! & 0x1f) << 8) | s[i + 2]!, codec }; break; }
-        // MPEG-1/2, MPEG-4 Part 2, VVC, AVS, VC-1: video ec does not decode.
-        if ([0x01, 0x02, 0x10, 0x33, 0x42, 0xea].includes(s[i]!)) unsupported ??= s[i];
-      }
-    } else if (video && pkt.pid === video.pid) {
-      if (pkt.start) {
-        finish();
-        const p = pkt.payload;
-        if (p[0] !== 0 || p[1] !== 0 || p[2] !== 1) throw corrupt(`PES packet at byte ${at} has no start code`);
-        const flags = p[7]!;
-        if (!(flags & 0x80)) throw corrupt(`PES packet at byte ${at} has no PTS`);
-        if (offset.length >= MAX_SAMPLES) throw corrupt(`more than ${MAX_SAMPLES} access units; at most ${MAX_SAMPLES} are indexed`);
-        const raw = pts33(p, 9);
-        const rawDts = flags & 0x40 ? pts33(p, 14) : raw;
-        unwrap ??= wrapOf(rawDts);
-        offset.push(at);
-        pts.push(unwrap(raw));
-        dts.push(unwrap(rawDts));
-        au = { start: at, end: at + packetSize, parts: [p.subarray(9 + p[8]!)] };
-      } else if (au) {
-        au.parts.push(pkt.payload);
-        au.end = at + packetSize;
-      }
-    }
+/** One video PID's access units as the forward pass collects them. */
+interface StreamTable {
+  readonly pid: number;
+  readonly codec: VideoCodec;
+  readonly offset: number[];
+  readonly size: number[];
+  readonly keyframe: number[];
+  readonly pts: number[];
+  readonly dts: number[];
+  au: { start: number; end: number; parts: Uint8Array[] } | undefined;
+  unwrap: ((t: number) => number) | undefined;
+  extradata: Uint8Array<ArrayBuffer> | undefined;
+}
+
+/** Ends the access unit a stream is collecting: its size, keyframe flag, and the first keyframe's parameter sets. */
+function finish(st: StreamTable): void {
+  if (!st.au) return;
+  const data = concat(st.au.parts);
+  const types = [...nalTypes(data, st.codec)];
+  st.keyframe.push(isKey(st.codec, types) ? 1 : 0);
+  if (!st.extradata && st.keyframe.at(-1)) st.extradata = parameterSets(data, st.codec);
+  st.size.push(st.au.end - st.au.start);
+  st.au = undefined;
+}
+
+/** A TS packet of a stream's PID: a PES start begins an access unit, anything else continues it. */
+function collect(st: StreamTable, pkt: NonNullable<ReturnType<typeof parsePacket>>, at: number, packetSize: number): void {
+  if (pkt.start) {
+    finish(st);
+    const p = pkt.payload;
+    if (p[0] !== 0 || p[1] !== 0 || p[2] !== 1) throw corrupt(`PES packet at byte ${at} has no start code`);
+    const flags = p[7]!;
+    if (!(flags & 0x80)) throw corrupt(`PES packet at byte ${at} has no PTS`);
+    if (st.offset.length >= MAX_SAMPLES) throw corrupt(`more than ${MAX_SAMPLES} access units; at most ${MAX_SAMPLES} are indexed`);
+    const raw = pts33(p, 9);
+    const rawDts = flags & 0x40 ? pts33(p, 14) : raw;
+    st.unwrap ??= wrapOf(rawDts);
+    st.offset.push(at);
+    st.pts.push(st.unwrap(raw));
+    st.dts.push(st.unwrap(rawDts));
+    st.au = { start: at, end: at + packetSize, parts: [p.subarray(9 + p[8]!)] };
+  } else if (st.au) {
+    st.au.parts.push(pkt.payload);
+    st.au.end = at + packetSize;
   }
-  if (!video) {
-    if (unsupported !== undefined) throw new MediaIndexError(IndexErrorCode.UNSUPPORTED_CODEC, `video stream type 0x${unsupported.toString(16)} is not H.264 or HEVC`);
-    throw new MediaIndexError(IndexErrorCode.NO_VIDEO, "no H.264 or HEVC stream in the transport stream's PMT");
-  }
-  finish();
-  const n = offset.length;
-  if (n === 0) throw corrupt(`video PID ${video.pid} carries no PES packets`);
-  const dims = extradata ? spsDimensions(extradata, video.codec) : undefined;
-  if (!dims || dims.width <= 0 || dims.height <= 0) throw corrupt(`video PID ${video.pid} has no sequence parameter set before or in its first keyframe`);
+}
+
+function trackOf(st: StreamTable, packetSize: 188 | 192): VideoTrackV1 {
+  finish(st);
+  const n = st.offset.length;
+  if (n === 0) throw corrupt(`video PID ${st.pid} carries no PES packets`);
+  const dims = st.extradata ? spsDimensions(st.extradata, st.codec) : undefined;
+  if (!dims || dims.width <= 0 || dims.height <= 0) throw corrupt(`video PID ${st.pid} has no sequence parameter set before or in its first keyframe`);
   // Frame rate from the pts step: the smallest positive gap between presentation times.
-  const sorted = [...pts].sort((a, b) => a - b);
+  const sorted = [...st.pts].sort((a, b) => a - b);
   let step = Infinity;
   for (let i = 1; i < n; i++) if (sorted[i]! > sorted[i - 1]!) step = Math.min(step, sorted[i]! - sorted[i - 1]!);
   const span = n > 1 && Number.isFinite(step) ? sorted[n - 1]! - sorted[0]! + step : 0;
   return {
-    trackId: video.pid,
-    codec: video.codec,
-    codecString: video.codec === "h264" ? "avc1" : "hvc1",
-    extradata: extradata!,
+    trackId: st.pid,
+    codec: st.codec,
+    codecString: st.codec === "h264" ? "avc1" : "hvc1",
+    extradata: st.extradata!,
     width: dims.width,
     height: dims.height,
     fps: Number.isFinite(step) ? 90000 / step : 0,
@@ -201,13 +183,69 @@ export async function indexMpegTs(reader: HeadCachedReader, packetSize: 188 | 19
     duration: span / 90000,
     rotation: 0,
     frameCount: n,
-    mpegts: { pid: video.pid, packetSize },
+    mpegts: { pid: st.pid, packetSize },
     samples: {
-      offset: Float64Array.from(offset),
-      size: Uint32Array.from(size),
-      keyframe: Uint8Array.from(keyframe),
-      pts: Float64Array.from(pts),
-      dts: Float64Array.from(dts),
+      offset: Float64Array.from(st.offset),
+      size: Uint32Array.from(st.size),
+      keyframe: Uint8Array.from(st.keyframe),
+      pts: Float64Array.from(st.pts),
+      dts: Float64Array.from(st.dts),
     },
   };
+}
+
+/**
+ * Indexes every H.264 or HEVC stream of a transport stream's first program, in PMT order (the
+ * first is the default track; `track` picks another), in one forward pass. A later stream that
+ * carries no access units or no parameter sets is left out; the first one's failure is the object's.
+ */
+export async function indexMpegTs(reader: HeadCachedReader, packetSize: 188 | 192): Promise<VideoTrackV1[]> {
+  const window = new Window(reader);
+  let pmtPid: number | undefined;
+  let streams: Map<number, StreamTable> | undefined;
+  let unsupported: number | undefined;
+  const count = Math.floor(reader.size / packetSize);
+  for (let n = 0; n < count; n++) {
+    const at = n * packetSize;
+    const pkt = parsePacket(await window.at(at + packetSize - TS, TS), at);
+    if (!pkt) continue;
+    const st = streams?.get(pkt.pid);
+    if (st) {
+      collect(st, pkt, at, packetSize);
+    } else if (pkt.pid === 0 && pkt.start && pmtPid === undefined) {
+      const s = section(pkt.payload);
+      const length = ((s[1]! & 0x0f) << 8) | s[2]!;
+      for (let i = 8; i + 4 <= Math.min(3 + length - 4, s.length); i += 4) {
+        const program = (s[i]! << 8) | s[i + 1]!;
+        if (program !== 0) { pmtPid = ((s[i + 2]! & 0x1f) << 8) | s[i + 3]!; break; }
+      }
+    } else if (pkt.pid === pmtPid && pkt.start && !streams) {
+      const s = section(pkt.payload);
+      const length = ((s[1]! & 0x0f) << 8) | s[2]!;
+      const end = Math.min(3 + length - 4, s.length);
+      const found = new Map<number, StreamTable>();
+      for (let i = 12 + (((s[10]! & 0x0f) << 8) | s[11]!); i + 5 <= end; i += 5 + (((s[i + 3]! & 0x0f) << 8) | s[i + 4]!)) {
+        const codec = codecByStreamType.get(s[i]!);
+        const pid = ((s[i + 1]! & 0x1f) << 8) | s[i + 2]!;
+        if (codec && !found.has(pid)) found.set(pid, { pid, codec, offset: [], size: [], keyframe: [], pts: [], dts: [], au: undefined, unwrap: undefined, extradata: undefined });
+        // MPEG-1/2, MPEG-4 Part 2, VVC, AVS, VC-1: video ec does not decode.
+        if (!codec && [0x01, 0x02, 0x10, 0x33, 0x42, 0xea].includes(s[i]!)) unsupported ??= s[i];
+      }
+      if (found.size > 0) streams = found;
+    }
+  }
+  if (!streams) {
+    if (unsupported !== undefined) throw new MediaIndexError(IndexErrorCode.UNSUPPORTED_CODEC, `video stream type 0x${unsupported.toString(16)} is not H.264 or HEVC`);
+    throw new MediaIndexError(IndexErrorCode.NO_VIDEO, "no H.264 or HEVC stream in the transport stream's PMT");
+  }
+  const [first, ...rest] = [...streams.values()];
+  const tracks = [trackOf(first!, packetSize)];
+  for (const st of rest) {
+    try {
+      tracks.push(trackOf(st, packetSize));
+    } catch (err) {
+      if (!(err instanceof MediaIndexError)) throw err;
+    }
+  }
+  return tracks;
 }

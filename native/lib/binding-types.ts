@@ -51,6 +51,7 @@ export interface RawDecoder {
     keyframes: Uint8Array,
     dropBefore: number | null,
     drain: boolean,
+    recovering: boolean,
   ): Promise<(RawHostBatch | { device: RawDeviceFrame[] }) & { decoded: number }>;
   close(): void;
 }
@@ -80,7 +81,7 @@ export interface RawDevices {
   cudaReason: string;
   kernels: boolean;
   kernelsReason: string;
-  cudaDevices: { index: number; name: string; memoryBytes: number }[];
+  cudaDevices: { index: number; name: string; memoryBytes: number; nvdec: Record<string, { probed: boolean; supported: boolean; reason: string }> }[];
   nvdecCodecs: string[];
   nvdecReason: string;
   cufile: boolean;

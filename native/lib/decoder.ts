@@ -14,6 +14,14 @@ export interface DecodeOptions {
    * Default true: drain every frame and reset for an unrelated clip.
    */
   readonly drain?: boolean;
+  /**
+   * The run's first packet is an H.264 recovery point that is not an IDR (intra refresh, open
+   * GOP): pictures before the first intact one may reference frames before it, so their decode
+   * errors are tolerated and they are never returned (their pts must lie below `dropBefore`).
+   * From the first intact picture on, damage fails the call as always. Only on a run's first call,
+   * and only on a decoder opened with `threads: 1` (frame threads: ERR_INVALID_ARGUMENT).
+   */
+  readonly recovering?: boolean;
 }
 
 /** What one decode call produced. */
@@ -59,10 +67,11 @@ export class Decoder {
    * const { frames, decoded } = await decoder.decodeRun(packets, { dropBefore, drain: false });
    */
   decodeRun(packets: Packets, options: DecodeOptions = {}): Promise<DecodeRun> {
-    const { dropBefore, drain = true } = options;
+    const { dropBefore, drain = true, recovering = false } = options;
     try {
       if (dropBefore !== undefined && !Number.isSafeInteger(dropBefore)) throw argumentError("an integer pts", "dropBefore", dropBefore);
       if (typeof drain !== "boolean") throw argumentError("a boolean", "drain", drain);
+      if (typeof recovering !== "boolean") throw argumentError("a boolean", "recovering", recovering);
     } catch (error) {
       // Always a promise: callers handle bad packets and bad bytes in one place.
       return Promise.reject(error);
@@ -70,11 +79,12 @@ export class Decoder {
     const run = async (): Promise<DecodeRun> => {
       const raw = this.#raw;
       if (!raw) throw new NativeError(NativeErrorCode.DecoderClosed, "The decoder is closed");
+      if (recovering && this.#continuing) throw argumentError("recovering: true only on a run's first call", "recovering", recovering);
       // Only a call that continues an undrained run may start between keyframes.
       const packed = packPackets(packets, !this.#continuing);
       this.#continuing = false;
       try {
-        const out = await raw.decode(packed.data, packed.table, packed.keyframes, dropBefore ?? null, drain);
+        const out = await raw.decode(packed.data, packed.table, packed.keyframes, dropBefore ?? null, drain, recovering);
         this.#continuing = !drain;
         return { frames: "device" in out ? deviceFrames(out.device) : hostFrames(out), decoded: out.decoded };
       } catch (error) {

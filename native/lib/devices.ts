@@ -1,5 +1,14 @@
 import { loadBinding } from "./load.js";
 
+/** Whether one device's NVDEC decodes one codec. */
+export interface NvdecSupport {
+  readonly supported: boolean;
+  /** The driver was asked; false: this build cannot ask, and `supported` assumes FFmpeg's hwaccel works. */
+  readonly probed: boolean;
+  /** Why not; absent when supported. */
+  readonly reason?: string;
+}
+
 export interface HostDevices {
   cpu: {
     /** codec → the libavcodec decoder the CPU path uses (null: none in this FFmpeg). */
@@ -16,7 +25,12 @@ export interface HostDevices {
     available: boolean;
     /** Why no CUDA device is usable; absent when one is. */
     reason?: string;
-    devices: { index: number; name: string; memoryBytes: number }[];
+    /**
+     * `nvdec`: per codec with a CUDA hwaccel in this FFmpeg, whether this device's NVDEC decodes it
+     * (8-bit 4:2:0), as the driver says (`probed`; cuvidGetDecoderCaps, asked once per device and
+     * codec); an H100/H200 has no AV1 NVDEC. Device "auto" decodes a codec NVDEC lacks on the CPU.
+     */
+    devices: { index: number; name: string; memoryBytes: number; nvdec: Record<string, NvdecSupport> }[];
     nvdec: { available: boolean; codecs: string[]; reason?: string };
   };
   cufile: { available: boolean; reason?: string };
@@ -43,7 +57,10 @@ export function devices(): HostDevices {
       kernels: { compiled: r.kernels, ...(r.kernels ? {} : { reason: r.kernelsReason }) },
       available: cudaAvailable,
       ...(cudaAvailable ? {} : { reason: r.cudaReason }),
-      devices: r.cudaDevices,
+      devices: r.cudaDevices.map((d) => ({
+        ...d,
+        nvdec: Object.fromEntries(Object.entries(d.nvdec).map(([codec, n]) => [codec, { supported: n.supported, probed: n.probed, ...(n.supported ? {} : { reason: n.reason }) }])),
+      })),
       nvdec: { available: nvdecAvailable, codecs: r.nvdecCodecs, ...(nvdecAvailable ? {} : { reason: r.nvdecReason }) },
     },
     cufile: { available: r.cufile, ...(r.cufile ? {} : { reason: r.cufileReason }) },

@@ -187,7 +187,7 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
   }
 
  private:
-  // decode(data: Uint8Array, table: Float64Array [offset,size,pts,dts]*, keyframes: Uint8Array, dropBefore: number|null, drain?: boolean)
+  // decode(data: Uint8Array, table: Float64Array [offset,size,pts,dts]*, keyframes: Uint8Array, dropBefore: number|null, drain?: boolean, recovering?: boolean)
   Napi::Value Decode(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (!decoder_) throw toJsError(env, "ERR_DECODER_CLOSED", "The decoder is closed");
@@ -201,6 +201,7 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
     std::optional<int64_t> dropBefore;
     if (info[3].IsNumber()) dropBefore = static_cast<int64_t>(info[3].As<Napi::Number>().DoubleValue());
     bool drain = !info[4].IsBoolean() || info[4].As<Napi::Boolean>().Value();
+    bool recovering = info[5].IsBoolean() && info[5].As<Napi::Boolean>().Value();
     auto packets = std::make_shared<std::vector<ec::PacketView>>(keys.ElementLength());
     for (size_t i = 0; i < packets->size(); ++i) {
       auto& p = (*packets)[i];
@@ -215,12 +216,12 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
     auto result = std::make_shared<ec::DecodeResult>();
     auto* worker = new Worker(
         env,
-        [decoder, packets, dropBefore, drain, result, busy] {
+        [decoder, packets, dropBefore, drain, recovering, result, busy] {
           struct Release {
             std::atomic<bool>* b;
             ~Release() { b->store(false); }
           } release{busy.get()};
-          *result = decoder->decode(*packets, dropBefore, drain);
+          *result = decoder->decode(*packets, dropBefore, drain, recovering);
         },
         [result](Napi::Env env) -> Napi::Value {
           Napi::Object out = (!result->device.empty() ? deviceFramesToJs(env, result->device) : hostBatchToJs(env, result->host)).As<Napi::Object>();
@@ -507,6 +508,15 @@ Napi::Value Devices(const Napi::CallbackInfo& info) {
     d.Set("index", Napi::Number::New(env, r.cudaDevices[i].index));
     d.Set("name", Napi::String::New(env, r.cudaDevices[i].name));
     d.Set("memoryBytes", Napi::Number::New(env, static_cast<double>(r.cudaDevices[i].memoryBytes)));
+    Napi::Object nvdec = Napi::Object::New(env);
+    for (const auto& c : r.cudaDevices[i].nvdec) {
+      Napi::Object support = Napi::Object::New(env);
+      support.Set("probed", Napi::Boolean::New(env, c.probed));
+      support.Set("supported", Napi::Boolean::New(env, c.supported));
+      support.Set("reason", Napi::String::New(env, c.reason));
+      nvdec.Set(c.codec, support);
+    }
+    d.Set("nvdec", nvdec);
     devices.Set(i, d);
   }
   o.Set("cudaDevices", devices);

@@ -11,12 +11,17 @@ namespace {
 
 // Resets the codec whatever way decode() leaves, so a failed clip never poisons the next.
 struct FlushOnExit {
+  Decoder* decoder;
   AVCodecContext* ctx;
   bool armed = true;
   ~FlushOnExit() {
-    if (armed) avcodec_flush_buffers(ctx);
+    if (!armed) return;
+    avcodec_flush_buffers(ctx);
+    decoder->endRecovery();
   }
 };
+
+bool damaged(const AVFrame* frame) { return frame->decode_error_flags != 0 || (frame->flags & AV_FRAME_FLAG_CORRUPT); }
 
 }  // namespace
 
@@ -41,7 +46,7 @@ Decoder::Decoder(const DecoderOptions& options)
   ctx_->thread_count = options.threads;
   ctx_->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
   // Detected bitstream damage fails the call instead of being concealed into wrong pixels.
-  ctx_->err_recognition = AV_EF_EXPLODE;
+  ctx_->err_recognition = kExplode;
   ctx_->pkt_timebase = AVRational{1, 1};
   backend_->configure(ctx_.get());
   int ret = avcodec_open2(ctx_.get(), codec, nullptr);
@@ -57,30 +62,56 @@ size_t Decoder::receiveAll(DecodeResult& out, std::optional<int64_t> dropBefore,
     int ret = avcodec_receive_frame(ctx_.get(), frame_.get());
     if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return received;
     if (ret < 0) {
+      // Frame threads report a picture that lacked references here, not at send time.
+      if (recovering_) continue;
       throw NativeException("ERR_CORRUPT_PACKET", "The decoder rejected the stream near packet " +
                                                       std::to_string(packetIndex) + ": " + avErrorString(ret));
     }
     FramePtr frame(av_frame_alloc());
     if (!frame) throw NativeException("ERR_OUT_OF_MEMORY", "av_frame_alloc failed");
     av_frame_move_ref(frame.get(), frame_.get());
-    if (frame->decode_error_flags != 0 || (frame->flags & AV_FRAME_FLAG_CORRUPT)) {
+    ++out.decodedFrames;
+    int64_t pts = frame->pts != AV_NOPTS_VALUE ? frame->pts : frame->best_effort_timestamp;
+    bool dropped = dropBefore && pts != AV_NOPTS_VALUE && pts < *dropBefore;
+    if (damaged(frame.get())) {
+      // Before a recovery point's first intact picture, damage is the missing references: the
+      // picture is dropped. A damaged picture the caller keeps is never delivered.
+      if (recovering_ && dropped) continue;
       throw NativeException("ERR_CORRUPT_FRAME", "A decoded frame is damaged (near packet " +
                                                      std::to_string(packetIndex) + "); the packets are corrupt");
     }
-    ++out.decodedFrames;
-    int64_t pts = frame->pts != AV_NOPTS_VALUE ? frame->pts : frame->best_effort_timestamp;
-    if (dropBefore && pts != AV_NOPTS_VALUE && pts < *dropBefore) continue;
+    endRecovery();
+    if (dropped) continue;
     frame->pts = pts;
     backend_->emit(frame.get(), out);
   }
 }
 
-DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::optional<int64_t> dropBefore, bool drain) {
+void Decoder::endRecovery() {
+  if (!recovering_) return;
+  recovering_ = false;
+  ctx_->err_recognition = kExplode;
+}
+
+DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::optional<int64_t> dropBefore, bool drain,
+                             bool recovering) {
   DecodeResult out;
+  if (recovering) {
+    // Frame threads keep their own copy of err_recognition (and report errors late): a recovery
+    // start needs the one context that the tolerance below switches.
+    if (ctx_->active_thread_type & FF_THREAD_FRAME) {
+      throw NativeException("ERR_INVALID_ARGUMENT", "Expected a decoder opened with threads: 1 for recovering but this one runs " +
+                                                        std::to_string(ctx_->thread_count) + " frame threads");
+    }
+    // Pictures that reference frames before the recovery point decode concealed (and are
+    // dropped) instead of failing the run, until the first intact picture comes out.
+    recovering_ = true;
+    ctx_->err_recognition = 0;
+  }
   // Size the batch for the frames that will be kept, not for the ones decoded and dropped.
   out.expectedFrames = 0;
   for (const PacketView& p : packets) out.expectedFrames += (!dropBefore || p.pts >= *dropBefore) ? 1 : 0;
-  FlushOnExit flush{ctx_.get()};
+  FlushOnExit flush{this, ctx_.get()};
   for (size_t i = 0; i < packets.size(); ++i) {
     const PacketView& view = packets[i];
     av_packet_unref(packet_.get());
@@ -101,7 +132,7 @@ DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::option
         }
         continue;
       }
-      if (ret < 0) {
+      if (ret < 0 && !recovering_) {
         throw NativeException("ERR_CORRUPT_PACKET",
                               "The decoder rejected packet " + std::to_string(i) + ": " + avErrorString(ret));
       }

@@ -25,8 +25,16 @@ class Decoder {
    * decoded (later frames reference them) but not converted or returned.
    * With drain false the codec keeps its state (references, frames still being reordered) so
    * the next call continues the same run of packets; a failure still resets it.
+   * recovering: the run starts at an H.264 recovery point that is not an IDR (intra refresh,
+   * open GOP), so pictures before its first intact one may lack references: their decode errors
+   * are tolerated and they are never returned; from the first intact picture on (this call or a
+   * later one of the run) every error fails the call as usual.
    */
-  DecodeResult decode(const std::vector<PacketView>& packets, std::optional<int64_t> dropBefore, bool drain = true);
+  DecodeResult decode(const std::vector<PacketView>& packets, std::optional<int64_t> dropBefore, bool drain = true,
+                      bool recovering = false);
+
+  /** Back to failing on every error (the run's first intact picture came out, or it ended). */
+  void endRecovery();
 
   const DecoderOptions& options() const { return options_; }
 
@@ -34,7 +42,10 @@ class Decoder {
   /** Returns how many frames came out, dropped ones included. */
   size_t receiveAll(DecodeResult& out, std::optional<int64_t> dropBefore, size_t packetIndex);
 
+  static constexpr int kExplode = AV_EF_EXPLODE;
+
   DecoderOptions options_;
+  bool recovering_ = false;
   std::unique_ptr<DeviceBackend> backend_;
   CodecContextPtr ctx_;
   PacketPtr packet_;

@@ -3,6 +3,7 @@
 #include "codec-config.h"
 #include "device-backend.h"
 #include "kernels/kernels.h"
+#include "nvdec-caps.h"
 #include "read-into.h"
 
 #ifdef EC_WITH_CUDA
@@ -39,7 +40,7 @@ HostReport probeHost() {
         size_t memory = 0;
         d->cuDeviceGetName(name, sizeof name - 1, device);
         d->cuDeviceTotalMem(&memory, device);
-        report.cudaDevices.push_back({i, name, static_cast<uint64_t>(memory)});
+        report.cudaDevices.push_back({i, name, static_cast<uint64_t>(memory), {}});
       }
     }
     if (report.cudaDevices.empty()) reason = "the NVIDIA driver reports no CUDA device";
@@ -53,6 +54,12 @@ HostReport probeHost() {
     if (!report.cudaDevices.empty()) {
       for (const std::string& codec : knownCodecs()) {
         if (cudaDecodeSupported(codecIdFor(codec))) report.nvdecCodecs.push_back(codec);
+      }
+      for (CudaDeviceInfo& device : report.cudaDevices) {
+        for (const std::string& codec : report.nvdecCodecs) {
+          NvdecSupport s = nvdecSupport(device.index, codec);
+          device.nvdec.push_back({codec, s.probed, s.supported, s.reason});
+        }
       }
     } else {
       report.nvdecReason = report.cudaReason;

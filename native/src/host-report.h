@@ -8,10 +8,18 @@
 
 namespace ec {
 
+struct NvdecCodec {
+  std::string codec;
+  bool probed = false;  // the driver was asked (cuvidGetDecoderCaps); else `supported` assumes the hwaccel works
+  bool supported = false;
+  std::string reason;  // why not; empty when supported
+};
+
 struct CudaDeviceInfo {
   int index = 0;
   std::string name;
   uint64_t memoryBytes = 0;
+  std::vector<NvdecCodec> nvdec;  // per codec with a CUDA hwaccel in this libavcodec: does this device's NVDEC decode it
 };
 
 struct CodecSupport {

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """GPU check of the Python client's CUDA tensors (for a CUDA host; CI has none).
 
-    python3 python/tests/gpu_check.py VIDEO_DIR [--device cuda:0] [--out REPORT.json]
+    python3 python/tests/gpu_check.py VIDEO_DIR [--device cuda:0] [--av1 AV1_DIR] [--out REPORT.json]
 
 For the same clips, batches from ``device="cuda:N"`` must be CUDA tensors on that device, made
 without a host copy (CUDA IPC), and agree with ``device="cpu"``: native frames' luma planes
 equal byte for byte (NVDEC's output equals the software decoder's), rgb24 frames within the GPU
-conversion's stated tolerance (mean |diff| <= 3.5 of 255, >= 88 % of samples within 3). Prints
+conversion's stated tolerance (mean |diff| <= 3.5 of 255, >= 88 % of samples within 3). With
+``--av1``, a folder of AV1 video streams on that device too: decoded by NVDEC where the device's
+decodes AV1, else on the CPU (an H100/H200 has no AV1 NVDEC) and counted in
+``stats()["decode_fallbacks"]``, never an error. Prints
 one JSON report; exits 1 on any failed equality, 0 with "skipped" where no CUDA device is.
 """
 
@@ -33,6 +36,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("videos")
     p.add_argument("--device", default="cuda:0")
+    p.add_argument("--av1")
     p.add_argument("--out")
     a = p.parse_args()
     report = {"device": a.device, "checks": {}}
@@ -70,6 +74,23 @@ def main():
     mean = diffs / max(1, total)
     report["checks"]["rgb24_within_tolerance"] = {"mean_abs_diff": mean, "within3": within / max(1, total), "on_device": resident}
     ok &= total > 0 and mean <= 3.5 and within / total >= 0.88 and resident
+
+    if a.av1:
+        errors = []
+        clips = 0
+        on_device = True
+        with ec.open(a.av1, frames=4, batch=2, device=a.device, on_error=lambda code, message, clip: errors.append(f"{code}: {message}")) as ds:
+            for b in ds:
+                clips += len(b.clips)
+                on_device &= b.frames.is_cuda
+                del b
+            stats = ds.stats()
+        fallbacks = stats.get("decode_fallbacks", {})
+        # Either NVDEC decoded every clip, or every clip fell back to the CPU and says so.
+        fell_back = fallbacks.get("count") == clips and fallbacks.get("codecs") == ["av1"]
+        decoded_on_gpu = fallbacks.get("count") == 0
+        report["checks"]["av1_nvdec_or_counted_cpu_fallback"] = {"clips": clips, "errors": errors, "decode_fallbacks": fallbacks, "on_device": on_device}
+        ok &= clips > 0 and not errors and on_device and (fell_back or decoded_on_gpu)
 
     report["ok"] = ok
     text = json.dumps(report)

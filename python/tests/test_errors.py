@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import ec
+from conftest import make_h264
 
 
 @pytest.mark.parametrize(
@@ -60,3 +61,19 @@ def test_a_cuda_device_without_one_fails_before_any_io():
     with pytest.raises(ec.Error) as err:
         ec.open("http://127.0.0.1:9/v1/datasets/none", device="cuda:0")
     assert err.value.code == "ERR_DEVICE_UNAVAILABLE"
+
+
+def test_a_dataset_without_a_clip_raises_no_clips(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ec.Error) as err:
+        ec.open(str(empty), frames=16)
+    assert err.value.code == "ERR_NO_CLIPS"
+    assert err.value.message == "Expected at least one clip of 16 frames but the dataset holds no objects (an empty folder or prefix?)"
+    short = tmp_path / "short"
+    short.mkdir()
+    make_h264(short / "a.mp4", frames=10)
+    with pytest.raises(ec.Error) as err:
+        ec.open(str(short), frames=16)
+    assert err.value.code == "ERR_NO_CLIPS"
+    assert err.value.message.endswith("the dataset's one object holds none: a.mp4 has 10 frames")

@@ -100,7 +100,8 @@ function summaryLine(run: StreamRun, stepMs = 0): string {
   const rate = (n: number) => (s.seconds > 0 ? (n / s.seconds).toFixed(1) : "0");
   const errors = Object.entries(s.errors).map(([k, v]) => `${k}×${v}`).join(", ") || "none";
   return [
-    `clips ${s.clips} (${rate(s.clips)}/s), frames ${s.frames} (${rate(s.frames)}/s) in ${s.seconds.toFixed(2)} s on ${s.device}`,
+    `clips ${s.clips} (${rate(s.clips)}/s), frames ${s.frames} (${rate(s.frames)}/s) in ${s.seconds.toFixed(2)} s on ${s.device}` +
+      (s.decode_fallbacks.count > 0 ? ` (${s.decode_fallbacks.count} clips on the CPU: no NVDEC for ${s.decode_fallbacks.codecs.join(", ")})` : ""),
     `bytes fetched ${mb(s.bytes_fetched)} MB for ${mb(s.bytes_needed)} MB of GOP bytes the clips needed (${s.bytes_needed > 0 ? (s.bytes_fetched / s.bytes_needed).toFixed(2) : "-"}×: whole cache blocks, prefetch), ${rate(s.bytes_fetched / 1e6)} MB/s`,
     waitText(run, stepMs),
     `cache hits ${(s.cache_hit_ratio * 100).toFixed(1)} %, errors: ${errors}`,

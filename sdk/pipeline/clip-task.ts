@@ -10,7 +10,7 @@ import type { VideoTrackV1 } from "../../common/schema/index.js";
 import type { IndexCache, PreparedIndex } from "./index-cache.js";
 import type { Limiter } from "../../common/limiter.js";
 import { arrayClip, arraySpan } from "./array-task.js";
-import { recoveryFrames } from "./recovery-point.js";
+import { recoveredSample, syncStart, type SyncStart } from "./recovery-point.js";
 import { rotateClip } from "./rotate.js";
 import type { GopDecoder } from "./gop-decode.js";
 
@@ -81,10 +81,10 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
     const config = { track, format: o.format, size, device: o.device, threads: 1 };
     // GOP runs feed samples as the file holds them, from the GOP's sync sample on: MPEG-TS (access
     // units inside TS packets) and clips an H.264 recovery point cannot start decode on their own.
-    const runs = ctx.gops && !track.mpegts && (await startsCleanly(ctx, object, prepared, planned.span, frames)) ? ctx.gops : undefined;
+    const start = ctx.gops && !track.mpegts ? await startOf(ctx, object, prepared, planned.span, frames) : undefined;
     const decoded = rotateClip(
-      runs
-        ? await runs.clip({ object: clip.ref.object, key: object.key, config, order: prepared.order!, frames, span: planned.span, read: (offset, length) => ctx.source.read(object, offset, length) })
+      ctx.gops && start
+        ? await ctx.gops.clip({ object: clip.ref.object, key: object.key, config, order: prepared.order!, frames, span: planned.span, recovering: start.recovering, read: (offset, length) => ctx.source.read(object, offset, length) })
         : await decodeOnItsOwn(ctx, object, prepared, planned.span, frames, config, keep),
       turn,
     );
@@ -123,26 +123,46 @@ async function fetchSpan(ctx: ClipContext, object: DatasetListing["objects"][num
   return got;
 }
 
-/** Recovery-point distances by sync sample, per index: a GOP's clips look it up once. */
-const recoveryBySample = new WeakMap<PreparedIndex, Map<number, number | undefined>>();
+/** A sync sample as a decode start, and the first sample such a decode shows correctly once found. */
+interface KnownStart {
+  readonly start: SyncStart;
+  recovered: number | undefined;
+  /** Samples before this one were searched for `recovered`. */
+  searchedTo: number;
+}
+
+/** Sync samples as decode starts, per index: a GOP's clips look each up once. */
+const knownStarts = new WeakMap<PreparedIndex, Map<number, KnownStart>>();
 
 /**
- * Whether decode from the span's sync sample shows the clip's frames: always, unless that sample
- * is an H.264 recovery point (intra refresh) whose pictures come right only after the clip starts.
+ * Whether decode from the span's sync sample shows the clip's frames (always, unless that sample
+ * is an H.264 recovery point whose pictures come right only after the clip's first frame) and, if
+ * so, whether it starts at a recovery point rather than an IDR; undefined: it does not. Reads
+ * from `bytes` (the span's, fetched) or fetches what it needs.
  */
-async function startsCleanly(ctx: ClipContext, object: DatasetListing["objects"][number], prepared: PreparedIndex, span: DecodeSpan, frames: readonly number[]): Promise<boolean> {
+async function startOf(ctx: ClipContext, object: DatasetListing["objects"][number], prepared: PreparedIndex, span: DecodeSpan, frames: readonly number[], bytes?: Uint8Array): Promise<{ recovering: boolean } | undefined> {
   const track = prepared.index.video!;
+  const { samples } = track;
   const lengthSize = nalLengthSize(track);
-  if (!lengthSize || span.firstSample === 0) return true;
-  let known = recoveryBySample.get(prepared);
-  if (!known) recoveryBySample.set(prepared, (known = new Map()));
   const first = span.firstSample;
-  if (!known.has(first)) {
-    const sample = await ctx.source.read(object, track.samples.offset[first]!, track.samples.size[first]!);
-    known.set(first, recoveryFrames(sample, lengthSize));
+  if (!lengthSize || first === 0) return { recovering: false };
+  let known = knownStarts.get(prepared);
+  if (!known) knownStarts.set(prepared, (known = new Map()));
+  let k = known.get(first);
+  const sampleIn = (data: Uint8Array, d: number) => data.subarray(samples.offset[d]! - span.offset, samples.offset[d]! - span.offset + samples.size[d]!);
+  if (!k) {
+    const start = syncStart(bytes ? sampleIn(bytes, first) : await ctx.source.read(object, samples.offset[first]!, samples.size[first]!), lengthSize);
+    k = { start, recovered: (start.recoveryFrames ?? 0) === 0 ? first : undefined, searchedTo: first + 1 };
+    known.set(first, k);
   }
-  const recovery = known.get(first);
-  return recovery === undefined || first + recovery <= Math.min(...frames.map((f) => prepared.order!.decodeOf[f]!));
+  if (k.recovered === undefined && k.searchedTo < span.endSample) {
+    const data = bytes ?? (await fetchSpan(ctx, object, span));
+    k.recovered = recoveredSample(k.start, first, span.endSample, (d) => sampleIn(data, d), lengthSize);
+    k.searchedTo = span.endSample;
+  }
+  if (k.start.idr) return { recovering: false };
+  const earliest = Math.min(...frames.map((f) => samples.pts[prepared.order!.decodeOf[f]!]!));
+  return k.recovered !== undefined && samples.pts[k.recovered]! <= earliest ? { recovering: true } : undefined;
 }
 
 /** One clip on its own: its span fetched and decoded with `decode`, from a sync sample that shows its frames. */
@@ -161,18 +181,15 @@ async function decodeOnItsOwn(
   let bytes = await fetchSpan(ctx, object, span);
   // An H.264 recovery point (intra refresh) shows correct pictures only so many frames on:
   // while the clip's first frame comes sooner, decode from the sync sample before.
-  const lengthSize = nalLengthSize(track);
-  const needed = Math.min(...frames.map((f) => prepared.order!.decodeOf[f]!));
-  while (lengthSize && span.firstSample > 0) {
-    const at = samples.offset[span.firstSample]! - span.offset;
-    const recovery = recoveryFrames(bytes.subarray(at, at + samples.size[span.firstSample]!), lengthSize);
-    if (recovery === undefined || span.firstSample + recovery <= needed) break;
+  let start: { recovering: boolean } | undefined;
+  while (!(start = await startOf(ctx, object, prepared, span, frames, bytes))) {
     span = decodeSpan(samples, prepared.order!, frames, span.firstSample - 1);
     bytes = await fetchSpan(ctx, object, span);
   }
+  const recovering = start.recovering;
   ctx.onNeeded(span.sampleBytes);
   const { data, packets } = spanPackets(track, bytes, span);
-  const decoded = await ctx.decodeSlots.run(() => ctx.decode({ ...config, data, packets, keep }));
+  const decoded = await ctx.decodeSlots.run(() => ctx.decode({ ...config, data, packets, keep, recovering }));
   ctx.onDecoded(decoded.decoded ?? packets.length);
   return decoded;
 }

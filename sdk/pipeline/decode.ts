@@ -23,6 +23,8 @@ export interface DecodeRequest {
   readonly size: readonly [number, number] | undefined;
   readonly device: string;
   readonly threads: number;
+  /** The span starts at an H.264 recovery point, not an IDR: see the native DecodeOptions.recovering. */
+  readonly recovering?: boolean;
 }
 
 /** A decoded frame in host memory. */
@@ -46,6 +48,8 @@ export interface DecodedClip {
   readonly gpuFrames?: readonly DeviceFrame[];
   /** Frames the decoder produced for this clip, dropped ones included (default: the packets fed). */
   readonly decoded?: number;
+  /** Decoded on the CPU because the CUDA device asked for (or "auto"'s) has no NVDEC for the codec. */
+  readonly fallback?: { readonly codec: string; readonly reason: string };
 }
 
 /** The decode stage: the native decoder in production, anything with this shape in tests. */

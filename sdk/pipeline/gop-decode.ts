@@ -35,11 +35,14 @@ export interface RunFrame {
 export interface RunDecoder {
   /** Where it decodes, e.g. "cpu" or "cuda:0". */
   readonly device: string;
+  /** Set when it decodes on the CPU because the CUDA device asked for has no NVDEC for the codec. */
+  readonly fallback?: DecodedClip["fallback"];
   /**
    * Feeds packets (decode order; the first of a run is a keyframe). Frames with pts below
    * `dropBefore` are decoded but not converted. `drain`: flush every frame out and end the run.
+   * `recovering` (a run's first call only): the run starts at an H.264 recovery point, not an IDR.
    */
-  feed(data: Uint8Array, packets: readonly Packet[], o: { dropBefore: number; drain: boolean }): Promise<{ frames: RunFrame[]; decoded: number }>;
+  feed(data: Uint8Array, packets: readonly Packet[], o: { dropBefore: number; drain: boolean; recovering?: boolean }): Promise<{ frames: RunFrame[]; decoded: number }>;
   /** Ends the decoder's use by this run: drained ones may be reused, others are closed. */
   release(drained: boolean): void;
 }
@@ -55,6 +58,8 @@ export interface GopClipRequest {
   /** Presentation indices of the clip's frames. */
   readonly frames: readonly number[];
   readonly span: DecodeSpan;
+  /** The span's first sample is an H.264 recovery point, not an IDR (a run started there tolerates its leading pictures). */
+  readonly recovering: boolean;
   /** Reads `length` bytes of the object at `offset`. */
   readonly read: (offset: number, length: number) => Promise<Uint8Array>;
 }
@@ -81,8 +86,11 @@ interface RunState {
   /** Absent once drained: the run's last frames are all held. */
   decoder: RunDecoder | undefined;
   readonly device: string;
+  readonly fallback: DecodedClip["fallback"];
   /** Next sample (decode order) to feed. */
   next: number;
+  /** The first feed still to come starts at a recovery point. */
+  recovering: boolean;
   drained: boolean;
   /** Frames come out in presentation order: none at or below this pts will come out again. */
   outputUpTo: number;
@@ -101,7 +109,7 @@ function configKey(c: RunConfig): string {
  *
  * @example
  * const gops = new GopDecoder(openRun, slots, 16, (n) => (decodedFrames += n));
- * const clip = await gops.clip({ object, key, config, order, frames, span, read });
+ * const clip = await gops.clip({ object, key, config, order, frames, span, recovering: false, read });
  */
 export class GopDecoder {
   private readonly runs: Run[] = [];
@@ -179,7 +187,7 @@ export class GopDecoder {
       }
       if (!st) {
         const decoder = await this.open(req.config);
-        st = { decoder, device: decoder.device, next: req.span.firstSample, drained: false, outputUpTo: -Infinity, held: new Map() };
+        st = { decoder, device: decoder.device, fallback: decoder.fallback, next: req.span.firstSample, recovering: req.recovering, drained: false, outputUpTo: -Infinity, held: new Map() };
         run.state = st;
         run.first = req.span.firstSample;
       }
@@ -192,7 +200,7 @@ export class GopDecoder {
       // Later clips of the run start after this one: nothing at or before its first frame is needed again.
       for (const pts of st.held.keys()) if (pts <= dropBefore) st.held.delete(pts);
       const gpuFrames = frames.flatMap((f) => (f.gpu ? [f.gpu] : []));
-      return { frames: frames.map((f) => f.frame), device: st.device, ...(gpuFrames.length > 0 ? { gpuFrames } : {}) };
+      return { frames: frames.map((f) => f.frame), device: st.device, ...(gpuFrames.length > 0 ? { gpuFrames } : {}), ...(st.fallback ? { fallback: st.fallback } : {}) };
     } catch (err) {
       // The decoder's state is unknown after a failure: the next clip of the run starts afresh.
       run.state?.decoder?.release(false);
@@ -221,7 +229,9 @@ export class GopDecoder {
     }
     const drain = to >= total;
     const decoder = st.decoder!;
-    const out = await this.slots.run(() => decoder.feed(data, packets, { dropBefore, drain }));
+    const recovering = st.recovering;
+    st.recovering = false;
+    const out = await this.slots.run(() => decoder.feed(data, packets, { dropBefore, drain, recovering }));
     st.next = to;
     if (drain) {
       // Every frame is out: the decoder can serve another run while this one lives on its held frames.

@@ -3,30 +3,11 @@
  * decoding from the GOP's keyframe and keeping only the clip's frames.
  */
 import { availableParallelism } from "node:os";
-import { createDecoder, decodeImage, devices, type Decoder, type DeviceFrame, type Frame, type HostFrame } from "../../native/index.js";
+import { createDecoder, DecodeRouter, decodeImage, type Decoder, type DeviceFrame, type Frame, type HostFrame } from "../../native/index.js";
 import type { VideoTrackV1 } from "../../common/schema/index.js";
 import { SdkError } from "../errors.js";
-import type { DecodeClip, DecodedFrame, DecodeImage, DecodeRequest } from "./decode.js";
-import type { OpenRunDecoder, RunFrame } from "./gop-decode.js";
-
-let autoDevice: string | undefined;
-
-/** "auto" is the first CUDA device when NVDEC decodes the codec, else the CPU. */
-export function resolveDevice(device: string, codec: string): "cpu" | `cuda:${number}` {
-  if (device === "cpu") return "cpu";
-  if (device === "cuda") return "cuda:0";
-  if (device.startsWith("cuda:")) return device as `cuda:${number}`;
-  autoDevice ??= (() => {
-    try {
-      const d = devices();
-      return d.cuda.available && d.cuda.nvdec.available ? "cuda:0" : "cpu";
-    } catch {
-      return "cpu";
-    }
-  })();
-  if (autoDevice !== "cpu" && !devices().cuda.nvdec.codecs.includes(codec)) return "cpu";
-  return autoDevice as "cpu" | `cuda:${number}`;
-}
+import type { DecodeClip, DecodedClip, DecodedFrame, DecodeImage, DecodeRequest } from "./decode.js";
+import type { OpenRunDecoder, RunConfig, RunDecoder, RunFrame } from "./gop-decode.js";
 
 /** The settings a pooled decoder is opened with. */
 type PoolConfig = Pick<DecodeRequest, "track" | "format" | "size" | "threads">;
@@ -105,10 +86,23 @@ function decodedOf(f: Frame): DecodedFrame | Promise<DecodedFrame> {
  * @example
  * const clip = await nativeDecode({ track, data, packets, keep, format: "rgb24", size: [224, 224], device: "auto", threads: 1 });
  */
-export const nativeDecode: DecodeClip = async (req) => {
-  const device = resolveDevice(req.device, req.track.codec);
+export const nativeDecode: DecodeClip = (req) => defaults.decode(req);
+
+/**
+ * The clip and GOP-run decode stages routed by `router` (tests give one a capability table):
+ * NVDEC where the device's decodes the codec, else the CPU, marked as a fallback for stats().
+ *
+ * @example
+ * const { decode, openRun } = nativeDecoders(new DecodeRouter(() => table));
+ */
+export function nativeDecoders(router: DecodeRouter): { decode: DecodeClip; openRun: OpenRunDecoder } {
+  return { decode: (req) => decodeRouted(router, req), openRun: (config) => openRunRouted(router, config) };
+}
+
+async function decodeRouted(router: DecodeRouter, req: DecodeRequest): Promise<DecodedClip> {
+  const { device, fallback } = router.route(req.device, req.track.codec);
   const dropBefore = Math.min(...req.keep);
-  const { frames, decoded } = await pool.use(req, device, (d) => d.decodeRun({ data: req.data, samples: req.packets }, { dropBefore }));
+  const { frames, decoded } = await pool.use(req, device, (d) => d.decodeRun({ data: req.data, samples: req.packets }, { dropBefore, recovering: req.recovering ?? false }));
   const byPts = new Map<number, Frame>();
   for (const f of frames) byPts.set(f.pts, f);
   const kept: DecodedFrame[] = [];
@@ -123,8 +117,8 @@ export const nativeDecode: DecodeClip = async (req) => {
     kept.push(d instanceof Promise ? await d : d);
     if (f.kind === "device") gpuFrames.push(f);
   }
-  return { frames: kept, device, decoded, ...(gpuFrames.length > 0 ? { gpuFrames } : {}) };
-};
+  return { frames: kept, device, decoded, ...(gpuFrames.length > 0 ? { gpuFrames } : {}), ...(fallback ? { fallback } : {}) };
+}
 
 /**
  * A pooled native decoder for one GOP run (GopDecoder): packets are fed without draining
@@ -133,11 +127,14 @@ export const nativeDecode: DecodeClip = async (req) => {
  * @example
  * const run = await nativeOpenRun({ track, format: "rgb24", size: [224, 224], device: "auto", threads: 1 });
  */
-export const nativeOpenRun: OpenRunDecoder = async (config) => {
-  const device = resolveDevice(config.device, config.track.codec);
+export const nativeOpenRun: OpenRunDecoder = (config) => defaults.openRun(config);
+
+async function openRunRouted(router: DecodeRouter, config: RunConfig): Promise<RunDecoder> {
+  const { device, fallback } = router.route(config.device, config.track.codec);
   const { decoder, key } = await pool.acquire(config, device);
   return {
     device,
+    ...(fallback ? { fallback } : {}),
     async feed(data, packets, o) {
       const { frames, decoded } = await decoder.decodeRun({ data, samples: packets }, o);
       const out: RunFrame[] = [];
@@ -149,7 +146,10 @@ export const nativeOpenRun: OpenRunDecoder = async (config) => {
     },
     release: (drained) => pool.release(key, decoder, drained),
   };
-};
+}
+
+/** Routed by what this host's devices decode (devices(), read once). */
+const defaults = nativeDecoders(new DecodeRouter());
 
 /**
  * Images decode on the CPU (libavcodec's mjpeg, png and webp decoders) into one rgb24 frame.

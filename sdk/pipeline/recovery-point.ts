@@ -1,25 +1,67 @@
 /**
- * Whether an H.264 sync sample can start a decode for a given frame: an IDR can; a recovery
- * point (intra refresh: the stream's only random-access points after the first frame, marked
- * sync by muxers) shows correct pictures only `recovery_frame_cnt` frames after it, and
- * libavcodec outputs none before, so frames in that window need a start further back.
+ * Where an H.264 decode may start for a given frame: an IDR shows every picture after it; a
+ * recovery point (intra refresh, or an open GOP's I-frame: the stream's only random-access
+ * points after the first frame, marked sync by muxers) shows pictures only from the reference
+ * picture `recovery_frame_cnt` frame numbers on; libavcodec outputs none before it, and none of
+ * the B-frames after the recovery point in decode order but shown before it (they reference
+ * frames before it: a decode that starts there must tolerate their errors).
  */
 
-/** The recovery point SEI's frame count of a length-prefixed access unit; 0 for an IDR; undefined for neither. */
-export function recoveryFrames(au: Uint8Array, lengthSize: number): number | undefined {
-  let recovery: number | undefined;
+/** What a sync sample is as a place to start decoding. */
+export interface SyncStart {
+  /** An IDR: nothing after it references anything before it. */
+  readonly idr: boolean;
+  /** The recovery point SEI's frame count: 0 for an IDR; undefined for a sync sample with neither. */
+  readonly recoveryFrames: number | undefined;
+}
+
+/** Calls `onNal` with each NAL unit of a length-prefixed access unit until it returns true. */
+function eachNal(au: Uint8Array, lengthSize: number, onNal: (nal: Uint8Array) => boolean): void {
   for (let at = 0; at + lengthSize < au.length; ) {
     let n = 0;
     for (let i = 0; i < lengthSize; i++) n = n * 256 + au[at + i]!;
-    const nal = au.subarray(at + lengthSize, Math.min(au.length, at + lengthSize + n));
-    const type = nal[0]! & 0x1f;
-    if (type === 5) return 0;
-    if (type === 6) recovery ??= seiRecoveryFrames(rbspOf(nal.subarray(1)));
-    // The first slice ends the search: parameter sets and SEI come before it.
-    if (type === 1) return recovery;
+    if (onNal(au.subarray(at + lengthSize, Math.min(au.length, at + lengthSize + n)))) return;
     at += lengthSize + n;
   }
-  return recovery;
+}
+
+const isSlice = (type: number) => type === 1 || type === 5;
+
+/** What a length-prefixed H.264 access unit is as a decode start. */
+export function syncStart(au: Uint8Array, lengthSize: number): SyncStart {
+  let idr = false;
+  let recovery: number | undefined;
+  eachNal(au, lengthSize, (nal) => {
+    const type = nal[0]! & 0x1f;
+    if (type === 6) recovery ??= seiRecoveryFrames(rbspOf(nal.subarray(1)));
+    idr = type === 5;
+    // The first slice ends the search: parameter sets and SEI come before it.
+    return isSlice(type);
+  });
+  return idr ? { idr, recoveryFrames: 0 } : { idr, recoveryFrames: recovery };
+}
+
+/** Whether an access unit's picture is a reference picture (its first slice's nal_ref_idc). */
+export function isReference(au: Uint8Array, lengthSize: number): boolean {
+  let ref = false;
+  eachNal(au, lengthSize, (nal) => {
+    ref = isSlice(nal[0]! & 0x1f) && (nal[0]! & 0x60) !== 0;
+    return isSlice(nal[0]! & 0x1f);
+  });
+  return ref;
+}
+
+/**
+ * The first sample (decode order) that a decode from sync sample `first` shows correctly: the
+ * `recoveryFrames`-th reference picture after it (each reference picture advances frame_num by
+ * one), or `first` itself; every frame shown from that sample's on comes out right. Undefined
+ * when it lies beyond the samples `first .. end - 1` that `sampleAt` returns.
+ */
+export function recoveredSample(start: SyncStart, first: number, end: number, sampleAt: (d: number) => Uint8Array, lengthSize: number): number | undefined {
+  let left = start.recoveryFrames ?? 0;
+  if (left === 0) return first;
+  for (let d = first + 1; d < end; d++) if (isReference(sampleAt(d), lengthSize) && --left === 0) return d;
+  return undefined;
 }
 
 /** NAL payload without its emulation prevention bytes (00 00 03 → 00 00). */

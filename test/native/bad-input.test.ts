@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { createDecoder, NativeError, packetsFromTrack, type Decoder, type Packets } from "../../native/index.js";
-import { indexedVideo, type IndexedVideo } from "./helpers.js";
+import { codeOf, indexedVideo, type IndexedVideo } from "./helpers.js";
 
 let dir: string;
 let h264: IndexedVideo;
@@ -19,16 +19,6 @@ function allPackets(v: IndexedVideo): Packets {
 async function openFor(v: IndexedVideo, extradata = v.track.extradata): Promise<Decoder> {
   const t = v.track;
   return createDecoder({ codec: t.codec, extradata, width: t.width, height: t.height, threads: 1 });
-}
-
-/** Resolves to the error's code; fails the test when the promise resolves. */
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  const error = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error, "expected a rejection").toBeInstanceOf(NativeError);
-  return (error as NativeError).code;
 }
 
 beforeAll(async () => {

@@ -4,7 +4,9 @@ import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 
 import { buildIndex, bytesReader } from "../../common/media-index/index.js";
-import { createDecoder, packetsFromTrack, type DecoderOptions, type Frame, type HostFrame } from "../../native/index.js";
+import { expect } from "vitest";
+
+import { createDecoder, NativeError, packetsFromTrack, type DecoderOptions, type Frame, type HostFrame } from "../../native/index.js";
 import type { VideoTrackV1 } from "../../common/schema/index.js";
 import { makeVideo, type MakeVideoOptions } from "../helpers/make-video.js";
 
@@ -44,4 +46,14 @@ export async function decodeAll<F extends Frame = HostFrame>(v: IndexedVideo, ex
   } finally {
     await decoder.close();
   }
+}
+
+/** Resolves to the error's code; fails the test when the promise resolves. */
+export async function codeOf(p: Promise<unknown>): Promise<string> {
+  const error = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error, "expected a rejection").toBeInstanceOf(NativeError);
+  return (error as NativeError).code;
 }

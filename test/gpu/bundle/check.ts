@@ -10,12 +10,13 @@
  * CPU stream, the CPU decode benchmark and, when the bundle carries one, python_check.py.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { availableParallelism, hostname } from "node:os";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 
-import { allocDevice, devices, readInto, type HostDevices } from "../../../native/index.js";
+import { allocDevice, DecodeRouter, devices, readInto, type HostDevices } from "../../../native/index.js";
+import { open } from "../../../sdk/index.js";
 import { bundleBench } from "./bench.js";
 import { decodeOn, nvdecLayoutMd5s } from "./decode.js";
 import { kernelChecks } from "./kernels.js";
@@ -88,19 +89,35 @@ for (const v of manifest.videos) {
       const same = md5.length === v.md5.length && md5.every((m, i) => m === v.md5[i]);
       return { status: same ? ("pass" as const) : ("fail" as const), detail: `${how}: ${md5.length} frames ${same ? "equal" : "differ from"} the reference framemd5 (${v.md5.length})` };
     };
-    if (!d.cuda.nvdec.codecs.includes(v.codec)) {
-      return compare(nvdecLayoutMd5s(await decodeOn(video, "cpu"), v.layout), `this FFmpeg has no NVDEC hwaccel for ${v.codec}; CPU fallback`);
-    }
-    try {
-      return compare(await decodeOn(video, "cuda:0").then((frames) => nvdecLayoutMd5s(frames, v.layout)), `NVDEC ${v.layout}`);
-    } catch (error) {
-      const e = error as Error & { code?: string };
-      // Hopper has no AV1 NVDEC: the stated fallback is the CPU decoder (libdav1d).
-      if (v.codec !== "av1") throw error;
-      return compare(nvdecLayoutMd5s(await decodeOn(video, "cpu"), v.layout), `NVDEC refused av1 (${e.code}: ${e.message}); CPU fallback (libdav1d)`);
-    }
+    // Where cuda:0's NVDEC lacks the codec (cuvidGetDecoderCaps says so: AV1 on an H100/H200), the
+    // decode goes to the CPU (libdav1d for AV1) instead of failing.
+    const route = new DecodeRouter(() => d).route("cuda:0", v.codec);
+    if (route.fallback) return compare(nvdecLayoutMd5s(await decodeOn(video, "cpu"), v.layout), `${route.fallback.reason}: CPU fallback`);
+    return compare(await decodeOn(video, "cuda:0").then((frames) => nvdecLayoutMd5s(frames, v.layout)), `NVDEC ${v.layout}`);
   });
 }
+
+await check("av1 through open() with device auto: NVDEC where the device decodes it, else counted CPU fallback", async () => {
+  if (gpuSkip) return { status: "skip", detail: gpuSkip };
+  const av1 = manifest.videos.find((v) => v.codec === "av1");
+  if (!av1) return { status: "skip", detail: "the bundle carries no AV1 video" };
+  const dir = mkdtempSync(join(tmpdir(), "ec-gpu-av1-"));
+  try {
+    copyFileSync(join(bundle, "videos", av1.file), join(dir, av1.file));
+    const errors: string[] = [];
+    const ds = await open(dir, { frames: 4, align: "exact", hop: 4, device: "auto", onError: (e) => errors.push(`${e.code}: ${e.message}`) });
+    for await (const _ of ds);
+    await ds.close();
+    const s = ds.stats();
+    const fallback = new DecodeRouter(() => d).route("auto", "av1").fallback;
+    const want = { clips: Math.floor(av1.md5.length / 4), device: fallback ? "cpu" : "cuda:0", fallbacks: fallback ? ["av1"] : [] };
+    const ok = errors.length === 0 && s.clips === want.clips && s.device === want.device && s.decode_fallbacks.codecs.join() === want.fallbacks.join() && s.decode_fallbacks.count === (fallback ? s.clips : 0);
+    const detail = `${s.clips} clips on ${s.device}, decode_fallbacks ${JSON.stringify(s.decode_fallbacks)}, errors ${JSON.stringify(errors)}; expected ${JSON.stringify(want)}${fallback ? ` (${fallback.reason})` : ""}`;
+    return { status: ok ? "pass" : "fail", detail };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 await check("readInto a device buffer", async () => {
   if (gpuSkip) return { status: "skip", detail: gpuSkip };

@@ -53,7 +53,7 @@ describe("ec demo", () => {
   it("says what each figure means, and presents waiting at a step as GPU idle time", () => {
     const stats = (o: Partial<StreamStats>): StreamStats => ({
       clips: 12, frames: 96, decoded_frames: 96, bytes_fetched: 800_000, bytes_needed: 320_000, bytes_delivered: 0, seconds: 1.2, first_batch_s: null,
-      stall_ratio: 0.6, cache_hit_ratio: 0.25, device: "cpu", errors: {}, ...o,
+      stall_ratio: 0.6, cache_hit_ratio: 0.25, device: "cpu", decode_fallbacks: { count: 0, codecs: [] }, errors: {}, ...o,
     });
     const checks: DemoChecks = {
       edge: "http://127.0.0.1:1", prefix: "demo", reads: 8, readBytes: 1_000_000, mismatches: 0,
