@@ -22,6 +22,7 @@ import { RankClips } from "../sdk/sampler/rank-clips.js";
 import { epochStream } from "../sdk/sampler/shuffle.js";
 import type { DatasetListing } from "../sdk/source/source.js";
 import { PositionSet } from "../sdk/state/checkpoint.js";
+import { syntheticEntry } from "./synthetic-table.js";
 
 const { values } = parseArgs({
   options: {
@@ -32,19 +33,9 @@ const { values } = parseArgs({
 });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** N small videos as open-scale seeds them: 24 frames, a keyframe every 6, a 16-byte ETag each. */
+/** N small videos as open-scale seeds them. */
 function entries(n: number): TableEntryV1[] {
-  return Array.from({ length: n }, (_, i) => ({
-    key: `scale/o-${String(i).padStart(7, "0")}.mp4`,
-    size: 20_000 + (i % 97),
-    etag: `"${(i * 2654435761 >>> 0).toString(16).padStart(8, "0")}${i.toString(16).padStart(24, "0")}"`,
-    kind: "video" as const,
-    frames: 24,
-    keyframes: [0, 6, 12, 18],
-    codec: "h264" as const,
-    width: 64,
-    height: 48,
-  }));
+  return Array.from({ length: n }, (_, i) => syntheticEntry(`scale/o-${String(i).padStart(7, "0")}.mp4`, i));
 }
 
 async function table(n: number): Promise<{ store: TableStore; keys: ReturnType<typeof publicKeys> }> {
