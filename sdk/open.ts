@@ -9,8 +9,10 @@ import { planDataset, type SkippedObject } from "./pipeline/planner.js";
 import { noClipsError } from "./pipeline/no-clips.js";
 import { streamBatches } from "./pipeline/stream.js";
 import type { ClipPlan } from "./sampler/clip-plan.js";
+import type { ClipRef } from "./sampler/clip-plan.js";
 import { gopGroups, partition } from "./sampler/partition.js";
-import { epochOrder, shuffleAlgorithm } from "./sampler/shuffle.js";
+import { RankClips, type ClipSequence, type RankClip } from "./sampler/rank-clips.js";
+import { epochStream, shuffleAlgorithm } from "./sampler/shuffle.js";
 import { openSource } from "./source/index.js";
 import type { DatasetListing, DatasetSource } from "./source/source.js";
 import { PositionSet, restore, toCheckpoint, type Checkpoint } from "./state/checkpoint.js";
@@ -31,8 +33,8 @@ export interface DatasetInit {
   readonly listing: DatasetListing;
   readonly indexes: IndexCache;
   readonly plan: ClipPlan;
-  /** This rank's clips in delivery order, each with its position in the epoch. */
-  readonly mine: readonly { position: number; ref: { object: number; start: number } }[];
+  /** This rank's clips in delivery order, each with its position in the epoch (computed as the pipeline reaches them). */
+  readonly mine: ClipSequence<RankClip>;
   /** Positions consumed so far (by the resumed run, then by this one). */
   readonly consumed: PositionSet;
   readonly skipped: readonly SkippedObject[];
@@ -204,12 +206,21 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
       }
     }
     const epoch = resumed ? { seed: resumed.seed, epoch: resumed.epoch } : { seed: o.seed, epoch: o.epoch };
-    const order = epochOrder(plan, o.shuffle, { ...epoch, buffer: o.shuffleBuffer });
     const consumed = resumed?.set ?? new PositionSet(plan.total);
-    // A GOP run's clips go to one rank, so each rank decodes the GOPs it touches about once.
-    let positions = partition(consumed.remaining(), o.rank, o.world, o.world > 1 ? gopGroups(plan, (p) => order[p]!) : undefined);
-    if (o.limit !== undefined) positions = positions.slice(0, o.limit);
-    const mine = positions.map((position) => ({ position, ref: order[position]! }));
+    const stream = () => epochStream(plan, o.shuffle, { ...epoch, buffer: o.shuffleBuffer });
+    let order: ClipRef[] | undefined;
+    // Several ranks and GOPs shared by clips: a GOP run's clips go to one rank, so each rank decodes
+    // the GOPs it touches about once. Balancing whole runs across ranks needs the whole order.
+    const groups = o.world > 1 ? gopGroups(plan, (p) => (order ??= [...stream()])[p]!) : undefined;
+    let mine: ClipSequence<RankClip>;
+    if (groups) {
+      let positions = partition(consumed.remaining(), o.rank, o.world, groups);
+      if (o.limit !== undefined) positions = positions.slice(0, o.limit);
+      mine = positions.map((position) => ({ position, ref: (order ??= [...stream()])[position]! }));
+    } else {
+      // The order streams: open() and the first batch compute only the positions they reach.
+      mine = new RankClips(stream(), consumed, o.rank, o.world, o.limit);
+    }
     return new Dataset({ source, listing, indexes, plan, mine, consumed, skipped, decode, decodeImage, options: o, epoch, openRun, openedAt });
   } catch (err) {
     await source.close();

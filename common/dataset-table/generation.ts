@@ -35,7 +35,10 @@ export async function mergePages(
   const byPage = new Map<number, [string, TableEntryV1 | null][]>();
   for (const change of changes) {
     const p = previous.length === 0 ? 0 : pageOf(previous, change[0]);
-    byPage.set(p, [...(byPage.get(p) ?? []), change]);
+    // Appended in place: copying the list per change was quadratic in a large first generation.
+    const here = byPage.get(p);
+    if (here) here.push(change);
+    else byPage.set(p, [change]);
   }
   const pages: TablePageRefV1[] = [];
   const written: { ref: TablePageRefV1; entries: TableEntryV1[] }[] = [];

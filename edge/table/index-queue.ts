@@ -2,6 +2,7 @@ import { tableRoot } from "../../common/dataset-table/entry.js";
 import { IndexMessageV1, R2EventV1, type TableEntryV1 } from "../../common/schema/index.js";
 import { IndexBudgetError, MAX_INDEX_READS } from "../manifest/object-index.js";
 import { indexForTable, MESSAGE_OVERHEAD, recordEntry, type IndexOutcome } from "./index-object.js";
+import { collectTable, retentionOf } from "./collect.js";
 import { publishTable } from "./publish.js";
 
 /** Must equal `max_retries` of the index queue's consumer in wrangler.toml: the last attempt records why. */
@@ -102,12 +103,22 @@ async function recordFailure(env: Env, key: string, err: unknown, attempts: numb
   return root;
 }
 
+/** Old generations go after a publish, by the same single writer; a failure waits for the next publish, never retries this one. */
+async function collectAfterPublish(env: Env, root: string): Promise<void> {
+  try {
+    await collectTable(env, root, retentionOf(env));
+  } catch (err) {
+    console.error(JSON.stringify({ msg: "publish queue: collecting old generations failed", root, error: String((err as Error)?.message ?? err) }));
+  }
+}
+
 async function publishMessage(env: Env, msg: Message<unknown>, root: string): Promise<void> {
   try {
     const published = await publishTable(env, root);
     // More pending entries than one generation takes: the next generation follows at once.
     if (published?.more) await env.PUBLISH_QUEUE.send({ type: "publish", root } satisfies IndexMessageV1);
     msg.ack();
+    if (published) await collectAfterPublish(env, root);
   } catch (err) {
     console.error(JSON.stringify({ msg: "publish queue: publishing failed", root, attempts: msg.attempts, error: String((err as Error)?.message ?? err) }));
     msg.retry({ delaySeconds: retryDelay(msg.attempts) });

@@ -1,5 +1,6 @@
 import type { ResolvedOptions } from "../options.js";
 import type { ClipRef } from "../sampler/clip-plan.js";
+import type { ClipSequence } from "../sampler/rank-clips.js";
 import type { DatasetListing, DatasetSource, PlannedRange } from "../source/source.js";
 import { batches, type SettledBatch } from "./batcher.js";
 import { BatchPool } from "./batch-pool.js";
@@ -21,8 +22,8 @@ export interface StreamInput {
   readonly decode: DecodeClip;
   readonly decodeImage: DecodeImage;
   readonly options: ResolvedOptions;
-  /** This rank's clips, in epoch order. */
-  readonly clips: readonly ScheduledClip[];
+  /** This rank's clips, in epoch order (an array, or a sequence that computes them as they are reached). */
+  readonly clips: ClipSequence<ScheduledClip>;
   readonly onNeeded: (bytes: number) => void;
   /** Frames the decoder produced, dropped ones included. */
   readonly onDecoded: (frames: number) => void;
@@ -55,7 +56,7 @@ export async function* streamBatches(input: StreamInput): AsyncGenerator<Settled
   const scheduled = (function* () {
     for (let i = 0; i < input.clips.length; i++) {
       hints.ahead(i);
-      yield input.clips[i]!;
+      yield input.clips.at(i)!;
     }
   })();
   const outcomes = orderedMap(scheduled, o.prefetch, (clip) => produceClip(ctx, clip));
@@ -81,7 +82,9 @@ class PlanHints {
     // A plan replaces the cache's previous one, so it restates the whole window from the oldest
     // clip that may still be unread: up to `inFlight` clips run ahead of the consumer.
     // Delivered in order, or a slow older window could land last and drop the newer clips.
-    const ranges = this.rangesOf(this.input.clips.slice(Math.max(0, i - this.inFlight + 1), to).map((c) => c.ref));
+    const refs: ClipRef[] = [];
+    for (let j = Math.max(0, i - this.inFlight + 1); j < to; j++) refs.push(this.input.clips.at(j)!.ref);
+    const ranges = this.rangesOf(refs);
     this.delivered = Promise.all([ranges, this.delivered]).then(([r]) => {
       try {
         if (r.length > 0) this.input.source.plan(r);

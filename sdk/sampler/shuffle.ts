@@ -1,6 +1,8 @@
 /**
  * Shuffle algorithms, registered by name: each turns the clip plan into the global epoch order,
- * deterministic for (seed, epoch). Another algorithm is one `registerShuffle` call.
+ * deterministic for (seed, epoch). Another algorithm is one `registerShuffle` call. "none" and
+ * "shard-buffer" stream: the order's first clips come out after O(shards + buffer) work, not
+ * after the whole epoch's order, so open() and the first batch do not grow with the epoch.
  */
 import { InvalidOptionError } from "../errors.js";
 import type { ClipPlan, ClipRef } from "./clip-plan.js";
@@ -19,7 +21,8 @@ export interface ShuffleParams {
  */
 export const GOP_INTERLEAVE = 8;
 
-export type ShuffleAlgorithm = (plan: ClipPlan, p: ShuffleParams) => ClipRef[];
+/** The epoch order, position by position; an array is one too. Iterated once, front to back. */
+export type ShuffleAlgorithm = (plan: ClipPlan, p: ShuffleParams) => Iterable<ClipRef>;
 
 const algorithms = new Map<string, ShuffleAlgorithm>();
 
@@ -43,6 +46,17 @@ export function shuffleNames(): string[] {
  * const order = epochOrder(plan, "shard-buffer", { seed: 1, epoch: 0, buffer: 256 });
  */
 export function epochOrder(plan: ClipPlan, name: string | false, p: ShuffleParams): ClipRef[] {
+  return [...epochStream(plan, name, p)];
+}
+
+/**
+ * The same order as `epochOrder`, computed as it is iterated: a streaming algorithm has done
+ * only the work its first positions need when they come out.
+ *
+ * @example
+ * const first = epochStream(plan, "shard-buffer", { seed: 1, epoch: 0, buffer: 256 })[Symbol.iterator]().next().value;
+ */
+export function epochStream(plan: ClipPlan, name: string | false, p: ShuffleParams): Iterable<ClipRef> {
   return shuffleAlgorithm(name)(plan, p);
 }
 
@@ -60,22 +74,24 @@ export function shuffleAlgorithm(name: string | false): ShuffleAlgorithm {
   return algorithm;
 }
 
-function clipsOfShards(plan: ClipPlan, shardOrder: readonly number[]): ClipRef[] {
-  const out: ClipRef[] = [];
+function* clipsOfShards(plan: ClipPlan, shardOrder: readonly number[]): Generator<ClipRef> {
   for (const s of shardOrder) {
     for (const object of plan.shards[s]!.objects) {
-      for (const start of plan.objects[object]!.starts) out.push({ object, start });
+      for (const start of plan.objects[object]!.starts) yield { object, start };
     }
   }
-  return out;
 }
 
 /**
  * Streaming shuffle with a bounded buffer, as a loader that sees clips one by one would do it:
  * keeps reads local to a few shards at a time while mixing across them.
  */
-export function bufferShuffle<T>(items: readonly T[], size: number, rng: Rng): T[] {
-  const out: T[] = [];
+export function bufferShuffle<T>(items: Iterable<T>, size: number, rng: Rng): T[] {
+  return [...bufferShuffled(items, size, rng)];
+}
+
+/** `bufferShuffle` as it is iterated: each item out after one more item in, once the buffer is full. */
+export function* bufferShuffled<T>(items: Iterable<T>, size: number, rng: Rng): Generator<T> {
   const buf: T[] = [];
   for (const item of items) {
     if (buf.length < size) {
@@ -83,34 +99,31 @@ export function bufferShuffle<T>(items: readonly T[], size: number, rng: Rng): T
       continue;
     }
     const j = Math.floor(rng() * size);
-    out.push(buf[j]!);
+    yield buf[j]!;
     buf[j] = item;
   }
   shuffleInPlace(buf, rng);
-  for (const item of buf) out.push(item);
-  return out;
+  yield* buf;
 }
 
 const identity = (plan: ClipPlan) => plan.shards.map((_, i) => i);
 
 /** The clips of each object that open with the same keyframe, in start order: one GOP decode serves them. */
-function gopRuns(plan: ClipPlan, shardOrder: readonly number[]): ClipRef[][] {
-  const runs: ClipRef[][] = [];
+function* gopRuns(plan: ClipPlan, shardOrder: readonly number[]): Generator<ClipRef[]> {
   for (const s of shardOrder) {
     for (const object of plan.shards[s]!.objects) {
       const { starts, gops } = plan.objects[object]!;
       let run: ClipRef[] = [];
-      starts.forEach((start, i) => {
+      for (let i = 0; i < starts.length; i++) {
         if (run.length > 0 && (!gops || gops[i] !== gops[i - 1])) {
-          runs.push(run);
+          yield run;
           run = [];
         }
-        run.push({ object, start });
-      });
-      if (run.length > 0) runs.push(run);
+        run.push({ object, start: starts[i]! });
+      }
+      if (run.length > 0) yield run;
     }
   }
-  return runs;
 }
 
 /**
@@ -118,20 +131,32 @@ function gopRuns(plan: ClipPlan, shardOrder: readonly number[]): ClipRef[][] {
  * (ascending) order, a finished run replaced by the next: a run's clips come out in order,
  * interleaved with the other runs' so that one batch is not one GOP.
  */
-export function interleaveRuns<T>(runs: readonly (readonly T[])[], width: number, rng: Rng): T[] {
-  const out: T[] = [];
+export function interleaveRuns<T>(runs: Iterable<readonly T[]>, width: number, rng: Rng): T[] {
+  return [...interleaved(runs, width, rng)];
+}
+
+/** `interleaveRuns` as it is iterated: a run is taken from `runs` when a slot frees. */
+export function* interleaved<T>(runs: Iterable<readonly T[]>, width: number, rng: Rng): Generator<T> {
+  const source = runs[Symbol.iterator]();
+  const take = () => {
+    const next = source.next();
+    return next.done ? undefined : { run: next.value, at: 0 };
+  };
   const active: { run: readonly T[]; at: number }[] = [];
-  let next = 0;
-  while (active.length < width && next < runs.length) active.push({ run: runs[next++]!, at: 0 });
+  while (active.length < width) {
+    const a = take();
+    if (!a) break;
+    active.push(a);
+  }
   while (active.length > 0) {
     const j = Math.floor(rng() * active.length);
     const a = active[j]!;
-    out.push(a.run[a.at++]!);
+    yield a.run[a.at++]!;
     if (a.at < a.run.length) continue;
-    if (next < runs.length) active[j] = { run: runs[next++]!, at: 0 };
+    const next = take();
+    if (next) active[j] = next;
     else active.splice(j, 1);
   }
-  return out;
 }
 
 registerShuffle("none", (plan) => clipsOfShards(plan, identity(plan)));
@@ -140,8 +165,9 @@ registerShuffle("none", (plan) => clipsOfShards(plan, identity(plan)));
 // local to a few shards, each GOP is decoded once, and a batch mixes GOPs.
 registerShuffle("shard-buffer", (plan, p) => {
   const shards = shuffleInPlace(identity(plan), seededRng(p.seed, p.epoch, "shards"));
-  const runs = bufferShuffle(gopRuns(plan, shards), p.buffer, seededRng(p.seed, p.epoch, "buffer"));
-  return interleaveRuns(runs, GOP_INTERLEAVE, seededRng(p.seed, p.epoch, "interleave"));
+  const runs = bufferShuffled(gopRuns(plan, shards), p.buffer, seededRng(p.seed, p.epoch, "buffer"));
+  return interleaved(runs, GOP_INTERLEAVE, seededRng(p.seed, p.epoch, "interleave"));
 });
 
-registerShuffle("global", (plan, p) => shuffleInPlace(clipsOfShards(plan, identity(plan)), seededRng(p.seed, p.epoch, "global")));
+// A shuffle of every clip: its first position depends on all of them, so this one is materialised.
+registerShuffle("global", (plan, p) => shuffleInPlace([...clipsOfShards(plan, identity(plan))], seededRng(p.seed, p.epoch, "global")));

@@ -152,7 +152,7 @@ export class EdgeSource implements DatasetSource {
       return { objects, shards, entries: table.entries, generation: table.head.generation };
     }
     if (opts.generation !== undefined && this.opts.table !== false) {
-      throw new ResumeError("ERR_RESUME_MISMATCH", `Expected generation ${opts.generation} of the dataset table (the checkpoint's) but the edge has no table for this dataset`);
+      throw new ResumeError("ERR_RESUME_MISMATCH", `Expected generation ${opts.generation} of the dataset table (the checkpoint's) but the edge has none for this dataset (never published, or older than the edge's retention)`);
     }
     await this.load();
     const manifest = this.manifest!;
