@@ -231,9 +231,11 @@ class RangeCacheImpl implements RangeCache {
     if (length === 0) return Buffer.alloc(0);
     const bs = this.#o.blockSize;
     const end = offset + length;
-    const parts = this.#lookup.parts(url, pin, offset, end, Math.floor(offset / bs), Math.floor((end - 1) / bs));
-    const chunks = await this.#untilClosed(Promise.all(parts));
-    return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length);
+    // One buffer for the whole span: stored blocks are read into it in place, the rest copied in.
+    // Its own memory, never a slice of the shared pool: a caller that drops it frees it all.
+    const into = Buffer.allocUnsafeSlow(length);
+    await this.#untilClosed(this.#lookup.fill(url, pin, offset, end, Math.floor(offset / bs), Math.floor((end - 1) / bs), into));
+    return into;
   }
 
   async *stream(raw: string, offset: number, length: number, opts: ReadOptions = {}): AsyncIterable<Uint8Array> {

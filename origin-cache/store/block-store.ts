@@ -49,7 +49,17 @@ interface Entry {
   dropped: boolean;
 }
 
+/** A piece of a stored block for readInto: `[start, start + length)` of its data, to `at` in the buffer. */
+export interface Piece {
+  readonly id: BlockId;
+  readonly start: number;
+  readonly length: number;
+  readonly at: number;
+}
+
 const DEFAULT_SLAB_BYTES = 4 * 2 ** 30;
+/** Most pieces in one preadv: each takes two iovecs (its bytes and the gap to the next), under IOV_MAX (1024). */
+const RUN_PIECES = 256;
 /** Slot headers read at once while rebuilding the index. */
 const REBUILD_READS = 32;
 
@@ -65,6 +75,7 @@ export class BlockStore {
   readonly #free: number[] = [];
   readonly #writing = new Map<string, Promise<boolean>>();
   #seq = 0n;
+  #scratch = Buffer.alloc(0);
   #evictions = 0;
   #closed = false;
 
@@ -186,6 +197,88 @@ export class BlockStore {
     } finally {
       if (--e.readers === 0 && e.dropped) this.#release(e.slot);
     }
+  }
+
+  /**
+   * Reads stored pieces into `into`, one preadv per run of pieces in consecutive slots of one
+   * slab (the slot headers between them land in a scratch buffer), and resolves with the indexes
+   * of the pieces it did not serve (not stored, or found bad), for the caller to get elsewhere.
+   * Blocks not yet verified since a restart are read (and checked) whole, as `read` does.
+   */
+  async readInto(pieces: readonly Piece[], into: Buffer): Promise<number[]> {
+    const failed: number[] = [];
+    const held: Entry[] = [];
+    const work: Promise<void>[] = [];
+    let run: { first: number; entries: Entry[]; buffers: Buffer[]; bytes: number; from: number } | undefined;
+    const flush = (): void => {
+      if (!run) return;
+      const r = run;
+      run = undefined;
+      work.push(
+        this.#slabs.readv(r.entries[0]!.slot, r.buffers, SLOT_HEADER + r.from).then(
+          (n) => {
+            if (n !== r.bytes) for (let i = 0; i < r.entries.length; i++) failed.push(r.first + i);
+          },
+          () => {
+            for (let i = 0; i < r.entries.length; i++) failed.push(r.first + i);
+          },
+        ),
+      );
+    };
+    let prev: Entry | undefined;
+    for (let i = 0; i < pieces.length; i++) {
+      const p = pieces[i] as Piece;
+      const k = blockKey(p.id);
+      const e = this.#entries.get(k);
+      if (!e || this.#closed || p.start + p.length > e.length) {
+        flush();
+        prev = undefined;
+        failed.push(i);
+        continue;
+      }
+      if (e.verified !== true) {
+        flush();
+        prev = undefined;
+        work.push(
+          this.read(p.id, p.start, p.length).then((buf) => {
+            if (buf) buf.copy(into, p.at);
+            else failed.push(i);
+          }),
+        );
+        continue;
+      }
+      this.#entries.delete(k);
+      this.#entries.set(k, e);
+      e.readers++;
+      held.push(e);
+      const out = into.subarray(p.at, p.at + p.length);
+      const last = pieces[i - 1];
+      // The next slot's data follows this slot's at a fixed gap (its padding and the next header).
+      const joins = run && prev && last && e.slot === prev.slot + 1 && this.#slabs.slabOf(e.slot) === this.#slabs.slabOf(prev.slot) && p.start === 0 && last.start + last.length === prev.length && run.entries.length < RUN_PIECES;
+      if (joins && run && prev) {
+        const gap = this.#slotBytes - prev.length;
+        run.buffers.push(this.#gap(gap), out);
+        run.bytes += gap + p.length;
+        run.entries.push(e);
+      } else {
+        flush();
+        run = { first: i, entries: [e], buffers: [out], bytes: p.length, from: p.start };
+      }
+      prev = e;
+    }
+    flush();
+    try {
+      await (work.length === 1 ? work[0] : Promise.all(work));
+    } finally {
+      for (const e of held) if (--e.readers === 0 && e.dropped) this.#release(e.slot);
+    }
+    return failed.sort((a, b) => a - b);
+  }
+
+  /** Scratch bytes for what lies between two slots' data in a run (contents never read). */
+  #gap(bytes: number): Buffer {
+    if (this.#scratch.length < bytes) this.#scratch = Buffer.allocUnsafe(bytes);
+    return this.#scratch.subarray(0, bytes);
   }
 
   async #verify(e: Entry): Promise<Buffer | undefined> {
