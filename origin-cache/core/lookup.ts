@@ -126,7 +126,44 @@ export class BlockLookup {
     return waits.length === 1 ? (waits[0] as Promise<unknown>) : Promise.all(waits);
   }
 
-  /** Block `index`'s standing: stored or in memory, being pulled (with the pull's promise), or to be pulled. */
+  /**
+   * Settles once each of blocks `first..last` is stored, or its write has been tried: blocks on
+   * their way to disk are waited for, blocks in flight are waited for and then their write, the
+   * rest are pulled (as one request per run) and written. For readers that take the bytes from
+   * the slabs themselves.
+   */
+  settle(url: URL, pin: Pin, offset: number, end: number, first: number, last: number): Promise<unknown> {
+    const { blockSize: bs, metrics, landing, pulls } = this.#opts;
+    const store = this.#opts.store();
+    const waits: Promise<unknown>[] = [];
+    const missing: number[] = [];
+    const written = (k: string) => () => landing.written(k);
+    for (let b = first; b <= last; b++) {
+      this.#opts.noteRead(pin.key, b);
+      const id = blockId(pin, b);
+      const k = blockKey(id);
+      if (store.has(id)) {
+        metrics.hit(Math.min(end, (b + 1) * bs) - Math.max(offset, b * bs), true);
+        continue;
+      }
+      const writing = landing.written(k);
+      const flight = pulls.flight(k);
+      if (writing) waits.push(writing);
+      else if (flight) {
+        metrics.miss(true);
+        waits.push(flight.then(written(k)));
+      } else missing.push(b);
+    }
+    for (const run of runsOf(missing, this.#opts.runBlocks)) {
+      pulls.pullRun(url, pin, run.first, run.count).forEach((pulled, i) => {
+        metrics.miss(false);
+        waits.push(pulled.then(written(blockKey(blockId(pin, run.first + i)))));
+      });
+    }
+    return Promise.all(waits);
+  }
+
+  /** Block `index`'s standing:  /** Block `index`'s standing: stored or in memory, being pulled (with the pull's promise), or to be pulled. */
   standing(pin: Pin, index: number): BlockStanding {
     const k = blockKey(blockId(pin, index));
     if (this.#opts.landing.get(k) || this.#opts.store().has(blockId(pin, index))) return { kind: "held" };

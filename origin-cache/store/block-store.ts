@@ -10,7 +10,7 @@
  * had, `put` declines and the caller streams the bytes through uncached.
  */
 import { mkdir, rm, stat, truncate } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
 import { blockKey, type BlockId } from "./block-id.js";
 import { GroupCommit } from "./group-commit.js";
@@ -273,6 +273,47 @@ export class BlockStore {
       for (const e of held) if (--e.readers === 0 && e.dropped) this.#release(e.slot);
     }
     return failed.sort((a, b) => a - b);
+  }
+
+  /**
+   * Holds the blocks of `ids` where they are (no eviction, no reuse of their slots) until the
+   * returned release is called, each checked against its CRC first if it has not been since a
+   * restart. Where each block's data lies: slab path and byte offset, and its length. Undefined
+   * when one of them is not (or no longer) stored: nothing is held then.
+   */
+  async hold(ids: readonly BlockId[]): Promise<{ blocks: { path: string; offset: number; length: number }[]; release: () => void } | undefined> {
+    const held: Entry[] = [];
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      for (const e of held) if (--e.readers === 0 && e.dropped) this.#release(e.slot);
+    };
+    for (const id of ids) {
+      const e = this.#entries.get(blockKey(id));
+      if (!e || this.#closed) return void release();
+      e.readers++;
+      held.push(e);
+    }
+    try {
+      for (const e of held) {
+        if (e.verified === true) continue;
+        if (e.verified === false) e.verified = this.#verify(e);
+        if (!(await e.verified)) return void release();
+        e.verified = true;
+      }
+    } catch {
+      return void release();
+    }
+    // Checked, but dropped meanwhile (a failed read elsewhere): not to be handed out.
+    if (held.some((e) => e.dropped)) return void release();
+    const blocks = held.map((e) => {
+      const k = blockKey(e.id);
+      this.#entries.delete(k);
+      this.#entries.set(k, e);
+      return { path: resolve(this.#slabs.pathOf(this.#slabs.slabOf(e.slot))), offset: this.#slabs.offsetOf(e.slot) + SLOT_HEADER, length: e.length };
+    });
+    return { blocks, release };
   }
 
   /** Scratch bytes for what lies between two slots' data in a run (contents never read). */
