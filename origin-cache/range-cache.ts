@@ -72,6 +72,8 @@ export interface RangeCache {
   locate(url: string, offset: number, length: number, opts?: LocateOptions): Promise<LocateResponse>;
   /** Ends a lease from `locate`; ERR_LEASE_NOT_FOUND when it is not held (released or expired). */
   release(leaseId: string): void;
+  /** Ends a lease from `locate` if it is still held; false when it was not. */
+  releaseIfHeld(leaseId: string): boolean;
   /** The pinned version and size of the object at `url`. */
   object(url: string, opts?: ObjectOptions): Promise<Pin>;
   /** Replaces the client's prefetch plan with these upcoming ranges, soonest first; other clients' plans stay. */
@@ -315,6 +317,10 @@ class RangeCacheImpl implements RangeCache {
 
   release(leaseId: string): void {
     if (!this.#leases.end(leaseId)) throw new LeaseNotFoundError(leaseId);
+  }
+
+  releaseIfHeld(leaseId: string): boolean {
+    return this.#leases.end(leaseId);
   }
 
   plan(ranges: readonly PlanRange[], opts: PlanOptions = {}): PlanAck {

@@ -18,6 +18,11 @@ export const LocateRequest = z.object({
   length: z.number().int().positive(),
   /** How long the lease lasts unless released first. */
   leaseMs: z.number().int().positive().max(LOCATE_MAX_LEASE_MS).optional(),
+  /**
+   * Leases of earlier locates this client is done with, ended before this one is answered (as by
+   * DELETE /v1/lease/{id}, without a request each); ids no longer held are ignored.
+   */
+  release: z.array(z.string().min(1).max(100)).max(1024).optional(),
 });
 export type LocateRequest = z.infer<typeof LocateRequest>;
 

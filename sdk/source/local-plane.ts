@@ -2,13 +2,17 @@
  * The origin-cache's local data plane, client side: on the cache's own host the bytes need not
  * cross HTTP. `POST /v1/locate` names where a span lies in the cache's slab files under a lease;
  * this reads those runs itself (pread, one file descriptor per slab, kept open), checks what a
- * GET would (the version, every byte present, the lease still held), and ends the lease.
+ * GET would (the version, every byte present, the lease still held), and ends the lease: with
+ * its next locate, or by DELETE /v1/lease/{id} when no locate follows soon.
  * Anything else (an error answer, an unreadable slab directory, a short read) is a miss, and
  * the caller reads the span with GET /v1/fetch.
  */
 import { close, open, read } from "node:fs";
 import { request, type Dispatcher } from "undici";
 import { LocateResponse } from "../../common/schema/cache-locate.js";
+
+/** A lease done with waits this long for a locate to carry its release before it is DELETEd. */
+const RELEASE_AFTER_MS = 50;
 
 /** `EC_CACHE_LOCAL=0` turns the local data plane off for every client of this process. */
 export const LOCAL_PLANE_ENV = "EC_CACHE_LOCAL";
@@ -47,6 +51,9 @@ export class LocalPlane {
   /** Set when a slab could not be opened (another user's cache, another host's path): GET from then on. */
   #off = false;
   #closed = false;
+  /** Leases done with, not yet released: the next locate carries them. */
+  #done: string[] = [];
+  #flushing: NodeJS.Timeout | undefined;
   /** Spans read from the slabs, and spans that fell back to GET. */
   hits = 0;
   fallbacks = 0;
@@ -70,7 +77,7 @@ export class LocalPlane {
         dispatcher: this.#agent,
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify(etag === undefined ? { url, offset, length } : { url, etag, offset, length }),
+        body: JSON.stringify({ url, ...(etag === undefined ? {} : { etag }), offset, length, ...(this.#done.length > 0 ? { release: this.#done.splice(0, 1024) } : {}) }),
       });
       if (res.statusCode !== 200) {
         await res.body.dump();
@@ -129,13 +136,29 @@ export class LocalPlane {
   }
 
   #release(id: string): void {
-    void request(`${this.#root}/v1/lease/${encodeURIComponent(id)}`, { dispatcher: this.#agent, method: "DELETE" })
-      .then((r) => r.body.dump())
-      .catch(() => undefined);
+    this.#done.push(id);
+    if (this.#flushing) return;
+    this.#flushing = setTimeout(() => void this.#flush(), RELEASE_AFTER_MS);
+    this.#flushing.unref();
+  }
+
+  /** DELETEs the leases no locate carried; a failed DELETE leaves the lease to its expiry. */
+  async #flush(): Promise<void> {
+    clearTimeout(this.#flushing);
+    this.#flushing = undefined;
+    const ids = this.#done.splice(0);
+    await Promise.all(
+      ids.map((id) =>
+        request(`${this.#root}/v1/lease/${encodeURIComponent(id)}`, { dispatcher: this.#agent, method: "DELETE" })
+          .then((r) => r.body.dump())
+          .catch(() => undefined),
+      ),
+    );
   }
 
   async close(): Promise<void> {
     this.#closed = true;
+    await this.#flush();
     const fds = [...this.#fds.values()];
     this.#fds.clear();
     await Promise.all(fds.map((p) => p.then((fd) => new Promise<void>((r) => close(fd, () => r())), () => undefined)));

@@ -200,6 +200,20 @@ describe("the SDK's cache client on the same host", () => {
     await until(() => svc.stats().leases === 0, "every lease released");
   });
 
+  it("releases each lease with its next locate, or by DELETE when none follows", async () => {
+    const { svc } = await service();
+    const agent = new Agent();
+    cleanup.push(() => agent.close());
+    const plane = new LocalPlane(svc.url, agent);
+    cleanup.push(() => plane.close());
+    const o = objects[1]!;
+    for (let i = 0; i < 5; i++) {
+      expect(Buffer.from((await plane.read(signed(o.path), i * 1000, 5000, undefined))!).equals(o.data.subarray(i * 1000, i * 1000 + 5000))).toBe(true);
+      expect(svc.stats().leases).toBe(1); // the previous read's lease went with this locate
+    }
+    await until(() => svc.stats().leases === 0, "the last lease DELETEd", 5000);
+  });
+
   it("falls back to GET when the locate fails, with the cache's typed error where GET has one too", async () => {
     const { svc } = await service(2 * SLOT);
     const agent = new Agent();
