@@ -7,9 +7,17 @@
  * Anything else (an error answer, an unreadable slab directory, a short read) is a miss, and
  * the caller reads the span with GET /v1/fetch.
  */
-import { close, open, read } from "node:fs";
+import { close, open, read, readv } from "node:fs";
 import { request, type Dispatcher } from "undici";
-import { LocateResponse } from "../../common/schema/cache-locate.js";
+import { LocateResponse, type LocateRun } from "../../common/schema/cache-locate.js";
+
+/** Runs of one slab read with one preadv: each run's place in the span and the bytes before it. */
+interface Group {
+  readonly fd: number;
+  readonly position: number;
+  end: number;
+  readonly runs: { readonly at: number; readonly length: number; readonly gap: number }[];
+}
 
 /** A lease done with waits this long for a locate to carry its release before it is DELETEd. */
 const RELEASE_AFTER_MS = 50;
@@ -33,6 +41,15 @@ function preadOnce(fd: number, into: Buffer, at: number, length: number, positio
   return new Promise((resolve, reject) => read(fd, into, at, length, position, (err, n) => (err ? reject(err) : resolve(n))));
 }
 
+/** Most bytes between two runs of one slab read with one preadv (the gap lands in scratch memory): a slot header and its padding. */
+const MAX_GAP = 64 << 10;
+/** Most runs in one preadv: two iovecs each, under IOV_MAX (1024). */
+const MAX_RUNS = 256;
+
+function preadv(fd: number, into: Buffer[], position: number): Promise<number> {
+  return new Promise((resolve, reject) => readv(fd, into, position, (err, n) => (err ? reject(err) : resolve(n))));
+}
+
 /** Reads exactly `length` bytes at `position`; false when the file ends first. */
 async function preadFull(fd: number, into: Buffer, at: number, length: number, position: number): Promise<boolean> {
   let got = 0;
@@ -48,6 +65,10 @@ export class LocalPlane {
   readonly #root: string;
   readonly #agent: Dispatcher;
   readonly #fds = new Map<string, Promise<number>>();
+  /** The same descriptors once open, so a read need not wait a turn for each. */
+  readonly #open = new Map<string, number>();
+  /** Where the bytes between runs land (never read). */
+  #gap = Buffer.alloc(0);
   /** Set when a slab could not be opened (another user's cache, another host's path): GET from then on. */
   #off = false;
   #closed = false;
@@ -99,15 +120,9 @@ export class LocalPlane {
     if (etag !== undefined && located.etag !== etag) return this.#miss();
     if (located.runs.reduce((n, r) => n + r.length, 0) !== length) return this.#miss();
     const out = Buffer.allocUnsafeSlow(length);
-    let at = 0;
-    const reads: Promise<boolean>[] = [];
     try {
-      for (const run of located.runs) {
-        const fd = await this.#fd(run.path);
-        reads.push(preadFull(fd, out, at, run.length, run.offset));
-        at += run.length;
-      }
-      const whole = await Promise.all(reads);
+      const groups = await this.#groups(located.runs);
+      const whole = await Promise.all(groups.map((g) => this.#readGroup(g, out)));
       if (!whole.every(Boolean)) return this.#miss();
     } catch (err) {
       // A slab this process may not open (permissions, another host's path): GET from now on.
@@ -120,6 +135,50 @@ export class LocalPlane {
     return out;
   }
 
+  /** The runs as groups to read with one preadv each: runs of one slab, in order, close together. */
+  async #groups(runs: readonly LocateRun[]): Promise<Group[]> {
+    const groups: Group[] = [];
+    let at = 0;
+    let g: Group | undefined;
+    for (const run of runs) {
+      const fd = this.#open.get(run.path) ?? (await this.#fd(run.path));
+      const gap = g ? run.offset - g.end : -1;
+      if (g && g.fd === fd && gap >= 0 && gap <= MAX_GAP && g.runs.length < MAX_RUNS) {
+        g.runs.push({ at, length: run.length, gap });
+        g.end = run.offset + run.length;
+      } else {
+        g = { fd, position: run.offset, end: run.offset + run.length, runs: [{ at, length: run.length, gap: 0 }] };
+        groups.push(g);
+      }
+      at += run.length;
+    }
+    return groups;
+  }
+
+  /** One preadv for the group (the gaps into scratch memory); run by run should it come back short. */
+  async #readGroup(g: Group, out: Buffer): Promise<boolean> {
+    const first = g.runs[0]!;
+    if (g.runs.length === 1) return preadFull(g.fd, out, first.at, first.length, g.position);
+    const iov: Buffer[] = [];
+    for (const r of g.runs) {
+      if (r.gap > 0) iov.push(this.#scratch(r.gap));
+      iov.push(out.subarray(r.at, r.at + r.length));
+    }
+    if ((await preadv(g.fd, iov, g.position)) === g.end - g.position) return true;
+    let position = g.position;
+    for (const r of g.runs) {
+      position += r.gap;
+      if (!(await preadFull(g.fd, out, r.at, r.length, position))) return false;
+      position += r.length;
+    }
+    return true;
+  }
+
+  #scratch(bytes: number): Buffer {
+    if (this.#gap.length < bytes) this.#gap = Buffer.allocUnsafe(MAX_GAP);
+    return this.#gap.subarray(0, bytes);
+  }
+
   #miss(): undefined {
     this.fallbacks++;
     return undefined;
@@ -128,7 +187,13 @@ export class LocalPlane {
   #fd(path: string): Promise<number> {
     let fd = this.#fds.get(path);
     if (!fd) {
-      fd = new Promise<number>((resolve, reject) => open(path, "r", (err, n) => (err ? reject(Object.assign(err, { opening: true })) : resolve(n))));
+      fd = new Promise<number>((resolve, reject) =>
+        open(path, "r", (err, n) => {
+          if (err) return reject(Object.assign(err, { opening: true }));
+          this.#open.set(path, n);
+          resolve(n);
+        }),
+      );
       this.#fds.set(path, fd);
       fd.catch(() => this.#fds.get(path) === fd && this.#fds.delete(path));
     }
@@ -161,6 +226,7 @@ export class LocalPlane {
     await this.#flush();
     const fds = [...this.#fds.values()];
     this.#fds.clear();
+    this.#open.clear();
     await Promise.all(fds.map((p) => p.then((fd) => new Promise<void>((r) => close(fd, () => r())), () => undefined)));
   }
 }
