@@ -179,6 +179,7 @@ class RangeCacheImpl implements RangeCache {
       pulls: this.#pulls,
       metrics: this.#metrics,
       noteRead: (key, index) => this.#planner.noteRead(key, index),
+      noteReads: (key, first, last) => this.#planner.noteReads(key, first, last),
     });
     const prefetch = { blockSize: o.blockSize, runBlocks: this.#runBlocks, allow: this.#allow, pins: this.#pins, lookup: this.#lookup, pulls: this.#pulls, closed };
     this.#planner = new Planner({

@@ -22,6 +22,8 @@ export interface LookupOptions {
   readonly metrics: CacheMetrics;
   /** Told of every block read, so the plan can follow the reader. */
   readonly noteRead: (key: string, index: number) => void;
+  /** The same for blocks `first..last` of one object at once. */
+  readonly noteReads: (key: string, first: number, last: number) => void;
 }
 
 export type BlockStanding = { readonly kind: "held" } | { readonly kind: "pulling"; readonly flight: Promise<Buffer> } | { readonly kind: "missing" };
@@ -75,12 +77,12 @@ export class BlockLookup {
     const pieces: Piece[] = [];
     const missing: number[] = [];
     const copy = (at: number, start: number, length: number) => (data: Buffer) => void data.copy(into, at, start, start + length);
+    this.#opts.noteReads(pin.key, first, last);
     for (let b = first; b <= last; b++) {
       const from = Math.max(offset, b * bs);
       const start = from - b * bs;
       const length = Math.min(end, (b + 1) * bs) - from;
       const at = from - offset;
-      this.#opts.noteRead(pin.key, b);
       const id = blockId(pin, b);
       const k = blockKey(id);
       const mem = landing.get(k);
@@ -93,7 +95,7 @@ export class BlockLookup {
       if (flight) {
         metrics.miss(true);
         waits.push(flight.then(copy(at, start, length)));
-      } else if (store.has(id)) pieces.push({ id, start, length, at });
+      } else if (store.hasKey(k)) pieces.push({ id, key: k, start, length, at });
       else missing.push(b);
     }
     for (const run of runsOf(missing, this.#opts.runBlocks)) {
@@ -138,8 +140,8 @@ export class BlockLookup {
     const waits: Promise<unknown>[] = [];
     const missing: number[] = [];
     const written = (k: string) => () => landing.written(k);
+    this.#opts.noteReads(pin.key, first, last);
     for (let b = first; b <= last; b++) {
-      this.#opts.noteRead(pin.key, b);
       const id = blockId(pin, b);
       const k = blockKey(id);
       if (store.has(id)) {

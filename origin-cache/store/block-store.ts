@@ -52,6 +52,8 @@ interface Entry {
 /** A piece of a stored block for readInto: `[start, start + length)` of its data, to `at` in the buffer. */
 export interface Piece {
   readonly id: BlockId;
+  /** blockKey(id), when the caller has it already. */
+  readonly key?: string;
   readonly start: number;
   readonly length: number;
   readonly at: number;
@@ -167,6 +169,11 @@ export class BlockStore {
     return this.#entries.has(blockKey(id));
   }
 
+  /** `has` by blockKey. */
+  hasKey(key: string): boolean {
+    return this.#entries.has(key);
+  }
+
   /**
    * Reads `[start, start + length)` of a block's data. Undefined on a miss; a block that fails
    * its checksum (checked on its first read after a restart) is dropped and reads as a miss.
@@ -228,7 +235,7 @@ export class BlockStore {
     let prev: Entry | undefined;
     for (let i = 0; i < pieces.length; i++) {
       const p = pieces[i] as Piece;
-      const k = blockKey(p.id);
+      const k = p.key ?? blockKey(p.id);
       const e = this.#entries.get(k);
       if (!e || this.#closed || p.start + p.length > e.length) {
         flush();
