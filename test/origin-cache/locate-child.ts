@@ -1,16 +1,13 @@
 /**
- * Child process for the local data plane tests, a client of an origin-cache on this host:
- *  - "hold": locates a span (taking a lease), says so, and waits to be killed without releasing it;
- *  - "read": reads a span through remoteCache and reports whether the local plane served it.
- * Arguments come as JSON in EC_LOCATE_CHILD; results go to stdout as one JSON line.
+ * Child process for the local data plane tests: a client of an origin-cache on this host that
+ * locates a span (taking a lease), says so on stdout, and waits to be killed without releasing it.
+ * Arguments come as JSON in EC_LOCATE_CHILD.
  */
-import { Agent, request } from "undici";
+import { request } from "undici";
 import { LocateResponse } from "../../origin-cache/index.js";
-import { remoteCache } from "../../sdk/source/cache-client.js";
-import { LocalPlane } from "../../sdk/source/local-plane.js";
 
 interface ChildArgs {
-  mode: "hold" | "read";
+  mode: "hold";
   cache: string;
   url: string;
   offset: number;
@@ -27,15 +24,7 @@ async function main(): Promise<void> {
     setInterval(() => {}, 1000);
     return;
   }
-  const agent = new Agent();
-  const plane = new LocalPlane(a.cache, agent);
-  const local = await plane.read(a.url, a.offset, a.length, undefined);
-  const cache = await remoteCache(a.cache);
-  const bytes = Buffer.from(await cache.read(a.url, a.offset, a.length, undefined));
-  await cache.close();
-  await plane.close();
-  await agent.close();
-  process.stdout.write(`${JSON.stringify({ local: local !== undefined, planeEnabled: plane.enabled, fallbacks: plane.fallbacks, hex: bytes.toString("hex") })}\n`);
+  throw new Error(`Expected mode "hold" but received ${JSON.stringify(a.mode)}`);
 }
 
 main().catch((err: unknown) => {
