@@ -79,6 +79,22 @@ export class CacheClosedError extends CacheError {
   }
 }
 
+/** The span's blocks could not all be kept on disk (a full or leased-up store): the caller reads them with GET /v1/fetch. */
+export class LocateUnavailableError extends CacheError {
+  constructor(key: string, first: number, last: number) {
+    super("ERR_LOCATE_UNAVAILABLE", `Expected blocks ${first}..${last} of ${key} to be stored for a lease but some are not (the store is full or held by leases); read them with GET /v1/fetch`, 503);
+    this.name = "LocateUnavailableError";
+  }
+}
+
+/** DELETE /v1/lease/{id} of a lease that does not exist (released, expired, or never granted). */
+export class LeaseNotFoundError extends CacheError {
+  constructor(id: string) {
+    super("ERR_LEASE_NOT_FOUND", `Expected a held lease but received ${JSON.stringify(id.slice(0, 100))}, which is not (released, expired, or unknown)`, 404);
+    this.name = "LeaseNotFoundError";
+  }
+}
+
 /** Signed URLs carry their signature in the query; errors and logs never repeat it. */
 export function redact(url: string): string {
   const q = url.indexOf("?");

@@ -11,13 +11,16 @@ import { describeReceived } from "../common/errors.js";
 import { Limiter } from "../common/limiter.js";
 import { BlockLookup } from "./core/lookup.js";
 import { cacheStats } from "./core/stats.js";
-import { CacheArgumentError, CacheClosedError, RangeNotSatisfiableError } from "./errors.js";
+import { LOCATE_LEASE_MS, LOCATE_MAX_LEASE_MS, type LocateResponse, type LocateRun } from "../common/schema/cache-locate.js";
+import { Leases } from "./core/leases.js";
+import { CacheArgumentError, CacheClosedError, LeaseNotFoundError, LocateUnavailableError, RangeNotSatisfiableError } from "./errors.js";
 import { createLogger, type Logger } from "./log.js";
 import { CacheMetrics } from "./metrics.js";
 import { resolveOptions, type RangeCacheOptions, type ResolvedOptions } from "./options.js";
 import { Planner } from "./prefetch/planner.js";
 import { prefetchRun } from "./prefetch/prefetch-run.js";
 import { ANONYMOUS_CLIENT, type CacheStats, type PlanAck, type PlanRange } from "./schema.js";
+import { blockId } from "./store/block-id.js";
 import { BlockStore } from "./store/block-store.js";
 import { WriteBehind } from "./store/write-behind.js";
 import { AllowList } from "./upstream/allow-list.js";
@@ -44,6 +47,11 @@ export interface ObjectOptions extends ReadOptions {
   readonly ifMatch?: string;
 }
 
+export interface LocateOptions extends ReadOptions {
+  /** How long the lease lasts unless released first; default 30 s, at most 10 min. */
+  readonly leaseMs?: number;
+}
+
 export interface PlanOptions {
   /** Whose plan this is: each client's plan replaces only its own; default one anonymous client. */
   readonly client?: string;
@@ -56,6 +64,16 @@ export interface RangeCache {
   read(url: string, offset: number, length: number, opts?: ReadOptions): Promise<Uint8Array>;
   /** The same bytes as consecutive chunks (one per block), pulled ahead (at least 4 blocks, up to `coalesceBytes`); for large spans. */
   stream(url: string, offset: number, length: number, opts?: ReadOptions): AsyncIterable<Uint8Array>;
+  /**
+   * Where bytes `[offset, offset + length)` lie in the slab files (pulled and stored first, as a
+   * read would), under a lease: until `release(lease.id)` or its expiry those slots are neither
+   * evicted nor overwritten. For a reader on the same host that preads the slabs itself.
+   */
+  locate(url: string, offset: number, length: number, opts?: LocateOptions): Promise<LocateResponse>;
+  /** Ends a lease from `locate`; ERR_LEASE_NOT_FOUND when it is not held (released or expired). */
+  release(leaseId: string): void;
+  /** Ends a lease from `locate` if it is still held; false when it was not. */
+  releaseIfHeld(leaseId: string): boolean;
   /** The pinned version and size of the object at `url`. */
   object(url: string, opts?: ObjectOptions): Promise<Pin>;
   /** Replaces the client's prefetch plan with these upcoming ranges, soonest first; other clients' plans stay. */
@@ -103,6 +121,7 @@ class RangeCacheImpl implements RangeCache {
   readonly #lookahead: number;
   readonly #refill: number;
   #store!: BlockStore;
+  readonly #leases = new Leases();
   #closed = false;
   // Rejected when close() begins: pending reads settle with CacheClosedError at once instead of
   // whatever the torn-down pools and store would throw at them later. One per pending call, dropped
@@ -160,6 +179,7 @@ class RangeCacheImpl implements RangeCache {
       pulls: this.#pulls,
       metrics: this.#metrics,
       noteRead: (key, index) => this.#planner.noteRead(key, index),
+      noteReads: (key, first, last) => this.#planner.noteReads(key, first, last),
     });
     const prefetch = { blockSize: o.blockSize, runBlocks: this.#runBlocks, allow: this.#allow, pins: this.#pins, lookup: this.#lookup, pulls: this.#pulls, closed };
     this.#planner = new Planner({
@@ -231,9 +251,11 @@ class RangeCacheImpl implements RangeCache {
     if (length === 0) return Buffer.alloc(0);
     const bs = this.#o.blockSize;
     const end = offset + length;
-    const parts = this.#lookup.parts(url, pin, offset, end, Math.floor(offset / bs), Math.floor((end - 1) / bs));
-    const chunks = await this.#untilClosed(Promise.all(parts));
-    return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length);
+    // One buffer for the whole span: stored blocks are read into it in place, the rest copied in.
+    // Its own memory, never a slice of the shared pool: a caller that drops it frees it all.
+    const into = Buffer.allocUnsafeSlow(length);
+    await this.#untilClosed(this.#lookup.fill(url, pin, offset, end, Math.floor(offset / bs), Math.floor((end - 1) / bs), into));
+    return into;
   }
 
   async *stream(raw: string, offset: number, length: number, opts: ReadOptions = {}): AsyncIterable<Uint8Array> {
@@ -261,6 +283,47 @@ class RangeCacheImpl implements RangeCache {
     }
   }
 
+  async locate(raw: string, offset: number, length: number, opts: LocateOptions = {}): Promise<LocateResponse> {
+    const leaseMs = opts.leaseMs ?? LOCATE_LEASE_MS;
+    if (!Number.isSafeInteger(leaseMs) || leaseMs <= 0 || leaseMs > LOCATE_MAX_LEASE_MS) {
+      throw new CacheArgumentError(`Expected leaseMs from 1 to ${LOCATE_MAX_LEASE_MS} but received ${describeReceived(leaseMs)}`);
+    }
+    const { url, pin } = await this.#untilClosed(this.#target(raw, offset, length, opts));
+    const bs = this.#o.blockSize;
+    const end = offset + length;
+    const first = Math.floor(offset / bs);
+    const last = length === 0 ? first - 1 : Math.floor((end - 1) / bs);
+    const ids = Array.from({ length: last - first + 1 }, (_, i) => blockId(pin, first + i));
+    // A block evicted between its write and the hold is pulled once more; then the store is too full.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await this.#untilClosed(this.#lookup.settle(url, pin, offset, end, first, last));
+      const held = await this.#store.hold(ids);
+      if (!held) continue;
+      if (this.#closed) {
+        held.release();
+        throw new CacheClosedError();
+      }
+      const runs: LocateRun[] = [];
+      held.blocks.forEach((b, i) => {
+        const from = Math.max(offset, (first + i) * bs) - (first + i) * bs;
+        const to = Math.min(end - (first + i) * bs, b.length);
+        const prev = runs[runs.length - 1];
+        if (prev && prev.path === b.path && prev.offset + prev.length === b.offset + from) runs[runs.length - 1] = { ...prev, length: prev.length + to - from };
+        else runs.push({ path: b.path, offset: b.offset + from, length: to - from });
+      });
+      return { etag: pin.etag, size: pin.size, runs, lease: this.#leases.grant(held.release, leaseMs) };
+    }
+    throw new LocateUnavailableError(pin.key, first, last);
+  }
+
+  release(leaseId: string): void {
+    if (!this.#leases.end(leaseId)) throw new LeaseNotFoundError(leaseId);
+  }
+
+  releaseIfHeld(leaseId: string): boolean {
+    return this.#leases.end(leaseId);
+  }
+
   plan(ranges: readonly PlanRange[], opts: PlanOptions = {}): PlanAck {
     if (this.#closed) throw new CacheClosedError();
     const keyed = ranges.map((r) => {
@@ -278,6 +341,7 @@ class RangeCacheImpl implements RangeCache {
       store: this.#store,
       pools: this.#pools,
       planner: this.#planner,
+      leases: this.#leases.size,
       maxBytes: this.#o.maxBytes,
       blockSize: this.#o.blockSize,
     });
@@ -292,6 +356,7 @@ class RangeCacheImpl implements RangeCache {
     this.#closed = true;
     for (const reject of this.#closeWaiters) reject(new CacheClosedError());
     this.#planner.clear();
+    this.#leases.clear();
     await this.#landing.settled();
     await this.#store.close();
     await this.#pools.close();

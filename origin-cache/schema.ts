@@ -45,6 +45,8 @@ export const CacheStats = z.object({
   blockSize: z.number(),
   upstreamLatencyMs: z.object({ p50: z.number(), p90: z.number(), p99: z.number(), samples: z.number() }),
   httpVersions: z.record(z.string(), z.enum(["h2", "http/1.1"])),
+  /** Leases of the local data plane (POST /v1/locate) held now. */
+  leases: z.number(),
   plan: z.object({ clients: z.number(), pendingBlocks: z.number(), prefetchedBlocks: z.number(), prefetchErrors: z.number() }),
 });
 export type CacheStats = z.infer<typeof CacheStats>;

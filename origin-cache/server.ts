@@ -7,6 +7,7 @@ import { createLogger } from "./log.js";
 import type { RangeCacheOptions } from "./options.js";
 import { createRangeCache, type RangeCache } from "./range-cache.js";
 import { handleFetch } from "./routes/fetch.js";
+import { handleLocate, handleRelease, LEASE_PATH } from "./routes/locate.js";
 import { handlePlan } from "./routes/plan.js";
 import { handleMetrics, handleStats } from "./routes/stats.js";
 import type { CacheStats } from "./schema.js";
@@ -31,6 +32,7 @@ const routes = new Map<string, Route>([
   ["GET /v1/fetch", handleFetch],
   ["HEAD /v1/fetch", handleFetch],
   ["POST /v1/plan", handlePlan],
+  ["POST /v1/locate", handleLocate],
   ["GET /v1/stats", (cache, _req, res) => handleStats(cache, res)],
   ["GET /metrics", (cache, _req, res) => handleMetrics(cache, res)],
   ["GET /v1/health", (_cache, _req, res) => void res.end('{"ok":true}')],
@@ -54,7 +56,9 @@ export async function startCache(opts: StartCacheOptions): Promise<CacheService>
   const cache = await createRangeCache({ ...opts, logger: log });
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     const u = new URL(req.url ?? "/", "http://local");
-    const route = routes.get(`${req.method} ${u.pathname}`);
+    const route: Route | undefined =
+      routes.get(`${req.method} ${u.pathname}`) ??
+      (req.method === "DELETE" && u.pathname.startsWith(LEASE_PATH) ? (c, _req, r) => handleRelease(c, r, u.pathname) : undefined);
     const fail = (err: unknown): void => {
       const known = err instanceof CacheError;
       if (!known) log.error({ err }, "request failed");

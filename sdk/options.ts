@@ -79,6 +79,11 @@ export const OpenOptionsSchema = z
     token: z.string({ error: expected("a string", "token") }).min(1, { error: expected("a non-empty string", "token") }).optional(),
     /** origin-cache URL (e.g. http://127.0.0.1:7070); default: an in-process cache. */
     cache: z.url({ error: expected("an http(s) URL", "cache") }).optional(),
+    /**
+     * With a loopback `cache`: read its hits from its slab files directly (POST /v1/locate, then
+     * pread) instead of over HTTP. Default on, unless EC_CACHE_LOCAL=0.
+     */
+    cacheLocal: z.boolean({ error: expected("a boolean", "cacheLocal") }).optional(),
     /** In-process cache budget in bytes (only without `cache`). */
     cacheBytes: positiveInt("cacheBytes").default(256 << 20),
     seed: nonNegativeInt("seed").default(0),

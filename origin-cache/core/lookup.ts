@@ -5,7 +5,7 @@
  */
 import type { CacheMetrics } from "../metrics.js";
 import { blockId, blockKey } from "../store/block-id.js";
-import type { BlockStore } from "../store/block-store.js";
+import type { BlockStore, Piece } from "../store/block-store.js";
 import type { WriteBehind } from "../store/write-behind.js";
 import type { Pin } from "../upstream/etag-pin.js";
 import type { Pulls } from "../upstream/pulls.js";
@@ -22,6 +22,8 @@ export interface LookupOptions {
   readonly metrics: CacheMetrics;
   /** Told of every block read, so the plan can follow the reader. */
   readonly noteRead: (key: string, index: number) => void;
+  /** The same for blocks `first..last` of one object at once. */
+  readonly noteReads: (key: string, first: number, last: number) => void;
 }
 
 export type BlockStanding = { readonly kind: "held" } | { readonly kind: "pulling"; readonly flight: Promise<Buffer> } | { readonly kind: "missing" };
@@ -63,7 +65,107 @@ export class BlockLookup {
     return parts;
   }
 
-  /** Block `index`'s standing: stored or in memory, being pulled (with the pull's promise), or to be pulled. */
+  /**
+   * Fills `into` with `[offset, end)` (blocks `first..last`; `into[0]` is byte `offset`): blocks on
+   * disk are read straight into it, one preadv per run of consecutive slots; blocks in memory or
+   * in flight are copied in; the rest are pulled as in `parts`. Settles once every byte is in.
+   */
+  fill(url: URL, pin: Pin, offset: number, end: number, first: number, last: number, into: Buffer): Promise<unknown> {
+    const { blockSize: bs, metrics, landing, pulls } = this.#opts;
+    const store = this.#opts.store();
+    const waits: Promise<unknown>[] = [];
+    const pieces: Piece[] = [];
+    const missing: number[] = [];
+    const copy = (at: number, start: number, length: number) => (data: Buffer) => void data.copy(into, at, start, start + length);
+    this.#opts.noteReads(pin.key, first, last);
+    for (let b = first; b <= last; b++) {
+      const from = Math.max(offset, b * bs);
+      const start = from - b * bs;
+      const length = Math.min(end, (b + 1) * bs) - from;
+      const at = from - offset;
+      const id = blockId(pin, b);
+      const k = blockKey(id);
+      const mem = landing.get(k);
+      if (mem) {
+        metrics.hit(length, false);
+        mem.copy(into, at, start, start + length);
+        continue;
+      }
+      const flight = pulls.flight(k);
+      if (flight) {
+        metrics.miss(true);
+        waits.push(flight.then(copy(at, start, length)));
+      } else if (store.hasKey(k)) pieces.push({ id, key: k, start, length, at });
+      else missing.push(b);
+    }
+    for (const run of runsOf(missing, this.#opts.runBlocks)) {
+      pulls.pullRun(url, pin, run.first, run.count).forEach((pulled, i) => {
+        const b = run.first + i;
+        const from = Math.max(offset, b * bs);
+        metrics.miss(false);
+        waits.push(pulled.then(copy(from - offset, from - b * bs, Math.min(end, (b + 1) * bs) - from)));
+      });
+    }
+    if (pieces.length > 0) {
+      waits.push(
+        store.readInto(pieces, into).then((failed) => {
+          let f = 0;
+          for (let i = 0; i < pieces.length; i++) {
+            if (failed[f] === i) f++;
+            else metrics.hit((pieces[i] as Piece).length, true);
+          }
+          if (failed.length === 0) return undefined;
+          // Evicted meanwhile, or dropped as bad: from memory, a pull in flight, or pulled again.
+          return Promise.all(
+            failed.map((i) => {
+              const p = pieces[i] as Piece;
+              return this.#fromDisk(url, pin, p.id.index, p.start, p.length).then((data) => void data.copy(into, p.at));
+            }),
+          );
+        }),
+      );
+    }
+    return waits.length === 1 ? (waits[0] as Promise<unknown>) : Promise.all(waits);
+  }
+
+  /**
+   * Settles once each of blocks `first..last` is stored, or its write has been tried: blocks on
+   * their way to disk are waited for, blocks in flight are waited for and then their write, the
+   * rest are pulled (as one request per run) and written. For readers that take the bytes from
+   * the slabs themselves.
+   */
+  settle(url: URL, pin: Pin, offset: number, end: number, first: number, last: number): Promise<unknown> {
+    const { blockSize: bs, metrics, landing, pulls } = this.#opts;
+    const store = this.#opts.store();
+    const waits: Promise<unknown>[] = [];
+    const missing: number[] = [];
+    const written = (k: string) => () => landing.written(k);
+    this.#opts.noteReads(pin.key, first, last);
+    for (let b = first; b <= last; b++) {
+      const id = blockId(pin, b);
+      const k = blockKey(id);
+      if (store.has(id)) {
+        metrics.hit(Math.min(end, (b + 1) * bs) - Math.max(offset, b * bs), true);
+        continue;
+      }
+      const writing = landing.written(k);
+      const flight = pulls.flight(k);
+      if (writing) waits.push(writing);
+      else if (flight) {
+        metrics.miss(true);
+        waits.push(flight.then(written(k)));
+      } else missing.push(b);
+    }
+    for (const run of runsOf(missing, this.#opts.runBlocks)) {
+      pulls.pullRun(url, pin, run.first, run.count).forEach((pulled, i) => {
+        metrics.miss(false);
+        waits.push(pulled.then(written(blockKey(blockId(pin, run.first + i)))));
+      });
+    }
+    return Promise.all(waits);
+  }
+
+  /** Block `index`'s standing:  /** Block `index`'s standing: stored or in memory, being pulled (with the pull's promise), or to be pulled. */
   standing(pin: Pin, index: number): BlockStanding {
     const k = blockKey(blockId(pin, index));
     if (this.#opts.landing.get(k) || this.#opts.store().has(blockId(pin, index))) return { kind: "held" };

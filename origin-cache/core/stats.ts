@@ -12,6 +12,8 @@ export interface StatsSources {
   readonly store: BlockStore;
   readonly pools: UpstreamPools;
   readonly planner: Planner;
+  /** Leases of the local data plane held now. */
+  readonly leases: number;
   readonly maxBytes: number;
   readonly blockSize: number;
 }
@@ -41,6 +43,7 @@ export function cacheStats(s: StatsSources): CacheStats {
     blockSize: s.blockSize,
     upstreamLatencyMs: m.latencyPercentiles(),
     httpVersions: s.pools.versions(),
+    leases: s.leases,
     plan: { clients: s.planner.clients, pendingBlocks: s.planner.pendingBlocks, prefetchedBlocks: s.planner.prefetched, prefetchErrors: s.planner.errors },
   };
 }

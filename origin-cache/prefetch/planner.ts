@@ -33,7 +33,8 @@ export interface PlannerOptions {
 
 interface ClientPlan {
   readonly blocks: PlannedBlock[];
-  readonly positions: Map<string, number>;
+  /** Each planned block's position in `blocks`, by object key, then block index. */
+  readonly positions: Map<string, Map<number, number>>;
   readonly consumed: Set<number>;
   readonly started: Set<number>;
   /** This client's own cap, in blocks (its plan's budgetBytes). */
@@ -45,8 +46,6 @@ interface ClientPlan {
   window: number;
   seen: number;
 }
-
-const ref = (key: string, index: number): string => `${index}:${key}`;
 
 export class Planner {
   readonly #opts: PlannerOptions;
@@ -77,9 +76,10 @@ export class Planner {
     const bs = this.#opts.blockSize;
     for (const r of ranges) {
       for (let b = Math.floor(r.offset / bs); b <= Math.floor((r.offset + r.length - 1) / bs); b++) {
-        const k = ref(r.key, b);
-        if (plan.positions.has(k)) continue;
-        plan.positions.set(k, plan.blocks.length);
+        let of = plan.positions.get(r.key);
+        if (!of) plan.positions.set(r.key, (of = new Map()));
+        if (of.has(b)) continue;
+        of.set(b, plan.blocks.length);
         plan.blocks.push({ url: r.url, key: r.key, index: b });
       }
     }
@@ -98,14 +98,25 @@ export class Planner {
 
   /** A read touched this block: the window of every client that planned it moves past it. */
   noteRead(key: string, index: number): void {
+    this.noteReads(key, index, index);
+  }
+
+  /** A read touched blocks `first..last` of one object: noteRead for each, the plan moved on once. */
+  noteReads(key: string, first: number, last: number): void {
     this.#sweep();
-    const k = ref(key, index);
     let moved = false;
     for (const plan of this.#clients.values()) {
-      const at = plan.positions.get(k);
-      if (at === undefined || at < plan.cursor) continue;
+      const of = plan.positions.get(key);
+      if (!of) continue;
+      let touched = false;
+      for (let b = first; b <= last; b++) {
+        const at = of.get(b);
+        if (at === undefined || at < plan.cursor) continue;
+        plan.consumed.add(at);
+        touched = true;
+      }
+      if (!touched) continue;
       plan.seen = this.#now();
-      plan.consumed.add(at);
       while (plan.consumed.has(plan.cursor)) plan.cursor++;
       moved = true;
     }
@@ -117,9 +128,8 @@ export class Planner {
   /** True when the block lies inside some client's prefetch window: eviction spares it. */
   neededSoon(key: string, index: number): boolean {
     this.#sweep();
-    const k = ref(key, index);
     for (const plan of this.#clients.values()) {
-      const at = plan.positions.get(k);
+      const at = plan.positions.get(key)?.get(index);
       if (at !== undefined && at >= plan.cursor && at < plan.cursor + plan.window && !plan.consumed.has(at)) return true;
     }
     return false;

@@ -10,7 +10,7 @@
  * had, `put` declines and the caller streams the bytes through uncached.
  */
 import { mkdir, rm, stat, truncate } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
 import { blockKey, type BlockId } from "./block-id.js";
 import { GroupCommit } from "./group-commit.js";
@@ -49,7 +49,19 @@ interface Entry {
   dropped: boolean;
 }
 
+/** A piece of a stored block for readInto: `[start, start + length)` of its data, to `at` in the buffer. */
+export interface Piece {
+  readonly id: BlockId;
+  /** blockKey(id), when the caller has it already. */
+  readonly key?: string;
+  readonly start: number;
+  readonly length: number;
+  readonly at: number;
+}
+
 const DEFAULT_SLAB_BYTES = 4 * 2 ** 30;
+/** Most pieces in one preadv: each takes two iovecs (its bytes and the gap to the next), under IOV_MAX (1024). */
+const RUN_PIECES = 256;
 /** Slot headers read at once while rebuilding the index. */
 const REBUILD_READS = 32;
 
@@ -65,6 +77,7 @@ export class BlockStore {
   readonly #free: number[] = [];
   readonly #writing = new Map<string, Promise<boolean>>();
   #seq = 0n;
+  #scratch = Buffer.alloc(0);
   #evictions = 0;
   #closed = false;
 
@@ -156,6 +169,11 @@ export class BlockStore {
     return this.#entries.has(blockKey(id));
   }
 
+  /** `has` by blockKey. */
+  hasKey(key: string): boolean {
+    return this.#entries.has(key);
+  }
+
   /**
    * Reads `[start, start + length)` of a block's data. Undefined on a miss; a block that fails
    * its checksum (checked on its first read after a restart) is dropped and reads as a miss.
@@ -186,6 +204,129 @@ export class BlockStore {
     } finally {
       if (--e.readers === 0 && e.dropped) this.#release(e.slot);
     }
+  }
+
+  /**
+   * Reads stored pieces into `into`, one preadv per run of pieces in consecutive slots of one
+   * slab (the slot headers between them land in a scratch buffer), and resolves with the indexes
+   * of the pieces it did not serve (not stored, or found bad), for the caller to get elsewhere.
+   * Blocks not yet verified since a restart are read (and checked) whole, as `read` does.
+   */
+  async readInto(pieces: readonly Piece[], into: Buffer): Promise<number[]> {
+    const failed: number[] = [];
+    const held: Entry[] = [];
+    const work: Promise<void>[] = [];
+    let run: { first: number; entries: Entry[]; buffers: Buffer[]; bytes: number; from: number } | undefined;
+    const flush = (): void => {
+      if (!run) return;
+      const r = run;
+      run = undefined;
+      work.push(
+        this.#slabs.readv(r.entries[0]!.slot, r.buffers, SLOT_HEADER + r.from).then(
+          (n) => {
+            if (n !== r.bytes) for (let i = 0; i < r.entries.length; i++) failed.push(r.first + i);
+          },
+          () => {
+            for (let i = 0; i < r.entries.length; i++) failed.push(r.first + i);
+          },
+        ),
+      );
+    };
+    let prev: Entry | undefined;
+    for (let i = 0; i < pieces.length; i++) {
+      const p = pieces[i] as Piece;
+      const k = p.key ?? blockKey(p.id);
+      const e = this.#entries.get(k);
+      if (!e || this.#closed || p.start + p.length > e.length) {
+        flush();
+        prev = undefined;
+        failed.push(i);
+        continue;
+      }
+      if (e.verified !== true) {
+        flush();
+        prev = undefined;
+        work.push(
+          this.read(p.id, p.start, p.length).then((buf) => {
+            if (buf) buf.copy(into, p.at);
+            else failed.push(i);
+          }),
+        );
+        continue;
+      }
+      this.#entries.delete(k);
+      this.#entries.set(k, e);
+      e.readers++;
+      held.push(e);
+      const out = into.subarray(p.at, p.at + p.length);
+      const last = pieces[i - 1];
+      // The next slot's data follows this slot's at a fixed gap (its padding and the next header).
+      const joins = run && prev && last && e.slot === prev.slot + 1 && this.#slabs.slabOf(e.slot) === this.#slabs.slabOf(prev.slot) && p.start === 0 && last.start + last.length === prev.length && run.entries.length < RUN_PIECES;
+      if (joins && run && prev) {
+        const gap = this.#slotBytes - prev.length;
+        run.buffers.push(this.#gap(gap), out);
+        run.bytes += gap + p.length;
+        run.entries.push(e);
+      } else {
+        flush();
+        run = { first: i, entries: [e], buffers: [out], bytes: p.length, from: p.start };
+      }
+      prev = e;
+    }
+    flush();
+    try {
+      await (work.length === 1 ? work[0] : Promise.all(work));
+    } finally {
+      for (const e of held) if (--e.readers === 0 && e.dropped) this.#release(e.slot);
+    }
+    return failed.sort((a, b) => a - b);
+  }
+
+  /**
+   * Holds the blocks of `ids` where they are (no eviction, no reuse of their slots) until the
+   * returned release is called, each checked against its CRC first if it has not been since a
+   * restart. Where each block's data lies: slab path and byte offset, and its length. Undefined
+   * when one of them is not (or no longer) stored: nothing is held then.
+   */
+  async hold(ids: readonly BlockId[]): Promise<{ blocks: { path: string; offset: number; length: number }[]; release: () => void } | undefined> {
+    const held: Entry[] = [];
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      for (const e of held) if (--e.readers === 0 && e.dropped) this.#release(e.slot);
+    };
+    for (const id of ids) {
+      const e = this.#entries.get(blockKey(id));
+      if (!e || this.#closed) return void release();
+      e.readers++;
+      held.push(e);
+    }
+    try {
+      for (const e of held) {
+        if (e.verified === true) continue;
+        if (e.verified === false) e.verified = this.#verify(e);
+        if (!(await e.verified)) return void release();
+        e.verified = true;
+      }
+    } catch {
+      return void release();
+    }
+    // Checked, but dropped meanwhile (a failed read elsewhere): not to be handed out.
+    if (held.some((e) => e.dropped)) return void release();
+    const blocks = held.map((e) => {
+      const k = blockKey(e.id);
+      this.#entries.delete(k);
+      this.#entries.set(k, e);
+      return { path: resolve(this.#slabs.pathOf(this.#slabs.slabOf(e.slot))), offset: this.#slabs.offsetOf(e.slot) + SLOT_HEADER, length: e.length };
+    });
+    return { blocks, release };
+  }
+
+  /** Scratch bytes for what lies between two slots' data in a run (contents never read). */
+  #gap(bytes: number): Buffer {
+    if (this.#scratch.length < bytes) this.#scratch = Buffer.allocUnsafe(bytes);
+    return this.#scratch.subarray(0, bytes);
   }
 
   async #verify(e: Entry): Promise<Buffer | undefined> {

@@ -120,6 +120,19 @@ export class SlabFiles {
     return true;
   }
 
+  /**
+   * Reads consecutive bytes of one slab, from `at` bytes into `slot` on, scattered over `into` in
+   * order (one preadv); the bytes read, short when the slab ends first.
+   */
+  async readv(slot: number, into: readonly Buffer[], at: number): Promise<number> {
+    const slab = this.slabOf(slot);
+    const { fh } = this.#ready.get(slab) ?? (await this.file(slab));
+    const one = into.length === 1 ? (into[0] as Buffer) : undefined;
+    // A lone buffer (the common case: a span inside one block) takes the plain pread, a little cheaper.
+    const { bytesRead } = one ? await fh.read(one, 0, one.length, this.offsetOf(slot) + at) : await fh.readv(into as Buffer[], this.offsetOf(slot) + at);
+    return bytesRead;
+  }
+
   /** Makes what was written to these slabs durable (data, and the size a write past the end set). */
   async sync(slabs: Iterable<number>): Promise<void> {
     await Promise.all([...slabs].map(async (s) => (await this.file(s)).fh.datasync()));

@@ -14,6 +14,7 @@ export class WriteBehind {
   readonly #log: Logger;
   readonly #pending = new Map<string, Buffer>();
   readonly #writes = new Set<Promise<unknown>>();
+  readonly #byKey = new Map<string, Promise<unknown>>();
 
   /** `store` is read at each write: the cache opens its store after it builds this. */
   constructor(store: () => BlockStore, metrics: CacheMetrics, log: Logger) {
@@ -25,6 +26,11 @@ export class WriteBehind {
   /** The block's bytes while its write runs (keyed by blockKey). */
   get(key: string): Buffer | undefined {
     return this.#pending.get(key);
+  }
+
+  /** Settles when the write of the block keyed `key` (blockKey) has, stored or declined; undefined when none runs. */
+  written(key: string): Promise<unknown> | undefined {
+    return this.#byKey.get(key);
   }
 
   /** A block just pulled: served from memory until the store has it. */
@@ -43,8 +49,10 @@ export class WriteBehind {
       .finally(() => {
         this.#pending.delete(k);
         this.#writes.delete(write);
+        if (this.#byKey.get(k) === write) this.#byKey.delete(k);
       });
     this.#writes.add(write);
+    this.#byKey.set(k, write);
   }
 
   /** Settles once every write begun so far has. */

@@ -11,6 +11,7 @@ import { createRangeCache, CacheStats, type RangeCache } from "../../origin-cach
 import { ErrorBody } from "../../common/errors.js";
 import { hasTransientCode } from "../../common/transient-errors.js";
 import { relayedCode, SdkError, SdkErrorCode, type RelayedErrorCode } from "../errors.js";
+import { LocalPlane, wantsLocalPlane } from "./local-plane.js";
 import type { SourceStats } from "./source.js";
 
 /** What an edge source needs from a cache. */
@@ -99,8 +100,18 @@ export async function inProcessCache(edge: string, maxBytes: number): Promise<By
   };
 }
 
+export interface RemoteCacheOptions {
+  /**
+   * Read cache hits from the cache's slab files directly (POST /v1/locate, then pread) instead of
+   * over HTTP; only for a loopback cache URL. Default: on unless `EC_CACHE_LOCAL=0`.
+   */
+  readonly local?: boolean;
+}
+
 /**
- * A client of an origin-cache service (GET /v1/fetch, POST /v1/plan, GET /v1/stats). Its
+ * A client of an origin-cache service (GET /v1/fetch, POST /v1/plan, GET /v1/stats). On a
+ * loopback cache URL it first asks where the bytes lie in the cache's slab files and reads them
+ * itself (see local-plane.ts), falling back to GET /v1/fetch on any failure of that. Its
  * counters are the service's, shared by every client of it, as deltas since this client opened.
  * Its plans carry a client id of its own (host, pid, rank, random), so the ranks sharing the
  * service each keep their plan instead of replacing one another's.
@@ -108,7 +119,7 @@ export async function inProcessCache(edge: string, maxBytes: number): Promise<By
  * @example
  * const cache = await remoteCache("http://127.0.0.1:7070", 3);
  */
-export async function remoteCache(base: string, rank?: number): Promise<ByteCache> {
+export async function remoteCache(base: string, rank?: number, opts: RemoteCacheOptions = {}): Promise<ByteCache> {
   const root = base.replace(/\/+$/, "");
   const client = `${hostname()}:${process.pid}:${rank ?? "-"}:${randomBytes(4).toString("hex")}`;
   const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
@@ -132,8 +143,11 @@ export async function remoteCache(base: string, rank?: number): Promise<ByteCach
   const timer = setInterval(() => void refresh().catch(() => undefined), 1000);
   timer.unref();
   const outage = new OutageWindow();
+  const plane = wantsLocalPlane(root, opts.local) ? new LocalPlane(root, agent) : undefined;
   return {
     read: (url, offset, length, etag) => outage.run(async () => {
+      const local = plane?.enabled ? await plane.read(url, offset, length, etag) : undefined;
+      if (local) return local;
       const headers: Record<string, string> = { range: `bytes=${offset}-${offset + length - 1}` };
       if (etag !== undefined) headers["if-match"] = etag;
       const res = await request(`${root}/v1/fetch?url=${encodeURIComponent(url)}`, { dispatcher: agent, headers });
@@ -168,6 +182,7 @@ export async function remoteCache(base: string, rank?: number): Promise<ByteCach
     async close() {
       clearInterval(timer);
       await refresh().catch(() => undefined);
+      await plane?.close();
       await agent.close();
     },
   };

@@ -192,6 +192,6 @@ export class EdgeSource implements DatasetSource {
 export async function edgeSource(url: URL, o: ResolvedOptions): Promise<DatasetSource> {
   // A public r2.dev URL is no edge: say so, instead of failing on its manifest route.
   assertNotPublicBucketUrl(url);
-  const cache = o.cache ? await remoteCache(o.cache, o.rank) : await inProcessCache(url.origin, o.cacheBytes);
+  const cache = o.cache ? await remoteCache(o.cache, o.rank, o.cacheLocal === undefined ? {} : { local: o.cacheLocal }) : await inProcessCache(url.origin, o.cacheBytes);
   return new EdgeSource(url.href, o.token, cache);
 }

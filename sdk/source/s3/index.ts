@@ -20,6 +20,7 @@ export async function s3SourceFactory(url: URL, options: ResolvedOptions): Promi
     ...(o.credentials === undefined ? {} : { credentials: o.credentials }),
     ...(o.forcePathStyle === undefined ? {} : { forcePathStyle: o.forcePathStyle }),
     ...(o.cache === undefined ? {} : { cache: o.cache }),
+    ...(o.cacheLocal === undefined ? {} : { cacheLocal: o.cacheLocal }),
     rank: o.rank,
     cacheBytes: o.cacheBytes,
   });

@@ -26,6 +26,8 @@ import { parseBucketUrl, parseS3Options, type S3Options } from "./s3-url.js";
 export interface S3SourceOptions extends S3Options {
   /** origin-cache URL: reads go through its /v1/fetch; it must list the bucket as an upstream (see bucketUpstream). */
   cache?: string;
+  /** With a loopback `cache`: pread its slabs directly (see remoteCache); default on unless EC_CACHE_LOCAL=0. */
+  cacheLocal?: boolean;
   /** This process's rank: names its plans at a shared origin-cache. */
   rank?: number;
   /** In-process cache budget in bytes when there is no `cache`; default 256 MiB. */
@@ -184,7 +186,7 @@ export async function openS3Source(url: URL, options: S3SourceOptions = {}, env:
   const location = parseBucketUrl(url, options, env);
   const bucket = new S3Bucket(location, resolveCredentials(location, credentials, env));
   try {
-    const cache = options.cache ? await remoteCache(options.cache, options.rank) : await inProcessCache(await bucketUpstream(bucket), options.cacheBytes ?? 256 << 20);
+    const cache = options.cache ? await remoteCache(options.cache, options.rank, options.cacheLocal === undefined ? {} : { local: options.cacheLocal }) : await inProcessCache(await bucketUpstream(bucket), options.cacheBytes ?? 256 << 20);
     return new S3Source(bucket, cache, new IndexDiskCache(options.indexCacheDir ?? defaultIndexCacheDir(env), options.indexCacheBytes));
   } catch (err) {
     bucket.destroy();

@@ -2,6 +2,7 @@ import { mkdir, open, readdir, readFile, stat, truncate, writeFile } from "node:
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { BlockStore, type BlockStoreOptions } from "../../../origin-cache/store/block-store.js";
+import { SlabFiles } from "../../../origin-cache/store/slab-files.js";
 import { SLOT_HEADER, slotBytesFor } from "../../../origin-cache/store/slot.js";
 import { dirBytes, flipByte, objectBytes, slabSlots, tempDir } from "../fixtures.js";
 
@@ -123,6 +124,40 @@ describe("BlockStore", () => {
     const again = await openStore(dir, 12 * SLOT, { slabBytes: 4 * SLOT });
     expect(again.blocks).toBe(12);
     for (let i = 0; i < 12; i++) expect((await again.read(id(i), 0, BLOCK))?.equals(objectBytes(BLOCK, `slab${i}`))).toBe(true);
+  });
+
+  it("reads a span of blocks into one buffer, one preadv per run of consecutive slots in a slab", async () => {
+    const { dir, store } = await fresh(12 * SLOT, { slabBytes: 4 * SLOT });
+    const data = objectBytes(8 * BLOCK, "span");
+    const block = (i: number) => data.subarray(i * BLOCK, (i + 1) * BLOCK);
+    for (let i = 0; i < 6; i++) await store.put(id(i), block(i)); // slots 0..5: slab 0 holds 0..3, slab 1 holds 4..5
+    await store.put(id(0, "/other"), block(6)); // slot 6
+    await store.put(id(7), block(7)); // slot 7: next to slot 6, not to block 5's
+    const readv = vi.spyOn(SlabFiles.prototype, "readv");
+    const from = 1000;
+    const to = 7 * BLOCK + 5000; // blocks 0..5 and 7 of the span (block 6 is not stored under /k)
+    const pieces = [0, 1, 2, 3, 4, 5, 6, 7].map((b) => {
+      const start = Math.max(from, b * BLOCK) - b * BLOCK;
+      const end = Math.min(to, (b + 1) * BLOCK) - b * BLOCK;
+      return { id: id(b), start, length: end - start, at: b * BLOCK + start - from };
+    });
+    const into = Buffer.alloc(to - from, 0xee);
+    expect(await store.readInto(pieces, into)).toEqual([6]);
+    expect(readv).toHaveBeenCalledTimes(3);
+    expect(into.subarray(0, 6 * BLOCK - from).equals(data.subarray(from, 6 * BLOCK))).toBe(true);
+    expect(into.subarray(6 * BLOCK - from, 7 * BLOCK - from).every((b) => b === 0xee)).toBe(true);
+    expect(into.subarray(7 * BLOCK - from).equals(data.subarray(7 * BLOCK, to))).toBe(true);
+
+    // After a restart each block is checked whole on its first read, and a bad one is not served.
+    await store.close();
+    const slot = (await slabSlots(dir)).find((s) => s.header.index === 2 && s.header.key === "/k")!;
+    await flipByte(slot.path, slot.offset + SLOT_HEADER + 10);
+    const again = await openStore(dir, 12 * SLOT, { slabBytes: 4 * SLOT });
+    const second = Buffer.alloc(to - from);
+    expect(await again.readInto(pieces, second)).toEqual([2, 6]);
+    expect(again.has(id(2))).toBe(false);
+    expect(second.subarray(0, 2 * BLOCK - from).equals(data.subarray(from, 2 * BLOCK))).toBe(true);
+    expect(second.subarray(3 * BLOCK - from, 6 * BLOCK - from).equals(data.subarray(3 * BLOCK, 6 * BLOCK))).toBe(true);
   });
 
   it("drops a block whose bytes changed on disk, caught on its first read after a restart", async () => {

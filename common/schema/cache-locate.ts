@@ -1,0 +1,53 @@
+/**
+ * The origin-cache's local data plane: `POST /v1/locate` tells a client on the same host where a
+ * span's bytes lie in the cache's slab files, under a lease that keeps those slots from being
+ * evicted or overwritten until `DELETE /v1/lease/{id}` or the lease's expiry.
+ */
+import { z } from "zod";
+
+/** Longest lease a client may ask for; the default is LOCATE_LEASE_MS. */
+export const LOCATE_MAX_LEASE_MS = 10 * 60_000;
+export const LOCATE_LEASE_MS = 30_000;
+
+export const LocateRequest = z.object({
+  /** The object: a signed edge URL under one of the cache's upstreams, as for GET /v1/fetch. */
+  url: z.string().min(1),
+  /** The version the caller expects (the manifest's ETag); another one is ERR_ETAG_CHANGED. */
+  etag: z.string().min(1).optional(),
+  offset: z.number().int().nonnegative(),
+  length: z.number().int().positive(),
+  /** How long the lease lasts unless released first. */
+  leaseMs: z.number().int().positive().max(LOCATE_MAX_LEASE_MS).optional(),
+  /**
+   * Leases of earlier locates this client is done with, ended before this one is answered (as by
+   * DELETE /v1/lease/{id}, without a request each); ids no longer held are ignored.
+   */
+  release: z.array(z.string().min(1).max(100)).max(1024).optional(),
+});
+export type LocateRequest = z.infer<typeof LocateRequest>;
+
+/** Bytes `[offset, offset + length)` of the slab file at `path` (an absolute path on the cache's host). */
+export const LocateRun = z.object({
+  path: z.string().min(1),
+  offset: z.number().int().nonnegative(),
+  length: z.number().int().positive(),
+});
+export type LocateRun = z.infer<typeof LocateRun>;
+
+export const Lease = z.object({
+  id: z.string().min(1),
+  /** Epoch milliseconds after which the slots may be reused. */
+  expiresAt: z.number().int(),
+});
+export type Lease = z.infer<typeof Lease>;
+
+export const LocateResponse = z.object({
+  /** The pinned version the runs hold. */
+  etag: z.string().min(1),
+  /** The object's size in bytes. */
+  size: z.number().int().nonnegative(),
+  /** The span's bytes are these runs' bytes, in order, end to end. */
+  runs: z.array(LocateRun),
+  lease: Lease,
+});
+export type LocateResponse = z.infer<typeof LocateResponse>;

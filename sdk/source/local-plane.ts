@@ -1,0 +1,236 @@
+/**
+ * The origin-cache's local data plane, client side: on the cache's own host the bytes need not
+ * cross HTTP. `POST /v1/locate` names where a span lies in the cache's slab files under a lease;
+ * this reads those runs itself (pread, one file descriptor per slab, kept open), checks what a
+ * GET would (the version, every byte present, the lease still held), and ends the lease: with
+ * its next locate, or by DELETE /v1/lease/{id} when no locate follows soon.
+ * Anything else (an error answer, an unreadable slab directory, a short read) is a miss, and
+ * the caller reads the span with GET /v1/fetch.
+ */
+import { close, open, read, readv } from "node:fs";
+import { request, type Dispatcher } from "undici";
+import { LocateResponse, type LocateRun } from "../../common/schema/cache-locate.js";
+
+/** Runs of one slab read with one preadv: each run's place in the span and the bytes before it. */
+interface Group {
+  readonly fd: number;
+  readonly position: number;
+  end: number;
+  readonly runs: { readonly at: number; readonly length: number; readonly gap: number }[];
+}
+
+/** A lease done with waits this long for a locate to carry its release before it is DELETEd. */
+const RELEASE_AFTER_MS = 50;
+
+/** `EC_CACHE_LOCAL=0` turns the local data plane off for every client of this process. */
+export const LOCAL_PLANE_ENV = "EC_CACHE_LOCAL";
+
+/** True for a cache URL on this host's loopback, the only place where its slab paths mean anything. */
+export function isLoopback(base: string): boolean {
+  const host = new URL(base).hostname;
+  return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Whether a client of the cache at `base` should try the local data plane: `option` first, then EC_CACHE_LOCAL, then loopback. */
+export function wantsLocalPlane(base: string, option: boolean | undefined, env = process.env): boolean {
+  if (option !== undefined) return option && isLoopback(base);
+  return env[LOCAL_PLANE_ENV] !== "0" && isLoopback(base);
+}
+
+function preadOnce(fd: number, into: Buffer, at: number, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => read(fd, into, at, length, position, (err, n) => (err ? reject(err) : resolve(n))));
+}
+
+/** Most bytes between two runs of one slab read with one preadv (the gap lands in scratch memory): a slot header and its padding. */
+const MAX_GAP = 64 << 10;
+/** Most runs in one preadv: two iovecs each, under IOV_MAX (1024). */
+const MAX_RUNS = 256;
+
+function preadv(fd: number, into: Buffer[], position: number): Promise<number> {
+  return new Promise((resolve, reject) => readv(fd, into, position, (err, n) => (err ? reject(err) : resolve(n))));
+}
+
+/** Reads exactly `length` bytes at `position`; false when the file ends first. */
+async function preadFull(fd: number, into: Buffer, at: number, length: number, position: number): Promise<boolean> {
+  let got = 0;
+  while (got < length) {
+    const n = await preadOnce(fd, into, at + got, length - got, position + got);
+    if (n === 0) return false;
+    got += n;
+  }
+  return true;
+}
+
+export class LocalPlane {
+  readonly #root: string;
+  readonly #agent: Dispatcher;
+  readonly #fds = new Map<string, Promise<number>>();
+  /** The same descriptors once open, so a read need not wait a turn for each. */
+  readonly #open = new Map<string, number>();
+  /** Where the bytes between runs land (never read). */
+  #gap = Buffer.alloc(0);
+  /** Set when a slab could not be opened (another user's cache, another host's path): GET from then on. */
+  #off = false;
+  #closed = false;
+  /** Leases done with, not yet released: the next locate carries them. */
+  #done: string[] = [];
+  #flushing: NodeJS.Timeout | undefined;
+  /** Spans read from the slabs, and spans that fell back to GET. */
+  hits = 0;
+  fallbacks = 0;
+
+  /** `root`: the cache's base URL, no trailing slash. */
+  constructor(root: string, agent: Dispatcher) {
+    this.#root = root;
+    this.#agent = agent;
+  }
+
+  get enabled(): boolean {
+    return !this.#off && !this.#closed;
+  }
+
+  /** The span's bytes read from the slabs, or undefined when the caller must GET them. */
+  async read(url: string, offset: number, length: number, etag: string | undefined): Promise<Uint8Array | undefined> {
+    if (!this.enabled || length === 0) return undefined;
+    let located: LocateResponse;
+    try {
+      const res = await request(`${this.#root}/v1/locate`, {
+        dispatcher: this.#agent,
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ url, ...(etag === undefined ? {} : { etag }), offset, length, ...(this.#done.length > 0 ? { release: this.#done.splice(0, 1024) } : {}) }),
+      });
+      if (res.statusCode !== 200) {
+        await res.body.dump();
+        return this.#miss();
+      }
+      located = LocateResponse.parse(await res.body.json());
+    } catch {
+      return this.#miss();
+    }
+    try {
+      return await this.#readRuns(located, length, etag);
+    } finally {
+      this.#release(located.lease.id);
+    }
+  }
+
+  async #readRuns(located: LocateResponse, length: number, etag: string | undefined): Promise<Uint8Array | undefined> {
+    // What a GET with If-Match and a Range checks: the version, and every byte of the span.
+    if (etag !== undefined && located.etag !== etag) return this.#miss();
+    if (located.runs.reduce((n, r) => n + r.length, 0) !== length) return this.#miss();
+    const out = Buffer.allocUnsafeSlow(length);
+    try {
+      const groups = await this.#groups(located.runs);
+      const whole = await Promise.all(groups.map((g) => this.#readGroup(g, out)));
+      if (!whole.every(Boolean)) return this.#miss();
+    } catch (err) {
+      // A slab this process may not open (permissions, another host's path): GET from now on.
+      if (isOpenError(err)) this.#off = true;
+      return this.#miss();
+    }
+    // Past its lease the cache may have reused the slots while they were read.
+    if (Date.now() >= located.lease.expiresAt) return this.#miss();
+    this.hits++;
+    return out;
+  }
+
+  /** The runs as groups to read with one preadv each: runs of one slab, in order, close together. */
+  async #groups(runs: readonly LocateRun[]): Promise<Group[]> {
+    const groups: Group[] = [];
+    let at = 0;
+    let g: Group | undefined;
+    for (const run of runs) {
+      const fd = this.#open.get(run.path) ?? (await this.#fd(run.path));
+      const gap = g ? run.offset - g.end : -1;
+      if (g && g.fd === fd && gap >= 0 && gap <= MAX_GAP && g.runs.length < MAX_RUNS) {
+        g.runs.push({ at, length: run.length, gap });
+        g.end = run.offset + run.length;
+      } else {
+        g = { fd, position: run.offset, end: run.offset + run.length, runs: [{ at, length: run.length, gap: 0 }] };
+        groups.push(g);
+      }
+      at += run.length;
+    }
+    return groups;
+  }
+
+  /** One preadv for the group (the gaps into scratch memory); run by run should it come back short. */
+  async #readGroup(g: Group, out: Buffer): Promise<boolean> {
+    const first = g.runs[0]!;
+    if (g.runs.length === 1) return preadFull(g.fd, out, first.at, first.length, g.position);
+    const iov: Buffer[] = [];
+    for (const r of g.runs) {
+      if (r.gap > 0) iov.push(this.#scratch(r.gap));
+      iov.push(out.subarray(r.at, r.at + r.length));
+    }
+    if ((await preadv(g.fd, iov, g.position)) === g.end - g.position) return true;
+    let position = g.position;
+    for (const r of g.runs) {
+      position += r.gap;
+      if (!(await preadFull(g.fd, out, r.at, r.length, position))) return false;
+      position += r.length;
+    }
+    return true;
+  }
+
+  #scratch(bytes: number): Buffer {
+    if (this.#gap.length < bytes) this.#gap = Buffer.allocUnsafe(MAX_GAP);
+    return this.#gap.subarray(0, bytes);
+  }
+
+  #miss(): undefined {
+    this.fallbacks++;
+    return undefined;
+  }
+
+  #fd(path: string): Promise<number> {
+    let fd = this.#fds.get(path);
+    if (!fd) {
+      fd = new Promise<number>((resolve, reject) =>
+        open(path, "r", (err, n) => {
+          if (err) return reject(Object.assign(err, { opening: true }));
+          this.#open.set(path, n);
+          resolve(n);
+        }),
+      );
+      this.#fds.set(path, fd);
+      fd.catch(() => this.#fds.get(path) === fd && this.#fds.delete(path));
+    }
+    return fd;
+  }
+
+  #release(id: string): void {
+    this.#done.push(id);
+    if (this.#flushing) return;
+    this.#flushing = setTimeout(() => void this.#flush(), RELEASE_AFTER_MS);
+    this.#flushing.unref();
+  }
+
+  /** DELETEs the leases no locate carried; a failed DELETE leaves the lease to its expiry. */
+  async #flush(): Promise<void> {
+    clearTimeout(this.#flushing);
+    this.#flushing = undefined;
+    const ids = this.#done.splice(0);
+    await Promise.all(
+      ids.map((id) =>
+        request(`${this.#root}/v1/lease/${encodeURIComponent(id)}`, { dispatcher: this.#agent, method: "DELETE" })
+          .then((r) => r.body.dump())
+          .catch(() => undefined),
+      ),
+    );
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#flush();
+    const fds = [...this.#fds.values()];
+    this.#fds.clear();
+    this.#open.clear();
+    await Promise.all(fds.map((p) => p.then((fd) => new Promise<void>((r) => close(fd, () => r())), () => undefined)));
+  }
+}
+
+function isOpenError(err: unknown): boolean {
+  return typeof err === "object" && err !== null && (err as { opening?: boolean }).opening === true;
+}

@@ -1,0 +1,270 @@
+/**
+ * The local data plane against a real origin-cache service over loopback HTTP: POST /v1/locate
+ * and its leases, and the SDK's client that preads the slabs itself.
+ */
+import { spawn } from "node:child_process";
+import { chmod, mkdtemp, open, rename, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { build } from "esbuild";
+import { Agent, request } from "undici";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { LocateResponse, startCache, type CacheService } from "../../origin-cache/index.js";
+import { slotBytesFor } from "../../origin-cache/store/slot.js";
+import { remoteCache } from "../../sdk/source/cache-client.js";
+import { LocalPlane, wantsLocalPlane } from "../../sdk/source/local-plane.js";
+import { startRangeServer, type RangeServer } from "../helpers/range-server.js";
+import { dirBytes, objectBytes, prng, tempDir, until } from "./fixtures.js";
+
+const BLOCK = 64 << 10;
+const SLOT = slotBytesFor(BLOCK);
+const objects = Array.from({ length: 4 }, (_, i) => ({ path: `/v1/objects/loc${i}.mp4`, data: objectBytes(12 * BLOCK + 777 * i, `loc${i}`) }));
+let rs: RangeServer;
+let buildDir: string;
+let childJs: string;
+const cleanup: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  rs = await startRangeServer();
+  for (const o of objects) rs.put(o.path, o.data);
+  buildDir = await mkdtemp(join(tmpdir(), "ec-locate-build-"));
+  childJs = join(buildDir, "child.cjs");
+  await build({ entryPoints: [join(import.meta.dirname, "locate-child.ts")], bundle: true, platform: "node", format: "cjs", outfile: childJs, logLevel: "silent" });
+});
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+afterAll(async () => {
+  await rs.close();
+  await rm(buildDir, { recursive: true, force: true });
+});
+
+const signed = (path: string): string => `${rs.url}${path}?exp=1&sig=x`;
+
+async function service(maxBytes = 64 << 20): Promise<{ svc: CacheService; dir: string }> {
+  const d = await tempDir();
+  const svc = await startCache({ upstreams: [rs.url], dir: d.path, maxBytes, blockSize: BLOCK, logLevel: "silent" });
+  cleanup.push(d.remove, () => svc.close());
+  return { svc, dir: d.path };
+}
+
+async function locate(svc: CacheService, body: object): Promise<{ status: number; json: unknown }> {
+  const res = await request(`${svc.url}/v1/locate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  return { status: res.statusCode, json: await res.body.json() };
+}
+
+async function get(svc: CacheService, path: string, offset: number, length: number): Promise<Buffer> {
+  const res = await request(`${svc.url}/v1/fetch?url=${encodeURIComponent(signed(path))}`, { headers: { range: `bytes=${offset}-${offset + length - 1}` } });
+  expect(res.statusCode).toBe(206);
+  return Buffer.from(await res.body.arrayBuffer());
+}
+
+/** The runs' bytes, read from the slabs as a client on this host would. */
+async function readRuns(located: LocateResponse): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for (const run of located.runs) {
+    const fh = await open(run.path, "r");
+    const buf = Buffer.alloc(run.length);
+    await fh.read(buf, 0, run.length, run.offset);
+    await fh.close();
+    parts.push(buf);
+  }
+  return Buffer.concat(parts);
+}
+
+function child(args: object): { lines: AsyncIterableIterator<string>; exited: Promise<NodeJS.Signals | null>; kill: () => void } {
+  const c = spawn(process.execPath, [childJs], { env: { ...process.env, EC_LOCATE_CHILD: JSON.stringify(args) }, stdio: ["ignore", "pipe", "inherit"] });
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => c.once("exit", (_code, signal) => resolve(signal)));
+  return { lines: createInterface({ input: c.stdout })[Symbol.asyncIterator](), exited, kill: () => void c.kill("SIGKILL") };
+}
+
+describe("POST /v1/locate", () => {
+  it("names runs of the slab files that hold exactly the span's bytes, pulling what is missing first", async () => {
+    const { svc } = await service();
+    const o = objects[1]!;
+    const r = await locate(svc, { url: signed(o.path), etag: rs.etag(o.path), offset: BLOCK - 10, length: 3 * BLOCK + 20 });
+    expect(r.status).toBe(200);
+    const located = LocateResponse.parse(r.json);
+    expect(located.etag).toBe(rs.etag(o.path));
+    expect(located.size).toBe(o.data.length);
+    expect(located.runs).toHaveLength(5); // blocks 1..4, headers between each slot's data
+    expect(located.lease.expiresAt).toBeGreaterThan(Date.now());
+    expect((await readRuns(located)).equals(o.data.subarray(BLOCK - 10, 4 * BLOCK + 10))).toBe(true);
+    expect(svc.stats().leases).toBe(1);
+    const del = await request(`${svc.url}/v1/lease/${located.lease.id}`, { method: "DELETE" });
+    expect(del.statusCode).toBe(204);
+    await del.body.dump();
+    expect(svc.stats().leases).toBe(0);
+    const again = await request(`${svc.url}/v1/lease/${located.lease.id}`, { method: "DELETE" });
+    expect(again.statusCode).toBe(404);
+    expect(await again.body.json()).toMatchObject({ error: { code: "ERR_LEASE_NOT_FOUND" } });
+  });
+
+  it("rejects bad requests with typed errors: shape, range, version", async () => {
+    const { svc } = await service();
+    const o = objects[0]!;
+    const bad = await locate(svc, { url: signed(o.path), offset: -1, length: 5 });
+    expect(bad.status).toBe(400);
+    expect(bad.json).toMatchObject({ error: { code: "ERR_INVALID_ARGUMENT" } });
+    expect((bad.json as { error: { message: string } }).error.message).toMatch(/^Expected a locate request/);
+    const past = await locate(svc, { url: signed(o.path), offset: o.data.length, length: 1 });
+    expect(past).toMatchObject({ status: 416, json: { error: { code: "ERR_RANGE_NOT_SATISFIABLE" } } });
+    const changed = await locate(svc, { url: signed(o.path), etag: '"another"', offset: 0, length: 1 });
+    expect(changed).toMatchObject({ status: 412, json: { error: { code: "ERR_ETAG_CHANGED" } } });
+    expect(svc.stats().leases).toBe(0);
+  });
+
+  it("keeps leased slots from eviction under pressure, and lets them go once released", async () => {
+    const max = 6 * SLOT;
+    const { svc, dir } = await service(max);
+    const held = objects[0]!;
+    const located = LocateResponse.parse((await locate(svc, { url: signed(held.path), offset: 0, length: 2 * BLOCK })).json);
+    // Everything else the cache reads now must fit in the slots the lease leaves.
+    for (const o of objects.slice(1)) for (let b = 0; b < 12; b++) expect((await get(svc, o.path, b * BLOCK, BLOCK)).equals(o.data.subarray(b * BLOCK, (b + 1) * BLOCK))).toBe(true);
+    expect(svc.stats().evictions).toBeGreaterThan(10);
+    expect(await dirBytes(dir)).toBeLessThanOrEqual(max);
+    expect((await readRuns(located)).equals(held.data.subarray(0, 2 * BLOCK))).toBe(true);
+    svc.cache.release(located.lease.id);
+    for (const o of objects.slice(1)) await get(svc, o.path, 0, 12 * BLOCK);
+    const requests = rs.requests(held.path);
+    expect((await get(svc, held.path, 0, 2 * BLOCK)).equals(held.data.subarray(0, 2 * BLOCK))).toBe(true);
+    expect(rs.requests(held.path)).toBeGreaterThan(requests); // evicted after the release, pulled again
+  });
+
+  it("answers ERR_LOCATE_UNAVAILABLE when leases hold every slot, and GET still serves", async () => {
+    const { svc } = await service(2 * SLOT);
+    const a = objects[0]!;
+    const first = await locate(svc, { url: signed(a.path), offset: 0, length: 2 * BLOCK });
+    expect(first.status).toBe(200);
+    const b = objects[1]!;
+    const second = await locate(svc, { url: signed(b.path), offset: 0, length: BLOCK });
+    expect(second).toMatchObject({ status: 503, json: { error: { code: "ERR_LOCATE_UNAVAILABLE" } } });
+    expect((await get(svc, b.path, 0, BLOCK)).equals(b.data.subarray(0, BLOCK))).toBe(true);
+  });
+
+  it("releases an expired lease by itself", async () => {
+    const { svc } = await service(4 * SLOT);
+    const o = objects[2]!;
+    const located = LocateResponse.parse((await locate(svc, { url: signed(o.path), offset: 0, length: 4 * BLOCK, leaseMs: 300 })).json);
+    expect(located.lease.expiresAt - Date.now()).toBeLessThanOrEqual(300);
+    expect(svc.stats().leases).toBe(1);
+    // While held, the store is all leased: nothing else can be stored.
+    expect((await locate(svc, { url: signed(objects[3]!.path), offset: 0, length: 1 })).status).toBe(503);
+    await until(() => svc.stats().leases === 0, "the lease to expire", 5000);
+    expect((await locate(svc, { url: signed(objects[3]!.path), offset: 0, length: 1 })).status).toBe(200);
+    const del = await request(`${svc.url}/v1/lease/${located.lease.id}`, { method: "DELETE" });
+    expect(del.statusCode).toBe(404);
+    await del.body.dump();
+  });
+
+  it("lets a killed client's lease expire", async () => {
+    const { svc } = await service();
+    const o = objects[3]!;
+    const c = child({ mode: "hold", cache: svc.url, url: signed(o.path), offset: 0, length: 3 * BLOCK, leaseMs: 500 });
+    const line = await c.lines.next();
+    expect(JSON.parse(line.value as string)).toHaveProperty("lease");
+    expect(svc.stats().leases).toBe(1);
+    c.kill();
+    expect(await c.exited).toBe("SIGKILL");
+    expect(svc.stats().leases).toBe(1);
+    await until(() => svc.stats().leases === 0, "the killed client's lease to expire", 5000);
+  });
+});
+
+describe("the SDK's cache client on the same host", () => {
+  it("reads random spans from the slabs, byte for byte what GET answers", async () => {
+    const { svc } = await service();
+    const agent = new Agent();
+    cleanup.push(() => agent.close());
+    const plane = new LocalPlane(svc.url, agent);
+    cleanup.push(() => plane.close());
+    const cache = await remoteCache(svc.url);
+    cleanup.push(() => cache.close());
+    const rand = prng(17);
+    for (let i = 0; i < 40; i++) {
+      const o = objects[Math.floor(rand() * objects.length)]!;
+      const offset = Math.floor(rand() * (o.data.length - 1));
+      const length = 1 + Math.floor(rand() * Math.min(o.data.length - offset - 1, 3 * BLOCK));
+      const etag = rs.etag(o.path);
+      const local = await plane.read(signed(o.path), offset, length, etag);
+      expect(local).toBeDefined();
+      const want = o.data.subarray(offset, offset + length);
+      expect(Buffer.from(local!).equals(want)).toBe(true);
+      expect((await get(svc, o.path, offset, length)).equals(want)).toBe(true);
+      expect(Buffer.from(await cache.read(signed(o.path), offset, length, etag)).equals(want)).toBe(true);
+    }
+    expect(plane.hits).toBe(40);
+    expect(plane.fallbacks).toBe(0);
+    await until(() => svc.stats().leases === 0, "every lease released");
+  });
+
+  it("releases each lease with its next locate, or by DELETE when none follows", async () => {
+    const { svc } = await service();
+    const agent = new Agent();
+    cleanup.push(() => agent.close());
+    const plane = new LocalPlane(svc.url, agent);
+    cleanup.push(() => plane.close());
+    const o = objects[1]!;
+    for (let i = 0; i < 5; i++) {
+      expect(Buffer.from((await plane.read(signed(o.path), i * 1000, 5000, undefined))!).equals(o.data.subarray(i * 1000, i * 1000 + 5000))).toBe(true);
+      expect(svc.stats().leases).toBe(1); // the previous read's lease went with this locate
+    }
+    await until(() => svc.stats().leases === 0, "the last lease DELETEd", 5000);
+  });
+
+  it("falls back to GET when the locate fails, with the cache's typed error where GET has one too", async () => {
+    const { svc } = await service(2 * SLOT);
+    const agent = new Agent();
+    cleanup.push(() => agent.close());
+    const plane = new LocalPlane(svc.url, agent);
+    const a = objects[0]!;
+    const hold = LocateResponse.parse((await locate(svc, { url: signed(a.path), offset: 0, length: 2 * BLOCK })).json);
+    const b = objects[1]!;
+    expect(await plane.read(signed(b.path), 0, 100, undefined)).toBeUndefined(); // every slot leased: 503
+    expect(plane.fallbacks).toBe(1);
+    expect(plane.enabled).toBe(true);
+    const cache = await remoteCache(svc.url);
+    cleanup.push(() => cache.close());
+    expect(Buffer.from(await cache.read(signed(b.path), 0, 100, undefined)).equals(b.data.subarray(0, 100))).toBe(true);
+    await expect(cache.read(signed(b.path), 0, 100, '"another"')).rejects.toMatchObject({ code: "ERR_ETAG_CHANGED" });
+    svc.cache.release(hold.lease.id);
+    await plane.close();
+  });
+
+  it("falls back to GET for good when the slab directory is unreadable to the client", async () => {
+    const { svc, dir } = await service();
+    const o = objects[2]!;
+    await get(svc, o.path, 0, 2 * BLOCK);
+    await until(() => svc.stats().blocks === 2, "both blocks stored (the cache holds its slab open from then on)");
+    const slabs = join(dir, "slabs");
+    // Closed to this process: by its mode, or for root (which reads any mode) by not being where
+    // the cache names it, as for a cache in another mount namespace.
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) await rename(slabs, `${slabs}.elsewhere`);
+    else await chmod(slabs, 0o000);
+    cleanup.push(() => (asRoot ? rename(`${slabs}.elsewhere`, slabs) : chmod(slabs, 0o755)));
+    const agent = new Agent();
+    cleanup.push(() => agent.close());
+    const plane = new LocalPlane(svc.url, agent);
+    cleanup.push(() => plane.close());
+    expect(await plane.read(signed(o.path), 1000, BLOCK, undefined)).toBeUndefined();
+    expect(plane.enabled).toBe(false);
+    expect(plane.fallbacks).toBe(1);
+    const cache = await remoteCache(svc.url);
+    cleanup.push(() => cache.close());
+    expect(Buffer.from(await cache.read(signed(o.path), 1000, BLOCK, undefined)).equals(o.data.subarray(1000, 1000 + BLOCK))).toBe(true);
+    await until(() => svc.stats().leases === 0, "the leases released");
+  });
+
+  it("uses the local plane only for a loopback cache, unless turned off", () => {
+    expect(wantsLocalPlane("http://127.0.0.1:7070", undefined, {})).toBe(true);
+    expect(wantsLocalPlane("http://localhost:7070", undefined, {})).toBe(true);
+    expect(wantsLocalPlane("http://[::1]:7070", undefined, {})).toBe(true);
+    expect(wantsLocalPlane("http://cache.internal:7070", undefined, {})).toBe(false);
+    expect(wantsLocalPlane("http://cache.internal:7070", true, {})).toBe(false);
+    expect(wantsLocalPlane("http://127.0.0.1:7070", undefined, { EC_CACHE_LOCAL: "0" })).toBe(false);
+    expect(wantsLocalPlane("http://127.0.0.1:7070", false, {})).toBe(false);
+    expect(wantsLocalPlane("http://127.0.0.1:7070", true, { EC_CACHE_LOCAL: "0" })).toBe(true);
+  });
+});
