@@ -47,7 +47,13 @@ async function gcObserver(): Promise<{ ms: () => number; stop: () => void }> {
 }
 
 async function row(dir: string, release: boolean): Promise<Row> {
-  const ds = await open(dir, { device: "cpu", frames: Number(values.clip), batch: Number(values.batch), align: "exact", seed: 1 });
+  const ds = await open(dir, {
+    device: "cpu",
+    frames: Number(values.clip),
+    batch: Number(values.batch),
+    align: "exact",
+    seed: 1,
+  });
   const gc = await gcObserver();
   const cpu0 = process.cpuUsage();
   let sum = 0;
@@ -74,7 +80,15 @@ try {
   const dir = join(root, "videos");
   await mkdir(dir);
   for (let i = 0; i < Number(values.videos); i++) {
-    await makeVideo(dir, { codec: "h264", width, height, frames: Number(values.frames), gop: Number(values.gop), bframes: 2, name: `v${i}.mp4` });
+    await makeVideo(dir, {
+      codec: "h264",
+      width,
+      height,
+      frames: Number(values.frames),
+      gop: Number(values.gop),
+      bframes: 2,
+      name: `v${i}.mp4`,
+    });
   }
   const fresh: Row[] = [];
   const reused: Row[] = [];
@@ -93,7 +107,9 @@ try {
     reused_gc_ms: mean(reused, "gcMs"),
   };
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-  else for (const [k, v] of Object.entries(result)) process.stdout.write(`${k.padEnd(26)} ${typeof v === "number" ? v.toFixed(3) : v}\n`);
+  else
+    for (const [k, v] of Object.entries(result))
+      process.stdout.write(`${k.padEnd(26)} ${typeof v === "number" ? v.toFixed(3) : v}\n`);
 } finally {
   await rm(root, { recursive: true, force: true });
 }

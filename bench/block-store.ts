@@ -35,9 +35,11 @@ const ROUNDS = Number(values.rounds);
 
 async function pool(n: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < n) await fn(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
 }
 
 /** Wall seconds and CPU microseconds (user + system) of `fn`. */
@@ -57,12 +59,21 @@ async function main(): Promise<void> {
   const opts = { dir: join(work, "store"), maxBytes: 2 * BLOCKS * (BLOCK + 4096), blockSize: BLOCK };
   const store = await BlockStore.open(opts);
   try {
-    const id = (i: number): { key: string; etag: string; index: number } => ({ key: "/v1/objects/bench.mp4", etag: '"bench"', index: i });
-    const put = await measured(() => pool(BLOCKS, async (i) => void (await store.put(id(i), data.subarray(i * BLOCK, (i + 1) * BLOCK)))));
+    const id = (i: number): { key: string; etag: string; index: number } => ({
+      key: "/v1/objects/bench.mp4",
+      etag: '"bench"',
+      index: i,
+    });
+    const put = await measured(() =>
+      pool(BLOCKS, async (i) => void (await store.put(id(i), data.subarray(i * BLOCK, (i + 1) * BLOCK)))),
+    );
     if (store.blocks !== BLOCKS) throw new Error(`Expected ${BLOCKS} stored blocks but received ${store.blocks}`);
     let seed = 12345;
     const next = (): number => (seed = (seed * 1103515245 + 12345) >>> 0);
-    const spans = Array.from({ length: READS }, (_, i) => ({ block: READS === BLOCKS ? i : next() % BLOCKS, at: READ === BLOCK ? 0 : next() % (BLOCK - READ + 1) }));
+    const spans = Array.from({ length: READS }, (_, i) => ({
+      block: READS === BLOCKS ? i : next() % BLOCKS,
+      at: READ === BLOCK ? 0 : next() % (BLOCK - READ + 1),
+    }));
     const fh = await open(local, "r");
     const reads: { store: { seconds: number; cpuUs: number }; file: { seconds: number; cpuUs: number } }[] = [];
     for (let r = 0; r < ROUNDS; r++) {
@@ -77,7 +88,8 @@ async function main(): Promise<void> {
         pool(READS, async (i) => {
           const { block, at } = spans[i] as { block: number; at: number };
           const got = await store.read(id(block), at, READ);
-          if (!got || got.length !== READ) throw new Error(`Expected ${READ} bytes of block ${block} but received ${got?.length}`);
+          if (!got || got.length !== READ)
+            throw new Error(`Expected ${READ} bytes of block ${block} but received ${got?.length}`);
         }),
       );
       reads.push({ store: fromStore, file });
@@ -86,7 +98,15 @@ async function main(): Promise<void> {
     const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
     const mbs = (s: number): number => (READS * READ) / s / 1e6;
     const result = {
-      config: { blocks: BLOCKS, blockKiB: BLOCK / 1024, readKiB: READ / 1024, reads: READS, concurrency: CONCURRENCY, rounds: ROUNDS, loadavg: loadavg().map((l) => Number(l.toFixed(1))) },
+      config: {
+        blocks: BLOCKS,
+        blockKiB: BLOCK / 1024,
+        readKiB: READ / 1024,
+        reads: READS,
+        concurrency: CONCURRENCY,
+        rounds: ROUNDS,
+        loadavg: loadavg().map((l) => Number(l.toFixed(1))),
+      },
       put: { cpuUsPerBlock: put.cpuUs / BLOCKS, blocksPerSec: BLOCKS / put.seconds },
       read: {
         cpuUsPerRead: median(reads.map((r) => r.store.cpuUs)) / READS,

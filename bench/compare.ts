@@ -42,7 +42,13 @@ function repoRoot(): string {
   throw new Error(`Expected a package.json above ${here} but found none`);
 }
 
-async function startCacheProcess(childDir: string, bed: Testbed, dir: string, blockKib: number, cpus: CpuSets): Promise<{ url: string; pid: number; proc: ChildProcess }> {
+async function startCacheProcess(
+  childDir: string,
+  bed: Testbed,
+  dir: string,
+  blockKib: number,
+  cpus: CpuSets,
+): Promise<{ url: string; pid: number; proc: ChildProcess }> {
   // Blocks must be whole 4 KiB pages (cuFile/O_DIRECT); a 4 KiB multiple of the flag.
   const blockSize = Math.max(4096, Math.round((blockKib * 1024) / 4096) * 4096);
   const args = { upstream: bed.wan.url, dir, maxBytes: 4 * 2 ** 30, caFile: bed.caFile, blockSize };
@@ -72,7 +78,9 @@ async function localReference(ctx: RowContext): Promise<LocalReference | undefin
 }
 
 function subtitle(c: CompareConfig, files: number): string {
-  const videos = c.videos ? `${files} videos from ${c.videos}` : `${files} × ${c.width}x${c.height} h264 ${c.seconds}s@${c.fps} gop ${c.gop}`;
+  const videos = c.videos
+    ? `${files} videos from ${c.videos}`
+    : `${files} × ${c.width}x${c.height} h264 ${c.seconds}s@${c.fps} gop ${c.gop}`;
   return `${videos}; ${c.clips} clips × ${c.frames} frames, batch ${c.batch}; WAN ${c.rttMs} ms RTT, ${c.bandwidthMbps} Mbit/s; cache blocks ${c.blockKib} KiB; ${cpus().length} cores`;
 }
 
@@ -80,7 +88,11 @@ async function main(): Promise<number> {
   const parsed = parseCompareArgs(process.argv.slice(2));
   // From here on this process and what it starts (wrangler, workerd, the WAN emulator in it) run on the remote set.
   const config = { ...parsed, cpus: pinSelfToRemote(parsed.cpus) };
-  log(config.cpus.unpinned ? `not pinning CPUs: ${config.cpus.unpinned}` : `client side on CPUs ${config.cpus.client.join(",")}, remote side (edge, WAN) on ${config.cpus.remote.join(",")}`);
+  log(
+    config.cpus.unpinned
+      ? `not pinning CPUs: ${config.cpus.unpinned}`
+      : `client side on CPUs ${config.cpus.client.join(",")}, remote side (edge, WAN) on ${config.cpus.remote.join(",")}`,
+  );
   const root = repoRoot();
   const loadAtStart = loadavg()[0]!;
   const childDir = join(here, "compare", "child");
@@ -94,7 +106,16 @@ async function main(): Promise<number> {
     await mkdir(localDir);
     log(config.videos ? `copying videos from ${config.videos}` : `making ${config.count} videos with ffmpeg`);
     const files = await videoFiles(config, localDir);
-    const ctx: { -readonly [K in keyof RowContext]: RowContext[K] } = { config, localDir, workDir, childDir, root, testbed: undefined, cache: undefined, clips: [] };
+    const ctx: { -readonly [K in keyof RowContext]: RowContext[K] } = {
+      config,
+      localDir,
+      workDir,
+      childDir,
+      root,
+      testbed: undefined,
+      cache: undefined,
+      clips: [],
+    };
     let gopBytesPerClip: number | undefined;
     let lastLocal: LocalReference | undefined;
     let sameClips: boolean | null = null;
@@ -103,7 +124,13 @@ async function main(): Promise<number> {
       if (row.name !== "local" && !ctx.testbed && !testbedFailed) {
         log("starting the local edge and the WAN emulator");
         try {
-          testbed = await startTestbed({ files, prefix: "bench", workDir: join(workDir, "edge"), rttMs: config.rttMs, bandwidthBytesPerSec: (config.bandwidthMbps * 1e6) / 8 });
+          testbed = await startTestbed({
+            files,
+            prefix: "bench",
+            workDir: join(workDir, "edge"),
+            rttMs: config.rttMs,
+            bandwidthBytesPerSec: (config.bandwidthMbps * 1e6) / 8,
+          });
           ctx.testbed = testbed;
         } catch (err) {
           testbedFailed = true;
@@ -112,7 +139,13 @@ async function main(): Promise<number> {
       }
       if (row.name === "ec_cold" && ctx.testbed) {
         try {
-          const c = await startCacheProcess(childDir, ctx.testbed, join(workDir, "cache"), config.blockKib, config.cpus);
+          const c = await startCacheProcess(
+            childDir,
+            ctx.testbed,
+            join(workDir, "cache"),
+            config.blockKib,
+            config.cpus,
+          );
           cacheProc = c.proc;
           ctx.cache = { url: c.url, pid: c.pid };
         } catch (err) {
@@ -125,7 +158,10 @@ async function main(): Promise<number> {
       try {
         outcome = await row.run(ctx);
       } catch (err) {
-        outcome = { kind: "skipped" as const, reason: `failed: ${(err as Error).message.split("\n").slice(0, 6).join(" | ")}` };
+        outcome = {
+          kind: "skipped" as const,
+          reason: `failed: ${(err as Error).message.split("\n").slice(0, 6).join(" | ")}`,
+        };
       }
       if (outcome.kind === "skipped") {
         log(`row ${row.name} skipped: ${outcome.reason}`);
@@ -136,7 +172,12 @@ async function main(): Promise<number> {
       let reference: LocalReference | undefined;
       if (row.name !== "local" && lastLocal) {
         const after = await localReference(ctx);
-        reference = after ? { clipsPerS: (lastLocal.clipsPerS + after.clipsPerS) / 2, steadyClipsPerS: (lastLocal.steadyClipsPerS + after.steadyClipsPerS) / 2 } : lastLocal;
+        reference = after
+          ? {
+              clipsPerS: (lastLocal.clipsPerS + after.clipsPerS) / 2,
+              steadyClipsPerS: (lastLocal.steadyClipsPerS + after.steadyClipsPerS) / 2,
+            }
+          : lastLocal;
         if (after) lastLocal = after;
       }
       const figures = figuresOf(outcome, reference, config.batch);
@@ -145,7 +186,10 @@ async function main(): Promise<number> {
       if (row.name === "local") {
         ctx.clips = outcome.report.clipList ?? [];
         lastLocal = { clipsPerS: figures.clips_per_s, steadyClipsPerS: figures.steady_clips_per_s };
-        gopBytesPerClip = outcome.report.bytesNeeded !== undefined && figures.clips > 0 ? outcome.report.bytesNeeded / figures.clips : undefined;
+        gopBytesPerClip =
+          outcome.report.bytesNeeded !== undefined && figures.clips > 0
+            ? outcome.report.bytesNeeded / figures.clips
+            : undefined;
         if (ctx.clips.length === 0) throw new Error("The local row delivered no clips; nothing to compare");
       }
       if (row.name === "ec_cold") {
@@ -157,14 +201,24 @@ async function main(): Promise<number> {
     const ratios = ratiosOf(results, gopBytesPerClip);
     const targets = targetsOf(ratios);
     const cold = results.ec_cold;
-    const scale = cold?.status === "ran" ? scaleOnPaper({ cold: cold.figures, framesPerClip: config.frames, rttMs: config.rttMs, ...STATED }) : null;
+    const scale =
+      cold?.status === "ran"
+        ? scaleOnPaper({ cold: cold.figures, framesPerClip: config.frames, rttMs: config.rttMs, ...STATED })
+        : null;
     const summary = {
       config: { ...config, cores: cpus().length, cpu: cpus()[0]?.model ?? "unknown" },
       // The cores are shared: other work on the machine moves every row, so the 1-minute load average is recorded.
       load_average: { start: loadAtStart, end: loadavg()[0]! },
       gop_bytes_per_clip: gopBytesPerClip === undefined ? null : Math.round(gopBytesPerClip),
       same_clips_ec_cold_vs_local: sameClips,
-      rows: Object.fromEntries(Object.entries(results).map(([k, r]) => [k, r.status === "ran" ? { label: r.label, ...r.figures, load_average: rowLoad[k as RowName] } : { label: r.label, skipped: r.reason }])),
+      rows: Object.fromEntries(
+        Object.entries(results).map(([k, r]) => [
+          k,
+          r.status === "ran"
+            ? { label: r.label, ...r.figures, load_average: rowLoad[k as RowName] }
+            : { label: r.label, skipped: r.reason },
+        ]),
+      ),
       ratios,
       targets,
       scale: scale === null ? null : { stated: STATED, ...scale },
@@ -174,8 +228,13 @@ async function main(): Promise<number> {
     await writeFile(join(out, "compare.json"), `${JSON.stringify(summary, null, 2)}\n`);
     await writeFile(join(out, "compare.svg"), renderChart(results, subtitle(config, files.length)));
     process.stdout.write(`\n${subtitle(config, files.length)}\n\n${renderTable(results, targets)}`);
-    process.stdout.write(`  after the first batch (no target): ec_cold_vs_local_steady = ${ratios.ec_cold_vs_local_steady ?? "-"}, ec_warm_vs_local_steady = ${ratios.ec_warm_vs_local_steady ?? "-"}\n`);
-    if (scale) process.stdout.write(`\nscale on paper (${STATED.gpus} GPUs × ${STATED.gpuFps} frames/s per host, ${STATED.hosts} hosts, ${STATED.epochClips} clips/epoch):\n${scale.formulas.map((f) => `  ${f}`).join("\n")}\n`);
+    process.stdout.write(
+      `  after the first batch (no target): ec_cold_vs_local_steady = ${ratios.ec_cold_vs_local_steady ?? "-"}, ec_warm_vs_local_steady = ${ratios.ec_warm_vs_local_steady ?? "-"}\n`,
+    );
+    if (scale)
+      process.stdout.write(
+        `\nscale on paper (${STATED.gpus} GPUs × ${STATED.gpuFps} frames/s per host, ${STATED.hosts} hosts, ${STATED.epochClips} clips/epoch):\n${scale.formulas.map((f) => `  ${f}`).join("\n")}\n`,
+      );
     process.stdout.write(`\nwrote ${join(config.out, "compare.json")} and ${join(config.out, "compare.svg")}\n`);
     if (config.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     return 0;

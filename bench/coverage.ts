@@ -49,7 +49,11 @@ interface Row {
 }
 
 async function epoch(dir: string, options: OpenOptions, runs: boolean): Promise<Row> {
-  const ds = await open(dir, { device: "cpu", batch: Number(values.batch), ...options }, runs ? {} : { openRun: false });
+  const ds = await open(
+    dir,
+    { device: "cpu", batch: Number(values.batch), ...options },
+    runs ? {} : { openRun: false },
+  );
   const positions: Row["positions"] = [];
   const batches: string[][] = [];
   const cpu0 = process.cpuUsage();
@@ -63,11 +67,24 @@ async function epoch(dir: string, options: OpenOptions, runs: boolean): Promise<
   }
   const used = process.cpuUsage(cpu0);
   const s: StreamStats = ds.stats();
-  return { clips: s.clips, frames: s.frames, decoded: s.decoded_frames, seconds: s.seconds, cpu: (used.user + used.system) / 1e6, positions, batches };
+  return {
+    clips: s.clips,
+    frames: s.frames,
+    decoded: s.decoded_frames,
+    seconds: s.seconds,
+    cpu: (used.user + used.system) / 1e6,
+    positions,
+    batches,
+  };
 }
 
 /** Keyframe-aligned epochs (seed 0, epochs 0, 1, …) until at least `clips` clips. */
-async function keyframeRows(dir: string, clips: number, firstEpoch: number, runs = false): Promise<Row & { epochs: number }> {
+async function keyframeRows(
+  dir: string,
+  clips: number,
+  firstEpoch: number,
+  runs = false,
+): Promise<Row & { epochs: number }> {
   const sum = { clips: 0, frames: 0, decoded: 0, seconds: 0, cpu: 0, positions: [], batches: [], epochs: 0 };
   for (let e = firstEpoch; sum.clips < clips; e++, sum.epochs++) {
     const r = await epoch(dir, { frames: Number(values.clip), align: "keyframe", epoch: e }, runs);
@@ -110,7 +127,15 @@ try {
   await mkdir(dir);
   const videos = Number(values.videos);
   for (let i = 0; i < videos; i++) {
-    await makeVideo(dir, { codec: "h264", width, height, frames: Number(values.frames), gop, bframes: 2, name: `v${i}.mp4` });
+    await makeVideo(dir, {
+      codec: "h264",
+      width,
+      height,
+      frames: Number(values.frames),
+      gop,
+      bframes: 2,
+      name: `v${i}.mp4`,
+    });
   }
   const totalFrames = videos * Number(values.frames);
   const exactOptions: OpenOptions = { frames: Number(values.clip), align: "exact" };
@@ -151,7 +176,9 @@ try {
     rss_peak_mb: Math.round(rss / 2 ** 20),
   };
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-  else for (const [k, v] of Object.entries(result)) process.stdout.write(`${k.padEnd(32)} ${typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : v}\n`);
+  else
+    for (const [k, v] of Object.entries(result))
+      process.stdout.write(`${k.padEnd(32)} ${typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : v}\n`);
 } finally {
   await rm(root, { recursive: true, force: true });
 }

@@ -40,7 +40,9 @@ const calls = Number(values.calls);
 // memory, and V8 collects each time that grows 64 MB (a 60-frame 720p call is 83 MB).
 const majorGcs: number[] = [];
 new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majorGcs.push(e.startTime);
+  for (const e of list.getEntries())
+    if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)
+      majorGcs.push(e.startTime);
 }).observe({ entryTypes: ["gc"] });
 const gcWindows: [number, number][] = [];
 
@@ -75,11 +77,23 @@ async function oursRun(decoder: Decoder, track: VideoTrackV1, calls: Packets[], 
 function ffmpegRun(file: string, limit: string[] = []): Run {
   const c0 = childCpuSeconds();
   const t0 = performance.now();
-  const r = spawnSync("ffmpeg", ["-v", "error", "-threads", String(threads), "-i", file, "-map", "0:v:0", ...limit, "-f", "null", "-"]);
+  const r = spawnSync("ffmpeg", [
+    "-v",
+    "error",
+    "-threads",
+    String(threads),
+    "-i",
+    file,
+    "-map",
+    "0:v:0",
+    ...limit,
+    "-f",
+    "null",
+    "-",
+  ]);
   if (r.status !== 0) throw new Error(`ffmpeg failed: ${r.stderr}`);
   return { seconds: (performance.now() - t0) / 1000, cpuSeconds: childCpuSeconds() - c0 };
 }
-
 
 async function throughput(dir: string) {
   const file = await makeBenchVideo(dir, values.codec, width, height, frames);
@@ -97,7 +111,14 @@ async function throughput(dir: string) {
   // its start-up stays out of the figures, like ffmpeg's start-up run subtracted below.
   const decoders = new Map<string, Decoder>();
   for (const [name, extra] of variants) {
-    const decoder = await createDecoder({ codec: track.codec, extradata: track.extradata, width: track.width, height: track.height, threads, ...extra });
+    const decoder = await createDecoder({
+      codec: track.codec,
+      extradata: track.extradata,
+      width: track.width,
+      height: track.height,
+      threads,
+      ...extra,
+    });
     decoders.set(name, decoder);
     await oursRun(decoder, track, calls);
   }
@@ -159,7 +180,14 @@ async function leak(dir: string) {
   };
   let opened = 0;
   const open = () =>
-    createDecoder({ codec: track.codec, extradata: track.extradata, width: track.width, height: track.height, threads: 1, output: opened++ % 2 ? "rgb24" : "native" });
+    createDecoder({
+      codec: track.codec,
+      extradata: track.extradata,
+      width: track.width,
+      height: track.height,
+      threads: 1,
+      output: opened++ % 2 ? "rgb24" : "native",
+    });
   let decoder = await open();
   const samples: { call: number; rssMiB: number }[] = [];
   let base = 0;
@@ -177,7 +205,14 @@ async function leak(dir: string) {
   }
   await decoder.close();
   const end = rss();
-  return { calls, gcExposed: gc !== undefined, rssAfter1000MiB: base / 2 ** 20, rssEndMiB: end / 2 ** 20, growthMiB: (end - base) / 2 ** 20, samples };
+  return {
+    calls,
+    gcExposed: gc !== undefined,
+    rssAfter1000MiB: base / 2 ** 20,
+    rssEndMiB: end / 2 ** 20,
+    growthMiB: (end - base) / 2 ** 20,
+    samples,
+  };
 }
 
 const dir = await mkdtemp(join(tmpdir(), "ec-bench-decode-"));
@@ -193,15 +228,22 @@ try {
     console.log(`decode throughput — ${t.file}, ${t.threads} threads, median of ${t.rounds}`);
     console.log(`  ffmpeg -threads ${t.threads} -f null   ${f(t.ffmpegFps)} fps`);
     console.log(`  ffmpeg minus its start-up    ${f(t.ffmpegDecodeOnlyFps)} fps`);
-    console.log(`  ec native decode             ${f(t.ecNativeFps)} fps   ratio ${t.ratio.toFixed(3)} (vs start-up-corrected: ${t.ratioDecodeOnly.toFixed(3)})`);
+    console.log(
+      `  ec native decode             ${f(t.ecNativeFps)} fps   ratio ${t.ratio.toFixed(3)} (vs start-up-corrected: ${t.ratioDecodeOnly.toFixed(3)})`,
+    );
     console.log(
       `  CPU per frame (all threads)  ffmpeg decode ${t.ffmpegDecodeCpuMsPerFrame.toFixed(2)} ms, ec native ${t.ecNativeCpuMsPerFrame.toFixed(2)} ms: ratio ${t.cpuRatio.toFixed(3)}; ${t.ecNativeMajorGcsPerCall.toFixed(2)} major GCs per ec call`,
     );
-    for (const c of t.conversions) console.log(`  ec ${c.output.padEnd(25)} ${f(c.fps)} fps   +${c.extraMsPerFrame.toFixed(3)} ms/frame over native`);
+    for (const c of t.conversions)
+      console.log(
+        `  ec ${c.output.padEnd(25)} ${f(c.fps)} fps   +${c.extraMsPerFrame.toFixed(3)} ms/frame over native`,
+      );
   }
   if (!values.json && l) {
     console.log(`leak check — ${l.calls} decode calls (gc exposed: ${l.gcExposed})`);
-    console.log(`  RSS after 1000: ${f(l.rssAfter1000MiB)} MiB, at end: ${f(l.rssEndMiB)} MiB, growth ${f(l.growthMiB)} MiB`);
+    console.log(
+      `  RSS after 1000: ${f(l.rssAfter1000MiB)} MiB, at end: ${f(l.rssEndMiB)} MiB, growth ${f(l.growthMiB)} MiB`,
+    );
     console.log(`  ${l.samples.map((s) => `${s.call}:${f(s.rssMiB)}`).join("  ")}`);
   }
 } finally {

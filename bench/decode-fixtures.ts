@@ -20,9 +20,26 @@ const encoders: Record<string, string[]> = {
 /** testsrc2 at 30 fps, GOP 60 (h264 with 3 B-frames). */
 export async function makeBenchVideo(dir: string, codec: string, w: number, h: number, n: number): Promise<string> {
   const args = encoders[codec];
-  if (!args) throw new Error(`Expected one of ${Object.keys(encoders).join(", ")} for --codec but received ${JSON.stringify(codec)}`);
+  if (!args)
+    throw new Error(
+      `Expected one of ${Object.keys(encoders).join(", ")} for --codec but received ${JSON.stringify(codec)}`,
+    );
   const out = join(dir, `${codec}-${w}x${h}-${n}.mp4`);
-  await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", `testsrc2=size=${w}x${h}:rate=30`, "-frames:v", String(n), "-pix_fmt", "yuv420p", ...args, out]);
+  await run("ffmpeg", [
+    "-v",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    `testsrc2=size=${w}x${h}:rate=30`,
+    "-frames:v",
+    String(n),
+    "-pix_fmt",
+    "yuv420p",
+    ...args,
+    out,
+  ]);
   return out;
 }
 

@@ -12,7 +12,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 
-import { createDecoder, devices, lumaStatsOnDevice, type DecoderOptions, type DeviceFrame, type DeviceName } from "../native/index.js";
+import {
+  createDecoder,
+  devices,
+  lumaStatsOnDevice,
+  type DecoderOptions,
+  type DeviceFrame,
+  type DeviceName,
+} from "../native/index.js";
 import { gopCalls, indexedFile, makeBenchVideo, median } from "./decode-fixtures.js";
 
 const { values } = parseArgs({
@@ -27,7 +34,9 @@ const { values } = parseArgs({
 });
 const d = devices();
 if (!d.cuda.nvdec.codecs.includes(values.codec)) {
-  console.log(`SKIP decode-gpu: NVDEC cannot decode ${values.codec} here: ${d.cuda.nvdec.reason ?? d.cuda.reason ?? "codec not offered"}`);
+  console.log(
+    `SKIP decode-gpu: NVDEC cannot decode ${values.codec} here: ${d.cuda.nvdec.reason ?? d.cuda.reason ?? "codec not offered"}`,
+  );
   process.exit(0);
 }
 const [width, height] = values.size.split("x").map(Number) as [number, number];
@@ -41,7 +50,14 @@ try {
   const calls = gopCalls(track, bytes);
   // extra: GPU conversion options; label: also run the labelers' statistics kernel on every call's frames.
   const ours = async (extra: Partial<DecoderOptions> = {}, label = false) => {
-    const decoder = await createDecoder({ codec: track.codec, extradata: track.extradata, width, height, device: values.device as DeviceName, ...extra });
+    const decoder = await createDecoder({
+      codec: track.codec,
+      extradata: track.extradata,
+      width,
+      height,
+      device: values.device as DeviceName,
+      ...extra,
+    });
     const t0 = performance.now();
     let n = 0;
     for (const packets of calls) {
@@ -56,12 +72,34 @@ try {
   };
   const ffmpeg = (limit: string[] = []) => {
     const t0 = performance.now();
-    const r = spawnSync("ffmpeg", ["-v", "error", "-hwaccel", "cuda", "-hwaccel_device", gpuIndex, "-hwaccel_output_format", "cuda", "-i", file, ...limit, "-f", "null", "-"]);
+    const r = spawnSync("ffmpeg", [
+      "-v",
+      "error",
+      "-hwaccel",
+      "cuda",
+      "-hwaccel_device",
+      gpuIndex,
+      "-hwaccel_output_format",
+      "cuda",
+      "-i",
+      file,
+      ...limit,
+      "-f",
+      "null",
+      "-",
+    ]);
     if (r.status !== 0) throw new Error(`ffmpeg -hwaccel cuda failed: ${r.stderr}`);
     return (performance.now() - t0) / 1000;
   };
   await ours();
-  const t = { ours: [] as number[], ffmpeg: [] as number[], startup: [] as number[], rgb: [] as number[], float: [] as number[], labels: [] as number[] };
+  const t = {
+    ours: [] as number[],
+    ffmpeg: [] as number[],
+    startup: [] as number[],
+    rgb: [] as number[],
+    float: [] as number[],
+    labels: [] as number[],
+  };
   for (let r = 0; r < Number(values.rounds); r++) {
     t.ffmpeg.push(ffmpeg());
     t.startup.push(ffmpeg(["-frames:v", "1"]));
@@ -87,11 +125,17 @@ try {
   if (values.json) console.log(JSON.stringify(result));
   else {
     console.log(`NVDEC decode — ${result.file} on ${result.device} (${d.cuda.devices[Number(gpuIndex)]?.name ?? "?"})`);
-    console.log(`  ffmpeg -hwaccel cuda        ${result.ffmpegFps.toFixed(1)} fps (minus start-up: ${result.ffmpegDecodeOnlyFps.toFixed(1)})`);
-    console.log(`  ec decode on ${values.device}        ${result.ecFps.toFixed(1)} fps   ratio ${result.ratio.toFixed(3)} (vs start-up-corrected: ${result.ratioDecodeOnly.toFixed(3)})`);
+    console.log(
+      `  ffmpeg -hwaccel cuda        ${result.ffmpegFps.toFixed(1)} fps (minus start-up: ${result.ffmpegDecodeOnlyFps.toFixed(1)})`,
+    );
+    console.log(
+      `  ec decode on ${values.device}        ${result.ecFps.toFixed(1)} fps   ratio ${result.ratio.toFixed(3)} (vs start-up-corrected: ${result.ratioDecodeOnly.toFixed(3)})`,
+    );
     console.log(`  + rgb24 224x224 on the GPU   +${result.rgb24Resize224ExtraMsPerFrame.toFixed(3)} ms/frame`);
     console.log(`  + rgbf32-planar 224x224      +${result.rgbf32Resize224ExtraMsPerFrame.toFixed(3)} ms/frame`);
-    console.log(`  + label statistics (GPU)     +${result.labelStatsExtraMsPerFrame.toFixed(3)} ms/frame = ${result.labelStatsOverDecode.toFixed(3)} of decode (target ≤ 0.10)`);
+    console.log(
+      `  + label statistics (GPU)     +${result.labelStatsExtraMsPerFrame.toFixed(3)} ms/frame = ${result.labelStatsOverDecode.toFixed(3)} of decode (target ≤ 0.10)`,
+    );
   }
 } finally {
   await rm(dir, { recursive: true, force: true });

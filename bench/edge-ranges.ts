@@ -42,7 +42,10 @@ function ranges(): [number, number][] {
   });
 }
 
-async function readAll(url: (i: number) => string, spans: [number, number][]): Promise<{ seconds: number; bytes: number }> {
+async function readAll(
+  url: (i: number) => string,
+  spans: [number, number][],
+): Promise<{ seconds: number; bytes: number }> {
   let next = 0;
   let bytes = 0;
   const t0 = performance.now();

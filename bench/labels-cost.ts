@@ -35,13 +35,27 @@ const [trainH, trainW] = values.train.split("x").map(Number) as [number, number]
 const frames = Number(values.frames);
 const rounds = Number(values.rounds);
 
-interface Sample { wall: number; clips: number; frames: number; kept: unknown[] }
+interface Sample {
+  wall: number;
+  clips: number;
+  frames: number;
+  kept: unknown[];
+}
 
 /** Streams every clip; keeps the first `keep` decoded clips for the labeling measurement. */
 async function pass(dir: string, format: "native" | "rgb24", hooks: object, keep = 0): Promise<Sample> {
   const size = format === "rgb24" ? ([trainH, trainW] as [number, number]) : undefined;
   const t0 = performance.now();
-  const ds = await open(dir, { frames: 16, shuffle: false, device: "cpu", workers: 1, prefetch: 4, format, ...(size ? { size } : {}), ...hooks });
+  const ds = await open(dir, {
+    frames: 16,
+    shuffle: false,
+    device: "cpu",
+    workers: 1,
+    prefetch: 4,
+    format,
+    ...(size ? { size } : {}),
+    ...hooks,
+  });
   let clips = 0;
   const kept: unknown[] = [];
   for await (const b of ds) {
@@ -68,8 +82,26 @@ const dir = await mkdtemp(join(tmpdir(), "ec-bench-labels-"));
 try {
   for (let i = 0; i < Number(values.files); i++) {
     await run("ffmpeg", [
-      "-v", "error", "-y", "-f", "lavfi", "-i", `testsrc2=size=${width}x${height}:rate=30`, "-frames:v", String(frames),
-      "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "veryfast", "-bf", "2", "-g", "32", join(dir, `v${i}.mp4`),
+      "-v",
+      "error",
+      "-y",
+      "-f",
+      "lavfi",
+      "-i",
+      `testsrc2=size=${width}x${height}:rate=30`,
+      "-frames:v",
+      String(frames),
+      "-pix_fmt",
+      "yuv420p",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "veryfast",
+      "-bf",
+      "2",
+      "-g",
+      "32",
+      join(dir, `v${i}.mp4`),
     ]);
   }
   const results: Record<string, unknown>[] = [];

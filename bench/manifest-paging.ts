@@ -37,7 +37,9 @@ async function seed(edge: LocalEdge): Promise<void> {
       // wrangler dev reloads the Worker when sources change and answers 503 meanwhile; a PUT is safe to repeat.
       for (let attempt = 0; ; attempt++) {
         const res = await fetch(`${edge.url}/v1/objects/${PREFIX}/clip-${String(i).padStart(6, "0")}.mp4`, {
-          method: "PUT", body, headers: { authorization: `Bearer ${edge.token}` },
+          method: "PUT",
+          body,
+          headers: { authorization: `Bearer ${edge.token}` },
         });
         if (res.status === 201) break;
         if (res.status !== 503 || attempt >= 5) throw new Error(`PUT ${i} answered ${res.status}: ${await res.text()}`);
@@ -48,7 +50,12 @@ async function seed(edge: LocalEdge): Promise<void> {
   await Promise.all(Array.from({ length: 16 }, worker));
 }
 
-interface PagingRun { pageMs: number[]; verifyMs: number[]; bytes: number[]; objects: number }
+interface PagingRun {
+  pageMs: number[];
+  verifyMs: number[];
+  bytes: number[];
+  objects: number;
+}
 
 async function pageAll(edge: LocalEdge, keys: PublicKeysV1, limit: number): Promise<PagingRun> {
   const run: PagingRun = { pageMs: [], verifyMs: [], bytes: [], objects: 0 };
@@ -56,7 +63,9 @@ async function pageAll(edge: LocalEdge, keys: PublicKeysV1, limit: number): Prom
   do {
     const q = new URLSearchParams({ limit: String(limit), ...(cursor ? { cursor } : {}) });
     const t0 = performance.now();
-    const res = await fetch(`${edge.url}/v1/datasets/${PREFIX}/manifest?${q}`, { headers: { authorization: `Bearer ${edge.token}` } });
+    const res = await fetch(`${edge.url}/v1/datasets/${PREFIX}/manifest?${q}`, {
+      headers: { authorization: `Bearer ${edge.token}` },
+    });
     const text = await res.text();
     run.pageMs.push(performance.now() - t0);
     if (res.status !== 200) throw new Error(`manifest page answered ${res.status}: ${text}`);
@@ -92,7 +101,11 @@ async function mainBench(): Promise<void> {
     await pageAll(edge, keys, 1000); // warm the isolate and the signer
     const results: Record<string, unknown>[] = [];
     for (const limit of [1000, 250]) {
-      const page: number[] = [], verify: number[] = [], totals: number[] = [], bytes: number[] = [], health: number[] = [];
+      const page: number[] = [],
+        verify: number[] = [],
+        totals: number[] = [],
+        bytes: number[] = [],
+        health: number[] = [];
       for (let r = 0; r < ROUNDS; r++) {
         // Alternate the baseline and the subject so drift hits both alike.
         health.push(...(await floor(edge, Math.ceil(OBJECTS / limit))));
@@ -118,7 +131,9 @@ async function mainBench(): Promise<void> {
     const report = { objects: OBJECTS, rounds: ROUNDS, seedSeconds: +(seedMs / 1000).toFixed(1), results };
     if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
     else {
-      process.stdout.write(`manifest paging, ${OBJECTS} objects, ${ROUNDS} rounds (seeded in ${report.seedSeconds} s)\n`);
+      process.stdout.write(
+        `manifest paging, ${OBJECTS} objects, ${ROUNDS} rounds (seeded in ${report.seedSeconds} s)\n`,
+      );
       for (const r of results) process.stdout.write(`${JSON.stringify(r)}\n`);
     }
   } finally {

@@ -41,10 +41,30 @@ function entries(n: number): TableEntryV1[] {
 }
 
 async function table(n: number): Promise<{ store: TableStore; keys: ReturnType<typeof publicKeys> }> {
-  const signer = await manifestSigner(generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"));
-  const { head, pages } = await buildGeneration(undefined, new Map(entries(n).map((e) => [e.key, e])), async () => [], { root: "scale", shardBytes: DEFAULT_SHARD_TARGET_BYTES, now: 0 });
+  const signer = await manifestSigner(
+    generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
+  );
+  const { head, pages } = await buildGeneration(undefined, new Map(entries(n).map((e) => [e.key, e])), async () => [], {
+    root: "scale",
+    shardBytes: DEFAULT_SHARD_TARGET_BYTES,
+    now: 0,
+  });
   const signed = await signJson(head, signer);
-  const bodies = new Map(await Promise.all(pages.map(async (p) => [p.name, new Uint8Array(await new Response(new Blob([p.gz as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer())] as const)));
+  const bodies = new Map(
+    await Promise.all(
+      pages.map(
+        async (p) =>
+          [
+            p.name,
+            new Uint8Array(
+              await new Response(
+                new Blob([p.gz as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream("gzip")),
+              ).arrayBuffer(),
+            ),
+          ] as const,
+      ),
+    ),
+  );
   return { store: { head: async () => signed, page: async (name) => bodies.get(name)! }, keys: publicKeys([signer]) };
 }
 
@@ -55,20 +75,35 @@ async function once(store: TableStore, keys: ReturnType<typeof publicKeys>): Pro
   const t = (await readTable(store, Promise.resolve(keys), "scale"))!;
   const t1 = performance.now();
   const objects = t.entries.map((e) => ({ key: e.key, size: e.size, etag: e.etag, kind: e.kind }));
-  const shards = tableShards(objects, t.head.shardBytes).map((s) => ({ objects: Array.from({ length: s.count }, (_, i) => s.first + i) }));
+  const shards = tableShards(objects, t.head.shardBytes).map((s) => ({
+    objects: Array.from({ length: s.count }, (_, i) => s.first + i),
+  }));
   const listing: DatasetListing = { objects, shards, entries: t.entries, generation: t.head.generation };
   const t2 = performance.now();
   // The table path reads no index.
   const { plan } = await planDataset(listing, undefined as unknown as IndexCache, o);
   const t3 = performance.now();
-  const mine = new RankClips(epochStream(plan, o.shuffle, { seed: 1, epoch: 0, buffer: o.shuffleBuffer }), new PositionSet(plan.total), 0, 1);
+  const mine = new RankClips(
+    epochStream(plan, o.shuffle, { seed: 1, epoch: 0, buffer: o.shuffleBuffer }),
+    new PositionSet(plan.total),
+    0,
+    1,
+  );
   for (let i = 0; i < Math.min(mine.length, o.batch + o.prefetch * 4); i++) mine.at(i);
   const t4 = performance.now();
   // What open() did before the order streamed: the whole order, then this rank's partition of it.
   const order = epochOrder(plan, o.shuffle, { seed: 1, epoch: 0, buffer: o.shuffleBuffer });
   partition(new PositionSet(plan.total).remaining(), 0, 1).map((position) => ({ position, ref: order[position]! }));
   const t5 = performance.now();
-  return { read_table_ms: t1 - t0, listing_ms: t2 - t1, plan_ms: t3 - t2, first_clips_ms: t4 - t3, open_ms: t4 - t0, materialised_ms: t5 - t4, clips: plan.total };
+  return {
+    read_table_ms: t1 - t0,
+    listing_ms: t2 - t1,
+    plan_ms: t3 - t2,
+    first_clips_ms: t4 - t3,
+    open_ms: t4 - t0,
+    materialised_ms: t5 - t4,
+    clips: plan.total,
+  };
 }
 
 const rows = [];
@@ -78,7 +113,21 @@ for (const n of values.sizes.split(",").map(Number)) {
   const runs: Record<string, number>[] = [];
   for (let r = 0; r < Number(values.rounds); r++) runs.push(await once(store, keys));
   const pick = (k: string) => Number(median(runs.map((x) => x[k]!)).toFixed(1));
-  rows.push({ objects: n, clips: runs[0]!.clips, read_table_ms: pick("read_table_ms"), listing_ms: pick("listing_ms"), plan_ms: pick("plan_ms"), first_clips_ms: pick("first_clips_ms"), open_ms: pick("open_ms"), materialised_ms: pick("materialised_ms"), us_per_object: Number(((median(runs.map((x) => x.open_ms!)) * 1000) / n).toFixed(2)) });
+  rows.push({
+    objects: n,
+    clips: runs[0]!.clips,
+    read_table_ms: pick("read_table_ms"),
+    listing_ms: pick("listing_ms"),
+    plan_ms: pick("plan_ms"),
+    first_clips_ms: pick("first_clips_ms"),
+    open_ms: pick("open_ms"),
+    materialised_ms: pick("materialised_ms"),
+    us_per_object: Number(((median(runs.map((x) => x.open_ms!)) * 1000) / n).toFixed(2)),
+  });
 }
 if (values.json) process.stdout.write(`${JSON.stringify({ rows })}\n`);
-else for (const r of rows) process.stdout.write(`${r.objects} objects (${r.clips} clips): read table ${r.read_table_ms} ms, listing ${r.listing_ms} ms, plan ${r.plan_ms} ms, first clips ${r.first_clips_ms} ms = open ${r.open_ms} ms (${r.us_per_object} µs per object); the materialised order instead of the first clips: ${r.materialised_ms} ms\n`);
+else
+  for (const r of rows)
+    process.stdout.write(
+      `${r.objects} objects (${r.clips} clips): read table ${r.read_table_ms} ms, listing ${r.listing_ms} ms, plan ${r.plan_ms} ms, first clips ${r.first_clips_ms} ms = open ${r.open_ms} ms (${r.us_per_object} µs per object); the materialised order instead of the first clips: ${r.materialised_ms} ms\n`,
+    );

@@ -42,7 +42,13 @@ try {
     await link(video, file);
     files.push(file);
   }
-  const bed = await startTestbed({ files, prefix: "bench-open", workDir: work, rttMs: Number(values["rtt-ms"]), bandwidthBytesPerSec: 12.5e6 });
+  const bed = await startTestbed({
+    files,
+    prefix: "bench-open",
+    workDir: work,
+    rttMs: Number(values["rtt-ms"]),
+    bandwidthBytesPerSec: 12.5e6,
+  });
   try {
     const options = resolveOptions({ frames: 4 });
     const ms = new Map<number, number[]>(LEVELS.map((c) => [c, []]));
@@ -61,15 +67,24 @@ try {
         };
         const { plan } = await planDataset(listing, new IndexCache(source), options, c);
         ms.get(c)!.push(performance.now() - t0);
-        if (plan.objects.length !== OBJECTS || plan.total === 0) throw new Error(`planned ${plan.objects.length} objects (${plan.total} clips), expected ${OBJECTS}`);
+        if (plan.objects.length !== OBJECTS || plan.total === 0)
+          throw new Error(`planned ${plan.objects.length} objects (${plan.total} clips), expected ${OBJECTS}`);
         await agent.close();
       }
     }
     const base = median(ms.get(LEVELS[0]!)!);
-    const rows = LEVELS.map((c) => ({ concurrency: c, plan_ms: Math.round(median(ms.get(c)!)), vs_first: Number((base / median(ms.get(c)!)).toFixed(2)) }));
+    const rows = LEVELS.map((c) => ({
+      concurrency: c,
+      plan_ms: Math.round(median(ms.get(c)!)),
+      vs_first: Number((base / median(ms.get(c)!)).toFixed(2)),
+    }));
     const result = { objects: OBJECTS, rtt_ms: Number(values["rtt-ms"]), rounds: ROUNDS, rows };
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-    else for (const r of rows) process.stdout.write(`${OBJECTS} objects, ${result.rtt_ms} ms RTT, index concurrency ${r.concurrency}: plan in ${r.plan_ms} ms (×${r.vs_first} the speed of ${LEVELS[0]})\n`);
+    else
+      for (const r of rows)
+        process.stdout.write(
+          `${OBJECTS} objects, ${result.rtt_ms} ms RTT, index concurrency ${r.concurrency}: plan in ${r.plan_ms} ms (×${r.vs_first} the speed of ${LEVELS[0]})\n`,
+        );
   } finally {
     await bed.close();
   }

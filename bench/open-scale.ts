@@ -49,12 +49,19 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function client(url: string, token: string, mode: string): Promise<void> {
   const { open } = await import("../sdk/index.js");
   const { EdgeSource, inProcessCache } = await import("../sdk/source/index.js");
-  const wanStats = async () => (await (await fetch(`${new URL(url).origin}/__wan/stats`)).json()) as { requests: number; bytesSent: number };
+  const wanStats = async () =>
+    (await (await fetch(`${new URL(url).origin}/__wan/stats`)).json()) as { requests: number; bytesSent: number };
   const before = await wanStats();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const source = new EdgeSource(url, token, await inProcessCache(new URL(url).origin, 64 << 20), { table: mode === "table" });
-  const ds = await open(url, { token, frames: 4, batch: 8, device: "cpu", prefetch: 8, workers: 2, seed: 1 }, { source });
+  const source = new EdgeSource(url, token, await inProcessCache(new URL(url).origin, 64 << 20), {
+    table: mode === "table",
+  });
+  const ds = await open(
+    url,
+    { token, frames: 4, batch: 8, device: "cpu", prefetch: 8, workers: 2, seed: 1 },
+    { source },
+  );
   const tOpen = performance.now();
   const cpuOpen = process.cpuUsage(cpu0);
   const atOpen = await wanStats();
@@ -96,7 +103,12 @@ function objectBytes(template: Uint8Array, i: number): Uint8Array {
 }
 
 /** Seeds objects, their cached indexes and one table generation into the local R2 of `persistDir`. */
-async function seed(persistDir: string, manifestKey: string, template: Uint8Array, n: number): Promise<{ seconds: number }> {
+async function seed(
+  persistDir: string,
+  manifestKey: string,
+  template: Uint8Array,
+  n: number,
+): Promise<{ seconds: number }> {
   const t0 = performance.now();
   const base = await buildIndex(bytesReader(template), { key: "template.mp4", etag: '"t"' });
   if (base.kind !== "video") throw new Error(`the template video indexes as ${base.kind}`);
@@ -110,14 +122,27 @@ async function seed(persistDir: string, manifestKey: string, template: Uint8Arra
       const index: IndexV1 = { ...base, key, etag: `"${md5}"`, size: bytes.length };
       entries.push(tableEntry(index));
       yield { key, body: bytes };
-      yield { key: indexKeySync(md5, key), body: encodeIndex(index), httpMetadata: { contentType: "application/vnd.ec.index.v1" }, customMetadata: { kind: "video", key } };
+      yield {
+        key: indexKeySync(md5, key),
+        body: encodeIndex(index),
+        httpMetadata: { contentType: "application/vnd.ec.index.v1" },
+        customMetadata: { kind: "video", key },
+      };
     }
   }
   await seedLocalR2(persistDir, objects());
-  const { head, pages } = await buildGeneration(undefined, new Map(entries.map((e) => [e.key, e])), async () => [], { root: PREFIX, shardBytes: DEFAULT_SHARD_TARGET_BYTES, now: Math.floor(Date.now() / 1000) });
+  const { head, pages } = await buildGeneration(undefined, new Map(entries.map((e) => [e.key, e])), async () => [], {
+    root: PREFIX,
+    shardBytes: DEFAULT_SHARD_TARGET_BYTES,
+    now: Math.floor(Date.now() / 1000),
+  });
   const body = JSON.stringify(await signJson(head, await manifestSigner(manifestKey)));
   await seedLocalR2(persistDir, [
-    ...pages.map((p) => ({ key: tableKeys.page(PREFIX, p.name), body: p.gz, httpMetadata: { contentType: "application/json", contentEncoding: "gzip" } })),
+    ...pages.map((p) => ({
+      key: tableKeys.page(PREFIX, p.name),
+      body: p.gz,
+      httpMetadata: { contentType: "application/json", contentEncoding: "gzip" },
+    })),
     { key: tableKeys.generation(PREFIX, head.generation), body },
     { key: tableKeys.head(PREFIX), body },
   ]);
@@ -137,7 +162,11 @@ function runClient(url: string, token: string, mode: string, caFile: string): Pr
     });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop()!)) : reject(new Error(`client exited ${code}: ${out}`))));
+    child.on("exit", (code) =>
+      code === 0
+        ? resolve(JSON.parse(out.trim().split("\n").pop()!))
+        : reject(new Error(`client exited ${code}: ${out}`)),
+    );
   });
 }
 
@@ -161,10 +190,26 @@ async function mainBench(): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), "ec-bench-scale-"));
   const rows: Record<string, unknown>[] = [];
   try {
-    const template = new Uint8Array(await readFile(await makeVideo(work, { codec: "h264", width: 64, height: 48, frames: 24, gop: 6, faststart: true, name: "t.mp4" })));
+    const template = new Uint8Array(
+      await readFile(
+        await makeVideo(work, {
+          codec: "h264",
+          width: 64,
+          height: 48,
+          frames: 24,
+          gop: 6,
+          faststart: true,
+          name: "t.mp4",
+        }),
+      ),
+    );
     const cost = await indexCost(template);
     // A more typical clip: 10 s at 30 fps (300 samples), GOP 30.
-    const longer = new Uint8Array(await readFile(await makeVideo(work, { codec: "h264", width: 320, height: 180, frames: 300, gop: 30, name: "long.mp4" })));
+    const longer = new Uint8Array(
+      await readFile(
+        await makeVideo(work, { codec: "h264", width: 320, height: 180, frames: 300, gop: 30, name: "long.mp4" }),
+      ),
+    );
     const costLong = await indexCost(longer);
     // Every size is seeded and served at once, and the rounds alternate between them, so drift
     // on a shared machine hits every size alike (ratios side by side in one run).
@@ -175,9 +220,27 @@ async function mainBench(): Promise<void> {
         const vars = ensureDevVars(dir);
         const seeded = await seed(join(dir, "r2"), vars.EC_MANIFEST_KEY, template, n);
         const port = await freePort();
-        const wan = await startWanEmulator({ target: `http://127.0.0.1:${port}`, rttMs: Number(values["rtt-ms"]), bandwidthBytesPerSec: 12.5e6, statsPath: "/__wan/stats" });
-        beds.push({ n, seeded, wan, edge: undefined as Awaited<ReturnType<typeof startLocalEdge>> | undefined, dir, caFile: join(dir, "wan-ca.pem") });
-        beds.at(-1)!.edge = await startLocalEdge({ port, quiet: true, varsDir: dir, persistDir: join(dir, "r2"), publicOrigin: wan.url });
+        const wan = await startWanEmulator({
+          target: `http://127.0.0.1:${port}`,
+          rttMs: Number(values["rtt-ms"]),
+          bandwidthBytesPerSec: 12.5e6,
+          statsPath: "/__wan/stats",
+        });
+        beds.push({
+          n,
+          seeded,
+          wan,
+          edge: undefined as Awaited<ReturnType<typeof startLocalEdge>> | undefined,
+          dir,
+          caFile: join(dir, "wan-ca.pem"),
+        });
+        beds.at(-1)!.edge = await startLocalEdge({
+          port,
+          quiet: true,
+          varsDir: dir,
+          persistDir: join(dir, "r2"),
+          publicOrigin: wan.url,
+        });
         await writeFile(beds.at(-1)!.caFile, wan.ca);
       }
       const runs = new Map<string, Record<string, number>[]>();
@@ -230,7 +293,9 @@ async function mainBench(): Promise<void> {
     };
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else {
-      process.stdout.write(`indexing one object: ${result.index_cpu_ms_per_object} ms CPU, ${cost.range_reads} range reads (24 samples); ${result.index_cpu_ms_300_samples} ms, ${costLong.range_reads} reads (300 samples)\n`);
+      process.stdout.write(
+        `indexing one object: ${result.index_cpu_ms_per_object} ms CPU, ${cost.range_reads} range reads (24 samples); ${result.index_cpu_ms_300_samples} ms, ${costLong.range_reads} reads (300 samples)\n`,
+      );
       for (const r of rows) {
         process.stdout.write(
           `${r.objects} objects, plan from ${r.plan}: first batch ${r.first_batch_s} s (×${r.vs_smallest} of ${sizes[0]}), open ${r.open_s} s (${r.open_cpu_s} s CPU), ` +

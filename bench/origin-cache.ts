@@ -47,13 +47,17 @@ const log = (msg: string): void => void process.stderr.write(`[bench] ${msg}\n`)
 
 async function pool<T>(items: readonly T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) await fn(items[next++] as T);
+    }),
+  );
 }
 
 /** Bytes, wall time and CPU (user + system, every thread of this process) of `fn`. */
-async function timed(fn: () => Promise<number>): Promise<{ bytes: number; seconds: number; mbs: number; cpuMs: number }> {
+async function timed(
+  fn: () => Promise<number>,
+): Promise<{ bytes: number; seconds: number; mbs: number; cpuMs: number }> {
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   const bytes = await fn();
@@ -75,7 +79,14 @@ async function main(): Promise<void> {
     await writeFile(local, data);
     objects.push({ url: `${wan.url}/v1/objects/bench/${i}.mp4?exp=9999999999&sig=bench`, local });
   }
-  const cache = await createRangeCache({ upstreams: [wan.url], dir: join(work, "cache"), maxBytes: 2 * TOTAL, blockSize: BLOCK, tls: { ca: wan.ca }, logLevel: "silent" });
+  const cache = await createRangeCache({
+    upstreams: [wan.url],
+    dir: join(work, "cache"),
+    maxBytes: 2 * TOTAL,
+    blockSize: BLOCK,
+    tls: { ca: wan.ca },
+    logLevel: "silent",
+  });
   try {
     // What this process can pull through the emulator at all: plain undici over HTTP/2, the
     // same bytes in block-sized ranges, all in flight at once. On a loaded machine the emulator
@@ -87,14 +98,20 @@ async function main(): Promise<void> {
       await Promise.all(
         jobs.map(async ({ o, b }) => {
           const end = Math.min(size, (b + 1) * BLOCK) - 1;
-          const res = await raw.request({ path: new URL(o.url).pathname + new URL(o.url).search, method: "GET", headers: { range: `bytes=${b * BLOCK}-${end}` } });
+          const res = await raw.request({
+            path: new URL(o.url).pathname + new URL(o.url).search,
+            method: "GET",
+            headers: { range: `bytes=${b * BLOCK}-${end}` },
+          });
           for await (const chunk of res.body) n += (chunk as Buffer).length;
         }),
       );
       return n;
     });
     await raw.close();
-    log(`cold pull of ${values.mib} MiB in ${OBJECTS} objects through ${RTT} ms RTT and ${values.mbps} Mbit/s (${(CAP / 1e6).toFixed(1)} MB/s)`);
+    log(
+      `cold pull of ${values.mib} MiB in ${OBJECTS} objects through ${RTT} ms RTT and ${values.mbps} Mbit/s (${(CAP / 1e6).toFixed(1)} MB/s)`,
+    );
     const cold = await timed(async () => {
       cache.plan(objects.map((o) => ({ url: o.url, offset: 0, length: size })));
       let n = 0;
@@ -135,28 +152,42 @@ async function main(): Promise<void> {
           lat.push(performance.now() - t0);
         });
         lat.sort((a, b) => a - b);
-        if (process.env.EC_BENCH_DEBUG) log(`cache read p50 ${lat[lat.length >> 1]?.toFixed(1)} ms, max ${lat.at(-1)?.toFixed(1)} ms`);
+        if (process.env.EC_BENCH_DEBUG)
+          log(`cache read p50 ${lat[lat.length >> 1]?.toFixed(1)} ms, max ${lat.at(-1)?.toFixed(1)} ms`);
         return n;
       });
     const warm: { file: number; cache: number; fileCpuMs: number; cacheCpuMs: number }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const file = await fileRead();
       const cached = await cacheRead();
-      if (process.env.EC_BENCH_DEBUG) log(`round ${round}: file ${JSON.stringify(file)} cache ${JSON.stringify(cached)}`);
+      if (process.env.EC_BENCH_DEBUG)
+        log(`round ${round}: file ${JSON.stringify(file)} cache ${JSON.stringify(cached)}`);
       warm.push({ file: file.mbs, cache: cached.mbs, fileCpuMs: file.cpuMs, cacheCpuMs: cached.cpuMs });
     }
     for (const h of handles) await h.close();
-    log(`warm phase: ${JSON.stringify((({ hits, misses, bytesFromDisk, bytesFromMemory, blocks }) => ({ hits, misses, bytesFromDisk, bytesFromMemory, blocks }))(cache.stats()))}`);
+    log(
+      `warm phase: ${JSON.stringify((({ hits, misses, bytesFromDisk, bytesFromMemory, blocks }) => ({ hits, misses, bytesFromDisk, bytesFromMemory, blocks }))(cache.stats()))}`,
+    );
 
     // The same ranges through the HTTP service (a second cache over the same, now warm, directory).
     await cache.close();
-    const svc = await startCache({ upstreams: [wan.url], dir: join(work, "cache"), maxBytes: 2 * TOTAL, blockSize: BLOCK, tls: { ca: wan.ca }, logLevel: "silent" });
+    const svc = await startCache({
+      upstreams: [wan.url],
+      dir: join(work, "cache"),
+      maxBytes: 2 * TOTAL,
+      blockSize: BLOCK,
+      tls: { ca: wan.ca },
+      logLevel: "silent",
+    });
     const agent = new Agent({ connections: CONCURRENCY });
     const httpWarm = await timed(async () => {
       let n = 0;
       await pool(ranges, CONCURRENCY, async (r) => {
         const u = `${svc.url}/v1/fetch?url=${encodeURIComponent((objects[r.o] as { url: string }).url)}`;
-        const res = await request(u, { dispatcher: agent, headers: { range: `bytes=${r.offset}-${r.offset + SPAN - 1}` } });
+        const res = await request(u, {
+          dispatcher: agent,
+          headers: { range: `bytes=${r.offset}-${r.offset + SPAN - 1}` },
+        });
         const body = await res.body.arrayBuffer();
         n += body.byteLength;
       });
@@ -170,11 +201,37 @@ async function main(): Promise<void> {
     const warmFile = median(warm.map((w) => w.file));
     const warmCache = median(warm.map((w) => w.cache));
     // CPU per read suffers less than wall time from other processes on a shared machine.
-    const cpuPerRead = { cacheUs: (median(warm.map((w) => w.cacheCpuMs)) * 1000) / READS, fileUs: (median(warm.map((w) => w.fileCpuMs)) * 1000) / READS };
+    const cpuPerRead = {
+      cacheUs: (median(warm.map((w) => w.cacheCpuMs)) * 1000) / READS,
+      fileUs: (median(warm.map((w) => w.fileCpuMs)) * 1000) / READS,
+    };
     const result = {
-      config: { mib: Number(values.mib), objects: OBJECTS, rttMs: RTT, capMBs: CAP / 1e6, blockMiB: BLOCK / 2 ** 20, reads: READS, rangeKiB: SPAN / 1024, concurrency: CONCURRENCY },
-      cold: { MBs: cold.mbs, seconds: cold.seconds, ratioToCap: cold.mbs / (CAP / 1e6), plainH2MBs: direct.mbs, ratioToPlainH2: cold.mbs / direct.mbs, cpuMsPerBlock: cold.cpuMs / blocks },
-      warm: { cacheMBs: warmCache, fileMBs: warmFile, ratio: warmCache / warmFile, pairedRatio: median(warm.map((w) => w.cache / w.file)), cpuPerRead, rounds: warm },
+      config: {
+        mib: Number(values.mib),
+        objects: OBJECTS,
+        rttMs: RTT,
+        capMBs: CAP / 1e6,
+        blockMiB: BLOCK / 2 ** 20,
+        reads: READS,
+        rangeKiB: SPAN / 1024,
+        concurrency: CONCURRENCY,
+      },
+      cold: {
+        MBs: cold.mbs,
+        seconds: cold.seconds,
+        ratioToCap: cold.mbs / (CAP / 1e6),
+        plainH2MBs: direct.mbs,
+        ratioToPlainH2: cold.mbs / direct.mbs,
+        cpuMsPerBlock: cold.cpuMs / blocks,
+      },
+      warm: {
+        cacheMBs: warmCache,
+        fileMBs: warmFile,
+        ratio: warmCache / warmFile,
+        pairedRatio: median(warm.map((w) => w.cache / w.file)),
+        cpuPerRead,
+        rounds: warm,
+      },
       warmHttp: { MBs: httpWarm.mbs, ratioToFile: httpWarm.mbs / warmFile, misses: httpStats.misses },
       upstream: {
         httpVersions: afterCold.httpVersions,

@@ -7,7 +7,9 @@
 import { parseArgs } from "node:util";
 import { partition } from "../sdk/sampler/partition.js";
 
-const { values } = parseArgs({ options: { clips: { type: "string", default: "10000000" }, run: { type: "string", default: "19" } } });
+const { values } = parseArgs({
+  options: { clips: { type: "string", default: "10000000" }, run: { type: "string", default: "19" } },
+});
 const n = Number(values.clips);
 const run = Number(values.run);
 const remaining = Array.from({ length: n }, (_, i) => i);

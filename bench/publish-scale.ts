@@ -14,7 +14,13 @@ import { generateKeyPairSync } from "node:crypto";
 import { parseArgs } from "node:util";
 import { buildGeneration, encodePage, PAGE_TARGET } from "../common/dataset-table/generation.js";
 import { manifestSigner, signJson, type ManifestSigner } from "../common/manifest-sign.js";
-import { SignedManifestV1, TableEntryV1, TableHeadV1, TablePageV1, type TablePageRefV1 } from "../common/schema/index.js";
+import {
+  SignedManifestV1,
+  TableEntryV1,
+  TableHeadV1,
+  TablePageV1,
+  type TablePageRefV1,
+} from "../common/schema/index.js";
 import { DEFAULT_SHARD_TARGET_BYTES } from "../common/shards.js";
 import { seededRng } from "../sdk/sampler/rng.js";
 import { syntheticEntry } from "./synthetic-table.js";
@@ -33,12 +39,15 @@ const MAX_CHANGES_PER_GENERATION = 1000;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 /** Page p holds the even slots; a spread change takes an odd slot of some page, an append the page after the last. */
 const keyOf = (p: number, slot: number) => `scale/o-${String(p).padStart(6, "0")}-${String(slot).padStart(5, "0")}.mp4`;
-const pageEntries = (p: number) => Array.from({ length: PAGE_TARGET }, (_, s) => syntheticEntry(keyOf(p, 2 * s), p * PAGE_TARGET + s));
+const pageEntries = (p: number) =>
+  Array.from({ length: PAGE_TARGET }, (_, s) => syntheticEntry(keyOf(p, 2 * s), p * PAGE_TARGET + s));
 /** Sequential R2 round trips of one publish: list marks, get head, get pages, put pages, put gen, put head, put keys, delete marks. */
 const R2_ROUNDS = 8;
 
 async function gunzipText(gz: Uint8Array): Promise<string> {
-  return new Response(new Blob([gz as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+  return new Response(
+    new Blob([gz as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream("gzip")),
+  ).text();
 }
 
 interface Measured {
@@ -50,12 +59,18 @@ interface Measured {
 }
 
 /** One generation of MAX_CHANGES_PER_GENERATION changes on a table of `pages` full pages. */
-async function generation(pages: number, pattern: "append" | "spread", signer: ManifestSigner, round: number): Promise<Measured> {
+async function generation(
+  pages: number,
+  pattern: "append" | "spread",
+  signer: ManifestSigner,
+  round: number,
+): Promise<Measured> {
   const rng = seededRng(round, pages, pattern);
   const changed = new Map<number, Set<number>>();
   const marks: string[] = [];
   for (let i = 0; i < MAX_CHANGES_PER_GENERATION; i++) {
-    const [p, slot] = pattern === "append" ? [pages, 2 * i] : [Math.floor(rng() * pages), 2 * Math.floor(rng() * PAGE_TARGET) + 1];
+    const [p, slot] =
+      pattern === "append" ? [pages, 2 * i] : [Math.floor(rng() * pages), 2 * Math.floor(rng() * PAGE_TARGET) + 1];
     if (changed.get(p)?.has(slot)) continue;
     changed.set(p, (changed.get(p) ?? new Set()).add(slot));
     marks.push(JSON.stringify(syntheticEntry(keyOf(p, slot), 1e9 + i)));
@@ -64,7 +79,14 @@ async function generation(pages: number, pattern: "append" | "spread", signer: M
   const bodies = new Map<string, Uint8Array>();
   const refs: TablePageRefV1[] = [];
   for (let p = 0; p < pages; p++) {
-    const ref = { name: `1-${p}`, first: keyOf(p, 0), last: keyOf(p, 2 * (PAGE_TARGET - 1)), count: PAGE_TARGET, bytes: PAGE_TARGET * 20_048, sha256: "" };
+    const ref = {
+      name: `1-${p}`,
+      first: keyOf(p, 0),
+      last: keyOf(p, 2 * (PAGE_TARGET - 1)),
+      count: PAGE_TARGET,
+      bytes: PAGE_TARGET * 20_048,
+      sha256: "",
+    };
     if (changed.has(p) || (pattern === "append" && p === pages - 1)) {
       const page = await encodePage("scale", pageEntries(p));
       ref.sha256 = page.sha256;
@@ -72,7 +94,15 @@ async function generation(pages: number, pattern: "append" | "spread", signer: M
     } else ref.sha256 = "x".repeat(43);
     refs.push(ref);
   }
-  const previous: TableHeadV1 = { version: 1, root: "scale", generation: 1, createdAt: 0, shardBytes: DEFAULT_SHARD_TARGET_BYTES, objects: pages * PAGE_TARGET, pages: refs };
+  const previous: TableHeadV1 = {
+    version: 1,
+    root: "scale",
+    generation: 1,
+    createdAt: 0,
+    shardBytes: DEFAULT_SHARD_TARGET_BYTES,
+    objects: pages * PAGE_TARGET,
+    pages: refs,
+  };
   const storedHead = JSON.stringify(await signJson(previous, signer));
   let read = 0;
   const c0 = process.cpuUsage();
@@ -80,7 +110,12 @@ async function generation(pages: number, pattern: "append" | "spread", signer: M
   const signed = SignedManifestV1.parse(JSON.parse(storedHead));
   const head = TableHeadV1.parse(JSON.parse(signed.payload));
   const changes = new Map(marks.map((m) => TableEntryV1.parse(JSON.parse(m))).map((e) => [e.key, e]));
-  const next = await buildGeneration(head, changes, async (ref) => (read++, TablePageV1.parse(JSON.parse(await gunzipText(bodies.get(ref.name)!))).entries), { root: "scale", shardBytes: DEFAULT_SHARD_TARGET_BYTES, now: 1 });
+  const next = await buildGeneration(
+    head,
+    changes,
+    async (ref) => (read++, TablePageV1.parse(JSON.parse(await gunzipText(bodies.get(ref.name)!))).entries),
+    { root: "scale", shardBytes: DEFAULT_SHARD_TARGET_BYTES, now: 1 },
+  );
   const body = JSON.stringify(await signJson(next.head, signer));
   const c = process.cpuUsage(c0);
   return {
@@ -102,7 +137,9 @@ function interpolate(points: readonly { pages: number; cpu_ms: number }[], pages
   return a.cpu_ms + ((b.cpu_ms - a.cpu_ms) * (pages - a.pages)) / (b.pages - a.pages);
 }
 
-const signer = await manifestSigner(generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"));
+const signer = await manifestSigner(
+  generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
+);
 const r2Ms = Number(values["r2-ms"]);
 const rows: (Measured & { pages: number; objects: number; pattern: string })[] = [];
 for (const pattern of ["append", "spread"] as const) {
@@ -111,23 +148,46 @@ for (const pattern of ["append", "spread"] as const) {
     const runs: Measured[] = [];
     for (let r = 0; r < Number(values.rounds); r++) runs.push(await generation(pages, pattern, signer, r));
     const pick = (k: keyof Measured) => Number(median(runs.map((x) => x[k])).toFixed(1));
-    rows.push({ pattern, pages, objects: pages * PAGE_TARGET, cpu_ms: pick("cpu_ms"), pages_read: pick("pages_read"), pages_written: pick("pages_written"), head_kb: pick("head_kb"), subrequests: pick("subrequests") });
+    rows.push({
+      pattern,
+      pages,
+      objects: pages * PAGE_TARGET,
+      cpu_ms: pick("cpu_ms"),
+      pages_read: pick("pages_read"),
+      pages_written: pick("pages_written"),
+      head_kb: pick("head_kb"),
+      subrequests: pick("subrequests"),
+    });
   }
 }
 // Publishing N objects from nothing: generation g runs on a table of about g pages.
-const totals = values.totals.split(",").map(Number).flatMap((n) =>
-  (["append", "spread"] as const).map((pattern) => {
-    const points = rows.filter((r) => r.pattern === pattern);
-    let cpu = 0;
-    const generations = Math.ceil(n / MAX_CHANGES_PER_GENERATION);
-    for (let g = 1; g <= generations; g++) cpu += interpolate(points, g);
-    return { objects: n, pattern, generations, cpu_s: Number((cpu / 1000).toFixed(1)), wall_s: Number(((cpu + generations * R2_ROUNDS * r2Ms) / 1000).toFixed(0)) };
-  }),
-);
+const totals = values.totals
+  .split(",")
+  .map(Number)
+  .flatMap((n) =>
+    (["append", "spread"] as const).map((pattern) => {
+      const points = rows.filter((r) => r.pattern === pattern);
+      let cpu = 0;
+      const generations = Math.ceil(n / MAX_CHANGES_PER_GENERATION);
+      for (let g = 1; g <= generations; g++) cpu += interpolate(points, g);
+      return {
+        objects: n,
+        pattern,
+        generations,
+        cpu_s: Number((cpu / 1000).toFixed(1)),
+        wall_s: Number(((cpu + generations * R2_ROUNDS * r2Ms) / 1000).toFixed(0)),
+      };
+    }),
+  );
 if (values.json) process.stdout.write(`${JSON.stringify({ r2_ms: r2Ms, rows, totals })}\n`);
 else {
   for (const r of rows) {
-    process.stdout.write(`${r.pattern}, table of ${r.objects} objects: ${r.cpu_ms} ms CPU per generation, ${r.pages_read} pages read, ${r.pages_written} written, head ${r.head_kb} KB, ${r.subrequests} subrequests\n`);
+    process.stdout.write(
+      `${r.pattern}, table of ${r.objects} objects: ${r.cpu_ms} ms CPU per generation, ${r.pages_read} pages read, ${r.pages_written} written, head ${r.head_kb} KB, ${r.subrequests} subrequests\n`,
+    );
   }
-  for (const t of totals) process.stdout.write(`publish ${t.objects} objects (${t.pattern}): ${t.generations} generations, ${t.cpu_s} s CPU, ≈ ${t.wall_s} s wall at ${r2Ms} ms per R2 round trip\n`);
+  for (const t of totals)
+    process.stdout.write(
+      `publish ${t.objects} objects (${t.pattern}): ${t.generations} generations, ${t.cpu_s} s CPU, ≈ ${t.wall_s} s wall at ${r2Ms} ms per R2 round trip\n`,
+    );
 }

@@ -57,13 +57,34 @@ try {
   const files = join(dir, "videos");
   await import("node:fs/promises").then((fs) => fs.mkdir(files));
   for (let i = 0; i < Number(values.videos); i++) {
-    const file = await makeVideo(files, { codec: "h264", width, height, frames: Number(values.frames), gop: Number(values.gop), bframes: 2, name: `v${i}.mp4` });
-    const res = await request(`${edge.url}/v1/objects/bench/v${i}.mp4`, { method: "PUT", body: await readFile(file), headers: { authorization: `Bearer ${edge.token}` } });
+    const file = await makeVideo(files, {
+      codec: "h264",
+      width,
+      height,
+      frames: Number(values.frames),
+      gop: Number(values.gop),
+      bframes: 2,
+      name: `v${i}.mp4`,
+    });
+    const res = await request(`${edge.url}/v1/objects/bench/v${i}.mp4`, {
+      method: "PUT",
+      body: await readFile(file),
+      headers: { authorization: `Bearer ${edge.token}` },
+    });
     await res.body.dump();
     if (res.statusCode !== 201) throw new Error(`PUT answered ${res.statusCode}`);
   }
   // Random exact starts: each clip decodes from its GOP's keyframe; "global" spreads them over the dataset.
-  const common: OpenOptions = { frames: Number(values.clip), align: "exact", shuffle: "global", seed: 7, limit: Number(values.clips), device: "cpu", format: "native", batch: 4 };
+  const common: OpenOptions = {
+    frames: Number(values.clip),
+    align: "exact",
+    shuffle: "global",
+    seed: 7,
+    limit: Number(values.clips),
+    device: "cpu",
+    format: "native",
+    batch: 4,
+  };
   const datasetUrl = `${edge.url}/v1/datasets/bench`;
   // Local, edge, local again: the two local runs bracket the edge run on a noisy machine.
   const local1 = await iterate(files, common);

@@ -21,7 +21,11 @@ const { values, width, height } = parseStreamBenchArgs();
 
 /** Indexes every object of the dataset once; returns seconds, header bytes and range GETs. */
 async function indexAll(url: URL, s3: Awaited<ReturnType<typeof startS3Server>>, indexCacheDir: string) {
-  const source = await openS3Source(url, { endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials, indexCacheDir }, {});
+  const source = await openS3Source(
+    url,
+    { endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials, indexCacheDir },
+    {},
+  );
   try {
     const { objects } = await source.list();
     const t0 = performance.now();
@@ -39,7 +43,15 @@ try {
   const files = join(dir, "videos");
   await mkdir(files);
   for (let i = 0; i < Number(values.videos); i++) {
-    const file = await makeVideo(files, { codec: "h264", width, height, frames: Number(values.frames), gop: Number(values.gop), bframes: 2, name: `v${i}.mp4` });
+    const file = await makeVideo(files, {
+      codec: "h264",
+      width,
+      height,
+      frames: Number(values.frames),
+      gop: Number(values.gop),
+      bframes: 2,
+      name: `v${i}.mp4`,
+    });
     await s3.put(`bench/v${i}.mp4`, await readFile(file));
   }
   const url = new URL(`s3://${s3.bucket}/bench`);
@@ -47,7 +59,16 @@ try {
   const cold = await indexAll(url, s3, indexCacheDir);
   const warm = await indexAll(url, s3, indexCacheDir);
 
-  const common: OpenOptions = { frames: Number(values.clip), align: "exact", shuffle: "global", seed: 7, limit: Number(values.clips), device: "cpu", format: "native", batch: 4 };
+  const common: OpenOptions = {
+    frames: Number(values.clip),
+    align: "exact",
+    shuffle: "global",
+    seed: 7,
+    limit: Number(values.clips),
+    device: "cpu",
+    format: "native",
+    batch: 4,
+  };
   const bucket: OpenOptions = { ...common, endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials };
   process.env.EC_INDEX_CACHE_DIR = indexCacheDir;
   // Local, bucket, local again: the two local runs bracket the bucket run on a noisy machine.

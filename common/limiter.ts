@@ -20,7 +20,11 @@ export class Limiter {
    * try { await work(); } finally { release(); }
    */
   constructor(max: number) {
-    if (!Number.isInteger(max) || max < 1) throw new EcError("ERR_INVALID_ARGUMENT", `Expected a positive integer for the limit but received ${describeReceived(max)}`);
+    if (!Number.isInteger(max) || max < 1)
+      throw new EcError(
+        "ERR_INVALID_ARGUMENT",
+        `Expected a positive integer for the limit but received ${describeReceived(max)}`,
+      );
     this.#max = max;
   }
 

@@ -42,22 +42,41 @@ export function parseDatasetUrl(url: string): DatasetLocation {
   try {
     parsed = new URL(url);
   } catch (cause) {
-    throw new ManifestError(ManifestErrorCode.INVALID, `Expected a dataset URL like https://HOST/v1/datasets/PREFIX but received ${JSON.stringify(url)}`, { cause });
+    throw new ManifestError(
+      ManifestErrorCode.INVALID,
+      `Expected a dataset URL like https://HOST/v1/datasets/PREFIX but received ${JSON.stringify(url)}`,
+      { cause },
+    );
   }
-  const prefix = parsed.pathname.startsWith(DATASETS) ? decodeURIComponent(parsed.pathname.slice(DATASETS.length)).replace(/\/+$/, "") : "";
+  const prefix = parsed.pathname.startsWith(DATASETS)
+    ? decodeURIComponent(parsed.pathname.slice(DATASETS.length)).replace(/\/+$/, "")
+    : "";
   if (!/^https?:$/.test(parsed.protocol) || !prefix) {
-    throw new ManifestError(ManifestErrorCode.INVALID, `Expected a dataset URL like https://HOST/v1/datasets/PREFIX but received ${JSON.stringify(url)}`);
+    throw new ManifestError(
+      ManifestErrorCode.INVALID,
+      `Expected a dataset URL like https://HOST/v1/datasets/PREFIX but received ${JSON.stringify(url)}`,
+    );
   }
   return { edge: parsed.origin, prefix };
 }
 
 /** A GET (or `init`'s method) to the edge; an error answer throws ERR_MANIFEST_HTTP unless its status is in `pass`. */
-export async function request(url: string, opts: ManifestClientOptions, headers: Record<string, string> = {}, init: RequestInit = {}, pass: readonly number[] = []): Promise<Response> {
+export async function request(
+  url: string,
+  opts: ManifestClientOptions,
+  headers: Record<string, string> = {},
+  init: RequestInit = {},
+  pass: readonly number[] = [],
+): Promise<Response> {
   let res: Response;
   try {
     res = await (opts.fetch ?? fetch)(url, { ...init, headers, ...(opts.signal ? { signal: opts.signal } : {}) });
   } catch (cause) {
-    throw new ManifestError(ManifestErrorCode.HTTP, `Could not reach ${new URL(url).origin}: ${(cause as Error).message}`, { cause });
+    throw new ManifestError(
+      ManifestErrorCode.HTTP,
+      `Could not reach ${new URL(url).origin}: ${(cause as Error).message}`,
+      { cause },
+    );
   }
   if (res.ok || pass.includes(res.status)) return res;
   const text = await res.text().catch(() => "");
@@ -68,7 +87,11 @@ export async function request(url: string, opts: ManifestClientOptions, headers:
   } catch {
     // Not an ec error body; the raw text says what there is to say.
   }
-  throw new ManifestError(ManifestErrorCode.HTTP, `${new URL(url).pathname} answered ${res.status}${detail ? ` (${detail})` : ""}`, { status: res.status });
+  throw new ManifestError(
+    ManifestErrorCode.HTTP,
+    `${new URL(url).pathname} answered ${res.status}${detail ? ` (${detail})` : ""}`,
+    { status: res.status },
+  );
 }
 
 /**
@@ -80,7 +103,11 @@ export async function request(url: string, opts: ManifestClientOptions, headers:
 export async function fetchPublicKeys(edge: string, opts: ManifestClientOptions = {}): Promise<PublicKeysV1> {
   const res = await request(`${edge.replace(/\/+$/, "")}/v1/keys`, opts);
   const parsed = PublicKeysV1.safeParse(await res.json().catch(() => undefined));
-  if (!parsed.success) throw new ManifestError(ManifestErrorCode.INVALID, `GET /v1/keys did not return PublicKeysV1: ${parsed.error.message}`);
+  if (!parsed.success)
+    throw new ManifestError(
+      ManifestErrorCode.INVALID,
+      `GET /v1/keys did not return PublicKeysV1: ${parsed.error.message}`,
+    );
   return parsed.data;
 }
 
@@ -120,10 +147,17 @@ export async function* manifestPages(datasetUrl: string, opts: ManifestClientOpt
     });
     const page = await verifyManifest(body, await keys, opts.now ? { now: opts.now() } : {});
     if (page.dataset !== at.prefix) {
-      throw new ManifestError(ManifestErrorCode.INVALID, `Asked for dataset ${JSON.stringify(at.prefix)} but the manifest is for ${JSON.stringify(page.dataset)}`);
+      throw new ManifestError(
+        ManifestErrorCode.INVALID,
+        `Asked for dataset ${JSON.stringify(at.prefix)} but the manifest is for ${JSON.stringify(page.dataset)}`,
+      );
     }
     const stray = page.objects.find((o) => !o.key.startsWith(`${at.prefix}/`));
-    if (stray) throw new ManifestError(ManifestErrorCode.INVALID, `Manifest of ${JSON.stringify(at.prefix)} lists ${JSON.stringify(stray.key)} outside the prefix`);
+    if (stray)
+      throw new ManifestError(
+        ManifestErrorCode.INVALID,
+        `Manifest of ${JSON.stringify(at.prefix)} lists ${JSON.stringify(stray.key)} outside the prefix`,
+      );
     yield page;
     cursor = page.cursor;
   } while (cursor);
@@ -170,7 +204,10 @@ export async function fetchManifest(datasetUrl: string, opts: ManifestClientOpti
  * @example
  * const index = await fetchIndex(object.indexUrl);
  */
-export async function fetchIndex(indexUrl: string, opts: Pick<ManifestClientOptions, "fetch" | "signal"> = {}): Promise<IndexV1> {
+export async function fetchIndex(
+  indexUrl: string,
+  opts: Pick<ManifestClientOptions, "fetch" | "signal"> = {},
+): Promise<IndexV1> {
   const res = await request(indexUrl, opts);
   return decodeIndex(new Uint8Array(await res.arrayBuffer()));
 }

@@ -66,7 +66,8 @@ const signers = new Map<string, Promise<ManifestSigner>>();
  * const signer = await manifestSigner(env.EC_MANIFEST_KEY);
  */
 export function manifestSigner(pkcs8Base64: string | undefined): Promise<ManifestSigner> {
-  if (!pkcs8Base64) return Promise.reject(new ManifestError(ManifestErrorCode.KEY_CONFIG, "EC_MANIFEST_KEY is not set"));
+  if (!pkcs8Base64)
+    return Promise.reject(new ManifestError(ManifestErrorCode.KEY_CONFIG, "EC_MANIFEST_KEY is not set"));
   let signer = signers.get(pkcs8Base64);
   if (!signer) {
     signer = importSigner(pkcs8Base64);
@@ -86,7 +87,11 @@ async function importSigner(pkcs8Base64: string): Promise<ManifestSigner> {
     privateKey = await crypto.subtle.importKey("pkcs8", der, ED25519, true, ["sign"]);
     x = ((await crypto.subtle.exportKey("jwk", privateKey)) as JsonWebKey).x!;
   } catch (cause) {
-    throw new ManifestError(ManifestErrorCode.KEY_CONFIG, "Expected EC_MANIFEST_KEY to be a PKCS#8 DER Ed25519 private key", { cause });
+    throw new ManifestError(
+      ManifestErrorCode.KEY_CONFIG,
+      "Expected EC_MANIFEST_KEY to be a PKCS#8 DER Ed25519 private key",
+      { cause },
+    );
   }
   const raw = fromBase64(x)!;
   const keyId = toBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", raw))).slice(0, 16);
@@ -134,7 +139,11 @@ export function publicKeys(signers: readonly ManifestSigner[]): PublicKeysV1 {
  * @example
  * const manifest = await verifyManifest(await res.json(), keys);
  */
-export async function verifyManifest(signed: unknown, keys: PublicKeysV1, opts: { now?: number } = {}): Promise<ManifestV1> {
+export async function verifyManifest(
+  signed: unknown,
+  keys: PublicKeysV1,
+  opts: { now?: number } = {},
+): Promise<ManifestV1> {
   const payload = await verifiedPayload(signed, keys);
   let parsed: ManifestV1;
   try {
@@ -144,7 +153,10 @@ export async function verifyManifest(signed: unknown, keys: PublicKeysV1, opts: 
   }
   const now = opts.now ?? Math.floor(Date.now() / 1000);
   if (parsed.expiresAt < now) {
-    throw new ManifestError(ManifestErrorCode.EXPIRED, `Manifest expired at ${new Date(parsed.expiresAt * 1000).toISOString()}; fetch a fresh one`);
+    throw new ManifestError(
+      ManifestErrorCode.EXPIRED,
+      `Manifest expired at ${new Date(parsed.expiresAt * 1000).toISOString()}; fetch a fresh one`,
+    );
   }
   return parsed;
 }
@@ -158,10 +170,18 @@ export async function verifyManifest(signed: unknown, keys: PublicKeysV1, opts: 
  */
 export async function verifiedPayload(signed: unknown, keys: PublicKeysV1): Promise<string> {
   const envelope = SignedManifestV1.safeParse(signed);
-  if (!envelope.success) throw new ManifestError(ManifestErrorCode.INVALID, `Expected a SignedManifestV1 but received ${envelope.error.message}`);
+  if (!envelope.success)
+    throw new ManifestError(
+      ManifestErrorCode.INVALID,
+      `Expected a SignedManifestV1 but received ${envelope.error.message}`,
+    );
   const { payload, signature, keyId } = envelope.data;
   const entry = keys.keys.find((k) => k.keyId === keyId);
-  if (!entry) throw new ManifestError(ManifestErrorCode.UNKNOWN_KEY, `No public key with keyId ${JSON.stringify(keyId)} (known: ${keys.keys.map((k) => k.keyId).join(", ") || "none"})`);
+  if (!entry)
+    throw new ManifestError(
+      ManifestErrorCode.UNKNOWN_KEY,
+      `No public key with keyId ${JSON.stringify(keyId)} (known: ${keys.keys.map((k) => k.keyId).join(", ") || "none"})`,
+    );
   const raw = fromBase64(entry.publicKey);
   const sig = fromBase64(signature);
   let ok = false;
@@ -169,6 +189,10 @@ export async function verifiedPayload(signed: unknown, keys: PublicKeysV1): Prom
     const publicKey = await crypto.subtle.importKey("raw", raw, ED25519, false, ["verify"]);
     ok = await crypto.subtle.verify("Ed25519", publicKey, sig, encoder.encode(payload));
   }
-  if (!ok) throw new ManifestError(ManifestErrorCode.SIGNATURE, `Manifest signature does not verify with key ${keyId}: the manifest was altered or signed by another key`);
+  if (!ok)
+    throw new ManifestError(
+      ManifestErrorCode.SIGNATURE,
+      `Manifest signature does not verify with key ${keyId}: the manifest was altered or signed by another key`,
+    );
   return payload;
 }

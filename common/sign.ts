@@ -65,7 +65,13 @@ export async function signPath(secret: string, route: string, key: string, exp: 
  * @example
  * await verifyPath("secret", OBJECTS_ROUTE, "a/b.mp4", 1900000000, sig); // true
  */
-export async function verifyPath(secret: string, route: string, key: string, exp: number, sig: string): Promise<boolean> {
+export async function verifyPath(
+  secret: string,
+  route: string,
+  key: string,
+  exp: number,
+  sig: string,
+): Promise<boolean> {
   const bytes = fromBase64Url(sig);
   if (bytes?.byteLength !== 32) return false;
   return crypto.subtle.verify("HMAC", await hmacKey(secret), bytes, message(route, key, exp));
@@ -77,7 +83,13 @@ export async function verifyPath(secret: string, route: string, key: string, exp
  * @example
  * await signedUrl("http://127.0.0.1:8787", INDEX_ROUTE, "a/b.mp4", 1900000000, "secret");
  */
-export async function signedUrl(edgeBase: string, route: string, key: string, exp: number, secret: string): Promise<string> {
+export async function signedUrl(
+  edgeBase: string,
+  route: string,
+  key: string,
+  exp: number,
+  secret: string,
+): Promise<string> {
   const sig = await signPath(secret, route, key, exp);
   return `${edgeBase.replace(/\/+$/, "")}${route}${encodeKeyPath(key)}?exp=${exp}&sig=${sig}`;
 }

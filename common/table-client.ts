@@ -6,9 +6,23 @@
 import { compareKeys } from "./dataset-table/entry.js";
 import { sha256 } from "./dataset-table/digest.js";
 import { ErrorBody } from "./errors.js";
-import { datasetBase, fetchPublicKeys, parseDatasetUrl, request, type ManifestClientOptions } from "./manifest-client.js";
+import {
+  datasetBase,
+  fetchPublicKeys,
+  parseDatasetUrl,
+  request,
+  type ManifestClientOptions,
+} from "./manifest-client.js";
 import { ManifestError, ManifestErrorCode, verifiedPayload } from "./manifest-sign.js";
-import { EnqueuePageV1, SignedUrlsV1, TableHeadV1, TablePageV1, type PublicKeysV1, type TableEntryV1, type TablePageRefV1 } from "./schema/index.js";
+import {
+  EnqueuePageV1,
+  SignedUrlsV1,
+  TableHeadV1,
+  TablePageV1,
+  type PublicKeysV1,
+  type TableEntryV1,
+  type TablePageRefV1,
+} from "./schema/index.js";
 
 /** Pages fetched at once: a dataset of 10^7 objects has 10^4 pages. */
 const PAGE_CONCURRENCY = 32;
@@ -42,7 +56,12 @@ export interface TableStore {
  * @example
  * const table = await readTable(store, keys, "gameplay");
  */
-export async function readTable(store: TableStore, keys: Promise<PublicKeysV1>, prefix: string, generation?: number): Promise<DatasetTable | undefined> {
+export async function readTable(
+  store: TableStore,
+  keys: Promise<PublicKeysV1>,
+  prefix: string,
+  generation?: number,
+): Promise<DatasetTable | undefined> {
   const signed = await store.head(generation);
   if (signed === undefined) return undefined;
   let head: TableHeadV1;
@@ -60,8 +79,14 @@ export async function readTable(store: TableStore, keys: Promise<PublicKeysV1>, 
     for (let i = next++; i < wanted.length; i = next++) {
       const ref = wanted[i]!;
       const bytes = await store.page(ref.name);
-      if ((await sha256(bytes)) !== ref.sha256) throw new ManifestError(ManifestErrorCode.SIGNATURE, `Table page ${ref.name} does not match the digest its signed head names`);
-      pages[i] = TablePageV1.parse(JSON.parse(new TextDecoder().decode(bytes))).entries.filter((e) => e.key.startsWith(dir));
+      if ((await sha256(bytes)) !== ref.sha256)
+        throw new ManifestError(
+          ManifestErrorCode.SIGNATURE,
+          `Table page ${ref.name} does not match the digest its signed head names`,
+        );
+      pages[i] = TablePageV1.parse(JSON.parse(new TextDecoder().decode(bytes))).entries.filter((e) =>
+        e.key.startsWith(dir),
+      );
     }
   };
   await Promise.all(Array.from({ length: Math.min(PAGE_CONCURRENCY, wanted.length) }, worker));
@@ -76,7 +101,10 @@ export async function readTable(store: TableStore, keys: Promise<PublicKeysV1>, 
  * @example
  * const table = await fetchTable("http://127.0.0.1:8787/v1/datasets/gameplay", { token });
  */
-export async function fetchTable(datasetUrl: string, opts: ManifestClientOptions & { generation?: number | undefined } = {}): Promise<DatasetTable | undefined> {
+export async function fetchTable(
+  datasetUrl: string,
+  opts: ManifestClientOptions & { generation?: number | undefined } = {},
+): Promise<DatasetTable | undefined> {
   const at = parseDatasetUrl(datasetUrl);
   const keys = opts.keys ? Promise.resolve(opts.keys) : fetchPublicKeys(at.edge, opts);
   keys.catch(() => {});
@@ -84,7 +112,13 @@ export async function fetchTable(datasetUrl: string, opts: ManifestClientOptions
   const base = datasetBase(at);
   const store: TableStore = {
     async head(generation) {
-      const res = await request(`${base}/table${generation === undefined ? "" : `?generation=${generation}`}`, opts, headers, {}, [404]);
+      const res = await request(
+        `${base}/table${generation === undefined ? "" : `?generation=${generation}`}`,
+        opts,
+        headers,
+        {},
+        [404],
+      );
       if (res.status !== 404) {
         return res.json().catch((cause: unknown) => {
           throw new ManifestError(ManifestErrorCode.INVALID, "The dataset table head is not JSON", { cause });
@@ -94,7 +128,8 @@ export async function fetchTable(datasetUrl: string, opts: ManifestClientOptions
       if (body.success && body.data.error.code === "ERR_TABLE_MISSING") return undefined;
       throw new ManifestError(ManifestErrorCode.HTTP, `${new URL(base).pathname}/table answered 404`);
     },
-    page: async (name) => new Uint8Array(await (await request(`${base}/table/pages/${name}`, opts, headers)).arrayBuffer()),
+    page: async (name) =>
+      new Uint8Array(await (await request(`${base}/table/pages/${name}`, opts, headers)).arrayBuffer()),
   };
   const table = await readTable(store, keys, at.prefix, opts.generation);
   return table && { ...table, requests: table.requests + (opts.keys ? 0 : 1) };
@@ -107,12 +142,26 @@ export async function fetchTable(datasetUrl: string, opts: ManifestClientOptions
  * @example
  * const { objects } = await fetchSignedUrls(datasetUrl, [{ key, etag }], { token });
  */
-export async function fetchSignedUrls(datasetUrl: string, objects: readonly { key: string; etag: string }[], opts: ManifestClientOptions = {}): Promise<SignedUrlsV1> {
+export async function fetchSignedUrls(
+  datasetUrl: string,
+  objects: readonly { key: string; etag: string }[],
+  opts: ManifestClientOptions = {},
+): Promise<SignedUrlsV1> {
   const at = parseDatasetUrl(datasetUrl);
-  const headers: Record<string, string> = { "content-type": "application/json", ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}) };
-  const res = await request(`${datasetBase(at)}/urls`, opts, headers, { method: "POST", body: JSON.stringify({ objects }) });
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+  };
+  const res = await request(`${datasetBase(at)}/urls`, opts, headers, {
+    method: "POST",
+    body: JSON.stringify({ objects }),
+  });
   const parsed = SignedUrlsV1.safeParse(await res.json().catch(() => undefined));
-  if (!parsed.success) throw new ManifestError(ManifestErrorCode.INVALID, `POST /urls did not return SignedUrlsV1: ${parsed.error.message}`);
+  if (!parsed.success)
+    throw new ManifestError(
+      ManifestErrorCode.INVALID,
+      `POST /urls did not return SignedUrlsV1: ${parsed.error.message}`,
+    );
   return parsed.data;
 }
 
@@ -123,16 +172,28 @@ export async function fetchSignedUrls(datasetUrl: string, objects: readonly { ke
  * @example
  * const { enqueued } = await enqueueDataset(datasetUrl, { token, onPage: (n) => bar.increment(n) });
  */
-export async function enqueueDataset(datasetUrl: string, opts: ManifestClientOptions & { onPage?: (enqueued: number, more: boolean) => void } = {}): Promise<{ enqueued: number; pages: number }> {
+export async function enqueueDataset(
+  datasetUrl: string,
+  opts: ManifestClientOptions & { onPage?: (enqueued: number, more: boolean) => void } = {},
+): Promise<{ enqueued: number; pages: number }> {
   const at = parseDatasetUrl(datasetUrl);
   const headers: Record<string, string> = opts.token ? { authorization: `Bearer ${opts.token}` } : {};
   let cursor: string | null = null;
   let enqueued = 0;
   let pages = 0;
   do {
-    const res = await request(`${datasetBase(at)}/index${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`, opts, headers, { method: "POST" });
+    const res = await request(
+      `${datasetBase(at)}/index${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`,
+      opts,
+      headers,
+      { method: "POST" },
+    );
     const page = EnqueuePageV1.safeParse(await res.json().catch(() => undefined));
-    if (!page.success) throw new ManifestError(ManifestErrorCode.INVALID, `POST /index did not return EnqueuePageV1: ${page.error.message}`);
+    if (!page.success)
+      throw new ManifestError(
+        ManifestErrorCode.INVALID,
+        `POST /index did not return EnqueuePageV1: ${page.error.message}`,
+      );
     enqueued += page.data.enqueued;
     pages++;
     cursor = page.data.cursor;

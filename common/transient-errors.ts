@@ -39,7 +39,11 @@ const CAUSE_DEPTH = 4;
 export function hasTransientCode(err: unknown, extra: ReadonlySet<string> = new Set()): boolean {
   for (let e = err, depth = 0; e instanceof Error && depth < CAUSE_DEPTH; e = e.cause, depth++) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && (TRANSIENT_ERROR_CODES.has(code) || code.startsWith(HTTP2_PREFIX) || extra.has(code))) return true;
+    if (
+      typeof code === "string" &&
+      (TRANSIENT_ERROR_CODES.has(code) || code.startsWith(HTTP2_PREFIX) || extra.has(code))
+    )
+      return true;
   }
   return false;
 }

@@ -91,7 +91,11 @@ export class PreconditionFailedError extends EdgeError {
 /** 413: larger than one R2 put accepts; bigger objects go through the S3 multipart API. */
 export class PayloadTooLargeError extends EdgeError {
   constructor(limit: number, received: number) {
-    super("ERR_PAYLOAD_TOO_LARGE", 413, `Expected a body of at most ${limit} bytes but received Content-Length ${received}`);
+    super(
+      "ERR_PAYLOAD_TOO_LARGE",
+      413,
+      `Expected a body of at most ${limit} bytes but received Content-Length ${received}`,
+    );
     this.name = "PayloadTooLargeError";
   }
 }
@@ -99,9 +103,14 @@ export class PayloadTooLargeError extends EdgeError {
 /** 416: no byte of the requested range exists; `Content-Range: bytes *\/size` says how big it is. */
 export class RangeNotSatisfiableError extends EdgeError {
   constructor(range: string, size: number) {
-    super("ERR_RANGE_NOT_SATISFIABLE", 416, `Range ${JSON.stringify(range)} selects no byte of an object of ${size} bytes`, {
-      headers: { "Content-Range": unsatisfiedRange(size) },
-    });
+    super(
+      "ERR_RANGE_NOT_SATISFIABLE",
+      416,
+      `Range ${JSON.stringify(range)} selects no byte of an object of ${size} bytes`,
+      {
+        headers: { "Content-Range": unsatisfiedRange(size) },
+      },
+    );
     this.name = "RangeNotSatisfiableError";
   }
 }

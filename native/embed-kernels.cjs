@@ -15,10 +15,13 @@ try {
   const gencode = archs.flatMap((a) => ["-gencode", `arch=compute_${a},code=sm_${a}`]);
   const ptx = ["-gencode", `arch=compute_${archs[0]},code=compute_${archs[0]}`];
   // -fmad=false: no fused multiply-add, so the GPU rounds exactly as the host twins do.
-  execFileSync(nvcc, ["-std=c++17", "-O3", "-fmad=false", "-fatbin", ...gencode, ...ptx, "-o", fatbin, input], { stdio: "inherit" });
+  execFileSync(nvcc, ["-std=c++17", "-O3", "-fmad=false", "-fatbin", ...gencode, ...ptx, "-o", fatbin, input], {
+    stdio: "inherit",
+  });
   const bytes = readFileSync(fatbin);
   const rows = [];
-  for (let i = 0; i < bytes.length; i += 24) rows.push(Array.from(bytes.subarray(i, i + 24), (b) => `0x${b.toString(16).padStart(2, "0")}`).join(","));
+  for (let i = 0; i < bytes.length; i += 24)
+    rows.push(Array.from(bytes.subarray(i, i + 24), (b) => `0x${b.toString(16).padStart(2, "0")}`).join(","));
   // 8-byte aligned: cuModuleLoadData reads the fatbin header in place.
   writeFileSync(
     output,

@@ -21,7 +21,11 @@ export class CacheArgumentError extends CacheError {
 /** The URL's origin is not one of the configured upstreams: the cache is not an open proxy. */
 export class UpstreamNotAllowedError extends CacheError {
   constructor(url: string, allowed: readonly string[]) {
-    super("ERR_UPSTREAM_NOT_ALLOWED", `Expected a URL under ${allowed.join(" or ")} but received ${JSON.stringify(redact(url))}`, 403);
+    super(
+      "ERR_UPSTREAM_NOT_ALLOWED",
+      `Expected a URL under ${allowed.join(" or ")} but received ${JSON.stringify(redact(url))}`,
+      403,
+    );
     this.name = "UpstreamNotAllowedError";
   }
 }
@@ -29,7 +33,12 @@ export class UpstreamNotAllowedError extends CacheError {
 /** The object changed upstream while it was pinned; bytes of two versions are never mixed. */
 export class EtagChangedError extends CacheError {
   constructor(key: string, pinned: string, seen: string | undefined, options?: { cause?: unknown }) {
-    super("ERR_ETAG_CHANGED", `Object ${key} changed upstream: pinned ETag ${pinned}, upstream now ${seen ?? "answers 412 Precondition Failed"}`, 412, options);
+    super(
+      "ERR_ETAG_CHANGED",
+      `Object ${key} changed upstream: pinned ETag ${pinned}, upstream now ${seen ?? "answers 412 Precondition Failed"}`,
+      412,
+      options,
+    );
     this.name = "EtagChangedError";
   }
 }
@@ -49,7 +58,11 @@ export class UpstreamStatusError extends CacheError {
   readonly upstreamStatus: number;
   constructor(url: string, upstreamStatus: number, detail: string) {
     // 401/403/404 pass through so the SDK sees an expired signature or a missing key as such.
-    super("ERR_UPSTREAM_STATUS", `Upstream answered ${upstreamStatus} for ${redact(url)}: ${detail}`, [401, 403, 404].includes(upstreamStatus) ? upstreamStatus : 502);
+    super(
+      "ERR_UPSTREAM_STATUS",
+      `Upstream answered ${upstreamStatus} for ${redact(url)}: ${detail}`,
+      [401, 403, 404].includes(upstreamStatus) ? upstreamStatus : 502,
+    );
     this.name = "UpstreamStatusError";
     this.upstreamStatus = upstreamStatus;
   }
@@ -66,7 +79,11 @@ export class UpstreamUnavailableError extends CacheError {
 /** Upstream gave no ETag, so the cache cannot tell two versions apart and refuses to cache or serve. */
 export class MissingEtagError extends CacheError {
   constructor(url: string) {
-    super("ERR_UPSTREAM_NO_ETAG", `Upstream gave no ETag for ${redact(url)}; the cache needs one to pin the object version`, 502);
+    super(
+      "ERR_UPSTREAM_NO_ETAG",
+      `Upstream gave no ETag for ${redact(url)}; the cache needs one to pin the object version`,
+      502,
+    );
     this.name = "MissingEtagError";
   }
 }
@@ -82,7 +99,11 @@ export class CacheClosedError extends CacheError {
 /** The span's blocks could not all be kept on disk (a full or leased-up store): the caller reads them with GET /v1/fetch. */
 export class LocateUnavailableError extends CacheError {
   constructor(key: string, first: number, last: number) {
-    super("ERR_LOCATE_UNAVAILABLE", `Expected blocks ${first}..${last} of ${key} to be stored for a lease but some are not (the store is full or held by leases); read them with GET /v1/fetch`, 503);
+    super(
+      "ERR_LOCATE_UNAVAILABLE",
+      `Expected blocks ${first}..${last} of ${key} to be stored for a lease but some are not (the store is full or held by leases); read them with GET /v1/fetch`,
+      503,
+    );
     this.name = "LocateUnavailableError";
   }
 }
@@ -90,7 +111,11 @@ export class LocateUnavailableError extends CacheError {
 /** DELETE /v1/lease/{id} of a lease that does not exist (released, expired, or never granted). */
 export class LeaseNotFoundError extends CacheError {
   constructor(id: string) {
-    super("ERR_LEASE_NOT_FOUND", `Expected a held lease but received ${JSON.stringify(id.slice(0, 100))}, which is not (released, expired, or unknown)`, 404);
+    super(
+      "ERR_LEASE_NOT_FOUND",
+      `Expected a held lease but received ${JSON.stringify(id.slice(0, 100))}, which is not (released, expired, or unknown)`,
+      404,
+    );
     this.name = "LeaseNotFoundError";
   }
 }

@@ -1,6 +1,14 @@
 /** Public surface of the origin-cache: the HTTP service, the in-process cache, its errors and wire shapes. */
 export { startCache, type CacheService, type StartCacheOptions } from "./server.js";
-export { createRangeCache, type RangeCache, type ReadOptions, type ObjectOptions, type PlanOptions, type LocateOptions, type Pin } from "./range-cache.js";
+export {
+  createRangeCache,
+  type RangeCache,
+  type ReadOptions,
+  type ObjectOptions,
+  type PlanOptions,
+  type LocateOptions,
+  type Pin,
+} from "./range-cache.js";
 export type { RangeCacheOptions } from "./options.js";
 export { ANONYMOUS_CLIENT, CacheStats, PlanAck, PlanRange, PlanRequest } from "./schema.js";
 export { Lease, LocateRequest, LocateResponse, LocateRun } from "../common/schema/cache-locate.js";

@@ -22,23 +22,65 @@ export class CacheMetrics {
   readonly #latencies: number[] = [];
   #next = 0;
 
-  readonly #hits = new Counter({ name: "ec_cache_hits_total", help: "Block reads served from disk or memory", registers: [this.registry] });
-  readonly #misses = new Counter({ name: "ec_cache_misses_total", help: "Block reads that needed upstream", registers: [this.registry] });
-  readonly #upstreamBytes = new Counter({ name: "ec_cache_upstream_bytes_total", help: "Bytes received from upstream", registers: [this.registry] });
-  readonly #diskBytes = new Counter({ name: "ec_cache_disk_bytes_total", help: "Bytes served from the block store", registers: [this.registry] });
-  readonly #requests = new Counter({ name: "ec_cache_upstream_requests_total", help: "Upstream HTTP requests", registers: [this.registry] });
-  readonly #retries = new Counter({ name: "ec_cache_upstream_retries_total", help: "Upstream attempts retried", registers: [this.registry] });
+  readonly #hits = new Counter({
+    name: "ec_cache_hits_total",
+    help: "Block reads served from disk or memory",
+    registers: [this.registry],
+  });
+  readonly #misses = new Counter({
+    name: "ec_cache_misses_total",
+    help: "Block reads that needed upstream",
+    registers: [this.registry],
+  });
+  readonly #upstreamBytes = new Counter({
+    name: "ec_cache_upstream_bytes_total",
+    help: "Bytes received from upstream",
+    registers: [this.registry],
+  });
+  readonly #diskBytes = new Counter({
+    name: "ec_cache_disk_bytes_total",
+    help: "Bytes served from the block store",
+    registers: [this.registry],
+  });
+  readonly #requests = new Counter({
+    name: "ec_cache_upstream_requests_total",
+    help: "Upstream HTTP requests",
+    registers: [this.registry],
+  });
+  readonly #retries = new Counter({
+    name: "ec_cache_upstream_retries_total",
+    help: "Upstream attempts retried",
+    registers: [this.registry],
+  });
   readonly #latency = new Histogram({
     name: "ec_cache_upstream_block_seconds",
     help: "Time to pull one block from upstream",
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
-  readonly evictions = new Counter({ name: "ec_cache_evictions_bytes_total", help: "Bytes evicted", registers: [this.registry] });
+  readonly evictions = new Counter({
+    name: "ec_cache_evictions_bytes_total",
+    help: "Bytes evicted",
+    registers: [this.registry],
+  });
 
   constructor(live: { inFlight: () => number; resident: () => number }) {
-    new Gauge({ name: "ec_cache_upstream_in_flight", help: "Upstream requests in flight", registers: [this.registry], collect() { this.set(live.inFlight()); } });
-    new Gauge({ name: "ec_cache_resident_bytes", help: "Bytes in the block directory", registers: [this.registry], collect() { this.set(live.resident()); } });
+    new Gauge({
+      name: "ec_cache_upstream_in_flight",
+      help: "Upstream requests in flight",
+      registers: [this.registry],
+      collect() {
+        this.set(live.inFlight());
+      },
+    });
+    new Gauge({
+      name: "ec_cache_resident_bytes",
+      help: "Bytes in the block directory",
+      registers: [this.registry],
+      collect() {
+        this.set(live.resident());
+      },
+    });
   }
 
   hit(bytes: number, fromDisk: boolean): void {

@@ -91,7 +91,9 @@ function int(name: string, value: unknown, min: number, fallback?: number): numb
 
 export function resolveOptions(o: RangeCacheOptions): ResolvedOptions {
   if (!Array.isArray(o.upstreams) || o.upstreams.length === 0 || !o.upstreams.every((u) => typeof u === "string")) {
-    throw new CacheArgumentError(`Expected a non-empty array of URLs for upstreams but received ${describeReceived(o.upstreams)}`);
+    throw new CacheArgumentError(
+      `Expected a non-empty array of URLs for upstreams but received ${describeReceived(o.upstreams)}`,
+    );
   }
   if (typeof o.dir !== "string" || o.dir.length === 0) {
     throw new CacheArgumentError(`Expected a directory path for dir but received ${describeReceived(o.dir)}`);
@@ -116,7 +118,12 @@ export function resolveOptions(o: RangeCacheOptions): ResolvedOptions {
     headersTimeoutMs: int("headersTimeoutMs", o.headersTimeoutMs, 1, 30_000),
     bodyTimeoutMs: int("bodyTimeoutMs", o.bodyTimeoutMs, 1, 30_000),
     connectTimeoutMs: int("connectTimeoutMs", o.connectTimeoutMs, 1, 10_000),
-    prefetchBudgetBytes: int("prefetchBudgetBytes", o.prefetchBudgetBytes, 0, Math.min(Math.floor(maxBytes / 2), 2 * 2 ** 30)),
+    prefetchBudgetBytes: int(
+      "prefetchBudgetBytes",
+      o.prefetchBudgetBytes,
+      0,
+      Math.min(Math.floor(maxBytes / 2), 2 * 2 ** 30),
+    ),
     prefetchConcurrency: int("prefetchConcurrency", o.prefetchConcurrency, 1, 32),
     planIdleMs: int("planIdleMs", o.planIdleMs, 1, 60_000),
     hedgeAfterMs: o.hedgeAfterMs === undefined ? undefined : int("hedgeAfterMs", o.hedgeAfterMs, 1),

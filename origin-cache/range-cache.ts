@@ -11,9 +11,20 @@ import { describeReceived } from "../common/errors.js";
 import { Limiter } from "../common/limiter.js";
 import { BlockLookup } from "./core/lookup.js";
 import { cacheStats } from "./core/stats.js";
-import { LOCATE_LEASE_MS, LOCATE_MAX_LEASE_MS, type LocateResponse, type LocateRun } from "../common/schema/cache-locate.js";
+import {
+  LOCATE_LEASE_MS,
+  LOCATE_MAX_LEASE_MS,
+  type LocateResponse,
+  type LocateRun,
+} from "../common/schema/cache-locate.js";
 import { Leases } from "./core/leases.js";
-import { CacheArgumentError, CacheClosedError, LeaseNotFoundError, LocateUnavailableError, RangeNotSatisfiableError } from "./errors.js";
+import {
+  CacheArgumentError,
+  CacheClosedError,
+  LeaseNotFoundError,
+  LocateUnavailableError,
+  RangeNotSatisfiableError,
+} from "./errors.js";
 import { createLogger, type Logger } from "./log.js";
 import { CacheMetrics } from "./metrics.js";
 import { resolveOptions, type RangeCacheOptions, type ResolvedOptions } from "./options.js";
@@ -145,7 +156,10 @@ class RangeCacheImpl implements RangeCache {
       connectTimeoutMs: o.connectTimeoutMs,
       ...(o.tls ? { tls: o.tls } : {}),
     });
-    this.#metrics = new CacheMetrics({ inFlight: () => this.#limiter.active, resident: () => this.#store.residentBytes });
+    this.#metrics = new CacheMetrics({
+      inFlight: () => this.#limiter.active,
+      resident: () => this.#store.residentBytes,
+    });
     this.#fetchCtx = {
       dispatcher: { request: () => Promise.reject(new Error("unused")) } as never,
       limiter: this.#limiter,
@@ -161,7 +175,12 @@ class RangeCacheImpl implements RangeCache {
     };
     const closed = (): boolean => this.#closed;
     const store = (): BlockStore => this.#store;
-    this.#pins = new Pins({ pools: this.#pools, limiter: this.#limiter, metrics: this.#metrics, retry: this.#fetchCtx.retry });
+    this.#pins = new Pins({
+      pools: this.#pools,
+      limiter: this.#limiter,
+      metrics: this.#metrics,
+      retry: this.#fetchCtx.retry,
+    });
     this.#landing = new WriteBehind(store, this.#metrics, log);
     this.#pulls = new Pulls({
       blockSize: o.blockSize,
@@ -181,7 +200,15 @@ class RangeCacheImpl implements RangeCache {
       noteRead: (key, index) => this.#planner.noteRead(key, index),
       noteReads: (key, first, last) => this.#planner.noteReads(key, first, last),
     });
-    const prefetch = { blockSize: o.blockSize, runBlocks: this.#runBlocks, allow: this.#allow, pins: this.#pins, lookup: this.#lookup, pulls: this.#pulls, closed };
+    const prefetch = {
+      blockSize: o.blockSize,
+      runBlocks: this.#runBlocks,
+      allow: this.#allow,
+      pins: this.#pins,
+      lookup: this.#lookup,
+      pulls: this.#pulls,
+      closed,
+    };
     this.#planner = new Planner({
       blockSize: o.blockSize,
       budgetBytes: o.prefetchBudgetBytes,
@@ -205,7 +232,10 @@ class RangeCacheImpl implements RangeCache {
         this.#log.warn({ path }, "dropped a block that failed verification");
       },
     });
-    this.#log.info({ dir: this.#o.dir, blocks: this.#store.blocks, residentBytes: this.#store.residentBytes }, "block store open");
+    this.#log.info(
+      { dir: this.#o.dir, blocks: this.#store.blocks, residentBytes: this.#store.residentBytes },
+      "block store open",
+    );
   }
 
   /** `work`, unless the cache closes first: then CacheClosedError, whatever `work` does after. */
@@ -232,8 +262,14 @@ class RangeCacheImpl implements RangeCache {
   }
 
   #check(offset: number, length: number): void {
-    if (!Number.isSafeInteger(offset) || offset < 0) throw new CacheArgumentError(`Expected a non-negative integer for offset but received ${describeReceived(offset)}`);
-    if (!Number.isSafeInteger(length) || length < 0) throw new CacheArgumentError(`Expected a non-negative integer for length but received ${describeReceived(length)}`);
+    if (!Number.isSafeInteger(offset) || offset < 0)
+      throw new CacheArgumentError(
+        `Expected a non-negative integer for offset but received ${describeReceived(offset)}`,
+      );
+    if (!Number.isSafeInteger(length) || length < 0)
+      throw new CacheArgumentError(
+        `Expected a non-negative integer for length but received ${describeReceived(length)}`,
+      );
   }
 
   /** Validates a request for `[offset, offset + length)` and pins the object's version. */
@@ -242,7 +278,8 @@ class RangeCacheImpl implements RangeCache {
     if (this.#closed) throw new CacheClosedError();
     const url = this.#allow.check(raw);
     const pin = await this.#pins.pin(url, opts.etag);
-    if (offset + length > pin.size) throw new RangeNotSatisfiableError(`bytes=${offset}-${offset + length - 1}`, pin.size);
+    if (offset + length > pin.size)
+      throw new RangeNotSatisfiableError(`bytes=${offset}-${offset + length - 1}`, pin.size);
     return { url, pin };
   }
 
@@ -254,7 +291,9 @@ class RangeCacheImpl implements RangeCache {
     // One buffer for the whole span: stored blocks are read into it in place, the rest copied in.
     // Its own memory, never a slice of the shared pool: a caller that drops it frees it all.
     const into = Buffer.allocUnsafeSlow(length);
-    await this.#untilClosed(this.#lookup.fill(url, pin, offset, end, Math.floor(offset / bs), Math.floor((end - 1) / bs), into));
+    await this.#untilClosed(
+      this.#lookup.fill(url, pin, offset, end, Math.floor(offset / bs), Math.floor((end - 1) / bs), into),
+    );
     return into;
   }
 
@@ -286,7 +325,9 @@ class RangeCacheImpl implements RangeCache {
   async locate(raw: string, offset: number, length: number, opts: LocateOptions = {}): Promise<LocateResponse> {
     const leaseMs = opts.leaseMs ?? LOCATE_LEASE_MS;
     if (!Number.isSafeInteger(leaseMs) || leaseMs <= 0 || leaseMs > LOCATE_MAX_LEASE_MS) {
-      throw new CacheArgumentError(`Expected leaseMs from 1 to ${LOCATE_MAX_LEASE_MS} but received ${describeReceived(leaseMs)}`);
+      throw new CacheArgumentError(
+        `Expected leaseMs from 1 to ${LOCATE_MAX_LEASE_MS} but received ${describeReceived(leaseMs)}`,
+      );
     }
     const { url, pin } = await this.#untilClosed(this.#target(raw, offset, length, opts));
     const bs = this.#o.blockSize;
@@ -308,7 +349,8 @@ class RangeCacheImpl implements RangeCache {
         const from = Math.max(offset, (first + i) * bs) - (first + i) * bs;
         const to = Math.min(end - (first + i) * bs, b.length);
         const prev = runs[runs.length - 1];
-        if (prev && prev.path === b.path && prev.offset + prev.length === b.offset + from) runs[runs.length - 1] = { ...prev, length: prev.length + to - from };
+        if (prev && prev.path === b.path && prev.offset + prev.length === b.offset + from)
+          runs[runs.length - 1] = { ...prev, length: prev.length + to - from };
         else runs.push({ path: b.path, offset: b.offset + from, length: to - from });
       });
       return { etag: pin.etag, size: pin.size, runs, lease: this.#leases.grant(held.release, leaseMs) };

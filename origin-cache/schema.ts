@@ -47,6 +47,11 @@ export const CacheStats = z.object({
   httpVersions: z.record(z.string(), z.enum(["h2", "http/1.1"])),
   /** Leases of the local data plane (POST /v1/locate) held now. */
   leases: z.number(),
-  plan: z.object({ clients: z.number(), pendingBlocks: z.number(), prefetchedBlocks: z.number(), prefetchErrors: z.number() }),
+  plan: z.object({
+    clients: z.number(),
+    pendingBlocks: z.number(),
+    prefetchedBlocks: z.number(),
+    prefetchErrors: z.number(),
+  }),
 });
 export type CacheStats = z.infer<typeof CacheStats>;

@@ -26,7 +26,12 @@ export interface CacheService {
   close(): Promise<void>;
 }
 
-type Route = (cache: RangeCache, req: IncomingMessage, res: ServerResponse, query: URLSearchParams) => Promise<void> | void;
+type Route = (
+  cache: RangeCache,
+  req: IncomingMessage,
+  res: ServerResponse,
+  query: URLSearchParams,
+) => Promise<void> | void;
 
 const routes = new Map<string, Route>([
   ["GET /v1/fetch", handleFetch],
@@ -50,7 +55,9 @@ export async function startCache(opts: StartCacheOptions): Promise<CacheService>
   const host = opts.listen?.host ?? "127.0.0.1";
   const port = opts.listen?.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new CacheArgumentError(`Expected a port from 0 to 65535 for listen.port but received ${describeReceived(port)}`);
+    throw new CacheArgumentError(
+      `Expected a port from 0 to 65535 for listen.port but received ${describeReceived(port)}`,
+    );
   }
   const log = opts.logger ?? createLogger(opts.logLevel ?? "info");
   const cache = await createRangeCache({ ...opts, logger: log });
@@ -58,7 +65,9 @@ export async function startCache(opts: StartCacheOptions): Promise<CacheService>
     const u = new URL(req.url ?? "/", "http://local");
     const route: Route | undefined =
       routes.get(`${req.method} ${u.pathname}`) ??
-      (req.method === "DELETE" && u.pathname.startsWith(LEASE_PATH) ? (c, _req, r) => handleRelease(c, r, u.pathname) : undefined);
+      (req.method === "DELETE" && u.pathname.startsWith(LEASE_PATH)
+        ? (c, _req, r) => handleRelease(c, r, u.pathname)
+        : undefined);
     const fail = (err: unknown): void => {
       const known = err instanceof CacheError;
       if (!known) log.error({ err }, "request failed");

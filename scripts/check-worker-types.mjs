@@ -25,13 +25,19 @@ function body(path) {
 }
 
 function check() {
-  const gen = spawnSync(wrangler, ["types", fresh, "--env-file", "/dev/null"], { cwd: root, encoding: "utf8", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  const gen = spawnSync(wrangler, ["types", fresh, "--env-file", "/dev/null"], {
+    cwd: root,
+    encoding: "utf8",
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
   if (gen.status !== 0) {
     process.stderr.write(`types:check: wrangler types failed:\n${gen.stdout}${gen.stderr}`);
     return 1;
   }
   if (body(committed) !== body(fresh)) {
-    process.stderr.write(`types:check: ${committed} is out of date with wrangler.toml; run \`npm run types\` and commit it\n`);
+    process.stderr.write(
+      `types:check: ${committed} is out of date with wrangler.toml; run \`npm run types\` and commit it\n`,
+    );
     return 1;
   }
   return 0;

@@ -38,7 +38,8 @@ function newest(dir, exts) {
   let t = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, entry.name);
-    if (entry.isDirectory()) t = Math.max(t, entry.name === "build" || entry.name === "prebuilds" ? 0 : newest(p, exts));
+    if (entry.isDirectory())
+      t = Math.max(t, entry.name === "build" || entry.name === "prebuilds" ? 0 : newest(p, exts));
     else if (exts.some((e) => entry.name.endsWith(e))) t = Math.max(t, statSync(p).mtimeMs);
   }
   return t;
@@ -46,7 +47,10 @@ function newest(dir, exts) {
 
 // 1. The addon, rebuilt when a native source is newer than the prebuilt one.
 const prebuilt = join(root, "native", "prebuilds", "linux-x64", "ec_native.node");
-if (!existsSync(prebuilt) || statSync(prebuilt).mtimeMs < newest(join(root, "native"), [".cc", ".h", ".cu", ".gyp", ".cjs", ".sh", ".txt"])) {
+if (
+  !existsSync(prebuilt) ||
+  statSync(prebuilt).mtimeMs < newest(join(root, "native"), [".cc", ".h", ".cu", ".gyp", ".cjs", ".sh", ".txt"])
+) {
   run(process.execPath, [join(root, "scripts", "prebuild.mjs")], { stdio: ["ignore", "inherit", "inherit"] });
 }
 
@@ -73,13 +77,17 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(join(out, "licenses"), { recursive: true });
 copyFileSync(nodeXz, join(out, "node.xz"));
 copyFileSync(nodeLicense, join(out, "licenses", "Node.js-LICENSE.txt"));
-writeFileSync(join(out, "ec_native.node.xz"), execFileSync("xz", ["-9", "-T0", "-c", prebuilt], { maxBuffer: 64 << 20 }));
+writeFileSync(
+  join(out, "ec_native.node.xz"),
+  execFileSync("xz", ["-9", "-T0", "-c", prebuilt], { maxBuffer: 64 << 20 }),
+);
 cpSync(join(dirname(prebuilt), "licenses"), join(out, "licenses"), { recursive: true });
 copyFileSync(join(root, "test", "gpu", "bundle", "run.sh"), join(out, "run.sh"));
 // An xz for hosts without xz-utils (a minimal Debian has liblzma.so.5 but no xz).
 mkdirSync(join(out, "bin"));
 copyFileSync(run("bash", ["-c", "command -v xz"]).trim(), join(out, "bin", "xz"));
-if (existsSync("/usr/share/doc/xz-utils/copyright")) copyFileSync("/usr/share/doc/xz-utils/copyright", join(out, "licenses", "xz-utils.txt"));
+if (existsSync("/usr/share/doc/xz-utils/copyright"))
+  copyFileSync("/usr/share/doc/xz-utils/copyright", join(out, "licenses", "xz-utils.txt"));
 
 // 3. The checks, bundled: no node_modules travels. CommonJS dependencies get a require().
 const bundleOptions = {
@@ -90,22 +98,40 @@ const bundleOptions = {
   minify: true,
   legalComments: "none",
   logLevel: "warning",
-  banner: { js: 'import { createRequire as __ecRequire } from "node:module"; const require = __ecRequire(import.meta.url);' },
+  banner: {
+    js: 'import { createRequire as __ecRequire } from "node:module"; const require = __ecRequire(import.meta.url);',
+  },
 };
-await build({ ...bundleOptions, entryPoints: [join(root, "test", "gpu", "bundle", "check.ts")], outfile: join(out, "check.mjs") });
+await build({
+  ...bundleOptions,
+  entryPoints: [join(root, "test", "gpu", "bundle", "check.ts")],
+  outfile: join(out, "check.mjs"),
+});
 // The engine the Python client starts (EC_ENGINE=engine.mjs), for python_check.py.
-await build({ ...bundleOptions, entryPoints: [join(root, "test", "gpu", "bundle", "engine.ts")], outfile: join(out, "engine.mjs") });
+await build({
+  ...bundleOptions,
+  entryPoints: [join(root, "test", "gpu", "bundle", "engine.ts")],
+  outfile: join(out, "engine.mjs"),
+});
 
 // 4. Videos and their reference md5s, made here with ffmpeg.
 const fixtures = join(root, ".ec", "gpu-bundle", "make-fixtures.mjs");
-await build({ ...bundleOptions, minify: false, entryPoints: [join(root, "test", "gpu", "bundle", "make-fixtures.ts")], outfile: fixtures });
+await build({
+  ...bundleOptions,
+  minify: false,
+  entryPoints: [join(root, "test", "gpu", "bundle", "make-fixtures.ts")],
+  outfile: fixtures,
+});
 run(process.execPath, [fixtures, join(out, "videos")], { stdio: ["ignore", "inherit", "inherit"] });
 
 // 5. The Python client's check, where the repo has one.
 const pythonCheck = join(root, "test", "gpu", "bundle", "python_check.py");
 if (existsSync(pythonCheck)) copyFileSync(pythonCheck, join(out, "python_check.py"));
 if (existsSync(join(root, "python"))) {
-  cpSync(join(root, "python"), join(out, "python"), { recursive: true, filter: (p) => !/__pycache__|\.egg-info|\.venv|\.pytest_cache/.test(p) });
+  cpSync(join(root, "python"), join(out, "python"), {
+    recursive: true,
+    filter: (p) => !/__pycache__|\.egg-info|\.venv|\.pytest_cache/.test(p),
+  });
 }
 
 const sizes = [];
@@ -122,8 +148,11 @@ const walk = (dir) => {
   }
 };
 walk(out);
-for (const [p, size] of sizes.sort((a, b) => b[1] - a[1]).slice(0, 8)) log(`${(size / 1048576).toFixed(2).padStart(7)} MiB  ${p}`);
-log(`${out}: ${(total / 1048576).toFixed(1)} MiB in ${sizes.length} files, built in ${Math.round((Date.now() - start) / 1000)} s`);
+for (const [p, size] of sizes.sort((a, b) => b[1] - a[1]).slice(0, 8))
+  log(`${(size / 1048576).toFixed(2).padStart(7)} MiB  ${p}`);
+log(
+  `${out}: ${(total / 1048576).toFixed(1)} MiB in ${sizes.length} files, built in ${Math.round((Date.now() - start) / 1000)} s`,
+);
 if (total > LIMIT) {
   log(`Expected at most ${LIMIT / 1048576} MiB but the bundle is ${(total / 1048576).toFixed(1)} MiB`);
   process.exit(1);

@@ -31,7 +31,8 @@ function loads() {
 
 /** npm's own node-gyp (npm hands its path to scripts), else one installed next to ec. */
 function nodeGyp() {
-  if (process.env.npm_config_node_gyp && existsSync(process.env.npm_config_node_gyp)) return process.env.npm_config_node_gyp;
+  if (process.env.npm_config_node_gyp && existsSync(process.env.npm_config_node_gyp))
+    return process.env.npm_config_node_gyp;
   try {
     return createRequire(import.meta.url).resolve("node-gyp/bin/node-gyp.js");
   } catch {
@@ -40,7 +41,9 @@ function nodeGyp() {
 }
 
 const missingLibs = () =>
-  ["libavcodec", "libavutil", "libswscale"].filter((lib) => spawnSync("pkg-config", ["--exists", lib], { stdio: "ignore" }).status !== 0);
+  ["libavcodec", "libavutil", "libswscale"].filter(
+    (lib) => spawnSync("pkg-config", ["--exists", lib], { stdio: "ignore" }).status !== 0,
+  );
 
 if (loads() === undefined) {
   log("native addon: found a build that loads");
@@ -58,7 +61,10 @@ if (!gyp) {
   const prefix = join(dirname(process.execPath), "..");
   const nodedir = existsSync(join(prefix, "include", "node", "node_api.h")) ? [`--nodedir=${prefix}`] : [];
   try {
-    execFileSync(process.execPath, [gyp, "rebuild", "-j", "max", ...nodedir], { cwd: join(root, "native"), stdio: ["ignore", "inherit", "inherit"] });
+    execFileSync(process.execPath, [gyp, "rebuild", "-j", "max", ...nodedir], {
+      cwd: join(root, "native"),
+      stdio: ["ignore", "inherit", "inherit"],
+    });
   } catch {
     log("native addon: node-gyp failed (output above)");
   }

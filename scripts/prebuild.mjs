@@ -13,7 +13,9 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const { values } = parseArgs({ options: { out: { type: "string", default: join(root, "native", "prebuilds", "linux-x64") } } });
+const { values } = parseArgs({
+  options: { out: { type: "string", default: join(root, "native", "prebuilds", "linux-x64") } },
+});
 const require = createRequire(import.meta.url);
 const { unexpectedLibraries } = require("../native/ffmpeg/check-linked.cjs");
 
@@ -28,7 +30,10 @@ if (process.platform !== "linux" || process.arch !== "x64") {
 const start = Date.now();
 const env = { ...process.env };
 if (!process.env.EC_NO_CUDA) {
-  env.CUDA_HOME = execFileSync("bash", [join(root, "native", "cuda", "toolkit.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }).trim();
+  env.CUDA_HOME = execFileSync("bash", [join(root, "native", "cuda", "toolkit.sh")], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  }).trim();
   log(`CUDA_HOME=${env.CUDA_HOME}`);
 }
 execFileSync("bash", [join(root, "native", "ffmpeg", "build.sh")], { stdio: ["ignore", "ignore", "inherit"] });
@@ -41,11 +46,15 @@ for (const entry of ["binding.gyp", "find-cuda.cjs", "embed-kernels.cjs", "src",
 }
 const nodePrefix = join(dirname(process.execPath), "..");
 const nodedir = existsSync(join(nodePrefix, "include", "node", "node_api.h")) ? [`--nodedir=${nodePrefix}`] : [];
-execFileSync(process.execPath, [join(root, "node_modules", "node-gyp", "bin", "node-gyp.js"), "rebuild", "-j", "max", "--loglevel=warn", ...nodedir], {
-  cwd: work,
-  env,
-  stdio: ["ignore", "ignore", "inherit"],
-});
+execFileSync(
+  process.execPath,
+  [join(root, "node_modules", "node-gyp", "bin", "node-gyp.js"), "rebuild", "-j", "max", "--loglevel=warn", ...nodedir],
+  {
+    cwd: work,
+    env,
+    stdio: ["ignore", "ignore", "inherit"],
+  },
+);
 
 const built = join(work, "build", "Release", "ec_native.node");
 const extra = unexpectedLibraries(built);

@@ -2,7 +2,14 @@
 // pytest and venv. EC_PYTHON first, then the distribution's, then the one on PATH.
 import { spawnSync } from "node:child_process";
 
-export const PYTHON_APT_PACKAGES = ["python3-numpy", "python3-torch", "python3-pytest", "python3-venv", "python3-pip", "python3-setuptools"];
+export const PYTHON_APT_PACKAGES = [
+  "python3-numpy",
+  "python3-torch",
+  "python3-pytest",
+  "python3-venv",
+  "python3-pip",
+  "python3-setuptools",
+];
 const PROBE = "import numpy, torch, pytest, venv, ensurepip, setuptools";
 
 function works(python) {

@@ -108,9 +108,13 @@ function ensureNative() {
   // Headers installed next to this node (distro packages, offline hosts) spare node-gyp a download.
   const prefix = join(dirname(process.execPath), "..");
   const nodedir = existsSync(join(prefix, "include", "node", "node_api.h")) ? [`--nodedir=${prefix}`] : [];
-  run(process.execPath, [join(root, "node_modules", "node-gyp", "bin", "node-gyp.js"), "rebuild", "-j", "max", ...nodedir], {
-    cwd: join(root, "native"),
-  });
+  run(
+    process.execPath,
+    [join(root, "node_modules", "node-gyp", "bin", "node-gyp.js"), "rebuild", "-j", "max", ...nodedir],
+    {
+      cwd: join(root, "native"),
+    },
+  );
 }
 
 const [major, minor] = process.versions.node.split(".").map(Number);

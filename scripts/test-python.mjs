@@ -8,13 +8,24 @@ import { findPython, PYTHON_APT_PACKAGES } from "./python-env.mjs";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const python = findPython();
 if (!python) {
-  process.stderr.write(`[test:python] no Python with numpy, torch and pytest; run: sudo apt-get install -y ${PYTHON_APT_PACKAGES.join(" ")} (or set EC_PYTHON)\n`);
+  process.stderr.write(
+    `[test:python] no Python with numpy, torch and pytest; run: sudo apt-get install -y ${PYTHON_APT_PACKAGES.join(" ")} (or set EC_PYTHON)\n`,
+  );
   process.exit(1);
 }
-const env = { ...process.env, EC_ENGINE: join(root, "bin", "ec.js"), EC_NODE: process.execPath, PYTHONDONTWRITEBYTECODE: "1" };
-const r = spawnSync(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", join(root, "python", "tests"), ...process.argv.slice(2)], {
-  stdio: "inherit",
-  cwd: root,
-  env,
-});
+const env = {
+  ...process.env,
+  EC_ENGINE: join(root, "bin", "ec.js"),
+  EC_NODE: process.execPath,
+  PYTHONDONTWRITEBYTECODE: "1",
+};
+const r = spawnSync(
+  python,
+  ["-m", "pytest", "-q", "-p", "no:cacheprovider", join(root, "python", "tests"), ...process.argv.slice(2)],
+  {
+    stdio: "inherit",
+    cwd: root,
+    env,
+  },
+);
 process.exit(r.status ?? 1);

@@ -20,7 +20,12 @@ export interface ClipInfo {
    */
   readonly rotation?: 0 | 90 | 180 | 270;
   /** The source video or image as the object's index describes it (as coded: before any resize or rotation; fps and duration 0 for an image). */
-  readonly source?: { readonly width: number; readonly height: number; readonly fps: number; readonly duration: number };
+  readonly source?: {
+    readonly width: number;
+    readonly height: number;
+    readonly fps: number;
+    readonly duration: number;
+  };
   /** Whatever the `labels` hook returned; empty without one. */
   readonly labels: Readonly<Record<string, unknown>>;
 }

@@ -142,7 +142,10 @@ export class ClipError extends SdkError {
 /** The object's kind (image, array, …) is not streamed by this version of the SDK. */
 export class KindUnsupportedError extends SdkError {
   constructor(key: string, kind: string) {
-    super("ERR_KIND_UNSUPPORTED", `${key}: objects of kind ${JSON.stringify(kind)} are not streamed yet; video, images (JPEG, PNG, WebP) and .npy arrays are`);
+    super(
+      "ERR_KIND_UNSUPPORTED",
+      `${key}: objects of kind ${JSON.stringify(kind)} are not streamed yet; video, images (JPEG, PNG, WebP) and .npy arrays are`,
+    );
     this.name = "KindUnsupportedError";
   }
 }
@@ -163,6 +166,11 @@ export function asSdkError(err: unknown, fallbackCode: SdkErrorCode, key?: strin
  * @example
  * throw indexError("a.mp4", index.error);
  */
-export function indexError(key: string, error: { readonly code: string; readonly message: string } | undefined): ClipError {
-  return error ? new ClipError(relayedCode(error.code), key, error.message) : new ClipError(SdkErrorCode.IndexCorrupt, key, "corrupt object");
+export function indexError(
+  key: string,
+  error: { readonly code: string; readonly message: string } | undefined,
+): ClipError {
+  return error
+    ? new ClipError(relayedCode(error.code), key, error.message)
+    : new ClipError(SdkErrorCode.IndexCorrupt, key, "corrupt object");
 }

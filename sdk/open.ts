@@ -100,7 +100,8 @@ export class Dataset implements AsyncIterable<Batch> {
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<Batch> {
-    if (this.started) throw new SdkError("ERR_ALREADY_ITERATED", "A Dataset iterates once; open() again (with resume) for more");
+    if (this.started)
+      throw new SdkError("ERR_ALREADY_ITERATED", "A Dataset iterates once; open() again (with resume) for more");
     this.started = true;
     const gen = streamBatches({
       source: this.source,
@@ -189,7 +190,8 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
   shuffleAlgorithm(o.shuffle);
   const decode = parts.decode ?? (await defaultDecoder());
   const decodeImage = parts.decodeImage ?? (await defaultImageDecoder());
-  const openRun = parts.openRun === false ? undefined : parts.openRun ?? (parts.decode ? undefined : await defaultRunDecoder());
+  const openRun =
+    parts.openRun === false ? undefined : (parts.openRun ?? (parts.decode ? undefined : await defaultRunDecoder()));
   const source = parts.source ?? (await openSource(url, o));
   try {
     const pinned = (Array.isArray(o.resume) ? o.resume[0] : (o.resume as Checkpoint | undefined))?.generation;
@@ -202,7 +204,10 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
     const resumed = o.resume ? restore(o.resume, { fingerprint: plan.fingerprint, total: plan.total }) : undefined;
     for (const k of ["seed", "epoch"] as const) {
       if (resumed && options[k] !== undefined && options[k] !== resumed[k]) {
-        throw new ResumeError("ERR_RESUME_MISMATCH", `Expected ${k} ${resumed[k]} (the checkpoint's) or none but received ${options[k]}`);
+        throw new ResumeError(
+          "ERR_RESUME_MISMATCH",
+          `Expected ${k} ${resumed[k]} (the checkpoint's) or none but received ${options[k]}`,
+        );
       }
     }
     const epoch = resumed ? { seed: resumed.seed, epoch: resumed.epoch } : { seed: o.seed, epoch: o.epoch };
@@ -221,7 +226,21 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
       // The order streams: open() and the first batch compute only the positions they reach.
       mine = new RankClips(stream(), consumed, o.rank, o.world, o.limit);
     }
-    return new Dataset({ source, listing, indexes, plan, mine, consumed, skipped, decode, decodeImage, options: o, epoch, openRun, openedAt });
+    return new Dataset({
+      source,
+      listing,
+      indexes,
+      plan,
+      mine,
+      consumed,
+      skipped,
+      decode,
+      decodeImage,
+      options: o,
+      epoch,
+      openRun,
+      openedAt,
+    });
   } catch (err) {
     await source.close();
     throw err;

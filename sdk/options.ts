@@ -31,7 +31,10 @@ const nonNegativeInt = (name: string) => {
 const fn = <T>(name: string) => z.custom<T>((v) => typeof v === "function", { error: expected("a function", name) });
 
 /** Extra per-clip fields (e.g. in-stream labels) computed after decode; the labeler stage calls it. */
-export type LabelsHook = (clip: ClipInfo, frames: unknown) => Record<string, unknown> | Promise<Record<string, unknown>>;
+export type LabelsHook = (
+  clip: ClipInfo,
+  frames: unknown,
+) => Record<string, unknown> | Promise<Record<string, unknown>>;
 /** Keeps a clip when it returns true; a dropped clip counts as consumed for resume. */
 export type FilterHook = (clip: ClipInfo) => boolean | Promise<boolean>;
 /** Called once per skipped clip (corrupt object, failed fetch or decode); the stream goes on. */
@@ -67,16 +70,31 @@ export const OpenOptionsSchema = z
     limit: positiveInt("limit").optional(),
     /** A hook of one's own, or labelers to run: true (every built-in), names, or { name: thresholds | function }. */
     labels: z
-      .union([fn<LabelsHook>("labels"), z.custom<LabelsSpec>((v) => v === true || v === false || Array.isArray(v) || (v !== null && typeof v === "object"))], {
-        error: expected("a function, true, a list of labeler names or an object of labeler settings", "labels"),
-      })
+      .union(
+        [
+          fn<LabelsHook>("labels"),
+          z.custom<LabelsSpec>(
+            (v) => v === true || v === false || Array.isArray(v) || (v !== null && typeof v === "object"),
+          ),
+        ],
+        {
+          error: expected("a function, true, a list of labeler names or an object of labeler settings", "labels"),
+        },
+      )
       .optional(),
     /** A predicate, or "drop" (the default with labelers: clips failing validation are dropped) or "tag" (keep all). */
-    filter: z.union([fn<FilterHook>("filter"), z.enum(["drop", "tag"])], { error: expected('a function, "drop" or "tag"', "filter") }).optional(),
+    filter: z
+      .union([fn<FilterHook>("filter"), z.enum(["drop", "tag"])], {
+        error: expected('a function, "drop" or "tag"', "filter"),
+      })
+      .optional(),
 
     // — how to iterate —
     /** Bearer token for the edge; default: the EC_TOKEN environment variable. */
-    token: z.string({ error: expected("a string", "token") }).min(1, { error: expected("a non-empty string", "token") }).optional(),
+    token: z
+      .string({ error: expected("a string", "token") })
+      .min(1, { error: expected("a non-empty string", "token") })
+      .optional(),
     /** origin-cache URL (e.g. http://127.0.0.1:7070); default: an in-process cache. */
     cache: z.url({ error: expected("an http(s) URL", "cache") }).optional(),
     /**
@@ -89,7 +107,9 @@ export const OpenOptionsSchema = z
     seed: nonNegativeInt("seed").default(0),
     epoch: nonNegativeInt("epoch").default(0),
     /** Name of a registered shuffle algorithm ("shard-buffer", "global", "none") or false. */
-    shuffle: z.union([z.string(), z.literal(false)], { error: expected("a shuffle name or false", "shuffle") }).default("shard-buffer"),
+    shuffle: z
+      .union([z.string(), z.literal(false)], { error: expected("a shuffle name or false", "shuffle") })
+      .default("shard-buffer"),
     shuffleBuffer: positiveInt("shuffleBuffer").default(256),
     rank: nonNegativeInt("rank").default(0),
     world: positiveInt("world").default(1),
@@ -102,17 +122,21 @@ export const OpenOptionsSchema = z
     workers: positiveInt("workers").default(Math.max(1, availableParallelism())),
     device: DeviceSchema.default("auto"),
     /** A checkpoint from `ds.state()`, or the checkpoints of every rank. */
-    resume: z.union([Checkpoint, z.array(Checkpoint).min(1)], { error: expected("a checkpoint from ds.state()", "resume") }).optional(),
+    resume: z
+      .union([Checkpoint, z.array(Checkpoint).min(1)], { error: expected("a checkpoint from ds.state()", "resume") })
+      .optional(),
     onError: fn<ErrorHook>("onError").optional(),
 
     // — where the bytes are, for r2:// and s3:// datasets read without the edge —
     ...S3OptionsSchema.shape,
   })
   .strict()
-  .refine((o) => o.rank < o.world, { error: (iss) => {
-    const o = iss.input as { rank: number; world: number };
-    return `Expected rank below world (${o.world}) but received ${o.rank}`;
-  } });
+  .refine((o) => o.rank < o.world, {
+    error: (iss) => {
+      const o = iss.input as { rank: number; world: number };
+      return `Expected rank below world (${o.world}) but received ${o.rank}`;
+    },
+  });
 
 export type OpenOptions = z.input<typeof OpenOptionsSchema>;
 export type ResolvedOptions = Readonly<
@@ -122,7 +146,8 @@ export type ResolvedOptions = Readonly<
 function envInt(env: NodeJS.ProcessEnv, name: string): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === "") return undefined;
-  if (!/^\d+$/.test(raw)) throw new InvalidOptionError(`Expected a non-negative integer for ${name} but received ${describeReceived(raw)}`);
+  if (!/^\d+$/.test(raw))
+    throw new InvalidOptionError(`Expected a non-negative integer for ${name} but received ${describeReceived(raw)}`);
   return Number(raw);
 }
 
@@ -144,9 +169,10 @@ export function resolveOptions(input: OpenOptions = {}, env: NodeJS.ProcessEnv =
   const parsed = OpenOptionsSchema.safeParse(withEnv);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const message = issue.code === "unrecognized_keys"
-      ? `Expected only known options but received ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}`
-      : issue.message;
+    const message =
+      issue.code === "unrecognized_keys"
+        ? `Expected only known options but received ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}`
+        : issue.message;
     throw new InvalidOptionError(message);
   }
   const hooks = labelOptionHooks<ClipInfo>(parsed.data.labels, parsed.data.filter);

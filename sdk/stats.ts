@@ -46,7 +46,10 @@ export class StatsRecorder {
   /** When open() started (same clock as `now`): first_batch_s counts from it. */
   openedAt: number | undefined;
 
-  constructor(private readonly source: () => SourceStats, private readonly now: () => number = () => performance.now()) {}
+  constructor(
+    private readonly source: () => SourceStats,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   error(code: string): void {
     this.errors[code] = (this.errors[code] ?? 0) + 1;
@@ -88,7 +91,10 @@ export class StatsRecorder {
       bytes_needed: this.bytesNeeded,
       bytes_delivered: this.bytesDelivered,
       seconds: wallMs / 1000,
-      first_batch_s: this.firstBatchAt === undefined ? null : (this.firstBatchAt - (this.openedAt ?? this.startedAt ?? this.firstBatchAt)) / 1000,
+      first_batch_s:
+        this.firstBatchAt === undefined
+          ? null
+          : (this.firstBatchAt - (this.openedAt ?? this.startedAt ?? this.firstBatchAt)) / 1000,
       stall_ratio: wallMs > 0 ? Math.min(1, (this.waitMs + waiting) / wallMs) : 0,
       cache_hit_ratio: lookups > 0 ? s.cacheHits / lookups : 0,
       device: this.device,

@@ -2,7 +2,17 @@ import type { DecodedClip } from "./pipeline/decode.js";
 import { ARRAY_DTYPES } from "./pipeline/array-task.js";
 import { SdkError } from "./errors.js";
 
-export type TensorData = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array;
+export type TensorData =
+  | Uint8Array
+  | Int8Array
+  | Uint16Array
+  | Int16Array
+  | Uint32Array
+  | Int32Array
+  | Float32Array
+  | Float64Array
+  | BigInt64Array
+  | BigUint64Array;
 
 /**
  * A dense batch. rgb24: shape [B, T, H, W, 3]; native: [B, T, bytesPerFrame] in `pixelFormat`;
@@ -56,7 +66,10 @@ export function batchLayout(clips: readonly DecodedClip[]): BatchLayout {
   const frames: Uint8Array[] = [];
   for (const clip of clips) {
     if (clip.frames.length !== t || layoutOf(clip) !== layoutOf(clips[0]!)) {
-      throw new SdkError("ERR_BATCH_LAYOUT", `Expected clips of ${t} frames laid out as ${layoutOf(clips[0]!)} but received ${clip.frames.length} as ${layoutOf(clip)}`);
+      throw new SdkError(
+        "ERR_BATCH_LAYOUT",
+        `Expected clips of ${t} frames laid out as ${layoutOf(clips[0]!)} but received ${clip.frames.length} as ${layoutOf(clip)}`,
+      );
     }
     for (const f of clip.frames) frames.push(f.data);
   }
@@ -64,7 +77,13 @@ export function batchLayout(clips: readonly DecodedClip[]): BatchLayout {
   const npy = NPY_FORMAT.exec(first.format);
   if (npy) {
     const dims = npy[2] ? npy[2].split("x").map(Number) : [];
-    return { shape: [clips.length, ...dims], dtype: ARRAY_DTYPES.get(npy[1]!)!.name, pixelFormat: first.format, byteLength, frames };
+    return {
+      shape: [clips.length, ...dims],
+      dtype: ARRAY_DTYPES.get(npy[1]!)!.name,
+      pixelFormat: first.format,
+      byteLength,
+      frames,
+    };
   }
   // Images have no time axis: [B, H, W, 3] (rgb24) or [B, bytesPerImage] (native).
   const frameShape = first.format === "rgb24" ? [first.height, first.width, 3] : [frameBytes];
@@ -79,9 +98,16 @@ export function batchLayout(clips: readonly DecodedClip[]): BatchLayout {
  * @example
  * const t = stackClips([a, b]); t.shape; // [2, 16, 224, 224, 3]
  */
-export function stackClips(clips: readonly DecodedClip[], layout: BatchLayout = batchLayout(clips), buffer?: ArrayBuffer): Tensor {
+export function stackClips(
+  clips: readonly DecodedClip[],
+  layout: BatchLayout = batchLayout(clips),
+  buffer?: ArrayBuffer,
+): Tensor {
   if (buffer && buffer.byteLength < layout.byteLength) {
-    throw new SdkError("ERR_BATCH_LAYOUT", `Expected a buffer of at least ${layout.byteLength} bytes but received ${buffer.byteLength}`);
+    throw new SdkError(
+      "ERR_BATCH_LAYOUT",
+      `Expected a buffer of at least ${layout.byteLength} bytes but received ${buffer.byteLength}`,
+    );
   }
   const data = buffer ? new Uint8Array(buffer, 0, layout.byteLength) : new Uint8Array(layout.byteLength);
   let at = 0;

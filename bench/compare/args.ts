@@ -44,12 +44,33 @@ export const USAGE = `usage: npm run bench -- [--videos DIR] [--count N] [--size
                       [--rows ${ROW_NAMES.join(",")}] [--out DIR] [--json]
 `;
 
-const STRING_FLAGS = ["videos", "count", "size", "seconds", "fps", "gop", "clips", "frames", "batch", "seed", "workers", "rtt-ms", "bandwidth-mbps", "block-kib", "step-ms", "rows", "out", "client-cpus", "remote-cpus"];
+const STRING_FLAGS = [
+  "videos",
+  "count",
+  "size",
+  "seconds",
+  "fps",
+  "gop",
+  "clips",
+  "frames",
+  "batch",
+  "seed",
+  "workers",
+  "rtt-ms",
+  "bandwidth-mbps",
+  "block-kib",
+  "step-ms",
+  "rows",
+  "out",
+  "client-cpus",
+  "remote-cpus",
+];
 
 function int(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!/^\d+(\.\d+)?$/.test(raw) || n < min) throw new Error(`Expected a number ≥ ${min} for --${name} but received ${describeReceived(raw)}`);
+  if (!/^\d+(\.\d+)?$/.test(raw) || n < min)
+    throw new Error(`Expected a number ≥ ${min} for --${name} but received ${describeReceived(raw)}`);
   return n;
 }
 
@@ -78,14 +99,16 @@ export function parseCompareArgs(argv: readonly string[]): CompareConfig {
   if (!size) throw new Error(`Expected WxH (e.g. 640x360) for --size but received ${describeReceived(s("size"))}`);
   const rows = (s("rows") ?? ROW_NAMES.join(",")).split(",").filter(Boolean);
   for (const r of rows) {
-    if (!(ROW_NAMES as readonly string[]).includes(r)) throw new Error(`Expected rows among ${ROW_NAMES.join(", ")} but received ${describeReceived(r)}`);
+    if (!(ROW_NAMES as readonly string[]).includes(r))
+      throw new Error(`Expected rows among ${ROW_NAMES.join(", ")} but received ${describeReceived(r)}`);
   }
   // The other rows decode the clips the local row chose, so it always runs.
   if (!rows.includes("local")) rows.unshift("local");
   let cpus: CpuSets = defaultCpuSets();
   if (v["no-pin"]) cpus = { ...cpus, unpinned: "--no-pin" };
   else if (s("client-cpus") !== undefined || s("remote-cpus") !== undefined) {
-    if (s("client-cpus") === undefined || s("remote-cpus") === undefined) throw new Error("Expected --client-cpus and --remote-cpus together but received one of them");
+    if (s("client-cpus") === undefined || s("remote-cpus") === undefined)
+      throw new Error("Expected --client-cpus and --remote-cpus together but received one of them");
     cpus = { client: parseCpuList(s("client-cpus")!), remote: parseCpuList(s("remote-cpus")!) };
   }
   return {

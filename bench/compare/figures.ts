@@ -36,7 +36,10 @@ export interface RowFigures {
   readonly local_reference_clips_per_s: number | null;
 }
 
-export type RowResult = { readonly label: string } & ({ readonly status: "ran"; readonly figures: RowFigures } | { readonly status: "skipped"; readonly reason: string });
+export type RowResult = { readonly label: string } & (
+  | { readonly status: "ran"; readonly figures: RowFigures }
+  | { readonly status: "skipped"; readonly reason: string }
+);
 
 const round = (x: number, digits = 4): number => Number(x.toPrecision(digits));
 
@@ -47,7 +50,11 @@ export interface LocalReference {
 }
 
 /** Figures of one row; `local` makes its vs_local ratios. */
-export function figuresOf(o: Extract<RowOutcome, { kind: "ran" }>, local: LocalReference | undefined, batch = 1): RowFigures {
+export function figuresOf(
+  o: Extract<RowOutcome, { kind: "ran" }>,
+  local: LocalReference | undefined,
+  batch = 1,
+): RowFigures {
   const r = o.report;
   const steadyS = r.seconds - r.firstBatchSeconds;
   const steadyClips = r.clips - Math.min(batch, r.clips);
@@ -69,10 +76,12 @@ export function figuresOf(o: Extract<RowOutcome, { kind: "ran" }>, local: LocalR
     peak_rss_mb: round(o.peakMemoryBytes / 2 ** 20),
     cpu_s_per_frame: round(r.frames > 0 ? o.cpuSeconds / r.frames : 0),
     client_cpu_ms_per_frame: round(r.frames > 0 ? (o.cpuSeconds / r.frames) * 1000 : 0),
-    bridge_ms_per_frame: r.bridgeCpuSeconds === undefined || r.frames === 0 ? null : round((r.bridgeCpuSeconds / r.frames) * 1000),
+    bridge_ms_per_frame:
+      r.bridgeCpuSeconds === undefined || r.frames === 0 ? null : round((r.bridgeCpuSeconds / r.frames) * 1000),
     remote_cpu_s: round(o.remoteCpuSeconds, 3),
     vs_local: local?.clipsPerS ? round(cps / local.clipsPerS) : null,
-    vs_local_steady: local?.steadyClipsPerS && steadyS > 0 ? round(steadyClips / steadyS / local.steadyClipsPerS) : null,
+    vs_local_steady:
+      local?.steadyClipsPerS && steadyS > 0 ? round(steadyClips / steadyS / local.steadyClipsPerS) : null,
     local_reference_clips_per_s: local ? round(local.clipsPerS) : null,
   };
 }
@@ -116,7 +125,8 @@ export function ratiosOf(rows: Partial<Record<RowName, RowResult>>, gopBytesPerC
     const r = rows[n];
     return r?.status === "ran" && r.figures[key] !== null && r.figures[key]! > 0 ? r.figures[key]! : undefined;
   };
-  const div = (a: number | undefined, b: number | undefined): number | null => (a !== undefined && b !== undefined ? round(a / b) : null);
+  const div = (a: number | undefined, b: number | undefined): number | null =>
+    a !== undefined && b !== undefined ? round(a / b) : null;
   const cold = rows.ec_cold;
   const cpu = (n: RowName): number | undefined => {
     const r = rows[n];
@@ -131,7 +141,10 @@ export function ratiosOf(rows: Partial<Record<RowName, RowResult>>, gopBytesPerC
     client_cpu_warm_vs_local: div(cpu("ec_warm"), cpu("local")),
     ec_python_vs_ts: div(vs("ec_python", "vs_local"), vs("ec_warm", "vs_local")),
     ec_python_vs_torch: div(vs("ec_python", "vs_local"), vs("torch", "vs_local")),
-    bytes_per_clip_vs_gop: div(cold?.status === "ran" ? cold.figures.bytes_per_clip : undefined, gopBytesPerClip || undefined),
+    bytes_per_clip_vs_gop: div(
+      cold?.status === "ran" ? cold.figures.bytes_per_clip : undefined,
+      gopBytesPerClip || undefined,
+    ),
     ec_cold_vs_local_steady: div(vs("ec_cold", "vs_local_steady"), 1),
     ec_warm_vs_local_steady: div(vs("ec_warm", "vs_local_steady"), 1),
   };

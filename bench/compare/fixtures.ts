@@ -23,10 +23,19 @@ export async function videoFiles(config: CompareConfig, dir: string): Promise<st
   }
   const files: string[] = [];
   for (let i = 0; i < config.count; i++) {
-    files.push(await makeVideo(dir, {
-      codec: "h264", width: config.width, height: config.height, frames: config.seconds * config.fps,
-      fps: config.fps, gop: config.gop, bframes: 2, faststart: i % 2 === 0, name: `video-${String(i).padStart(3, "0")}.mp4`,
-    }));
+    files.push(
+      await makeVideo(dir, {
+        codec: "h264",
+        width: config.width,
+        height: config.height,
+        frames: config.seconds * config.fps,
+        fps: config.fps,
+        gop: config.gop,
+        bframes: 2,
+        faststart: i % 2 === 0,
+        name: `video-${String(i).padStart(3, "0")}.mp4`,
+      }),
+    );
   }
   return files;
 }

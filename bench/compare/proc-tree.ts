@@ -31,7 +31,9 @@ function childrenOf(pid: number): number[] {
   } catch {
     return [];
   }
-  return tids.flatMap((tid) => (read(`/proc/${pid}/task/${tid}/children`) ?? "").split(" ").filter(Boolean).map(Number));
+  return tids.flatMap((tid) =>
+    (read(`/proc/${pid}/task/${tid}/children`) ?? "").split(" ").filter(Boolean).map(Number),
+  );
 }
 
 /** Every live descendant of `root`, itself included. */
@@ -73,7 +75,10 @@ export class TreeMemorySampler {
   peakBytes = 0;
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly roots: () => number[], intervalMs = 200) {
+  constructor(
+    private readonly roots: () => number[],
+    intervalMs = 200,
+  ) {
     this.timer = setInterval(() => this.sample(), intervalMs);
     this.timer.unref();
   }

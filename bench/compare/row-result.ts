@@ -66,6 +66,10 @@ export class ConsumerClock {
   }
   done(): { seconds: number; firstBatchSeconds: number; stallRatio: number } {
     const wall = performance.now() - this.t0;
-    return { seconds: wall / 1000, firstBatchSeconds: (this.first ?? wall) / 1000, stallRatio: wall > 0 ? Math.min(1, this.waited / wall) : 0 };
+    return {
+      seconds: wall / 1000,
+      firstBatchSeconds: (this.first ?? wall) / 1000,
+      stallRatio: wall > 0 ? Math.min(1, this.waited / wall) : 0,
+    };
   }
 }

@@ -22,9 +22,7 @@ export interface RowContext {
   readonly clips: readonly ClipRef[];
 }
 
-export type RowOutcome =
-  | ({ readonly kind: "ran" } & Measured)
-  | { readonly kind: "skipped"; readonly reason: string };
+export type RowOutcome = ({ readonly kind: "ran" } & Measured) | { readonly kind: "skipped"; readonly reason: string };
 
 export interface RowDef {
   readonly name: RowName;
@@ -35,7 +33,14 @@ export interface RowDef {
 
 /** ec's open() options every ec-pipeline row uses, so they pick the same clips. */
 export function ecOptions(config: CompareConfig): Record<string, unknown> {
-  return { frames: config.frames, batch: config.batch, limit: config.clips, seed: config.seed, workers: config.workers, prefetch: Math.max(8, config.workers * 4) };
+  return {
+    frames: config.frames,
+    batch: config.batch,
+    limit: config.clips,
+    seed: config.seed,
+    workers: config.workers,
+    prefetch: Math.max(8, config.workers * 4),
+  };
 }
 
 /** The signed URL (through the WAN) of the object a clip's key names: keys match on the path below the dataset prefix. */

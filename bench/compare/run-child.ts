@@ -50,7 +50,9 @@ export function nodeArgs(args: readonly string[]): string[] {
 function remoteCpu(also: readonly number[]): number {
   const skip = new Set(also.flatMap((p) => treePids(p)));
   // This process's reaped children are the rows themselves: its own time only.
-  return treePids(process.pid).filter((p) => !skip.has(p)).reduce((s, p) => s + cpuSecondsOf(p, p !== process.pid), 0);
+  return treePids(process.pid)
+    .filter((p) => !skip.has(p))
+    .reduce((s, p) => s + cpuSecondsOf(p, p !== process.pid), 0);
 }
 
 /**

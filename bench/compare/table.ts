@@ -36,12 +36,18 @@ export function renderTable(rows: Partial<Record<RowName, RowResult>>, targets: 
     }
   }
   const widths = header.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
-  const fmt = (l: string[]): string => l.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  const fmt = (l: string[]): string =>
+    l.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
   const out = [fmt(lines[0]!), widths.map((w) => "-".repeat(w)).join("  "), ...lines.slice(1).map(fmt)];
   if (notes.length > 0) out.push("", ...notes);
   out.push("", "targets:");
   for (const t of targets) {
-    const state = t.met === null ? "not measured" : t.met ? `met (×${t.margin} of the bound)` : `MISSED (×${t.margin} of the bound)`;
+    const state =
+      t.met === null
+        ? "not measured"
+        : t.met
+          ? `met (×${t.margin} of the bound)`
+          : `MISSED (×${t.margin} of the bound)`;
     out.push(`  ${t.goal.padEnd(44)} ${t.ratio} = ${t.value ?? "-"}  ${state}`);
   }
   return `${out.join("\n")}\n`;

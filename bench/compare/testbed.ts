@@ -56,9 +56,12 @@ async function manifest(edge: LocalEdge, prefix: string): Promise<ManifestV1["ob
   let cursor: string | null = null;
   do {
     const q: string = cursor === null ? "" : `?cursor=${encodeURIComponent(cursor)}`;
-    const res = await request(`${edge.url}/v1/datasets/${encodeURIComponent(prefix)}/manifest${q}`, { headers: { authorization: `Bearer ${edge.token}` } });
+    const res = await request(`${edge.url}/v1/datasets/${encodeURIComponent(prefix)}/manifest${q}`, {
+      headers: { authorization: `Bearer ${edge.token}` },
+    });
     const body = await res.body.json();
-    if (res.statusCode !== 200) throw new Error(`Expected 200 for the manifest but received ${res.statusCode}: ${JSON.stringify(body)}`);
+    if (res.statusCode !== 200)
+      throw new Error(`Expected 200 for the manifest but received ${res.statusCode}: ${JSON.stringify(body)}`);
     const page = ManifestV1.parse(JSON.parse(SignedManifestV1.parse(body).payload));
     objects.push(...page.objects);
     cursor = page.cursor;
@@ -86,10 +89,20 @@ export async function startTestbed(o: TestbedOptions): Promise<Testbed> {
 
 async function startOnce(o: TestbedOptions): Promise<Testbed> {
   const port = await freePort();
-  const wan = await startWanEmulator({ target: `http://127.0.0.1:${port}`, rttMs: o.rttMs, bandwidthBytesPerSec: o.bandwidthBytesPerSec });
+  const wan = await startWanEmulator({
+    target: `http://127.0.0.1:${port}`,
+    rttMs: o.rttMs,
+    bandwidthBytesPerSec: o.bandwidthBytesPerSec,
+  });
   let edge: LocalEdge | undefined;
   try {
-    edge = await startLocalEdge({ port, quiet: true, varsDir: o.workDir, persistDir: join(o.workDir, "r2"), publicOrigin: wan.url });
+    edge = await startLocalEdge({
+      port,
+      quiet: true,
+      varsDir: o.workDir,
+      persistDir: join(o.workDir, "r2"),
+      publicOrigin: wan.url,
+    });
     for (const file of o.files) await upload(edge, `${o.prefix}/${basename(file)}`, file);
     const listed = await manifest(edge, o.prefix);
     // Set-up, not measured: straight to the edge, not through the WAN.
@@ -100,7 +113,8 @@ async function startOnce(o: TestbedOptions): Promise<Testbed> {
     for (const obj of listed) {
       const res = await request(direct(obj.indexUrl));
       await res.body.dump();
-      if (res.statusCode !== 200) throw new Error(`Expected 200 for the index of ${obj.key} but received ${res.statusCode}`);
+      if (res.statusCode !== 200)
+        throw new Error(`Expected 200 for the index of ${obj.key} but received ${res.statusCode}`);
     }
     const caFile = join(o.workDir, "wan-ca.pem");
     await writeFile(caFile, wan.ca);

@@ -1,6 +1,10 @@
 /** Page encoding: gzip with the runtime's CompressionStream (workerd and Node alike). */
 export async function gzip(bytes: Uint8Array): Promise<Uint8Array> {
-  return new Uint8Array(await new Response(new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer());
+  return new Uint8Array(
+    await new Response(
+      new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream("gzip")),
+    ).arrayBuffer(),
+  );
 }
 
 /** base64url SHA-256, the digest a table head records for each page. */

@@ -12,13 +12,21 @@ import type { IndexV1, TableEntryV1 } from "../schema/index.js";
  */
 export function tableEntry(index: IndexV1, keyframes?: readonly number[]): TableEntryV1 {
   const base: TableEntryV1 = { key: index.key, size: index.size, etag: index.etag, kind: index.kind };
-  if (index.kind === "error") return { ...base, error: index.error ?? { code: "ERR_INDEX_CORRUPT", message: "corrupt object" } };
+  if (index.kind === "error")
+    return { ...base, error: index.error ?? { code: "ERR_INDEX_CORRUPT", message: "corrupt object" } };
   if (index.video) {
     const v = index.video;
     // Frames as ffmpeg outputs them: the samples an edit list shows (frame 0 the first after the cut).
     const order = keyframes ? undefined : frameOrder(v.samples, v.edit);
     const frames = order ? order.decodeOf.length : v.samples.pts.filter((p) => isShown(v.edit, p)).length;
-    return { ...base, frames, keyframes: [...(keyframes ?? order!.keyframes)], codec: v.codec, width: v.width, height: v.height };
+    return {
+      ...base,
+      frames,
+      keyframes: [...(keyframes ?? order!.keyframes)],
+      codec: v.codec,
+      width: v.width,
+      height: v.height,
+    };
   }
   if (index.image) return { ...base, width: index.image.width, height: index.image.height };
   if (index.array) return { ...base, frames: 1 };

@@ -56,11 +56,23 @@ export async function mergePages(
       else entries.set(key, entry);
     }
     const sorted = [...entries.values()].sort((a, b) => compareKeys(a.key, b.key));
-    const parts = sorted.length > PAGE_MAX || previous.length === 0 ? Math.ceil(sorted.length / PAGE_TARGET) : sorted.length > 0 ? 1 : 0;
+    const parts =
+      sorted.length > PAGE_MAX || previous.length === 0
+        ? Math.ceil(sorted.length / PAGE_TARGET)
+        : sorted.length > 0
+          ? 1
+          : 0;
     const size = Math.ceil(sorted.length / Math.max(parts, 1));
     for (let i = 0; i < parts; i++) {
       const chunk = sorted.slice(i * size, (i + 1) * size);
-      const ref = { name: name(written.length), first: chunk[0]!.key, last: chunk.at(-1)!.key, count: chunk.length, bytes: chunk.reduce((n, e) => n + e.size, 0), sha256: "" };
+      const ref = {
+        name: name(written.length),
+        first: chunk[0]!.key,
+        last: chunk.at(-1)!.key,
+        count: chunk.length,
+        bytes: chunk.reduce((n, e) => n + e.size, 0),
+        sha256: "",
+      };
       pages.push(ref);
       written.push({ ref, entries: chunk });
     }
@@ -97,6 +109,14 @@ export async function buildGeneration(
       return { name: ref.name, gz: page.gz };
     }),
   );
-  const head: TableHeadV1 = { version: 1, root: o.root, generation, createdAt: o.now, shardBytes: o.shardBytes, objects: pages.reduce((n, p) => n + p.count, 0), pages };
+  const head: TableHeadV1 = {
+    version: 1,
+    root: o.root,
+    generation,
+    createdAt: o.now,
+    shardBytes: o.shardBytes,
+    objects: pages.reduce((n, p) => n + p.count, 0),
+    pages,
+  };
   return { head, pages: stored };
 }

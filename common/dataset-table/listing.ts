@@ -13,7 +13,12 @@ export function tableShards(entries: readonly Pick<TableEntryV1, "size">[], shar
   const shards: ShardV1[] = [];
   for (let first = 0; first < entries.length; first += MAX_MANIFEST_PAGE) {
     const page = entries.slice(first, first + MAX_MANIFEST_PAGE);
-    for (const s of groupShards(page.map((e) => e.size), shardBytes, shards.length)) shards.push({ ...s, first: s.first + first });
+    for (const s of groupShards(
+      page.map((e) => e.size),
+      shardBytes,
+      shards.length,
+    ))
+      shards.push({ ...s, first: s.first + first });
   }
   return shards;
 }

@@ -42,7 +42,8 @@ export const tablePrefix = (root: string) => `${RESERVED_PREFIX}table/v1/${root}
 export const tableKeys = {
   entry: (root: string, key: string) => reservedKey(`${tablePrefix(root)}entries/`, key),
   pendingPrefix: (root: string) => `${tablePrefix(root)}pending/`,
-  pending: (root: string, key: string, etag: string) => reservedKey(`${tablePrefix(root)}pending/${bareEtag(etag) || "deleted"}/`, key),
+  pending: (root: string, key: string, etag: string) =>
+    reservedKey(`${tablePrefix(root)}pending/${bareEtag(etag) || "deleted"}/`, key),
   page: (root: string, name: string) => `${tablePrefix(root)}pages/${name}.json`,
   generation: (root: string, generation: number) => `${tablePrefix(root)}gen/${generation}.json`,
   head: (root: string) => `${tablePrefix(root)}head.json`,

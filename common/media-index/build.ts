@@ -25,8 +25,20 @@ interface FormatIndexer {
 const formats = new Map<string, FormatIndexer>([
   ["mp4", { sniff: looksLikeMp4, index: async (r) => videoFields(await indexMp4(r)) }],
   ["matroska", { sniff: looksLikeMatroska, index: async (r) => videoFields(await indexMatroska(r)) }],
-  ["mpegts", { sniff: (h) => tsPacketSize(h) !== undefined, index: async (r, h) => videoFields(await indexMpegTs(r, tsPacketSize(h)!)) }],
-  ["image", { sniff: (h) => sniffImage(h) !== undefined, index: async (r, h) => ({ kind: "image", image: await indexImage(r, sniffImage(h)!) }) }],
+  [
+    "mpegts",
+    {
+      sniff: (h) => tsPacketSize(h) !== undefined,
+      index: async (r, h) => videoFields(await indexMpegTs(r, tsPacketSize(h)!)),
+    },
+  ],
+  [
+    "image",
+    {
+      sniff: (h) => sniffImage(h) !== undefined,
+      index: async (r, h) => ({ kind: "image", image: await indexImage(r, sniffImage(h)!) }),
+    },
+  ],
   ["npy", { sniff: looksLikeNpy, index: async (r) => ({ kind: "array", array: await indexNpy(r) }) }],
 ]);
 
@@ -47,13 +59,21 @@ const SNIFF_BYTES = 1024;
  * const index = await buildIndex({ size, read: (o, n) => readRange(o, n) }, { key: "clips/a.mp4", etag });
  * if (index.kind === "video") console.log(index.video!.frameCount);
  */
-export async function buildIndex(reader: RangeReader, meta: { key: string; etag: string; maxReads?: number }): Promise<IndexV1> {
+export async function buildIndex(
+  reader: RangeReader,
+  meta: { key: string; etag: string; maxReads?: number },
+): Promise<IndexV1> {
   const base = { version: 1 as const, key: meta.key, etag: meta.etag, size: reader.size };
   const expected: MediaKind = guessKind(meta.key);
   const error = (code: string, message: string): IndexV1 => ({ ...base, kind: "error", error: { code, message } });
   try {
     if (reader.size === 0) {
-      return error(IndexErrorCode.EMPTY, expected === "other" ? `${meta.key} is empty (0 bytes)` : `${meta.key} is empty but its extension says ${expected}`);
+      return error(
+        IndexErrorCode.EMPTY,
+        expected === "other"
+          ? `${meta.key} is empty (0 bytes)`
+          : `${meta.key} is empty but its extension says ${expected}`,
+      );
     }
     const cached = new HeadCachedReader(reader, undefined, meta.maxReads);
     const head = await cached.read(0, Math.min(SNIFF_BYTES, reader.size));
@@ -61,9 +81,16 @@ export async function buildIndex(reader: RangeReader, meta: { key: string; etag:
       if (format.sniff(head)) return { ...base, ...(await format.index(cached, head)) };
     }
     const container = sniffContainer(head);
-    if (container) return error(IndexErrorCode.KIND_UNSUPPORTED, `${meta.key} is ${container}, which ec does not stream; it streams ${STREAMED_FORMATS}`);
+    if (container)
+      return error(
+        IndexErrorCode.KIND_UNSUPPORTED,
+        `${meta.key} is ${container}, which ec does not stream; it streams ${STREAMED_FORMATS}`,
+      );
     if (expected === "other") return { ...base, kind: "other" };
-    return error(IndexErrorCode.UNRECOGNIZED, `${meta.key} has a ${expected} extension but its bytes are no supported ${expected} format`);
+    return error(
+      IndexErrorCode.UNRECOGNIZED,
+      `${meta.key} has a ${expected} extension but its bytes are no supported ${expected} format`,
+    );
   } catch (cause) {
     // A failed read says nothing about the media: rethrow so nobody caches it as an error record.
     if (cause instanceof MediaIndexError && cause.code === IndexErrorCode.READ_FAILED) throw cause;

@@ -22,7 +22,10 @@ const VideoMeta = VideoTrackV1.omit({ samples: true, extradata: true }).extend({
   extradataLength: z.number().int().nonnegative(),
 });
 type VideoMeta = z.infer<typeof VideoMeta>;
-const Meta = IndexV1.omit({ video: true, moreVideo: true }).extend({ video: VideoMeta.optional(), moreVideo: z.array(VideoMeta).optional() });
+const Meta = IndexV1.omit({ video: true, moreVideo: true }).extend({
+  video: VideoMeta.optional(),
+  moreVideo: z.array(VideoMeta).optional(),
+});
 
 const pad8 = (n: number) => (n + 7) & ~7;
 
@@ -33,7 +36,8 @@ function trackMeta({ samples, extradata, ...track }: VideoTrackV1): VideoMeta {
 function writeTrack(out: Uint8Array, view: DataView, at: number, track: VideoTrackV1): number {
   const s = track.samples;
   const n = s.offset.length;
-  for (const column of [s.offset, s.pts, s.dts]) for (let i = 0; i < n; i++, at += 8) view.setFloat64(at, column[i]!, true);
+  for (const column of [s.offset, s.pts, s.dts])
+    for (let i = 0; i < n; i++, at += 8) view.setFloat64(at, column[i]!, true);
   for (let i = 0; i < n; i++, at += 4) view.setUint32(at, s.size[i]!, true);
   out.set(s.keyframe.subarray(0, n), at);
   out.set(track.extradata, at + n);
@@ -49,10 +53,16 @@ function writeTrack(out: Uint8Array, view: DataView, at: number, track: VideoTra
 export function encodeIndex(index: IndexV1): Uint8Array {
   const { video, moreVideo, ...rest } = index;
   const tracks = video ? [video, ...(moreVideo ?? [])] : [];
-  const meta = { ...rest, ...(video ? { video: trackMeta(video) } : {}), ...(video && moreVideo?.length ? { moreVideo: moreVideo.map(trackMeta) } : {}) };
+  const meta = {
+    ...rest,
+    ...(video ? { video: trackMeta(video) } : {}),
+    ...(video && moreVideo?.length ? { moreVideo: moreVideo.map(trackMeta) } : {}),
+  };
   const metaBytes = new TextEncoder().encode(JSON.stringify(meta));
   const columns = pad8(PREFIX + metaBytes.length);
-  const out = new Uint8Array(columns + tracks.reduce((a, t) => a + t.samples.offset.length * SAMPLE_BYTES + t.extradata.length, 0));
+  const out = new Uint8Array(
+    columns + tracks.reduce((a, t) => a + t.samples.offset.length * SAMPLE_BYTES + t.extradata.length, 0),
+  );
   const view = new DataView(out.buffer);
   view.setUint32(0, MAGIC, true);
   view.setUint16(4, INDEX_FORMAT_VERSION, true);
@@ -79,12 +89,16 @@ export function decodeIndex(bytes: Uint8Array): IndexV1 {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (view.getUint32(0, true) !== MAGIC) fail("not an encoded index (bad magic)");
   const version = view.getUint16(4, true);
-  if (version !== INDEX_FORMAT_VERSION) fail(`expected index format version ${INDEX_FORMAT_VERSION} but received ${version}`);
+  if (version !== INDEX_FORMAT_VERSION)
+    fail(`expected index format version ${INDEX_FORMAT_VERSION} but received ${version}`);
   const metaLength = view.getUint32(8, true);
-  if (PREFIX + metaLength > bytes.length) fail(`index head declares ${metaLength} bytes but only ${bytes.length - PREFIX} follow`);
+  if (PREFIX + metaLength > bytes.length)
+    fail(`index head declares ${metaLength} bytes but only ${bytes.length - PREFIX} follow`);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes.subarray(PREFIX, PREFIX + metaLength)));
+    parsed = JSON.parse(
+      new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes.subarray(PREFIX, PREFIX + metaLength)),
+    );
   } catch (cause) {
     fail("index head is not valid JSON", cause);
   }
@@ -94,7 +108,10 @@ export function decodeIndex(bytes: Uint8Array): IndexV1 {
   const metas = video ? [video, ...(moreVideo ?? [])] : [];
   let at = pad8(PREFIX + metaLength);
   const expected = metas.reduce((a, t) => a + t.samples * SAMPLE_BYTES + t.extradataLength, at);
-  if (expected !== bytes.length) fail(`index of ${metas.map((t) => t.samples).join(" + ") || 0} samples should be ${expected} bytes but is ${bytes.length}`);
+  if (expected !== bytes.length)
+    fail(
+      `index of ${metas.map((t) => t.samples).join(" + ") || 0} samples should be ${expected} bytes but is ${bytes.length}`,
+    );
   const tracks = metas.map((t) => {
     const n = t.samples;
     const f64 = () => {
@@ -102,7 +119,9 @@ export function decodeIndex(bytes: Uint8Array): IndexV1 {
       for (let i = 0; i < n; i++, at += 8) column[i] = view.getFloat64(at, true);
       return column;
     };
-    const offset = f64(), pts = f64(), dts = f64();
+    const offset = f64(),
+      pts = f64(),
+      dts = f64();
     const size = new Uint32Array(n);
     for (let i = 0; i < n; i++, at += 4) size[i] = view.getUint32(at, true);
     const keyframe = bytes.slice(at, at + n);
@@ -112,5 +131,9 @@ export function decodeIndex(bytes: Uint8Array): IndexV1 {
     const { samples: _count, extradataLength: _len, ...track } = t;
     return { ...track, extradata, samples: { offset, size, keyframe, pts, dts } };
   });
-  return IndexV1.parse({ ...rest, ...(tracks[0] ? { video: tracks[0] } : {}), ...(tracks.length > 1 ? { moreVideo: tracks.slice(1) } : {}) });
+  return IndexV1.parse({
+    ...rest,
+    ...(tracks[0] ? { video: tracks[0] } : {}),
+    ...(tracks.length > 1 ? { moreVideo: tracks.slice(1) } : {}),
+  });
 }

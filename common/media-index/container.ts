@@ -4,10 +4,12 @@
  */
 
 /** What ec streams, for messages about what it does not. */
-export const STREAMED_FORMATS = "MP4/MOV and Matroska/WebM video (H.264, HEVC, AV1, VP9), MPEG-TS video (H.264, HEVC), JPEG/PNG/WebP images and .npy arrays";
+export const STREAMED_FORMATS =
+  "MP4/MOV and Matroska/WebM video (H.264, HEVC, AV1, VP9), MPEG-TS video (H.264, HEVC), JPEG/PNG/WebP images and .npy arrays";
 
 const ascii = (head: Uint8Array, at: number, length: number) => String.fromCharCode(...head.subarray(at, at + length));
-const bytesAt = (head: Uint8Array, at: number, bytes: readonly number[]) => head.length >= at + bytes.length && bytes.every((b, i) => head[at + i] === b);
+const bytesAt = (head: Uint8Array, at: number, bytes: readonly number[]) =>
+  head.length >= at + bytes.length && bytes.every((b, i) => head[at + i] === b);
 
 const containers = new Map<string, (head: Uint8Array) => boolean>([
   ["MPEG-PS", (h) => bytesAt(h, 0, [0x00, 0x00, 0x01, 0xba])],
@@ -21,8 +23,14 @@ const containers = new Map<string, (head: Uint8Array) => boolean>([
   ["MP3 audio", (h) => ascii(h, 0, 3) === "ID3"],
   ["FLAC audio", (h) => ascii(h, 0, 4) === "fLaC"],
   // Annex B start code and a first NAL unit of an SPS (H.264), or VPS/AUD (HEVC) or AUD (H.264).
-  ["a raw H.264 elementary stream", (h) => bytesAt(h, 0, [0, 0, 0, 1]) && !(h[4]! & 0x80) && [7, 9].includes(h[4]! & 0x1f)],
-  ["a raw HEVC elementary stream", (h) => bytesAt(h, 0, [0, 0, 0, 1]) && (bytesAt(h, 4, [0x40, 0x01]) || bytesAt(h, 4, [0x46, 0x01]))],
+  [
+    "a raw H.264 elementary stream",
+    (h) => bytesAt(h, 0, [0, 0, 0, 1]) && !(h[4]! & 0x80) && [7, 9].includes(h[4]! & 0x1f),
+  ],
+  [
+    "a raw HEVC elementary stream",
+    (h) => bytesAt(h, 0, [0, 0, 0, 1]) && (bytesAt(h, 4, [0x40, 0x01]) || bytesAt(h, 4, [0x46, 0x01])),
+  ],
 ]);
 
 /**

@@ -24,21 +24,31 @@ const corrupt = (message: string) => new MediaIndexError(IndexErrorCode.CORRUPT,
 export class Window {
   private start = 0;
   private bytes: Uint8Array = new Uint8Array(0);
-  constructor(readonly reader: HeadCachedReader, private readonly windowBytes = WINDOW_BYTES) {}
+  constructor(
+    readonly reader: HeadCachedReader,
+    private readonly windowBytes = WINDOW_BYTES,
+  ) {}
 
   /** `length` bytes at `offset`, from the window when it holds them (fewer at the end of the object). */
   async at(offset: number, length: number): Promise<Uint8Array> {
     const end = Math.min(offset + length, this.reader.size);
     if (offset < this.start || end > this.start + this.bytes.length) {
       this.start = offset;
-      this.bytes = await this.reader.read(offset, Math.min(Math.max(length, this.windowBytes), this.reader.size - offset));
+      this.bytes = await this.reader.read(
+        offset,
+        Math.min(Math.max(length, this.windowBytes), this.reader.size - offset),
+      );
     }
     return this.bytes.subarray(offset - this.start, end - this.start);
   }
 }
 
 /** A variable-length integer at `bytes[at]`: its length and value; `marker` keeps the length bits (element IDs). */
-export function vint(bytes: Uint8Array, at: number, marker = false): { length: number; value: number; unknown: boolean } | undefined {
+export function vint(
+  bytes: Uint8Array,
+  at: number,
+  marker = false,
+): { length: number; value: number; unknown: boolean } | undefined {
   const first = bytes[at];
   if (first === undefined || first === 0) return undefined;
   const length = Math.clz32(first) - 23;
@@ -60,11 +70,18 @@ export async function elementAt(window: Window, offset: number): Promise<Element
   if (!id || id.length > 4) throw corrupt(`invalid EBML element ID at byte ${offset}`);
   const size = vint(head, id.length);
   if (!size) {
-    if (offset + head.length >= window.reader.size) throw new MediaIndexError(IndexErrorCode.TRUNCATED, `EBML element header at byte ${offset} is cut off`);
+    if (offset + head.length >= window.reader.size)
+      throw new MediaIndexError(IndexErrorCode.TRUNCATED, `EBML element header at byte ${offset} is cut off`);
     throw corrupt(`invalid EBML element size at byte ${offset}`);
   }
-  if (!size.unknown && !Number.isSafeInteger(size.value)) throw corrupt(`EBML element at byte ${offset} declares ${size.value} bytes`);
-  return { id: id.value, start: offset, dataStart: offset + id.length + size.length, size: size.unknown ? undefined : size.value };
+  if (!size.unknown && !Number.isSafeInteger(size.value))
+    throw corrupt(`EBML element at byte ${offset} declares ${size.value} bytes`);
+  return {
+    id: id.value,
+    start: offset,
+    dataStart: offset + id.length + size.length,
+    size: size.unknown ? undefined : size.value,
+  };
 }
 
 /** Big-endian unsigned integer of an element's data (at most 8 bytes; above 2^53 it is corrupt). */
@@ -92,7 +109,8 @@ export function children(data: Uint8Array, where: string): Map<number, Uint8Arra
   while (at < data.length) {
     const id = vint(data, at, true);
     const size = id && vint(data, at + id.length);
-    if (!id || !size || size.unknown || at + id.length + size.length + size.value > data.length) throw corrupt(`malformed element inside ${where}`);
+    if (!id || !size || size.unknown || at + id.length + size.length + size.value > data.length)
+      throw corrupt(`malformed element inside ${where}`);
     const start = at + id.length + size.length;
     const list = out.get(id.value) ?? [];
     list.push(data.subarray(start, start + size.value));

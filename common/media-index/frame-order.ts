@@ -58,7 +58,12 @@ export interface DecodeSpan {
  * @example
  * const span = decodeSpan(samples, order, [24, 25, 26, 27]);
  */
-export function decodeSpan(samples: SampleTableV1, order: FrameOrder, frames: readonly number[], startAtOrBefore = Infinity): DecodeSpan {
+export function decodeSpan(
+  samples: SampleTableV1,
+  order: FrameOrder,
+  frames: readonly number[],
+  startAtOrBefore = Infinity,
+): DecodeSpan {
   let lo = Infinity;
   let hi = -1;
   for (const f of frames) {
@@ -72,7 +77,8 @@ export function decodeSpan(samples: SampleTableV1, order: FrameOrder, frames: re
   // ...unless the GOP is open (an HEVC CRA, an H.264 recovery point): a needed frame after the
   // keyframe in decode order but shown before it is a leading picture that references the GOP
   // before, which a decoder starting at the keyframe drops. Start a keyframe earlier.
-  const leading = (k: number) => frames.some((f) => order.decodeOf[f]! > k && samples.pts[order.decodeOf[f]!]! < samples.pts[k]!);
+  const leading = (k: number) =>
+    frames.some((f) => order.decodeOf[f]! > k && samples.pts[order.decodeOf[f]!]! < samples.pts[k]!);
   while (first > 0 && leading(first)) {
     first--;
     while (first > 0 && !samples.keyframe[first]) first--;

@@ -26,17 +26,33 @@ async function jpeg(reader: HeadCachedReader): Promise<ImageInfoV1> {
   // Segments are walked by their length fields, so a large EXIF block costs one extra read, not its bytes.
   for (let guard = 0; guard < 4096; guard++) {
     const marker = await reader.read(pos, 4);
-    if (marker[0] !== 0xff) throw new MediaIndexError(IndexErrorCode.CORRUPT, `expected a JPEG marker at byte ${pos} but found 0x${marker[0]!.toString(16)}`);
+    if (marker[0] !== 0xff)
+      throw new MediaIndexError(
+        IndexErrorCode.CORRUPT,
+        `expected a JPEG marker at byte ${pos} but found 0x${marker[0]!.toString(16)}`,
+      );
     const code = marker[1]!;
-    if (code === 0xff) { pos += 1; continue; }
-    if ((code >= 0xd0 && code <= 0xd7) || code === 0x01) { pos += 2; continue; }
+    if (code === 0xff) {
+      pos += 1;
+      continue;
+    }
+    if ((code >= 0xd0 && code <= 0xd7) || code === 0x01) {
+      pos += 2;
+      continue;
+    }
     if (code === 0xda || code === 0xd9) break;
     const length = view(marker).getUint16(2);
     if (isSof(code)) {
       const sof = await reader.read(pos + 4, 6);
       const v = view(sof);
-      const height = v.getUint16(1), width = v.getUint16(3), channels = sof[5]!;
-      if (!width || !height || !channels) throw new MediaIndexError(IndexErrorCode.CORRUPT, `JPEG frame header says ${width}x${height} with ${channels} components`);
+      const height = v.getUint16(1),
+        width = v.getUint16(3),
+        channels = sof[5]!;
+      if (!width || !height || !channels)
+        throw new MediaIndexError(
+          IndexErrorCode.CORRUPT,
+          `JPEG frame header says ${width}x${height} with ${channels} components`,
+        );
       return { format: "jpeg", width, height, channels };
     }
     pos += 2 + length;
@@ -44,15 +60,24 @@ async function jpeg(reader: HeadCachedReader): Promise<ImageInfoV1> {
   throw new MediaIndexError(IndexErrorCode.CORRUPT, "JPEG has no start-of-frame header before its scan data");
 }
 
-const pngChannels = new Map([[0, 1], [2, 3], [3, 3], [4, 2], [6, 4]]);
+const pngChannels = new Map([
+  [0, 1],
+  [2, 3],
+  [3, 3],
+  [4, 2],
+  [6, 4],
+]);
 
 async function png(reader: HeadCachedReader): Promise<ImageInfoV1> {
   const ihdr = await reader.read(8, 18);
-  if (ascii(ihdr, 4, 4) !== "IHDR") throw new MediaIndexError(IndexErrorCode.CORRUPT, "PNG does not start with an IHDR chunk");
+  if (ascii(ihdr, 4, 4) !== "IHDR")
+    throw new MediaIndexError(IndexErrorCode.CORRUPT, "PNG does not start with an IHDR chunk");
   const v = view(ihdr);
-  const width = v.getUint32(8), height = v.getUint32(12);
+  const width = v.getUint32(8),
+    height = v.getUint32(12);
   const channels = pngChannels.get(ihdr[17]!);
-  if (!width || !height || !channels) throw new MediaIndexError(IndexErrorCode.CORRUPT, `PNG header says ${width}x${height}, color type ${ihdr[17]}`);
+  if (!width || !height || !channels)
+    throw new MediaIndexError(IndexErrorCode.CORRUPT, `PNG header says ${width}x${height}, color type ${ihdr[17]}`);
   return { format: "png", width, height, channels };
 }
 
@@ -60,7 +85,9 @@ async function webp(reader: HeadCachedReader): Promise<ImageInfoV1> {
   const head = await reader.read(0, 30);
   const chunk = ascii(head, 12, 4);
   const v = view(head);
-  let width = 0, height = 0, channels = 3;
+  let width = 0,
+    height = 0,
+    channels = 3;
   if (chunk === "VP8 ") {
     width = v.getUint16(26, true) & 0x3fff;
     height = v.getUint16(28, true) & 0x3fff;

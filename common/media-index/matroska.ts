@@ -12,18 +12,55 @@ import type { HeadCachedReader } from "./range-reader.js";
 import { MAX_SAMPLES } from "./sample-bounds.js";
 
 const ID = {
-  EBML: 0x1a45dfa3, DocType: 0x4282, Segment: 0x18538067,
-  Info: 0x1549a966, TimestampScale: 0x2ad7b1, Duration: 0x4489,
-  Tracks: 0x1654ae6b, TrackEntry: 0xae, TrackNumber: 0xd7, TrackType: 0x83, CodecID: 0x86, CodecPrivate: 0x63a2,
-  DefaultDuration: 0x23e383, Video: 0xe0, PixelWidth: 0xb0, PixelHeight: 0xba, ContentEncodings: 0x6d80,
-  Projection: 0x7670, ProjectionPoseYaw: 0x7673, ProjectionPosePitch: 0x7674, ProjectionPoseRoll: 0x7675,
-  Cluster: 0x1f43b675, Timestamp: 0xe7, SimpleBlock: 0xa3, BlockGroup: 0xa0, Block: 0xa1, ReferenceBlock: 0xfb,
+  EBML: 0x1a45dfa3,
+  DocType: 0x4282,
+  Segment: 0x18538067,
+  Info: 0x1549a966,
+  TimestampScale: 0x2ad7b1,
+  Duration: 0x4489,
+  Tracks: 0x1654ae6b,
+  TrackEntry: 0xae,
+  TrackNumber: 0xd7,
+  TrackType: 0x83,
+  CodecID: 0x86,
+  CodecPrivate: 0x63a2,
+  DefaultDuration: 0x23e383,
+  Video: 0xe0,
+  PixelWidth: 0xb0,
+  PixelHeight: 0xba,
+  ContentEncodings: 0x6d80,
+  Projection: 0x7670,
+  ProjectionPoseYaw: 0x7673,
+  ProjectionPosePitch: 0x7674,
+  ProjectionPoseRoll: 0x7675,
+  Cluster: 0x1f43b675,
+  Timestamp: 0xe7,
+  SimpleBlock: 0xa3,
+  BlockGroup: 0xa0,
+  Block: 0xa1,
+  ReferenceBlock: 0xfb,
 } as const;
 
 /** Level-1 elements: in a Cluster of unknown size, one of these ends it. */
-const TOP_LEVEL = new Set([0x114d9b74, ID.Info, ID.Tracks, 0x1c53bb6b, ID.Cluster, 0x1254c367, 0x1043a770, 0x1941a469, 0x18538067, ID.EBML]);
+const TOP_LEVEL = new Set([
+  0x114d9b74,
+  ID.Info,
+  ID.Tracks,
+  0x1c53bb6b,
+  ID.Cluster,
+  0x1254c367,
+  0x1043a770,
+  0x1941a469,
+  0x18538067,
+  ID.EBML,
+]);
 
-const codecById = new Map<string, VideoCodec>([["V_MPEG4/ISO/AVC", "h264"], ["V_MPEGH/ISO/HEVC", "hevc"], ["V_VP9", "vp9"], ["V_AV1", "av1"]]);
+const codecById = new Map<string, VideoCodec>([
+  ["V_MPEG4/ISO/AVC", "h264"],
+  ["V_MPEGH/ISO/HEVC", "hevc"],
+  ["V_VP9", "vp9"],
+  ["V_AV1", "av1"],
+]);
 
 /** Tracks, Info and the EBML header are a few KB; past this they are not metadata. */
 const MAX_HEADER_ELEMENT = 16 << 20;
@@ -56,7 +93,8 @@ interface Table {
 
 async function elementData(window: Window, e: Element, what: string): Promise<Uint8Array> {
   if (e.size === undefined || e.size > MAX_HEADER_ELEMENT) throw corrupt(`${what} of ${e.size ?? "unknown"} bytes`);
-  if (e.dataStart + e.size > window.reader.size) throw new MediaIndexError(IndexErrorCode.TRUNCATED, `${what} at byte ${e.start} runs past the end of the object`);
+  if (e.dataStart + e.size > window.reader.size)
+    throw new MediaIndexError(IndexErrorCode.TRUNCATED, `${what} at byte ${e.start} runs past the end of the object`);
   return window.reader.read(e.dataStart, e.size);
 }
 
@@ -78,10 +116,20 @@ function parseTracks(data: Uint8Array): TrackInfo[] {
     const codec = codecById.get(codecId);
     const number = readUint(first(e, ID.TrackNumber) ?? new Uint8Array(0));
     if (!codec) {
-      tracks.push({ number, codec: "h264", codecId, extradata: new Uint8Array(0), width: 0, height: 0, defaultDuration: undefined, rotation: 0 });
+      tracks.push({
+        number,
+        codec: "h264",
+        codecId,
+        extradata: new Uint8Array(0),
+        width: 0,
+        height: 0,
+        defaultDuration: undefined,
+        rotation: 0,
+      });
       continue;
     }
-    if (e.has(ID.ContentEncodings)) throw corrupt(`video track ${number} is compressed or encrypted (ContentEncodings), which ec does not undo`);
+    if (e.has(ID.ContentEncodings))
+      throw corrupt(`video track ${number} is compressed or encrypted (ContentEncodings), which ec does not undo`);
     const video = children(first(e, ID.Video) ?? new Uint8Array(0), "Video");
     const dd = first(e, ID.DefaultDuration);
     tracks.push({
@@ -128,7 +176,12 @@ async function blockHeader(window: Window, at: number, end: number) {
   const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
   const header = track.length + 3;
   if (at + header > end) throw corrupt(`block at byte ${at} is shorter than its header`);
-  return { track: track.value, timestamp: view.getInt16(track.length), flags: head[track.length + 2]!, dataStart: at + header };
+  return {
+    track: track.value,
+    timestamp: view.getInt16(track.length),
+    flags: head[track.length + 2]!,
+    dataStart: at + header,
+  };
 }
 
 /**
@@ -136,7 +189,12 @@ async function blockHeader(window: Window, at: number, end: number) {
  * where the walk stopped. A block cut off by the end of the object (a recording that stopped
  * mid-write) ends the walk; everything before it is indexed.
  */
-async function walkClusters(window: Window, tables: Map<number, Table>, cluster: Element, budget: { samples: number }): Promise<number> {
+async function walkClusters(
+  window: Window,
+  tables: Map<number, Table>,
+  cluster: Element,
+  budget: { samples: number },
+): Promise<number> {
   const size = window.reader.size;
   const end = cluster.size === undefined ? size : Math.min(cluster.dataStart + cluster.size, size);
   let clusterTime = 0;
@@ -144,7 +202,8 @@ async function walkClusters(window: Window, tables: Map<number, Table>, cluster:
   const add = (track: number, dataStart: number, dataEnd: number, timestamp: number, key: boolean) => {
     const table = tables.get(track);
     if (!table) return;
-    if (++budget.samples > MAX_SAMPLES) throw corrupt(`more than ${MAX_SAMPLES} blocks; at most ${MAX_SAMPLES} are indexed`);
+    if (++budget.samples > MAX_SAMPLES)
+      throw corrupt(`more than ${MAX_SAMPLES} blocks; at most ${MAX_SAMPLES} are indexed`);
     table.offset.push(dataStart);
     table.size.push(dataEnd - dataStart);
     table.keyframe.push(key ? 1 : 0);
@@ -169,7 +228,8 @@ async function walkClusters(window: Window, tables: Map<number, Table>, cluster:
         const child = await elementAt(window, at);
         if (!child || child.size === undefined) throw corrupt(`malformed BlockGroup at byte ${e.start}`);
         const childEnd = child.dataStart + child.size;
-        if (child.id === ID.Block) block = { ...(await blockHeader(window, child.dataStart, childEnd)), dataEnd: childEnd };
+        if (child.id === ID.Block)
+          block = { ...(await blockHeader(window, child.dataStart, childEnd)), dataEnd: childEnd };
         if (child.id === ID.ReferenceBlock) referenced = true;
         at = childEnd;
       }
@@ -199,8 +259,11 @@ export async function indexMatroska(reader: HeadCachedReader): Promise<VideoTrac
   const window = new Window(reader);
   const header = await elementAt(window, 0);
   if (!header || header.id !== ID.EBML) throw corrupt("no EBML header");
-  const docType = ascii(first(children(await elementData(window, header, "EBML header"), "EBML header"), ID.DocType) ?? new Uint8Array(0));
-  if (docType !== "matroska" && docType !== "webm") throw corrupt(`EBML DocType ${JSON.stringify(docType)} is not matroska or webm`);
+  const docType = ascii(
+    first(children(await elementData(window, header, "EBML header"), "EBML header"), ID.DocType) ?? new Uint8Array(0),
+  );
+  if (docType !== "matroska" && docType !== "webm")
+    throw corrupt(`EBML DocType ${JSON.stringify(docType)} is not matroska or webm`);
   const segment = await elementAt(window, header.dataStart + header.size!);
   if (!segment || segment.id !== ID.Segment) throw corrupt("no Segment after the EBML header");
   const segmentEnd = segment.size === undefined ? reader.size : Math.min(segment.dataStart + segment.size, reader.size);
@@ -230,19 +293,24 @@ export async function indexMatroska(reader: HeadCachedReader): Promise<VideoTrac
     pos = e.dataStart + e.size;
   }
   if (!tracks) throw corrupt("no Tracks element");
-  if (!(timestampScale > 0) || 1e9 % timestampScale !== 0) throw corrupt(`TimestampScale ${timestampScale} ns does not divide a second`);
+  if (!(timestampScale > 0) || 1e9 % timestampScale !== 0)
+    throw corrupt(`TimestampScale ${timestampScale} ns does not divide a second`);
   const timescale = 1e9 / timestampScale;
   const video = tracks.filter((t) => t.width > 0 || codecById.has(t.codecId));
   if (video.length === 0) throw new MediaIndexError(IndexErrorCode.NO_VIDEO, "no video track");
   const supported = video.filter((t) => codecById.has(t.codecId));
   if (supported.length === 0) {
-    throw new MediaIndexError(IndexErrorCode.UNSUPPORTED_CODEC, `video codec ${JSON.stringify(video[0]!.codecId)} is not one of h264, hevc, av1, vp9`);
+    throw new MediaIndexError(
+      IndexErrorCode.UNSUPPORTED_CODEC,
+      `video codec ${JSON.stringify(video[0]!.codecId)} is not one of h264, hevc, av1, vp9`,
+    );
   }
   return supported.map((t) => {
     const table = tables.get(t.number);
     const n = table?.pts.length ?? 0;
     if (!table || n === 0) throw corrupt(`video track ${t.number} has no blocks`);
-    if (t.width <= 0 || t.height <= 0) throw corrupt(`video track ${t.number} has no dimensions (${t.width}x${t.height})`);
+    if (t.width <= 0 || t.height <= 0)
+      throw corrupt(`video track ${t.number} has no dimensions (${t.width}x${t.height})`);
     const pts = Float64Array.from(table.pts);
     const frameTicks = t.defaultDuration !== undefined ? t.defaultDuration / timestampScale : undefined;
     const span = Math.max(...table.pts) - Math.min(...table.pts) + (frameTicks ?? 0);
@@ -259,7 +327,13 @@ export async function indexMatroska(reader: HeadCachedReader): Promise<VideoTrac
       duration: (durationTicks ?? span) / timescale,
       rotation: t.rotation,
       frameCount: n,
-      samples: { offset: Float64Array.from(table.offset), size: Uint32Array.from(table.size), keyframe: Uint8Array.from(table.keyframe), pts, dts: decodeTimes(table.pts) },
+      samples: {
+        offset: Float64Array.from(table.offset),
+        size: Uint32Array.from(table.size),
+        keyframe: Uint8Array.from(table.keyframe),
+        pts,
+        dts: decodeTimes(table.pts),
+      },
     };
   });
 }

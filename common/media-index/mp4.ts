@@ -12,9 +12,19 @@ const MAX_HEADER_BYTES = 64 * 1024 * 1024;
 const OPENING_BOXES = new Set(["ftyp", "moov", "mdat", "free", "skip", "wide", "pnot", "styp", "sidx", "moof"]);
 
 const codecBySampleEntry = new Map<string, VideoCodec>([
-  ["avc1", "h264"], ["avc3", "h264"], ["hvc1", "hevc"], ["hev1", "hevc"], ["av01", "av1"], ["vp09", "vp9"],
+  ["avc1", "h264"],
+  ["avc3", "h264"],
+  ["hvc1", "hevc"],
+  ["hev1", "hevc"],
+  ["av01", "av1"],
+  ["vp09", "vp9"],
 ]);
-const configBoxByCodec: Record<VideoCodec, "avcC" | "hvcC" | "av1C" | "vpcC"> = { h264: "avcC", hevc: "hvcC", av1: "av1C", vp9: "vpcC" };
+const configBoxByCodec: Record<VideoCodec, "avcC" | "hvcC" | "av1C" | "vpcC"> = {
+  h264: "avcC",
+  hevc: "hvcC",
+  av1: "av1C",
+  vp9: "vpcC",
+};
 
 // mp4box logs parse problems to the console; the indexer reports them as error records instead.
 Log.setLogLevel(() => {});
@@ -28,7 +38,11 @@ export function looksLikeMp4(head: Uint8Array): boolean {
   return head.length >= 8 && OPENING_BOXES.has(fourcc(head, 4));
 }
 
-interface TopBox { type: string; start: number; size: number }
+interface TopBox {
+  type: string;
+  start: number;
+  size: number;
+}
 
 /**
  * Walks the top-level boxes by their headers only (one small read per box beyond the
@@ -38,22 +52,33 @@ async function topLevelBoxes(reader: HeadCachedReader): Promise<TopBox[]> {
   const boxes: TopBox[] = [];
   let pos = 0;
   while (pos < reader.size) {
-    if (reader.size - pos < 8) throw new MediaIndexError(IndexErrorCode.TRUNCATED, `${reader.size - pos} stray bytes after the last box at ${pos}`);
+    if (reader.size - pos < 8)
+      throw new MediaIndexError(
+        IndexErrorCode.TRUNCATED,
+        `${reader.size - pos} stray bytes after the last box at ${pos}`,
+      );
     const header = await reader.read(pos, Math.min(16, reader.size - pos));
     const view = new DataView(header.buffer, header.byteOffset, header.byteLength);
     const type = fourcc(header, 4);
     let size = view.getUint32(0);
     if (size === 1) {
-      if (header.length < 16) throw new MediaIndexError(IndexErrorCode.TRUNCATED, `64-bit box header of ${type} at ${pos} is cut off`);
+      if (header.length < 16)
+        throw new MediaIndexError(IndexErrorCode.TRUNCATED, `64-bit box header of ${type} at ${pos} is cut off`);
       size = Number(view.getBigUint64(8));
     } else if (size === 0) {
       size = reader.size - pos;
     }
     if (size < 8 || !/^[\x20-\x7e]{4}$/.test(type)) {
-      throw new MediaIndexError(IndexErrorCode.CORRUPT, `invalid box header at byte ${pos} (type ${JSON.stringify(type)}, size ${size})`);
+      throw new MediaIndexError(
+        IndexErrorCode.CORRUPT,
+        `invalid box header at byte ${pos} (type ${JSON.stringify(type)}, size ${size})`,
+      );
     }
     if (pos + size > reader.size) {
-      throw new MediaIndexError(IndexErrorCode.TRUNCATED, `box ${type} at ${pos} declares ${size} bytes but only ${reader.size - pos} remain`);
+      throw new MediaIndexError(
+        IndexErrorCode.TRUNCATED,
+        `box ${type} at ${pos} declares ${size} bytes but only ${reader.size - pos} remain`,
+      );
     }
     boxes.push({ type, start: pos, size });
     pos += size;
@@ -65,8 +90,12 @@ function parseMovie(bytes: Uint8Array): { file: ISOFile; info: Movie } {
   const file = createFile();
   let info: Movie | undefined;
   let failure: string | undefined;
-  file.onReady = (movie) => { info = movie; };
-  file.onError = (module, message) => { failure = `${module}: ${message}`; };
+  file.onReady = (movie) => {
+    info = movie;
+  };
+  file.onError = (module, message) => {
+    failure = `${module}: ${message}`;
+  };
   const copy = bytes.slice().buffer;
   try {
     file.appendBuffer(MP4BoxBuffer.fromArrayBuffer(copy, 0), true);
@@ -86,8 +115,13 @@ interface EditList {
 }
 
 function unsupportedEdits(track: Track, why: string): MediaIndexError {
-  const list = (track.edits ?? []).map((e) => `${e.media_time}+${e.segment_duration}@${e.media_rate_integer}`).join(", ");
-  return new MediaIndexError(IndexErrorCode.UNSUPPORTED_EDIT_LIST, `video track ${track.id} has an edit list ec does not follow (${why}): [${list}]`);
+  const list = (track.edits ?? [])
+    .map((e) => `${e.media_time}+${e.segment_duration}@${e.media_rate_integer}`)
+    .join(", ");
+  return new MediaIndexError(
+    IndexErrorCode.UNSUPPORTED_EDIT_LIST,
+    `video track ${track.id} has an edit list ec does not follow (${why}): [${list}]`,
+  );
 }
 
 /**
@@ -110,7 +144,8 @@ function editList(track: Track): EditList {
   let next = first.media_time;
   for (; i < edits.length && edits[i]!.media_time === next; i++) {
     const e = edits[i]!;
-    if (e.media_rate_integer !== 1 || e.media_rate_fraction !== 0) throw unsupportedEdits(track, `a rate of ${e.media_rate_integer}.${e.media_rate_fraction}`);
+    if (e.media_rate_integer !== 1 || e.media_rate_fraction !== 0)
+      throw unsupportedEdits(track, `a rate of ${e.media_rate_integer}.${e.media_rate_fraction}`);
     if (e.segment_duration === 0) {
       // A duration of 0 (fragmented files) runs to the end of the media.
       if (i + 1 < edits.length) throw unsupportedEdits(track, "an open-ended edit followed by more edits");
@@ -121,7 +156,8 @@ function editList(track: Track): EditList {
     next += d;
   }
   // Trailing empty edits only pause after the last frame.
-  if (edits.slice(i).some((e) => e.media_time !== -1)) throw unsupportedEdits(track, "media edits that do not continue one another");
+  if (edits.slice(i).some((e) => e.media_time !== -1))
+    throw unsupportedEdits(track, "media edits that do not continue one another");
   return { shift: first.media_time - delay, window: { start: delay, end: delay + duration } };
 }
 
@@ -140,7 +176,10 @@ async function readBoxes(reader: HeadCachedReader, boxes: TopBox[]): Promise<Uin
 }
 
 /** Where each glued moof came from, so moof-relative sample offsets can be put back in file terms. */
-interface Glued { bytes: Uint8Array; moofShift: number[] }
+interface Glued {
+  bytes: Uint8Array;
+  moofShift: number[];
+}
 
 /**
  * Indexes an MP4/MOV from range reads: the head, the box headers, the moov (at the start or
@@ -152,13 +191,21 @@ export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1[]
   const moov = boxes.find((b) => b.type === "moov");
   const moofs = boxes.filter((b) => b.type === "moof");
   if (!moov) {
-    if (moofs.length > 0) throw new MediaIndexError(IndexErrorCode.FRAGMENTED, "fragments (moof) without a moov box: a media segment without its init segment");
+    if (moofs.length > 0)
+      throw new MediaIndexError(
+        IndexErrorCode.FRAGMENTED,
+        "fragments (moof) without a moov box: a media segment without its init segment",
+      );
     throw new MediaIndexError(IndexErrorCode.NO_MOOV, "no moov box: the file is incomplete or not a finished MP4");
   }
   const ftyp = boxes.find((b) => b.type === "ftyp" && b.size <= 4096);
   const parts = [...(ftyp ? [ftyp] : []), moov, ...moofs];
   const headerBytes = parts.reduce((a, b) => a + b.size, 0);
-  if (headerBytes > MAX_HEADER_BYTES) throw new MediaIndexError(IndexErrorCode.TOO_LARGE, `moov and moofs are ${headerBytes} bytes; at most ${MAX_HEADER_BYTES} are indexed`);
+  if (headerBytes > MAX_HEADER_BYTES)
+    throw new MediaIndexError(
+      IndexErrorCode.TOO_LARGE,
+      `moov and moofs are ${headerBytes} bytes; at most ${MAX_HEADER_BYTES} are indexed`,
+    );
   // Sample offsets in stco/co64 are absolute, so mp4box can parse the header boxes glued
   // together without the mdat; fragment offsets are moof-relative and get shifted back below.
   const bytes = await readBoxes(reader, parts);
@@ -170,7 +217,11 @@ export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1[]
     at += box.size;
   });
   const { file, info } = withSampleBounds(reader.size, () => parseMovie(glued.bytes));
-  if (info.videoTracks.length === 0) throw new MediaIndexError(IndexErrorCode.NO_VIDEO, `no video track (tracks: ${info.tracks.map((t) => t.type ?? "unknown").join(", ") || "none"})`);
+  if (info.videoTracks.length === 0)
+    throw new MediaIndexError(
+      IndexErrorCode.NO_VIDEO,
+      `no video track (tracks: ${info.tracks.map((t) => t.type ?? "unknown").join(", ") || "none"})`,
+    );
 
   let unsupported = "";
   const tracks: VideoTrackV1[] = [];
@@ -183,7 +234,11 @@ export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1[]
     }
     tracks.push(trackTable(file, track, entry, codec, glued, reader.size));
   }
-  if (tracks.length === 0) throw new MediaIndexError(IndexErrorCode.UNSUPPORTED_CODEC, `video codec ${JSON.stringify(unsupported)} is not one of h264, hevc, av1, vp9`);
+  if (tracks.length === 0)
+    throw new MediaIndexError(
+      IndexErrorCode.UNSUPPORTED_CODEC,
+      `video codec ${JSON.stringify(unsupported)} is not one of h264, hevc, av1, vp9`,
+    );
   return tracks;
 }
 
@@ -196,7 +251,7 @@ function rotationOf(matrix: ArrayLike<number> | undefined): VideoTrackV1["rotati
   if (!matrix || matrix.length < 5) return 0;
   const [a, b, , c, d] = Array.from(matrix, (v) => v | 0);
   if (a! * d! - b! * c! <= 0) return 0;
-  const degrees = (((Math.round((Math.atan2(b!, a!) * 180) / Math.PI) % 360) + 360) % 360);
+  const degrees = ((Math.round((Math.atan2(b!, a!) * 180) / Math.PI) % 360) + 360) % 360;
   return degrees === 90 || degrees === 180 || degrees === 270 ? degrees : 0;
 }
 
@@ -210,10 +265,20 @@ function fragmentShift(file: ISOFile, glued: Glued, trackId: number, moofNumber:
   return glued.moofShift[moofNumber - 1] ?? 0;
 }
 
-function trackTable(file: ISOFile, track: Track, entry: VisualSampleEntry, codec: VideoCodec, glued: Glued, objectSize: number): VideoTrackV1 {
+function trackTable(
+  file: ISOFile,
+  track: Track,
+  entry: VisualSampleEntry,
+  codec: VideoCodec,
+  glued: Glued,
+  objectSize: number,
+): VideoTrackV1 {
   const config = entry[configBoxByCodec[codec]];
   if (!config || config.start === undefined) {
-    throw new MediaIndexError(IndexErrorCode.CORRUPT, `${entry.type} sample entry has no ${configBoxByCodec[codec]} box`);
+    throw new MediaIndexError(
+      IndexErrorCode.CORRUPT,
+      `${entry.type} sample entry has no ${configBoxByCodec[codec]} box`,
+    );
   }
   // libavcodec takes the record after the 8-byte box header as extradata (avcC, hvcC, av1C).
   const extradata = glued.bytes.slice(config.start + 8, config.start + config.size);
@@ -233,7 +298,10 @@ function trackTable(file: ISOFile, track: Track, entry: VisualSampleEntry, codec
     const s = samples[i]!;
     const offset = s.offset + fragmentShift(file, glued, track.id, s.moof_number);
     if (offset + s.size > objectSize) {
-      throw new MediaIndexError(IndexErrorCode.TRUNCATED, `sample ${i} spans bytes ${offset}..${offset + s.size} but the object has ${objectSize}`);
+      throw new MediaIndexError(
+        IndexErrorCode.TRUNCATED,
+        `sample ${i} spans bytes ${offset}..${offset + s.size} but the object has ${objectSize}`,
+      );
     }
     table.offset[i] = offset;
     table.size[i] = s.size;
@@ -242,10 +310,15 @@ function trackTable(file: ISOFile, track: Track, entry: VisualSampleEntry, codec
     table.dts[i] = s.dts - shift;
     if (isShown(window, table.pts[i]!)) shown++;
   }
-  if (shown === 0) throw new MediaIndexError(IndexErrorCode.CORRUPT, `video track ${track.id}'s edit list shows none of its ${n} samples`);
+  if (shown === 0)
+    throw new MediaIndexError(
+      IndexErrorCode.CORRUPT,
+      `video track ${track.id}'s edit list shows none of its ${n} samples`,
+    );
   const width = entry.width || track.video?.width || 0;
   const height = entry.height || track.video?.height || 0;
-  if (width <= 0 || height <= 0) throw new MediaIndexError(IndexErrorCode.CORRUPT, `video track ${track.id} has no dimensions (${width}x${height})`);
+  if (width <= 0 || height <= 0)
+    throw new MediaIndexError(IndexErrorCode.CORRUPT, `video track ${track.id} has no dimensions (${width}x${height})`);
   const timescale = track.timescale > 0 ? track.timescale : 1;
   const span = Math.max(track.samples_duration, 0);
   const shownSpan = window?.end !== undefined ? Math.min(window.end - window.start, span) : span;

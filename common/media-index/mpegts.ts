@@ -13,12 +13,18 @@ import { MAX_SAMPLES } from "./sample-bounds.js";
 import { spsDimensions } from "./sps.js";
 
 const TS = 188;
-const codecByStreamType = new Map<number, VideoCodec>([[0x1b, "h264"], [0x24, "hevc"]]);
+const codecByStreamType = new Map<number, VideoCodec>([
+  [0x1b, "h264"],
+  [0x24, "hevc"],
+]);
 const corrupt = (message: string) => new MediaIndexError(IndexErrorCode.CORRUPT, message);
 
 /** The TS packet size (188, or 192 for M2TS's 4-byte time prefix) when the first bytes are a transport stream. */
 export function tsPacketSize(head: Uint8Array): 188 | 192 | undefined {
-  for (const [size, first] of [[188, 0], [192, 4]] as const) {
+  for (const [size, first] of [
+    [188, 0],
+    [192, 4],
+  ] as const) {
     const n = Math.min(4, Math.floor((head.length - first) / size));
     if (n >= 2 && Array.from({ length: n }, (_, p) => head[first + p * size]).every((b) => b === 0x47)) return size;
   }
@@ -45,7 +51,7 @@ function parsePacket(p: Uint8Array, at: number): TsPacket | undefined {
 function concat(parts: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
   let o = 0;
-  for (const p of parts) (out.set(p, o), (o += p.length));
+  for (const p of parts) out.set(p, o), (o += p.length);
   return out;
 }
 
@@ -65,7 +71,12 @@ export function tsAccessUnit(bytes: Uint8Array, pid: number, packetSize: 188 | 1
   return concat(parts);
 }
 
-const pts33 = (b: Uint8Array, at: number) => ((b[at]! >> 1) & 7) * 2 ** 30 + (b[at + 1]! << 22) + ((b[at + 2]! >> 1) << 15) + (b[at + 3]! << 7) + (b[at + 4]! >> 1);
+const pts33 = (b: Uint8Array, at: number) =>
+  ((b[at]! >> 1) & 7) * 2 ** 30 +
+  (b[at + 1]! << 22) +
+  ((b[at + 2]! >> 1) << 15) +
+  (b[at + 3]! << 7) +
+  (b[at + 4]! >> 1);
 
 const WRAP = 2 ** 33;
 const MINUTE = 60 * 90000;
@@ -91,14 +102,16 @@ function* nalTypes(au: Uint8Array, codec: VideoCodec): Generator<number> {
   }
 }
 
-const isKey = (codec: VideoCodec, types: number[]) => types.some((t) => (codec === "h264" ? t === 5 : t >= 16 && t <= 23));
+const isKey = (codec: VideoCodec, types: number[]) =>
+  types.some((t) => (codec === "h264" ? t === 5 : t >= 16 && t <= 23));
 /** Parameter sets: H.264 SPS/PPS, HEVC VPS/SPS/PPS. */
 const isParameterSet = (codec: VideoCodec, t: number) => (codec === "h264" ? t === 7 || t === 8 : t >= 32 && t <= 34);
 
 /** The Annex B parameter sets of an access unit, as extradata (start codes kept). */
 function parameterSets(au: Uint8Array, codec: VideoCodec): Uint8Array<ArrayBuffer> {
   const starts: number[] = [];
-  for (let i = 0; i + 3 < au.length; i++) if (au[i] === 0 && au[i + 1] === 0 && au[i + 2] === 1) (starts.push(i), (i += 2));
+  for (let i = 0; i + 3 < au.length; i++)
+    if (au[i] === 0 && au[i + 1] === 0 && au[i + 2] === 1) starts.push(i), (i += 2);
   const keep: Uint8Array[] = [];
   starts.forEach((s, k) => {
     const h = au[s + 3]!;
@@ -139,14 +152,20 @@ function finish(st: StreamTable): void {
 }
 
 /** A TS packet of a stream's PID: a PES start begins an access unit, anything else continues it. */
-function collect(st: StreamTable, pkt: NonNullable<ReturnType<typeof parsePacket>>, at: number, packetSize: number): void {
+function collect(
+  st: StreamTable,
+  pkt: NonNullable<ReturnType<typeof parsePacket>>,
+  at: number,
+  packetSize: number,
+): void {
   if (pkt.start) {
     finish(st);
     const p = pkt.payload;
     if (p[0] !== 0 || p[1] !== 0 || p[2] !== 1) throw corrupt(`PES packet at byte ${at} has no start code`);
     const flags = p[7]!;
     if (!(flags & 0x80)) throw corrupt(`PES packet at byte ${at} has no PTS`);
-    if (st.offset.length >= MAX_SAMPLES) throw corrupt(`more than ${MAX_SAMPLES} access units; at most ${MAX_SAMPLES} are indexed`);
+    if (st.offset.length >= MAX_SAMPLES)
+      throw corrupt(`more than ${MAX_SAMPLES} access units; at most ${MAX_SAMPLES} are indexed`);
     const raw = pts33(p, 9);
     const rawDts = flags & 0x40 ? pts33(p, 14) : raw;
     st.unwrap ??= wrapOf(rawDts);
@@ -165,7 +184,8 @@ function trackOf(st: StreamTable, packetSize: 188 | 192): VideoTrackV1 {
   const n = st.offset.length;
   if (n === 0) throw corrupt(`video PID ${st.pid} carries no PES packets`);
   const dims = st.extradata ? spsDimensions(st.extradata, st.codec) : undefined;
-  if (!dims || dims.width <= 0 || dims.height <= 0) throw corrupt(`video PID ${st.pid} has no sequence parameter set before or in its first keyframe`);
+  if (!dims || dims.width <= 0 || dims.height <= 0)
+    throw corrupt(`video PID ${st.pid} has no sequence parameter set before or in its first keyframe`);
   // Frame rate from the pts step: the smallest positive gap between presentation times.
   const sorted = [...st.pts].sort((a, b) => a - b);
   let step = Infinity;
@@ -217,17 +237,36 @@ export async function indexMpegTs(reader: HeadCachedReader, packetSize: 188 | 19
       const length = ((s[1]! & 0x0f) << 8) | s[2]!;
       for (let i = 8; i + 4 <= Math.min(3 + length - 4, s.length); i += 4) {
         const program = (s[i]! << 8) | s[i + 1]!;
-        if (program !== 0) { pmtPid = ((s[i + 2]! & 0x1f) << 8) | s[i + 3]!; break; }
+        if (program !== 0) {
+          pmtPid = ((s[i + 2]! & 0x1f) << 8) | s[i + 3]!;
+          break;
+        }
       }
     } else if (pkt.pid === pmtPid && pkt.start && !streams) {
       const s = section(pkt.payload);
       const length = ((s[1]! & 0x0f) << 8) | s[2]!;
       const end = Math.min(3 + length - 4, s.length);
       const found = new Map<number, StreamTable>();
-      for (let i = 12 + (((s[10]! & 0x0f) << 8) | s[11]!); i + 5 <= end; i += 5 + (((s[i + 3]! & 0x0f) << 8) | s[i + 4]!)) {
+      for (
+        let i = 12 + (((s[10]! & 0x0f) << 8) | s[11]!);
+        i + 5 <= end;
+        i += 5 + (((s[i + 3]! & 0x0f) << 8) | s[i + 4]!)
+      ) {
         const codec = codecByStreamType.get(s[i]!);
         const pid = ((s[i + 1]! & 0x1f) << 8) | s[i + 2]!;
-        if (codec && !found.has(pid)) found.set(pid, { pid, codec, offset: [], size: [], keyframe: [], pts: [], dts: [], au: undefined, unwrap: undefined, extradata: undefined });
+        if (codec && !found.has(pid))
+          found.set(pid, {
+            pid,
+            codec,
+            offset: [],
+            size: [],
+            keyframe: [],
+            pts: [],
+            dts: [],
+            au: undefined,
+            unwrap: undefined,
+            extradata: undefined,
+          });
         // MPEG-1/2, MPEG-4 Part 2, VVC, AVS, VC-1: video ec does not decode.
         if (!codec && [0x01, 0x02, 0x10, 0x33, 0x42, 0xea].includes(s[i]!)) unsupported ??= s[i];
       }
@@ -235,7 +274,11 @@ export async function indexMpegTs(reader: HeadCachedReader, packetSize: 188 | 19
     }
   }
   if (!streams) {
-    if (unsupported !== undefined) throw new MediaIndexError(IndexErrorCode.UNSUPPORTED_CODEC, `video stream type 0x${unsupported.toString(16)} is not H.264 or HEVC`);
+    if (unsupported !== undefined)
+      throw new MediaIndexError(
+        IndexErrorCode.UNSUPPORTED_CODEC,
+        `video stream type 0x${unsupported.toString(16)} is not H.264 or HEVC`,
+      );
     throw new MediaIndexError(IndexErrorCode.NO_VIDEO, "no H.264 or HEVC stream in the transport stream's PMT");
   }
   const [first, ...rest] = [...streams.values()];

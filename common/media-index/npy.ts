@@ -23,22 +23,35 @@ export async function indexNpy(reader: HeadCachedReader): Promise<ArrayInfoV1> {
   const pre = await reader.read(0, 12);
   const major = pre[6]!;
   const v = new DataView(pre.buffer, pre.byteOffset, pre.byteLength);
-  const [headerLength, headerStart] = major === 1 ? [v.getUint16(8, true), 10] : major === 2 || major === 3 ? [v.getUint32(8, true), 12] : [-1, 0];
+  const [headerLength, headerStart] =
+    major === 1 ? [v.getUint16(8, true), 10] : major === 2 || major === 3 ? [v.getUint32(8, true), 12] : [-1, 0];
   if (headerLength < 0) throw new MediaIndexError(IndexErrorCode.CORRUPT, `unknown .npy format version ${major}`);
   const header = new TextDecoder().decode(await reader.read(headerStart, headerLength));
   const descr = /'descr'\s*:\s*'([^']*)'/.exec(header)?.[1];
   const fortran = /'fortran_order'\s*:\s*(True|False)/.exec(header)?.[1];
   const shapeText = /'shape'\s*:\s*\(([^)]*)\)/.exec(header)?.[1];
   if (descr === undefined || fortran === undefined || shapeText === undefined) {
-    throw new MediaIndexError(IndexErrorCode.CORRUPT, `.npy header is not a simple dtype/shape dict: ${JSON.stringify(header.trim().slice(0, 120))}`);
+    throw new MediaIndexError(
+      IndexErrorCode.CORRUPT,
+      `.npy header is not a simple dtype/shape dict: ${JSON.stringify(header.trim().slice(0, 120))}`,
+    );
   }
-  const shape = shapeText.split(",").map((s) => s.trim()).filter(Boolean).map(Number);
-  if (shape.some((d) => !Number.isSafeInteger(d) || d < 0)) throw new MediaIndexError(IndexErrorCode.CORRUPT, `.npy shape (${shapeText}) is not a tuple of sizes`);
+  const shape = shapeText
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map(Number);
+  if (shape.some((d) => !Number.isSafeInteger(d) || d < 0))
+    throw new MediaIndexError(IndexErrorCode.CORRUPT, `.npy shape (${shapeText}) is not a tuple of sizes`);
   const dataOffset = headerStart + headerLength;
   const item = itemSize(descr);
   if (item !== undefined) {
     const need = dataOffset + shape.reduce((a, b) => a * b, 1) * item;
-    if (need > reader.size) throw new MediaIndexError(IndexErrorCode.TRUNCATED, `.npy of shape (${shape.join(", ")}) ${descr} needs ${need} bytes but the object has ${reader.size}`);
+    if (need > reader.size)
+      throw new MediaIndexError(
+        IndexErrorCode.TRUNCATED,
+        `.npy of shape (${shape.join(", ")}) ${descr} needs ${need} bytes but the object has ${reader.size}`,
+      );
   }
   return { dtype: descr, shape, fortranOrder: fortran === "True", dataOffset };
 }

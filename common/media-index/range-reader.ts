@@ -38,7 +38,10 @@ export class HeadCachedReader {
 
   async read(offset: number, length: number): Promise<Uint8Array> {
     if (offset < 0 || length < 0 || offset + length > this.size) {
-      throw new MediaIndexError(IndexErrorCode.TRUNCATED, `read of ${length} bytes at ${offset} runs past the end of a ${this.size}-byte object`);
+      throw new MediaIndexError(
+        IndexErrorCode.TRUNCATED,
+        `read of ${length} bytes at ${offset} runs past the end of a ${this.size}-byte object`,
+      );
     }
     if (offset + length <= this.headBytes) {
       const head = await this.loadHead();
@@ -54,7 +57,10 @@ export class HeadCachedReader {
 
   private async fetch(offset: number, length: number): Promise<Uint8Array> {
     if (this.requests.length >= this.maxReads) {
-      throw new MediaIndexError(IndexErrorCode.TOO_LARGE, `indexing needs more than ${this.maxReads} range reads (a long fragmented MP4, or a large Matroska or MPEG-TS object, which is read whole); index it where reads are not capped`);
+      throw new MediaIndexError(
+        IndexErrorCode.TOO_LARGE,
+        `indexing needs more than ${this.maxReads} range reads (a long fragmented MP4, or a large Matroska or MPEG-TS object, which is read whole); index it where reads are not capped`,
+      );
     }
     this.requests.push({ offset, length });
     let bytes: Uint8Array;
@@ -62,10 +68,17 @@ export class HeadCachedReader {
       bytes = await this.inner.read(offset, length);
     } catch (cause) {
       if (cause instanceof MediaIndexError) throw cause;
-      throw new MediaIndexError(IndexErrorCode.READ_FAILED, `read of ${length} bytes at ${offset} failed: ${String((cause as Error)?.message ?? cause)}`, { cause });
+      throw new MediaIndexError(
+        IndexErrorCode.READ_FAILED,
+        `read of ${length} bytes at ${offset} failed: ${String((cause as Error)?.message ?? cause)}`,
+        { cause },
+      );
     }
     if (bytes.length !== length) {
-      throw new MediaIndexError(IndexErrorCode.READ_FAILED, `expected ${length} bytes at ${offset} but received ${bytes.length}`);
+      throw new MediaIndexError(
+        IndexErrorCode.READ_FAILED,
+        `expected ${length} bytes at ${offset} but received ${bytes.length}`,
+      );
     }
     return bytes;
   }

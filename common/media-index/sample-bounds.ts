@@ -54,7 +54,11 @@ function admit(box: string, count: number, bound: number, why: string): void {
   const used = budget?.samples ?? 0;
   const limit = Math.min(bound, MAX_SAMPLES - used);
   if (count > limit) {
-    throw corrupt(count > bound ? `${box} declares ${count} samples, more than ${why} can hold (${bound})` : `${box} declares ${count} samples after ${used} in this file; at most ${MAX_SAMPLES} are indexed`);
+    throw corrupt(
+      count > bound
+        ? `${box} declares ${count} samples, more than ${why} can hold (${bound})`
+        : `${box} declares ${count} samples after ${used} in this file; at most ${MAX_SAMPLES} are indexed`,
+    );
   }
   if (budget) budget.samples += count;
 }
@@ -75,8 +79,15 @@ guard("stsz", (box, stream) => {
   if (!words || words[0]! >>> 24 !== 0) return; // mp4box parses version 0 only
   const [, sampleSize, count] = words as [number, number, number];
   const objectSize = budget?.objectSize ?? Number.MAX_SAFE_INTEGER;
-  if (sampleSize === 0) admit("stsz", count, Math.floor((available(box, stream, stream.getPosition()) - 12) / 4), "its table");
-  else admit("stsz", count, Math.floor(objectSize / sampleSize), `the ${objectSize}-byte object at ${sampleSize} bytes each`);
+  if (sampleSize === 0)
+    admit("stsz", count, Math.floor((available(box, stream, stream.getPosition()) - 12) / 4), "its table");
+  else
+    admit(
+      "stsz",
+      count,
+      Math.floor(objectSize / sampleSize),
+      `the ${objectSize}-byte object at ${sampleSize} bytes each`,
+    );
 });
 
 guard("trun", (box, stream) => {
@@ -88,7 +99,12 @@ guard("trun", (box, stream) => {
   for (const bit of [0x100, 0x200, 0x400, 0x800]) if (flags & bit) perSample += 4;
   const header = 8 + (flags & 0x1 ? 4 : 0) + (flags & 0x4 ? 4 : 0);
   if (perSample > 0) {
-    admit("trun", count, Math.floor((available(box, stream, stream.getPosition()) - header) / perSample), "its per-sample table");
+    admit(
+      "trun",
+      count,
+      Math.floor((available(box, stream, stream.getPosition()) - header) / perSample),
+      "its per-sample table",
+    );
   } else {
     // Sizes and durations come from the defaults, so no table backs the count; every sample is
     // at least a byte of the object.

@@ -11,8 +11,11 @@ import { IndexErrorCode } from "./errors.js";
  * const why = notStreamed(index); // { code: "ERR_KIND_UNSUPPORTED", message: "a.mkv is Matroska, …" }
  */
 export function notStreamed(index: IndexV1): IndexErrorV1 | undefined {
-  if (index.kind === "error") return index.error ?? { code: IndexErrorCode.CORRUPT, message: `${index.key} is corrupt` };
-  const described = { video: index.video, image: index.image, array: index.array }[index.kind as "video" | "image" | "array"];
+  if (index.kind === "error")
+    return index.error ?? { code: IndexErrorCode.CORRUPT, message: `${index.key} is corrupt` };
+  const described = { video: index.video, image: index.image, array: index.array }[
+    index.kind as "video" | "image" | "array"
+  ];
   if (described) return undefined;
   const what = index.kind === "other" ? "no format ec reads" : `a ${index.kind} its index does not describe`;
   return { code: IndexErrorCode.KIND_UNSUPPORTED, message: `${index.key} is ${what}; ec streams ${STREAMED_FORMATS}` };

@@ -32,7 +32,15 @@ export function summarizeIndex(index: IndexV1): IndexSummary {
     gopLengths[gopLengths.length - 1]!++;
     gopBytes[gopBytes.length - 1]! += s.size[i]!;
   }
-  return { key: index.key, kind: index.kind, size: index.size, samples: s?.offset.length ?? 0, keyframes, gopLengths, gopBytes };
+  return {
+    key: index.key,
+    kind: index.kind,
+    size: index.size,
+    samples: s?.offset.length ?? 0,
+    keyframes,
+    gopLengths,
+    gopBytes,
+  };
 }
 
 /**
@@ -45,7 +53,13 @@ export function summarizeIndex(index: IndexV1): IndexSummary {
 export function indexToJson(index: IndexV1): unknown {
   if (!index.video) return index;
   const { samples: s, extradata, ...track } = index.video;
-  const samples = Array.from(s.offset, (offset, i) => ({ offset, size: s.size[i]!, keyframe: s.keyframe[i] === 1, pts: s.pts[i]!, dts: s.dts[i]! }));
+  const samples = Array.from(s.offset, (offset, i) => ({
+    offset,
+    size: s.size[i]!,
+    keyframe: s.keyframe[i] === 1,
+    pts: s.pts[i]!,
+    dts: s.dts[i]!,
+  }));
   let binary = "";
   for (const b of extradata) binary += String.fromCharCode(b);
   return { ...index, video: { ...track, extradata: btoa(binary), samples } };

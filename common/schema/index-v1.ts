@@ -46,7 +46,9 @@ export const VideoTrackV1 = z.object({
    * interleaved with other streams) that carry its access unit on `pid`; the pipeline takes the
    * payload back out (tsAccessUnit). Absent: samples are their bytes, as in MP4 and Matroska.
    */
-  mpegts: z.object({ pid: z.number().int().nonnegative(), packetSize: z.union([z.literal(188), z.literal(192)]) }).optional(),
+  mpegts: z
+    .object({ pid: z.number().int().nonnegative(), packetSize: z.union([z.literal(188), z.literal(192)]) })
+    .optional(),
   /** Frames shown (those in `edit`'s window; every sample when there is none). */
   frameCount: z.number().int().nonnegative(),
   /**

@@ -79,7 +79,10 @@ export type R2EventV1 = z.infer<typeof R2EventV1>;
 
 /** `POST /v1/datasets/{prefix}/urls`: signed URLs for objects a client planned from the table. */
 export const SignRequestV1 = z.object({
-  objects: z.array(z.object({ key: z.string(), etag: z.string() })).min(1).max(1000),
+  objects: z
+    .array(z.object({ key: z.string(), etag: z.string() }))
+    .min(1)
+    .max(1000),
 });
 export type SignRequestV1 = z.infer<typeof SignRequestV1>;
 

@@ -18,7 +18,9 @@ export function parseSidecarPath(raw: Record<string, string>): LabelSidecarPathV
   const parsed = LabelSidecarPathV1.safeParse(raw);
   if (!parsed.success) {
     const field = String(parsed.error.issues[0]?.path[0] ?? "path");
-    throw new BadRequestError(`Expected a label sidecar path {config}/{etag}/{start}-{frames}-{stride} but received ${JSON.stringify(raw[field] ?? "")} as ${field}`);
+    throw new BadRequestError(
+      `Expected a label sidecar path {config}/{etag}/{start}-{frames}-{stride} but received ${JSON.stringify(raw[field] ?? "")} as ${field}`,
+    );
   }
   return parsed.data;
 }
@@ -55,7 +57,9 @@ export async function writeLabelSidecar(env: Env, path: LabelSidecarPathV1, body
   const parsed = LabelSidecarV1.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new BadRequestError(`Expected a label sidecar (version 1) but ${issue.path.join(".") || "the body"}: ${issue.message}`);
+    throw new BadRequestError(
+      `Expected a label sidecar (version 1) but ${issue.path.join(".") || "the body"}: ${issue.message}`,
+    );
   }
   const s = parsed.data;
   const etag = bareEtag(s.etag);

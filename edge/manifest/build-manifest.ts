@@ -44,7 +44,11 @@ export function envInt(text: string | undefined, fallback: number): number {
  */
 export async function buildManifestPage(env: Env, args: ManifestPageArgs): Promise<SignedManifestV1> {
   const limit = positiveInt("limit", args.limit, MAX_PAGE, MAX_PAGE);
-  const shardBytes = positiveInt("shardBytes", args.shardBytes, envInt(env.EC_SHARD_TARGET_BYTES, DEFAULT_SHARD_TARGET_BYTES));
+  const shardBytes = positiveInt(
+    "shardBytes",
+    args.shardBytes,
+    envInt(env.EC_SHARD_TARGET_BYTES, DEFAULT_SHARD_TARGET_BYTES),
+  );
   const from = args.cursor ? decodeCursor(args.cursor) : undefined;
   const secret = env.EC_SIGNING_KEY;
   if (!secret) throw new InternalError(new Error("EC_SIGNING_KEY is not set"));
@@ -68,7 +72,11 @@ export async function buildManifestPage(env: Env, args: ManifestPageArgs): Promi
     })),
   );
   const firstShard = from?.shard ?? 0;
-  const shards = groupShards(objects.map((o) => o.size), shardBytes, firstShard);
+  const shards = groupShards(
+    objects.map((o) => o.size),
+    shardBytes,
+    firstShard,
+  );
   const manifest: ManifestV1 = {
     version: 1,
     dataset: args.prefix,

@@ -17,6 +17,9 @@ export function decodeCursor(text: string): ManifestCursor {
   try {
     return Cursor.parse(JSON.parse(atob(text.replace(/-/g, "+").replace(/_/g, "/"))));
   } catch (cause) {
-    throw new BadRequestError(`Expected a cursor from a previous manifest page but received ${JSON.stringify(text.slice(0, 64))}`, { cause });
+    throw new BadRequestError(
+      `Expected a cursor from a previous manifest page but received ${JSON.stringify(text.slice(0, 64))}`,
+      { cause },
+    );
   }
 }

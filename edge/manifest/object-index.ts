@@ -1,5 +1,11 @@
 import { indexCacheKey } from "../../common/dataset-table/table-keys.js";
-import { buildIndex, encodeIndex, IndexErrorCode, MediaIndexError, type RangeReader } from "../../common/media-index/index.js";
+import {
+  buildIndex,
+  encodeIndex,
+  IndexErrorCode,
+  MediaIndexError,
+  type RangeReader,
+} from "../../common/media-index/index.js";
 import { NotFoundError, ObjectChangingError, PreconditionFailedError } from "../errors.js";
 
 /** Content type of an encoded index (common/media-index codec, format version 1). */
@@ -55,16 +61,27 @@ export class IndexBudgetError extends Error {
  * @example
  * const { bytes } = await objectIndex(env, { key: "gameplay/a.mp4" });
  */
-export async function objectIndex(env: Env, args: { key: string; expectEtag?: string | undefined; maxReads?: number }): Promise<ObjectIndex> {
+export async function objectIndex(
+  env: Env,
+  args: { key: string; expectEtag?: string | undefined; maxReads?: number },
+): Promise<ObjectIndex> {
   const meta = await env.BUCKET.head(args.key);
   if (meta === null) throw new NotFoundError(`No object under key ${JSON.stringify(args.key)}`);
   if (args.expectEtag !== undefined && unquote(args.expectEtag) !== meta.etag) {
-    throw new PreconditionFailedError(`The index was requested for ETag ${args.expectEtag} but ${JSON.stringify(args.key)} is now ${meta.httpEtag}`);
+    throw new PreconditionFailedError(
+      `The index was requested for ETag ${args.expectEtag} but ${JSON.stringify(args.key)} is now ${meta.httpEtag}`,
+    );
   }
   const cacheKey = await indexCacheKey(meta.etag, args.key);
   const cached = await env.BUCKET.get(cacheKey);
   if (cached) {
-    return { bytes: new Uint8Array(await cached.arrayBuffer()), etag: meta.httpEtag, kind: cached.customMetadata?.kind ?? "", cached: true, reads: 0 };
+    return {
+      bytes: new Uint8Array(await cached.arrayBuffer()),
+      etag: meta.httpEtag,
+      kind: cached.customMetadata?.kind ?? "",
+      cached: true,
+      reads: 0,
+    };
   }
   const maxReads = Math.min(args.maxReads ?? MAX_INDEX_READS, MAX_INDEX_READS);
   const count = { reads: 0 };
@@ -75,7 +92,8 @@ export async function objectIndex(env: Env, args: { key: string; expectEtag?: st
     if (cause instanceof MediaIndexError) throw new ObjectChangingError(args.key);
     throw cause;
   }
-  if (index.error?.code === IndexErrorCode.TOO_LARGE && maxReads < MAX_INDEX_READS) throw new IndexBudgetError(args.key);
+  if (index.error?.code === IndexErrorCode.TOO_LARGE && maxReads < MAX_INDEX_READS)
+    throw new IndexBudgetError(args.key);
   const bytes = encodeIndex(index);
   await env.BUCKET.put(cacheKey, bytes, {
     httpMetadata: { contentType: INDEX_CONTENT_TYPE },

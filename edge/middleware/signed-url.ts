@@ -28,7 +28,8 @@ export function signedUrlAuth(opts: SignedUrlOptions): MiddlewareHandler<EdgeEnv
     if (!secret) throw new InternalError(new Error("EC_SIGNING_KEY is not set"));
     const expText = c.req.query("exp");
     const sig = c.req.query("sig");
-    if (expText === undefined || sig === undefined) throw new SignatureInvalidError("The URL has no exp and sig parameters");
+    if (expText === undefined || sig === undefined)
+      throw new SignatureInvalidError("The URL has no exp and sig parameters");
     if (!/^\d{1,12}$/.test(expText)) throw new SignatureInvalidError();
     const exp = Number(expText);
     if (!(await verifyPath(secret, opts.route, c.var.key, exp, sig))) throw new SignatureInvalidError();

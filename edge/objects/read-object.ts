@@ -47,7 +47,9 @@ export async function readObject(env: Env, args: ReadObjectArgs): Promise<Respon
 
     const outcome = evaluatePreconditions(args.headers, validators(meta));
     if (outcome === "failed") {
-      throw new PreconditionFailedError(`The precondition failed for ${JSON.stringify(args.key)} (current ETag ${meta.httpEtag})`);
+      throw new PreconditionFailedError(
+        `The precondition failed for ${JSON.stringify(args.key)} (current ETag ${meta.httpEtag})`,
+      );
     }
     if (outcome === "not-modified") {
       headers.delete("Content-Type");
@@ -57,7 +59,9 @@ export async function readObject(env: Env, args: ReadObjectArgs): Promise<Respon
 
     const rangeHeader = args.headers.get("range");
     const decision =
-      args.head || !ifRangeHolds(args.headers.get("if-range"), validators(meta)) ? parseRange(null, meta.size) : parseRange(rangeHeader, meta.size);
+      args.head || !ifRangeHolds(args.headers.get("if-range"), validators(meta))
+        ? parseRange(null, meta.size)
+        : parseRange(rangeHeader, meta.size);
     if (decision.kind === "unsatisfiable") throw new RangeNotSatisfiableError(rangeHeader ?? "", meta.size);
 
     let status = 200;

@@ -39,7 +39,9 @@ export async function writeObject(env: Env, args: WriteObjectArgs): Promise<Writ
 async function write(env: Env, args: WriteObjectArgs): Promise<WrittenObject> {
   if (args.contentLength === undefined) throw new LengthRequiredError();
   if (!/^\d{1,16}$/.test(args.contentLength)) {
-    throw new BadRequestError(`Expected a non-negative integer Content-Length but received ${JSON.stringify(args.contentLength)}`);
+    throw new BadRequestError(
+      `Expected a non-negative integer Content-Length but received ${JSON.stringify(args.contentLength)}`,
+    );
   }
   const length = Number(args.contentLength);
   if (length > MAX_PUT_BYTES) throw new PayloadTooLargeError(MAX_PUT_BYTES, length);
@@ -77,7 +79,9 @@ async function streamInto(
   if (put.status === "fulfilled" && piped.status === "fulfilled") return put.value;
   const cause = put.status === "rejected" ? put.reason : (piped as PromiseRejectedResult).reason;
   if (received !== length) {
-    throw new BadRequestError(`Expected a body of ${length} bytes (Content-Length) but received ${received}`, { cause });
+    throw new BadRequestError(`Expected a body of ${length} bytes (Content-Length) but received ${received}`, {
+      cause,
+    });
   }
   throw cause;
 }

@@ -13,7 +13,11 @@ export function datasetPrefix(encoded: string): string {
     throw new InvalidKeyError(`Expected a percent-encoded dataset prefix but received ${JSON.stringify(encoded)}`);
   }
   // "_ec" itself passes the key rules, but its listing would be the reserved prefix.
-  const problem = keyProblem(`${prefix}/x`) ?? (`${prefix}/`.startsWith(RESERVED_PREFIX) ? `Expected a dataset prefix outside ${RESERVED_PREFIX} but received ${JSON.stringify(prefix)}` : undefined);
+  const problem =
+    keyProblem(`${prefix}/x`) ??
+    (`${prefix}/`.startsWith(RESERVED_PREFIX)
+      ? `Expected a dataset prefix outside ${RESERVED_PREFIX} but received ${JSON.stringify(prefix)}`
+      : undefined);
   if (problem !== undefined) throw new InvalidKeyError(problem.replace("object key", "dataset prefix"));
   return prefix;
 }

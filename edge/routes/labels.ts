@@ -6,7 +6,9 @@ import type { EdgeEnv } from "../types.js";
 
 /** `/v1/labels/{config}/{etag}/{start}-{frames}-{stride}`: clip label sidecars under `_ec/labels/`, bearer token both ways. */
 export const labels = new Hono<EdgeEnv>()
-  .get("/:config/:etag/:clip", bearerAuth(), async (c) => c.json(await readLabelSidecar(c.env, parseSidecarPath(c.req.param()))))
+  .get("/:config/:etag/:clip", bearerAuth(), async (c) =>
+    c.json(await readLabelSidecar(c.env, parseSidecarPath(c.req.param()))),
+  )
   .put("/:config/:etag/:clip", bearerAuth(), async (c) => {
     // Refuse an oversized body before buffering it.
     const declared = Number(c.req.header("content-length") ?? "0");

@@ -10,7 +10,8 @@ const SUFFIX = "/manifest";
 
 export function intQuery(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  if (!/^\d{1,16}$/.test(text)) throw new BadRequestError(`Expected ${name} as a positive integer but received ${JSON.stringify(text)}`);
+  if (!/^\d{1,16}$/.test(text))
+    throw new BadRequestError(`Expected ${name} as a positive integer but received ${JSON.stringify(text)}`);
   return Number(text);
 }
 

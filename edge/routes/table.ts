@@ -10,11 +10,18 @@ const ROUTE = "/v1/datasets/";
 /** The actions of this module, by the path's tail after `{prefix}`; anything else is the manifest route's. */
 const TAIL = /^(.+)\/(table|table\/pages\/([^/]+)|urls|index)$/;
 
-function match(c: { req: { url: string } }): { prefix: string; action: string; page: string | undefined; origin: string } | undefined {
+function match(c: {
+  req: { url: string };
+}): { prefix: string; action: string; page: string | undefined; origin: string } | undefined {
   const url = new URL(c.req.url);
   const m = TAIL.exec(url.pathname.slice(ROUTE.length));
   if (!m) return undefined;
-  return { prefix: datasetPrefix(m[1]!), action: m[2]!.startsWith("table/pages/") ? "page" : m[2]!, page: m[3], origin: url.origin };
+  return {
+    prefix: datasetPrefix(m[1]!),
+    action: m[2]!.startsWith("table/pages/") ? "page" : m[2]!,
+    page: m[3],
+    origin: url.origin,
+  };
 }
 
 /**
@@ -28,11 +35,18 @@ export const tableRoute = new Hono<EdgeEnv>()
     const m = match(c);
     if (!m || (m.action !== "table" && m.action !== "page")) return next();
     await bearerAuth()(c, async () => {});
-    if (m.action === "table") return c.json(await tableHead(c.env, m.prefix, intQuery("generation", c.req.query("generation"))), 200, { "Cache-Control": "no-store" });
+    if (m.action === "table")
+      return c.json(await tableHead(c.env, m.prefix, intQuery("generation", c.req.query("generation"))), 200, {
+        "Cache-Control": "no-store",
+      });
     const body = await tablePageBody(c.env, m.prefix, m.page!);
     if (!body) throw new NotFoundError(`No table page ${JSON.stringify(m.page)}`);
     return new Response(body, {
-      headers: { "Content-Type": "application/json", "Content-Encoding": "gzip", "Cache-Control": "private, max-age=31536000, immutable" },
+      headers: {
+        "Content-Type": "application/json",
+        "Content-Encoding": "gzip",
+        "Cache-Control": "private, max-age=31536000, immutable",
+      },
       encodeBody: "manual",
     });
   })
@@ -40,9 +54,12 @@ export const tableRoute = new Hono<EdgeEnv>()
     const m = match(c);
     if (!m || (m.action !== "urls" && m.action !== "index")) return next();
     await bearerAuth()(c, async () => {});
-    if (m.action === "index") return c.json(await enqueuePrefix(c.env, { prefix: m.prefix, cursor: c.req.query("cursor") }), 202);
+    if (m.action === "index")
+      return c.json(await enqueuePrefix(c.env, { prefix: m.prefix, cursor: c.req.query("cursor") }), 202);
     const body = await c.req.json().catch((cause: unknown) => {
       throw new BadRequestError("Expected a JSON body but received something else", { cause });
     });
-    return c.json(await signUrls(c.env, { prefix: m.prefix, edge: m.origin, body }), 200, { "Cache-Control": "no-store" });
+    return c.json(await signUrls(c.env, { prefix: m.prefix, edge: m.origin, body }), 200, {
+      "Cache-Control": "no-store",
+    });
   });

@@ -20,7 +20,10 @@ const DELETE_BATCH = 1000;
 
 /** The retention the deployment sets (EC_TABLE_KEEP_GENERATIONS, EC_TABLE_KEEP_SECONDS). */
 export function retentionOf(env: Env): Retention {
-  return { generations: envInt(env.EC_TABLE_KEEP_GENERATIONS, 16), seconds: envInt(env.EC_TABLE_KEEP_SECONDS, 7 * 86_400) };
+  return {
+    generations: envInt(env.EC_TABLE_KEEP_GENERATIONS, 16),
+    seconds: envInt(env.EC_TABLE_KEEP_SECONDS, 7 * 86_400),
+  };
 }
 
 /** Where the collector records the oldest generation still stored: generations are dropped oldest first, so those stored are one run. */
@@ -38,7 +41,12 @@ const oldestKey = (root: string) => `${tablePrefix(root)}gc.json`;
  * @example
  * await collectTable(env, "gameplay", { generations: 16, seconds: 604800 }); // { dropped: [1, 2], pages: 3 }
  */
-export async function collectTable(env: Env, root: string, keep: Retention, now = Math.floor(Date.now() / 1000)): Promise<{ dropped: number[]; pages: number }> {
+export async function collectTable(
+  env: Env,
+  root: string,
+  keep: Retention,
+  now = Math.floor(Date.now() / 1000),
+): Promise<{ dropped: number[]; pages: number }> {
   const latest = await readHead(env, root);
   const dropped: number[] = [];
   let pages = 0;
@@ -62,6 +70,9 @@ export async function collectTable(env: Env, root: string, keep: Retention, now 
     dropped.push(g);
     pages += dead.length;
   }
-  if (g !== from) await env.BUCKET.put(oldestKey(root), JSON.stringify({ oldest: g }), { httpMetadata: { contentType: "application/json" } });
+  if (g !== from)
+    await env.BUCKET.put(oldestKey(root), JSON.stringify({ oldest: g }), {
+      httpMetadata: { contentType: "application/json" },
+    });
   return { dropped, pages };
 }

@@ -1,7 +1,13 @@
 import { tableRoot } from "../../common/dataset-table/entry.js";
 import { RESERVED_PREFIX } from "../../common/keys.js";
 import { MAX_MANIFEST_PAGE } from "../../common/shards.js";
-import { type EnqueuePageV1, type IndexMessageV1, SignRequestV1, type SignedUrlsV1, type SignedManifestV1 } from "../../common/schema/index.js";
+import {
+  type EnqueuePageV1,
+  type IndexMessageV1,
+  SignRequestV1,
+  type SignedUrlsV1,
+  type SignedManifestV1,
+} from "../../common/schema/index.js";
 import { INDEX_ROUTE, OBJECTS_ROUTE, signedUrl } from "../../common/sign.js";
 import { BadRequestError, EdgeError, InternalError } from "../errors.js";
 import { DEFAULT_TTL_SECONDS, envInt } from "../manifest/build-manifest.js";
@@ -11,7 +17,13 @@ import { tableKeys } from "../../common/dataset-table/table-keys.js";
 /** 404: the dataset's root has no table (yet, or at that generation); clients fall back to the manifest. */
 export class TableMissingError extends EdgeError {
   constructor(root: string, generation: number | undefined) {
-    super("ERR_TABLE_MISSING", 404, generation === undefined ? `No dataset table for ${JSON.stringify(root)} yet` : `No generation ${generation} of the dataset table for ${JSON.stringify(root)}`);
+    super(
+      "ERR_TABLE_MISSING",
+      404,
+      generation === undefined
+        ? `No dataset table for ${JSON.stringify(root)} yet`
+        : `No generation ${generation} of the dataset table for ${JSON.stringify(root)}`,
+    );
     this.name = "TableMissingError";
   }
 }
@@ -38,13 +50,24 @@ export async function tablePageBody(env: Env, prefix: string, name: string): Pro
  * @example
  * await signUrls(env, { prefix: "gameplay", edge: "https://edge.example.com", body: { objects: [{ key: "gameplay/a.mp4", etag: '"9e1f"' }] } });
  */
-export async function signUrls(env: Env, args: { prefix: string; edge: string; body: unknown; now?: number }): Promise<SignedUrlsV1> {
+export async function signUrls(
+  env: Env,
+  args: { prefix: string; edge: string; body: unknown; now?: number },
+): Promise<SignedUrlsV1> {
   const parsed = SignRequestV1.safeParse(args.body);
-  if (!parsed.success) throw new BadRequestError(`Expected { objects: [{ key, etag }] } of 1 to 1000 objects but received ${parsed.error.issues[0]?.message ?? "something else"}`);
+  if (!parsed.success)
+    throw new BadRequestError(
+      `Expected { objects: [{ key, etag }] } of 1 to 1000 objects but received ${parsed.error.issues[0]?.message ?? "something else"}`,
+    );
   const secret = env.EC_SIGNING_KEY;
   if (!secret) throw new InternalError(new Error("EC_SIGNING_KEY is not set"));
-  const stray = parsed.data.objects.find((o) => !o.key.startsWith(`${args.prefix}/`) || o.key.startsWith(RESERVED_PREFIX));
-  if (stray) throw new BadRequestError(`Expected keys under ${JSON.stringify(`${args.prefix}/`)} but received ${JSON.stringify(stray.key)}`);
+  const stray = parsed.data.objects.find(
+    (o) => !o.key.startsWith(`${args.prefix}/`) || o.key.startsWith(RESERVED_PREFIX),
+  );
+  if (stray)
+    throw new BadRequestError(
+      `Expected keys under ${JSON.stringify(`${args.prefix}/`)} but received ${JSON.stringify(stray.key)}`,
+    );
   const exp = (args.now ?? Math.floor(Date.now() / 1000)) + envInt(env.EC_URL_TTL_SECONDS, DEFAULT_TTL_SECONDS);
   const objects = await Promise.all(
     parsed.data.objects.map(async (o) => ({
@@ -66,9 +89,19 @@ const SEND_BATCH = 100;
  * @example
  * let page = await enqueuePrefix(env, { prefix: "gameplay" }); // { enqueued: 1000, cursor: "…" }
  */
-export async function enqueuePrefix(env: Env, args: { prefix: string; cursor?: string | undefined }): Promise<EnqueuePageV1> {
-  const listed = await env.BUCKET.list({ prefix: `${args.prefix}/`, limit: MAX_MANIFEST_PAGE, ...(args.cursor ? { cursor: args.cursor } : {}) });
-  const messages = listed.objects.map((o) => ({ body: { type: "index", key: o.key, etag: o.httpEtag } satisfies IndexMessageV1 }));
-  for (let i = 0; i < messages.length; i += SEND_BATCH) await env.INDEX_QUEUE.sendBatch(messages.slice(i, i + SEND_BATCH));
+export async function enqueuePrefix(
+  env: Env,
+  args: { prefix: string; cursor?: string | undefined },
+): Promise<EnqueuePageV1> {
+  const listed = await env.BUCKET.list({
+    prefix: `${args.prefix}/`,
+    limit: MAX_MANIFEST_PAGE,
+    ...(args.cursor ? { cursor: args.cursor } : {}),
+  });
+  const messages = listed.objects.map((o) => ({
+    body: { type: "index", key: o.key, etag: o.httpEtag } satisfies IndexMessageV1,
+  }));
+  for (let i = 0; i < messages.length; i += SEND_BATCH)
+    await env.INDEX_QUEUE.sendBatch(messages.slice(i, i + SEND_BATCH));
   return { enqueued: messages.length, cursor: listed.truncated ? listed.cursor : null };
 }

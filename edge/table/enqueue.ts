@@ -8,6 +8,12 @@ export async function enqueueIndex(env: Env, written: { key: string; etag: strin
   try {
     await env.INDEX_QUEUE.send({ type: "index", key: written.key, etag: written.etag } satisfies IndexMessageV1);
   } catch (err) {
-    console.error(JSON.stringify({ msg: "index queue: send failed", key: written.key, error: String((err as Error)?.message ?? err) }));
+    console.error(
+      JSON.stringify({
+        msg: "index queue: send failed",
+        key: written.key,
+        error: String((err as Error)?.message ?? err),
+      }),
+    );
   }
 }

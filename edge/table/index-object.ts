@@ -28,8 +28,11 @@ export async function recordEntry(env: Env, root: string, entry: TableEntryV1): 
   // The mark carries the entry where R2's custom metadata holds it (2 KiB): the publisher then
   // reads a thousand entries with one list call instead of a get each.
   const json = JSON.stringify(entry);
-  const carried = new TextEncoder().encode(json).byteLength + new TextEncoder().encode(entry.key).byteLength <= MAX_CARRIED_BYTES;
-  await env.BUCKET.put(await tableKeys.pending(root, entry.key, entry.etag), new Uint8Array(0), { customMetadata: carried ? { key: entry.key, entry: json } : { key: entry.key } });
+  const carried =
+    new TextEncoder().encode(json).byteLength + new TextEncoder().encode(entry.key).byteLength <= MAX_CARRIED_BYTES;
+  await env.BUCKET.put(await tableKeys.pending(root, entry.key, entry.etag), new Uint8Array(0), {
+    customMetadata: carried ? { key: entry.key, entry: json } : { key: entry.key },
+  });
 }
 
 /**
@@ -43,7 +46,8 @@ export async function recordEntry(env: Env, root: string, entry: TableEntryV1): 
  */
 export async function indexForTable(env: Env, key: string, opts: { maxReads?: number } = {}): Promise<IndexOutcome> {
   const root = tableRoot(key);
-  if (root === undefined || key.startsWith(RESERVED_PREFIX) || keyProblem(key) !== undefined) return { outcome: "ignored", root, reads: 0 };
+  if (root === undefined || key.startsWith(RESERVED_PREFIX) || keyProblem(key) !== undefined)
+    return { outcome: "ignored", root, reads: 0 };
   const entryKey = await tableKeys.entry(root, key);
   const [meta, recorded] = await Promise.all([env.BUCKET.head(key), env.BUCKET.head(entryKey)]);
   if (meta === null) {

@@ -45,7 +45,11 @@ function envSeconds(text: string | undefined, fallback: number): number {
  * @example
  * export default { fetch: app.fetch, queue: (batch, env) => handleQueue(batch, env) };
  */
-export async function handleQueue(batch: MessageBatch<unknown>, env: Env, deps: QueueDeps = { index: indexForTable }): Promise<void> {
+export async function handleQueue(
+  batch: MessageBatch<unknown>,
+  env: Env,
+  deps: QueueDeps = { index: indexForTable },
+): Promise<void> {
   const roots = new Set<string>();
   let budget = SUBREQUEST_BUDGET;
   for (const msg of batch.messages) {
@@ -75,7 +79,14 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env, deps: 
         msg.retry({ delaySeconds: 0 });
         continue;
       }
-      console.error(JSON.stringify({ msg: "index queue: indexing failed", key, attempts: msg.attempts, error: String((err as Error)?.message ?? err) }));
+      console.error(
+        JSON.stringify({
+          msg: "index queue: indexing failed",
+          key,
+          attempts: msg.attempts,
+          error: String((err as Error)?.message ?? err),
+        }),
+      );
       if (msg.attempts > INDEX_MAX_RETRIES) {
         const root = await recordFailure(env, key, err, msg.attempts).catch(() => undefined);
         if (root !== undefined) roots.add(root);
@@ -84,7 +95,8 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env, deps: 
     }
   }
   const delaySeconds = envSeconds(env.EC_PUBLISH_DELAY_SECONDS, 10);
-  for (const root of roots) await env.PUBLISH_QUEUE.send({ type: "publish", root } satisfies IndexMessageV1, { delaySeconds });
+  for (const root of roots)
+    await env.PUBLISH_QUEUE.send({ type: "publish", root } satisfies IndexMessageV1, { delaySeconds });
 }
 
 /** The error entry of an object that could not be indexed: the table says why, and the dataset still streams. */
@@ -97,7 +109,10 @@ async function recordFailure(env: Env, key: string, err: unknown, attempts: numb
     size: meta.size,
     etag: meta.httpEtag,
     kind: "error",
-    error: { code: "ERR_INDEX_FAILED", message: `indexing failed after ${attempts} attempts: ${String((err as Error)?.message ?? err).slice(0, 500)}` },
+    error: {
+      code: "ERR_INDEX_FAILED",
+      message: `indexing failed after ${attempts} attempts: ${String((err as Error)?.message ?? err).slice(0, 500)}`,
+    },
   };
   await recordEntry(env, root, entry);
   return root;
@@ -108,7 +123,13 @@ async function collectAfterPublish(env: Env, root: string): Promise<void> {
   try {
     await collectTable(env, root, retentionOf(env));
   } catch (err) {
-    console.error(JSON.stringify({ msg: "publish queue: collecting old generations failed", root, error: String((err as Error)?.message ?? err) }));
+    console.error(
+      JSON.stringify({
+        msg: "publish queue: collecting old generations failed",
+        root,
+        error: String((err as Error)?.message ?? err),
+      }),
+    );
   }
 }
 
@@ -120,7 +141,14 @@ async function publishMessage(env: Env, msg: Message<unknown>, root: string): Pr
     msg.ack();
     if (published) await collectAfterPublish(env, root);
   } catch (err) {
-    console.error(JSON.stringify({ msg: "publish queue: publishing failed", root, attempts: msg.attempts, error: String((err as Error)?.message ?? err) }));
+    console.error(
+      JSON.stringify({
+        msg: "publish queue: publishing failed",
+        root,
+        attempts: msg.attempts,
+        error: String((err as Error)?.message ?? err),
+      }),
+    );
     msg.retry({ delaySeconds: retryDelay(msg.attempts) });
   }
 }

@@ -13,8 +13,14 @@ import { tableKeys } from "../../common/dataset-table/table-keys.js";
 export const MAX_CHANGES_PER_GENERATION = 1000;
 
 /** The latest (or a named) generation's head, as stored: signed envelope and parsed head. */
-export async function readHead(env: Env, root: string, generation?: number): Promise<{ signed: SignedManifestV1; head: TableHeadV1 } | undefined> {
-  const got = await env.BUCKET.get(generation === undefined ? tableKeys.head(root) : tableKeys.generation(root, generation));
+export async function readHead(
+  env: Env,
+  root: string,
+  generation?: number,
+): Promise<{ signed: SignedManifestV1; head: TableHeadV1 } | undefined> {
+  const got = await env.BUCKET.get(
+    generation === undefined ? tableKeys.head(root) : tableKeys.generation(root, generation),
+  );
   if (got === null) return undefined;
   const signed = SignedManifestV1.parse(await got.json());
   return { signed, head: TableHeadV1.parse(JSON.parse(signed.payload)) };
@@ -36,8 +42,16 @@ export async function readPage(env: Env, root: string, name: string): Promise<Ta
  * @example
  * await publishTable(env, "gameplay"); // { generation: 3, objects: 1200, more: false }
  */
-export async function publishTable(env: Env, root: string, now = Math.floor(Date.now() / 1000)): Promise<{ generation: number; objects: number; more: boolean } | undefined> {
-  const listed = await env.BUCKET.list({ prefix: tableKeys.pendingPrefix(root), limit: MAX_CHANGES_PER_GENERATION, include: ["customMetadata"] });
+export async function publishTable(
+  env: Env,
+  root: string,
+  now = Math.floor(Date.now() / 1000),
+): Promise<{ generation: number; objects: number; more: boolean } | undefined> {
+  const listed = await env.BUCKET.list({
+    prefix: tableKeys.pendingPrefix(root),
+    limit: MAX_CHANGES_PER_GENERATION,
+    include: ["customMetadata"],
+  });
   if (listed.objects.length === 0) return undefined;
   const previous = await readHead(env, root);
   const marks = new Map<string, string[]>();
@@ -69,20 +83,41 @@ export async function publishTable(env: Env, root: string, now = Math.floor(Date
  * @example
  * const head = await writeGeneration(env, "gameplay", undefined, new Map(entries.map((e) => [e.key, e])));
  */
-export async function writeGeneration(env: Env, root: string, previous: TableHeadV1 | undefined, changes: TableChanges, now = Math.floor(Date.now() / 1000)): Promise<TableHeadV1> {
+export async function writeGeneration(
+  env: Env,
+  root: string,
+  previous: TableHeadV1 | undefined,
+  changes: TableChanges,
+  now = Math.floor(Date.now() / 1000),
+): Promise<TableHeadV1> {
   const signer = await manifestSigner(env.EC_MANIFEST_KEY).catch((cause: unknown) => {
     throw new InternalError(cause);
   });
-  const { head, pages } = await buildGeneration(previous, changes, async (ref) => (await readPage(env, root, ref.name)).entries, {
-    root,
-    shardBytes: envInt(env.EC_SHARD_TARGET_BYTES, DEFAULT_SHARD_TARGET_BYTES),
-    now,
-  });
-  await Promise.all(pages.map((p) => env.BUCKET.put(tableKeys.page(root, p.name), p.gz, { httpMetadata: { contentType: "application/json", contentEncoding: "gzip" } })));
+  const { head, pages } = await buildGeneration(
+    previous,
+    changes,
+    async (ref) => (await readPage(env, root, ref.name)).entries,
+    {
+      root,
+      shardBytes: envInt(env.EC_SHARD_TARGET_BYTES, DEFAULT_SHARD_TARGET_BYTES),
+      now,
+    },
+  );
+  await Promise.all(
+    pages.map((p) =>
+      env.BUCKET.put(tableKeys.page(root, p.name), p.gz, {
+        httpMetadata: { contentType: "application/json", contentEncoding: "gzip" },
+      }),
+    ),
+  );
   const body = JSON.stringify(await signJson(head, signer));
   // The generation first: a head never names a generation that is not stored.
-  await env.BUCKET.put(tableKeys.generation(root, head.generation), body, { httpMetadata: { contentType: "application/json" } });
+  await env.BUCKET.put(tableKeys.generation(root, head.generation), body, {
+    httpMetadata: { contentType: "application/json" },
+  });
   await env.BUCKET.put(tableKeys.head(root), body, { httpMetadata: { contentType: "application/json" } });
-  await env.BUCKET.put(tableKeys.publicKeys(), JSON.stringify(publicKeys([signer])), { httpMetadata: { contentType: "application/json" } });
+  await env.BUCKET.put(tableKeys.publicKeys(), JSON.stringify(publicKeys([signer])), {
+    httpMetadata: { contentType: "application/json" },
+  });
   return head;
 }

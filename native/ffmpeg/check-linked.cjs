@@ -3,7 +3,8 @@
 // so they never appear here. Usage: node check-linked.cjs FILE  (exit 1 when any)
 const { execFileSync } = require("node:child_process");
 
-const SYSTEM = /^(linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|libstdc\+\+\.so\.6|libgcc_s\.so\.1|(\/lib64\/)?ld-linux-x86-64\.so\.2)$/;
+const SYSTEM =
+  /^(linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|libstdc\+\+\.so\.6|libgcc_s\.so\.1|(\/lib64\/)?ld-linux-x86-64\.so\.2)$/;
 
 /** The libraries `ldd file` lists, by name. */
 function linkedLibraries(file) {
@@ -23,7 +24,9 @@ module.exports = { linkedLibraries, unexpectedLibraries };
 if (require.main === module) {
   const extra = unexpectedLibraries(process.argv[2]);
   if (extra.length > 0) {
-    process.stderr.write(`Expected ${process.argv[2]} to need only libc, libm, libstdc++ and libgcc but it needs ${extra.join(", ")}\n`);
+    process.stderr.write(
+      `Expected ${process.argv[2]} to need only libc, libm, libstdc++ and libgcc but it needs ${extra.join(", ")}\n`,
+    );
     process.exit(1);
   }
 }

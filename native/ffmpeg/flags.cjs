@@ -30,7 +30,9 @@ const flags = {
   ],
   "--licenses": [
     join(__dirname, "NOTICE.txt"),
-    ...["FFmpeg-LGPL-2.1.txt", "dav1d-BSD-2-Clause.txt", "zlib.txt"].map((name) => join(prefix, "share", "licenses", name)),
+    ...["FFmpeg-LGPL-2.1.txt", "dav1d-BSD-2-Clause.txt", "zlib.txt"].map((name) =>
+      join(prefix, "share", "licenses", name),
+    ),
   ],
 };
 const what = process.argv[2] ?? "--prefix";

@@ -81,7 +81,12 @@ export interface RawDevices {
   cudaReason: string;
   kernels: boolean;
   kernelsReason: string;
-  cudaDevices: { index: number; name: string; memoryBytes: number; nvdec: Record<string, { probed: boolean; supported: boolean; reason: string }> }[];
+  cudaDevices: {
+    index: number;
+    name: string;
+    memoryBytes: number;
+    nvdec: Record<string, { probed: boolean; supported: boolean; reason: string }>;
+  }[];
   nvdecCodecs: string[];
   nvdecReason: string;
   cufile: boolean;
@@ -92,7 +97,13 @@ export interface RawDevices {
 export interface Binding {
   abiVersion: number;
   openDecoder(options: RawOpenOptions): Promise<RawDecoder>;
-  decodeImage(data: Uint8Array, format: string, output: string, resizeHeight: number, resizeWidth: number): Promise<RawHostBatch>;
+  decodeImage(
+    data: Uint8Array,
+    format: string,
+    output: string,
+    resizeHeight: number,
+    resizeWidth: number,
+  ): Promise<RawHostBatch>;
   downloadFrame(handle: object): Promise<RawHostBatch>;
   /** Label statistics of a clip, a frame each (views of one buffer of records); device -1 runs the host twin over `data`. */
   lumaStats(frames: RawLumaFrame[], step: number, device: number): Promise<LumaStats[]>;
@@ -106,10 +117,25 @@ export interface Binding {
     fullRange: boolean,
   ): Promise<RawHostBatch>;
   readIntoHost(path: string, offset: number, length: number, target: Uint8Array): Promise<RawReadResult>;
-  readIntoDevice(path: string, offset: number, length: number, device: number, pointer: bigint, owner: object): Promise<RawReadResult>;
+  readIntoDevice(
+    path: string,
+    offset: number,
+    length: number,
+    device: number,
+    pointer: bigint,
+    owner: object,
+  ): Promise<RawReadResult>;
   allocDevice(device: number, bytes: number): { pointer: bigint; handle: object };
   copyDeviceToHost(device: number, pointer: bigint, target: Uint8Array): void;
-  copyDevice2D(device: number, dst: bigint, dstPitch: number, src: bigint, srcPitch: number, rowBytes: number, rows: number): void;
+  copyDevice2D(
+    device: number,
+    dst: bigint,
+    dstPitch: number,
+    src: bigint,
+    srcPitch: number,
+    rowBytes: number,
+    rows: number,
+  ): void;
   ipcHandle(device: number, pointer: bigint): Uint8Array;
   devices(): RawDevices;
 }

@@ -11,7 +11,11 @@ export interface Route {
 }
 
 /** The part of devices() routing reads: tests give a capability table of their own. */
-export type DeviceTable = { readonly cuda: Pick<HostDevices["cuda"], "available" | "devices"> & { readonly nvdec: Pick<HostDevices["cuda"]["nvdec"], "available"> } };
+export type DeviceTable = {
+  readonly cuda: Pick<HostDevices["cuda"], "available" | "devices"> & {
+    readonly nvdec: Pick<HostDevices["cuda"]["nvdec"], "available">;
+  };
+};
 
 /**
  * Routes decodes to a device by what each device's NVDEC decodes (devices(), asked of the driver
@@ -47,7 +51,10 @@ export class DecodeRouter {
     const support = found.nvdec[codec];
     if (support?.supported) return { device: cuda };
     const reason = support?.reason ?? `this FFmpeg has no NVDEC hwaccel for ${codec}`;
-    return { device: "cpu", fallback: { codec, reason: `${cuda} cannot decode ${codec} (${reason}); decoded on the CPU` } };
+    return {
+      device: "cpu",
+      fallback: { codec, reason: `${cuda} cannot decode ${codec} (${reason}); decoded on the CPU` },
+    };
   }
 
   #read(): DeviceTable {

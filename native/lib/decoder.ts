@@ -69,7 +69,8 @@ export class Decoder {
   decodeRun(packets: Packets, options: DecodeOptions = {}): Promise<DecodeRun> {
     const { dropBefore, drain = true, recovering = false } = options;
     try {
-      if (dropBefore !== undefined && !Number.isSafeInteger(dropBefore)) throw argumentError("an integer pts", "dropBefore", dropBefore);
+      if (dropBefore !== undefined && !Number.isSafeInteger(dropBefore))
+        throw argumentError("an integer pts", "dropBefore", dropBefore);
       if (typeof drain !== "boolean") throw argumentError("a boolean", "drain", drain);
       if (typeof recovering !== "boolean") throw argumentError("a boolean", "recovering", recovering);
     } catch (error) {
@@ -79,12 +80,20 @@ export class Decoder {
     const run = async (): Promise<DecodeRun> => {
       const raw = this.#raw;
       if (!raw) throw new NativeError(NativeErrorCode.DecoderClosed, "The decoder is closed");
-      if (recovering && this.#continuing) throw argumentError("recovering: true only on a run's first call", "recovering", recovering);
+      if (recovering && this.#continuing)
+        throw argumentError("recovering: true only on a run's first call", "recovering", recovering);
       // Only a call that continues an undrained run may start between keyframes.
       const packed = packPackets(packets, !this.#continuing);
       this.#continuing = false;
       try {
-        const out = await raw.decode(packed.data, packed.table, packed.keyframes, dropBefore ?? null, drain, recovering);
+        const out = await raw.decode(
+          packed.data,
+          packed.table,
+          packed.keyframes,
+          dropBefore ?? null,
+          drain,
+          recovering,
+        );
         this.#continuing = !drain;
         return { frames: "device" in out ? deviceFrames(out.device) : hostFrames(out), decoded: out.decoded };
       } catch (error) {

@@ -12,13 +12,18 @@ import type { DeviceBuffer } from "./read-into.js";
 const BYTES_PER_SAMPLE = { uint8: 1, uint16: 2, float32: 4 } as const;
 
 /** Rows and bytes per row of each plane of a frame packed without padding (the host layout). */
-export function packedPlanes(frame: Pick<DeviceFrame, "format" | "width" | "height" | "dtype">): { rows: number; rowBytes: number }[] {
+export function packedPlanes(
+  frame: Pick<DeviceFrame, "format" | "width" | "height" | "dtype">,
+): { rows: number; rowBytes: number }[] {
   const bps = BYTES_PER_SAMPLE[frame.dtype];
   const { width: w, height: h } = frame;
   if (frame.format === "rgb24") return [{ rows: h, rowBytes: w * 3 }];
   if (frame.format === "rgbf32-planar") return [0, 1, 2].map(() => ({ rows: h, rowBytes: w * bps }));
   // NVDEC surfaces (nv12, p010le, p016le): luma, then interleaved chroma at half height.
-  return [{ rows: h, rowBytes: w * bps }, { rows: Math.ceil(h / 2), rowBytes: Math.ceil(w / 2) * 2 * bps }];
+  return [
+    { rows: h, rowBytes: w * bps },
+    { rows: Math.ceil(h / 2), rowBytes: Math.ceil(w / 2) * 2 * bps },
+  ];
 }
 
 /** Bytes of a frame packed by `packDeviceFrame`. */

@@ -59,7 +59,12 @@ export function devices(): HostDevices {
       ...(cudaAvailable ? {} : { reason: r.cudaReason }),
       devices: r.cudaDevices.map((d) => ({
         ...d,
-        nvdec: Object.fromEntries(Object.entries(d.nvdec).map(([codec, n]) => [codec, { supported: n.supported, probed: n.probed, ...(n.supported ? {} : { reason: n.reason }) }])),
+        nvdec: Object.fromEntries(
+          Object.entries(d.nvdec).map(([codec, n]) => [
+            codec,
+            { supported: n.supported, probed: n.probed, ...(n.supported ? {} : { reason: n.reason }) },
+          ]),
+        ),
       })),
       nvdec: { available: nvdecAvailable, codecs: r.nvdecCodecs, ...(nvdecAvailable ? {} : { reason: r.nvdecReason }) },
     },

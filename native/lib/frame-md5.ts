@@ -31,7 +31,14 @@ export function framemd5Header(o: { timebase: [number, number]; width: number; h
 }
 
 /** One framemd5 line: "0,          0,          0,        1,    57600, <md5>". */
-export function framemd5Line(o: { stream?: number; dts: number; pts: number; duration: number; size: number; md5: string }): string {
+export function framemd5Line(o: {
+  stream?: number;
+  dts: number;
+  pts: number;
+  duration: number;
+  size: number;
+  md5: string;
+}): string {
   const pad = (v: number, n: number) => String(v).padStart(n, " ");
   return `${o.stream ?? 0}, ${pad(o.dts, 10)}, ${pad(o.pts, 10)}, ${pad(o.duration, 8)}, ${pad(o.size, 8)}, ${o.md5}`;
 }

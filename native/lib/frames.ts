@@ -69,7 +69,18 @@ export function hostFrames(batch: RawHostBatch): HostFrame[] {
           ? new Uint16Array(buffer, f.offset, f.bytes / 2)
           : new Uint8Array(buffer, f.offset, f.bytes);
     const shape = shapeOf(f.format, f.height, f.width);
-    return { kind: "host", pts: f.pts, width: f.width, height: f.height, format: f.format, shape, dtype, data, planes: f.planes, device: "cpu" };
+    return {
+      kind: "host",
+      pts: f.pts,
+      width: f.width,
+      height: f.height,
+      format: f.format,
+      shape,
+      dtype,
+      data,
+      planes: f.planes,
+      device: "cpu",
+    };
   });
 }
 

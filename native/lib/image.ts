@@ -18,13 +18,17 @@ export interface ImageDecodeOptions {
 
 function formatOf(bytes: Uint8Array, format: unknown): ImageFormat {
   if (format !== undefined) {
-    if (!IMAGE_FORMATS.includes(format as ImageFormat)) throw argumentError(`one of ${IMAGE_FORMATS.join(", ")}`, "format", format);
+    if (!IMAGE_FORMATS.includes(format as ImageFormat))
+      throw argumentError(`one of ${IMAGE_FORMATS.join(", ")}`, "format", format);
     return format as ImageFormat;
   }
   const sniffed = sniffImage(bytes);
   if (!sniffed) {
     const head = Buffer.from(bytes.subarray(0, 8)).toString("hex");
-    throw new NativeError(NativeErrorCode.UnsupportedImage, `Expected JPEG, PNG or WebP bytes but received ${bytes.length} bytes starting ${head || "(none)"}`);
+    throw new NativeError(
+      NativeErrorCode.UnsupportedImage,
+      `Expected JPEG, PNG or WebP bytes but received ${bytes.length} bytes starting ${head || "(none)"}`,
+    );
   }
   return sniffed;
 }
@@ -40,7 +44,8 @@ function formatOf(bytes: Uint8Array, format: unknown): ImageFormat {
  */
 export async function decodeImage(bytes: Uint8Array, options: ImageDecodeOptions = {}): Promise<HostFrame> {
   if (!(bytes instanceof Uint8Array)) throw argumentError("a Uint8Array", "bytes", bytes);
-  if (typeof options !== "object" || options === null) throw argumentError("an options object", "decodeImage options", options);
+  if (typeof options !== "object" || options === null)
+    throw argumentError("an options object", "decodeImage options", options);
   const output = parseOutput(options.output, "rgb24");
   const [h, w] = parseResize(options.resize);
   const format = formatOf(bytes, options.format);

@@ -41,7 +41,8 @@ export async function lumaStatsOnDevice(frames: readonly DeviceFrame[], step: nu
   const device = frames[0]!.device;
   const raw: RawLumaFrame[] = frames.map((f, i) => {
     if (f?.kind !== "device") throw argumentError("a DeviceFrame", `frames[${i}]`, f);
-    if (f.device !== device) throw new NativeArgumentError(`Expected every frame on ${device} but frames[${i}] is on ${f.device}`);
+    if (f.device !== device)
+      throw new NativeArgumentError(`Expected every frame on ${device} but frames[${i}] is on ${f.device}`);
     return { handle: deviceFrameHandle(f), format: f.format, width: f.width, height: f.height, pitch: f.pitch };
   });
   try {

@@ -17,8 +17,12 @@ const require = createRequire(import.meta.url);
 export function addonCandidates(): string[] {
   const fromEnv = process.env.EC_NATIVE_PATH ? [resolve(process.env.EC_NATIVE_PATH)] : [];
   const roots = [resolve(here, ".."), resolve(here, "..", "..", "..", "native")];
-  const builds = roots.flatMap((root) => ["Release", "Debug"].map((kind) => join(root, "build", kind, "ec_native.node")));
-  const prebuilt = roots.map((root) => join(root, "prebuilds", `${process.platform}-${process.arch}`, "ec_native.node"));
+  const builds = roots.flatMap((root) =>
+    ["Release", "Debug"].map((kind) => join(root, "build", kind, "ec_native.node")),
+  );
+  const prebuilt = roots.map((root) =>
+    join(root, "prebuilds", `${process.platform}-${process.arch}`, "ec_native.node"),
+  );
   return [...new Set([...fromEnv, ...builds, ...prebuilt])];
 }
 
@@ -50,7 +54,9 @@ export function loadFirst(paths: readonly string[]): Binding {
       failures.push(`${path}: ${(error as Error).message.split("\n")[0]}`);
     }
   }
-  throw new NativeUnavailableError(`The ec native addon could not be loaded. ${advice(failures)}\nTried:\n  ${failures.join("\n  ")}`);
+  throw new NativeUnavailableError(
+    `The ec native addon could not be loaded. ${advice(failures)}\nTried:\n  ${failures.join("\n  ")}`,
+  );
 }
 
 let cached: Binding | undefined;

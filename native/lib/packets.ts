@@ -45,7 +45,8 @@ export function packPackets(packets: unknown, keyframeFirst = true): PackedPacke
     if (typeof s !== "object" || s === null) throw argumentError("a sample object", `samples[${i}]`, s);
     for (const key of ["offset", "size", "pts", "dts"] as const) {
       const min = key === "offset" || key === "size" ? 0 : Number.MIN_SAFE_INTEGER;
-      if (!Number.isSafeInteger(s[key]) || s[key] < min) throw argumentError(`a ${min === 0 ? "non-negative " : ""}integer`, `samples[${i}].${key}`, s[key]);
+      if (!Number.isSafeInteger(s[key]) || s[key] < min)
+        throw argumentError(`a ${min === 0 ? "non-negative " : ""}integer`, `samples[${i}].${key}`, s[key]);
     }
     if (s.offset + s.size > p.data.length) {
       throw new NativeError(
@@ -54,9 +55,13 @@ export function packPackets(packets: unknown, keyframeFirst = true): PackedPacke
       );
     }
     if (s.dts <= lastDts) {
-      throw new NativeError(NativeErrorCode.PacketOrder, `Sample ${i} has dts ${s.dts} after ${lastDts}: packets must be in decode order`);
+      throw new NativeError(
+        NativeErrorCode.PacketOrder,
+        `Sample ${i} has dts ${s.dts} after ${lastDts}: packets must be in decode order`,
+      );
     }
-    if (i === 0 && keyframeFirst && !s.keyframe) throw new NativeError(NativeErrorCode.NoKeyframe, "The first sample of a clip must be a keyframe");
+    if (i === 0 && keyframeFirst && !s.keyframe)
+      throw new NativeError(NativeErrorCode.NoKeyframe, "The first sample of a clip must be a keyframe");
     lastDts = s.dts;
     table.set([s.offset, s.size, s.pts, s.dts], i * 4);
     keyframes[i] = s.keyframe ? 1 : 0;
@@ -73,15 +78,29 @@ export function packPackets(packets: unknown, keyframeFirst = true): PackedPacke
  * const bytes = await reader.read(start, end - start);
  * const packets = packetsFromTrack(track, bytes, start, k, n);
  */
-export function packetsFromTrack(track: VideoTrackV1, data: Uint8Array, rangeStart: number, first: number, count: number): Packets {
+export function packetsFromTrack(
+  track: VideoTrackV1,
+  data: Uint8Array,
+  rangeStart: number,
+  first: number,
+  count: number,
+): Packets {
   const total = track.samples.size.length;
-  if (!Number.isInteger(first) || first < 0 || first >= total) throw argumentError(`a sample index in 0..${total - 1}`, "first", first);
-  if (!Number.isInteger(count) || count < 1 || first + count > total) throw argumentError(`a count in 1..${total - first}`, "count", count);
+  if (!Number.isInteger(first) || first < 0 || first >= total)
+    throw argumentError(`a sample index in 0..${total - 1}`, "first", first);
+  if (!Number.isInteger(count) || count < 1 || first + count > total)
+    throw argumentError(`a count in 1..${total - first}`, "count", count);
   const { offset, size, pts, dts, keyframe } = track.samples;
   const samples: Sample[] = new Array(count);
   for (let i = 0; i < count; i++) {
     const j = first + i;
-    samples[i] = { offset: offset[j]! - rangeStart, size: size[j]!, pts: pts[j]!, dts: dts[j]!, keyframe: keyframe[j] === 1 };
+    samples[i] = {
+      offset: offset[j]! - rangeStart,
+      size: size[j]!,
+      pts: pts[j]!,
+      dts: dts[j]!,
+      keyframe: keyframe[j] === 1,
+    };
   }
   return { data, samples };
 }

@@ -59,19 +59,26 @@ export function allocDevice(device: DeviceName, bytes: number): DeviceBuffer {
  * @example
  * const { bytesRead, mode } = await readInto(blockPath, 0, 65536, new Uint8Array(65536));
  */
-export async function readInto(path: string, offset: number, length: number, target: Uint8Array | DeviceBuffer): Promise<ReadResult> {
+export async function readInto(
+  path: string,
+  offset: number,
+  length: number,
+  target: Uint8Array | DeviceBuffer,
+): Promise<ReadResult> {
   if (typeof path !== "string" || path.length === 0) throw argumentError("a file path", "path", path);
   if (!Number.isSafeInteger(offset) || offset < 0) throw argumentError("a non-negative integer", "offset", offset);
   if (!Number.isSafeInteger(length) || length < 0) throw argumentError("a non-negative integer", "length", length);
   const binding = loadBinding();
   try {
     if (target instanceof Uint8Array) {
-      if (target.byteLength < length) throw argumentError(`a target of at least ${length} bytes`, "target", `${target.byteLength} bytes`);
+      if (target.byteLength < length)
+        throw argumentError(`a target of at least ${length} bytes`, "target", `${target.byteLength} bytes`);
       return await binding.readIntoHost(path, offset, length, target);
     }
     const owner = owners.get(target);
     if (!owner) throw argumentError("a Uint8Array or a buffer from allocDevice()", "target", target);
-    if (target.byteLength < length) throw argumentError(`a target of at least ${length} bytes`, "target", `${target.byteLength} bytes`);
+    if (target.byteLength < length)
+      throw argumentError(`a target of at least ${length} bytes`, "target", `${target.byteLength} bytes`);
     return await binding.readIntoDevice(path, offset, length, parseDevice(target.device).index, target.pointer, owner);
   } catch (error) {
     throw fromNative(error);

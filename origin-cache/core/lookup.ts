@@ -26,7 +26,10 @@ export interface LookupOptions {
   readonly noteReads: (key: string, first: number, last: number) => void;
 }
 
-export type BlockStanding = { readonly kind: "held" } | { readonly kind: "pulling"; readonly flight: Promise<Buffer> } | { readonly kind: "missing" };
+export type BlockStanding =
+  | { readonly kind: "held" }
+  | { readonly kind: "pulling"; readonly flight: Promise<Buffer> }
+  | { readonly kind: "missing" };
 
 export class BlockLookup {
   readonly #opts: LookupOptions;
@@ -76,7 +79,8 @@ export class BlockLookup {
     const waits: Promise<unknown>[] = [];
     const pieces: Piece[] = [];
     const missing: number[] = [];
-    const copy = (at: number, start: number, length: number) => (data: Buffer) => void data.copy(into, at, start, start + length);
+    const copy = (at: number, start: number, length: number) => (data: Buffer) =>
+      void data.copy(into, at, start, start + length);
     this.#opts.noteReads(pin.key, first, last);
     for (let b = first; b <= last; b++) {
       const from = Math.max(offset, b * bs);

@@ -44,6 +44,11 @@ export function cacheStats(s: StatsSources): CacheStats {
     upstreamLatencyMs: m.latencyPercentiles(),
     httpVersions: s.pools.versions(),
     leases: s.leases,
-    plan: { clients: s.planner.clients, pendingBlocks: s.planner.pendingBlocks, prefetchedBlocks: s.planner.prefetched, prefetchErrors: s.planner.errors },
+    plan: {
+      clients: s.planner.clients,
+      pendingBlocks: s.planner.pendingBlocks,
+      prefetchedBlocks: s.planner.prefetched,
+      prefetchErrors: s.planner.errors,
+    },
   };
 }

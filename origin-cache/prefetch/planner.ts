@@ -69,10 +69,24 @@ export class Planner {
    * Replaces `client`'s plan (an empty one drops it); returns the distinct blocks it names and
    * the budget it runs under.
    */
-  setPlan(client: string, ranges: readonly { url: string; key: string; offset: number; length: number }[], budgetBytes?: number): { blocks: number; budgetBytes: number } {
+  setPlan(
+    client: string,
+    ranges: readonly { url: string; key: string; offset: number; length: number }[],
+    budgetBytes?: number,
+  ): { blocks: number; budgetBytes: number } {
     this.#sweep();
     const budget = Math.min(this.#opts.budgetBytes, budgetBytes ?? Infinity);
-    const plan: ClientPlan = { blocks: [], positions: new Map(), consumed: new Set(), started: new Set(), cap: this.#blocksOf(budget), cursor: 0, scan: 0, window: 0, seen: this.#now() };
+    const plan: ClientPlan = {
+      blocks: [],
+      positions: new Map(),
+      consumed: new Set(),
+      started: new Set(),
+      cap: this.#blocksOf(budget),
+      cursor: 0,
+      scan: 0,
+      window: 0,
+      seen: this.#now(),
+    };
     const bs = this.#opts.blockSize;
     for (const r of ranges) {
       for (let b = Math.floor(r.offset / bs); b <= Math.floor((r.offset + r.length - 1) / bs); b++) {
@@ -130,7 +144,8 @@ export class Planner {
     this.#sweep();
     for (const plan of this.#clients.values()) {
       const at = plan.positions.get(key)?.get(index);
-      if (at !== undefined && at >= plan.cursor && at < plan.cursor + plan.window && !plan.consumed.has(at)) return true;
+      if (at !== undefined && at >= plan.cursor && at < plan.cursor + plan.window && !plan.consumed.has(at))
+        return true;
     }
     return false;
   }

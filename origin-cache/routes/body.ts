@@ -7,12 +7,19 @@ import { CacheArgumentError, CacheError } from "../errors.js";
  * Reads and validates a JSON body; `what` names the expected shape in the error
  * ("a plan {client?, ranges: [...]}"), `tooLarge` is the code of a body over `maxBytes`.
  */
-export async function readJson<S extends z.ZodType>(req: IncomingMessage, schema: S, what: string, maxBytes: number, tooLarge = "ERR_BODY_TOO_LARGE"): Promise<z.infer<S>> {
+export async function readJson<S extends z.ZodType>(
+  req: IncomingMessage,
+  schema: S,
+  what: string,
+  maxBytes: number,
+  tooLarge = "ERR_BODY_TOO_LARGE",
+): Promise<z.infer<S>> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > maxBytes) throw new CacheError(tooLarge, `Expected a body of at most ${maxBytes} bytes but received more`, 413);
+    if (size > maxBytes)
+      throw new CacheError(tooLarge, `Expected a body of at most ${maxBytes} bytes but received more`, 413);
     chunks.push(chunk);
   }
   let json: unknown;
@@ -24,7 +31,9 @@ export async function readJson<S extends z.ZodType>(req: IncomingMessage, schema
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new CacheArgumentError(`Expected ${what} but ${issue ? `${issue.path.join(".") || "body"}: ${issue.message}` : "received something else"}`);
+    throw new CacheArgumentError(
+      `Expected ${what} but ${issue ? `${issue.path.join(".") || "body"}: ${issue.message}` : "received something else"}`,
+    );
   }
   return parsed.data;
 }

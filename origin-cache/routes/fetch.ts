@@ -15,7 +15,12 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-export async function handleFetch(cache: RangeCache, req: IncomingMessage, res: ServerResponse, query: URLSearchParams): Promise<void> {
+export async function handleFetch(
+  cache: RangeCache,
+  req: IncomingMessage,
+  res: ServerResponse,
+  query: URLSearchParams,
+): Promise<void> {
   const target = query.get("url");
   if (!target) throw new CacheArgumentError("Expected a url query parameter (a signed edge URL) but received none");
   const ifMatch = header(req, "if-match");

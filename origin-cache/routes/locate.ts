@@ -11,9 +11,17 @@ const MAX_BODY = 64 << 10;
 export const LEASE_PATH = "/v1/lease/";
 
 export async function handleLocate(cache: RangeCache, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const { url, etag, offset, length, leaseMs, release } = await readJson(req, LocateRequest, "a locate request {url, etag?, offset, length, leaseMs?, release?}", MAX_BODY);
+  const { url, etag, offset, length, leaseMs, release } = await readJson(
+    req,
+    LocateRequest,
+    "a locate request {url, etag?, offset, length, leaseMs?, release?}",
+    MAX_BODY,
+  );
   for (const id of release ?? []) cache.releaseIfHeld(id);
-  const located = await cache.locate(url, offset, length, { ...(etag !== undefined ? { etag } : {}), ...(leaseMs !== undefined ? { leaseMs } : {}) });
+  const located = await cache.locate(url, offset, length, {
+    ...(etag !== undefined ? { etag } : {}),
+    ...(leaseMs !== undefined ? { leaseMs } : {}),
+  });
   if (res.destroyed) {
     // The asker is gone: nobody will read these slots or release them.
     cache.release(located.lease.id);

@@ -7,7 +7,13 @@ import { readJson } from "./body.js";
 const MAX_BODY = 64 << 20;
 
 export async function handlePlan(cache: RangeCache, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const { client, ranges, budgetBytes } = await readJson(req, PlanRequest, "a plan {client?, ranges: [{url, offset, length}]}", MAX_BODY, "ERR_PLAN_TOO_LARGE");
+  const { client, ranges, budgetBytes } = await readJson(
+    req,
+    PlanRequest,
+    "a plan {client?, ranges: [{url, offset, length}]}",
+    MAX_BODY,
+    "ERR_PLAN_TOO_LARGE",
+  );
   const ack = cache.plan(ranges, { client, budgetBytes });
   res.setHeader("content-type", "application/json");
   res.end(JSON.stringify(ack));

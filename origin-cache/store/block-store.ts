@@ -15,7 +15,16 @@ import { crc32 } from "node:zlib";
 import { blockKey, type BlockId } from "./block-id.js";
 import { GroupCommit } from "./group-commit.js";
 import { SlabFiles } from "./slab-files.js";
-import { ALIGN, SLOT_HEADER, alignUp, decodeSlotHeader, encodeSlotHeader, isBlank, slotBytesFor, type SlotHeader } from "./slot.js";
+import {
+  ALIGN,
+  SLOT_HEADER,
+  alignUp,
+  decodeSlotHeader,
+  encodeSlotHeader,
+  isBlank,
+  slotBytesFor,
+  type SlotHeader,
+} from "./slot.js";
 
 export type { BlockId };
 
@@ -65,7 +74,6 @@ const RUN_PIECES = 256;
 /** Slot headers read at once while rebuilding the index. */
 const REBUILD_READS = 32;
 
-
 export class BlockStore {
   readonly #opts: BlockStoreOptions;
   readonly #slotBytes: number;
@@ -87,7 +95,11 @@ export class BlockStore {
     const slots = Math.floor(opts.maxBytes / this.#slotBytes);
     const slotsPerSlab = Math.max(1, Math.floor((opts.slabBytes ?? DEFAULT_SLAB_BYTES) / this.#slotBytes));
     this.#slabs = new SlabFiles({ dir: join(opts.dir, "slabs"), slotBytes: this.#slotBytes, slotsPerSlab, slots });
-    this.#commit = new GroupCommit({ ms: opts.commitMs ?? 5, blocks: opts.commitBlocks ?? 64, sync: (s) => this.#slabs.sync(s) });
+    this.#commit = new GroupCommit({
+      ms: opts.commitMs ?? 5,
+      blocks: opts.commitBlocks ?? 64,
+      sync: (s) => this.#slabs.sync(s),
+    });
   }
 
   /** Opens the store, dropping what another layout or a smaller bound left, and re-indexing every intact slot. */
@@ -141,7 +153,8 @@ export class BlockStore {
           if (isBlank(buf)) return;
           const h = decodeSlotHeader(buf);
           const end = slabs.offsetOf(slot) + SLOT_HEADER + alignUp(h?.dataLength ?? 0);
-          if (!h || h.slotBytes !== this.#slotBytes || h.dataLength > this.#slotBytes - SLOT_HEADER || end > size) return drop(slot);
+          if (!h || h.slotBytes !== this.#slotBytes || h.dataLength > this.#slotBytes - SLOT_HEADER || end > size)
+            return drop(slot);
           if (h.seq >= this.#seq) this.#seq = h.seq + 1n;
           const k = blockKey(h);
           const had = found.get(k);
@@ -159,7 +172,15 @@ export class BlockStore {
     for (const { slot, header: h } of [...found.values()].sort((a, b) => (a.header.seq < b.header.seq ? -1 : 1))) {
       if (!used.has(slot)) continue;
       const id = { key: h.key, etag: h.etag, index: h.index };
-      this.#entries.set(blockKey(id), { id, slot, length: h.dataLength, crc: h.dataCrc, verified: false, readers: 0, dropped: false });
+      this.#entries.set(blockKey(id), {
+        id,
+        slot,
+        length: h.dataLength,
+        crc: h.dataCrc,
+        verified: false,
+        readers: 0,
+        dropped: false,
+      });
     }
     await Promise.all(stale.map((slot) => slabs.write(slot, [Buffer.alloc(SLOT_HEADER)]).catch(() => {})));
     for (let s = this.#slots - 1; s >= 0; s--) if (!used.has(s)) this.#free.push(s);
@@ -261,7 +282,15 @@ export class BlockStore {
       const out = into.subarray(p.at, p.at + p.length);
       const last = pieces[i - 1];
       // The next slot's data follows this slot's at a fixed gap (its padding and the next header).
-      const joins = run && prev && last && e.slot === prev.slot + 1 && this.#slabs.slabOf(e.slot) === this.#slabs.slabOf(prev.slot) && p.start === 0 && last.start + last.length === prev.length && run.entries.length < RUN_PIECES;
+      const joins =
+        run &&
+        prev &&
+        last &&
+        e.slot === prev.slot + 1 &&
+        this.#slabs.slabOf(e.slot) === this.#slabs.slabOf(prev.slot) &&
+        p.start === 0 &&
+        last.start + last.length === prev.length &&
+        run.entries.length < RUN_PIECES;
       if (joins && run && prev) {
         const gap = this.#slotBytes - prev.length;
         run.buffers.push(this.#gap(gap), out);
@@ -288,7 +317,9 @@ export class BlockStore {
    * restart. Where each block's data lies: slab path and byte offset, and its length. Undefined
    * when one of them is not (or no longer) stored: nothing is held then.
    */
-  async hold(ids: readonly BlockId[]): Promise<{ blocks: { path: string; offset: number; length: number }[]; release: () => void } | undefined> {
+  async hold(
+    ids: readonly BlockId[],
+  ): Promise<{ blocks: { path: string; offset: number; length: number }[]; release: () => void } | undefined> {
     const held: Entry[] = [];
     let released = false;
     const release = (): void => {
@@ -318,7 +349,11 @@ export class BlockStore {
       const k = blockKey(e.id);
       this.#entries.delete(k);
       this.#entries.set(k, e);
-      return { path: resolve(this.#slabs.pathOf(this.#slabs.slabOf(e.slot))), offset: this.#slabs.offsetOf(e.slot) + SLOT_HEADER, length: e.length };
+      return {
+        path: resolve(this.#slabs.pathOf(this.#slabs.slabOf(e.slot))),
+        offset: this.#slabs.offsetOf(e.slot) + SLOT_HEADER,
+        length: e.length,
+      };
     });
     return { blocks, release };
   }

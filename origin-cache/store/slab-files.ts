@@ -26,7 +26,9 @@ export interface SlabFile {
 const NAME = /^(\d+)-(\d+)\.slab$/;
 
 function noSpace(wrote: number, expected: number): Error {
-  return Object.assign(new Error(`ENOSPC: wrote ${wrote} of ${expected} bytes of a block (disk full)`), { code: "ENOSPC" });
+  return Object.assign(new Error(`ENOSPC: wrote ${wrote} of ${expected} bytes of a block (disk full)`), {
+    code: "ENOSPC",
+  });
 }
 
 export class SlabFiles {
@@ -73,7 +75,13 @@ export class SlabFiles {
     const keep: number[] = [];
     for (const name of await readdir(this.#g.dir)) {
       const m = NAME.exec(name);
-      if (m && Number(m[1]) === this.#g.slotBytes && Number(m[2]) < this.slabs && name === `${m[1]}-${Number(m[2])}.slab`) keep.push(Number(m[2]));
+      if (
+        m &&
+        Number(m[1]) === this.#g.slotBytes &&
+        Number(m[2]) < this.slabs &&
+        name === `${m[1]}-${Number(m[2])}.slab`
+      )
+        keep.push(Number(m[2]));
       else await unlink(join(this.#g.dir, name)).catch(() => {});
     }
     return keep.sort((a, b) => a - b);
@@ -129,7 +137,9 @@ export class SlabFiles {
     const { fh } = this.#ready.get(slab) ?? (await this.file(slab));
     const one = into.length === 1 ? (into[0] as Buffer) : undefined;
     // A lone buffer (the common case: a span inside one block) takes the plain pread, a little cheaper.
-    const { bytesRead } = one ? await fh.read(one, 0, one.length, this.offsetOf(slot) + at) : await fh.readv(into as Buffer[], this.offsetOf(slot) + at);
+    const { bytesRead } = one
+      ? await fh.read(one, 0, one.length, this.offsetOf(slot) + at)
+      : await fh.readv(into as Buffer[], this.offsetOf(slot) + at);
     return bytesRead;
   }
 

@@ -15,7 +15,9 @@ export class AllowList {
   /** Parses `raw` and returns it when it lies under a configured upstream, else throws ERR_UPSTREAM_NOT_ALLOWED. */
   check(raw: string): URL {
     const url = parseHttpUrl(raw, "url");
-    const ok = this.#bases.some((b) => b.origin === url.origin && url.pathname.startsWith(b.pathname) && !url.username && !url.password);
+    const ok = this.#bases.some(
+      (b) => b.origin === url.origin && url.pathname.startsWith(b.pathname) && !url.username && !url.password,
+    );
     if (!ok) throw new UpstreamNotAllowedError(raw, this.origins);
     return url;
   }
@@ -30,14 +32,18 @@ function parseHttpUrl(raw: string, what: string): URL {
   try {
     url = new URL(raw);
   } catch (cause) {
-    throw new CacheArgumentError(`Expected an absolute http(s) URL for ${what} but received ${describeReceived(raw)}`, { cause });
+    throw new CacheArgumentError(`Expected an absolute http(s) URL for ${what} but received ${describeReceived(raw)}`, {
+      cause,
+    });
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new CacheArgumentError(`Expected an http: or https: URL for ${what} but received ${url.protocol}`);
   }
   // A dot segment could climb out of the upstream's path prefix.
   if (/(^|\/)\.\.?(\/|$)|%2e%2e/i.test(url.pathname)) {
-    throw new CacheArgumentError(`Expected a URL without dot segments for ${what} but received ${JSON.stringify(url.pathname)}`);
+    throw new CacheArgumentError(
+      `Expected a URL without dot segments for ${what} but received ${JSON.stringify(url.pathname)}`,
+    );
   }
   return url;
 }

@@ -30,7 +30,11 @@ export function pinFromProbe(key: string, url: string, status: number, headers: 
   else if (status === 200) size = Number(header(headers, "content-length"));
   else throw new UpstreamStatusError(url, status, "expected 206 for a one-byte probe");
   if (size === undefined || !Number.isSafeInteger(size) || size < 0) {
-    throw new UpstreamStatusError(url, status, `no object size in Content-Range ${JSON.stringify(header(headers, "content-range"))}`);
+    throw new UpstreamStatusError(
+      url,
+      status,
+      `no object size in Content-Range ${JSON.stringify(header(headers, "content-range"))}`,
+    );
   }
   if (!etag) throw new MissingEtagError(url);
   return { key, etag, size };

@@ -10,14 +10,22 @@ type Send = (signal: AbortSignal) => Promise<Dispatcher.ResponseData>;
 
 function drop(p: Promise<Dispatcher.ResponseData>): void {
   // undici emits an abort error when an unread body is destroyed; unheard, it would crash the process.
-  p.then((res) => res.body.on("error", () => {}).destroy(), () => {});
+  p.then(
+    (res) => res.body.on("error", () => {}).destroy(),
+    () => {},
+  );
 }
 
 /**
  * @example
  * const res = await hedged((signal) => pool.request({ ...opts, signal }), 200, () => hedges++);
  */
-export async function hedged(send: Send, afterMs: number | undefined, onHedge?: () => void, outer?: AbortSignal): Promise<Dispatcher.ResponseData> {
+export async function hedged(
+  send: Send,
+  afterMs: number | undefined,
+  onHedge?: () => void,
+  outer?: AbortSignal,
+): Promise<Dispatcher.ResponseData> {
   const a = new AbortController();
   const b = new AbortController();
   const forward = (): void => {
@@ -35,7 +43,10 @@ export async function hedged(send: Send, afterMs: number | undefined, onHedge?: 
     onHedge?.();
     const second = send(b.signal);
     try {
-      const won = await Promise.any([first.then((res) => ({ res, lost: second, abort: b })), second.then((res) => ({ res, lost: first, abort: a }))]);
+      const won = await Promise.any([
+        first.then((res) => ({ res, lost: second, abort: b })),
+        second.then((res) => ({ res, lost: first, abort: a })),
+      ]);
       won.abort.abort();
       drop(won.lost);
       return won.res;

@@ -49,7 +49,10 @@ export class Pins {
 
   /** After `pin`'s object changed upstream: later reads learn the new version. */
   forget(pin: Pin): void {
-    void this.#pins.get(pin.key)?.then((p) => p.etag === pin.etag && this.#pins.delete(pin.key), () => {});
+    void this.#pins.get(pin.key)?.then(
+      (p) => p.etag === pin.etag && this.#pins.delete(pin.key),
+      () => {},
+    );
   }
 
   // The probe also warms the connection (and settles HTTP/2) before a burst of range reads.
@@ -63,7 +66,12 @@ export class Pins {
         const release = await limiter.acquire();
         try {
           metrics.upstreamRequest();
-          const res = await pool.request({ origin: url.origin, path: url.pathname + url.search, method: "GET", headers: { range: "bytes=0-0" } });
+          const res = await pool.request({
+            origin: url.origin,
+            path: url.pathname + url.search,
+            method: "GET",
+            headers: { range: "bytes=0-0" },
+          });
           await res.body.dump({ limit: 1 << 16 }).catch(() => res.body.destroy());
           return pinFromProbe(url.pathname, url.href, res.statusCode, res.headers);
         } finally {

@@ -45,7 +45,11 @@ export class UpstreamPools {
       keepAliveTimeout: 30_000,
       connect: (opts, cb) =>
         base(opts, (err, socket) => {
-          if (socket) this.#versions.set(origin, (socket as { alpnProtocol?: string | false }).alpnProtocol === "h2" ? "h2" : "http/1.1");
+          if (socket)
+            this.#versions.set(
+              origin,
+              (socket as { alpnProtocol?: string | false }).alpnProtocol === "h2" ? "h2" : "http/1.1",
+            );
           cb(err as Error, socket as never);
         }),
     });

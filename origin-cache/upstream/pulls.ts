@@ -56,7 +56,9 @@ export class Pulls {
    */
   pullRun(url: URL, pin: Pin, first: number, count: number): Promise<Buffer>[] {
     const waiting = Array.from({ length: count }, () => deferred<Buffer>());
-    const promises = waiting.map((w, i) => this.#flights.do(blockKey(blockId(pin, first + i)), () => w.promise).promise);
+    const promises = waiting.map(
+      (w, i) => this.#flights.do(blockKey(blockId(pin, first + i)), () => w.promise).promise,
+    );
     void this.#fetchRun(url, pin, first, waiting);
     return promises;
   }

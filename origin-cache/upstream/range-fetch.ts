@@ -55,7 +55,14 @@ export async function fetchRange(
         ctx.onRequest?.();
         const from = start + got;
         const res = await hedged(
-          (sig) => ctx.dispatcher.request({ origin: url.origin, path, method: "GET", headers: { range: `bytes=${from}-${end - 1}`, ...ifMatch(pin) }, signal: sig }),
+          (sig) =>
+            ctx.dispatcher.request({
+              origin: url.origin,
+              path,
+              method: "GET",
+              headers: { range: `bytes=${from}-${end - 1}`, ...ifMatch(pin) },
+              signal: sig,
+            }),
           ctx.hedgeAfterMs,
           () => {
             ctx.onRequest?.();
@@ -70,16 +77,20 @@ export async function fetchRange(
             throw new TransientUpstreamError(`upstream answered ${res.statusCode}`);
           }
           const whole = res.statusCode === 200 && from === 0 && end === pin.size;
-          if (res.statusCode !== 206 && !whole) throw new UpstreamStatusError(url.href, res.statusCode, `expected 206 for bytes=${from}-${end - 1}`);
+          if (res.statusCode !== 206 && !whole)
+            throw new UpstreamStatusError(url.href, res.statusCode, `expected 206 for bytes=${from}-${end - 1}`);
           if (res.statusCode === 206) {
             const cr = parseContentRange(res.headers["content-range"] as string | undefined);
             if (cr?.start !== from || cr.end !== end - 1) {
-              throw new TransientUpstreamError(`Content-Range ${String(res.headers["content-range"])} does not match bytes=${from}-${end - 1}`);
+              throw new TransientUpstreamError(
+                `Content-Range ${String(res.headers["content-range"])} does not match bytes=${from}-${end - 1}`,
+              );
             }
           }
           try {
             for await (const chunk of res.body as AsyncIterable<Buffer>) {
-              if (got + chunk.length > out.length) throw new TransientUpstreamError("upstream sent more bytes than the range holds");
+              if (got + chunk.length > out.length)
+                throw new TransientUpstreamError("upstream sent more bytes than the range holds");
               chunk.copy(out, got);
               got += chunk.length;
               ctx.onBytes?.(chunk.length);
@@ -99,7 +110,12 @@ export async function fetchRange(
       }
     },
     ctx.retry,
-    { url: url.href, progressed: () => got > before, ...(signal ? { signal } : {}), onRetry: (err) => ctx.onRetry?.(err) },
+    {
+      url: url.href,
+      progressed: () => got > before,
+      ...(signal ? { signal } : {}),
+      onRetry: (err) => ctx.onRetry?.(err),
+    },
   );
   return out;
 }

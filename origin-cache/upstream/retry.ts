@@ -52,7 +52,8 @@ export async function withRetry<T>(
     } catch (err) {
       if (!isTransient(err) || ctx.signal?.aborted) throw err;
       if (!ctx.progressed?.()) failures++;
-      if (failures > policy.retries || n > policy.retries * 8) throw new UpstreamUnavailableError(ctx.url, n + 1, { cause: err });
+      if (failures > policy.retries || n > policy.retries * 8)
+        throw new UpstreamUnavailableError(ctx.url, n + 1, { cause: err });
       ctx.onRetry?.(err, n);
       await new Promise((r) => setTimeout(r, backoffDelay(failures, policy)));
     }

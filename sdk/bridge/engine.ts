@@ -27,11 +27,16 @@ interface Snapshot {
 function deviceFramesOf(clips: readonly DecodedClip[]): DeviceFrame[] | undefined {
   const frames = clips.flatMap((c) => (c.gpuFrames && c.gpuFrames.length === c.frames.length ? [...c.gpuFrames] : []));
   const total = clips.reduce((n, c) => n + c.frames.length, 0);
-  return frames.length === total && frames.length > 0 && frames.every((f) => f.device === frames[0]!.device) ? frames : undefined;
+  return frames.length === total && frames.length > 0 && frames.every((f) => f.device === frames[0]!.device)
+    ? frames
+    : undefined;
 }
 
 function errorOf(err: unknown, fallback: string): { code: string; message: string } {
-  return { code: err instanceof EcError ? err.code : fallback, message: err instanceof Error ? err.message : String(err) };
+  return {
+    code: err instanceof EcError ? err.code : fallback,
+    message: err instanceof Error ? err.message : String(err),
+  };
 }
 
 /** One opened dataset of the session and what the client has been handed of it. */
@@ -53,7 +58,10 @@ export class EngineSession {
   private readonly done: Promise<void>;
   private finish!: () => void;
 
-  constructor(private readonly input: Readable, private readonly output: Writable) {
+  constructor(
+    private readonly input: Readable,
+    private readonly output: Writable,
+  ) {
     this.done = new Promise((resolve) => (this.finish = resolve));
   }
 
@@ -66,7 +74,10 @@ export class EngineSession {
       try {
         req = Request.parse(JSON.parse(line));
       } catch (err) {
-        this.fatal({ code: "ERR_PROTOCOL", message: `Expected one request as a JSON line but received ${JSON.stringify(line.slice(0, 200))}: ${(err as Error).message}` });
+        this.fatal({
+          code: "ERR_PROTOCOL",
+          message: `Expected one request as a JSON line but received ${JSON.stringify(line.slice(0, 200))}: ${(err as Error).message}`,
+        });
         return;
       }
       try {
@@ -93,7 +104,9 @@ export class EngineSession {
     const cur = this.current;
     switch (req.op) {
       case "open":
-        this.opening = this.opening.then(() => this.open(req.ds, req.url, req.options as OpenOptions, req.slots, req.dir, req.ipc));
+        this.opening = this.opening.then(() =>
+          this.open(req.ds, req.url, req.options as OpenOptions, req.slots, req.dir, req.ipc),
+        );
         return;
       case "reset":
         this.opening = this.opening.then(() => this.stop());
@@ -111,18 +124,37 @@ export class EngineSession {
       case "stats": {
         const snap = cur?.id === req.ds ? cur.snapshots.get(req.seq) : undefined;
         if (!cur || !snap) {
-          this.send({ event: "reply", id: req.id, error: { code: "ERR_PROTOCOL", message: `Expected dataset ${req.ds} open and a batch at or after ${cur?.acked ?? 0} but received ${req.seq}` } });
+          this.send({
+            event: "reply",
+            id: req.id,
+            error: {
+              code: "ERR_PROTOCOL",
+              message: `Expected dataset ${req.ds} open and a batch at or after ${cur?.acked ?? 0} but received ${req.seq}`,
+            },
+          });
           return;
         }
         // Counters of what the client has been handed; wall time and errors as of now.
         const now = cur.ds.stats();
-        const value = req.op === "state" ? snap.state : { ...now, clips: snap.stats.clips, frames: snap.stats.frames, bytes_delivered: snap.stats.bytes_delivered };
+        const value =
+          req.op === "state"
+            ? snap.state
+            : {
+                ...now,
+                clips: snap.stats.clips,
+                frames: snap.stats.frames,
+                bytes_delivered: snap.stats.bytes_delivered,
+              };
         this.send({ event: "reply", id: req.id, value });
         return;
       }
       case "merge":
         try {
-          this.send({ event: "reply", id: req.id, value: mergeCheckpoints(req.checkpoints.map((c) => c as Checkpoint)) });
+          this.send({
+            event: "reply",
+            id: req.id,
+            value: mergeCheckpoints(req.checkpoints.map((c) => c as Checkpoint)),
+          });
         } catch (err) {
           this.send({ event: "reply", id: req.id, error: errorOf(err, "ERR_RESUME_INVALID") });
         }
@@ -133,14 +165,30 @@ export class EngineSession {
     }
   }
 
-  private async open(id: number, url: string, options: OpenOptions, slots: number, dir: string, ipc: boolean): Promise<void> {
+  private async open(
+    id: number,
+    url: string,
+    options: OpenOptions,
+    slots: number,
+    dir: string,
+    ipc: boolean,
+  ): Promise<void> {
     await this.stop();
     let ds: Dataset | undefined;
     let ring: SlotRing;
     try {
       ds = await open(url, {
         ...options,
-        onError: (err, clip) => this.send({ event: "error", code: err.code, message: err.message, clip: clip ? { key: clip.key, start: clip.start } : null }, id),
+        onError: (err, clip) =>
+          this.send(
+            {
+              event: "error",
+              code: err.code,
+              message: err.message,
+              clip: clip ? { key: clip.key, start: clip.start } : null,
+            },
+            id,
+          ),
       });
       ring = new SlotRing(dir, slots);
     } catch (err) {
@@ -149,9 +197,19 @@ export class EngineSession {
       this.send({ event: "failed", ...errorOf(err, "ERR_OPEN_FAILED") }, id);
       return;
     }
-    const cur: Current = { id, ds, ring, snapshots: new Map([[0, { state: ds.state(), stats: ds.stats() }]]), acked: 0, stopped: false };
+    const cur: Current = {
+      id,
+      ds,
+      ring,
+      snapshots: new Map([[0, { state: ds.state(), stats: ds.stats() }]]),
+      acked: 0,
+      stopped: false,
+    };
     this.current = cur;
-    this.send({ event: "opened", protocol: PROTOCOL_VERSION, clips: ds.clipCount, total: ds.totalClips, slots: ring.files }, id);
+    this.send(
+      { event: "opened", protocol: PROTOCOL_VERSION, clips: ds.clipCount, total: ds.totalClips, slots: ring.files },
+      id,
+    );
     void this.stream(cur, ipc);
   }
 
@@ -171,7 +229,10 @@ export class EngineSession {
           ? await ring.writeDevice(slot, gpuFrames, frameBytes * gpuFrames.length)
           : { capacity: ring.write(slot, layout.frames, layout.byteLength), handle: undefined };
         // NVDEC's native surfaces (nv12, p010) are packed plane by plane: [B, T, bytes per frame].
-        const shape = gpuFrames && gpuFrames[0]!.format !== "rgb24" ? [layout.shape[0]!, layout.shape[1]!, frameBytes] : [...layout.shape];
+        const shape =
+          gpuFrames && gpuFrames[0]!.format !== "rgb24"
+            ? [layout.shape[0]!, layout.shape[1]!, frameBytes]
+            : [...layout.shape];
         this.send(
           {
             event: "batch",

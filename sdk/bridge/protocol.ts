@@ -33,7 +33,12 @@ export const Request = z.discriminatedUnion("op", [
   /** Closes the current dataset; the engine waits for the next open (a client reuses it from epoch to epoch). */
   z.object({ op: z.literal("reset") }),
   /** `seq`: the last batch (or end) handed to the user; `release`: slots whose tensors are gone. */
-  z.object({ op: z.literal("ack"), ds: DatasetId, seq: z.number().int().nonnegative(), release: z.array(z.number().int().nonnegative()) }),
+  z.object({
+    op: z.literal("ack"),
+    ds: DatasetId,
+    seq: z.number().int().nonnegative(),
+    release: z.array(z.number().int().nonnegative()),
+  }),
   /** The checkpoint as of batch `seq` (0: before the first). */
   z.object({ op: z.literal("state"), ds: DatasetId, id: z.number().int(), seq: z.number().int().nonnegative() }),
   z.object({ op: z.literal("stats"), ds: DatasetId, id: z.number().int(), seq: z.number().int().nonnegative() }),
@@ -69,12 +74,22 @@ export const Event = z.discriminatedUnion("event", [
     clips: z.array(z.record(z.string(), z.unknown())),
   }),
   /** A skipped object or clip (the stream goes on). */
-  z.object({ event: z.literal("error"), code: z.string(), message: z.string(), clip: z.object({ key: z.string(), start: z.number() }).nullable() }),
+  z.object({
+    event: z.literal("error"),
+    code: z.string(),
+    message: z.string(),
+    clip: z.object({ key: z.string(), start: z.number() }).nullable(),
+  }),
   /** A batch is ready but every slot is held: the client frees one or says so to the user. */
   z.object({ event: z.literal("full") }),
   z.object({ event: z.literal("end"), seq: z.number().int().positive() }),
   /** The answer to a request with an `id`: its `value`, or the `error` it failed with. */
-  z.object({ event: z.literal("reply"), id: z.number().int(), value: z.unknown().optional(), error: z.object({ code: z.string(), message: z.string() }).optional() }),
+  z.object({
+    event: z.literal("reply"),
+    id: z.number().int(),
+    value: z.unknown().optional(),
+    error: z.object({ code: z.string(), message: z.string() }).optional(),
+  }),
   /** The dataset cannot go on (open failed, the stream failed); without `ds`, the engine itself, which then exits. */
   z.object({ event: z.literal("failed"), code: z.string(), message: z.string() }),
 ]);

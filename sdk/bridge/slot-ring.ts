@@ -38,7 +38,11 @@ export class SlotRing {
       }
     } catch (err) {
       this.close();
-      throw new SdkError(SdkErrorCode.ShmUnavailable, `Expected a writable folder for shared memory at ${dir} but creating a slot file failed: ${(err as Error).message}`, { cause: err });
+      throw new SdkError(
+        SdkErrorCode.ShmUnavailable,
+        `Expected a writable folder for shared memory at ${dir} but creating a slot file failed: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
   }
 
@@ -73,7 +77,8 @@ export class SlotRing {
   /** The client's tensors over `slot` are gone: the slot passes straight to a waiter, or becomes free. */
   release(slot: number): void {
     const s = this.slots[slot];
-    if (!s?.held) throw new SdkError(SdkErrorCode.Protocol, `Expected a held slot below ${this.slots.length} but received ${slot}`);
+    if (!s?.held)
+      throw new SdkError(SdkErrorCode.Protocol, `Expected a held slot below ${this.slots.length} but received ${slot}`);
     const next = this.waiters.shift();
     if (next) next(slot);
     else s.held = false;
@@ -99,7 +104,11 @@ export class SlotRing {
       }
     } catch (err) {
       if (err instanceof SdkError) throw err;
-      throw new SdkError(SdkErrorCode.ShmFull, `Expected room for a ${byteLength}-byte batch in shared memory (${s.path}) but writing failed: ${(err as Error).message}; free space there or set EC_SHM_DIR`, { cause: err });
+      throw new SdkError(
+        SdkErrorCode.ShmFull,
+        `Expected room for a ${byteLength}-byte batch in shared memory (${s.path}) but writing failed: ${(err as Error).message}; free space there or set EC_SHM_DIR`,
+        { cause: err },
+      );
     }
     return s.capacity;
   }
@@ -108,7 +117,11 @@ export class SlotRing {
    * Packs device frames back to back into the slot's device memory (same device), reallocating it
    * first when it is too small or elsewhere; returns the memory's CUDA IPC handle (base64) and size.
    */
-  async writeDevice(slot: number, frames: readonly DeviceFrame[], byteLength: number): Promise<{ handle: string; capacity: number }> {
+  async writeDevice(
+    slot: number,
+    frames: readonly DeviceFrame[],
+    byteLength: number,
+  ): Promise<{ handle: string; capacity: number }> {
     const { allocDevice, ipcHandle, packDeviceFrame } = await import("../../native/index.js");
     const s = this.slots[slot]!;
     const device = frames[0]!.device;

@@ -52,7 +52,9 @@ export function takePasses(argv: string[]): { passes: number; rest: string[] } {
   rest.splice(at, rest[at]!.includes("=") ? 1 : 2);
   const passes = Number(raw);
   if (raw === undefined || !/^\d+$/.test(raw) || passes < 1 || passes > 100) {
-    throw new InvalidOptionError(`Expected an integer from 1 to 100 for --passes but received ${describeReceived(raw)}`);
+    throw new InvalidOptionError(
+      `Expected an integer from 1 to 100 for --passes but received ${describeReceived(raw)}`,
+    );
   }
   return { passes, rest };
 }
@@ -87,7 +89,10 @@ export async function main(argv: string[]): Promise<number> {
     const split = takePasses(argv);
     passes = split.passes;
     parsed = parseStreamArgs(split.rest);
-    if (parsed.md5) throw new InvalidOptionError("Expected no --md5 with ec bench (use ec stream to check frames) but received --md5");
+    if (parsed.md5)
+      throw new InvalidOptionError(
+        "Expected no --md5 with ec bench (use ec stream to check frames) but received --md5",
+      );
   } catch (err) {
     process.stderr.write(`ec bench: ${(err as Error).message}\n${USAGE}`);
     return 2;

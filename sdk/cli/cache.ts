@@ -25,7 +25,8 @@ const UNITS: Record<string, number> = { "": 1, K: 2 ** 10, M: 2 ** 20, G: 2 ** 3
 export function parseBytes(flag: string, raw: string | undefined): number {
   const m = raw === undefined ? null : /^(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?$/i.exec(raw.trim());
   const n = m ? Math.floor(Number(m[1]) * (UNITS[(m[2] ?? "").toUpperCase()] ?? NaN)) : NaN;
-  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidOptionError(`Expected a byte count like 200G for ${flag} but received ${describeReceived(raw)}`);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new InvalidOptionError(`Expected a byte count like 200G for ${flag} but received ${describeReceived(raw)}`);
   return n;
 }
 
@@ -33,14 +34,16 @@ function parseListen(raw: string | undefined): { host: string; port: number } {
   if (raw === undefined) return { host: "127.0.0.1", port: 7070 };
   const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(raw);
   const port = m ? Number(m[3]) : NaN;
-  if (!m || !(port >= 0 && port <= 65535)) throw new InvalidOptionError(`Expected HOST:PORT for --listen but received ${describeReceived(raw)}`);
+  if (!m || !(port >= 0 && port <= 65535))
+    throw new InvalidOptionError(`Expected HOST:PORT for --listen but received ${describeReceived(raw)}`);
   return { host: (m[1] ?? m[2]) as string, port };
 }
 
 function parseCount(flag: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1)) throw new InvalidOptionError(`Expected a positive integer for ${flag} but received ${describeReceived(raw)}`);
+  if (!(n >= 1))
+    throw new InvalidOptionError(`Expected a positive integer for ${flag} but received ${describeReceived(raw)}`);
   return n;
 }
 
@@ -105,7 +108,11 @@ async function run(argv: string[]): Promise<number> {
   const signal = waitForSignal();
   const svc = await startCache(options);
   const up = { cache: svc.url, dir: options.dir, maxBytes: options.maxBytes, upstreams: options.upstreams };
-  process.stdout.write(json ? `${JSON.stringify(up)}\n` : `ec cache is up at ${svc.url} (Ctrl-C stops it); upstreams ${options.upstreams.join(", ")}; ${options.dir} ≤ ${options.maxBytes} bytes\n`);
+  process.stdout.write(
+    json
+      ? `${JSON.stringify(up)}\n`
+      : `ec cache is up at ${svc.url} (Ctrl-C stops it); upstreams ${options.upstreams.join(", ")}; ${options.dir} ≤ ${options.maxBytes} bytes\n`,
+  );
   await signal;
   const s = svc.stats();
   await svc.close();

@@ -44,7 +44,8 @@ interface DecodeArgs {
 
 function intFlag(name: string, raw: string | undefined, min: number): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new InvalidOptionError(`Expected an integer >= ${min} for --${name} but received ${describeReceived(raw)}`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min)
+    throw new InvalidOptionError(`Expected an integer >= ${min} for --${name} but received ${describeReceived(raw)}`);
   return Number(raw);
 }
 
@@ -68,11 +69,16 @@ export function parseDecodeArgs(argv: string[]): DecodeArgs {
   let size: [number, number] | undefined;
   if (values.size !== undefined) {
     const m = /^(\d+)x(\d+)$/.exec(values.size);
-    if (!m) throw new InvalidOptionError(`Expected HxW (e.g. 224x224) for --size but received ${describeReceived(values.size)}`);
+    if (!m)
+      throw new InvalidOptionError(
+        `Expected HxW (e.g. 224x224) for --size but received ${describeReceived(values.size)}`,
+      );
     size = [Number(m[1]), Number(m[2])];
   }
   if (values.framemd5 && (values.output !== "native" || size)) {
-    throw new InvalidOptionError("Expected --output native without --size with --framemd5 (framemd5 is over the decoder's own pixels)");
+    throw new InvalidOptionError(
+      "Expected --output native without --size with --framemd5 (framemd5 is over the decoder's own pixels)",
+    );
   }
   return {
     file: positionals[0]!,
@@ -121,7 +127,9 @@ export function planCalls(track: VideoTrackV1, start: number, count: number, fra
   const { pts, keyframe } = track.samples;
   const n = pts.length;
   // Frames are what the edit list shows; the samples before its start are decoded and dropped.
-  const sorted = Array.from(pts).filter((p) => isShown(track.edit, p)).sort((a, b) => a - b);
+  const sorted = Array.from(pts)
+    .filter((p) => isShown(track.edit, p))
+    .sort((a, b) => a - b);
   const startPts = sorted[start]!;
   const endPts = sorted[start + count - 1]!;
   const keys: number[] = [];
@@ -174,12 +182,18 @@ export async function main(argv: string[]): Promise<number> {
     handle = await openFile(args.file, "r");
     const reader = fileReader(handle, (await handle.stat()).size);
     const index = await buildIndex(reader, { key: args.file, etag: "local" });
-    if (!index.video) throw new EcError(index.error?.code ?? "ERR_NOT_VIDEO", index.error?.message ?? `${args.file} has no video track`);
+    if (!index.video)
+      throw new EcError(
+        index.error?.code ?? "ERR_NOT_VIDEO",
+        index.error?.message ?? `${args.file} has no video track`,
+      );
     const track = index.video;
     const total = track.frameCount;
     const count = args.frames ?? total - args.start;
     if (args.start >= total || args.start + count > total) {
-      throw new InvalidOptionError(`Expected --start/--frames within the ${total} frames of ${args.file} but received ${args.start}+${count}`);
+      throw new InvalidOptionError(
+        `Expected --start/--frames within the ${total} frames of ${args.file} but received ${args.start}+${count}`,
+      );
     }
     decoder = await createDecoder({
       codec: track.codec,
@@ -208,7 +222,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     const bar =
       process.stderr.isTTY && !args.json
-        ? new cliProgress.SingleBar({ format: "decode [{bar}] {value}/{total} frames | {fps} fps", stream: process.stderr }, cliProgress.Presets.shades_classic)
+        ? new cliProgress.SingleBar(
+            { format: "decode [{bar}] {value}/{total} frames | {fps} fps", stream: process.stderr },
+            cliProgress.Presets.shades_classic,
+          )
         : undefined;
     bar?.start(count, 0, { fps: "0" });
     const began = performance.now();
@@ -220,7 +237,15 @@ export async function main(argv: string[]): Promise<number> {
       const bytes = await reader.read(span.start, span.end - span.start);
       // MPEG-TS samples are runs of TS packets: their access units are taken out as the stream does.
       const packets = track.mpegts
-        ? ((p) => ({ data: p.data, samples: p.packets }))(spanPackets(track, bytes, { firstSample: call.first, endSample: call.end, offset: span.start, length: span.end - span.start, sampleBytes: 0 }))
+        ? ((p) => ({ data: p.data, samples: p.packets }))(
+            spanPackets(track, bytes, {
+              firstSample: call.first,
+              endSample: call.end,
+              offset: span.start,
+              length: span.end - span.start,
+              sampleBytes: 0,
+            }),
+          )
         : packetsFromTrack(track, bytes, span.start, call.first, call.end - call.first);
       const frames = (await decoder.decode(packets, { dropBefore: call.keepFrom })).filter((f) => f.pts <= call.keepTo);
       for (const frame of frames) {
@@ -230,7 +255,9 @@ export async function main(argv: string[]): Promise<number> {
           const size = frameBytes(host).byteLength;
           bytesOut += size;
           const pts = host.pts / unit;
-          process.stdout.write(framemd5Line({ dts: pts, pts, duration: frameDuration / unit, size, md5: frameMd5(host) }) + "\n");
+          process.stdout.write(
+            framemd5Line({ dts: pts, pts, duration: frameDuration / unit, size, md5: frameMd5(host) }) + "\n",
+          );
         } else if (frame.kind === "host") {
           bytesOut += frame.data.byteLength;
         }
@@ -240,9 +267,21 @@ export async function main(argv: string[]): Promise<number> {
     }
     bar?.stop();
     const seconds = (performance.now() - began) / 1000;
-    const summary = { file: args.file, codec: track.codec, device: args.device, format, frames: decoded, seconds, fps: decoded / seconds, bytes: bytesOut };
+    const summary = {
+      file: args.file,
+      codec: track.codec,
+      device: args.device,
+      format,
+      frames: decoded,
+      seconds,
+      fps: decoded / seconds,
+      bytes: bytesOut,
+    };
     if (args.json) process.stdout.write(JSON.stringify(summary) + "\n");
-    else process.stderr.write(`decoded ${decoded} ${track.codec} frames (${format}) on ${args.device} in ${seconds.toFixed(2)} s: ${summary.fps.toFixed(1)} fps\n`);
+    else
+      process.stderr.write(
+        `decoded ${decoded} ${track.codec} frames (${format}) on ${args.device} in ${seconds.toFixed(2)} s: ${summary.fps.toFixed(1)} fps\n`,
+      );
     return 0;
   } catch (err) {
     const code = err instanceof EcError ? err.code : "ERR_DECODE_FAILED";

@@ -63,7 +63,12 @@ export function demoJson(c: DemoChecks, s: DemoStream, stepMs: number, seconds: 
     errors: s.epochs.reduce((n, e) => n + errorCount(e), 0),
     preview: s.preview?.path ?? null,
     seconds: round(seconds),
-    per_epoch: s.epochs.map((e) => ({ ...e.stats, epoch: e.epoch + 1, first_batch_s: round(e.first_batch_s), gpu_idle_ratio: round(e.gpu_idle_ratio, 4) })),
+    per_epoch: s.epochs.map((e) => ({
+      ...e.stats,
+      epoch: e.epoch + 1,
+      first_batch_s: round(e.first_batch_s),
+      gpu_idle_ratio: round(e.gpu_idle_ratio, 4),
+    })),
   };
 }
 
@@ -82,8 +87,15 @@ function epochLines(e: DemoEpoch, stepMs: number): string[] {
   if (e.epoch === 0) {
     const r = s.bytes_needed > 0 ? s.bytes_fetched / s.bytes_needed : undefined;
     // Above 1: whole blocks and prefetch; below: GOPs that clips shared were fetched once and fed to more than one decode run.
-    const why = r === undefined ? "" : r >= 1 ? `: the cache reads whole ${DEMO_STREAM.blockSize >> 10} KiB blocks and prefetches the plan` : ": clips that share a GOP fetched its bytes once";
-    lines.push(`    fetched ${mb(s.bytes_fetched)} from the edge for ${mb(s.bytes_needed)} of GOP bytes the clips needed (${r === undefined ? "-" : `${r.toFixed(2)}×`}${why})`);
+    const why =
+      r === undefined
+        ? ""
+        : r >= 1
+          ? `: the cache reads whole ${DEMO_STREAM.blockSize >> 10} KiB blocks and prefetches the plan`
+          : ": clips that share a GOP fetched its bytes once";
+    lines.push(
+      `    fetched ${mb(s.bytes_fetched)} from the edge for ${mb(s.bytes_needed)} of GOP bytes the clips needed (${r === undefined ? "-" : `${r.toFixed(2)}×`}${why})`,
+    );
   } else {
     lines.push(`    cache hits ${pct(s.cache_hit_ratio)}, ${mb(s.bytes_fetched)} fetched from the edge`);
   }
@@ -99,16 +111,22 @@ function epochLines(e: DemoEpoch, stepMs: number): string[] {
 export function demoText(c: DemoChecks, s: DemoStream, stepMs: number, seconds: number): string {
   const flags = Object.entries(sumFlags(s.epochs)).sort((a, b) => b[1] - a[1]);
   const labeled = s.epochs.reduce((n, e) => n + e.labeled, 0);
-  const errors = s.epochs.flatMap((e) => Object.entries(e.stats.errors).map(([code, n]) => `${code} ×${n} (epoch ${e.epoch + 1})`));
+  const errors = s.epochs.flatMap((e) =>
+    Object.entries(e.stats.errors).map(([code, n]) => `${code} ×${n} (epoch ${e.epoch + 1})`),
+  );
   const { frames, size, batch } = DEMO_STREAM;
-  return [
-    `ec demo: ${c.pushed.files} videos, ${mb(c.pushed.bytes)} pushed to ${c.edge} in ${c.pushed.seconds.toFixed(2)} s${c.pushed.failed ? `, ${c.pushed.failed} PUSH FAILURES` : ""}`,
-    `  ${c.reads} signed reads (${mb(c.readBytes)}) checked byte for byte: ${c.mismatches === 0 ? "all exact" : `${c.mismatches} MISMATCHES`}`,
-    `  a training run of ${s.epochs.length} epochs: batches of ${batch} clips x ${frames} frames at ${size[0]}x${size[1]}, ${stepMs > 0 ? `a simulated ${stepMs} ms training step per batch` : "no training step (--step-ms 0)"}`,
-    ...s.epochs.flatMap((e) => epochLines(e, stepMs)),
-    `  labels: ${labeled} clips checked by the built-in labelers; ${flags.length === 0 ? "none flagged" : `flagged ${flags.map(([f, n]) => `${f} ×${n}`).join(", ")}`}`,
-    `  errors: ${errors.length === 0 ? "none" : errors.join(", ")}`,
-    ...(s.preview ? [`  first batch, as the training loop got it: ${s.preview.path} (${s.preview.width}x${s.preview.height} px)`] : []),
-    `  ${seconds.toFixed(1)} s in all`,
-  ].join("\n") + "\n";
+  return (
+    [
+      `ec demo: ${c.pushed.files} videos, ${mb(c.pushed.bytes)} pushed to ${c.edge} in ${c.pushed.seconds.toFixed(2)} s${c.pushed.failed ? `, ${c.pushed.failed} PUSH FAILURES` : ""}`,
+      `  ${c.reads} signed reads (${mb(c.readBytes)}) checked byte for byte: ${c.mismatches === 0 ? "all exact" : `${c.mismatches} MISMATCHES`}`,
+      `  a training run of ${s.epochs.length} epochs: batches of ${batch} clips x ${frames} frames at ${size[0]}x${size[1]}, ${stepMs > 0 ? `a simulated ${stepMs} ms training step per batch` : "no training step (--step-ms 0)"}`,
+      ...s.epochs.flatMap((e) => epochLines(e, stepMs)),
+      `  labels: ${labeled} clips checked by the built-in labelers; ${flags.length === 0 ? "none flagged" : `flagged ${flags.map(([f, n]) => `${f} ×${n}`).join(", ")}`}`,
+      `  errors: ${errors.length === 0 ? "none" : errors.join(", ")}`,
+      ...(s.preview
+        ? [`  first batch, as the training loop got it: ${s.preview.path} (${s.preview.width}x${s.preview.height} px)`]
+        : []),
+      `  ${seconds.toFixed(1)} s in all`,
+    ].join("\n") + "\n"
+  );
 }

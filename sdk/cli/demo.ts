@@ -44,7 +44,10 @@ interface DemoOptions {
 
 function intFlag(name: string, raw: string, min: number, max: number): number {
   const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= min && n <= max)) throw new InvalidOptionError(`Expected an integer from ${min} to ${max} for --${name} but received ${describeReceived(raw)}`);
+  if (!(n >= min && n <= max))
+    throw new InvalidOptionError(
+      `Expected an integer from ${min} to ${max} for --${name} but received ${describeReceived(raw)}`,
+    );
   return n;
 }
 
@@ -93,7 +96,12 @@ async function videosDir(opts: DemoOptions, say: (line: string) => void): Promis
 }
 
 /** Step 4: every pushed object read back whole and by ranges through signed URLs. */
-async function verify(edge: LocalEdge, summary: PushSummary, opts: DemoOptions, say: (line: string) => void): Promise<VerifyResult[]> {
+async function verify(
+  edge: LocalEdge,
+  summary: PushSummary,
+  opts: DemoOptions,
+  say: (line: string) => void,
+): Promise<VerifyResult[]> {
   const random = rng(opts.seed);
   const exp = Math.floor(Date.now() / 1000) + 3600;
   const results: VerifyResult[] = [];
@@ -101,7 +109,9 @@ async function verify(edge: LocalEdge, summary: PushSummary, opts: DemoOptions, 
     const url = await signedObjectUrl(edge.url, file.key, exp, edge.signingKey);
     const result = await verifyObject(file.key, url, file.path, rangesFor(file.size, opts.ranges, random));
     results.push(result);
-    say(`${result.mismatches.length === 0 ? "ok  " : "FAIL"} ${file.key}: ${result.reads} signed reads, ${file.size} bytes`);
+    say(
+      `${result.mismatches.length === 0 ? "ok  " : "FAIL"} ${file.key}: ${result.reads} signed reads, ${file.size} bytes`,
+    );
     for (const m of result.mismatches) say(`     ${m}`);
   }
   return results;
@@ -134,7 +144,12 @@ async function run(argv: string[]): Promise<number> {
     for (const e of pushed.errors) say(`push failed: ${e.key}: [${e.code}] ${e.message}`);
     say(`reading every object back through signed URLs: whole, plus ${opts.ranges + 2} ranges each`);
     const results = await verify(edge, pushed, opts, say);
-    const streamed = await streamDemo(edge, opts.prefix, { epochs: opts.epochs, stepMs: opts.stepMs, preview: opts.preview }, say);
+    const streamed = await streamDemo(
+      edge,
+      opts.prefix,
+      { epochs: opts.epochs, stepMs: opts.stepMs, preview: opts.preview },
+      say,
+    );
 
     const mismatches = results.reduce((n, r) => n + r.mismatches.length, 0);
     const checks = {

@@ -14,7 +14,8 @@ const USAGE = "usage: ec dev [--port N] [--persist DIR] [--json]\n";
 function parsePort(raw: string | undefined): number {
   if (raw === undefined) return 8787;
   const port = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!(port >= 0 && port <= 65535)) throw new InvalidOptionError(`Expected a port from 0 to 65535 for --port but received ${describeReceived(raw)}`);
+  if (!(port >= 0 && port <= 65535))
+    throw new InvalidOptionError(`Expected a port from 0 to 65535 for --port but received ${describeReceived(raw)}`);
   return port;
 }
 

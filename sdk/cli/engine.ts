@@ -7,7 +7,9 @@ import { EngineSession } from "../bridge/engine.js";
 
 export async function main(argv: string[]): Promise<number> {
   if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write("usage: ec engine   (started by a client such as the Python package; speaks JSON lines on stdin/stdout)\n");
+    process.stdout.write(
+      "usage: ec engine   (started by a client such as the Python package; speaks JSON lines on stdin/stdout)\n",
+    );
     return 0;
   }
   await new EngineSession(process.stdin, process.stdout).run();

@@ -25,19 +25,33 @@ async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { token: { type: "string" }, json: { type: "boolean", default: false }, help: { type: "boolean", short: "h", default: false } },
+    options: {
+      token: { type: "string" },
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
   });
   if (values.help) {
     process.stdout.write(USAGE);
     return 0;
   }
-  if (positionals.length !== 1) throw new InvalidOptionError(`Expected one dataset URL but received ${positionals.length} arguments`);
+  if (positionals.length !== 1)
+    throw new InvalidOptionError(`Expected one dataset URL but received ${positionals.length} arguments`);
   const url = positionals[0]!;
-  if (!/^https?:\/\/[^/]+\/v1\/datasets\/.+/.test(url)) throw new InvalidOptionError(`Expected a dataset URL like https://EDGE/v1/datasets/PREFIX but received ${JSON.stringify(url)}`);
+  if (!/^https?:\/\/[^/]+\/v1\/datasets\/.+/.test(url))
+    throw new InvalidOptionError(
+      `Expected a dataset URL like https://EDGE/v1/datasets/PREFIX but received ${JSON.stringify(url)}`,
+    );
   const token = resolveToken(values.token);
-  if (!token) throw new InvalidOptionError("Expected a token from --token, EC_TOKEN or the project's .dev.vars (run `ec dev` once) but found none");
+  if (!token)
+    throw new InvalidOptionError(
+      "Expected a token from --token, EC_TOKEN or the project's .dev.vars (run `ec dev` once) but found none",
+    );
 
-  const bar = new cliProgress.SingleBar({ stream: process.stderr, format: "index |{bar}| {value} objects queued{more}", hideCursor: true }, cliProgress.Presets.shades_classic);
+  const bar = new cliProgress.SingleBar(
+    { stream: process.stderr, format: "index |{bar}| {value} objects queued{more}", hideCursor: true },
+    cliProgress.Presets.shades_classic,
+  );
   const started = performance.now();
   let done = 0;
   // The listing is paged, so the total is known only at the end: the bar runs one page ahead.
@@ -56,7 +70,13 @@ async function run(argv: string[]): Promise<number> {
     bar.stop();
   }
   const seconds = (performance.now() - started) / 1000;
-  if (values.json) process.stdout.write(`${JSON.stringify({ dataset: url, enqueued: summary.enqueued, pages: summary.pages, seconds })}\n`);
-  else process.stdout.write(`queued ${summary.enqueued} objects of ${url} for indexing (${summary.pages} listing pages, ${seconds.toFixed(2)} s); the dataset table follows as the queue drains\n`);
+  if (values.json)
+    process.stdout.write(
+      `${JSON.stringify({ dataset: url, enqueued: summary.enqueued, pages: summary.pages, seconds })}\n`,
+    );
+  else
+    process.stdout.write(
+      `queued ${summary.enqueued} objects of ${url} for indexing (${summary.pages} listing pages, ${seconds.toFixed(2)} s); the dataset table follows as the queue drains\n`,
+    );
   return 0;
 }

@@ -3,7 +3,12 @@
  * http(s):// datasets, the bucket itself (listing plus client-built indexes) for r2:// and
  * s3:// ones, and the files for a local directory (an absolute path or file://), as `ec stream`.
  */
-import { fetchIndex, manifestPages, parseDatasetUrl, type ManifestClientOptions } from "../../common/manifest-client.js";
+import {
+  fetchIndex,
+  manifestPages,
+  parseDatasetUrl,
+  type ManifestClientOptions,
+} from "../../common/manifest-client.js";
 import type { IndexV1 } from "../../common/schema/index.js";
 import { guessKind } from "../../common/media-index/index.js";
 import { fileURLToPath } from "node:url";
@@ -37,7 +42,11 @@ export function isBucketUrl(url: string): boolean {
  * const catalog = await openCatalog("s3://videos/gameplay", {});
  * for await (const page of catalog.pages()) for (const o of page) console.log((await catalog.index(o)).kind);
  */
-export async function openCatalog(url: string, client: ManifestClientOptions, bucket: S3Options = {}): Promise<Catalog> {
+export async function openCatalog(
+  url: string,
+  client: ManifestClientOptions,
+  bucket: S3Options = {},
+): Promise<Catalog> {
   if (url.startsWith("/") || /^file:\/\//i.test(url)) {
     const source = new LocalDirSource(url.startsWith("/") ? url : fileURLToPath(url));
     return {

@@ -53,8 +53,16 @@ function sorted(t: Tally): Tally {
  */
 export function summarizeDataset(dataset: string, indexes: readonly IndexV1[]): DatasetSummary {
   const s: DatasetSummary = {
-    dataset, objects: indexes.length, bytes: 0, byKind: {}, codecs: {}, resolutions: {}, frameRates: {}, frames: 0,
-    duration: { total: 0, min: Number.POSITIVE_INFINITY, max: 0 }, errors: [],
+    dataset,
+    objects: indexes.length,
+    bytes: 0,
+    byKind: {},
+    codecs: {},
+    resolutions: {},
+    frameRates: {},
+    frames: 0,
+    duration: { total: 0, min: Number.POSITIVE_INFINITY, max: 0 },
+    errors: [],
   };
   for (const index of indexes) {
     s.bytes += index.size;
@@ -74,11 +82,27 @@ export function summarizeDataset(dataset: string, indexes: readonly IndexV1[]): 
     if (index.image) bump(s.resolutions, `${index.image.width}x${index.image.height}`);
   }
   if (s.duration.min === Number.POSITIVE_INFINITY) s.duration.min = 0;
-  return { ...s, byKind: sorted(s.byKind), codecs: sorted(s.codecs), resolutions: sorted(s.resolutions), frameRates: sorted(s.frameRates) };
+  return {
+    ...s,
+    byKind: sorted(s.byKind),
+    codecs: sorted(s.codecs),
+    resolutions: sorted(s.resolutions),
+    frameRates: sorted(s.frameRates),
+  };
 }
 
-const bytesText = (n: number) => (n >= 1 << 30 ? `${(n / 2 ** 30).toFixed(2)} GiB` : n >= 1 << 20 ? `${(n / 2 ** 20).toFixed(2)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`);
-const tallyText = (t: Tally) => Object.entries(t).map(([k, n]) => `${k} (${n})`).join(", ") || "-";
+const bytesText = (n: number) =>
+  n >= 1 << 30
+    ? `${(n / 2 ** 30).toFixed(2)} GiB`
+    : n >= 1 << 20
+      ? `${(n / 2 ** 20).toFixed(2)} MiB`
+      : n >= 1024
+        ? `${(n / 1024).toFixed(1)} KiB`
+        : `${n} B`;
+const tallyText = (t: Tally) =>
+  Object.entries(t)
+    .map(([k, n]) => `${k} (${n})`)
+    .join(", ") || "-";
 
 function printDataset(s: DatasetSummary): void {
   const lines = [
@@ -112,7 +136,10 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
 async function inspectDataset(catalog: Catalog, json: boolean, concurrency: number): Promise<number> {
   const objects: CatalogObject[] = [];
   for await (const page of catalog.pages()) objects.push(...page);
-  const bar = new cliProgress.SingleBar({ format: "indexing {bar} {value}/{total} objects", stream: process.stderr, noTTYOutput: false }, cliProgress.Presets.shades_classic);
+  const bar = new cliProgress.SingleBar(
+    { format: "indexing {bar} {value}/{total} objects", stream: process.stderr, noTTYOutput: false },
+    cliProgress.Presets.shades_classic,
+  );
   bar.start(objects.length, 0);
   const indexes = await mapLimit(objects, concurrency, async (o) => {
     try {
@@ -120,7 +147,14 @@ async function inspectDataset(catalog: Catalog, json: boolean, concurrency: numb
     } catch (err) {
       // One unreachable index is reported like a bad object, not a failed inspection.
       const e = err instanceof EcError ? err : new EcError("ERR_INDEX_FETCH", String(err));
-      return { version: 1, key: o.key, etag: o.etag, size: o.size, kind: "error", error: { code: e.code, message: e.message } } satisfies IndexV1;
+      return {
+        version: 1,
+        key: o.key,
+        etag: o.etag,
+        size: o.size,
+        kind: "error",
+        error: { code: e.code, message: e.message },
+      } satisfies IndexV1;
     } finally {
       bar.increment();
     }
@@ -141,7 +175,8 @@ async function inspectOne(catalog: Catalog, name: string, json: boolean): Promis
     found = page.find((o) => o.key === key);
     if (found) break;
   }
-  if (!found) throw new EcError("ERR_NOT_FOUND", `No object ${JSON.stringify(name)} in dataset ${JSON.stringify(catalog.name)}`);
+  if (!found)
+    throw new EcError("ERR_NOT_FOUND", `No object ${JSON.stringify(name)} in dataset ${JSON.stringify(catalog.name)}`);
   const index = await catalog.index(found);
   if (json) {
     process.stdout.write(`${JSON.stringify(indexToJson(index))}\n`);
@@ -156,18 +191,28 @@ async function inspectOne(catalog: Catalog, name: string, json: boolean): Promis
     `size         ${bytesText(index.size)} (${index.size})`,
     `etag         ${index.etag}`,
     ...(index.error ? [`error        ${index.error.code}: ${index.error.message}`] : []),
-    ...(v ? [
-      `codec        ${v.codec} (${v.codecString}), track ${v.trackId}, extradata ${v.extradata.length} B`,
-      `video        ${v.width}x${v.height}, ${Math.round(v.fps * 1000) / 1000} fps, ${v.duration.toFixed(3)} s, timescale ${v.timescale}`,
-      `samples      ${s.samples}`,
-      `frames       ${v.frameCount}${s.samples > v.frameCount ? ` shown (the edit list drops ${s.samples - v.frameCount} decoded samples)` : ""}, rotation ${v.rotation ?? 0}°`,
-      ...(index.moreVideo?.length ? [`tracks       ${1 + index.moreVideo.length} video (option track: 0-${index.moreVideo.length})`] : []),
-      ...(v.mpegts ? [`transport    MPEG-TS, PID ${v.mpegts.pid}, ${v.mpegts.packetSize}-byte packets`] : []),
-      `keyframes    ${s.keyframes}`,
-      `GOP lengths  min ${Math.min(...gops)}, max ${Math.max(...gops)}, mean ${(s.samples / Math.max(1, gops.length)).toFixed(1)}: ${gops.slice(0, 32).join(" ")}${gops.length > 32 ? " …" : ""}`,
-    ] : []),
-    ...(index.image ? [`image        ${index.image.format} ${index.image.width}x${index.image.height}, ${index.image.channels} channels`] : []),
-    ...(index.array ? [`array        ${index.array.dtype} (${index.array.shape.join(", ")}), data at byte ${index.array.dataOffset}`] : []),
+    ...(v
+      ? [
+          `codec        ${v.codec} (${v.codecString}), track ${v.trackId}, extradata ${v.extradata.length} B`,
+          `video        ${v.width}x${v.height}, ${Math.round(v.fps * 1000) / 1000} fps, ${v.duration.toFixed(3)} s, timescale ${v.timescale}`,
+          `samples      ${s.samples}`,
+          `frames       ${v.frameCount}${s.samples > v.frameCount ? ` shown (the edit list drops ${s.samples - v.frameCount} decoded samples)` : ""}, rotation ${v.rotation ?? 0}°`,
+          ...(index.moreVideo?.length
+            ? [`tracks       ${1 + index.moreVideo.length} video (option track: 0-${index.moreVideo.length})`]
+            : []),
+          ...(v.mpegts ? [`transport    MPEG-TS, PID ${v.mpegts.pid}, ${v.mpegts.packetSize}-byte packets`] : []),
+          `keyframes    ${s.keyframes}`,
+          `GOP lengths  min ${Math.min(...gops)}, max ${Math.max(...gops)}, mean ${(s.samples / Math.max(1, gops.length)).toFixed(1)}: ${gops.slice(0, 32).join(" ")}${gops.length > 32 ? " …" : ""}`,
+        ]
+      : []),
+    ...(index.image
+      ? [
+          `image        ${index.image.format} ${index.image.width}x${index.image.height}, ${index.image.channels} channels`,
+        ]
+      : []),
+    ...(index.array
+      ? [`array        ${index.array.dtype} (${index.array.shape.join(", ")}), data at byte ${index.array.dataOffset}`]
+      : []),
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
   return index.kind === "error" ? 1 : 0;
@@ -203,15 +248,20 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    if (positionals.length !== 1) throw new InvalidOptionError(`Expected one dataset URL but received ${positionals.length}`);
+    if (positionals.length !== 1)
+      throw new InvalidOptionError(`Expected one dataset URL but received ${positionals.length}`);
     const concurrency = Number(values.concurrency);
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256) {
-      throw new InvalidOptionError(`Expected an integer from 1 to 256 for --concurrency but received ${describeReceived(values.concurrency)}`);
+      throw new InvalidOptionError(
+        `Expected an integer from 1 to 256 for --concurrency but received ${describeReceived(values.concurrency)}`,
+      );
     }
     const client: ManifestClientOptions = { token: values.token ?? process.env.EC_TOKEN };
     const catalog = await openCatalog(positionals[0]!, client, bucketOptions(values));
     try {
-      return values.index !== undefined ? await inspectOne(catalog, values.index, values.json) : await inspectDataset(catalog, values.json, concurrency);
+      return values.index !== undefined
+        ? await inspectOne(catalog, values.index, values.json)
+        : await inspectDataset(catalog, values.json, concurrency);
     } finally {
       await catalog.close();
     }

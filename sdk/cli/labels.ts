@@ -64,7 +64,8 @@ export function parseLabelsArgs(argv: string[]): LabelsArgs {
       ...Object.fromEntries(INT_FLAGS.map((f) => [f, { type: "string" as const }])),
     },
   });
-  if (positionals.length !== 1) throw new InvalidOptionError(`Expected one dataset URL but received ${positionals.length}`);
+  if (positionals.length !== 1)
+    throw new InvalidOptionError(`Expected one dataset URL but received ${positionals.length}`);
   const o: Record<string, unknown> = { shuffle: false };
   for (const f of INT_FLAGS) {
     const v = (values as Record<string, unknown>)[f] as string | undefined;
@@ -73,15 +74,29 @@ export function parseLabelsArgs(argv: string[]): LabelsArgs {
   for (const f of ["token", "cache", "device"] as const) if (values[f] !== undefined) o[f] = values[f];
   if (values.size !== undefined) {
     const m = /^(\d+)x(\d+)$/.exec(values.size);
-    if (!m) throw new InvalidOptionError(`Expected HxW (e.g. 144x256) for --size but received ${describeReceived(values.size)}`);
+    if (!m)
+      throw new InvalidOptionError(
+        `Expected HxW (e.g. 144x256) for --size but received ${describeReceived(values.size)}`,
+      );
     o.size = [Number(m[1]), Number(m[2])];
   } else {
     // Without a resize the decoder's own planes are labeled: luma is read in place, no RGB conversion.
     o.format = "native";
   }
   const worst = values.worst === undefined ? 10 : Number(values.worst);
-  if (!Number.isInteger(worst) || worst < 0) throw new InvalidOptionError(`Expected a non-negative integer for --worst but received ${describeReceived(values.worst)}`);
-  return { url: positionals[0]!, options: o as OpenOptions, json: values.json, report: values.report, labels: values.labels, labelCache: values["label-cache"], worst };
+  if (!Number.isInteger(worst) || worst < 0)
+    throw new InvalidOptionError(
+      `Expected a non-negative integer for --worst but received ${describeReceived(values.worst)}`,
+    );
+  return {
+    url: positionals[0]!,
+    options: o as OpenOptions,
+    json: values.json,
+    report: values.report,
+    labels: values.labels,
+    labelCache: values["label-cache"],
+    worst,
+  };
 }
 
 async function labelsSpec(raw: string | undefined): Promise<LabelsSpec> {
@@ -90,10 +105,15 @@ async function labelsSpec(raw: string | undefined): Promise<LabelsSpec> {
     try {
       return JSON.parse(await readFile(raw, "utf8")) as LabelsSpec;
     } catch (err) {
-      throw new InvalidOptionError(`Expected a readable JSON file of labeler settings for --labels but received ${describeReceived(raw)}: ${(err as Error).message}`);
+      throw new InvalidOptionError(
+        `Expected a readable JSON file of labeler settings for --labels but received ${describeReceived(raw)}: ${(err as Error).message}`,
+      );
     }
   }
-  return raw.split(",").map((s) => s.trim()).filter(Boolean);
+  return raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 function labelCache(a: LabelsArgs): LabelCache {
@@ -144,7 +164,11 @@ export async function main(argv: string[]): Promise<number> {
     return err instanceof InvalidOptionError ? 2 : 1;
   }
   const bar = new cliProgress.SingleBar(
-    { stream: process.stderr, format: "{bar} {value}/{total} clips | flagged {flagged} | cached {cached}", hideCursor: true },
+    {
+      stream: process.stderr,
+      format: "{bar} {value}/{total} clips | flagged {flagged} | cached {cached}",
+      hideCursor: true,
+    },
     cliProgress.Presets.shades_classic,
   );
   let flagged = 0;
@@ -174,11 +198,16 @@ export async function main(argv: string[]): Promise<number> {
   if (args.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
   else process.stdout.write(`${renderTable(summary)}\n`);
   if (args.report) {
-    await writeFile(args.report, renderHtml(summary, { dataset: args.url, ...(thumbnails ? { thumbnails: thumbnails.byObject() } : {}) }));
+    await writeFile(
+      args.report,
+      renderHtml(summary, { dataset: args.url, ...(thumbnails ? { thumbnails: thumbnails.byObject() } : {}) }),
+    );
     process.stderr.write(`report written to ${args.report}\n`);
   }
   if (failed) {
-    process.stderr.write(`ec labels: [${failed instanceof EcError ? failed.code : "ERR_STREAM_FAILED"}] ${(failed as Error).message}\n`);
+    process.stderr.write(
+      `ec labels: [${failed instanceof EcError ? failed.code : "ERR_STREAM_FAILED"}] ${(failed as Error).message}\n`,
+    );
     return 1;
   }
   return 0;

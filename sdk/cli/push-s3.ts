@@ -27,7 +27,10 @@ export function isBucketPush(argv: readonly string[]): boolean {
 
 function positiveInt(raw: string, flag: string, max: number): number {
   const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1 && n <= max)) throw new InvalidOptionError(`Expected an integer from 1 to ${max} for ${flag} but received ${describeReceived(raw)}`);
+  if (!(n >= 1 && n <= max))
+    throw new InvalidOptionError(
+      `Expected an integer from 1 to ${max} for ${flag} but received ${describeReceived(raw)}`,
+    );
   return n;
 }
 
@@ -56,18 +59,23 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  if (positionals.length !== 2) throw new InvalidOptionError(`Expected DIR and a bucket URL but received ${positionals.length} arguments`);
+  if (positionals.length !== 2)
+    throw new InvalidOptionError(`Expected DIR and a bucket URL but received ${positionals.length} arguments`);
   const [dir, target] = positionals as [string, string];
   const info = await stat(dir).catch(() => undefined);
-  if (!info?.isDirectory()) throw new InvalidOptionError(`Expected a directory for DIR but received ${describeReceived(dir)}`);
+  if (!info?.isDirectory())
+    throw new InvalidOptionError(`Expected a directory for DIR but received ${describeReceived(dir)}`);
   let url: URL;
   if (values.bucket !== undefined) {
-    if (/^[a-z0-9]+:\/\//i.test(target)) throw new InvalidOptionError(`Expected a plain PREFIX with --bucket but received ${describeReceived(target)}`);
+    if (/^[a-z0-9]+:\/\//i.test(target))
+      throw new InvalidOptionError(`Expected a plain PREFIX with --bucket but received ${describeReceived(target)}`);
     url = new URL(`s3://${values.bucket}/${target.replace(/^\/+/, "")}`);
   } else if (URL.canParse(target)) {
     url = new URL(target);
   } else {
-    throw new InvalidOptionError(`Expected r2://ACCOUNT_ID/BUCKET/PREFIX or s3://BUCKET/PREFIX but received ${describeReceived(target)}`);
+    throw new InvalidOptionError(
+      `Expected r2://ACCOUNT_ID/BUCKET/PREFIX or s3://BUCKET/PREFIX but received ${describeReceived(target)}`,
+    );
   }
   const s3 = bucketOptions(values);
   const concurrency = positiveInt(values.concurrency, "--concurrency", 64);
@@ -77,7 +85,11 @@ async function run(argv: string[]): Promise<number> {
   let summary: BucketPushSummary;
   try {
     summary = await pushToBucket({
-      dir, url, s3, concurrency, partSize,
+      dir,
+      url,
+      s3,
+      concurrency,
+      partSize,
       onPlan: (files, bytes) => (progress = values.json ? undefined : pushProgress(bytes, files)),
       onProgress: (event) => progress?.onProgress(event),
     });

@@ -12,11 +12,15 @@ import { resolveEdge, resolveToken } from "../dev/connection.js";
 import { InvalidOptionError } from "../errors.js";
 import { pushDirWithProgress } from "../push/push-edge.js";
 
-const USAGE = "usage: ec push DIR PREFIX [--edge URL] [--token T] [--concurrency N] [--json]\n       ec push DIR r2://ACCOUNT_ID/BUCKET/PREFIX | s3://BUCKET/PREFIX [--s3-endpoint URL] (see ec push s3:// --help)\n";
+const USAGE =
+  "usage: ec push DIR PREFIX [--edge URL] [--token T] [--concurrency N] [--json]\n       ec push DIR r2://ACCOUNT_ID/BUCKET/PREFIX | s3://BUCKET/PREFIX [--s3-endpoint URL] (see ec push s3:// --help)\n";
 
 function parseConcurrency(raw: string): number {
   const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1 && n <= 256)) throw new InvalidOptionError(`Expected an integer from 1 to 256 for --concurrency but received ${describeReceived(raw)}`);
+  if (!(n >= 1 && n <= 256))
+    throw new InvalidOptionError(
+      `Expected an integer from 1 to 256 for --concurrency but received ${describeReceived(raw)}`,
+    );
   return n;
 }
 
@@ -47,15 +51,20 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  if (positionals.length !== 2) throw new InvalidOptionError(`Expected DIR and PREFIX but received ${positionals.length} arguments`);
+  if (positionals.length !== 2)
+    throw new InvalidOptionError(`Expected DIR and PREFIX but received ${positionals.length} arguments`);
   const [dir, rawPrefix] = positionals as [string, string];
   const prefix = rawPrefix.replace(/\/+$/, "");
   const prefixProblem = keyProblem(prefix);
   if (prefixProblem) throw new InvalidOptionError(prefixProblem.replace("object key", "PREFIX"));
   const info = await stat(dir).catch(() => undefined);
-  if (!info?.isDirectory()) throw new InvalidOptionError(`Expected a directory for DIR but received ${describeReceived(dir)}`);
+  if (!info?.isDirectory())
+    throw new InvalidOptionError(`Expected a directory for DIR but received ${describeReceived(dir)}`);
   const token = resolveToken(values.token);
-  if (!token) throw new InvalidOptionError("Expected a token from --token, EC_TOKEN or the project's .dev.vars (run `ec dev` once) but found none");
+  if (!token)
+    throw new InvalidOptionError(
+      "Expected a token from --token, EC_TOKEN or the project's .dev.vars (run `ec dev` once) but found none",
+    );
   const edge = resolveEdge(values.edge);
   const concurrency = parseConcurrency(values.concurrency);
 

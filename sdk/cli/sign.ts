@@ -7,7 +7,8 @@ import { resolveEdge, resolveSigningKey } from "../dev/connection.js";
 import { reportErrors } from "../dev/cli-report.js";
 import { InvalidOptionError } from "../errors.js";
 
-const USAGE = "usage: ec sign KEY [--exp SECONDS] [--edge URL] [--index]\n  (the secret comes from EC_SIGNING_KEY or the project's .dev.vars)\n";
+const USAGE =
+  "usage: ec sign KEY [--exp SECONDS] [--edge URL] [--index]\n  (the secret comes from EC_SIGNING_KEY or the project's .dev.vars)\n";
 
 /**
  * @example
@@ -32,15 +33,21 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  if (positionals.length !== 1) throw new InvalidOptionError(`Expected one KEY but received ${positionals.length} arguments`);
+  if (positionals.length !== 1)
+    throw new InvalidOptionError(`Expected one KEY but received ${positionals.length} arguments`);
   const key = positionals[0]!;
   const problem = keyProblem(key);
   if (problem) throw new InvalidOptionError(problem);
   if (!/^\d+$/.test(values.exp) || Number(values.exp) <= 0) {
-    throw new InvalidOptionError(`Expected a positive number of seconds for --exp but received ${describeReceived(values.exp)}`);
+    throw new InvalidOptionError(
+      `Expected a positive number of seconds for --exp but received ${describeReceived(values.exp)}`,
+    );
   }
   const secret = resolveSigningKey();
-  if (!secret) throw new InvalidOptionError("Expected EC_SIGNING_KEY in the environment or a .dev.vars (run `ec dev` once) but found neither");
+  if (!secret)
+    throw new InvalidOptionError(
+      "Expected EC_SIGNING_KEY in the environment or a .dev.vars (run `ec dev` once) but found neither",
+    );
   const exp = Math.floor(Date.now() / 1000) + Number(values.exp);
   const url = await signedUrl(resolveEdge(values.edge), values.index ? INDEX_ROUTE : OBJECTS_ROUTE, key, exp, secret);
   process.stdout.write(`${url}\n`);

@@ -49,18 +49,33 @@ export interface DemoStreamOptions {
  * @example
  * const { epochs, preview } = await streamDemo(edge, "demo", { epochs: 2, stepMs: 50, preview: ".ec/demo-first-batch.png" }, say);
  */
-export async function streamDemo(edge: { url: string; token: string }, prefix: string, o: DemoStreamOptions, say: (line: string) => void): Promise<DemoStream> {
+export async function streamDemo(
+  edge: { url: string; token: string },
+  prefix: string,
+  o: DemoStreamOptions,
+  say: (line: string) => void,
+): Promise<DemoStream> {
   const dir = await mkdtemp(join(tmpdir(), "ec-demo-cache-"));
-  const svc = await startCache({ upstreams: [edge.url], dir, maxBytes: 512 << 20, blockSize: DEMO_STREAM.blockSize, logLevel: "silent" });
+  const svc = await startCache({
+    upstreams: [edge.url],
+    dir,
+    maxBytes: 512 << 20,
+    blockSize: DEMO_STREAM.blockSize,
+    logLevel: "silent",
+  });
   const epochs: DemoEpoch[] = [];
   let preview: PreviewFile | undefined;
   let ok = true;
   try {
     const { frames, size, batch } = DEMO_STREAM;
-    say(`origin-cache is up at ${svc.url}; streaming ${prefix}: ${frames}-frame clips at ${size[0]}x${size[1]}, batches of ${batch}, a ${o.stepMs} ms training step per batch`);
+    say(
+      `origin-cache is up at ${svc.url}; streaming ${prefix}: ${frames}-frame clips at ${size[0]}x${size[1]}, batches of ${batch}, a ${o.stepMs} ms training step per batch`,
+    );
     const url = `${edge.url}/v1/datasets/${prefix.split("/").map(encodeURIComponent).join("/")}`;
     for (let epoch = 0; epoch < o.epochs; epoch++) {
-      say(`epoch ${epoch + 1} of ${o.epochs}${epoch === 0 ? " (cold: every byte comes from the edge)" : " (warm: served from the cache)"}`);
+      say(
+        `epoch ${epoch + 1} of ${o.epochs}${epoch === 0 ? " (cold: every byte comes from the edge)" : " (warm: served from the cache)"}`,
+      );
       const flags: Record<string, number> = {};
       let labeled = 0;
       const run = await streamWithProgress(
@@ -82,7 +97,14 @@ export async function streamDemo(edge: { url: string; token: string }, prefix: s
       preview ??= run.preview;
       if (run.failed) say(`stream failed: ${(run.failed as Error).message}`);
       ok &&= !run.failed && run.stats.clips > 0;
-      epochs.push({ epoch, stats: run.stats, first_batch_s: run.firstBatchSeconds ?? NaN, gpu_idle_ratio: run.idleAfterFirst, flags, labeled });
+      epochs.push({
+        epoch,
+        stats: run.stats,
+        first_batch_s: run.firstBatchSeconds ?? NaN,
+        gpu_idle_ratio: run.idleAfterFirst,
+        flags,
+        labeled,
+      });
     }
     return { cache: svc.url, epochs, preview, ok };
   } finally {

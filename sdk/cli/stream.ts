@@ -27,7 +27,20 @@ const USAGE = `usage: ec stream URL [--token T] [--cache URL] [--frames N] [--st
                  [--s3-endpoint URL] [--region R] [--path-style]   (r2:// and s3:// URLs; default from the environment)
 `;
 
-const INT_FLAGS = ["frames", "stride", "batch", "limit", "workers", "prefetch", "seed", "epoch", "rank", "world", "hop", "track"] as const;
+const INT_FLAGS = [
+  "frames",
+  "stride",
+  "batch",
+  "limit",
+  "workers",
+  "prefetch",
+  "seed",
+  "epoch",
+  "rank",
+  "world",
+  "hop",
+  "track",
+] as const;
 
 /** "224x224" → [224, 224]; anything else is an argument error naming the flag. */
 function parseSize(raw: string): [number, number] {
@@ -37,7 +50,14 @@ function parseSize(raw: string): [number, number] {
 }
 
 /** Parses argv into the dataset URL and open() options; open() validates the values. */
-export function parseStreamArgs(argv: string[]): { url: string; options: OpenOptions; json: boolean; md5: boolean; stepMs: number; preview: string | undefined } {
+export function parseStreamArgs(argv: string[]): {
+  url: string;
+  options: OpenOptions;
+  json: boolean;
+  md5: boolean;
+  stepMs: number;
+  preview: string | undefined;
+} {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -58,27 +78,40 @@ export function parseStreamArgs(argv: string[]): { url: string; options: OpenOpt
       ...Object.fromEntries(INT_FLAGS.map((f) => [f, { type: "string" as const }])),
     },
   });
-  if (positionals.length !== 1) throw new InvalidOptionError(`Expected one dataset URL but received ${positionals.length}`);
+  if (positionals.length !== 1)
+    throw new InvalidOptionError(`Expected one dataset URL but received ${positionals.length}`);
   const o: Record<string, unknown> = {};
   for (const f of INT_FLAGS) {
     const v = (values as Record<string, unknown>)[f] as string | undefined;
     if (v !== undefined) o[f] = /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v;
   }
-  for (const f of ["token", "cache", "device", "align", "format", "rotate"] as const) if (values[f] !== undefined) o[f] = values[f];
+  for (const f of ["token", "cache", "device", "align", "format", "rotate"] as const)
+    if (values[f] !== undefined) o[f] = values[f];
   Object.assign(o, bucketOptions(values));
   if (values.shuffle !== undefined) o.shuffle = values.shuffle === "false" ? false : values.shuffle;
   if (values.size !== undefined) o.size = parseSize(values.size);
   if (values.md5 && o.format !== "native") {
-    throw new InvalidOptionError(`Expected --format native with --md5 (framemd5 is over the decoder's own pixels) but received ${describeReceived(o.format ?? "rgb24")}`);
+    throw new InvalidOptionError(
+      `Expected --format native with --md5 (framemd5 is over the decoder's own pixels) but received ${describeReceived(o.format ?? "rgb24")}`,
+    );
   }
   const stepMs = Number(values["step-ms"]);
   if (!/^\d+$/.test(values["step-ms"]) || stepMs > 60_000) {
-    throw new InvalidOptionError(`Expected milliseconds from 0 to 60000 for --step-ms but received ${describeReceived(values["step-ms"])}`);
+    throw new InvalidOptionError(
+      `Expected milliseconds from 0 to 60000 for --step-ms but received ${describeReceived(values["step-ms"])}`,
+    );
   }
   if (values.preview !== undefined && !values.preview.toLowerCase().endsWith(".png")) {
     throw new InvalidOptionError(`Expected a .png file for --preview but received ${describeReceived(values.preview)}`);
   }
-  return { url: positionals[0]!, options: o as OpenOptions, json: values.json, md5: values.md5, stepMs, preview: values.preview };
+  return {
+    url: positionals[0]!,
+    options: o as OpenOptions,
+    json: values.json,
+    md5: values.md5,
+    stepMs,
+    preview: values.preview,
+  };
 }
 
 /**
@@ -86,7 +119,8 @@ export function parseStreamArgs(argv: string[]): { url: string; options: OpenOpt
  * a consumer the loop asks for the next batch at once, so it only says that decode set the pace.
  */
 function waitText(run: StreamRun, stepMs: number): string {
-  const first = run.firstBatchSeconds === undefined ? "no batch came" : `first batch after ${run.firstBatchSeconds.toFixed(2)} s`;
+  const first =
+    run.firstBatchSeconds === undefined ? "no batch came" : `first batch after ${run.firstBatchSeconds.toFixed(2)} s`;
   if (stepMs === 0) {
     const p = `${(run.stats.stall_ratio * 100).toFixed(1)} %`;
     return `${first}; waited for data ${p} of the time with no training step (expected: fetch and decode set the pace; --step-ms MS simulates a step)`;
@@ -98,10 +132,15 @@ function summaryLine(run: StreamRun, stepMs = 0): string {
   const s = run.stats;
   const mb = (n: number) => (n / 1e6).toFixed(1);
   const rate = (n: number) => (s.seconds > 0 ? (n / s.seconds).toFixed(1) : "0");
-  const errors = Object.entries(s.errors).map(([k, v]) => `${k}×${v}`).join(", ") || "none";
+  const errors =
+    Object.entries(s.errors)
+      .map(([k, v]) => `${k}×${v}`)
+      .join(", ") || "none";
   return [
     `clips ${s.clips} (${rate(s.clips)}/s), frames ${s.frames} (${rate(s.frames)}/s) in ${s.seconds.toFixed(2)} s on ${s.device}` +
-      (s.decode_fallbacks.count > 0 ? ` (${s.decode_fallbacks.count} clips on the CPU: no NVDEC for ${s.decode_fallbacks.codecs.join(", ")})` : ""),
+      (s.decode_fallbacks.count > 0
+        ? ` (${s.decode_fallbacks.count} clips on the CPU: no NVDEC for ${s.decode_fallbacks.codecs.join(", ")})`
+        : ""),
     `bytes fetched ${mb(s.bytes_fetched)} MB for ${mb(s.bytes_needed)} MB of GOP bytes the clips needed (${s.bytes_needed > 0 ? (s.bytes_fetched / s.bytes_needed).toFixed(2) : "-"}×: whole cache blocks, prefetch), ${rate(s.bytes_fetched / 1e6)} MB/s`,
     waitText(run, stepMs),
     `cache hits ${(s.cache_hit_ratio * 100).toFixed(1)} %, errors: ${errors}`,
@@ -147,7 +186,8 @@ export async function streamWithProgress(
   const bar = new cliProgress.SingleBar(
     {
       stream: process.stderr,
-      format: "{bar} {value}/{total} clips | {cps} clips/s | {fps} frames/s | {mbps} MB/s | waiting for data {stall}% | cache hits {hits}% | errors {errors}",
+      format:
+        "{bar} {value}/{total} clips | {cps} clips/s | {fps} frames/s | {mbps} MB/s | waiting for data {stall}% | cache hits {hits}% | errors {errors}",
       hideCursor: true,
       clearOnComplete: false,
     },
@@ -157,7 +197,8 @@ export async function streamWithProgress(
   const ds = await open(url, {
     ...options,
     onError: (err, clip) => {
-      if (!o.quiet) process.stderr.write(`\nskipped${clip ? ` clip at frame ${clip.start}` : ""}: [${err.code}] ${err.message}\n`);
+      if (!o.quiet)
+        process.stderr.write(`\nskipped${clip ? ` clip at frame ${clip.start}` : ""}: [${err.code}] ${err.message}\n`);
     },
   });
   const payload = () => {
@@ -198,7 +239,9 @@ export async function streamWithProgress(
         const lines: string[] = [];
         batch.decoded.forEach((clip, i) => {
           const info = batch.clips[i]!;
-          clip.frames.forEach((f, t) => lines.push(`${info.key},${info.start + t * info.stride},${createHash("md5").update(f.data).digest("hex")}`));
+          clip.frames.forEach((f, t) =>
+            lines.push(`${info.key},${info.start + t * info.stride},${createHash("md5").update(f.data).digest("hex")}`),
+          );
         });
         process.stdout.write(`${lines.join("\n")}\n`);
       }
@@ -263,9 +306,14 @@ export async function main(argv: string[]): Promise<number> {
   const { stats, failed } = result;
   const sheet = result.preview;
   if (json) process.stdout.write(`${JSON.stringify(sheet ? { ...stats, preview: sheet.path } : stats)}\n`);
-  else process.stderr.write(`${summaryLine(result, stepMs)}\n${sheet ? `first batch: ${sheet.path} (${sheet.width}x${sheet.height} px)\n` : ""}`);
+  else
+    process.stderr.write(
+      `${summaryLine(result, stepMs)}\n${sheet ? `first batch: ${sheet.path} (${sheet.width}x${sheet.height} px)\n` : ""}`,
+    );
   if (failed) {
-    process.stderr.write(`ec stream: [${failed instanceof EcError ? failed.code : "ERR_STREAM_FAILED"}] ${(failed as Error).message}\n`);
+    process.stderr.write(
+      `ec stream: [${failed instanceof EcError ? failed.code : "ERR_STREAM_FAILED"}] ${(failed as Error).message}\n`,
+    );
     return 1;
   }
   return 0;

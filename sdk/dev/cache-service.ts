@@ -16,7 +16,12 @@ export const devCache: DevService = {
     // Persisted with the edge's R2 when asked, so a restarted `ec dev` keeps its hits.
     const temp = req.persistDir ? undefined : await mkdtemp(join(tmpdir(), "ec-dev-cache-"));
     const dir = temp ?? join(req.persistDir as string, "cache");
-    const opts = { upstreams: [edge], dir, maxBytes: DEV_CACHE_BYTES, logLevel: req.quiet ? ("silent" as const) : ("warn" as const) };
+    const opts = {
+      upstreams: [edge],
+      dir,
+      maxBytes: DEV_CACHE_BYTES,
+      logLevel: req.quiet ? ("silent" as const) : ("warn" as const),
+    };
     let svc: CacheService;
     try {
       svc = await startCache({ ...opts, listen: { port: req.port === 0 ? 0 : req.port + 1 } });

@@ -12,10 +12,14 @@ export async function reportErrors(command: string, usage: string, body: () => P
   try {
     return await body();
   } catch (err) {
-    const parseError = typeof (err as { code?: unknown }).code === "string" && (err as { code: string }).code.startsWith("ERR_PARSE_ARGS");
+    const parseError =
+      typeof (err as { code?: unknown }).code === "string" &&
+      (err as { code: string }).code.startsWith("ERR_PARSE_ARGS");
     const usageError = err instanceof InvalidOptionError || parseError;
     const code = err instanceof EcError || parseError ? (err as { code: string }).code : "ERR_UNEXPECTED";
-    process.stderr.write(`ec ${command}: [${code}] ${err instanceof Error ? err.message : String(err)}\n${usageError ? usage : ""}`);
+    process.stderr.write(
+      `ec ${command}: [${code}] ${err instanceof Error ? err.message : String(err)}\n${usageError ? usage : ""}`,
+    );
     return usageError ? 2 : 1;
   }
 }

@@ -26,7 +26,8 @@ export function parseDevVars(text: string): Record<string, string> {
     const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
     if (!m || line.trimStart().startsWith("#")) continue;
     let value = m[2]!;
-    if (value.length >= 2 && (value[0] === '"' || value[0] === "'") && value.endsWith(value[0]!)) value = value.slice(1, -1);
+    if (value.length >= 2 && (value[0] === '"' || value[0] === "'") && value.endsWith(value[0]!))
+      value = value.slice(1, -1);
     out[m[1]!] = value;
   }
   return out;
@@ -57,7 +58,9 @@ export function ensureDevVars(dir: string): DevVars {
     const fresh = Object.fromEntries(Object.entries(GENERATORS).map(([k, make]) => [k, make()]));
     const body =
       "# Local secrets of the ec edge (git-ignored). Generated on first use; delete it to regenerate.\n" +
-      Object.entries(fresh).map(([k, v]) => `${k}="${v}"\n`).join("");
+      Object.entries(fresh)
+        .map(([k, v]) => `${k}="${v}"\n`)
+        .join("");
     try {
       // "wx": of two processes starting at once, one writes and both read the same file.
       writeFileSync(path, body, { mode: 0o600, flag: "wx" });

@@ -63,7 +63,9 @@ function wranglerBin(root: string): string {
   try {
     return createRequire(join(root, "package.json")).resolve("wrangler/bin/wrangler.js");
   } catch (cause) {
-    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { peerDependencies?: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      peerDependencies?: Record<string, string>;
+    };
     throw new DevServiceError(
       "ERR_DEV_WRANGLER_MISSING",
       `Expected wrangler (the local edge runs in its workerd) but it is not installed: npm install --save-dev wrangler@${pkg.peerDependencies?.wrangler ?? "4"}`,
@@ -78,7 +80,10 @@ async function waitForHealth(url: string, group: ChildGroup, timeoutMs: number):
   void group.exited.then((code) => (exitedWith = code));
   while (Date.now() < deadline) {
     if (exitedWith !== undefined) {
-      throw new DevServiceError("ERR_DEV_EXITED", `wrangler exited (${exitedWith}) before the edge answered:\n${group.output()}`);
+      throw new DevServiceError(
+        "ERR_DEV_EXITED",
+        `wrangler exited (${exitedWith}) before the edge answered:\n${group.output()}`,
+      );
     }
     try {
       const res = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(2000) });
@@ -88,7 +93,10 @@ async function waitForHealth(url: string, group: ChildGroup, timeoutMs: number):
     }
     await new Promise((r) => setTimeout(r, 150));
   }
-  throw new DevServiceError("ERR_DEV_START", `The edge did not answer ${url}/v1/health within ${timeoutMs} ms:\n${group.output()}`);
+  throw new DevServiceError(
+    "ERR_DEV_START",
+    `The edge did not answer ${url}/v1/health within ${timeoutMs} ms:\n${group.output()}`,
+  );
 }
 
 /** wrangler rewrites each request's URL to this origin, so the Worker signs URLs that go through the front. */
@@ -116,9 +124,22 @@ async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Pr
   const inspectorPort = await freePort();
   const wrangler = wranglerBin(root);
   const args = [
-    wrangler, "dev", "--local", "--config", config,
-    "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort),
-    "--persist-to", persistDir, "--show-interactive-dev-session=false", "--log-level", opts.quiet ? "warn" : "info",
+    wrangler,
+    "dev",
+    "--local",
+    "--config",
+    config,
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(inspectorPort),
+    "--persist-to",
+    persistDir,
+    "--show-interactive-dev-session=false",
+    "--log-level",
+    opts.quiet ? "warn" : "info",
     ...(opts.publicOrigin ? upstreamArgs(opts.publicOrigin) : []),
   ];
   const group = spawnGroup(process.execPath, args, {

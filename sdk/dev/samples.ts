@@ -21,10 +21,42 @@ export interface SampleSpec {
 
 /** The default demo set: both sources, both moov layouts, a few seconds each. */
 export const DEFAULT_SAMPLES: readonly SampleSpec[] = [
-  { name: "testsrc2-320x240-3s.mp4", source: "testsrc2", width: 320, height: 240, seconds: 3, fps: 30, faststart: true },
-  { name: "mandelbrot-320x240-3s.mp4", source: "mandelbrot", width: 320, height: 240, seconds: 3, fps: 25, faststart: true },
-  { name: "testsrc2-640x360-4s-moov-at-end.mp4", source: "testsrc2", width: 640, height: 360, seconds: 4, fps: 30, faststart: false },
-  { name: "mandelbrot-480x272-2s-moov-at-end.mp4", source: "mandelbrot", width: 480, height: 272, seconds: 2, fps: 25, faststart: false },
+  {
+    name: "testsrc2-320x240-3s.mp4",
+    source: "testsrc2",
+    width: 320,
+    height: 240,
+    seconds: 3,
+    fps: 30,
+    faststart: true,
+  },
+  {
+    name: "mandelbrot-320x240-3s.mp4",
+    source: "mandelbrot",
+    width: 320,
+    height: 240,
+    seconds: 3,
+    fps: 25,
+    faststart: true,
+  },
+  {
+    name: "testsrc2-640x360-4s-moov-at-end.mp4",
+    source: "testsrc2",
+    width: 640,
+    height: 360,
+    seconds: 4,
+    fps: 30,
+    faststart: false,
+  },
+  {
+    name: "mandelbrot-480x272-2s-moov-at-end.mp4",
+    source: "mandelbrot",
+    width: 480,
+    height: 272,
+    seconds: 2,
+    fps: 25,
+    faststart: false,
+  },
 ];
 
 function exists(path: string): boolean {
@@ -52,18 +84,37 @@ export async function ensureSamples(dir: string, specs: readonly SampleSpec[] = 
     if (exists(out)) continue;
     const tmp = join(dir, `.${spec.name}.${process.pid}.tmp.mp4`);
     const args = [
-      "-hide_banner", "-loglevel", "error", "-y",
-      "-f", "lavfi", "-i", `${spec.source}=size=${spec.width}x${spec.height}:rate=${spec.fps}`,
-      "-t", String(spec.seconds), "-pix_fmt", "yuv420p",
-      "-c:v", "libx264", "-preset", "veryfast", "-g", String(spec.fps), "-bf", "2",
+      "-hide_banner",
+      "-loglevel",
+      "error",
+      "-y",
+      "-f",
+      "lavfi",
+      "-i",
+      `${spec.source}=size=${spec.width}x${spec.height}:rate=${spec.fps}`,
+      "-t",
+      String(spec.seconds),
+      "-pix_fmt",
+      "yuv420p",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "veryfast",
+      "-g",
+      String(spec.fps),
+      "-bf",
+      "2",
       ...(spec.faststart ? ["-movflags", "+faststart"] : []),
-      "-an", tmp,
+      "-an",
+      tmp,
     ];
     try {
       await exec("ffmpeg", args);
     } catch (cause) {
       rmSync(tmp, { force: true });
-      throw new DevServiceError("ERR_DEV_START", `ffmpeg could not make ${spec.name}: ${(cause as Error).message}`, { cause });
+      throw new DevServiceError("ERR_DEV_START", `ffmpeg could not make ${spec.name}: ${(cause as Error).message}`, {
+        cause,
+      });
     }
     renameSync(tmp, out);
   }

@@ -49,7 +49,12 @@ function expectedSpan(header: string, size: number): [number, number] {
  * const r = await verifyObject("a.mp4", url, "./a.mp4", rangesFor(size, 6, rng(1)));
  * if (r.mismatches.length) console.error(r.mismatches);
  */
-export async function verifyObject(key: string, url: string, path: string, ranges: readonly string[]): Promise<VerifyResult> {
+export async function verifyObject(
+  key: string,
+  url: string,
+  path: string,
+  ranges: readonly string[],
+): Promise<VerifyResult> {
   const file = await open(path, "r");
   const mismatches: string[] = [];
   let bytes = 0;
@@ -64,7 +69,8 @@ export async function verifyObject(key: string, url: string, path: string, range
     const body = Buffer.from(await whole.body.arrayBuffer());
     bytes += body.length;
     if (whole.statusCode !== 200) mismatches.push(`${key}: whole read answered ${whole.statusCode}`);
-    else if (size === 0 ? body.length !== 0 : !body.equals(await read(0, size - 1))) mismatches.push(`${key}: whole body differs`);
+    else if (size === 0 ? body.length !== 0 : !body.equals(await read(0, size - 1)))
+      mismatches.push(`${key}: whole body differs`);
     for (const range of ranges) {
       const [start, end] = expectedSpan(range, size);
       const res = await request(url, { headers: { range } });
@@ -72,7 +78,8 @@ export async function verifyObject(key: string, url: string, path: string, range
       bytes += got.length;
       const contentRange = res.headers["content-range"];
       if (res.statusCode !== 206) mismatches.push(`${key} ${range}: status ${res.statusCode}, expected 206`);
-      else if (contentRange !== `bytes ${start}-${end}/${size}`) mismatches.push(`${key} ${range}: Content-Range ${String(contentRange)}`);
+      else if (contentRange !== `bytes ${start}-${end}/${size}`)
+        mismatches.push(`${key} ${range}: Content-Range ${String(contentRange)}`);
       else if (!got.equals(await read(start, end))) mismatches.push(`${key} ${range}: bytes differ`);
     }
   } finally {

@@ -91,7 +91,11 @@ export function analyzeClip(frames: readonly VideoFrame[], options: AnalysisOpti
       }
       rowSums[y] = rowSum;
     }
-    const stats = statsFromSums({ histogram, rowSums, colSums, absDiff: comparable ? absDiff : undefined }, prevCoarse, frame.corrupt === true);
+    const stats = statsFromSums(
+      { histogram, rowSums, colSums, absDiff: comparable ? absDiff : undefined },
+      prevCoarse,
+      frame.corrupt === true,
+    );
     out.push(stats.frame);
     // Swap buffers so the previous grid survives while the next one is read.
     const spare = prev;
@@ -112,7 +116,11 @@ export interface GridSums {
 }
 
 /** FrameStats from a grid's sums: one definition for every implementation, so they agree exactly. */
-function statsFromSums(sums: GridSums, prevCoarse: Float64Array | undefined, corrupt: boolean): { frame: FrameStats; coarse: Float64Array } {
+function statsFromSums(
+  sums: GridSums,
+  prevCoarse: Float64Array | undefined,
+  corrupt: boolean,
+): { frame: FrameStats; coarse: Float64Array } {
   const { histogram, rowSums: rs, colSums: cs } = sums;
   const gw = cs.length;
   const gh = rs.length;

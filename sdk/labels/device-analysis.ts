@@ -17,7 +17,10 @@ export function isDeviceClip(frames: readonly unknown[]): frames is readonly Dev
  * const frames = await decoder.decode(clip); // a cuda decoder
  * const analysis = await analyzeDeviceClip(frames);
  */
-export async function analyzeDeviceClip(frames: readonly DeviceFrame[], options: AnalysisOptions = {}): Promise<ClipAnalysis> {
+export async function analyzeDeviceClip(
+  frames: readonly DeviceFrame[],
+  options: AnalysisOptions = {},
+): Promise<ClipAnalysis> {
   if (frames.length === 0) return analysisFromSums([], 1, []);
   const step = analysisStep(frames[0]!, options);
   return analysisFromSums(frames, step, await lumaStatsOnDevice(frames, step));

@@ -18,9 +18,13 @@ export type FilterPolicy = "drop" | "tag" | ((labels: ClipLabels, info: LabelCli
  * const keep = filterPredicate("drop");
  * await keep(labels, info); // false when labels.valid is false
  */
-export function filterPredicate(policy: FilterPolicy = "drop"): (labels: ClipLabels, info: LabelClipInfo) => boolean | Promise<boolean> {
+export function filterPredicate(
+  policy: FilterPolicy = "drop",
+): (labels: ClipLabels, info: LabelClipInfo) => boolean | Promise<boolean> {
   if (policy === "drop") return (labels) => labels.valid;
   if (policy === "tag") return () => true;
   if (typeof policy === "function") return policy;
-  throw new LabelOptionError(`Expected "drop", "tag" or a function for filter but received ${describeReceived(policy)}`);
+  throw new LabelOptionError(
+    `Expected "drop", "tag" or a function for filter but received ${describeReceived(policy)}`,
+  );
 }

@@ -17,10 +17,28 @@ import { LabelFrameError } from "./errors.js";
 export type PixelFormat = LumaFirstFormat | WideLumaFormat | "rgb24" | "grayf32" | "rgbf32" | "rgbf32p";
 
 /** Right shift that brings each 16-bit sample to 8 bits: 10-bit LSB-aligned → 2; MSB-aligned → 8. */
-const WIDE_SHIFT = { yuv420p10le: 2, yuv422p10le: 2, yuv444p10le: 2, gray10le: 2, yuv420p12le: 4, p010le: 8, p016le: 8 } as const;
+const WIDE_SHIFT = {
+  yuv420p10le: 2,
+  yuv422p10le: 2,
+  yuv444p10le: 2,
+  gray10le: 2,
+  yuv420p12le: 4,
+  p010le: 8,
+  p016le: 8,
+} as const;
 type WideLumaFormat = keyof typeof WIDE_SHIFT;
 
-const LUMA_FIRST = ["gray", "yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "nv12", "nv21"] as const;
+const LUMA_FIRST = [
+  "gray",
+  "yuv420p",
+  "yuvj420p",
+  "yuv422p",
+  "yuvj422p",
+  "yuv444p",
+  "yuvj444p",
+  "nv12",
+  "nv21",
+] as const;
 type LumaFirstFormat = (typeof LUMA_FIRST)[number];
 
 export interface VideoFrame {
@@ -77,7 +95,9 @@ export function framesFromTensor(t: ClipTensor): VideoFrame[] {
   }
   const frameSize = height * width * channels;
   if (t.data.length < count * frameSize) {
-    throw new LabelFrameError(`Expected at least ${count * frameSize} elements for shape [${t.shape.join(", ")}] but received ${t.data.length}`);
+    throw new LabelFrameError(
+      `Expected at least ${count * frameSize} elements for shape [${t.shape.join(", ")}] but received ${t.data.length}`,
+    );
   }
   const float = t.data instanceof Float32Array;
   const format: PixelFormat = channels === 1 ? (float ? "grayf32" : "gray") : float ? "rgbf32" : "rgb24";
@@ -111,22 +131,32 @@ export function gridStep(width: number, height: number, samples: number): number
 function check(frame: VideoFrame): number {
   const { width, height, format, data } = frame;
   if (!Number.isInteger(width) || width <= 0 || !Number.isInteger(height) || height <= 0) {
-    throw new LabelFrameError(`Expected a frame with positive integer width and height but received ${describeReceived(width)}×${describeReceived(height)}`);
+    throw new LabelFrameError(
+      `Expected a frame with positive integer width and height but received ${describeReceived(width)}×${describeReceived(height)}`,
+    );
   }
   if (!Object.hasOwn(CHANNELS, format)) {
-    throw new LabelFrameError(`Expected a frame format of ${Object.keys(CHANNELS).join(", ")} but received ${describeReceived(format)}`);
+    throw new LabelFrameError(
+      `Expected a frame format of ${Object.keys(CHANNELS).join(", ")} but received ${describeReceived(format)}`,
+    );
   }
   const float = format === "grayf32" || format === "rgbf32" || format === "rgbf32p";
   if (float !== data instanceof Float32Array) {
-    throw new LabelFrameError(`Expected ${float ? "a Float32Array" : "a Uint8Array"} for a ${format} frame but received ${data.constructor.name}`);
+    throw new LabelFrameError(
+      `Expected ${float ? "a Float32Array" : "a Uint8Array"} for a ${format} frame but received ${data.constructor.name}`,
+    );
   }
   const stride = format === "rgbf32p" ? width : (frame.stride ?? width * CHANNELS[format]);
   if (stride < width * CHANNELS[format]) {
-    throw new LabelFrameError(`Expected a stride of at least ${width * CHANNELS[format]} for a ${width}-wide ${format} frame but received ${stride}`);
+    throw new LabelFrameError(
+      `Expected a stride of at least ${width * CHANNELS[format]} for a ${width}-wide ${format} frame but received ${stride}`,
+    );
   }
   const need = format === "rgbf32p" ? 3 * width * height : stride * (height - 1) + width * CHANNELS[format];
   if (data.length < need) {
-    throw new LabelFrameError(`Expected at least ${need} elements for a ${width}×${height} ${format} frame but received ${data.length}`);
+    throw new LabelFrameError(
+      `Expected at least ${need} elements for a ${width}×${height} ${format} frame but received ${data.length}`,
+    );
   }
   return stride;
 }
@@ -170,7 +200,8 @@ export function lumaGrid(frame: VideoFrame, step: number, out?: Uint8Array): Lum
     const dx = 3 * step;
     for (let y = 0; y < height; y += step) {
       const end = y * stride + 3 * width;
-      for (let i = y * stride; i < end; i += dx) grid[o++] = clamp255(255 * (0.299 * d[i]! + 0.587 * d[i + 1]! + 0.114 * d[i + 2]!));
+      for (let i = y * stride; i < end; i += dx)
+        grid[o++] = clamp255(255 * (0.299 * d[i]! + 0.587 * d[i + 1]! + 0.114 * d[i + 2]!));
     }
   } else if (format === "grayf32") {
     const d = frame.data as Float32Array;

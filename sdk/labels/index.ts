@@ -7,8 +7,24 @@ export { framesFromTensor, lumaGrid, gridStep } from "./frame.js";
 export type { FrameStats, ClipAnalysis, AnalysisOptions, GridSums, SizedFrame } from "./analysis.js";
 export { analyzeClip, analysisFromSums, analysisStep, fractionAtMost } from "./analysis.js";
 export { analyzeDeviceClip, isDeviceClip } from "./device-analysis.js";
-export type { Labeler, LabelerFactory, LabelFunction, LabelResult, LabelValue, LabelClipInfo, LabelContext, DecodeReport } from "./labeler.js";
-export { labelerRegistry, registerLabeler, labelerFromFunction, resolveLabelers, DEFAULT_LABELERS, type LabelsSpec } from "./registry.js";
+export type {
+  Labeler,
+  LabelerFactory,
+  LabelFunction,
+  LabelResult,
+  LabelValue,
+  LabelClipInfo,
+  LabelContext,
+  DecodeReport,
+} from "./labeler.js";
+export {
+  labelerRegistry,
+  registerLabeler,
+  labelerFromFunction,
+  resolveLabelers,
+  DEFAULT_LABELERS,
+  type LabelsSpec,
+} from "./registry.js";
 export { labelClip, toFrames, type ClipLabels } from "./label-clip.js";
 export { filterPredicate, type FilterPolicy } from "./filter.js";
 export { createLabelStage, type LabelStage, type LabelStageOptions, type LabelHooks } from "./stage.js";
@@ -26,5 +42,13 @@ export { MotionOptions, motionLabeler } from "./builtins/motion.js";
 export { LetterboxOptions, letterboxLabeler } from "./builtins/letterbox.js";
 export { ConformanceOptions, conformanceLabeler } from "./builtins/conformance.js";
 export { ThumbnailCollector, type ClipThumbnail } from "./report/index.js";
-export { summarize, renderTable, renderHtml, type LabeledClip, type LabelSummary, type Histogram, type ObjectSummary } from "./report/index.js";
+export {
+  summarize,
+  renderTable,
+  renderHtml,
+  type LabeledClip,
+  type LabelSummary,
+  type Histogram,
+  type ObjectSummary,
+} from "./report/index.js";
 export { labelOptionHooks } from "./option-hooks.js";

@@ -28,27 +28,46 @@ export function toFrames(frames: unknown): readonly LabelFrame[] {
   if (frames !== null && typeof frames === "object" && "data" in frames && "shape" in frames) {
     return framesFromTensor(frames as { data: Uint8Array | Float32Array; shape: number[] });
   }
-  throw new LabelFrameError(`Expected a list of frames or a [T, H, W, C] tensor but received ${describeReceived(frames)}`);
+  throw new LabelFrameError(
+    `Expected a list of frames or a [T, H, W, C] tensor but received ${describeReceived(frames)}`,
+  );
 }
 
 function hostFrames(frames: readonly LabelFrame[]): readonly VideoFrame[] {
   const i = frames.findIndex((f) => "kind" in f && f.kind === "device");
-  if (i >= 0) throw new LabelFrameError(`Expected every frame of a clip on one device but frames[${i}] is on the GPU and others are not`);
+  if (i >= 0)
+    throw new LabelFrameError(
+      `Expected every frame of a clip on one device but frames[${i}] is on the GPU and others are not`,
+    );
   return frames as readonly VideoFrame[];
 }
 
 function normalize(name: string, r: unknown, severity: Labeler["severity"]): LabelResultV1 {
   if (r === null || typeof r !== "object" || Array.isArray(r)) {
-    throw new LabelerFailedError(name, `Expected a result record { flags?, values?, valid? } but received ${describeReceived(r)}`);
+    throw new LabelerFailedError(
+      name,
+      `Expected a result record { flags?, values?, valid? } but received ${describeReceived(r)}`,
+    );
   }
   const { flags = [], values = {}, valid } = r as LabelResult;
   if (!Array.isArray(flags) || flags.some((f) => typeof f !== "string")) {
-    throw new LabelerFailedError(name, `Expected flags to be a list of strings but received ${describeReceived(flags)}`);
+    throw new LabelerFailedError(
+      name,
+      `Expected flags to be a list of strings but received ${describeReceived(flags)}`,
+    );
   }
   const clean: Record<string, LabelValue> = {};
   for (const [k, v] of Object.entries(values)) {
-    const ok = typeof v === "number" || typeof v === "boolean" || typeof v === "string" || (Array.isArray(v) && v.every((x) => typeof x === "number"));
-    if (!ok) throw new LabelerFailedError(name, `Expected values.${k} to be a number, boolean, string or number list but received ${describeReceived(v)}`);
+    const ok =
+      typeof v === "number" ||
+      typeof v === "boolean" ||
+      typeof v === "string" ||
+      (Array.isArray(v) && v.every((x) => typeof x === "number"));
+    if (!ok)
+      throw new LabelerFailedError(
+        name,
+        `Expected values.${k} to be a number, boolean, string or number list but received ${describeReceived(v)}`,
+      );
     clean[k] = typeof v === "number" && !Number.isFinite(v) ? 0 : v;
   }
   return {

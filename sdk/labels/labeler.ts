@@ -37,7 +37,12 @@ export interface LabelClipInfo {
   readonly frames: number;
   readonly stride: number;
   /** The source video as its index describes it (before any resize). */
-  readonly source?: { readonly width?: number; readonly height?: number; readonly fps?: number; readonly duration?: number };
+  readonly source?: {
+    readonly width?: number;
+    readonly height?: number;
+    readonly fps?: number;
+    readonly duration?: number;
+  };
   readonly decode?: DecodeReport;
 }
 

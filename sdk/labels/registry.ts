@@ -37,8 +37,12 @@ const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
  * registerLabeler("dark", (o) => labelerFromFunction("dark", (frames) => ({ flags: [] })));
  */
 export function registerLabeler(name: string, factory: LabelerFactory, registry = labelerRegistry): void {
-  if (!NAME.test(name)) throw new LabelOptionError(`Expected a kebab-case labeler name but received ${describeReceived(name)}`);
-  if (typeof factory !== "function") throw new LabelOptionError(`Expected a labeler factory function for ${name} but received ${describeReceived(factory)}`);
+  if (!NAME.test(name))
+    throw new LabelOptionError(`Expected a kebab-case labeler name but received ${describeReceived(name)}`);
+  if (typeof factory !== "function")
+    throw new LabelOptionError(
+      `Expected a labeler factory function for ${name} but received ${describeReceived(factory)}`,
+    );
   registry.set(name, factory);
 }
 
@@ -68,13 +72,24 @@ export type LabelsSpec =
   | Readonly<Record<string, boolean | Readonly<Record<string, unknown>> | LabelFunction | Labeler>>;
 
 function isLabeler(v: unknown): v is Labeler {
-  return v !== null && typeof v === "object" && typeof (v as Labeler).label === "function" && typeof (v as Labeler).name === "string";
+  return (
+    v !== null &&
+    typeof v === "object" &&
+    typeof (v as Labeler).label === "function" &&
+    typeof (v as Labeler).name === "string"
+  );
 }
 
-function fromRegistry(name: string, options: Readonly<Record<string, unknown>> | undefined, registry: ReadonlyMap<string, LabelerFactory>): Labeler {
+function fromRegistry(
+  name: string,
+  options: Readonly<Record<string, unknown>> | undefined,
+  registry: ReadonlyMap<string, LabelerFactory>,
+): Labeler {
   const factory = registry.get(name);
   if (!factory) {
-    throw new LabelOptionError(`Expected a registered labeler (${[...registry.keys()].join(", ")}) but received ${JSON.stringify(name)}`);
+    throw new LabelOptionError(
+      `Expected a registered labeler (${[...registry.keys()].join(", ")}) but received ${JSON.stringify(name)}`,
+    );
   }
   return factory(options);
 }
@@ -85,17 +100,24 @@ function fromRegistry(name: string, options: Readonly<Record<string, unknown>> |
  * @example
  * const labelers = resolveLabelers({ black: { maxRatio: 0.2 }, frozen: true, mine: (frames) => ({ flags: [] }) });
  */
-export function resolveLabelers(spec: LabelsSpec, registry: ReadonlyMap<string, LabelerFactory> = labelerRegistry): Labeler[] {
+export function resolveLabelers(
+  spec: LabelsSpec,
+  registry: ReadonlyMap<string, LabelerFactory> = labelerRegistry,
+): Labeler[] {
   if (spec === false) return [];
-  if (spec === true) return DEFAULT_LABELERS.filter((n) => registry.has(n)).map((n) => fromRegistry(n, undefined, registry));
+  if (spec === true)
+    return DEFAULT_LABELERS.filter((n) => registry.has(n)).map((n) => fromRegistry(n, undefined, registry));
   if (Array.isArray(spec)) {
     return spec.map((name: unknown) => {
-      if (typeof name !== "string") throw new LabelOptionError(`Expected labeler names in the labels list but received ${describeReceived(name)}`);
+      if (typeof name !== "string")
+        throw new LabelOptionError(`Expected labeler names in the labels list but received ${describeReceived(name)}`);
       return fromRegistry(name, undefined, registry);
     });
   }
   if (spec === null || typeof spec !== "object") {
-    throw new LabelOptionError(`Expected true, a list of labeler names or an object of labeler settings for labels but received ${describeReceived(spec)}`);
+    throw new LabelOptionError(
+      `Expected true, a list of labeler names or an object of labeler settings for labels but received ${describeReceived(spec)}`,
+    );
   }
   const out: Labeler[] = [];
   for (const [name, v] of Object.entries(spec as Record<string, unknown>)) {
@@ -103,12 +125,17 @@ export function resolveLabelers(spec: LabelsSpec, registry: ReadonlyMap<string, 
     if (v === true) out.push(fromRegistry(name, undefined, registry));
     else if (typeof v === "function") out.push(labelerFromFunction(name, v as LabelFunction));
     else if (isLabeler(v)) out.push(v.name === name ? v : { ...v, name, label: v.label.bind(v) });
-    else if (v !== null && typeof v === "object" && !Array.isArray(v)) out.push(fromRegistry(name, v as Record<string, unknown>, registry));
-    else throw new LabelOptionError(`Expected true, false, an options object, a function or a labeler for labels.${name} but received ${describeReceived(v)}`);
+    else if (v !== null && typeof v === "object" && !Array.isArray(v))
+      out.push(fromRegistry(name, v as Record<string, unknown>, registry));
+    else
+      throw new LabelOptionError(
+        `Expected true, false, an options object, a function or a labeler for labels.${name} but received ${describeReceived(v)}`,
+      );
   }
   const seen = new Set<string>();
   for (const l of out) {
-    if (seen.has(l.name)) throw new LabelOptionError(`Expected unique labeler names but received ${JSON.stringify(l.name)} twice`);
+    if (seen.has(l.name))
+      throw new LabelOptionError(`Expected unique labeler names but received ${JSON.stringify(l.name)} twice`);
     seen.add(l.name);
   }
   return out;

@@ -62,7 +62,13 @@ export function createLabelStage(o: LabelStageOptions = {}): LabelStage {
   const keep = filterPredicate(o.filter ?? "drop");
   const cache = o.cache === false ? undefined : (o.cache ?? new MemoryLabelCache());
   const config = createHash("sha256")
-    .update(stableJson({ labelers: labelers.map((l) => [l.name, l.severity, l.fingerprint]), analysis: o.analysis ?? {}, context: o.context ?? "" }))
+    .update(
+      stableJson({
+        labelers: labelers.map((l) => [l.name, l.severity, l.fingerprint]),
+        analysis: o.analysis ?? {},
+        context: o.context ?? "",
+      }),
+    )
     .digest("hex")
     .slice(0, 16);
   const counts = { labeled: 0, cached: 0 };
@@ -70,7 +76,9 @@ export function createLabelStage(o: LabelStageOptions = {}): LabelStage {
   const report = o.onCacheError ?? (() => {});
 
   const keyOf = (info: LabelClipInfo): LabelCacheKey | undefined =>
-    info.etag === undefined ? undefined : { key: info.key, etag: info.etag, start: info.start, frames: info.frames, stride: info.stride, config };
+    info.etag === undefined
+      ? undefined
+      : { key: info.key, etag: info.etag, start: info.start, frames: info.frames, stride: info.stride, config };
 
   const lookup = async (info: LabelClipInfo): Promise<ClipLabels | undefined> => {
     const k = keyOf(info);
@@ -94,7 +102,10 @@ export function createLabelStage(o: LabelStageOptions = {}): LabelStage {
     const k = keyOf(info);
     if (cache && k) {
       // Not awaited: a remote write must not add a round trip to every clip.
-      const put = cache.put(k, labels).catch(report).finally(() => pending.delete(put));
+      const put = cache
+        .put(k, labels)
+        .catch(report)
+        .finally(() => pending.delete(put));
       pending.add(put);
     }
     return labels;

@@ -7,9 +7,16 @@ import { ClipError } from "../errors.js";
 import type { DecodedClip } from "./decode.js";
 
 type TypedArrayCtor =
-  | Int8ArrayConstructor | Uint8ArrayConstructor | Int16ArrayConstructor | Uint16ArrayConstructor
-  | Int32ArrayConstructor | Uint32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor
-  | BigInt64ArrayConstructor | BigUint64ArrayConstructor;
+  | Int8ArrayConstructor
+  | Uint8ArrayConstructor
+  | Int16ArrayConstructor
+  | Uint16ArrayConstructor
+  | Int32ArrayConstructor
+  | Uint32ArrayConstructor
+  | Float32ArrayConstructor
+  | Float64ArrayConstructor
+  | BigInt64ArrayConstructor
+  | BigUint64ArrayConstructor;
 
 /** numpy dtype kind+size → the typed array and its name; little-endian (or byte-sized) only, as x86 and ARM hosts read them. */
 export const ARRAY_DTYPES = new Map<string, { name: string; ctor: TypedArrayCtor }>([
@@ -36,9 +43,14 @@ export function arraySpan(key: string, info: ArrayInfoV1): { offset: number; len
   const m = /^([<|=]?)([a-z])(\d+)$/.exec(info.dtype);
   const entry = m ? ARRAY_DTYPES.get(`${m[2]}${m[3]}`) : undefined;
   if (!m || !entry) {
-    throw new ClipError("ERR_ARRAY_DTYPE", key, `Expected a little-endian numeric dtype (e.g. "<f4") but received ${JSON.stringify(info.dtype)}`);
+    throw new ClipError(
+      "ERR_ARRAY_DTYPE",
+      key,
+      `Expected a little-endian numeric dtype (e.g. "<f4") but received ${JSON.stringify(info.dtype)}`,
+    );
   }
-  if (info.fortranOrder) throw new ClipError("ERR_ARRAY_LAYOUT", key, "Expected a C-ordered array but received fortran_order True");
+  if (info.fortranOrder)
+    throw new ClipError("ERR_ARRAY_LAYOUT", key, "Expected a C-ordered array but received fortran_order True");
   const count = info.shape.reduce((a, b) => a * b, 1);
   return { offset: info.dataOffset, length: count * entry.ctor.BYTES_PER_ELEMENT, dtype: entry.name };
 }

@@ -29,7 +29,12 @@ export class BatchPool {
     let best = -1;
     for (let i = 0; i < this.free.length; i++) {
       const b = this.free[i]!;
-      if (b.byteLength >= bytes && b.byteLength * MIN_FILL <= bytes && (best < 0 || b.byteLength < this.free[best]!.byteLength)) best = i;
+      if (
+        b.byteLength >= bytes &&
+        b.byteLength * MIN_FILL <= bytes &&
+        (best < 0 || b.byteLength < this.free[best]!.byteLength)
+      )
+        best = i;
     }
     if (best >= 0) {
       this.reused++;

@@ -53,7 +53,11 @@ export async function* batches(
     // Stacked on first use: a consumer that writes the frames elsewhere (shared memory) never pays the copy.
     const batch: Batch = {
       get frames() {
-        if (released) throw new SdkError(SdkErrorCode.BatchReleased, "Expected a batch not yet released but received one after batch.release()");
+        if (released)
+          throw new SdkError(
+            SdkErrorCode.BatchReleased,
+            "Expected a batch not yet released but received one after batch.release()",
+          );
         return (frames ??= stackClips(decoded, layout, pool?.take(layout.byteLength)));
       },
       clips: clips.map((c) => c.info),

@@ -26,7 +26,13 @@ export interface ScheduledClip {
 /** What one clip became: frames, a filtered-out clip, or an error. */
 export type ClipOutcome =
   | { readonly kind: "clip"; readonly position: number; readonly info: ClipInfo; readonly decoded: DecodedClip }
-  | { readonly kind: "skip"; readonly position: number; readonly key: string; readonly start: number; readonly error?: SdkError };
+  | {
+      readonly kind: "skip";
+      readonly position: number;
+      readonly key: string;
+      readonly start: number;
+      readonly error?: SdkError;
+    };
 
 export interface ClipContext {
   readonly source: DatasetSource;
@@ -45,7 +51,10 @@ export interface ClipContext {
 }
 
 /** The byte span a clip needs, from its object's index. */
-export async function spanOf(ctx: Pick<ClipContext, "listing" | "indexes" | "options">, ref: ClipRef): Promise<{ prepared: PreparedIndex; span: DecodeSpan; frames: number[] }> {
+export async function spanOf(
+  ctx: Pick<ClipContext, "listing" | "indexes" | "options">,
+  ref: ClipRef,
+): Promise<{ prepared: PreparedIndex; span: DecodeSpan; frames: number[] }> {
   const object = ctx.listing.objects[ref.object]!;
   const prepared = await ctx.indexes.get(ref.object, object);
   const { index, order } = prepared;
@@ -63,7 +72,13 @@ export async function spanOf(ctx: Pick<ClipContext, "listing" | "indexes" | "opt
  */
 export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promise<ClipOutcome> {
   const object = ctx.listing.objects[clip.ref.object]!;
-  const skip = (error?: SdkError): ClipOutcome => ({ kind: "skip", position: clip.position, key: object.key, start: clip.ref.start, ...(error ? { error } : {}) });
+  const skip = (error?: SdkError): ClipOutcome => ({
+    kind: "skip",
+    position: clip.position,
+    key: object.key,
+    start: clip.ref.start,
+    ...(error ? { error } : {}),
+  });
   try {
     const { index } = await ctx.indexes.get(clip.ref.object, object);
     if (index.kind === "array" && index.array) return await produceArray(ctx, clip, object.key, index.array);
@@ -84,12 +99,25 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
     const start = ctx.gops && !track.mpegts ? await startOf(ctx, object, prepared, planned.span, frames) : undefined;
     const decoded = rotateClip(
       ctx.gops && start
-        ? await ctx.gops.clip({ object: clip.ref.object, key: object.key, config, order: prepared.order!, frames, span: planned.span, recovering: start.recovering, read: (offset, length) => ctx.source.read(object, offset, length) })
+        ? await ctx.gops.clip({
+            object: clip.ref.object,
+            key: object.key,
+            config,
+            order: prepared.order!,
+            frames,
+            span: planned.span,
+            recovering: start.recovering,
+            read: (offset, length) => ctx.source.read(object, offset, length),
+          })
         : await decodeOnItsOwn(ctx, object, prepared, planned.span, frames, config, keep),
       turn,
     );
     if (decoded.frames.length !== keep.length) {
-      throw new ClipError("ERR_DECODE_SHORT", object.key, `Expected ${keep.length} frames from ${clip.ref.start} but the decoder returned ${decoded.frames.length}`);
+      throw new ClipError(
+        "ERR_DECODE_SHORT",
+        object.key,
+        `Expected ${keep.length} frames from ${clip.ref.start} but the decoder returned ${decoded.frames.length}`,
+      );
     }
     const base: ClipInfo = {
       key: object.key,
@@ -117,9 +145,18 @@ function nalLengthSize(track: VideoTrackV1): number {
   return track.codec === "h264" && track.extradata[0] === 1 ? (track.extradata[4]! & 3) + 1 : 0;
 }
 
-async function fetchSpan(ctx: ClipContext, object: DatasetListing["objects"][number], s: DecodeSpan): Promise<Uint8Array> {
+async function fetchSpan(
+  ctx: ClipContext,
+  object: DatasetListing["objects"][number],
+  s: DecodeSpan,
+): Promise<Uint8Array> {
   const got = await ctx.source.read(object, s.offset, s.length);
-  if (got.length !== s.length) throw new ClipError("ERR_SHORT_READ", object.key, `Expected ${s.length} bytes at ${s.offset} but received ${got.length}`);
+  if (got.length !== s.length)
+    throw new ClipError(
+      "ERR_SHORT_READ",
+      object.key,
+      `Expected ${s.length} bytes at ${s.offset} but received ${got.length}`,
+    );
   return got;
 }
 
@@ -140,7 +177,14 @@ const knownStarts = new WeakMap<PreparedIndex, Map<number, KnownStart>>();
  * so, whether it starts at a recovery point rather than an IDR; undefined: it does not. Reads
  * from `bytes` (the span's, fetched) or fetches what it needs.
  */
-async function startOf(ctx: ClipContext, object: DatasetListing["objects"][number], prepared: PreparedIndex, span: DecodeSpan, frames: readonly number[], bytes?: Uint8Array): Promise<{ recovering: boolean } | undefined> {
+async function startOf(
+  ctx: ClipContext,
+  object: DatasetListing["objects"][number],
+  prepared: PreparedIndex,
+  span: DecodeSpan,
+  frames: readonly number[],
+  bytes?: Uint8Array,
+): Promise<{ recovering: boolean } | undefined> {
   const track = prepared.index.video!;
   const { samples } = track;
   const lengthSize = nalLengthSize(track);
@@ -149,9 +193,13 @@ async function startOf(ctx: ClipContext, object: DatasetListing["objects"][numbe
   let known = knownStarts.get(prepared);
   if (!known) knownStarts.set(prepared, (known = new Map()));
   let k = known.get(first);
-  const sampleIn = (data: Uint8Array, d: number) => data.subarray(samples.offset[d]! - span.offset, samples.offset[d]! - span.offset + samples.size[d]!);
+  const sampleIn = (data: Uint8Array, d: number) =>
+    data.subarray(samples.offset[d]! - span.offset, samples.offset[d]! - span.offset + samples.size[d]!);
   if (!k) {
-    const start = syncStart(bytes ? sampleIn(bytes, first) : await ctx.source.read(object, samples.offset[first]!, samples.size[first]!), lengthSize);
+    const start = syncStart(
+      bytes ? sampleIn(bytes, first) : await ctx.source.read(object, samples.offset[first]!, samples.size[first]!),
+      lengthSize,
+    );
     k = { start, recovered: (start.recoveryFrames ?? 0) === 0 ? first : undefined, searchedTo: first + 1 };
     known.set(first, k);
   }
@@ -172,7 +220,13 @@ async function decodeOnItsOwn(
   prepared: PreparedIndex,
   planned: DecodeSpan,
   frames: number[],
-  config: { track: VideoTrackV1; format: ResolvedOptions["format"]; size: readonly [number, number] | undefined; device: string; threads: number },
+  config: {
+    track: VideoTrackV1;
+    format: ResolvedOptions["format"];
+    size: readonly [number, number] | undefined;
+    device: string;
+    threads: number;
+  },
   keep: number[],
 ): Promise<DecodedClip> {
   const track = config.track;
@@ -198,51 +252,89 @@ async function decodeOnItsOwn(
  * The decoder's input for a fetched span: its samples sliced out as they are, or for MPEG-TS
  * each access unit taken out of its TS packets into one buffer.
  */
-export function spanPackets(track: VideoTrackV1, bytes: Uint8Array, span: DecodeSpan): { data: Uint8Array; packets: Packet[] } {
+export function spanPackets(
+  track: VideoTrackV1,
+  bytes: Uint8Array,
+  span: DecodeSpan,
+): { data: Uint8Array; packets: Packet[] } {
   const s = track.samples;
   const packets: Packet[] = [];
   const units: Uint8Array[] = [];
   let at = 0;
   for (let d = span.firstSample; d < span.endSample; d++) {
     const from = s.offset[d]! - span.offset;
-    const unit = track.mpegts ? tsAccessUnit(bytes.subarray(from, from + s.size[d]!), track.mpegts.pid, track.mpegts.packetSize) : undefined;
+    const unit = track.mpegts
+      ? tsAccessUnit(bytes.subarray(from, from + s.size[d]!), track.mpegts.pid, track.mpegts.packetSize)
+      : undefined;
     if (unit) units.push(unit);
-    packets.push({ offset: unit ? at : from, size: unit ? unit.length : s.size[d]!, pts: s.pts[d]!, dts: s.dts[d]!, keyframe: s.keyframe[d] === 1 });
+    packets.push({
+      offset: unit ? at : from,
+      size: unit ? unit.length : s.size[d]!,
+      pts: s.pts[d]!,
+      dts: s.dts[d]!,
+      keyframe: s.keyframe[d] === 1,
+    });
     at += unit?.length ?? 0;
   }
   if (!track.mpegts) return { data: bytes, packets };
   const data = new Uint8Array(at);
   let o = 0;
-  for (const u of units) (data.set(u, o), (o += u.length));
+  for (const u of units) data.set(u, o), (o += u.length);
   return { data, packets };
 }
 
 /** The labels and filter stage, shared by every kind. */
-async function finish(ctx: ClipContext, clip: ScheduledClip, base: ClipInfo, decoded: DecodedClip): Promise<ClipOutcome> {
+async function finish(
+  ctx: ClipContext,
+  clip: ScheduledClip,
+  base: ClipInfo,
+  decoded: DecodedClip,
+): Promise<ClipOutcome> {
   const o = ctx.options;
   const info = o.labels ? { ...base, labels: Object.freeze(await o.labels(base, decoded)) } : base;
-  if (o.filter && !(await o.filter(info))) return { kind: "skip", position: clip.position, key: base.key, start: base.start };
+  if (o.filter && !(await o.filter(info)))
+    return { kind: "skip", position: clip.position, key: base.key, start: base.start };
   return { kind: "clip", position: clip.position, info, decoded };
 }
 
 /** An .npy object: its data bytes, whole, as one sample. */
-async function produceArray(ctx: ClipContext, clip: ScheduledClip, key: string, array: NonNullable<PreparedIndex["index"]["array"]>): Promise<ClipOutcome> {
+async function produceArray(
+  ctx: ClipContext,
+  clip: ScheduledClip,
+  key: string,
+  array: NonNullable<PreparedIndex["index"]["array"]>,
+): Promise<ClipOutcome> {
   const span = arraySpan(key, array);
-  const bytes = span.length === 0 ? new Uint8Array(0) : await ctx.source.read(ctx.listing.objects[clip.ref.object]!, span.offset, span.length);
-  if (bytes.length !== span.length) throw new ClipError("ERR_SHORT_READ", key, `Expected ${span.length} bytes at ${span.offset} but received ${bytes.length}`);
+  const bytes =
+    span.length === 0
+      ? new Uint8Array(0)
+      : await ctx.source.read(ctx.listing.objects[clip.ref.object]!, span.offset, span.length);
+  if (bytes.length !== span.length)
+    throw new ClipError(
+      "ERR_SHORT_READ",
+      key,
+      `Expected ${span.length} bytes at ${span.offset} but received ${bytes.length}`,
+    );
   ctx.onNeeded(span.length);
   const base: ClipInfo = { key, start: 0, frames: 1, stride: 1, pts: [], position: clip.position, labels: {} };
   return finish(ctx, clip, base, arrayClip(array, bytes));
 }
 
 /** An image object: all of its bytes, decoded into one frame (resized to `size` when given). */
-async function produceImage(ctx: ClipContext, clip: ScheduledClip, image: NonNullable<PreparedIndex["index"]["image"]>): Promise<ClipOutcome> {
+async function produceImage(
+  ctx: ClipContext,
+  clip: ScheduledClip,
+  image: NonNullable<PreparedIndex["index"]["image"]>,
+): Promise<ClipOutcome> {
   const object = ctx.listing.objects[clip.ref.object]!;
   const bytes = await ctx.source.read(object, 0, object.size);
-  if (bytes.length !== object.size) throw new ClipError("ERR_SHORT_READ", object.key, `Expected ${object.size} bytes but received ${bytes.length}`);
+  if (bytes.length !== object.size)
+    throw new ClipError("ERR_SHORT_READ", object.key, `Expected ${object.size} bytes but received ${bytes.length}`);
   ctx.onNeeded(object.size);
   const o = ctx.options;
-  const decoded = await ctx.decodeSlots.run(() => ctx.decodeImage({ data: bytes, format: image.format, output: o.format, size: o.size }));
+  const decoded = await ctx.decodeSlots.run(() =>
+    ctx.decodeImage({ data: bytes, format: image.format, output: o.format, size: o.size }),
+  );
   ctx.onDecoded(decoded.decoded ?? 1);
   const base: ClipInfo = {
     key: object.key,

@@ -42,7 +42,11 @@ export interface RunDecoder {
    * `dropBefore` are decoded but not converted. `drain`: flush every frame out and end the run.
    * `recovering` (a run's first call only): the run starts at an H.264 recovery point, not an IDR.
    */
-  feed(data: Uint8Array, packets: readonly Packet[], o: { dropBefore: number; drain: boolean; recovering?: boolean }): Promise<{ frames: RunFrame[]; decoded: number }>;
+  feed(
+    data: Uint8Array,
+    packets: readonly Packet[],
+    o: { dropBefore: number; drain: boolean; recovering?: boolean },
+  ): Promise<{ frames: RunFrame[]; decoded: number }>;
   /** Ends the decoder's use by this run: drained ones may be reused, others are closed. */
   release(drained: boolean): void;
 }
@@ -99,7 +103,9 @@ interface RunState {
 }
 
 function configKey(c: RunConfig): string {
-  return [c.track.codec, c.track.width, c.track.height, c.format, c.size?.join("x") ?? "", c.device, c.threads].join("|");
+  return [c.track.codec, c.track.width, c.track.height, c.format, c.size?.join("x") ?? "", c.device, c.threads].join(
+    "|",
+  );
 }
 
 /**
@@ -137,7 +143,14 @@ export class GopDecoder {
     // Of the runs that can serve it, the one furthest along has the fewest samples left to feed.
     let run: Run | undefined;
     for (const r of this.runs) {
-      if (r.object !== req.object || r.configKey !== key || r.first > firstSample || firstSample >= r.plannedEnd || start <= r.lastStart) continue;
+      if (
+        r.object !== req.object ||
+        r.configKey !== key ||
+        r.first > firstSample ||
+        firstSample >= r.plannedEnd ||
+        start <= r.lastStart
+      )
+        continue;
       if (!run || r.plannedEnd > run.plannedEnd) run = r;
     }
     if (!run) {
@@ -147,7 +160,16 @@ export class GopDecoder {
         const [old] = this.runs.splice(lru, 1);
         void old!.lane.then(() => this.retire(old!));
       }
-      run = { object: req.object, configKey: key, first: firstSample, plannedEnd: endSample, lastStart: -1, lane: Promise.resolve(), lastUse: 0, state: undefined };
+      run = {
+        object: req.object,
+        configKey: key,
+        first: firstSample,
+        plannedEnd: endSample,
+        lastStart: -1,
+        lane: Promise.resolve(),
+        lastUse: 0,
+        state: undefined,
+      };
       this.runs.push(run);
     }
     run.plannedEnd = Math.max(run.plannedEnd, endSample);
@@ -167,10 +189,12 @@ export class GopDecoder {
     const decoder = run.state?.decoder;
     run.state = undefined;
     if (!decoder) return;
-    void this.slots.run(() => decoder.feed(new Uint8Array(0), [], { dropBefore: Number.MAX_SAFE_INTEGER, drain: true })).then(
-      () => decoder.release(true),
-      () => decoder.release(false),
-    );
+    void this.slots
+      .run(() => decoder.feed(new Uint8Array(0), [], { dropBefore: Number.MAX_SAFE_INTEGER, drain: true }))
+      .then(
+        () => decoder.release(true),
+        () => decoder.release(false),
+      );
   }
 
   private async serve(run: Run, req: GopClipRequest): Promise<DecodedClip> {
@@ -187,12 +211,26 @@ export class GopDecoder {
       }
       if (!st) {
         const decoder = await this.open(req.config);
-        st = { decoder, device: decoder.device, fallback: decoder.fallback, next: req.span.firstSample, recovering: req.recovering, drained: false, outputUpTo: -Infinity, held: new Map() };
+        st = {
+          decoder,
+          device: decoder.device,
+          fallback: decoder.fallback,
+          next: req.span.firstSample,
+          recovering: req.recovering,
+          drained: false,
+          outputUpTo: -Infinity,
+          held: new Map(),
+        };
         run.state = st;
         run.first = req.span.firstSample;
       }
       while (keep.some((p) => !st!.held.has(p))) {
-        if (st.drained) throw new ClipError("ERR_DECODE_SHORT", req.key, `Expected ${keep.length} frames from ${req.frames[0]} but the decoder returned ${keep.filter((p) => st!.held.has(p)).length}`);
+        if (st.drained)
+          throw new ClipError(
+            "ERR_DECODE_SHORT",
+            req.key,
+            `Expected ${keep.length} frames from ${req.frames[0]} but the decoder returned ${keep.filter((p) => st!.held.has(p)).length}`,
+          );
         const to = Math.min(total, Math.max(req.span.endSample, st.next + 1) + REORDER_SLACK);
         await this.feed(st, req, to, dropBefore);
       }
@@ -200,7 +238,12 @@ export class GopDecoder {
       // Later clips of the run start after this one: nothing at or before its first frame is needed again.
       for (const pts of st.held.keys()) if (pts <= dropBefore) st.held.delete(pts);
       const gpuFrames = frames.flatMap((f) => (f.gpu ? [f.gpu] : []));
-      return { frames: frames.map((f) => f.frame), device: st.device, ...(gpuFrames.length > 0 ? { gpuFrames } : {}), ...(st.fallback ? { fallback: st.fallback } : {}) };
+      return {
+        frames: frames.map((f) => f.frame),
+        device: st.device,
+        ...(gpuFrames.length > 0 ? { gpuFrames } : {}),
+        ...(st.fallback ? { fallback: st.fallback } : {}),
+      };
     } catch (err) {
       // The decoder's state is unknown after a failure: the next clip of the run starts afresh.
       run.state?.decoder?.release(false);
@@ -222,10 +265,17 @@ export class GopDecoder {
       bytes += samples.size[d]!;
     }
     const data = to > st.next ? await req.read(lo, hi - lo) : new Uint8Array(0);
-    if (data.length !== (to > st.next ? hi - lo : 0)) throw new ClipError("ERR_SHORT_READ", req.key, `Expected ${hi - lo} bytes at ${lo} but received ${data.length}`);
+    if (data.length !== (to > st.next ? hi - lo : 0))
+      throw new ClipError("ERR_SHORT_READ", req.key, `Expected ${hi - lo} bytes at ${lo} but received ${data.length}`);
     const packets: Packet[] = [];
     for (let d = st.next; d < to; d++) {
-      packets.push({ offset: samples.offset[d]! - lo, size: samples.size[d]!, pts: samples.pts[d]!, dts: samples.dts[d]!, keyframe: samples.keyframe[d] === 1 });
+      packets.push({
+        offset: samples.offset[d]! - lo,
+        size: samples.size[d]!,
+        pts: samples.pts[d]!,
+        dts: samples.dts[d]!,
+        keyframe: samples.keyframe[d] === 1,
+      });
     }
     const drain = to >= total;
     const decoder = st.decoder!;

@@ -32,7 +32,11 @@ export function selectTrack(index: IndexV1, track: number): IndexV1 {
  */
 export class IndexCache {
   private readonly entries = new Map<number, Promise<PreparedIndex>>();
-  constructor(private readonly source: DatasetSource, private readonly capacity = 512, private readonly track = 0) {}
+  constructor(
+    private readonly source: DatasetSource,
+    private readonly capacity = 512,
+    private readonly track = 0,
+  ) {}
 
   get(id: number, object: DatasetObject): Promise<PreparedIndex> {
     const hit = this.entries.get(id);

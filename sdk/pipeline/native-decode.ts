@@ -3,7 +3,15 @@
  * decoding from the GOP's keyframe and keeping only the clip's frames.
  */
 import { availableParallelism } from "node:os";
-import { createDecoder, DecodeRouter, decodeImage, type Decoder, type DeviceFrame, type Frame, type HostFrame } from "../../native/index.js";
+import {
+  createDecoder,
+  DecodeRouter,
+  decodeImage,
+  type Decoder,
+  type DeviceFrame,
+  type Frame,
+  type HostFrame,
+} from "../../native/index.js";
 import type { VideoTrackV1 } from "../../common/schema/index.js";
 import { SdkError } from "../errors.js";
 import type { DecodeClip, DecodedClip, DecodedFrame, DecodeImage, DecodeRequest } from "./decode.js";
@@ -19,7 +27,16 @@ class DecoderPool {
   constructor(private readonly maxIdle: number) {}
 
   private keyOf(track: VideoTrackV1, req: PoolConfig, device: string): string {
-    return [track.codec, track.width, track.height, Buffer.from(track.extradata).toString("base64"), req.format, req.size?.join("x") ?? "", device, req.threads].join("|");
+    return [
+      track.codec,
+      track.width,
+      track.height,
+      Buffer.from(track.extradata).toString("base64"),
+      req.format,
+      req.size?.join("x") ?? "",
+      device,
+      req.threads,
+    ].join("|");
   }
 
   async acquire(req: PoolConfig, device: "cpu" | `cuda:${number}`): Promise<{ decoder: Decoder; key: string }> {
@@ -73,7 +90,8 @@ class DecoderPool {
 const pool = new DecoderPool(Math.max(2, availableParallelism() * 2));
 
 function asDecoded(f: HostFrame): DecodedFrame {
-  const data = f.data instanceof Uint8Array ? f.data : new Uint8Array(f.data.buffer, f.data.byteOffset, f.data.byteLength);
+  const data =
+    f.data instanceof Uint8Array ? f.data : new Uint8Array(f.data.buffer, f.data.byteOffset, f.data.byteLength);
   return { data, pts: f.pts, width: f.width, height: f.height, format: f.format };
 }
 
@@ -102,7 +120,9 @@ export function nativeDecoders(router: DecodeRouter): { decode: DecodeClip; open
 async function decodeRouted(router: DecodeRouter, req: DecodeRequest): Promise<DecodedClip> {
   const { device, fallback } = router.route(req.device, req.track.codec);
   const dropBefore = Math.min(...req.keep);
-  const { frames, decoded } = await pool.use(req, device, (d) => d.decodeRun({ data: req.data, samples: req.packets }, { dropBefore, recovering: req.recovering ?? false }));
+  const { frames, decoded } = await pool.use(req, device, (d) =>
+    d.decodeRun({ data: req.data, samples: req.packets }, { dropBefore, recovering: req.recovering ?? false }),
+  );
   const byPts = new Map<number, Frame>();
   for (const f of frames) byPts.set(f.pts, f);
   const kept: DecodedFrame[] = [];
@@ -110,14 +130,23 @@ async function decodeRouted(router: DecodeRouter, req: DecodeRequest): Promise<D
   for (const pts of req.keep) {
     const f = byPts.get(pts);
     if (!f) {
-      throw new SdkError("ERR_DECODE_SHORT", `Expected a frame at pts ${pts} but the decoder returned ${frames.length} frames without it`);
+      throw new SdkError(
+        "ERR_DECODE_SHORT",
+        `Expected a frame at pts ${pts} but the decoder returned ${frames.length} frames without it`,
+      );
     }
     // Device tensors are stacked on the host for now: the copy keeps one code path for batches.
     const d = decodedOf(f);
     kept.push(d instanceof Promise ? await d : d);
     if (f.kind === "device") gpuFrames.push(f);
   }
-  return { frames: kept, device, decoded, ...(gpuFrames.length > 0 ? { gpuFrames } : {}), ...(fallback ? { fallback } : {}) };
+  return {
+    frames: kept,
+    device,
+    decoded,
+    ...(gpuFrames.length > 0 ? { gpuFrames } : {}),
+    ...(fallback ? { fallback } : {}),
+  };
 }
 
 /**
@@ -158,6 +187,10 @@ const defaults = nativeDecoders(new DecodeRouter());
  * const still = await nativeDecodeImage({ data, format: "jpeg", output: "rgb24", size: [224, 224] });
  */
 export const nativeDecodeImage: DecodeImage = async (req) => {
-  const frame = await decodeImage(req.data, { format: req.format, output: req.output, ...(req.size ? { resize: [req.size[0], req.size[1]] as const } : {}) });
+  const frame = await decodeImage(req.data, {
+    format: req.format,
+    output: req.output,
+    ...(req.size ? { resize: [req.size[0], req.size[1]] as const } : {}),
+  });
   return { frames: [asDecoded(frame)], device: "cpu", still: true };
 };

@@ -9,13 +9,21 @@ import type { IndexCache } from "./index-cache.js";
 import { orderedMap } from "./ordered-map.js";
 
 /** The frame count of each video object (from the table where the listing has one, else from its index). */
-async function* videoFrames(listing: DatasetListing, indexes: IndexCache, track: number | undefined): AsyncGenerator<{ key: string; frames: number }> {
+async function* videoFrames(
+  listing: DatasetListing,
+  indexes: IndexCache,
+  track: number | undefined,
+): AsyncGenerator<{ key: string; frames: number }> {
   if (listing.entries && !track) {
-    for (const [id, e] of listing.entries.entries()) if (e.kind === "video" && e.frames !== undefined) yield { key: listing.objects[id]!.key, frames: e.frames };
+    for (const [id, e] of listing.entries.entries())
+      if (e.kind === "video" && e.frames !== undefined) yield { key: listing.objects[id]!.key, frames: e.frames };
     return;
   }
   const ids = listing.objects.map((_, i) => i);
-  for await (const got of orderedMap(ids, 64, async (id) => ({ key: listing.objects[id]!.key, order: (await indexes.get(id, listing.objects[id]!)).order }))) {
+  for await (const got of orderedMap(ids, 64, async (id) => ({
+    key: listing.objects[id]!.key,
+    order: (await indexes.get(id, listing.objects[id]!)).order,
+  }))) {
     if (got.order) yield { key: got.key, frames: got.order.decodeOf.length };
   }
 }
@@ -26,10 +34,15 @@ async function* videoFrames(listing: DatasetListing, indexes: IndexCache, track:
  * @example
  * if (plan.total === 0 && skipped.length === 0) throw await noClipsError(listing, indexes, o);
  */
-export async function noClipsError(listing: DatasetListing, indexes: IndexCache, o: Pick<ResolvedOptions, "frames" | "stride" | "track">): Promise<SdkError> {
+export async function noClipsError(
+  listing: DatasetListing,
+  indexes: IndexCache,
+  o: Pick<ResolvedOptions, "frames" | "stride" | "track">,
+): Promise<SdkError> {
   const want = `Expected at least one clip of ${o.frames} frames${o.stride > 1 ? ` at stride ${o.stride} (${clipSpan(o)} frames of video)` : ""}`;
   const n = listing.objects.length;
-  if (n === 0) return new SdkError(SdkErrorCode.NoClips, `${want} but the dataset holds no objects (an empty folder or prefix?)`);
+  if (n === 0)
+    return new SdkError(SdkErrorCode.NoClips, `${want} but the dataset holds no objects (an empty folder or prefix?)`);
   let longest: { key: string; frames: number } | undefined;
   // Images and arrays always make a clip: a plan of none holds only videos too short for one.
   let videos = 0;
@@ -39,6 +52,10 @@ export async function noClipsError(listing: DatasetListing, indexes: IndexCache,
   }
   const holds = n === 1 ? "the dataset's one object holds none" : `none of the dataset's ${n} objects holds one`;
   const frames = (v: { frames: number }) => `${v.frames} frame${v.frames === 1 ? "" : "s"}`;
-  const why = !longest ? "none is a video" : videos === 1 ? `${longest.key} has ${frames(longest)}` : `the longest of its ${videos} videos, ${longest.key}, has ${frames(longest)}`;
+  const why = !longest
+    ? "none is a video"
+    : videos === 1
+      ? `${longest.key} has ${frames(longest)}`
+      : `the longest of its ${videos} videos, ${longest.key}, has ${frames(longest)}`;
   return new SdkError(SdkErrorCode.NoClips, `${want} but ${holds}: ${why}`);
 }

@@ -6,7 +6,11 @@
  * @example
  * for await (const r of orderedMap(urls, 8, fetchOne)) use(r);
  */
-export async function* orderedMap<T, R>(input: Iterable<T>, window: number, fn: (item: T) => Promise<R>): AsyncGenerator<R> {
+export async function* orderedMap<T, R>(
+  input: Iterable<T>,
+  window: number,
+  fn: (item: T) => Promise<R>,
+): AsyncGenerator<R> {
   const it = input[Symbol.iterator]();
   const inFlight: Promise<R>[] = [];
   let done = false;

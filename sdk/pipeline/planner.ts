@@ -23,16 +23,34 @@ function skippedError(key: string, err: { code: string; message: string }): SdkE
  * Clip starts (and GOP of each, for video) of one object from its table entry. Corrupt, empty,
  * unreadable objects and kinds not streamed contribute none and are reported in `skipped`.
  */
-function startsOf(key: string, e: TableEntryV1, o: Sampling, skipped: SkippedObject[], id: number): Pick<PlannedObject, "starts" | "gops"> {
+function startsOf(
+  key: string,
+  e: TableEntryV1,
+  o: Sampling,
+  skipped: SkippedObject[],
+  id: number,
+): Pick<PlannedObject, "starts" | "gops"> {
   if (e.kind === "video" && e.frames !== undefined && e.keyframes) {
     const starts = clipStarts(e.frames, e.keyframes, o);
     return { starts, gops: gopsOf(starts, e.keyframes) };
   }
   // One .npy or image is one sample; its dtype, layout or pixels are checked when it is read.
-  if ((e.kind === "array" && e.frames !== undefined) || (e.kind === "image" && e.width !== undefined)) return { starts: [0] };
-  if (e.kind === "error") skipped[id] = { key, error: skippedError(key, e.error ?? { code: SdkErrorCode.IndexCorrupt, message: "corrupt object" }) };
+  if ((e.kind === "array" && e.frames !== undefined) || (e.kind === "image" && e.width !== undefined))
+    return { starts: [0] };
+  if (e.kind === "error")
+    skipped[id] = {
+      key,
+      error: skippedError(key, e.error ?? { code: SdkErrorCode.IndexCorrupt, message: "corrupt object" }),
+    };
   // Reported, never dropped without a word: bytes of no format ec reads, or an index that does not describe its kind.
-  else skipped[id] = { key, error: skippedError(key, { code: SdkErrorCode.KindUnsupported, message: `${key} is ${e.kind === "other" ? "no format ec reads" : `a ${e.kind} its index does not describe`}; ec streams ${STREAMED_FORMATS}` }) };
+  else
+    skipped[id] = {
+      key,
+      error: skippedError(key, {
+        code: SdkErrorCode.KindUnsupported,
+        message: `${key} is ${e.kind === "other" ? "no format ec reads" : `a ${e.kind} its index does not describe`}; ec streams ${STREAMED_FORMATS}`,
+      }),
+    };
   return { starts: [] };
 }
 
@@ -60,7 +78,13 @@ export async function planDataset(
   const objects: PlannedObject[] = [];
   // The table describes each object's first video track; another track is planned from the indexes.
   if (listing.entries && !o.track) {
-    listing.objects.forEach((object, id) => objects.push({ key: object.key, etag: object.etag, ...startsOf(object.key, listing.entries![id]!, o, skipped, id) }));
+    listing.objects.forEach((object, id) =>
+      objects.push({
+        key: object.key,
+        etag: object.etag,
+        ...startsOf(object.key, listing.entries![id]!, o, skipped, id),
+      }),
+    );
     return { plan: makePlan(objects, listing.shards, o), skipped: skipped.filter(Boolean) };
   }
   const ids = listing.objects.map((_, i) => i);
@@ -73,7 +97,10 @@ export async function planDataset(
       return { key: object.key, etag: object.etag, starts: [] };
     }
     // The index reduced to the table's entry (for the track asked for): both plans are one code path.
-    const entry = order && index.video ? { ...tableEntry(index, order.keyframes), frames: order.decodeOf.length } : tableEntry(index);
+    const entry =
+      order && index.video
+        ? { ...tableEntry(index, order.keyframes), frames: order.decodeOf.length }
+        : tableEntry(index);
     return { key: object.key, etag: object.etag, ...startsOf(object.key, entry, o, skipped, id) };
   })) {
     objects.push(planned);

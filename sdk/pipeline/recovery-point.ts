@@ -57,7 +57,13 @@ export function isReference(au: Uint8Array, lengthSize: number): boolean {
  * one), or `first` itself; every frame shown from that sample's on comes out right. Undefined
  * when it lies beyond the samples `first .. end - 1` that `sampleAt` returns.
  */
-export function recoveredSample(start: SyncStart, first: number, end: number, sampleAt: (d: number) => Uint8Array, lengthSize: number): number | undefined {
+export function recoveredSample(
+  start: SyncStart,
+  first: number,
+  end: number,
+  sampleAt: (d: number) => Uint8Array,
+  lengthSize: number,
+): number | undefined {
   let left = start.recoveryFrames ?? 0;
   if (left === 0) return first;
   for (let d = first + 1; d < end; d++) if (isReference(sampleAt(d), lengthSize) && --left === 0) return d;
@@ -80,7 +86,8 @@ function rbspOf(b: Uint8Array): Uint8Array {
 
 function seiRecoveryFrames(sei: Uint8Array): number | undefined {
   for (let at = 0; at < sei.length && sei[at] !== 0x80; ) {
-    let type = 0, size = 0;
+    let type = 0,
+      size = 0;
     while (sei[at] === 0xff) (type += 255), at++;
     type += sei[at++] ?? 0;
     while (sei[at] === 0xff) (size += 255), at++;

@@ -13,17 +13,43 @@ interface PlaneLayout {
   readonly bytes: number;
 }
 
-const p420 = (bytes: number): PlaneLayout[] => [{ shift: 0, bytes }, { shift: 1, bytes }, { shift: 1, bytes }];
-const p444 = (bytes: number): PlaneLayout[] => [{ shift: 0, bytes }, { shift: 0, bytes }, { shift: 0, bytes }];
+const p420 = (bytes: number): PlaneLayout[] => [
+  { shift: 0, bytes },
+  { shift: 1, bytes },
+  { shift: 1, bytes },
+];
+const p444 = (bytes: number): PlaneLayout[] => [
+  { shift: 0, bytes },
+  { shift: 0, bytes },
+  { shift: 0, bytes },
+];
 
 /** Formats whose chroma is subsampled alike both ways, so a quarter turn keeps the format. */
 const layouts = new Map<string, readonly PlaneLayout[]>([
   ["rgb24", [{ shift: 0, bytes: 3 }]],
   ["gray", [{ shift: 0, bytes: 1 }]],
-  ["yuv420p", p420(1)], ["yuvj420p", p420(1)], ["yuv420p10le", p420(2)], ["yuv420p12le", p420(2)],
-  ["yuv444p", p444(1)], ["yuvj444p", p444(1)], ["yuv444p10le", p444(2)], ["yuv444p12le", p444(2)],
-  ["nv12", [{ shift: 0, bytes: 1 }, { shift: 1, bytes: 2 }]],
-  ["p010le", [{ shift: 0, bytes: 2 }, { shift: 1, bytes: 4 }]],
+  ["yuv420p", p420(1)],
+  ["yuvj420p", p420(1)],
+  ["yuv420p10le", p420(2)],
+  ["yuv420p12le", p420(2)],
+  ["yuv444p", p444(1)],
+  ["yuvj444p", p444(1)],
+  ["yuv444p10le", p444(2)],
+  ["yuv444p12le", p444(2)],
+  [
+    "nv12",
+    [
+      { shift: 0, bytes: 1 },
+      { shift: 1, bytes: 2 },
+    ],
+  ],
+  [
+    "p010le",
+    [
+      { shift: 0, bytes: 2 },
+      { shift: 1, bytes: 4 },
+    ],
+  ],
 ]);
 
 const ceilShift = (n: number, s: number) => -(-n >> s);
@@ -45,19 +71,32 @@ function rotatePlane(src: Uint8Array, dst: Uint8Array, w: number, h: number, byt
 export function rotateFrame(frame: DecodedFrame, rotation: Rotation): DecodedFrame {
   const planes = layouts.get(frame.format);
   if (!planes) {
-    throw new SdkError(SdkErrorCode.RotateUnsupported, `Expected frames in rgb24 or one of ${[...layouts.keys()].filter((k) => k !== "rgb24").join(", ")} to rotate but received ${frame.format}`);
+    throw new SdkError(
+      SdkErrorCode.RotateUnsupported,
+      `Expected frames in rgb24 or one of ${[...layouts.keys()].filter((k) => k !== "rgb24").join(", ")} to rotate but received ${frame.format}`,
+    );
   }
   const { width: w, height: h } = frame;
   const sizes = planes.map((p) => ceilShift(w, p.shift) * ceilShift(h, p.shift) * p.bytes);
   const total = sizes.reduce((a, b) => a + b, 0);
   if (total !== frame.data.byteLength) {
-    throw new SdkError(SdkErrorCode.RotateUnsupported, `Expected ${total} bytes in a packed ${w}x${h} ${frame.format} frame but received ${frame.data.byteLength}`);
+    throw new SdkError(
+      SdkErrorCode.RotateUnsupported,
+      `Expected ${total} bytes in a packed ${w}x${h} ${frame.format} frame but received ${frame.data.byteLength}`,
+    );
   }
   const out = new Uint8Array(total);
   let at = 0;
   planes.forEach((p, i) => {
     const size = sizes[i]!;
-    rotatePlane(frame.data.subarray(at, at + size), out.subarray(at, at + size), ceilShift(w, p.shift), ceilShift(h, p.shift), p.bytes, rotation);
+    rotatePlane(
+      frame.data.subarray(at, at + size),
+      out.subarray(at, at + size),
+      ceilShift(w, p.shift),
+      ceilShift(h, p.shift),
+      p.bytes,
+      rotation,
+    );
     at += size;
   });
   const quarter = rotation !== 180;

@@ -73,7 +73,11 @@ class PlanHints {
   private hinted = 0;
   /** The last plan handed to the source: hints resolve spans concurrently but are delivered in order. */
   private delivered: Promise<void> = Promise.resolve();
-  constructor(private readonly input: StreamInput, private readonly inFlight: number, private readonly chunk: number) {}
+  constructor(
+    private readonly input: StreamInput,
+    private readonly inFlight: number,
+    private readonly chunk: number,
+  ) {}
 
   ahead(i: number): void {
     if (i + this.chunk / 2 < this.hinted || this.hinted >= this.input.clips.length) return;

@@ -10,11 +10,17 @@ import { SdkError } from "../errors.js";
 const MAX_SIDE = 256;
 
 const VIEWS: Record<string, (b: ArrayBuffer) => ArrayLike<number | bigint>> = {
-  b1: (b) => new Uint8Array(b), u1: (b) => new Uint8Array(b), i1: (b) => new Int8Array(b),
-  u2: (b) => new Uint16Array(b), i2: (b) => new Int16Array(b),
-  u4: (b) => new Uint32Array(b), i4: (b) => new Int32Array(b),
-  f4: (b) => new Float32Array(b), f8: (b) => new Float64Array(b),
-  u8: (b) => new BigUint64Array(b), i8: (b) => new BigInt64Array(b),
+  b1: (b) => new Uint8Array(b),
+  u1: (b) => new Uint8Array(b),
+  i1: (b) => new Int8Array(b),
+  u2: (b) => new Uint16Array(b),
+  i2: (b) => new Int16Array(b),
+  u4: (b) => new Uint32Array(b),
+  i4: (b) => new Int32Array(b),
+  f4: (b) => new Float32Array(b),
+  f8: (b) => new Float64Array(b),
+  u8: (b) => new BigUint64Array(b),
+  i8: (b) => new BigInt64Array(b),
 };
 
 /** Parses the batcher's tag of an array frame, `npy:<dtype>:<shape>`, e.g. `npy:<f4:64x64`. */
@@ -37,7 +43,10 @@ export function arrayToRgb(
   const parsed = parseArrayFormat(f.format);
   const view = parsed && VIEWS[parsed.dtype];
   if (!parsed || !view) {
-    throw new SdkError("ERR_PREVIEW_FORMAT", `Expected a numeric .npy array for a picture but received ${describeReceived(f.format)}`);
+    throw new SdkError(
+      "ERR_PREVIEW_FORMAT",
+      `Expected a numeric .npy array for a picture but received ${describeReceived(f.format)}`,
+    );
   }
   const { dtype, shape } = parsed;
   const last = shape.at(-1) ?? 1;

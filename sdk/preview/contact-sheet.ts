@@ -41,7 +41,9 @@ export interface ContactSheet {
 export function labelsText(labels: Readonly<Record<string, unknown>>): string {
   const flags = labels.flags;
   if (Array.isArray(flags)) return flags.length === 0 ? "no flags" : `flags: ${flags.join(", ")}`;
-  const entries = Object.entries(labels).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : String(v)}`);
+  const entries = Object.entries(labels).map(
+    ([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : String(v)}`,
+  );
   return entries.length === 0 ? "no labels" : entries.join(" ");
 }
 
@@ -59,7 +61,10 @@ function picked(count: number): number[] {
  *   break;
  * }
  */
-export function contactSheet(clips: readonly ClipInfo[], decoded: readonly { readonly frames: readonly PictureFrame[] }[]): ContactSheet {
+export function contactSheet(
+  clips: readonly ClipInfo[],
+  decoded: readonly { readonly frames: readonly PictureFrame[] }[],
+): ContactSheet {
   const rows = clips.map((info, i) => {
     const frames = decoded[i]?.frames ?? [];
     const first = frames[0];
@@ -68,7 +73,8 @@ export function contactSheet(clips: readonly ClipInfo[], decoded: readonly { rea
     const caption = `${info.key} | frame ${info.start}${info.stride > 1 ? `, stride ${info.stride}` : ""} | ${labelsText(info.labels)}`;
     return { pictures, caption, height: Math.max(0, ...pictures.map((p) => p.height)) };
   });
-  const rowWidth = (r: (typeof rows)[number]) => r.pictures.reduce((w, p) => w + p.width, 0) + GAP * Math.max(0, r.pictures.length - 1);
+  const rowWidth = (r: (typeof rows)[number]) =>
+    r.pictures.reduce((w, p) => w + p.width, 0) + GAP * Math.max(0, r.pictures.length - 1);
   const width = Math.max(MIN_WIDTH, ...rows.map((r) => rowWidth(r) + 2 * PAD));
   const height = PAD + rows.reduce((h, r) => h + BAND + r.height + PAD, 0);
   const image = new RgbImage(width, height, BACKGROUND);

@@ -14,7 +14,11 @@ export const TEXT_HEIGHT = FONT.lineHeight;
 export class RgbImage {
   readonly data: Uint8Array;
 
-  constructor(readonly width: number, readonly height: number, background: Rgb = [0, 0, 0]) {
+  constructor(
+    readonly width: number,
+    readonly height: number,
+    background: Rgb = [0, 0, 0],
+  ) {
     this.data = new Uint8Array(width * height * 3);
     for (let i = 0; i < this.data.length; i += 3) this.data.set(background, i);
   }
@@ -33,7 +37,8 @@ export class RgbImage {
     const pixels = textPixels(fitText(text, maxWidth));
     pixels.forEach((row, dy) =>
       row.forEach((on, dx) => {
-        if (on && x + dx < this.width && y + dy < this.height) this.data.set(color, ((y + dy) * this.width + x + dx) * 3);
+        if (on && x + dx < this.width && y + dy < this.height)
+          this.data.set(color, ((y + dy) * this.width + x + dx) * 3);
       }),
     );
     return pixels[0]?.length ?? 0;

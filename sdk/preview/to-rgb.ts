@@ -14,7 +14,15 @@ export interface PictureFrame {
 const LUMA_ONLY = new Set(["gray", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "nv12", "nv21"]);
 /** 16-bit little-endian luma-first formats (10- and 12-bit video): the right shift to 8 bits. */
 const WIDE_SHIFT: Readonly<Record<string, number>> = {
-  yuv420p10le: 2, yuv422p10le: 2, yuv444p10le: 2, gray10le: 2, yuv420p12le: 4, yuv422p12le: 4, yuv444p12le: 4, p010le: 8, p016le: 8,
+  yuv420p10le: 2,
+  yuv422p10le: 2,
+  yuv444p10le: 2,
+  gray10le: 2,
+  yuv420p12le: 4,
+  yuv422p12le: 4,
+  yuv444p12le: 4,
+  p010le: 8,
+  p016le: 8,
 };
 const clamp = (v: number) => Math.min(Math.max(v, 0), 255);
 
@@ -34,7 +42,10 @@ export function frameToRgb(f: PictureFrame, scale = 1): { data: Uint8Array; widt
   const out = new Uint8Array(width * height * 3);
   const yuv = f.format === "yuv420p" || f.format === "yuvj420p";
   if (f.format !== "rgb24" && !yuv && !LUMA_ONLY.has(f.format) && wide === undefined) {
-    throw new SdkError("ERR_PREVIEW_FORMAT", `Expected frames in rgb24 or a YUV format for a picture but received ${describeReceived(f.format)}`);
+    throw new SdkError(
+      "ERR_PREVIEW_FORMAT",
+      `Expected frames in rgb24 or a YUV format for a picture but received ${describeReceived(f.format)}`,
+    );
   }
   const full = f.format === "yuvj420p";
   const cw = Math.ceil(f.width / 2);

@@ -3,12 +3,19 @@ import cliProgress from "cli-progress";
 import type { PushHooks } from "./run-push.js";
 
 /** A progress bar over the bytes of a push (drawn only on a terminal). */
-export function pushProgress(totalBytes: number, totalFiles: number): {
+export function pushProgress(
+  totalBytes: number,
+  totalFiles: number,
+): {
   onProgress: NonNullable<PushHooks["onProgress"]>;
   stop(): void;
 } {
   const bar = new cliProgress.SingleBar(
-    { stream: process.stderr, format: "push |{bar}| {percentage}% | {mb}/{totalMb} MB | {files}/{totalFiles} files", hideCursor: true },
+    {
+      stream: process.stderr,
+      format: "push |{bar}| {percentage}% | {mb}/{totalMb} MB | {files}/{totalFiles} files",
+      hideCursor: true,
+    },
     cliProgress.Presets.shades_classic,
   );
   let bytes = 0;

@@ -87,7 +87,9 @@ async function putFile(opts: PushOptions, key: string, path: string, size: numbe
     opts.onProgress?.({ bytes: -sent });
     await new Promise((r) => setTimeout(r, 250 * 2 ** attempt));
   }
-  throw lastError instanceof PushError ? lastError : new PushError(key, String((lastError as Error)?.message ?? lastError), { cause: lastError });
+  throw lastError instanceof PushError
+    ? lastError
+    : new PushError(key, String((lastError as Error)?.message ?? lastError), { cause: lastError });
 }
 
 /**

@@ -14,7 +14,14 @@ import {
   type CompletedPart,
 } from "@aws-sdk/client-s3";
 import { InvalidOptionError } from "../errors.js";
-import { mapS3Error, parseBucketUrl, resolveCredentials, s3ClientConfig, type BucketLocation, type S3Options } from "../source/s3/index.js";
+import {
+  mapS3Error,
+  parseBucketUrl,
+  resolveCredentials,
+  s3ClientConfig,
+  type BucketLocation,
+  type S3Options,
+} from "../source/s3/index.js";
 import { CONTENT_TYPES, runPush, type PushHooks, type PushRun } from "./run-push.js";
 
 const MiB = 1 << 20;
@@ -53,7 +60,14 @@ function planParts(size: number, partSize: number): number {
   return Math.max(partSize, Math.ceil(size / MAX_PARTS / MiB) * MiB);
 }
 
-async function uploadFile(client: S3Client, location: BucketLocation, key: string, path: string, size: number, opts: BucketPushOptions): Promise<{ etag: string; multipart: boolean }> {
+async function uploadFile(
+  client: S3Client,
+  location: BucketLocation,
+  key: string,
+  path: string,
+  size: number,
+  opts: BucketPushOptions,
+): Promise<{ etag: string; multipart: boolean }> {
   const Bucket = location.bucket;
   const ContentType = CONTENT_TYPES[extname(path).toLowerCase()] ?? "application/octet-stream";
   const partSize = planParts(size, opts.partSize ?? 16 * MiB);
@@ -70,7 +84,9 @@ async function uploadFile(client: S3Client, location: BucketLocation, key: strin
   };
   try {
     if (size <= partSize) {
-      const out = await client.send(new PutObjectCommand({ Bucket, Key: key, Body: await readPart(0, size), ContentLength: size, ContentType }));
+      const out = await client.send(
+        new PutObjectCommand({ Bucket, Key: key, Body: await readPart(0, size), ContentLength: size, ContentType }),
+      );
       opts.onProgress?.({ bytes: size });
       return { etag: out.ETag ?? "", multipart: false };
     }
@@ -80,17 +96,30 @@ async function uploadFile(client: S3Client, location: BucketLocation, key: strin
       const parts: CompletedPart[] = new Array(count);
       let next = 0;
       // Two parts in flight per file: memory stays at concurrency × 2 × partSize.
-      await Promise.all(Array.from({ length: Math.min(2, count) }, async () => {
-        while (next < count) {
-          const n = next++;
-          const offset = n * partSize;
-          const length = Math.min(partSize, size - offset);
-          const out = await client.send(new UploadPartCommand({ Bucket, Key: key, UploadId, PartNumber: n + 1, Body: await readPart(offset, length), ContentLength: length }));
-          parts[n] = { PartNumber: n + 1, ETag: out.ETag! };
-          opts.onProgress?.({ bytes: length });
-        }
-      }));
-      const done = await client.send(new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }));
+      await Promise.all(
+        Array.from({ length: Math.min(2, count) }, async () => {
+          while (next < count) {
+            const n = next++;
+            const offset = n * partSize;
+            const length = Math.min(partSize, size - offset);
+            const out = await client.send(
+              new UploadPartCommand({
+                Bucket,
+                Key: key,
+                UploadId,
+                PartNumber: n + 1,
+                Body: await readPart(offset, length),
+                ContentLength: length,
+              }),
+            );
+            parts[n] = { PartNumber: n + 1, ETag: out.ETag! };
+            opts.onProgress?.({ bytes: length });
+          }
+        }),
+      );
+      const done = await client.send(
+        new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
+      );
       return { etag: done.ETag ?? "", multipart: true };
     } catch (err) {
       // An abandoned upload keeps its parts (and their storage bill) until aborted.
@@ -114,7 +143,8 @@ export async function pushToBucket(opts: BucketPushOptions): Promise<BucketPushS
   const started = performance.now();
   const env = opts.env ?? process.env;
   const location = parseBucketUrl(opts.url, opts.s3 ?? {}, env);
-  if ((opts.partSize ?? 16 * MiB) < MIN_PART) throw new InvalidOptionError(`Expected a part size of at least 5 MiB but received ${opts.partSize} bytes`);
+  if ((opts.partSize ?? 16 * MiB) < MIN_PART)
+    throw new InvalidOptionError(`Expected a part size of at least 5 MiB but received ${opts.partSize} bytes`);
   const client = new S3Client(s3ClientConfig(location, resolveCredentials(location, opts.s3?.credentials, env)));
   let run: PushRun<{ key: string; size: number; etag: string; multipart: boolean }>;
   try {
@@ -122,9 +152,19 @@ export async function pushToBucket(opts: BucketPushOptions): Promise<BucketPushS
       opts.dir,
       (rel) => `${location.prefix}${rel}`,
       { ...opts, concurrency: opts.concurrency ?? 4 },
-      async (job) => ({ key: job.key, size: job.size, ...(await uploadFile(client, location, job.key, job.path, job.size, opts)) }),
+      async (job) => ({
+        key: job.key,
+        size: job.size,
+        ...(await uploadFile(client, location, job.key, job.path, job.size, opts)),
+      }),
       (err, job) => {
-        const e = mapS3Error(err, { endpoint: location.endpoint ?? "AWS S3", region: location.region, bucket: location.bucket, key: job.key, action: "upload" });
+        const e = mapS3Error(err, {
+          endpoint: location.endpoint ?? "AWS S3",
+          region: location.region,
+          bucket: location.bucket,
+          key: job.key,
+          action: "upload",
+        });
         return { code: e.code, message: e.message };
       },
     );

@@ -73,7 +73,10 @@ export async function runPush<T extends { key: string }>(
     const problem = keyProblem(job.key);
     if (problem) throw new InvalidOptionError(`${job.path}: ${problem}`);
   }
-  o.onPlan?.(jobs.length, jobs.reduce((n, j) => n + j.size, 0));
+  o.onPlan?.(
+    jobs.length,
+    jobs.reduce((n, j) => n + j.size, 0),
+  );
   const pushed: T[] = [];
   const errors: { key: string; code: string; message: string }[] = [];
   let next = 0;

@@ -80,7 +80,9 @@ export interface ClipPlan {
 export function makePlan(objects: readonly PlannedObject[], shards: readonly PlannedShard[], o: Sampling): ClipPlan {
   // "order 2": shard-buffer deals GOP runs, so a checkpoint of the earlier order is refused, not misread.
   // Another track is another set of frames.
-  const h = createHash("sha256").update(JSON.stringify(["order 2", o.frames, o.stride, o.hop ?? null, o.align, ...(o.track ? [o.track] : [])]));
+  const h = createHash("sha256").update(
+    JSON.stringify(["order 2", o.frames, o.stride, o.hop ?? null, o.align, ...(o.track ? [o.track] : [])]),
+  );
   let total = 0;
   // Hashed in chunks (the same bytes as one update per object): a hash call per object was a
   // term of open() that grew with the dataset.

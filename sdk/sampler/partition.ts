@@ -78,7 +78,7 @@ function lastTurns(n: number, world: number, turn: number, rank: number, start: 
     for (let r = 0; r < world; r++) {
       const take = Math.min(turn, left[r]!);
       if (take === 0) continue;
-      if (r === rank) (from.push(at), to.push(at + take));
+      if (r === rank) from.push(at), to.push(at + take);
       left[r]! -= take;
       at += take;
     }

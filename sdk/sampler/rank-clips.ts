@@ -43,7 +43,13 @@ export class RankClips implements ClipSequence<RankClip> {
   private scanAt = 0;
   private unconsumedSeen = 0;
 
-  constructor(order: Iterable<ClipRef>, consumed: ConsumedPositions, private readonly rank: number, private readonly world: number, limit?: number) {
+  constructor(
+    order: Iterable<ClipRef>,
+    consumed: ConsumedPositions,
+    private readonly rank: number,
+    private readonly world: number,
+    limit?: number,
+  ) {
     this.order = order[Symbol.iterator]();
     this.total = consumed.total;
     this.bits = consumed.count > 0 ? consumed.bits.slice() : undefined;
@@ -76,7 +82,10 @@ export class RankClips implements ClipSequence<RankClip> {
     while (this.orderAt <= position) {
       const next = this.order.next();
       // Only a registered algorithm can come up short: the built-in ones order every clip.
-      if (next.done) throw new InvalidOptionError(`Expected the shuffle to order all ${this.total} clips of the epoch but received ${this.orderAt}`);
+      if (next.done)
+        throw new InvalidOptionError(
+          `Expected the shuffle to order all ${this.total} clips of the epoch but received ${this.orderAt}`,
+        );
       ref = next.value;
       this.orderAt++;
     }

@@ -69,7 +69,11 @@ export function epochStream(plan: ClipPlan, name: string | false, p: ShufflePara
 export function shuffleAlgorithm(name: string | false): ShuffleAlgorithm {
   const algorithm = algorithms.get(name === false ? "none" : name);
   if (!algorithm) {
-    throw new InvalidOptionError(`Expected one of ${shuffleNames().map((n) => JSON.stringify(n)).join(", ")} for shuffle but received ${JSON.stringify(name)}`);
+    throw new InvalidOptionError(
+      `Expected one of ${shuffleNames()
+        .map((n) => JSON.stringify(n))
+        .join(", ")} for shuffle but received ${JSON.stringify(name)}`,
+    );
   }
   return algorithm;
 }
@@ -170,4 +174,6 @@ registerShuffle("shard-buffer", (plan, p) => {
 });
 
 // A shuffle of every clip: its first position depends on all of them, so this one is materialised.
-registerShuffle("global", (plan, p) => shuffleInPlace([...clipsOfShards(plan, identity(plan))], seededRng(p.seed, p.epoch, "global")));
+registerShuffle("global", (plan, p) =>
+  shuffleInPlace([...clipsOfShards(plan, identity(plan))], seededRng(p.seed, p.epoch, "global")),
+);

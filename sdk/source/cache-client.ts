@@ -79,14 +79,21 @@ export async function inProcessCache(edge: string, maxBytes: number): Promise<By
   const dir = await mkdtemp(join(tmpdir(), "ec-cache-"));
   let cache: RangeCache;
   try {
-    cache = await createRangeCache({ upstreams: [edge], dir, maxBytes, blockSize: IN_PROCESS_BLOCK, logLevel: "silent" });
+    cache = await createRangeCache({
+      upstreams: [edge],
+      dir,
+      maxBytes,
+      blockSize: IN_PROCESS_BLOCK,
+      logLevel: "silent",
+    });
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
   const outage = new OutageWindow();
   return {
-    read: (url, offset, length, etag) => outage.run(() => cache.read(url, offset, length, etag === undefined ? {} : { etag })),
+    read: (url, offset, length, etag) =>
+      outage.run(() => cache.read(url, offset, length, etag === undefined ? {} : { etag })),
     plan: (ranges) => void cache.plan(ranges),
     stats: () => {
       const s = cache.stats();
@@ -125,7 +132,10 @@ export async function remoteCache(base: string, rank?: number, opts: RemoteCache
   const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
   const fetchStats = async () => {
     const res = await request(`${root}/v1/stats`, { dispatcher: agent });
-    if (res.statusCode !== 200) throw new SdkError("ERR_CACHE_HTTP", `GET ${root}/v1/stats answered ${res.statusCode}`, { status: res.statusCode });
+    if (res.statusCode !== 200)
+      throw new SdkError("ERR_CACHE_HTTP", `GET ${root}/v1/stats answered ${res.statusCode}`, {
+        status: res.statusCode,
+      });
     return CacheStats.parse(await res.body.json());
   };
   let base0: { up: number; hits: number; misses: number };
@@ -133,40 +143,51 @@ export async function remoteCache(base: string, rank?: number, opts: RemoteCache
     const s = await fetchStats();
     base0 = { up: s.bytesFromUpstream, hits: s.hits, misses: s.misses };
   } catch (cause) {
-    throw new SdkError("ERR_CACHE_UNREACHABLE", `Expected an origin-cache at ${root} but it did not answer /v1/stats: ${(cause as Error).message}`, { cause });
+    throw new SdkError(
+      "ERR_CACHE_UNREACHABLE",
+      `Expected an origin-cache at ${root} but it did not answer /v1/stats: ${(cause as Error).message}`,
+      { cause },
+    );
   }
   let last: SourceStats = { bytesFetched: 0, cacheHits: 0, cacheMisses: 0 };
   const refresh = async () => {
     const s = await fetchStats();
-    last = { bytesFetched: s.bytesFromUpstream - base0.up, cacheHits: s.hits - base0.hits, cacheMisses: s.misses - base0.misses };
+    last = {
+      bytesFetched: s.bytesFromUpstream - base0.up,
+      cacheHits: s.hits - base0.hits,
+      cacheMisses: s.misses - base0.misses,
+    };
   };
   const timer = setInterval(() => void refresh().catch(() => undefined), 1000);
   timer.unref();
   const outage = new OutageWindow();
   const plane = wantsLocalPlane(root, opts.local) ? new LocalPlane(root, agent) : undefined;
   return {
-    read: (url, offset, length, etag) => outage.run(async () => {
-      const local = plane?.enabled ? await plane.read(url, offset, length, etag) : undefined;
-      if (local) return local;
-      const headers: Record<string, string> = { range: `bytes=${offset}-${offset + length - 1}` };
-      if (etag !== undefined) headers["if-match"] = etag;
-      const res = await request(`${root}/v1/fetch?url=${encodeURIComponent(url)}`, { dispatcher: agent, headers });
-      const body = new Uint8Array(await res.body.arrayBuffer());
-      if (res.statusCode !== 206 && res.statusCode !== 200) {
-        let detail = "";
-        // The cache's own code (ERR_ETAG_CHANGED, ERR_UPSTREAM_STATUS, …) is what callers branch on.
-        let code: SdkErrorCode | RelayedErrorCode = SdkErrorCode.CacheHttp;
-        try {
-          const e = ErrorBody.parse(JSON.parse(Buffer.from(body).toString("utf8")));
-          detail = `${e.error.code}: ${e.error.message}`;
-          code = relayedCode(e.error.code);
-        } catch {
-          detail = Buffer.from(body.subarray(0, 200)).toString("utf8");
+    read: (url, offset, length, etag) =>
+      outage.run(async () => {
+        const local = plane?.enabled ? await plane.read(url, offset, length, etag) : undefined;
+        if (local) return local;
+        const headers: Record<string, string> = { range: `bytes=${offset}-${offset + length - 1}` };
+        if (etag !== undefined) headers["if-match"] = etag;
+        const res = await request(`${root}/v1/fetch?url=${encodeURIComponent(url)}`, { dispatcher: agent, headers });
+        const body = new Uint8Array(await res.body.arrayBuffer());
+        if (res.statusCode !== 206 && res.statusCode !== 200) {
+          let detail = "";
+          // The cache's own code (ERR_ETAG_CHANGED, ERR_UPSTREAM_STATUS, …) is what callers branch on.
+          let code: SdkErrorCode | RelayedErrorCode = SdkErrorCode.CacheHttp;
+          try {
+            const e = ErrorBody.parse(JSON.parse(Buffer.from(body).toString("utf8")));
+            detail = `${e.error.code}: ${e.error.message}`;
+            code = relayedCode(e.error.code);
+          } catch {
+            detail = Buffer.from(body.subarray(0, 200)).toString("utf8");
+          }
+          throw new SdkError(code, `origin-cache answered ${res.statusCode} for bytes ${offset}+${length}: ${detail}`, {
+            status: res.statusCode,
+          });
         }
-        throw new SdkError(code, `origin-cache answered ${res.statusCode} for bytes ${offset}+${length}: ${detail}`, { status: res.statusCode });
-      }
-      return res.statusCode === 200 ? body.subarray(offset, offset + length) : body;
-    }),
+        return res.statusCode === 200 ? body.subarray(offset, offset + length) : body;
+      }),
     plan(ranges) {
       void request(`${root}/v1/plan`, {
         dispatcher: agent,

@@ -97,7 +97,10 @@ export class EdgeSource implements DatasetSource {
       this.waiting.set(object.key, entry);
       if (this.waiting.size === 1) setImmediate(() => this.flush());
       this.signing.set(object.key, entry.done.promise);
-      entry.done.promise.then(() => this.signing.delete(object.key), () => this.signing.delete(object.key));
+      entry.done.promise.then(
+        () => this.signing.delete(object.key),
+        () => this.signing.delete(object.key),
+      );
     }
     return entry.done.promise;
   }
@@ -107,9 +110,19 @@ export class EdgeSource implements DatasetSource {
     this.waiting = new Map();
     for (let i = 0; i < batch.length; i += SIGN_BATCH) {
       const part = batch.slice(i, i + SIGN_BATCH);
-      fetchSignedUrls(this.datasetUrl, part.map((w) => ({ key: w.object.key, etag: w.object.etag })), { token: this.token }).then(
+      fetchSignedUrls(
+        this.datasetUrl,
+        part.map((w) => ({ key: w.object.key, etag: w.object.etag })),
+        { token: this.token },
+      ).then(
         (signed) => {
-          for (const [j, o] of signed.objects.entries()) this.urls.set(o.key, { ...o, size: part[j]!.object.size, etag: part[j]!.object.etag, kind: part[j]!.object.kind });
+          for (const [j, o] of signed.objects.entries())
+            this.urls.set(o.key, {
+              ...o,
+              size: part[j]!.object.size,
+              etag: part[j]!.object.etag,
+              kind: part[j]!.object.kind,
+            });
           this.expiresAt = this.expiresAt === 0 ? signed.expiresAt : Math.min(this.expiresAt, signed.expiresAt);
           for (const w of part) w.done.resolve();
         },
@@ -123,12 +136,14 @@ export class EdgeSource implements DatasetSource {
   private async signed(object: DatasetObject): Promise<ManifestObjectV1> {
     if (this.urls.has(object.key) && this.expiresAt - Date.now() / 1000 < RENEW_MARGIN_S) await this.renew();
     if (this.listed && !this.urls.has(object.key)) {
-      if (this.listed.get(object.key)?.etag !== object.etag) throw new SdkError("ERR_OBJECT_GONE", `${object.key} is not in the dataset table as listed`);
+      if (this.listed.get(object.key)?.etag !== object.etag)
+        throw new SdkError("ERR_OBJECT_GONE", `${object.key} is not in the dataset table as listed`);
       await this.signLater(object);
     }
     const o = this.urls.get(object.key);
     if (!o) throw new SdkError("ERR_OBJECT_GONE", `${object.key} is no longer in the dataset's manifest`);
-    if (o.etag !== object.etag) throw new SdkError("ERR_ETAG_CHANGED", `${object.key} changed during the run (etag ${object.etag} → ${o.etag})`);
+    if (o.etag !== object.etag)
+      throw new SdkError("ERR_ETAG_CHANGED", `${object.key} changed during the run (etag ${object.etag} → ${o.etag})`);
     return o;
   }
 
@@ -144,21 +159,42 @@ export class EdgeSource implements DatasetSource {
   }
 
   async list(opts: { readonly generation?: number | undefined } = {}): Promise<DatasetListing> {
-    const table = this.opts.table === false ? undefined : await fetchTable(this.datasetUrl, { token: this.token, generation: opts.generation });
+    const table =
+      this.opts.table === false
+        ? undefined
+        : await fetchTable(this.datasetUrl, { token: this.token, generation: opts.generation });
     if (table) {
-      const objects: DatasetObject[] = table.entries.map((e) => ({ key: e.key, size: e.size, etag: e.etag, kind: e.kind }));
+      const objects: DatasetObject[] = table.entries.map((e) => ({
+        key: e.key,
+        size: e.size,
+        etag: e.etag,
+        kind: e.kind,
+      }));
       this.listed = new Map(objects.map((o) => [o.key, o]));
-      const shards = tableShards(objects, table.head.shardBytes).map((s) => ({ objects: Array.from({ length: s.count }, (_, i) => s.first + i) }));
+      const shards = tableShards(objects, table.head.shardBytes).map((s) => ({
+        objects: Array.from({ length: s.count }, (_, i) => s.first + i),
+      }));
       return { objects, shards, entries: table.entries, generation: table.head.generation };
     }
     if (opts.generation !== undefined && this.opts.table !== false) {
-      throw new ResumeError("ERR_RESUME_MISMATCH", `Expected generation ${opts.generation} of the dataset table (the checkpoint's) but the edge has none for this dataset (never published, or older than the edge's retention)`);
+      throw new ResumeError(
+        "ERR_RESUME_MISMATCH",
+        `Expected generation ${opts.generation} of the dataset table (the checkpoint's) but the edge has none for this dataset (never published, or older than the edge's retention)`,
+      );
     }
     await this.load();
     const manifest = this.manifest!;
-    const objects: DatasetObject[] = manifest.objects.map((o) => ({ key: o.key, size: o.size, etag: o.etag, kind: o.kind }));
+    const objects: DatasetObject[] = manifest.objects.map((o) => ({
+      key: o.key,
+      size: o.size,
+      etag: o.etag,
+      kind: o.kind,
+    }));
     const shards = manifest.shards.map((s) => ({ objects: Array.from({ length: s.count }, (_, i) => s.first + i) }));
-    const notice = new SdkError("ERR_TABLE_MISSING", `No dataset table for ${this.datasetUrl} yet (indexing still running, or never started: run \`ec index\`); planning from every object's index, which grows with the dataset`);
+    const notice = new SdkError(
+      "ERR_TABLE_MISSING",
+      `No dataset table for ${this.datasetUrl} yet (indexing still running, or never started: run \`ec index\`); planning from every object's index, which grows with the dataset`,
+    );
     return this.opts.table === false ? { objects, shards } : { objects, shards, notice };
   }
 
@@ -192,6 +228,8 @@ export class EdgeSource implements DatasetSource {
 export async function edgeSource(url: URL, o: ResolvedOptions): Promise<DatasetSource> {
   // A public r2.dev URL is no edge: say so, instead of failing on its manifest route.
   assertNotPublicBucketUrl(url);
-  const cache = o.cache ? await remoteCache(o.cache, o.rank, o.cacheLocal === undefined ? {} : { local: o.cacheLocal }) : await inProcessCache(url.origin, o.cacheBytes);
+  const cache = o.cache
+    ? await remoteCache(o.cache, o.rank, o.cacheLocal === undefined ? {} : { local: o.cacheLocal })
+    : await inProcessCache(url.origin, o.cacheBytes);
   return new EdgeSource(url.href, o.token, cache);
 }

@@ -5,7 +5,8 @@ import { registerSource } from "./registry.js";
 import type { SourceFactory } from "./source.js";
 
 // The AWS SDK is loaded only for r2:// and s3:// URLs: it is most of the start-up of a process that streams from an edge.
-const s3SourceFactory: SourceFactory = async (url, options) => (await import("./s3/index.js")).s3SourceFactory(url, options);
+const s3SourceFactory: SourceFactory = async (url, options) =>
+  (await import("./s3/index.js")).s3SourceFactory(url, options);
 
 registerSource("http", edgeSource);
 registerSource("https", edgeSource);
@@ -17,4 +18,11 @@ export { openSource, registerSource } from "./registry.js";
 export { LocalDirSource, shardsBySize } from "./local-dir.js";
 export { EdgeSource } from "./edge-source.js";
 export { inProcessCache, remoteCache, type ByteCache } from "./cache-client.js";
-export type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, SourceFactory, SourceStats } from "./source.js";
+export type {
+  DatasetListing,
+  DatasetObject,
+  DatasetSource,
+  PlannedRange,
+  SourceFactory,
+  SourceStats,
+} from "./source.js";

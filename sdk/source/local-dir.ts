@@ -70,7 +70,11 @@ export class LocalDirSource implements DatasetSource {
     try {
       files = await walk(this.root);
     } catch (cause) {
-      throw new SdkError("ERR_DATASET_NOT_FOUND", `Expected a readable directory at ${this.root} but could not list it`, { cause });
+      throw new SdkError(
+        "ERR_DATASET_NOT_FOUND",
+        `Expected a readable directory at ${this.root} but could not list it`,
+        { cause },
+      );
     }
     const objects: DatasetObject[] = [];
     for (const file of files.sort()) {
@@ -86,7 +90,12 @@ export class LocalDirSource implements DatasetSource {
         continue;
       }
       if (!st.isFile()) continue; // a link to a directory: its files are not followed
-      objects.push({ key, size: st.size, etag: `${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}`, kind: guessKind(key) });
+      objects.push({
+        key,
+        size: st.size,
+        etag: `${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}`,
+        kind: guessKind(key),
+      });
     }
     return { objects, shards: shardsBySize(objects) };
   }

@@ -38,7 +38,9 @@ export function wantsLocalPlane(base: string, option: boolean | undefined, env =
 }
 
 function preadOnce(fd: number, into: Buffer, at: number, length: number, position: number): Promise<number> {
-  return new Promise((resolve, reject) => read(fd, into, at, length, position, (err, n) => (err ? reject(err) : resolve(n))));
+  return new Promise((resolve, reject) =>
+    read(fd, into, at, length, position, (err, n) => (err ? reject(err) : resolve(n))),
+  );
 }
 
 /** Most bytes between two runs of one slab read with one preadv (the gap lands in scratch memory): a slot header and its padding. */
@@ -98,7 +100,13 @@ export class LocalPlane {
         dispatcher: this.#agent,
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ url, ...(etag === undefined ? {} : { etag }), offset, length, ...(this.#done.length > 0 ? { release: this.#done.splice(0, 1024) } : {}) }),
+        body: JSON.stringify({
+          url,
+          ...(etag === undefined ? {} : { etag }),
+          offset,
+          length,
+          ...(this.#done.length > 0 ? { release: this.#done.splice(0, 1024) } : {}),
+        }),
       });
       if (res.statusCode !== 200) {
         await res.body.dump();
@@ -227,7 +235,14 @@ export class LocalPlane {
     const fds = [...this.#fds.values()];
     this.#fds.clear();
     this.#open.clear();
-    await Promise.all(fds.map((p) => p.then((fd) => new Promise<void>((r) => close(fd, () => r())), () => undefined)));
+    await Promise.all(
+      fds.map((p) =>
+        p.then(
+          (fd) => new Promise<void>((r) => close(fd, () => r())),
+          () => undefined,
+        ),
+      ),
+    );
   }
 }
 

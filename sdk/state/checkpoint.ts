@@ -30,7 +30,10 @@ export type Checkpoint = z.infer<typeof Checkpoint>;
 export class PositionSet {
   readonly bits: Uint8Array;
   count = 0;
-  constructor(readonly total: number, bits?: Uint8Array) {
+  constructor(
+    readonly total: number,
+    bits?: Uint8Array,
+  ) {
     this.bits = bits ?? new Uint8Array(Math.ceil(total / 8));
     if (bits) for (const b of bits) this.count += popcount(b);
   }
@@ -60,7 +63,14 @@ function popcount(b: number): number {
 /** Encodes a rank's view: everything consumed before plus what this rank consumed. */
 export function toCheckpoint(
   set: PositionSet,
-  meta: { fingerprint: string; seed: number; epoch: number; world: number; rank: number; generation?: number | undefined },
+  meta: {
+    fingerprint: string;
+    seed: number;
+    epoch: number;
+    world: number;
+    rank: number;
+    generation?: number | undefined;
+  },
 ): Checkpoint {
   return {
     ...(meta.generation !== undefined ? { generation: meta.generation } : {}),
@@ -79,7 +89,10 @@ export function toCheckpoint(
 function decodeBits(c: Checkpoint): Uint8Array {
   const bits = new Uint8Array(Buffer.from(c.consumed, "base64"));
   if (bits.length !== Math.ceil(c.total / 8)) {
-    throw new ResumeError("ERR_RESUME_INVALID", `Expected a bitmap of ${Math.ceil(c.total / 8)} bytes but received ${bits.length}`);
+    throw new ResumeError(
+      "ERR_RESUME_INVALID",
+      `Expected a bitmap of ${Math.ceil(c.total / 8)} bytes but received ${bits.length}`,
+    );
   }
   return bits;
 }
@@ -96,7 +109,13 @@ export function mergeCheckpoints(list: readonly Checkpoint[]): Checkpoint {
   const bits = decodeBits(first).slice();
   const ranks = new Set(first.ranks);
   for (const c of list.slice(1)) {
-    if (c.fingerprint !== first.fingerprint || c.seed !== first.seed || c.epoch !== first.epoch || c.world !== first.world || c.generation !== first.generation) {
+    if (
+      c.fingerprint !== first.fingerprint ||
+      c.seed !== first.seed ||
+      c.epoch !== first.epoch ||
+      c.world !== first.world ||
+      c.generation !== first.generation
+    ) {
       throw new ResumeError(
         "ERR_RESUME_MISMATCH",
         `Expected checkpoints of one run (fingerprint ${first.fingerprint}, seed ${first.seed}, epoch ${first.epoch}, world ${first.world}) but received fingerprint ${c.fingerprint}, seed ${c.seed}, epoch ${c.epoch}, world ${c.world}`,
@@ -107,7 +126,12 @@ export function mergeCheckpoints(list: readonly Checkpoint[]): Checkpoint {
     for (const r of c.ranks) ranks.add(r);
   }
   const set = new PositionSet(first.total, bits);
-  return { ...first, consumed: Buffer.from(bits).toString("base64"), count: set.count, ranks: [...ranks].sort((a, b) => a - b) };
+  return {
+    ...first,
+    consumed: Buffer.from(bits).toString("base64"),
+    count: set.count,
+    ranks: [...ranks].sort((a, b) => a - b),
+  };
 }
 
 /**

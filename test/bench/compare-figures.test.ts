@@ -8,7 +8,15 @@ import type { Measured } from "../../bench/compare/run-child.js";
 function measured(clips: number, seconds: number, extra: Partial<Measured> = {}): { kind: "ran" } & Measured {
   return {
     kind: "ran",
-    report: { clips, frames: clips * 16, seconds, firstBatchSeconds: 1, stallRatio: 0.5, cpuSeconds: clips * 0.16, bytesFetched: clips * 1000 },
+    report: {
+      clips,
+      frames: clips * 16,
+      seconds,
+      firstBatchSeconds: 1,
+      stallRatio: 0.5,
+      cpuSeconds: clips * 0.16,
+      bytesFetched: clips * 1000,
+    },
     peakMemoryBytes: 100 * 2 ** 20,
     cpuSeconds: clips * 0.16,
     wanBytes: undefined,
@@ -22,9 +30,25 @@ describe("compare figures", () => {
   it("derives per-row rates, prefers WAN bytes over the row's own count, and ratios to local", () => {
     const local = figuresOf(measured(40, 10), undefined);
     const ref = { clipsPerS: local.clips_per_s, steadyClipsPerS: local.steady_clips_per_s };
-    expect(local).toMatchObject({ clips_per_s: 4, frames_per_s: 64, steady_clips_per_s: 4.333, bytes_per_clip: 1000, requests_per_clip: null, vs_local: null, peak_rss_mb: 100, cpu_s_per_frame: 0.01 });
+    expect(local).toMatchObject({
+      clips_per_s: 4,
+      frames_per_s: 64,
+      steady_clips_per_s: 4.333,
+      bytes_per_clip: 1000,
+      requests_per_clip: null,
+      vs_local: null,
+      peak_rss_mb: 100,
+      cpu_s_per_frame: 0.01,
+    });
     const cold = figuresOf(measured(40, 20, { wanBytes: 80_000, wanRequests: 60 }), ref);
-    expect(cold).toMatchObject({ clips_per_s: 2, bytes_per_clip: 2000, requests_per_clip: 1.5, vs_local: 0.5, mb_per_s_fetched: 0.004, bridge_ms_per_frame: null });
+    expect(cold).toMatchObject({
+      clips_per_s: 2,
+      bytes_per_clip: 2000,
+      requests_per_clip: 1.5,
+      vs_local: 0.5,
+      mb_per_s_fetched: 0.004,
+      bridge_ms_per_frame: null,
+    });
     const py = measured(40, 20);
     const python = figuresOf({ ...py, report: { ...py.report, bridgeCpuSeconds: 0.032 } }, ref);
     expect(python.bridge_ms_per_frame).toBe(0.05); // 32 ms over 640 frames
@@ -32,10 +56,27 @@ describe("compare figures", () => {
 
   it("computes the headline ratios from each row's own local reference and marks targets with their margin", () => {
     const ref = { clipsPerS: 4, steadyClipsPerS: 39 / 9 };
-    const row = (label: string, cps: number, local = ref): RowResult => ({ label, status: "ran", figures: { ...figuresOf(measured(cps * 10, 10), local), bytes_per_clip: 1500 } });
-    const rows = { local: row("local", 4), ec_cold: row("cold", 3.9), ec_warm: row("warm", 4.2), ec_python: row("python", 4.2 * 0.96), naive: row("naive", 0.25, { clipsPerS: 2, steadyClipsPerS: 2 }), torch: { label: "torch", status: "skipped", reason: "no torch" } } as const;
+    const row = (label: string, cps: number, local = ref): RowResult => ({
+      label,
+      status: "ran",
+      figures: { ...figuresOf(measured(cps * 10, 10), local), bytes_per_clip: 1500 },
+    });
+    const rows = {
+      local: row("local", 4),
+      ec_cold: row("cold", 3.9),
+      ec_warm: row("warm", 4.2),
+      ec_python: row("python", 4.2 * 0.96),
+      naive: row("naive", 0.25, { clipsPerS: 2, steadyClipsPerS: 2 }),
+      torch: { label: "torch", status: "skipped", reason: "no torch" },
+    } as const;
     const ratios = ratiosOf(rows, 1000);
-    expect(ratios).toMatchObject({ ec_cold_vs_local: 0.975, ec_warm_vs_local: 1.05, ec_vs_naive: 7.8, ec_vs_torch: null, bytes_per_clip_vs_gop: 1.5 });
+    expect(ratios).toMatchObject({
+      ec_cold_vs_local: 0.975,
+      ec_warm_vs_local: 1.05,
+      ec_vs_naive: 7.8,
+      ec_vs_torch: null,
+      bytes_per_clip_vs_gop: 1.5,
+    });
     expect(ratios).toMatchObject({ ec_python_vs_ts: 0.96, ec_python_vs_torch: null });
     // After the first batch (1 s, one clip): (39 − 1) / 9 over (40 − 1) / 9.
     expect(ratios.ec_cold_vs_local_steady).toBeCloseTo(38 / 39, 3);
@@ -48,7 +89,14 @@ describe("compare figures", () => {
   });
 
   it("charts only the rows that ran, with their ratio to local", () => {
-    const rows = { local: { label: "local <files>", status: "ran", figures: figuresOf(measured(40, 10), { clipsPerS: 4, steadyClipsPerS: 4 }) }, torch: { label: "torch", status: "skipped", reason: "x" } } as const;
+    const rows = {
+      local: {
+        label: "local <files>",
+        status: "ran",
+        figures: figuresOf(measured(40, 10), { clipsPerS: 4, steadyClipsPerS: 4 }),
+      },
+      torch: { label: "torch", status: "skipped", reason: "x" },
+    } as const;
     const svg = renderChart(rows, "sub");
     expect(svg).toContain("local &lt;files&gt;");
     expect(svg).toContain("(×1.00 local)");
@@ -56,9 +104,30 @@ describe("compare figures", () => {
   });
 
   it("scales per-clip costs to a host's needs with the formulas shown", () => {
-    const cold = { ...figuresOf(measured(40, 10), undefined), bytes_per_clip: 250_000, requests_per_clip: 2, cpu_s_per_frame: 0.004 };
-    const s = scaleOnPaper({ cold, framesPerClip: 16, rttMs: 50, gpus: 8, gpuFps: 1000, horizonS: 10, hosts: 16, epochClips: 1_000_000 });
-    expect(s).toMatchObject({ frames_per_s: 8000, clips_per_s: 500, wan_mbit_per_s: 1000, cpu_cores_for_cpu_decode: 32, class_b_ops_per_epoch: 2_000_000, class_b_usd_per_epoch: 0.72 });
+    const cold = {
+      ...figuresOf(measured(40, 10), undefined),
+      bytes_per_clip: 250_000,
+      requests_per_clip: 2,
+      cpu_s_per_frame: 0.004,
+    };
+    const s = scaleOnPaper({
+      cold,
+      framesPerClip: 16,
+      rttMs: 50,
+      gpus: 8,
+      gpuFps: 1000,
+      horizonS: 10,
+      hosts: 16,
+      epochClips: 1_000_000,
+    });
+    expect(s).toMatchObject({
+      frames_per_s: 8000,
+      clips_per_s: 500,
+      wan_mbit_per_s: 1000,
+      cpu_cores_for_cpu_decode: 32,
+      class_b_ops_per_epoch: 2_000_000,
+      class_b_usd_per_epoch: 0.72,
+    });
     expect(s.formulas.join("\n")).toContain("Class B per epoch = C × q = 1000000 × 2");
   });
 });
@@ -69,7 +138,9 @@ describe("compare flags", () => {
   });
 
   it("says what it expected when a flag is wrong", () => {
-    expect(() => parseCompareArgs(["--rows", "local,tensorflow"])).toThrow(/Expected rows among .* but received "tensorflow"/);
+    expect(() => parseCompareArgs(["--rows", "local,tensorflow"])).toThrow(
+      /Expected rows among .* but received "tensorflow"/,
+    );
     expect(() => parseCompareArgs(["--clips=-3"])).toThrow(/Expected a number ≥ 1 for --clips but received/);
     expect(() => parseCompareArgs(["--size", "big"])).toThrow(/Expected WxH/);
   });
@@ -83,8 +154,14 @@ describe("compare CPU sets", () => {
     expect(defaultCpuSets(1).unpinned).toBeDefined();
     expect(parseCpuList("0-2,5,1")).toEqual([0, 1, 2, 5]);
     expect(() => parseCpuList("a")).toThrow(/Expected a CPU list/);
-    expect(onClient({ client: [0], remote: [1] }, "node", ["x.js"])).toEqual({ command: "taskset", args: ["-c", "0", "node", "x.js"] });
-    expect(onClient({ client: [0], remote: [0], unpinned: "one core" }, "node", ["x.js"])).toEqual({ command: "node", args: ["x.js"] });
+    expect(onClient({ client: [0], remote: [1] }, "node", ["x.js"])).toEqual({
+      command: "taskset",
+      args: ["-c", "0", "node", "x.js"],
+    });
+    expect(onClient({ client: [0], remote: [0], unpinned: "one core" }, "node", ["x.js"])).toEqual({
+      command: "node",
+      args: ["x.js"],
+    });
   });
 
   it("takes the sets from flags, both or neither, and sizes workers to the client side", () => {
@@ -96,7 +173,11 @@ describe("compare CPU sets", () => {
   });
 
   it("reports client CPU per frame and its ratios to local", () => {
-    const ran = (cpuPerClip: number): RowResult => ({ label: "r", status: "ran", figures: figuresOf(measured(10, 10, { cpuSeconds: 10 * cpuPerClip }), undefined) });
+    const ran = (cpuPerClip: number): RowResult => ({
+      label: "r",
+      status: "ran",
+      figures: figuresOf(measured(10, 10, { cpuSeconds: 10 * cpuPerClip }), undefined),
+    });
     const ratios = ratiosOf({ local: ran(0.16), ec_cold: ran(0.2), ec_warm: ran(0.16) }, undefined);
     const local = ran(0.16);
     expect(local.status === "ran" ? local.figures.client_cpu_ms_per_frame : undefined).toBe(10);

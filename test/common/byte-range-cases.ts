@@ -31,13 +31,22 @@ export interface RangeCase {
 
 const S = RANGE_OBJECT_SIZE;
 const partial = (start: number, end: number): RangeExpectation => ({ status: 206, start, end });
-const range = (value: string, expect: RangeExpectation, name = value): RangeCase => ({ name, headers: { range: value }, expect });
+const range = (value: string, expect: RangeExpectation, name = value): RangeCase => ({
+  name,
+  headers: { range: value },
+  expect,
+});
 
 /**
  * HEAD rows: range handling is defined for GET only (RFC 9110 §14.2), so a HEAD with any Range
  * gets GET's headers for the whole object (200, its full Content-Length); conditions still apply.
  */
-const head = (value: string | undefined, expect: RangeExpectation, extra: Readonly<Record<string, string>> = {}, name?: string): RangeCase => ({
+const head = (
+  value: string | undefined,
+  expect: RangeExpectation,
+  extra: Readonly<Record<string, string>> = {},
+  name?: string,
+): RangeCase => ({
   name: `HEAD, ${name ?? value ?? "no Range header"}`,
   method: "HEAD",
   headers: { ...(value === undefined ? {} : { range: value }), ...extra },
@@ -52,8 +61,20 @@ const HEAD_CASES: readonly RangeCase[] = [
   head("bytes=0-9", { status: 200 }, { "if-range": '"other"' }, "If-Range with another ETag"),
   head("bytes=0-9", { status: 412 }, { "if-match": '"other"' }, "If-Match naming another ETag"),
   head("bytes=0-9", { status: 304 }, { "if-none-match": "$ETAG" }, "If-None-Match with the ETag"),
-  { name: "HEAD, 0-byte object, bytes=0-0", method: "HEAD", object: "empty", headers: { range: "bytes=0-0" }, expect: { status: 200 } },
-  { name: "HEAD, 0-byte object, a suffix range", method: "HEAD", object: "empty", headers: { range: "bytes=-10" }, expect: { status: 200 } },
+  {
+    name: "HEAD, 0-byte object, bytes=0-0",
+    method: "HEAD",
+    object: "empty",
+    headers: { range: "bytes=0-0" },
+    expect: { status: 200 },
+  },
+  {
+    name: "HEAD, 0-byte object, a suffix range",
+    method: "HEAD",
+    object: "empty",
+    headers: { range: "bytes=-10" },
+    expect: { status: 200 },
+  },
 ];
 
 export const RANGE_CASES: readonly RangeCase[] = [
@@ -101,23 +122,64 @@ export const RANGE_CASES: readonly RangeCase[] = [
   { name: "0-byte object, no Range", object: "empty", headers: {}, expect: { status: 200 } },
   { name: "0-byte object, bytes=0-0", object: "empty", headers: { range: "bytes=0-0" }, expect: { status: 416 } },
   { name: "0-byte object, bytes=-0", object: "empty", headers: { range: "bytes=-0" }, expect: { status: 416 } },
-  { name: "0-byte object, a suffix range is the empty 200", object: "empty", headers: { range: "bytes=-10" }, expect: { status: 200 } },
+  {
+    name: "0-byte object, a suffix range is the empty 200",
+    object: "empty",
+    headers: { range: "bytes=-10" },
+    expect: { status: 200 },
+  },
 
   // If-Range: one strong entity tag equal to the current one, or the whole object.
-  { name: "If-Range with the current ETag", headers: { range: "bytes=0-9", "if-range": "$ETAG" }, expect: partial(0, 9) },
-  { name: "If-Range with another ETag", headers: { range: "bytes=0-9", "if-range": '"other"' }, expect: { status: 200 } },
-  { name: "If-Range with the weak form of the ETag", headers: { range: "bytes=0-9", "if-range": "W/$ETAG" }, expect: { status: 200 } },
-  { name: "If-Range with a list is not one tag", headers: { range: "bytes=0-9", "if-range": '"other", $ETAG' }, expect: { status: 200 } },
+  {
+    name: "If-Range with the current ETag",
+    headers: { range: "bytes=0-9", "if-range": "$ETAG" },
+    expect: partial(0, 9),
+  },
+  {
+    name: "If-Range with another ETag",
+    headers: { range: "bytes=0-9", "if-range": '"other"' },
+    expect: { status: 200 },
+  },
+  {
+    name: "If-Range with the weak form of the ETag",
+    headers: { range: "bytes=0-9", "if-range": "W/$ETAG" },
+    expect: { status: 200 },
+  },
+  {
+    name: "If-Range with a list is not one tag",
+    headers: { range: "bytes=0-9", "if-range": '"other", $ETAG' },
+    expect: { status: 200 },
+  },
 
   // If-Match: a list of tags, compared strongly.
-  { name: "If-Match with a list naming the ETag", headers: { range: "bytes=0-9", "if-match": '"other", $ETAG' }, expect: partial(0, 9) },
+  {
+    name: "If-Match with a list naming the ETag",
+    headers: { range: "bytes=0-9", "if-match": '"other", $ETAG' },
+    expect: partial(0, 9),
+  },
   { name: "If-Match *", headers: { range: "bytes=0-9", "if-match": "*" }, expect: partial(0, 9) },
-  { name: "If-Match naming another ETag", headers: { range: "bytes=0-9", "if-match": '"other"' }, expect: { status: 412 } },
-  { name: "If-Match with the weak form of the ETag", headers: { range: "bytes=0-9", "if-match": "W/$ETAG" }, expect: { status: 412 } },
+  {
+    name: "If-Match naming another ETag",
+    headers: { range: "bytes=0-9", "if-match": '"other"' },
+    expect: { status: 412 },
+  },
+  {
+    name: "If-Match with the weak form of the ETag",
+    headers: { range: "bytes=0-9", "if-match": "W/$ETAG" },
+    expect: { status: 412 },
+  },
 
   // If-None-Match comes before any Range.
-  { name: "If-None-Match with the ETag", headers: { range: "bytes=0-9", "if-none-match": '"other", $ETAG' }, expect: { status: 304 } },
-  { name: "If-None-Match with another ETag", headers: { range: "bytes=0-9", "if-none-match": '"other"' }, expect: partial(0, 9) },
+  {
+    name: "If-None-Match with the ETag",
+    headers: { range: "bytes=0-9", "if-none-match": '"other", $ETAG' },
+    expect: { status: 304 },
+  },
+  {
+    name: "If-None-Match with another ETag",
+    headers: { range: "bytes=0-9", "if-none-match": '"other"' },
+    expect: partial(0, 9),
+  },
 
   // HEAD ignores Range; its conditions hold as GET's.
   ...HEAD_CASES,
@@ -141,7 +203,8 @@ export function checkAnswer(c: RangeCase, data: Uint8Array, got: RangeAnswer): s
   const e = c.expect;
   const problems: string[] = [];
   const want = (what: string, expected: unknown, actual: unknown): void => {
-    if (expected !== actual) problems.push(`${what}: expected ${JSON.stringify(expected)} but received ${JSON.stringify(actual)}`);
+    if (expected !== actual)
+      problems.push(`${what}: expected ${JSON.stringify(expected)} but received ${JSON.stringify(actual)}`);
   };
   // A HEAD's body is empty; its headers are GET's (for the whole object).
   const body = (bytes: Uint8Array): string => hex(c.method === "HEAD" ? new Uint8Array(0) : bytes);

@@ -81,7 +81,12 @@ describe("Limiter", () => {
 
   it("rejects a limit that is not a positive integer", () => {
     for (const bad of [0, -1, 1.5, Number.NaN]) {
-      expect(() => new Limiter(bad)).toThrow(expect.objectContaining({ code: "ERR_INVALID_ARGUMENT", message: expect.stringMatching(/^Expected a positive integer/) }));
+      expect(() => new Limiter(bad)).toThrow(
+        expect.objectContaining({
+          code: "ERR_INVALID_ARGUMENT",
+          message: expect.stringMatching(/^Expected a positive integer/),
+        }),
+      );
     }
   });
 });

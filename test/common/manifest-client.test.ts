@@ -7,7 +7,8 @@ import { ManifestErrorCode, manifestSigner, publicKeys, signManifest } from "../
 import { encodeIndex } from "../../common/media-index/index.js";
 import type { ManifestV1, SignedManifestV1 } from "../../common/schema/index.js";
 
-const pkcs8 = () => generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64");
+const pkcs8 = () =>
+  generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64");
 const KEY = pkcs8();
 const OTHER_KEY = pkcs8();
 const TOKEN = "secret-token";
@@ -20,12 +21,27 @@ let base: string;
 function pageOf(n: number, cursor: string | null, now: number): ManifestV1 {
   const objects = Array.from({ length: 3 }, (_, i) => {
     const key = mode === "stray-key" && i === 1 ? "elsewhere/x.mp4" : `ds/p${n}-${i}.mp4`;
-    return { key, size: 10 * (i + 1), etag: `"e${n}${i}"`, kind: "video" as const, url: `${base}/v1/objects/${key}?exp=1&sig=x`, indexUrl: `${base}/v1/index/${key}?exp=1&sig=x` };
+    return {
+      key,
+      size: 10 * (i + 1),
+      etag: `"e${n}${i}"`,
+      kind: "video" as const,
+      url: `${base}/v1/objects/${key}?exp=1&sig=x`,
+      indexUrl: `${base}/v1/index/${key}?exp=1&sig=x`,
+    };
   });
   return {
-    version: 1, dataset: mode === "other-dataset" ? "other" : "ds", edge: base, createdAt: now,
-    expiresAt: mode === "expired" ? now - 1 : now + 600, objects,
-    shards: [{ id: n * 2, first: 0, count: 2, bytes: 30 }, { id: n * 2 + 1, first: 2, count: 1, bytes: 30 }], cursor,
+    version: 1,
+    dataset: mode === "other-dataset" ? "other" : "ds",
+    edge: base,
+    createdAt: now,
+    expiresAt: mode === "expired" ? now - 1 : now + 600,
+    objects,
+    shards: [
+      { id: n * 2, first: 0, count: 2, bytes: 30 },
+      { id: n * 2 + 1, first: 2, count: 1, bytes: 30 },
+    ],
+    cursor,
   };
 }
 
@@ -46,15 +62,28 @@ beforeAll(async () => {
         }
         const n = Number(url.searchParams.get("cursor") ?? "0");
         const page = pageOf(n, n < 2 ? String(n + 1) : null, Math.floor(Date.now() / 1000));
-        let signed: SignedManifestV1 = await signManifest(page, await manifestSigner(mode === "other-key" ? OTHER_KEY : KEY));
+        let signed: SignedManifestV1 = await signManifest(
+          page,
+          await manifestSigner(mode === "other-key" ? OTHER_KEY : KEY),
+        );
         if (mode === "other-key") signed = { ...signed, keyId: (await manifestSigner(KEY)).keyId };
-        if (mode === "tamper" && n === 1) signed = { ...signed, payload: signed.payload.replace('"size":10,', '"size":11,') };
+        if (mode === "tamper" && n === 1)
+          signed = { ...signed, payload: signed.payload.replace('"size":10,', '"size":11,') };
         res.setHeader("content-type", "application/json");
         res.end(JSON.stringify(signed));
         return;
       }
       if (url.pathname.startsWith("/v1/index/")) {
-        res.end(encodeIndex({ version: 1, key: "ds/a.jpg", etag: "e", size: 10, kind: "image", image: { format: "jpeg", width: 2, height: 2, channels: 3 } }));
+        res.end(
+          encodeIndex({
+            version: 1,
+            key: "ds/a.jpg",
+            etag: "e",
+            size: 10,
+            kind: "image",
+            image: { format: "jpeg", width: 2, height: 2, channels: 3 },
+          }),
+        );
         return;
       }
       res.statusCode = 404;
@@ -72,30 +101,48 @@ describe("manifest client", () => {
     const m = await fetchManifest(`${base}/v1/datasets/ds`, { token: TOKEN });
     expect(m.pages).toBe(3);
     expect(m.objects.map((o) => o.key)).toEqual([0, 1, 2].flatMap((n) => [0, 1, 2].map((i) => `ds/p${n}-${i}.mp4`)));
-    expect(m.shards.map((s) => [s.id, s.first, s.count])).toEqual([[0, 0, 2], [1, 2, 1], [2, 3, 2], [3, 5, 1], [4, 6, 2], [5, 8, 1]]);
+    expect(m.shards.map((s) => [s.id, s.first, s.count])).toEqual([
+      [0, 0, 2],
+      [1, 2, 1],
+      [2, 3, 2],
+      [3, 5, 1],
+      [4, 6, 2],
+      [5, 8, 1],
+    ]);
   });
 
   it("a page altered in transit fails with ERR_MANIFEST_SIGNATURE after the good pages", async () => {
     mode = "tamper";
     const seen: number[] = [];
-    const run = async () => { for await (const page of manifestPages(`${base}/v1/datasets/ds`, { token: TOKEN })) seen.push(page.objects.length); };
+    const run = async () => {
+      for await (const page of manifestPages(`${base}/v1/datasets/ds`, { token: TOKEN }))
+        seen.push(page.objects.length);
+    };
     await expect(run()).rejects.toMatchObject({ name: "ManifestError", code: ManifestErrorCode.SIGNATURE });
     expect(seen).toEqual([3]);
   });
 
   it("a page signed by another key fails", async () => {
     mode = "other-key";
-    await expect(fetchManifest(`${base}/v1/datasets/ds`, { token: TOKEN })).rejects.toMatchObject({ code: ManifestErrorCode.SIGNATURE });
+    await expect(fetchManifest(`${base}/v1/datasets/ds`, { token: TOKEN })).rejects.toMatchObject({
+      code: ManifestErrorCode.SIGNATURE,
+    });
   });
 
   it("pinned keys that do not include the signer fail with ERR_MANIFEST_UNKNOWN_KEY", async () => {
     mode = "ok";
     const keys = publicKeys([await manifestSigner(OTHER_KEY)]);
-    await expect(fetchManifest(`${base}/v1/datasets/ds`, { token: TOKEN, keys })).rejects.toMatchObject({ code: ManifestErrorCode.UNKNOWN_KEY });
+    await expect(fetchManifest(`${base}/v1/datasets/ds`, { token: TOKEN, keys })).rejects.toMatchObject({
+      code: ManifestErrorCode.UNKNOWN_KEY,
+    });
   });
 
   it("expired, wrong-dataset and out-of-prefix pages fail", async () => {
-    for (const [m, code] of [["expired", ManifestErrorCode.EXPIRED], ["other-dataset", ManifestErrorCode.INVALID], ["stray-key", ManifestErrorCode.INVALID]] as const) {
+    for (const [m, code] of [
+      ["expired", ManifestErrorCode.EXPIRED],
+      ["other-dataset", ManifestErrorCode.INVALID],
+      ["stray-key", ManifestErrorCode.INVALID],
+    ] as const) {
       mode = m;
       await expect(fetchManifest(`${base}/v1/datasets/ds`, { token: TOKEN }), m).rejects.toMatchObject({ code });
     }
@@ -122,16 +169,25 @@ describe("manifest client", () => {
     expect(log.indexOf("start /v1/datasets/ds/manifest")).toBeLessThan(log.indexOf("answer /v1/keys"));
     const noKeys: typeof fetch = async (input, init) =>
       new URL(String(input)).pathname === "/v1/keys" ? new Response("down", { status: 503 }) : fetch(input, init);
-    await expect(fetchManifest(`${base}/v1/datasets/ds`, { token: TOKEN, fetch: noKeys })).rejects.toMatchObject({ code: ManifestErrorCode.HTTP, message: expect.stringContaining("/v1/keys answered 503") });
+    await expect(fetchManifest(`${base}/v1/datasets/ds`, { token: TOKEN, fetch: noKeys })).rejects.toMatchObject({
+      code: ManifestErrorCode.HTTP,
+      message: expect.stringContaining("/v1/keys answered 503"),
+    });
   });
 
   it("a missing token surfaces the edge's error code", async () => {
     mode = "ok";
-    await expect(fetchManifest(`${base}/v1/datasets/ds`)).rejects.toMatchObject({ code: ManifestErrorCode.HTTP, message: expect.stringContaining("ERR_UNAUTHORIZED") });
+    await expect(fetchManifest(`${base}/v1/datasets/ds`)).rejects.toMatchObject({
+      code: ManifestErrorCode.HTTP,
+      message: expect.stringContaining("ERR_UNAUTHORIZED"),
+    });
   });
 
   it("fetchIndex decodes an index from its URL", async () => {
-    expect(await fetchIndex(`${base}/v1/index/ds/a.jpg?exp=1&sig=x`)).toMatchObject({ kind: "image", image: { width: 2 } });
+    expect(await fetchIndex(`${base}/v1/index/ds/a.jpg?exp=1&sig=x`)).toMatchObject({
+      kind: "image",
+      image: { width: 2 },
+    });
     await expect(fetchIndex(`${base}/nope`)).rejects.toMatchObject({ code: ManifestErrorCode.HTTP });
   });
 

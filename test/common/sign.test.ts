@@ -31,7 +31,9 @@ describe("signedUrl", () => {
     const url = new URL(await signedObjectUrl("http://127.0.0.1:8787/", "my clips/#1.mp4", 2_000_000_000, SECRET));
     expect(url.pathname).toBe("/v1/objects/my%20clips/%231.mp4");
     expect(url.searchParams.get("exp")).toBe("2000000000");
-    expect(await verifyPath(SECRET, OBJECTS_ROUTE, "my clips/#1.mp4", 2_000_000_000, url.searchParams.get("sig")!)).toBe(true);
+    expect(
+      await verifyPath(SECRET, OBJECTS_ROUTE, "my clips/#1.mp4", 2_000_000_000, url.searchParams.get("sig")!),
+    ).toBe(true);
   });
 
   it("signs index URLs under their own route", async () => {

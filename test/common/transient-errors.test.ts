@@ -9,7 +9,9 @@ describe("one list of transient errors", () => {
   it("a transient code on the error or down its cause chain, HTTP/2 failures included", () => {
     expect(hasTransientCode(coded("ECONNRESET"))).toBe(true);
     expect(hasTransientCode(coded("ERR_HTTP2_STREAM_CANCEL"))).toBe(true);
-    expect(hasTransientCode(new Error("wrapped", { cause: new Error("again", { cause: coded("UND_ERR_SOCKET") }) }))).toBe(true);
+    expect(
+      hasTransientCode(new Error("wrapped", { cause: new Error("again", { cause: coded("UND_ERR_SOCKET") }) })),
+    ).toBe(true);
     expect(hasTransientCode(coded("ERR_ETAG_CHANGED"))).toBe(false);
     expect(hasTransientCode("ECONNRESET")).toBe(false);
     expect(hasTransientCode(coded("ERR_UPSTREAM_UNAVAILABLE"))).toBe(false);

@@ -51,11 +51,32 @@ describe("GET/HEAD need a valid signed URL → 403 otherwise", () => {
     ["no sig", async () => `${BASE}${OBJECTS_ROUTE}auth/a.bin?exp=${exp}`, "ERR_SIGNATURE_INVALID"],
     ["random bytes as sig", async () => withSig("auth/a.bin", exp, "A".repeat(43)), "ERR_SIGNATURE_INVALID"],
     ["a sig that is not base64url", async () => withSig("auth/a.bin", exp, "%2B%2F%3D%3D"), "ERR_SIGNATURE_INVALID"],
-    ["a non-numeric exp", async () => withSig("auth/a.bin", "soon", await signPath(env.EC_SIGNING_KEY, OBJECTS_ROUTE, "auth/a.bin", exp)), "ERR_SIGNATURE_INVALID"],
-    ["another key's signature", async () => withSig("auth/a.bin", exp, await signPath(env.EC_SIGNING_KEY, OBJECTS_ROUTE, "auth/b.bin", exp)), "ERR_SIGNATURE_INVALID"],
-    ["a moved expiry", async () => withSig("auth/a.bin", exp + 3600, await signPath(env.EC_SIGNING_KEY, OBJECTS_ROUTE, "auth/a.bin", exp)), "ERR_SIGNATURE_INVALID"],
-    ["another secret", async () => signedUrl(BASE, OBJECTS_ROUTE, "auth/a.bin", exp, "not-the-secret"), "ERR_SIGNATURE_INVALID"],
-    ["the index route's signature", async () => withSig("auth/a.bin", exp, await signPath(env.EC_SIGNING_KEY, INDEX_ROUTE, "auth/a.bin", exp)), "ERR_SIGNATURE_INVALID"],
+    [
+      "a non-numeric exp",
+      async () => withSig("auth/a.bin", "soon", await signPath(env.EC_SIGNING_KEY, OBJECTS_ROUTE, "auth/a.bin", exp)),
+      "ERR_SIGNATURE_INVALID",
+    ],
+    [
+      "another key's signature",
+      async () => withSig("auth/a.bin", exp, await signPath(env.EC_SIGNING_KEY, OBJECTS_ROUTE, "auth/b.bin", exp)),
+      "ERR_SIGNATURE_INVALID",
+    ],
+    [
+      "a moved expiry",
+      async () =>
+        withSig("auth/a.bin", exp + 3600, await signPath(env.EC_SIGNING_KEY, OBJECTS_ROUTE, "auth/a.bin", exp)),
+      "ERR_SIGNATURE_INVALID",
+    ],
+    [
+      "another secret",
+      async () => signedUrl(BASE, OBJECTS_ROUTE, "auth/a.bin", exp, "not-the-secret"),
+      "ERR_SIGNATURE_INVALID",
+    ],
+    [
+      "the index route's signature",
+      async () => withSig("auth/a.bin", exp, await signPath(env.EC_SIGNING_KEY, INDEX_ROUTE, "auth/a.bin", exp)),
+      "ERR_SIGNATURE_INVALID",
+    ],
     ["an expired genuine signature", async () => signed("auth/a.bin", nowSeconds() - 1), "ERR_SIGNATURE_EXPIRED"],
   ];
   for (const [what, make, code] of forgeries) {
@@ -69,7 +90,9 @@ describe("GET/HEAD need a valid signed URL → 403 otherwise", () => {
   }
 
   it("a bearer token does not replace a signature", async () => {
-    const res = await SELF.fetch(`${BASE}${OBJECTS_ROUTE}auth/a.bin`, { headers: { authorization: "Bearer test-token-a" } });
+    const res = await SELF.fetch(`${BASE}${OBJECTS_ROUTE}auth/a.bin`, {
+      headers: { authorization: "Bearer test-token-a" },
+    });
     expect(res.status).toBe(403);
   });
 });

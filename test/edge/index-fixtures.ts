@@ -29,7 +29,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
     "hevc.mp4": await makeVideo(dir, { codec: "hevc", width: 160, height: 96, frames: 24, bframes: 2 }),
     "odd-321x181.mp4": await makeVideo(dir, { codec: "h264", width: 321, height: 181, frames: 12, pixFmt: "yuv444p" }),
     "audio.mp4": await makeVideo(dir, { codec: "h264", width: 160, height: 96, frames: 25, audio: true }),
-    "fragmented.mp4": await makeVideo(dir, { codec: "h264", width: 160, height: 96, frames: 30, bframes: 2, audio: true, fragmented: true }),
+    "fragmented.mp4": await makeVideo(dir, {
+      codec: "h264",
+      width: 160,
+      height: 96,
+      frames: 30,
+      bframes: 2,
+      audio: true,
+      fragmented: true,
+    }),
     "other-version.mp4": await makeVideo(dir, { codec: "h264", width: 128, height: 64, frames: 10, name: "v2.mp4" }),
   };
   const fixtures: Record<string, MediaFixture> = {};
@@ -43,7 +51,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     "image.png": await makeImage(dir, { format: "png", width: 63, height: 47, alpha: true }),
     "array.npy": await makeNpy(dir, { dtype: "<f4", shape: [4, 5] }),
   };
-  for (const [name, path] of Object.entries(others)) fixtures[name] = { bytes: (await readFile(path)).toString("base64") };
+  for (const [name, path] of Object.entries(others))
+    fixtures[name] = { bytes: (await readFile(path)).toString("base64") };
   project.provide("mediaFixtures", fixtures);
   return () => rm(dir, { recursive: true, force: true });
 }

@@ -25,7 +25,14 @@ beforeAll(async () => {
 });
 
 describe("GET /v1/index/{key} in workerd", () => {
-  for (const name of ["h264-bframes-tail.mp4", "h264-faststart.mp4", "hevc.mp4", "odd-321x181.mp4", "audio.mp4", "fragmented.mp4"]) {
+  for (const name of [
+    "h264-bframes-tail.mp4",
+    "h264-faststart.mp4",
+    "hevc.mp4",
+    "odd-321x181.mp4",
+    "audio.mp4",
+    "fragmented.mp4",
+  ]) {
     it(`${name}: samples equal ffprobe's packets`, async () => {
       const res = await fetchIndex(`ix/${name}`);
       expect(res.status).toBe(200);
@@ -80,7 +87,11 @@ describe("GET /v1/index/{key} in workerd", () => {
   });
 
   it("bad objects answer 200 with an error record, never 500", async () => {
-    const cases: [string, string][] = [["truncated.mp4", "ERR_TRUNCATED"], ["empty.mp4", "ERR_EMPTY_OBJECT"], ["fake.mp4", "ERR_UNRECOGNIZED_FORMAT"]];
+    const cases: [string, string][] = [
+      ["truncated.mp4", "ERR_TRUNCATED"],
+      ["empty.mp4", "ERR_EMPTY_OBJECT"],
+      ["fake.mp4", "ERR_UNRECOGNIZED_FORMAT"],
+    ];
     for (const [name, code] of cases) {
       const res = await fetchIndex(`ix/${name}`);
       expect(res.status).toBe(200);
@@ -91,9 +102,16 @@ describe("GET /v1/index/{key} in workerd", () => {
   });
 
   it("images, arrays and other files", async () => {
-    const get = async (name: string) => decodeIndex(new Uint8Array(await (await fetchIndex(`ix/${name}`)).arrayBuffer()));
-    expect(await get("image.jpg")).toMatchObject({ kind: "image", image: { format: "jpeg", width: 64, height: 48, channels: 3 } });
-    expect(await get("image.png")).toMatchObject({ kind: "image", image: { format: "png", width: 63, height: 47, channels: 4 } });
+    const get = async (name: string) =>
+      decodeIndex(new Uint8Array(await (await fetchIndex(`ix/${name}`)).arrayBuffer()));
+    expect(await get("image.jpg")).toMatchObject({
+      kind: "image",
+      image: { format: "jpeg", width: 64, height: 48, channels: 3 },
+    });
+    expect(await get("image.png")).toMatchObject({
+      kind: "image",
+      image: { format: "png", width: 63, height: 47, channels: 4 },
+    });
     expect(await get("array.npy")).toMatchObject({ kind: "array", array: { dtype: "<f4", shape: [4, 5] } });
     expect(await get("readme.txt")).toMatchObject({ kind: "other" });
   });
@@ -101,7 +119,9 @@ describe("GET /v1/index/{key} in workerd", () => {
   it("needs a signature for the index route: an object URL's signature does not open the index", async () => {
     const unsigned = await SELF.fetch(`${BASE}${INDEX_ROUTE}ix/hevc.mp4`);
     expect(unsigned.status).toBe(403);
-    const objectSig = new URL(await signedUrl(BASE, "/v1/objects/", "ix/hevc.mp4", nowSeconds() + 60, env.EC_SIGNING_KEY)).search;
+    const objectSig = new URL(
+      await signedUrl(BASE, "/v1/objects/", "ix/hevc.mp4", nowSeconds() + 60, env.EC_SIGNING_KEY),
+    ).search;
     const crossed = await SELF.fetch(`${BASE}${INDEX_ROUTE}ix/hevc.mp4${objectSig}`);
     expect(crossed.status).toBe(403);
     expect(await errorCode(crossed)).toBe("ERR_SIGNATURE_INVALID");

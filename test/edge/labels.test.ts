@@ -32,7 +32,12 @@ describe("/v1/labels sidecars", () => {
   });
 
   test("without a valid token both ways answer 401", async () => {
-    for (const [method, token] of [["GET", null], ["PUT", null], ["GET", "wrong"], ["PUT", "wrong"]] as const) {
+    for (const [method, token] of [
+      ["GET", null],
+      ["PUT", null],
+      ["GET", "wrong"],
+      ["PUT", "wrong"],
+    ] as const) {
       const res = await call(method, path, method === "PUT" ? JSON.stringify(sidecar) : undefined, token);
       expect(res.status, `${method} ${token}`).toBe(401);
       expect(await errorCode(res)).toBe("ERR_UNAUTHORIZED");
@@ -50,7 +55,9 @@ describe("/v1/labels sidecars", () => {
     }
     const mismatch = await call("PUT", "0123456789abcdef/9e1f00aa/0-16-1", JSON.stringify(sidecar));
     expect(mismatch.status).toBe(400);
-    expect(((await mismatch.json()) as { error: { message: string } }).error.message).toMatch(/Expected a sidecar for .*0-16-1 but received one for .*32-16-1/);
+    expect(((await mismatch.json()) as { error: { message: string } }).error.message).toMatch(
+      /Expected a sidecar for .*0-16-1 but received one for .*32-16-1/,
+    );
     const junk = await call("PUT", path, JSON.stringify({ version: 1, labels: 3 }));
     expect(junk.status).toBe(400);
     await junk.body?.cancel();
@@ -63,12 +70,20 @@ describe("/v1/labels sidecars", () => {
   });
 
   test("EdgeLabelCache round-trips through the route; a miss is undefined", async () => {
-    const cache = new EdgeLabelCache({ edge: BASE, token: TOKEN, fetch: (input, init) => SELF.fetch(input as string, init) });
+    const cache = new EdgeLabelCache({
+      edge: BASE,
+      token: TOKEN,
+      fetch: (input, init) => SELF.fetch(input as string, init),
+    });
     const k = { ...key, start: 48 };
     expect(await cache.get(k)).toBeUndefined();
     await cache.put(k, labels);
     expect(await cache.get(k)).toEqual(labels);
-    const denied = new EdgeLabelCache({ edge: BASE, token: "nope", fetch: (input, init) => SELF.fetch(input as string, init) });
+    const denied = new EdgeLabelCache({
+      edge: BASE,
+      token: "nope",
+      fetch: (input, init) => SELF.fetch(input as string, init),
+    });
     await expect(denied.get(k)).rejects.toMatchObject({ code: "ERR_LABEL_CACHE" });
   });
 });

@@ -83,7 +83,9 @@ describe("GET /v1/datasets/{prefix}/manifest", () => {
 
   it("default shard target comes from EC_SHARD_TARGET_BYTES: one shard for small objects", async () => {
     const [only] = await allPages("mds", "");
-    expect(only!.shards).toEqual([{ id: 0, first: 0, count: COUNT + 1, bytes: only!.objects.reduce((a, o) => a + o.size, 0) }]);
+    expect(only!.shards).toEqual([
+      { id: 0, first: 0, count: COUNT + 1, bytes: only!.objects.reduce((a, o) => a + o.size, 0) },
+    ]);
   });
 
   it("tampered manifests fail verification", async () => {
@@ -92,10 +94,16 @@ describe("GET /v1/datasets/{prefix}/manifest", () => {
     await expect(verifyManifest(signed, k)).resolves.toMatchObject({ dataset: "mds" });
     const payload = signed.payload.replace('"size":100', '"size":999');
     expect(payload).not.toBe(signed.payload);
-    await expect(verifyManifest({ ...signed, payload }, k)).rejects.toMatchObject({ code: ManifestErrorCode.SIGNATURE });
+    await expect(verifyManifest({ ...signed, payload }, k)).rejects.toMatchObject({
+      code: ManifestErrorCode.SIGNATURE,
+    });
     const flipped = (signed.signature[0] === "A" ? "B" : "A") + signed.signature.slice(1);
-    await expect(verifyManifest({ ...signed, signature: flipped }, k)).rejects.toMatchObject({ code: ManifestErrorCode.SIGNATURE });
-    await expect(verifyManifest({ ...signed, keyId: "someone-else" }, k)).rejects.toMatchObject({ code: ManifestErrorCode.UNKNOWN_KEY });
+    await expect(verifyManifest({ ...signed, signature: flipped }, k)).rejects.toMatchObject({
+      code: ManifestErrorCode.SIGNATURE,
+    });
+    await expect(verifyManifest({ ...signed, keyId: "someone-else" }, k)).rejects.toMatchObject({
+      code: ManifestErrorCode.UNKNOWN_KEY,
+    });
     const later = JSON.parse(signed.payload).expiresAt + 1;
     await expect(verifyManifest(signed, k, { now: later })).rejects.toMatchObject({ code: ManifestErrorCode.EXPIRED });
   });

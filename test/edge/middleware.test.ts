@@ -43,7 +43,8 @@ describe("signedUrlAuth", () => {
     signedUrlAuth({ route: "/v1/things/", secret: () => "k", now: () => NOW }),
     (c) => c.text(c.var.key),
   );
-  const url = async (key: string, exp: number) => `/v1/things/${key}?exp=${exp}&sig=${await signPath("k", "/v1/things/", key, exp)}`;
+  const url = async (key: string, exp: number) =>
+    `/v1/things/${key}?exp=${exp}&sig=${await signPath("k", "/v1/things/", key, exp)}`;
 
   it("accepts a URL up to and including its expiry second, not after", async () => {
     expect(await (await app.request(await url("a/b", NOW))).text()).toBe("a/b");
@@ -60,7 +61,12 @@ describe("signedUrlAuth", () => {
   it("answers 500 that leaks nothing when the secret is missing", async () => {
     const bare = new Hono<EdgeEnv>();
     bare.onError(renderError);
-    bare.get("/v1/things/*", objectKey({ route: "/v1/things/" }), signedUrlAuth({ route: "/v1/things/", secret: () => undefined }), (c) => c.text("in"));
+    bare.get(
+      "/v1/things/*",
+      objectKey({ route: "/v1/things/" }),
+      signedUrlAuth({ route: "/v1/things/", secret: () => undefined }),
+      (c) => c.text("in"),
+    );
     const res = await bare.request(await url("a", NOW + 60));
     expect(res.status).toBe(500);
     expect(await res.text()).not.toContain("EC_SIGNING_KEY");

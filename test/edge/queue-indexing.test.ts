@@ -2,7 +2,13 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult } from 
 import { describe, expect, inject, it, vi } from "vitest";
 import { IndexBudgetError, indexCacheKey, MAX_INDEX_READS, objectIndex } from "../../edge/manifest/object-index.js";
 import { indexForTable, MESSAGE_OVERHEAD } from "../../edge/table/index-object.js";
-import { handleQueue, INDEX_MAX_RETRIES, retryDelay, SUBREQUEST_BUDGET, type QueueDeps } from "../../edge/table/index-queue.js";
+import {
+  handleQueue,
+  INDEX_MAX_RETRIES,
+  retryDelay,
+  SUBREQUEST_BUDGET,
+  type QueueDeps,
+} from "../../edge/table/index-queue.js";
 import { publishTable } from "../../edge/table/publish.js";
 import { tableKeys } from "../../common/dataset-table/table-keys.js";
 import { put } from "./helpers.js";
@@ -16,7 +22,15 @@ describe("background indexing on the local queue", () => {
     expect((await put("bgq/a.mp4", bytesOf("h264-faststart.mp4"))).status).toBe(201);
     const entry = await eventually(() => entryOf("bgq/a.mp4"), "the table entry of bgq/a.mp4");
     const head = await env.BUCKET.head("bgq/a.mp4");
-    expect(entry).toMatchObject({ key: "bgq/a.mp4", etag: head!.httpEtag, kind: "video", frames: 30, codec: "h264", width: 160, height: 96 });
+    expect(entry).toMatchObject({
+      key: "bgq/a.mp4",
+      etag: head!.httpEtag,
+      kind: "video",
+      frames: 30,
+      codec: "h264",
+      width: 160,
+      height: 96,
+    });
     expect(await env.BUCKET.head(await indexCacheKey(head!.etag, "bgq/a.mp4"))).not.toBeNull();
     const table = await eventually(async () => {
       const t = await readTable("bgq");
@@ -44,7 +58,10 @@ function withPaddingBeforeMoov(mp4: Uint8Array, pad: number): Uint8Array {
 describe("the index queue's handler (messages as the queue and R2 event notifications deliver them)", () => {
   let seq = 0;
   const batchOf = (bodies: unknown[], attempts = 1) =>
-    createMessageBatch("ec-index", bodies.map((body) => ({ id: `m${++seq}`, timestamp: new Date(), attempts, body })));
+    createMessageBatch(
+      "ec-index",
+      bodies.map((body) => ({ id: `m${++seq}`, timestamp: new Date(), attempts, body })),
+    );
   const r2Event = (key: string, eTag: string, action = "PutObject") => ({
     account: "acct",
     bucket: "ec-data",
@@ -65,7 +82,11 @@ describe("the index queue's handler (messages as the queue and R2 event notifica
         return done;
       },
     });
-    return { outcomes, result: await getQueueResult(batch, ctx), retried: retries.flatMap((r) => r.mock.calls.map((c) => c[0])) };
+    return {
+      outcomes,
+      result: await getQueueResult(batch, ctx),
+      retried: retries.flatMap((r) => r.mock.calls.map((c) => c[0])),
+    };
   }
 
   it("does no work twice for a duplicate or a redelivery of the same (key, etag)", async () => {
@@ -91,7 +112,10 @@ describe("the index queue's handler (messages as the queue and R2 event notifica
     await env.BUCKET.put("chg/a.mp4", bytesOf("other-version.mp4"));
     const v2 = (await env.BUCKET.head("chg/a.mp4"))!;
     // A late redelivery of the old version's notification indexes what is there now.
-    const { outcomes } = await deliver([r2Event("chg/a.mp4", v1.etag, "CopyObject"), r2Event("chg/a.mp4", v2.etag, "CompleteMultipartUpload")]);
+    const { outcomes } = await deliver([
+      r2Event("chg/a.mp4", v1.etag, "CopyObject"),
+      r2Event("chg/a.mp4", v2.etag, "CompleteMultipartUpload"),
+    ]);
     expect(outcomes).toEqual(["indexed", "duplicate"]);
     expect(await entryOf("chg/a.mp4")).toMatchObject({ etag: v2.httpEtag, frames: 10, width: 128, height: 64 });
     await publishTable(env, "chg");
@@ -122,7 +146,10 @@ describe("the index queue's handler (messages as the queue and R2 event notifica
     const last = await deliver([{ type: "index", key: "fail/a.mp4" }], INDEX_MAX_RETRIES + 1, failing);
     expect(last.result.retryMessages.length).toBe(1);
     expect(last.retried).toEqual([{ delaySeconds: retryDelay(INDEX_MAX_RETRIES + 1) }]);
-    expect(await entryOf("fail/a.mp4")).toMatchObject({ kind: "error", error: { code: "ERR_INDEX_FAILED", message: expect.stringContaining("R2 is having a bad day") } });
+    expect(await entryOf("fail/a.mp4")).toMatchObject({
+      kind: "error",
+      error: { code: "ERR_INDEX_FAILED", message: expect.stringContaining("R2 is having a bad day") },
+    });
     expect(retryDelay(2)).toBeGreaterThan(retryDelay(1));
   });
 
@@ -134,7 +161,11 @@ describe("the index queue's handler (messages as the queue and R2 event notifica
       if (maxReads < 600) throw new IndexBudgetError(key);
       return { outcome: "indexed", root: undefined, reads: 600 };
     };
-    const { retried, result } = await deliver([1, 2, 3].map((i) => ({ type: "index", key: `budget/${i}.mp4` })), 1, heavy);
+    const { retried, result } = await deliver(
+      [1, 2, 3].map((i) => ({ type: "index", key: `budget/${i}.mp4` })),
+      1,
+      heavy,
+    );
     expect(asked[0]).toBe(MAX_INDEX_READS);
     expect(result.explicitAcks.length).toBe(1);
     expect(retried).toEqual([{ delaySeconds: 0 }, { delaySeconds: 0 }]);
@@ -142,7 +173,9 @@ describe("the index queue's handler (messages as the queue and R2 event notifica
     // The real build under a cap too small for it caches nothing: no error record for a good file.
     await env.BUCKET.put("budget/tail.mp4", withPaddingBeforeMoov(bytesOf("h264-bframes-tail.mp4"), 200_000));
     await expect(objectIndex(env, { key: "budget/tail.mp4", maxReads: 1 })).rejects.toBeInstanceOf(IndexBudgetError);
-    expect(await env.BUCKET.head(await indexCacheKey((await env.BUCKET.head("budget/tail.mp4"))!.etag, "budget/tail.mp4"))).toBeNull();
+    expect(
+      await env.BUCKET.head(await indexCacheKey((await env.BUCKET.head("budget/tail.mp4"))!.etag, "budget/tail.mp4")),
+    ).toBeNull();
     expect((await objectIndex(env, { key: "budget/tail.mp4" })).kind).toBe("video");
   });
 
@@ -152,7 +185,10 @@ describe("the index queue's handler (messages as the queue and R2 event notifica
     await deliver([r2Event("del/a.mp4", "x"), r2Event("del/b.mp4", "y")]);
     const g1 = (await publishTable(env, "del"))!;
     await env.BUCKET.delete("del/a.mp4");
-    const { outcomes } = await deliver([r2Event("del/a.mp4", "x", "DeleteObject"), r2Event("_ec/table/v1/del/head.json", "z")]);
+    const { outcomes } = await deliver([
+      r2Event("del/a.mp4", "x", "DeleteObject"),
+      r2Event("_ec/table/v1/del/head.json", "z"),
+    ]);
     expect(outcomes).toEqual(["removed", "ignored"]);
     const g2 = (await publishTable(env, "del"))!;
     expect(g2.generation).toBe(g1.generation + 1);

@@ -43,7 +43,15 @@ describe("HEAD and transport details", () => {
     const full = await get("range/obj.bin");
     const head = await get("range/obj.bin", {}, "HEAD");
     expect(head.status).toBe(200);
-    for (const h of ["etag", "last-modified", "content-length", "accept-ranges", "content-type", "cache-control", "content-encoding"]) {
+    for (const h of [
+      "etag",
+      "last-modified",
+      "content-length",
+      "accept-ranges",
+      "content-type",
+      "cache-control",
+      "content-encoding",
+    ]) {
       expect(head.headers.get(h)).toBe(full.headers.get(h));
     }
     expect((await bytes(head)).byteLength).toBe(0);

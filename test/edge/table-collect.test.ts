@@ -6,12 +6,24 @@ import { collectTable, retentionOf } from "../../edge/table/collect.js";
 import { readHead, writeGeneration } from "../../edge/table/publish.js";
 import { readTable } from "./table-helpers.js";
 
-const entry = (root: string, i: number, etag = "e"): TableEntryV1 => ({ key: `${root}/o-${String(i).padStart(5, "0")}.npy`, size: 100, etag: `"${etag}${i}"`, kind: "array", frames: 1 });
+const entry = (root: string, i: number, etag = "e"): TableEntryV1 => ({
+  key: `${root}/o-${String(i).padStart(5, "0")}.npy`,
+  size: 100,
+  etag: `"${etag}${i}"`,
+  kind: "array",
+  frames: 1,
+});
 
 /** Generation 1 with `first` entries (3 pages at 2500), then one generation per `later` change, the n-th created at 1000 × (n + 1). */
 async function generations(root: string, first: number, later: readonly TableEntryV1[]): Promise<TableHeadV1[]> {
   const heads: TableHeadV1[] = [];
-  let head = await writeGeneration(env, root, undefined, new Map(Array.from({ length: first }, (_, i) => [entry(root, i).key, entry(root, i)])), 1000);
+  let head = await writeGeneration(
+    env,
+    root,
+    undefined,
+    new Map(Array.from({ length: first }, (_, i) => [entry(root, i).key, entry(root, i)])),
+    1000,
+  );
   heads.push(head);
   for (const [n, e] of later.entries()) {
     head = await writeGeneration(env, root, head, new Map([[e.key, e]]), 1000 * (n + 2));
@@ -28,14 +40,21 @@ async function stored(prefix: string): Promise<string[]> {
 describe("garbage collection of old table generations (local R2)", () => {
   it("keeps the newest N generations, drops the older ones and the pages only they referenced", async () => {
     // Generation 1: 3 pages; 2 rewrites its last page; 3 its first; 4 its last again.
-    const heads = await generations("gca", 2500, [entry("gca", 2499, "v2-"), entry("gca", 0, "v3-"), entry("gca", 2400, "v4-")]);
+    const heads = await generations("gca", 2500, [
+      entry("gca", 2499, "v2-"),
+      entry("gca", 0, "v3-"),
+      entry("gca", 2400, "v4-"),
+    ]);
     expect(heads.map((h) => h.pages.map((p) => p.name))).toEqual([
       ["1-0", "1-1", "1-2"],
       ["1-0", "1-1", "2-0"],
       ["3-0", "1-1", "2-0"],
       ["3-0", "1-1", "4-0"],
     ]);
-    expect(await collectTable(env, "gca", { generations: 2, seconds: 1 }, 10_000)).toEqual({ dropped: [1, 2], pages: 2 });
+    expect(await collectTable(env, "gca", { generations: 2, seconds: 1 }, 10_000)).toEqual({
+      dropped: [1, 2],
+      pages: 2,
+    });
     expect(await stored(`${tablePrefix("gca")}gen/`)).toEqual(["3.json", "4.json"]);
     // 1-2 died with generation 1, 1-0 with 2; 2-0 is still generation 3's.
     expect(await stored(`${tablePrefix("gca")}pages/`)).toEqual(["1-1.json", "2-0.json", "3-0.json", "4-0.json"]);

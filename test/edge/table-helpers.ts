@@ -5,7 +5,11 @@ import { tableKeys } from "../../common/dataset-table/table-keys.js";
 import { BASE, TOKEN } from "./helpers.js";
 
 /** Polls until `check` returns a value (the real queue delivers on its own clock). */
-export async function eventually<T>(check: () => Promise<T | undefined | null>, what: string, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | null>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const got = await check();
@@ -21,11 +25,17 @@ export async function entryOf(key: string): Promise<TableEntryV1 | undefined> {
 }
 
 export function tableRequest(prefix: string, tail: string, init: RequestInit = {}): Promise<Response> {
-  return SELF.fetch(`${BASE}/v1/datasets/${prefix}/${tail}`, { ...init, headers: { authorization: `Bearer ${TOKEN}`, ...init.headers } });
+  return SELF.fetch(`${BASE}/v1/datasets/${prefix}/${tail}`, {
+    ...init,
+    headers: { authorization: `Bearer ${TOKEN}`, ...init.headers },
+  });
 }
 
 /** The latest (or a pinned) generation through the edge's routes: head and every page's entries. */
-export async function readTable(prefix: string, generation?: number): Promise<{ head: TableHeadV1; entries: TableEntryV1[] } | undefined> {
+export async function readTable(
+  prefix: string,
+  generation?: number,
+): Promise<{ head: TableHeadV1; entries: TableEntryV1[] } | undefined> {
   const res = await tableRequest(prefix, `table${generation === undefined ? "" : `?generation=${generation}`}`);
   if (res.status === 404) return undefined;
   const head = TableHeadV1.parse(JSON.parse(SignedManifestV1.parse(await res.json()).payload));

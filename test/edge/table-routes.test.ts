@@ -13,7 +13,10 @@ const bytesOf = (name: string) => Uint8Array.from(atob(fixtures[name]!.bytes), (
 describe("the dataset table routes", () => {
   it("enqueues every object of a prefix filled behind the edge's back (what `ec index` calls)", async () => {
     for (const name of ["a.mp4", "b.jpg", "c.npy"]) {
-      await env.BUCKET.put(`late/${name}`, bytesOf({ "a.mp4": "h264-faststart.mp4", "b.jpg": "image.jpg", "c.npy": "array.npy" }[name]!));
+      await env.BUCKET.put(
+        `late/${name}`,
+        bytesOf({ "a.mp4": "h264-faststart.mp4", "b.jpg": "image.jpg", "c.npy": "array.npy" }[name]!),
+      );
     }
     expect((await tableRequest("late", "table")).status).toBe(404);
     const res = await tableRequest("late", "index", { method: "POST" });
@@ -23,7 +26,11 @@ describe("the dataset table routes", () => {
       const t = await readTable("late");
       return t?.entries.length === 3 ? t : undefined;
     }, "a generation with all three objects");
-    expect(table.entries.map((e) => [e.key, e.kind])).toEqual([["late/a.mp4", "video"], ["late/b.jpg", "image"], ["late/c.npy", "array"]]);
+    expect(table.entries.map((e) => [e.key, e.kind])).toEqual([
+      ["late/a.mp4", "video"],
+      ["late/b.jpg", "image"],
+      ["late/c.npy", "array"],
+    ]);
   });
 
   it("serves a signed head that verifies with GET /v1/keys, and pages whose digest it names", async () => {
@@ -31,21 +38,32 @@ describe("the dataset table routes", () => {
     await tableRequest("signed", "index", { method: "POST" });
     await eventually(() => readTable("signed"), "the table of signed/");
     const keys = await fetchPublicKeys(BASE, { fetch: (url, init) => SELF.fetch(url as string, init) });
-    const head = TableHeadV1.parse(JSON.parse(await verifiedPayload(await (await tableRequest("signed", "table")).json(), keys)));
+    const head = TableHeadV1.parse(
+      JSON.parse(await verifiedPayload(await (await tableRequest("signed", "table")).json(), keys)),
+    );
     const page = await tableRequest("signed", `table/pages/${head.pages[0]!.name}`);
     const bytes = new Uint8Array(await page.arrayBuffer());
-    const digest = btoa(String.fromCharCode(...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    const digest = btoa(String.fromCharCode(...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "");
     expect(digest).toBe(head.pages[0]!.sha256);
     expect((await tableRequest("signed", "table?generation=999")).status).toBe(404);
     expect(await errorCode(await tableRequest("signed", "table?generation=999"))).toBe("ERR_TABLE_MISSING");
   });
 
   it("signs URLs for objects of the prefix only, with a bearer token only", async () => {
-    const ok = await tableRequest("signed", "urls", { method: "POST", body: JSON.stringify({ objects: [{ key: "signed/a.mp4", etag: '"e"' }] }) });
+    const ok = await tableRequest("signed", "urls", {
+      method: "POST",
+      body: JSON.stringify({ objects: [{ key: "signed/a.mp4", etag: '"e"' }] }),
+    });
     const body = SignedUrlsV1.parse(await ok.json());
     expect(body.objects[0]!.indexUrl).toContain("etag=%22e%22");
     expect((await SELF.fetch(body.objects[0]!.url)).status).toBe(200);
-    const stray = await tableRequest("signed", "urls", { method: "POST", body: JSON.stringify({ objects: [{ key: "other/a.mp4", etag: '"e"' }] }) });
+    const stray = await tableRequest("signed", "urls", {
+      method: "POST",
+      body: JSON.stringify({ objects: [{ key: "other/a.mp4", etag: '"e"' }] }),
+    });
     expect(stray.status).toBe(400);
     const anonymous = await SELF.fetch(`${BASE}/v1/datasets/signed/urls`, { method: "POST", body: "{}" });
     expect(anonymous.status).toBe(401);
@@ -64,7 +82,12 @@ describe("mergePages", () => {
     for (const w of first.written) store.set(w.ref.name, w.entries);
     expect(first.pages.map((p) => p.count)).toEqual([834, 834, 832]);
     const grow = Array.from({ length: PAGE_MAX }, (_, i) => `m/00001-${String(i).padStart(5, "0")}`);
-    const second = await mergePages(first.pages, new Map([...grow.map((k): [string, TableEntryV1] => [k, entry(k)]), ["m/02499", null]]), load, (n) => `2-${n}`);
+    const second = await mergePages(
+      first.pages,
+      new Map([...grow.map((k): [string, TableEntryV1] => [k, entry(k)]), ["m/02499", null]]),
+      load,
+      (n) => `2-${n}`,
+    );
     expect(second.pages[1]!.name).toMatch(/^2-/);
     expect(second.pages.at(-1)!.name).toMatch(/^2-/);
     expect(second.pages.filter((p) => p.name.startsWith("1-")).map((p) => p.name)).toEqual(["1-1"]);

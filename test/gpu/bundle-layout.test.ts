@@ -22,7 +22,11 @@ describe("the GPU bundle's references in NVDEC's layout", () => {
 
   const cases: [string, MakeVideoOptions, Layout][] = [
     ["h264 with B-frames as nv12", { codec: "h264", width: 96, height: 64, frames: 12, bframes: 2 }, "nv12"],
-    ["hevc 10-bit as p010le", { codec: "hevc", width: 96, height: 64, frames: 8, pixFmt: "yuv420p10le", name: "p010.mp4" }, "p010le"],
+    [
+      "hevc 10-bit as p010le",
+      { codec: "hevc", width: 96, height: 64, frames: 8, pixFmt: "yuv420p10le", name: "p010.mp4" },
+      "p010le",
+    ],
   ];
   it.each(cases)("%s: the CPU decode repacked equals ffmpeg's framemd5", async (_name, options, layout) => {
     const v = await indexedVideo(dir, options);
@@ -34,6 +38,8 @@ describe("the GPU bundle's references in NVDEC's layout", () => {
   it("refuses frames of another format", async () => {
     const v = await indexedVideo(dir, { codec: "h264", width: 96, height: 64, frames: 2, name: "wrong.mp4" });
     const frames = await decodeOn(v, "cpu");
-    expect(() => nvdecLayoutMd5s(frames, "p010le")).toThrow("Expected p010le or yuv420p10le frames but received yuv420p");
+    expect(() => nvdecLayoutMd5s(frames, "p010le")).toThrow(
+      "Expected p010le or yuv420p10le frames but received yuv420p",
+    );
   });
 });

@@ -9,8 +9,12 @@ import { vi } from "vitest";
 export async function captureOutput(run: () => Promise<number>): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
-  const o = vi.spyOn(process.stdout, "write").mockImplementation((c: string | Uint8Array) => ((out += String(c)), true));
-  const e = vi.spyOn(process.stderr, "write").mockImplementation((c: string | Uint8Array) => ((err += String(c)), true));
+  const o = vi
+    .spyOn(process.stdout, "write")
+    .mockImplementation((c: string | Uint8Array) => ((out += String(c)), true));
+  const e = vi
+    .spyOn(process.stderr, "write")
+    .mockImplementation((c: string | Uint8Array) => ((err += String(c)), true));
   try {
     return { code: await run(), out, err };
   } finally {

@@ -9,7 +9,11 @@ export function findChromium(): string | undefined {
   const has = () => spawnSync("sh", ["-c", "command -v chromium"], { encoding: "utf8" }).stdout.trim() || undefined;
   if (has()) return has();
   if (process.getuid?.() !== 0) return undefined;
-  spawnSync("apt-get", ["install", "-y", "-qq", "chromium"], { stdio: "ignore", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" }, timeout: 600_000 });
+  spawnSync("apt-get", ["install", "-y", "-qq", "chromium"], {
+    stdio: "ignore",
+    env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+    timeout: 600_000,
+  });
   return has();
 }
 
@@ -20,10 +24,27 @@ export function findChromium(): string | undefined {
  * @example
  * const { stdout } = await dumpDom(chromium, report, dir);
  */
-export async function dumpDom(chromium: string, file: string, dir: string): Promise<{ stdout: string; stderr: string }> {
-  return run(chromium, [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run", "--enable-logging=stderr", "--v=0", `--user-data-dir=${join(dir, "chrome")}`,
-    "--dump-dom", `file://${file}`,
-  ], { timeout: 90_000, maxBuffer: 16 << 20 });
+export async function dumpDom(
+  chromium: string,
+  file: string,
+  dir: string,
+): Promise<{ stdout: string; stderr: string }> {
+  return run(
+    chromium,
+    [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+      "--enable-logging=stderr",
+      "--v=0",
+      `--user-data-dir=${join(dir, "chrome")}`,
+      "--dump-dom",
+      `file://${file}`,
+    ],
+    { timeout: 90_000, maxBuffer: 16 << 20 },
+  );
 }

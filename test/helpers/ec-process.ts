@@ -21,7 +21,9 @@ export async function ensureBuilt(): Promise<void> {
   const stamp = join(ROOT, "dist", "sdk", "cli", "main.js");
   const src = Math.max(newest(join(ROOT, "sdk")), newest(join(ROOT, "common")), newest(join(ROOT, "origin-cache")));
   if (existsSync(stamp) && statSync(stamp).mtimeMs >= src) return;
-  await exec(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: ROOT });
+  await exec(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], {
+    cwd: ROOT,
+  });
 }
 
 /** Environment for child `ec` runs: nothing inherited that would change where they point. */
@@ -32,10 +34,17 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 }
 
 /** Runs `ec ARGS` to completion. */
-export async function ec(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function ec(
+  args: string[],
+  env: NodeJS.ProcessEnv = cleanEnv(),
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, [join(ROOT, "bin", "ec.js"), ...args], { cwd: ROOT, env }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === "number" ? (err as { code: number }).code : 1) : 0;
+      const code = err
+        ? typeof (err as { code?: unknown }).code === "number"
+          ? (err as { code: number }).code
+          : 1
+        : 0;
       resolve({ code, stdout, stderr });
     });
   });
@@ -43,7 +52,12 @@ export async function ec(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): P
 
 /** Starts a long-running `ec ARGS` in its own process group. */
 export function ecSpawn(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): ChildProcess {
-  return spawn(process.execPath, [join(ROOT, "bin", "ec.js"), ...args], { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  return spawn(process.execPath, [join(ROOT, "bin", "ec.js"), ...args], {
+    cwd: ROOT,
+    env,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
 }
 
 /** Resolves with the first line the child writes to stdout (rejects if it exits first). */

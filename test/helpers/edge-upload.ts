@@ -10,7 +10,11 @@ import type { LocalEdge } from "../../sdk/dev/index.js";
  */
 export async function uploadFiles(edge: LocalEdge, files: Iterable<readonly [string, string]>): Promise<void> {
   for (const [key, file] of files) {
-    const res = await fetch(`${edge.url}/v1/objects/${key}`, { method: "PUT", body: new Uint8Array(await readFile(file)), headers: { authorization: `Bearer ${edge.token}` } });
+    const res = await fetch(`${edge.url}/v1/objects/${key}`, {
+      method: "PUT",
+      body: new Uint8Array(await readFile(file)),
+      headers: { authorization: `Bearer ${edge.token}` },
+    });
     expect(res.status, key).toBe(201);
   }
 }

@@ -16,14 +16,27 @@ const run = promisify(execFile);
  * @example
  * const cut = await cutCopy(src, dir, { ss: 2.5, name: "cut.mp4" });
  */
-export async function cutCopy(src: string, dir: string, o: { ss?: number; t?: number; itsoffset?: number; name: string }): Promise<string> {
+export async function cutCopy(
+  src: string,
+  dir: string,
+  o: { ss?: number; t?: number; itsoffset?: number; name: string },
+): Promise<string> {
   const out = join(dir, o.name);
   await run("ffmpeg", [
-    "-hide_banner", "-loglevel", "error", "-y",
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-y",
     ...(o.itsoffset !== undefined ? ["-itsoffset", String(o.itsoffset)] : []),
     ...(o.ss !== undefined ? ["-ss", String(o.ss)] : []),
     ...(o.t !== undefined ? ["-t", String(o.t)] : []),
-    "-i", src, "-map", "0", "-c", "copy", out,
+    "-i",
+    src,
+    "-map",
+    "0",
+    "-c",
+    "copy",
+    out,
   ]);
   return out;
 }
@@ -35,7 +48,11 @@ export async function cutCopy(src: string, dir: string, o: { ss?: number; t?: nu
  * @example
  * await patchEdit(cut, out, { duration: 1000 }); // show one second from the edit's start
  */
-export async function patchEdit(src: string, out: string, o: { entry?: number; duration?: number; rate?: number }): Promise<string> {
+export async function patchEdit(
+  src: string,
+  out: string,
+  o: { entry?: number; duration?: number; rate?: number },
+): Promise<string> {
   const bytes = Buffer.from(await readFile(src));
   const at = bytes.indexOf("elst");
   if (at < 0 || bytes[at + 4] !== 0) throw new Error(`${src} has no version-0 elst`);

@@ -15,15 +15,35 @@ const run = promisify(execFile);
  * @example
  * const md5s = await ffmpegFrameMd5s(file); md5s[12]; // frame 12
  */
-export async function ffmpegFrameMd5s(file: string, o: { stream?: number; autorotate?: boolean } = {}): Promise<string[]> {
+export async function ffmpegFrameMd5s(
+  file: string,
+  o: { stream?: number; autorotate?: boolean } = {},
+): Promise<string[]> {
   // ffmpeg turns frames by the display matrix unless told not to; ec delivers them as coded by default.
   const rotate = o.autorotate === false ? ["-noautorotate"] : [];
   const { stdout } = await run(
     "ffmpeg",
-    ["-hide_banner", "-loglevel", "error", ...rotate, "-i", file, "-map", `0:v:${o.stream ?? 0}`, "-fps_mode", "passthrough", "-f", "framemd5", "-"],
+    [
+      "-hide_banner",
+      "-loglevel",
+      "error",
+      ...rotate,
+      "-i",
+      file,
+      "-map",
+      `0:v:${o.stream ?? 0}`,
+      "-fps_mode",
+      "passthrough",
+      "-f",
+      "framemd5",
+      "-",
+    ],
     { maxBuffer: 64 << 20 },
   );
-  return stdout.split("\n").filter((l) => l && !l.startsWith("#")).map((l) => l.split(",").at(-1)!.trim());
+  return stdout
+    .split("\n")
+    .filter((l) => l && !l.startsWith("#"))
+    .map((l) => l.split(",").at(-1)!.trim());
 }
 
 /**

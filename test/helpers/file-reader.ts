@@ -3,7 +3,9 @@ import { buildIndex, type RangeReader } from "../../common/media-index/index.js"
 import type { IndexV1 } from "../../common/schema/index.js";
 
 /** A RangeReader over a local file that records every range it was asked for. */
-export async function fileReader(path: string): Promise<RangeReader & { requests: { offset: number; length: number }[]; close(): Promise<void> }> {
+export async function fileReader(
+  path: string,
+): Promise<RangeReader & { requests: { offset: number; length: number }[]; close(): Promise<void> }> {
   const handle = await open(path, "r");
   const { size } = await handle.stat();
   const requests: { offset: number; length: number }[] = [];
@@ -26,7 +28,10 @@ export async function fileReader(path: string): Promise<RangeReader & { requests
  * @example
  * const { index, requests } = await indexLocalFile("/tmp/a.mkv", "a.mkv");
  */
-export async function indexLocalFile(path: string, key: string): Promise<{ index: IndexV1; requests: { offset: number; length: number }[] }> {
+export async function indexLocalFile(
+  path: string,
+  key: string,
+): Promise<{ index: IndexV1; requests: { offset: number; length: number }[] }> {
   const reader = await fileReader(path);
   try {
     return { index: await buildIndex(reader, { key, etag: "e" }), requests: reader.requests };

@@ -21,9 +21,40 @@ export interface MatroskaOptions {
 }
 
 export const encoders: Record<MatroskaOptions["codec"], (gop: number) => string[]> = {
-  h264: (gop) => ["-c:v", "libx264", "-preset", "ultrafast", "-bf", "2", "-g", String(gop), "-keyint_min", String(gop), "-sc_threshold", "0"],
-  hevc: (gop) => ["-c:v", "libx265", "-preset", "ultrafast", "-x265-params", `log-level=error:bframes=3:keyint=${gop}:min-keyint=${gop}:scenecut=0`],
-  vp9: (gop) => ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-g", String(gop), "-keyint_min", String(gop)],
+  h264: (gop) => [
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-bf",
+    "2",
+    "-g",
+    String(gop),
+    "-keyint_min",
+    String(gop),
+    "-sc_threshold",
+    "0",
+  ],
+  hevc: (gop) => [
+    "-c:v",
+    "libx265",
+    "-preset",
+    "ultrafast",
+    "-x265-params",
+    `log-level=error:bframes=3:keyint=${gop}:min-keyint=${gop}:scenecut=0`,
+  ],
+  vp9: (gop) => [
+    "-c:v",
+    "libvpx-vp9",
+    "-deadline",
+    "realtime",
+    "-cpu-used",
+    "8",
+    "-g",
+    String(gop),
+    "-keyint_min",
+    String(gop),
+  ],
   av1: (gop) => ["-c:v", "libsvtav1", "-preset", "12", "-g", String(gop), "-svtav1-params", "verbosity=0"],
 };
 
@@ -37,10 +68,27 @@ export async function makeMatroska(dir: string, o: MatroskaOptions): Promise<str
   const out = join(dir, o.name);
   const gop = o.gop ?? 12;
   const audio = o.audio ? ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000"] : [];
-  const codec = o.lossless ? ["-vf", "noise=alls=60:allf=t", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", "-g", String(gop)] : encoders[o.codec](gop);
+  const codec = o.lossless
+    ? ["-vf", "noise=alls=60:allf=t", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", "-g", String(gop)]
+    : encoders[o.codec](gop);
   await run("ffmpeg", [
-    "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", `testsrc2=size=${o.width ?? 96}x${o.height ?? 64}:rate=25`, ...audio,
-    "-frames:v", String(o.frames), "-pix_fmt", "yuv420p", ...codec, ...(o.audio ? ["-c:a", "libopus", "-shortest"] : []), ...(o.live ? ["-live", "1"] : []), out,
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    `testsrc2=size=${o.width ?? 96}x${o.height ?? 64}:rate=25`,
+    ...audio,
+    "-frames:v",
+    String(o.frames),
+    "-pix_fmt",
+    "yuv420p",
+    ...codec,
+    ...(o.audio ? ["-c:a", "libopus", "-shortest"] : []),
+    ...(o.live ? ["-live", "1"] : []),
+    out,
   ]);
   return out;
 }
@@ -54,15 +102,41 @@ export async function makeMatroska(dir: string, o: MatroskaOptions): Promise<str
  */
 export async function makeTs(
   dir: string,
-  o: { codec: "h264" | "hevc"; frames: number; gop?: number; audio?: boolean; m2ts?: boolean; width?: number; height?: number; tsOffset?: number; name: string },
+  o: {
+    codec: "h264" | "hevc";
+    frames: number;
+    gop?: number;
+    audio?: boolean;
+    m2ts?: boolean;
+    width?: number;
+    height?: number;
+    tsOffset?: number;
+    name: string;
+  },
 ): Promise<string> {
   const out = join(dir, o.name);
   const audio = o.audio ? ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000"] : [];
   await run("ffmpeg", [
-    "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", `testsrc2=size=${o.width ?? 96}x${o.height ?? 64}:rate=25`, ...audio,
-    "-frames:v", String(o.frames), "-pix_fmt", "yuv420p", ...encoders[o.codec](o.gop ?? 12), ...(o.audio ? ["-c:a", "aac", "-shortest"] : []),
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    `testsrc2=size=${o.width ?? 96}x${o.height ?? 64}:rate=25`,
+    ...audio,
+    "-frames:v",
+    String(o.frames),
+    "-pix_fmt",
+    "yuv420p",
+    ...encoders[o.codec](o.gop ?? 12),
+    ...(o.audio ? ["-c:a", "aac", "-shortest"] : []),
     ...(o.tsOffset !== undefined ? ["-output_ts_offset", String(o.tsOffset)] : []),
-    "-f", "mpegts", ...(o.m2ts ? ["-mpegts_m2ts_mode", "1"] : []), out,
+    "-f",
+    "mpegts",
+    ...(o.m2ts ? ["-mpegts_m2ts_mode", "1"] : []),
+    out,
   ]);
   return out;
 }
@@ -82,7 +156,7 @@ function ebmlVint(b: Uint8Array, at: number, keepMarker: boolean): { length: num
   let length = 1;
   while (length <= 8 && !(b[at]! & (0x100 >> length))) length++;
   let value = keepMarker ? b[at]! : b[at]! & (0xff >> length);
-  let ones = value === (0xff >> length);
+  let ones = value === 0xff >> length;
   for (let i = 1; i < length; i++) (value = value * 256 + b[at + i]!), (ones &&= b[at + i] === 0xff);
   return { length, value, unknown: !keepMarker && ones };
 }

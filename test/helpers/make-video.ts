@@ -35,13 +35,43 @@ export interface MakeVideoOptions {
 }
 
 const encoderArgs: Record<FixtureCodec, (o: MakeVideoOptions, gop: number) => string[]> = {
-  h264: (o, gop) => ["-c:v", "libx264", "-preset", "ultrafast", "-bf", String(o.bframes ?? 0), "-g", String(gop), "-keyint_min", String(gop), "-sc_threshold", "0"],
+  h264: (o, gop) => [
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-bf",
+    String(o.bframes ?? 0),
+    "-g",
+    String(gop),
+    "-keyint_min",
+    String(gop),
+    "-sc_threshold",
+    "0",
+  ],
   hevc: (o, gop) => [
-    "-c:v", "libx265", "-preset", "ultrafast", "-tag:v", "hvc1",
-    "-x265-params", `log-level=error:bframes=${o.bframes ?? 0}:keyint=${gop}:min-keyint=${gop}:scenecut=0`,
+    "-c:v",
+    "libx265",
+    "-preset",
+    "ultrafast",
+    "-tag:v",
+    "hvc1",
+    "-x265-params",
+    `log-level=error:bframes=${o.bframes ?? 0}:keyint=${gop}:min-keyint=${gop}:scenecut=0`,
   ],
   av1: (_o, gop) => ["-c:v", "libsvtav1", "-preset", "12", "-g", String(gop), "-svtav1-params", "verbosity=0"],
-  vp9: (_o, gop) => ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-g", String(gop), "-keyint_min", String(gop)],
+  vp9: (_o, gop) => [
+    "-c:v",
+    "libvpx-vp9",
+    "-deadline",
+    "realtime",
+    "-cpu-used",
+    "8",
+    "-g",
+    String(gop),
+    "-keyint_min",
+    String(gop),
+  ],
 };
 
 /**
@@ -54,17 +84,39 @@ export async function makeVideo(dir: string, o: MakeVideoOptions): Promise<strin
   const fps = o.fps ?? 25;
   const gop = o.gop ?? 12;
   const layout = o.fragmented ? "frag" : o.faststart ? "fast" : "tail";
-  const name = o.name ?? `${o.codec}-${o.width}x${o.height}-${o.frames}f-b${o.bframes ?? 0}-${layout}${o.audio ? "-aac" : ""}.mp4`;
+  const name =
+    o.name ?? `${o.codec}-${o.width}x${o.height}-${o.frames}f-b${o.bframes ?? 0}-${layout}${o.audio ? "-aac" : ""}.mp4`;
   const out = join(dir, name);
   // testsrc2 rounds odd sizes down, so scale to the exact size asked for.
-  const inputs = ["-f", "lavfi", "-i", `testsrc2=size=${o.width + (o.width % 2)}x${o.height + (o.height % 2)}:rate=${fps}`];
+  const inputs = [
+    "-f",
+    "lavfi",
+    "-i",
+    `testsrc2=size=${o.width + (o.width % 2)}x${o.height + (o.height % 2)}:rate=${fps}`,
+  ];
   if (o.audio) inputs.push("-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000");
-  const movflags = o.fragmented ? ["-movflags", "frag_keyframe+empty_moov+default_base_moof"] : o.faststart ? ["-movflags", "+faststart"] : [];
+  const movflags = o.fragmented
+    ? ["-movflags", "frag_keyframe+empty_moov+default_base_moof"]
+    : o.faststart
+      ? ["-movflags", "+faststart"]
+      : [];
   const audio = o.audio ? ["-c:a", "aac", "-b:a", "64k", "-shortest"] : ["-an"];
   await run("ffmpeg", [
-    "-hide_banner", "-loglevel", "error", "-y", ...inputs,
-    "-frames:v", String(o.frames), "-vf", `scale=${o.width}:${o.height}`, "-pix_fmt", o.pixFmt ?? "yuv420p",
-    ...encoderArgs[o.codec](o, gop), ...audio, ...movflags, out,
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-y",
+    ...inputs,
+    "-frames:v",
+    String(o.frames),
+    "-vf",
+    `scale=${o.width}:${o.height}`,
+    "-pix_fmt",
+    o.pixFmt ?? "yuv420p",
+    ...encoderArgs[o.codec](o, gop),
+    ...audio,
+    ...movflags,
+    out,
   ]);
   return out;
 }
@@ -77,18 +129,53 @@ export async function makeVideo(dir: string, o: MakeVideoOptions): Promise<strin
  */
 export async function makeImage(
   dir: string,
-  o: { format: "jpeg" | "png" | "webp"; width: number; height: number; gray?: boolean; alpha?: boolean; lossless?: boolean; name?: string },
+  o: {
+    format: "jpeg" | "png" | "webp";
+    width: number;
+    height: number;
+    gray?: boolean;
+    alpha?: boolean;
+    lossless?: boolean;
+    name?: string;
+  },
 ): Promise<string> {
   const ext = o.format === "jpeg" ? "jpg" : o.format;
   const tag = `${o.gray ? "-gray" : ""}${o.alpha ? "-alpha" : ""}${o.lossless ? "-lossless" : ""}`;
   const out = join(dir, o.name ?? `${o.width}x${o.height}${tag}.${ext}`);
   // A half-transparent alpha: encoders drop an alpha plane that is fully opaque.
-  const filter = [`scale=${o.width}:${o.height}`, ...(o.alpha ? ["format=rgba", "colorchannelmixer=aa=0.5"] : []), ...(o.gray ? ["format=gray"] : [])];
-  const pixFmt = o.format === "jpeg" ? ["-pix_fmt", "yuvj420p"] : o.format === "webp" && o.alpha && !o.lossless ? ["-pix_fmt", "yuva420p"] : [];
-  const codec = o.format === "jpeg" ? ["-c:v", "mjpeg"] : o.format === "png" ? ["-c:v", "png"] : ["-c:v", "libwebp", ...(o.lossless ? ["-lossless", "1"] : [])];
+  const filter = [
+    `scale=${o.width}:${o.height}`,
+    ...(o.alpha ? ["format=rgba", "colorchannelmixer=aa=0.5"] : []),
+    ...(o.gray ? ["format=gray"] : []),
+  ];
+  const pixFmt =
+    o.format === "jpeg"
+      ? ["-pix_fmt", "yuvj420p"]
+      : o.format === "webp" && o.alpha && !o.lossless
+        ? ["-pix_fmt", "yuva420p"]
+        : [];
+  const codec =
+    o.format === "jpeg"
+      ? ["-c:v", "mjpeg"]
+      : o.format === "png"
+        ? ["-c:v", "png"]
+        : ["-c:v", "libwebp", ...(o.lossless ? ["-lossless", "1"] : [])];
   await run("ffmpeg", [
-    "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", `testsrc2=size=${o.width + (o.width % 2)}x${o.height + (o.height % 2)}:rate=1`,
-    "-vf", filter.join(","), "-frames:v", "1", ...pixFmt, ...codec, out,
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    `testsrc2=size=${o.width + (o.width % 2)}x${o.height + (o.height % 2)}:rate=1`,
+    "-vf",
+    filter.join(","),
+    "-frames:v",
+    "1",
+    ...pixFmt,
+    ...codec,
+    out,
   ]);
   return out;
 }
@@ -133,10 +220,25 @@ export interface ProbePacket {
  * const packets = await probePackets(file);
  */
 export async function probePackets(file: string, stream = 0): Promise<ProbePacket[]> {
-  const { stdout } = await run("ffprobe", [
-    "-v", "error", "-select_streams", `v:${stream}`, "-show_packets", "-show_entries", "packet=pos,size,flags,pts,dts", "-of", "json", file,
-  ], { maxBuffer: 64 << 20 });
-  const parsed = JSON.parse(stdout) as { packets?: { pos: string; size: string; flags: string; pts?: number; dts?: number }[] };
+  const { stdout } = await run(
+    "ffprobe",
+    [
+      "-v",
+      "error",
+      "-select_streams",
+      `v:${stream}`,
+      "-show_packets",
+      "-show_entries",
+      "packet=pos,size,flags,pts,dts",
+      "-of",
+      "json",
+      file,
+    ],
+    { maxBuffer: 64 << 20 },
+  );
+  const parsed = JSON.parse(stdout) as {
+    packets?: { pos: string; size: string; flags: string; pts?: number; dts?: number }[];
+  };
   return (parsed.packets ?? []).map((p) => ({
     pos: Number(p.pos),
     size: Number(p.size),
@@ -155,18 +257,76 @@ export async function probePackets(file: string, stream = 0): Promise<ProbePacke
  * @example
  * const mov = await makeRotatedMov(dir, { rotate: 90, width: 96, height: 64, frames: 30 });
  */
-export async function makeRotatedMov(dir: string, o: { rotate: number; width: number; height: number; frames: number; gop?: number }): Promise<string> {
+export async function makeRotatedMov(
+  dir: string,
+  o: { rotate: number; width: number; height: number; frames: number; gop?: number },
+): Promise<string> {
   const coded = join(dir, `tracks-${o.width}x${o.height}-${o.frames}f.mov`);
-  const x264 = ["-c:v", "libx264", "-preset", "ultrafast", "-bf", "2", "-g", String(o.gop ?? 12), "-keyint_min", String(o.gop ?? 12), "-sc_threshold", "0", "-pix_fmt", "yuv420p"];
+  const x264 = [
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-bf",
+    "2",
+    "-g",
+    String(o.gop ?? 12),
+    "-keyint_min",
+    String(o.gop ?? 12),
+    "-sc_threshold",
+    "0",
+    "-pix_fmt",
+    "yuv420p",
+  ];
   await run("ffmpeg", [
-    "-hide_banner", "-loglevel", "error", "-y",
-    "-f", "lavfi", "-i", `testsrc2=size=${o.width}x${o.height}:rate=25`,
-    "-f", "lavfi", "-i", `smptebars=size=${o.width / 2}x${o.height / 2}:rate=25`,
-    "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-    "-map", "0:v", "-map", "1:v", "-map", "2:a", "-frames:v", String(o.frames), ...x264, "-c:a", "aac", "-b:a", "64k", "-shortest", coded,
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    `testsrc2=size=${o.width}x${o.height}:rate=25`,
+    "-f",
+    "lavfi",
+    "-i",
+    `smptebars=size=${o.width / 2}x${o.height / 2}:rate=25`,
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:sample_rate=48000",
+    "-map",
+    "0:v",
+    "-map",
+    "1:v",
+    "-map",
+    "2:a",
+    "-frames:v",
+    String(o.frames),
+    ...x264,
+    "-c:a",
+    "aac",
+    "-b:a",
+    "64k",
+    "-shortest",
+    coded,
   ]);
   const out = join(dir, `rotate${o.rotate}-${o.width}x${o.height}-${o.frames}f.mov`);
-  await run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-y", "-i", coded, "-map", "0", "-c", "copy", "-metadata:s:v:0", `rotate=${o.rotate}`, out]);
+  await run("ffmpeg", [
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-y",
+    "-i",
+    coded,
+    "-map",
+    "0",
+    "-c",
+    "copy",
+    "-metadata:s:v:0",
+    `rotate=${o.rotate}`,
+    out,
+  ]);
   return out;
 }
 
@@ -178,8 +338,18 @@ export async function makeRotatedMov(dir: string, o: { rotate: number; width: nu
  * await probeRotation(mov); // 90
  */
 export async function probeRotation(file: string): Promise<number> {
-  const { stdout } = await run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream_side_data=rotation", "-of", "json", file]);
+  const { stdout } = await run("ffprobe", [
+    "-v",
+    "error",
+    "-select_streams",
+    "v:0",
+    "-show_entries",
+    "stream_side_data=rotation",
+    "-of",
+    "json",
+    file,
+  ]);
   const parsed = JSON.parse(stdout) as { streams?: { side_data_list?: { rotation?: number }[] }[] };
   const ccw = parsed.streams?.[0]?.side_data_list?.find((d) => d.rotation !== undefined)?.rotation ?? 0;
-  return (((-ccw) % 360) + 360) % 360;
+  return ((-ccw % 360) + 360) % 360;
 }

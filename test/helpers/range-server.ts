@@ -81,7 +81,8 @@ export async function startRangeServer(): Promise<RangeServer> {
       return etag;
     },
     etag: (path) => objects.get(path)?.etag,
-    requests: (path) => (path === undefined ? [...counts.values()].reduce((a, b) => a + b, 0) : (counts.get(path) ?? 0)),
+    requests: (path) =>
+      path === undefined ? [...counts.values()].reduce((a, b) => a + b, 0) : (counts.get(path) ?? 0),
     ranges,
     resetCounts() {
       counts.clear();

@@ -30,7 +30,10 @@ interface KoaContext {
 type Middleware = (ctx: KoaContext, next: () => Promise<void>) => Promise<void> | void;
 interface S3rverApp {
   middleware: Middleware[];
-  store: { putObject(object: unknown): Promise<unknown>; getMetadata(bucket: string, key: string): Promise<{ etag: string }> };
+  store: {
+    putObject(object: unknown): Promise<unknown>;
+    getMetadata(bucket: string, key: string): Promise<{ etag: string }>;
+  };
   run(): Promise<AddressInfo>;
   close(): Promise<void>;
   httpServer?: Server;
@@ -49,7 +52,10 @@ interface V4Module {
 }
 
 /** s3rver's fixed key pair. */
-export const S3_TEST_CREDENTIALS: { readonly accessKeyId: string; readonly secretAccessKey: string } = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
+export const S3_TEST_CREDENTIALS: { readonly accessKeyId: string; readonly secretAccessKey: string } = {
+  accessKeyId: "S3RVER",
+  secretAccessKey: "S3RVER",
+};
 
 const rawPath = new AsyncLocalStorage<string>();
 let patched = false;
@@ -86,10 +92,16 @@ function patchDesTokens(): void {
   const crypto = require("node:crypto") as typeof import("node:crypto");
   const widen = (key: import("node:crypto").CipherKey) => Buffer.concat([key as Buffer, key as Buffer, key as Buffer]);
   const { createCipheriv, createDecipheriv } = crypto;
-  const cipher = (algorithm: string, key: import("node:crypto").CipherKey, iv: import("node:crypto").BinaryLike | null) =>
-    algorithm === "des" ? createCipheriv("des-ede3-cbc", widen(key), iv) : createCipheriv(algorithm, key, iv);
-  const decipher = (algorithm: string, key: import("node:crypto").CipherKey, iv: import("node:crypto").BinaryLike | null) =>
-    algorithm === "des" ? createDecipheriv("des-ede3-cbc", widen(key), iv) : createDecipheriv(algorithm, key, iv);
+  const cipher = (
+    algorithm: string,
+    key: import("node:crypto").CipherKey,
+    iv: import("node:crypto").BinaryLike | null,
+  ) => (algorithm === "des" ? createCipheriv("des-ede3-cbc", widen(key), iv) : createCipheriv(algorithm, key, iv));
+  const decipher = (
+    algorithm: string,
+    key: import("node:crypto").CipherKey,
+    iv: import("node:crypto").BinaryLike | null,
+  ) => (algorithm === "des" ? createDecipheriv("des-ede3-cbc", widen(key), iv) : createDecipheriv(algorithm, key, iv));
   Object.assign(crypto, { createCipheriv: cipher, createDecipheriv: decipher });
 }
 
@@ -196,7 +208,9 @@ export async function startS3Server(options: S3TestServerOptions = {}): Promise<
       if (current && ifMatch !== "*" && !ifMatch.split(",").some((e) => e.trim() === current.etag)) {
         ctx.status = 412;
         ctx.type = "application/xml";
-        ctx.body = s3ErrorXml("PreconditionFailed", "At least one of the pre-conditions you specified did not hold", { Condition: "If-Match" });
+        ctx.body = s3ErrorXml("PreconditionFailed", "At least one of the pre-conditions you specified did not hold", {
+          Condition: "If-Match",
+        });
         return;
       }
     }
@@ -219,14 +233,25 @@ export async function startS3Server(options: S3TestServerOptions = {}): Promise<
       return out.ETag!;
     },
     async seed(objects, inBucket = bucket) {
-      const S3Object = require("@20minutes/s3rver/lib/models/object.js") as new (bucket: string, key: string, content: Readable, metadata: Record<string, string>) => unknown;
+      const S3Object = require("@20minutes/s3rver/lib/models/object.js") as new (
+        bucket: string,
+        key: string,
+        content: Readable,
+        metadata: Record<string, string>,
+      ) => unknown;
       let next = 0;
-      await Promise.all(Array.from({ length: 8 }, async () => {
-        while (next < objects.length) {
-          const { key, body } = objects[next++]!;
-          await app.store.putObject(new S3Object(inBucket, key, Readable.from([Buffer.from(body)]), { "content-type": "application/octet-stream" }));
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (next < objects.length) {
+            const { key, body } = objects[next++]!;
+            await app.store.putObject(
+              new S3Object(inBucket, key, Readable.from([Buffer.from(body)]), {
+                "content-type": "application/octet-stream",
+              }),
+            );
+          }
+        }),
+      );
     },
     async close() {
       client.destroy();

@@ -49,7 +49,12 @@ export async function seedLocalR2(persistDir: string, objects: Iterable<SeedObje
         if (next.done) break;
         const o = next.value;
         const bytes = typeof o.body === "string" ? new TextEncoder().encode(o.body) : o.body;
-        batch.push({ key: o.key, body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64"), http: o.httpMetadata, custom: o.customMetadata });
+        batch.push({
+          key: o.key,
+          body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64"),
+          http: o.httpMetadata,
+          custom: o.customMetadata,
+        });
       }
       return batch;
     };

@@ -9,7 +9,12 @@
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createSecureServer, type Http2ServerRequest, type Http2ServerResponse, type ServerHttp2Session } from "node:http2";
+import {
+  createSecureServer,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type ServerHttp2Session,
+} from "node:http2";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -59,21 +64,48 @@ export interface WanEmulator {
    * answers `If-Match` with the old one by 412.
    */
   changeEtags(): void;
-  readonly stats: { requests: number; inFlight: number; peakInFlight: number; bytesSent: number; sessions: number; httpVersions: Set<string>; faultsFired: number };
+  readonly stats: {
+    requests: number;
+    inFlight: number;
+    peakInFlight: number;
+    bytesSent: number;
+    sessions: number;
+    httpVersions: Set<string>;
+    faultsFired: number;
+  };
   close(): Promise<void>;
 }
 
-const defaultMatch = (_path: string, range: string | undefined): boolean => range !== undefined && range !== "bytes=0-0";
+const defaultMatch = (_path: string, range: string | undefined): boolean =>
+  range !== undefined && range !== "bytes=0-0";
 
 /** Makes a throwaway self-signed certificate for 127.0.0.1 and localhost. */
 export function makeSelfSignedCert(): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), "ec-wan-cert-"));
   try {
-    execFileSync("openssl", [
-      "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-      "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-      "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"),
-    ], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        "-keyout",
+        join(dir, "key.pem"),
+        "-out",
+        join(dir, "cert.pem"),
+      ],
+      { stdio: "ignore" },
+    );
     return { key: readFileSync(join(dir, "key.pem"), "utf8"), cert: readFileSync(join(dir, "cert.pem"), "utf8") };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -115,7 +147,15 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
   const rules: FaultRule[] = [];
   const sessionReady = new WeakMap<object, number>();
   let etagsChanged = false;
-  const stats = { requests: 0, inFlight: 0, peakInFlight: 0, bytesSent: 0, sessions: 0, httpVersions: new Set<string>(), faultsFired: 0 };
+  const stats = {
+    requests: 0,
+    inFlight: 0,
+    peakInFlight: 0,
+    bytesSent: 0,
+    sessions: 0,
+    httpVersions: new Set<string>(),
+    faultsFired: 0,
+  };
   const toNew = (etag: string): string => etag.replace(/"$/, '-v2"');
   const toOld = (etag: string): string => etag.replace(/-v2"$/, '"');
 
@@ -141,7 +181,9 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
 
   const handle = async (req: Http2ServerRequest, res: Http2ServerResponse): Promise<void> => {
     if (opts.statsPath !== undefined && req.url === opts.statsPath) {
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ...stats, httpVersions: [...stats.httpVersions] }));
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ ...stats, httpVersions: [...stats.httpVersions] }));
       return;
     }
     stats.requests++;
@@ -184,9 +226,22 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
         for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
         body = Buffer.concat(chunks);
       }
-      const up = await upstream.request({ path, method: post ? "POST" : req.method === "HEAD" ? "HEAD" : "GET", headers, ...(body ? { body } : {}) });
+      const up = await upstream.request({
+        path,
+        method: post ? "POST" : req.method === "HEAD" ? "HEAD" : "GET",
+        headers,
+        ...(body ? { body } : {}),
+      });
       const out: Record<string, string> = {};
-      for (const name of ["content-length", "content-range", "etag", "accept-ranges", "content-type", "last-modified", "content-encoding"]) {
+      for (const name of [
+        "content-length",
+        "content-range",
+        "etag",
+        "accept-ranges",
+        "content-type",
+        "last-modified",
+        "content-encoding",
+      ]) {
         const v = up.headers[name];
         if (typeof v === "string") out[name] = name === "etag" && etagsChanged ? toNew(v) : v;
       }
@@ -224,7 +279,10 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
     }
   };
 
-  const server = createSecureServer({ key, cert, allowHTTP1: true, settings: { maxConcurrentStreams: 256, initialWindowSize: 8 << 20 } }, (req, res) => void handle(req, res));
+  const server = createSecureServer(
+    { key, cert, allowHTTP1: true, settings: { maxConcurrentStreams: 256, initialWindowSize: 8 << 20 } },
+    (req, res) => void handle(req, res),
+  );
   server.on("session", (s) => {
     stats.sessions++;
     s.on("error", () => {});

@@ -35,7 +35,9 @@ afterAll(async () => {
 describe("bad input gives a typed NativeError, and the decoder stays usable", () => {
   it("an unsupported codec is rejected before the addon is called", async () => {
     const t = h264.track;
-    await expect(codeOf(createDecoder({ codec: "mpeg2" as "h264", extradata: t.extradata, width: 16, height: 16 }))).resolves.toBe("ERR_INVALID_ARGUMENT");
+    await expect(
+      codeOf(createDecoder({ codec: "mpeg2" as "h264", extradata: t.extradata, width: 16, height: 16 })),
+    ).resolves.toBe("ERR_INVALID_ARGUMENT");
     await expect(createDecoder({ codec: "h264", extradata: t.extradata, width: -3, height: 16 })).rejects.toThrow(
       "Expected an integer in 1..16384 for width but received -3",
     );
@@ -63,7 +65,9 @@ describe("bad input gives a typed NativeError, and the decoder stays usable", ()
 
   it("a clip that does not start at a keyframe", async () => {
     const p = allPackets(h264);
-    await expect(codeOf(decoder.decode({ data: p.data, samples: p.samples.slice(1) }))).resolves.toBe("ERR_NO_KEYFRAME");
+    await expect(codeOf(decoder.decode({ data: p.data, samples: p.samples.slice(1) }))).resolves.toBe(
+      "ERR_NO_KEYFRAME",
+    );
   });
 
   it("packets of garbage bytes", async () => {
@@ -86,34 +90,40 @@ describe("bad input gives a typed NativeError, and the decoder stays usable", ()
   it.each([
     ["h264", () => h264, 150],
     ["hevc", () => hevc, 60],
-  ] as const)("fuzz %s: byte flips and truncations never crash or hang, only resolve or reject with a code", async (_codec, video, runs) => {
-    const v = video();
-    const p = allPackets(v);
-    const fuzzDecoder = await openFor(v);
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.record({ at: fc.nat(p.data.length - 1), value: fc.integer({ min: 0, max: 255 }) }), { minLength: 1, maxLength: 40 }),
-        fc.nat(p.samples.length - 1),
-        fc.float({ min: 0, max: 1, noNaN: true }),
-        async (flips, cutSample, keep) => {
-          const data = p.data.slice();
-          for (const f of flips) data[f.at] = f.value;
-          const samples = p.samples.map((s, i) => (i === cutSample ? { ...s, size: Math.floor(s.size * keep) } : s));
-          try {
-            const frames = await fuzzDecoder.decode({ data, samples });
-            expect(frames.length).toBeLessThanOrEqual(p.samples.length + 1);
-          } catch (error) {
-            expect(error).toBeInstanceOf(NativeError);
-            expect((error as NativeError).code).toMatch(/^ERR_[A-Z_]+$/);
-          }
-        },
-      ),
-      { numRuns: runs, seed: 4 },
-    );
-    // The fuzzed decoder was reset after every clip: a clean clip still decodes fully.
-    await expect(fuzzDecoder.decode(p)).resolves.toHaveLength(v.track.samples.size.length);
-    await fuzzDecoder.close();
-  });
+  ] as const)(
+    "fuzz %s: byte flips and truncations never crash or hang, only resolve or reject with a code",
+    async (_codec, video, runs) => {
+      const v = video();
+      const p = allPackets(v);
+      const fuzzDecoder = await openFor(v);
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.record({ at: fc.nat(p.data.length - 1), value: fc.integer({ min: 0, max: 255 }) }), {
+            minLength: 1,
+            maxLength: 40,
+          }),
+          fc.nat(p.samples.length - 1),
+          fc.float({ min: 0, max: 1, noNaN: true }),
+          async (flips, cutSample, keep) => {
+            const data = p.data.slice();
+            for (const f of flips) data[f.at] = f.value;
+            const samples = p.samples.map((s, i) => (i === cutSample ? { ...s, size: Math.floor(s.size * keep) } : s));
+            try {
+              const frames = await fuzzDecoder.decode({ data, samples });
+              expect(frames.length).toBeLessThanOrEqual(p.samples.length + 1);
+            } catch (error) {
+              expect(error).toBeInstanceOf(NativeError);
+              expect((error as NativeError).code).toMatch(/^ERR_[A-Z_]+$/);
+            }
+          },
+        ),
+        { numRuns: runs, seed: 4 },
+      );
+      // The fuzzed decoder was reset after every clip: a clean clip still decodes fully.
+      await expect(fuzzDecoder.decode(p)).resolves.toHaveLength(v.track.samples.size.length);
+      await fuzzDecoder.close();
+    },
+  );
 
   it("a closed decoder rejects with ERR_DECODER_CLOSED", async () => {
     const d = await openFor(h264);

@@ -10,7 +10,15 @@ let dir: string;
 let v: IndexedVideo;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-native-run-"));
-  v = await indexedVideo(dir, { codec: "h264", width: 96, height: 64, frames: 48, bframes: 3, gop: 24, name: "run.mp4" });
+  v = await indexedVideo(dir, {
+    codec: "h264",
+    width: 96,
+    height: 64,
+    frames: 48,
+    bframes: 3,
+    gop: 24,
+    name: "run.mp4",
+  });
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
@@ -25,7 +33,13 @@ function part(first: number, count: number) {
 describe("decode with drain: false continues one run across calls", () => {
   it("gives ffmpeg's frames, each decoded once, when a GOP is fed in pieces that start between keyframes", async () => {
     const t = v.track;
-    const decoder = await createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, threads: 1 });
+    const decoder = await createDecoder({
+      codec: t.codec,
+      extradata: t.extradata,
+      width: t.width,
+      height: t.height,
+      threads: 1,
+    });
     const cuts = [0, 5, 11, 30, 31, 48];
     const frames: HostFrame[] = [];
     let decoded = 0;
@@ -44,7 +58,13 @@ describe("decode with drain: false continues one run across calls", () => {
 
   it("counts the frames it dropped before dropBefore among those it decoded", async () => {
     const t = v.track;
-    const decoder = await createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, threads: 1 });
+    const decoder = await createDecoder({
+      codec: t.codec,
+      extradata: t.extradata,
+      width: t.width,
+      height: t.height,
+      threads: 1,
+    });
     const dropBefore = t.samples.pts.slice(0, 24).sort((a, b) => a - b)[20]!;
     const out = await decoder.decodeRun(part(0, 24), { dropBefore });
     expect(out.decoded).toBe(24);

@@ -35,7 +35,10 @@ describe("decode routing by each device's NVDEC capabilities", () => {
     expect(r.route("auto", "vp9")).toEqual({ device: "cuda:0" });
     expect(r.route("auto", "av1")).toEqual({
       device: "cpu",
-      fallback: { codec: "av1", reason: "cuda:0 cannot decode av1 (the NVDEC of cuda:0 does not decode av1); decoded on the CPU" },
+      fallback: {
+        codec: "av1",
+        reason: "cuda:0 cannot decode av1 (the NVDEC of cuda:0 does not decode av1); decoded on the CPU",
+      },
     });
   });
 
@@ -43,14 +46,20 @@ describe("decode routing by each device's NVDEC capabilities", () => {
     const r = new DecodeRouter(() => h200);
     expect(r.route("cuda:1", "hevc")).toEqual({ device: "cuda:1" });
     expect(r.route("cuda", "av1")).toMatchObject({ device: "cpu", fallback: { codec: "av1" } });
-    expect(r.route("cuda:1", "av1")).toMatchObject({ device: "cpu", fallback: { reason: expect.stringContaining("cuda:1 does not decode av1") } });
+    expect(r.route("cuda:1", "av1")).toMatchObject({
+      device: "cpu",
+      fallback: { reason: expect.stringContaining("cuda:1 does not decode av1") },
+    });
     expect(r.route("cpu", "h264")).toEqual({ device: "cpu" });
     expect(r.route("cuda:7", "h264")).toEqual({ device: "cuda:7" });
   });
 
   it("a codec this FFmpeg has no NVDEC hwaccel for falls back too", () => {
     const r = new DecodeRouter(() => ({ cuda: { ...h200.cuda, devices: [{ ...h200.cuda.devices[0]!, nvdec: {} }] } }));
-    expect(r.route("auto", "vp9")).toMatchObject({ device: "cpu", fallback: { reason: expect.stringContaining("no NVDEC hwaccel for vp9") } });
+    expect(r.route("auto", "vp9")).toMatchObject({
+      device: "cpu",
+      fallback: { reason: expect.stringContaining("no NVDEC hwaccel for vp9") },
+    });
   });
 
   it("without a GPU, auto is the CPU and no fallback; the capability table is read once", () => {
@@ -58,7 +67,11 @@ describe("decode routing by each device's NVDEC capabilities", () => {
     const r = new DecodeRouter(() => (reads++, noGpu));
     for (const codec of ["h264", "av1", "hevc"]) expect(r.route("auto", codec)).toEqual({ device: "cpu" });
     expect(reads).toBe(1);
-    expect(new DecodeRouter(() => { throw new Error("no addon"); }).route("auto", "h264")).toEqual({ device: "cpu" });
+    expect(
+      new DecodeRouter(() => {
+        throw new Error("no addon");
+      }).route("auto", "h264"),
+    ).toEqual({ device: "cpu" });
   });
 
   it("this host's devices() reports per-device, per-codec NVDEC support (none here without a GPU)", () => {
@@ -80,14 +93,27 @@ describe("fallbacks reach stats() and the ec stream summary", () => {
     dir = await mkdtemp(join(tmpdir(), "ec-decode-route-"));
     await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 24, gop: 8, name: "a.mp4" });
   }, 60_000);
-  afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it("clips whose codec the device's NVDEC lacks decode on the CPU and are counted, with their codecs", async () => {
     // This host's CPU stands in for the GPU's: the table says cuda:0 has no H.264 NVDEC.
-    const table: DeviceTable = { cuda: { ...h200.cuda, devices: [{ ...h200.cuda.devices[0]!, nvdec: { h264: { supported: false, probed: true, reason: "no H.264 NVDEC" } } }] } };
+    const table: DeviceTable = {
+      cuda: {
+        ...h200.cuda,
+        devices: [
+          { ...h200.cuda.devices[0]!, nvdec: { h264: { supported: false, probed: true, reason: "no H.264 NVDEC" } } },
+        ],
+      },
+    };
     for (const gops of [true, false]) {
       const { decode, openRun } = nativeDecoders(new DecodeRouter(() => table));
-      const ds = await open(dir, { device: "auto", frames: 4, align: "exact", hop: 4 }, { decode, ...(gops ? { openRun } : { openRun: false }) });
+      const ds = await open(
+        dir,
+        { device: "auto", frames: 4, align: "exact", hop: 4 },
+        { decode, ...(gops ? { openRun } : { openRun: false }) },
+      );
       let clips = 0;
       for await (const b of ds) {
         clips += b.clips.length;
@@ -96,7 +122,9 @@ describe("fallbacks reach stats() and the ec stream summary", () => {
       await ds.close();
       expect(ds.stats()).toMatchObject({ clips: 6, device: "cpu", decode_fallbacks: { count: 6, codecs: ["h264"] } });
       expect(clips).toBe(6);
-      expect(summaryLine({ stats: ds.stats(), idleAfterFirst: 0 } as Parameters<typeof summaryLine>[0])).toContain("on cpu (6 clips on the CPU: no NVDEC for h264)");
+      expect(summaryLine({ stats: ds.stats(), idleAfterFirst: 0 } as Parameters<typeof summaryLine>[0])).toContain(
+        "on cpu (6 clips on the CPU: no NVDEC for h264)",
+      );
     }
   });
 

@@ -33,8 +33,8 @@ describe("devices()", () => {
   });
 
   it("rejects a malformed device name", async () => {
-    await expect(createDecoder({ codec: "h264", extradata: new Uint8Array(), width: 64, height: 64, device: "gpu" as "cpu" })).rejects.toThrow(
-      'Expected "cpu" or "cuda:N" for device but received "gpu"',
-    );
+    await expect(
+      createDecoder({ codec: "h264", extradata: new Uint8Array(), width: 64, height: 64, device: "gpu" as "cpu" }),
+    ).rejects.toThrow('Expected "cpu" or "cuda:N" for device but received "gpu"');
   });
 });

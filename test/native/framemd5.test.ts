@@ -18,18 +18,32 @@ afterAll(async () => {
 const cases: [string, MakeVideoOptions, string][] = [
   ["h264 with B-frames", { codec: "h264", width: 176, height: 100, frames: 40, bframes: 3, gop: 12 }, "yuv420p"],
   ["hevc 8-bit with B-frames", { codec: "hevc", width: 160, height: 96, frames: 30, bframes: 2 }, "yuv420p"],
-  ["hevc 10-bit", { codec: "hevc", width: 160, height: 96, frames: 24, pixFmt: "yuv420p10le", name: "hevc10.mp4" }, "yuv420p10le"],
+  [
+    "hevc 10-bit",
+    { codec: "hevc", width: 160, height: 96, frames: 24, pixFmt: "yuv420p10le", name: "hevc10.mp4" },
+    "yuv420p10le",
+  ],
   ["av1", { codec: "av1", width: 160, height: 96, frames: 24 }, "yuv420p"],
   ["vp9", { codec: "vp9", width: 160, height: 96, frames: 24 }, "yuv420p"],
   // Odd row lengths (175 bytes in every plane): the packing copy's unaligned head and tail.
-  ["h264 4:4:4, odd size", { codec: "h264", width: 175, height: 99, frames: 12, pixFmt: "yuv444p", name: "odd444.mp4" }, "yuv444p"],
+  [
+    "h264 4:4:4, odd size",
+    { codec: "h264", width: 175, height: 99, frames: 12, pixFmt: "yuv444p", name: "odd444.mp4" },
+    "yuv444p",
+  ],
 ];
 
 describe("decode matches ffmpeg's framemd5 frame for frame", () => {
   it.each(cases)("%s", async (_name, options, format) => {
     const v = await indexedVideo(dir, options);
     const t = v.track;
-    const decoder = await createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, threads: 2 });
+    const decoder = await createDecoder({
+      codec: t.codec,
+      extradata: t.extradata,
+      width: t.width,
+      height: t.height,
+      threads: 2,
+    });
     const frames = (await decoder.decode(packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length))) as HostFrame[];
     await decoder.close();
     expect(frames.length).toBe(options.frames);
@@ -43,31 +57,51 @@ describe("decode matches ffmpeg's framemd5 frame for frame", () => {
   // frame's own packed buffer (1920x1080, coded as 1088 rows, and the sizes above are copied).
   it.each([
     ["h264", { codec: "h264", width: 256, height: 144, frames: 36, bframes: 3, gop: 12, name: "inplace264.mp4" }],
-    ["hevc 10-bit", { codec: "hevc", width: 256, height: 144, frames: 24, bframes: 2, pixFmt: "yuv420p10le", name: "inplace265.mp4" }],
-  ] as [string, MakeVideoOptions][])("%s decoded in place: ffmpeg's frames, each its own buffer, untouched by later calls", async (_name, options) => {
-    const v = await indexedVideo(dir, options);
-    const t = v.track;
-    const decoder = await createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, threads: 2 });
-    const whole = () => packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length);
-    const first = (await decoder.decode(whole())) as HostFrame[];
-    expect(new Set(first.map((f) => f.data.buffer)).size).toBe(options.frames);
-    expect(first.every((f) => f.data.byteOffset === 0 && f.data.buffer.byteLength === f.data.byteLength)).toBe(true);
-    const expected = await ffmpegFrameMd5s(v.file);
-    expect(first.map(frameMd5)).toEqual(expected);
-    // Consumers write into frames in place: a later call neither reuses nor reads them.
-    for (const f of first) new Uint8Array(f.data.buffer).fill(7);
-    const second = (await decoder.decode(whole())) as HostFrame[];
-    // Frames decoded only as references (before dropBefore) are released, the rest kept.
-    const from = second[10]!.pts;
-    const kept = (await decoder.decode(whole(), { dropBefore: from })) as HostFrame[];
-    await decoder.close();
-    expect(second.map(frameMd5)).toEqual(expected);
-    expect(kept.map(frameMd5)).toEqual(expected.slice(10));
-    expect(first.every((f) => new Uint8Array(f.data.buffer).every((b) => b === 7))).toBe(true);
-  });
+    [
+      "hevc 10-bit",
+      { codec: "hevc", width: 256, height: 144, frames: 24, bframes: 2, pixFmt: "yuv420p10le", name: "inplace265.mp4" },
+    ],
+  ] as [string, MakeVideoOptions][])(
+    "%s decoded in place: ffmpeg's frames, each its own buffer, untouched by later calls",
+    async (_name, options) => {
+      const v = await indexedVideo(dir, options);
+      const t = v.track;
+      const decoder = await createDecoder({
+        codec: t.codec,
+        extradata: t.extradata,
+        width: t.width,
+        height: t.height,
+        threads: 2,
+      });
+      const whole = () => packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length);
+      const first = (await decoder.decode(whole())) as HostFrame[];
+      expect(new Set(first.map((f) => f.data.buffer)).size).toBe(options.frames);
+      expect(first.every((f) => f.data.byteOffset === 0 && f.data.buffer.byteLength === f.data.byteLength)).toBe(true);
+      const expected = await ffmpegFrameMd5s(v.file);
+      expect(first.map(frameMd5)).toEqual(expected);
+      // Consumers write into frames in place: a later call neither reuses nor reads them.
+      for (const f of first) new Uint8Array(f.data.buffer).fill(7);
+      const second = (await decoder.decode(whole())) as HostFrame[];
+      // Frames decoded only as references (before dropBefore) are released, the rest kept.
+      const from = second[10]!.pts;
+      const kept = (await decoder.decode(whole(), { dropBefore: from })) as HostFrame[];
+      await decoder.close();
+      expect(second.map(frameMd5)).toEqual(expected);
+      expect(kept.map(frameMd5)).toEqual(expected.slice(10));
+      expect(first.every((f) => new Uint8Array(f.data.buffer).every((b) => b === 7))).toBe(true);
+    },
+  );
 
   it("decoding from a mid-stream keyframe gives the same frames as the full decode", async () => {
-    const v = await indexedVideo(dir, { codec: "h264", width: 160, height: 96, frames: 36, bframes: 2, gop: 12, name: "mid.mp4" });
+    const v = await indexedVideo(dir, {
+      codec: "h264",
+      width: 160,
+      height: 96,
+      frames: 36,
+      bframes: 2,
+      gop: 12,
+      name: "mid.mp4",
+    });
     const t = v.track;
     const decoder = await createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height });
     const all = (await decoder.decode(packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length))) as HostFrame[];
@@ -77,7 +111,9 @@ describe("decode matches ffmpeg's framemd5 frame for frame", () => {
     const start = t.samples.offset[key]!;
     // Only the range from the keyframe on, as a clip fetch gets it.
     const range = v.bytes.slice(start);
-    const clip = (await decoder.decode(packetsFromTrack(t, range, start, key, count), { dropBefore: t.samples.pts[key]! })) as HostFrame[];
+    const clip = (await decoder.decode(packetsFromTrack(t, range, start, key, count), {
+      dropBefore: t.samples.pts[key]!,
+    })) as HostFrame[];
     const tail = all.filter((f) => f.pts >= t.samples.pts[key]!);
     expect(clip.length).toBe(tail.length);
     expect(clip.map(frameMd5)).toEqual(tail.map(frameMd5));

@@ -33,27 +33,39 @@ describe.skipIf(!d.cuda.nvdec.available)(`NVDEC decode into device memory${why}`
   const cases: [string, MakeVideoOptions, string][] = [
     ["h264 with B-frames", { codec: "h264", width: 320, height: 192, frames: 30, bframes: 3 }, "nv12"],
     ["hevc 8-bit", { codec: "hevc", width: 320, height: 192, frames: 24, bframes: 2 }, "nv12"],
-    ["hevc 10-bit", { codec: "hevc", width: 320, height: 192, frames: 24, pixFmt: "yuv420p10le", name: "g10.mp4" }, "p010le"],
+    [
+      "hevc 10-bit",
+      { codec: "hevc", width: 320, height: 192, frames: 24, pixFmt: "yuv420p10le", name: "g10.mp4" },
+      "p010le",
+    ],
     ["av1", { codec: "av1", width: 320, height: 192, frames: 24 }, "nv12"],
     ["vp9", { codec: "vp9", width: 320, height: 192, frames: 24 }, "nv12"],
   ];
 
-  it.each(cases)("%s: device frames whose toHost() matches ffmpeg -hwaccel cuda framemd5", async (_name, options, format) => {
-    if (!d.cuda.nvdec.codecs.includes(options.codec)) return;
-    const v = await indexedVideo(dir, options);
-    const t = v.track;
-    const decoder = await createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, device: "cuda:0" });
-    const frames = (await decoder.decode(packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length))) as DeviceFrame[];
-    expect(frames).toHaveLength(options.frames);
-    expect(frames[0]!.kind).toBe("device");
-    expect(frames[0]!.format).toBe(format);
-    expect(frames[0]!.pointer).toBeGreaterThan(0n);
-    expect(frames[0]!.pitch).toBeGreaterThanOrEqual(t.width);
-    const hosts = await Promise.all(frames.map((f) => f.toHost()));
-    expect(hosts.map(frameMd5)).toEqual(await ffmpegFrameMd5s(v.file, ["-hwaccel", "cuda"]));
-    await decoder.close();
-  });
-
+  it.each(cases)(
+    "%s: device frames whose toHost() matches ffmpeg -hwaccel cuda framemd5",
+    async (_name, options, format) => {
+      if (!d.cuda.nvdec.codecs.includes(options.codec)) return;
+      const v = await indexedVideo(dir, options);
+      const t = v.track;
+      const decoder = await createDecoder({
+        codec: t.codec,
+        extradata: t.extradata,
+        width: t.width,
+        height: t.height,
+        device: "cuda:0",
+      });
+      const frames = (await decoder.decode(packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length))) as DeviceFrame[];
+      expect(frames).toHaveLength(options.frames);
+      expect(frames[0]!.kind).toBe("device");
+      expect(frames[0]!.format).toBe(format);
+      expect(frames[0]!.pointer).toBeGreaterThan(0n);
+      expect(frames[0]!.pitch).toBeGreaterThanOrEqual(t.width);
+      const hosts = await Promise.all(frames.map((f) => f.toHost()));
+      expect(hosts.map(frameMd5)).toEqual(await ffmpegFrameMd5s(v.file, ["-hwaccel", "cuda"]));
+      await decoder.close();
+    },
+  );
 
   // NVDEC's frames equal the CPU decoder's (framemd5 above), so the GPU conversion must equal its
   // host twin over the CPU frames: stated tolerance 1 level of 255 (expected: identical; no FMA).
@@ -63,7 +75,14 @@ describe.skipIf(!d.cuda.nvdec.available)(`NVDEC decode into device memory${why}`
     ["rgbf32-planar resized to 96x160", { output: "rgbf32-planar", resize: [96, 160] }],
   ];
   it.each(conversions)("converts on the GPU (%s) exactly as the host twin does", async (_name, extra) => {
-    const v = await indexedVideo(dir, { codec: "h264", width: 320, height: 192, frames: 12, bframes: 2, name: "conv.mp4" });
+    const v = await indexedVideo(dir, {
+      codec: "h264",
+      width: 320,
+      height: 192,
+      frames: 12,
+      bframes: 2,
+      name: "conv.mp4",
+    });
     const gpu = await decodeAll<DeviceFrame>(v, { device: "cuda:0", ...extra });
     const cpu = await decodeAll(v);
     expect(gpu).toHaveLength(cpu.length);
@@ -71,7 +90,10 @@ describe.skipIf(!d.cuda.nvdec.available)(`NVDEC decode into device memory${why}`
       expect(gpu[i]!.kind).toBe("device");
       expect(gpu[i]!.format).toBe(extra.output);
       const host = await gpu[i]!.toHost();
-      const twin = await convertReference(cpu[i]!, { output: extra.output as "rgb24", ...(extra.resize ? { resize: extra.resize } : {}) });
+      const twin = await convertReference(cpu[i]!, {
+        output: extra.output as "rgb24",
+        ...(extra.resize ? { resize: extra.resize } : {}),
+      });
       expect(host.shape).toEqual(twin.shape);
       let max = 0;
       for (let j = 0; j < twin.data.length; j++) max = Math.max(max, Math.abs(host.data[j]! - twin.data[j]!));
@@ -80,7 +102,14 @@ describe.skipIf(!d.cuda.nvdec.available)(`NVDEC decode into device memory${why}`
   });
 
   it("computes label statistics on the GPU equal to the CPU analysis, and the same labels", async () => {
-    const v = await indexedVideo(dir, { codec: "h264", width: 320, height: 192, frames: 16, bframes: 2, name: "labels.mp4" });
+    const v = await indexedVideo(dir, {
+      codec: "h264",
+      width: 320,
+      height: 192,
+      frames: 16,
+      bframes: 2,
+      name: "labels.mp4",
+    });
     for (const extra of [{}, { output: "rgb24", resize: [112, 112] }] as Partial<DecoderOptions>[]) {
       const gpu = await decodeAll<DeviceFrame>(v, { device: "cuda:0", ...extra });
       const hosts = await Promise.all(gpu.map((f) => f.toHost()));
@@ -93,13 +122,21 @@ describe.skipIf(!d.cuda.nvdec.available)(`NVDEC decode into device memory${why}`
       }));
       const onDevice = await lumaStatsOnDevice(gpu, 5);
       const twin = await lumaStatsReference(
-        hosts.map((h, i) => ({ data: views[i]!.data as Uint8Array, format: h.format, width: h.width, height: h.height, pitch: h.planes[0]!.rowBytes })),
+        hosts.map((h, i) => ({
+          data: views[i]!.data as Uint8Array,
+          format: h.format,
+          width: h.width,
+          height: h.height,
+          pitch: h.planes[0]!.rowBytes,
+        })),
         5,
       );
       expect(onDevice).toEqual(twin);
       expect(await analyzeDeviceClip(gpu)).toEqual(analyzeClip(views));
       const info = { key: "labels.mp4", start: 0, frames: gpu.length, stride: 1 };
-      expect(await labelClip(gpu, info, resolveLabelers(true))).toEqual(await labelClip(views, info, resolveLabelers(true)));
+      expect(await labelClip(gpu, info, resolveLabelers(true))).toEqual(
+        await labelClip(views, info, resolveLabelers(true)),
+      );
     }
   });
 });

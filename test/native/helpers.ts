@@ -6,7 +6,14 @@ import { promisify } from "node:util";
 import { buildIndex, bytesReader } from "../../common/media-index/index.js";
 import { expect } from "vitest";
 
-import { createDecoder, NativeError, packetsFromTrack, type DecoderOptions, type Frame, type HostFrame } from "../../native/index.js";
+import {
+  createDecoder,
+  NativeError,
+  packetsFromTrack,
+  type DecoderOptions,
+  type Frame,
+  type HostFrame,
+} from "../../native/index.js";
 import type { VideoTrackV1 } from "../../common/schema/index.js";
 import { makeVideo, type MakeVideoOptions } from "../helpers/make-video.js";
 
@@ -28,9 +35,13 @@ export async function indexedVideo(dir: string, options: MakeVideoOptions): Prom
 
 /** The md5 column of `ffmpeg -i FILE -map 0:v:0 -f framemd5 -` (extra args go before -f). */
 export async function ffmpegFrameMd5s(file: string, extra: string[] = []): Promise<string[]> {
-  const { stdout } = await run("ffmpeg", ["-v", "error", ...extra, "-i", file, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "framemd5", "-"], {
-    maxBuffer: 64 << 20,
-  });
+  const { stdout } = await run(
+    "ffmpeg",
+    ["-v", "error", ...extra, "-i", file, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "framemd5", "-"],
+    {
+      maxBuffer: 64 << 20,
+    },
+  );
   return stdout
     .split("\n")
     .filter((line) => line !== "" && !line.startsWith("#"))
@@ -38,9 +49,18 @@ export async function ffmpegFrameMd5s(file: string, extra: string[] = []): Promi
 }
 
 /** Every frame of the video, decoded in one call by a fresh decoder with `extra` options (host frames unless a device says otherwise). */
-export async function decodeAll<F extends Frame = HostFrame>(v: IndexedVideo, extra: Partial<DecoderOptions> = {}): Promise<F[]> {
+export async function decodeAll<F extends Frame = HostFrame>(
+  v: IndexedVideo,
+  extra: Partial<DecoderOptions> = {},
+): Promise<F[]> {
   const t = v.track;
-  const decoder = await createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, ...extra });
+  const decoder = await createDecoder({
+    codec: t.codec,
+    extradata: t.extradata,
+    width: t.width,
+    height: t.height,
+    ...extra,
+  });
   try {
     return (await decoder.decode(packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length))) as F[];
   } finally {

@@ -20,7 +20,10 @@ afterAll(async () => {
 
 /** ffmpeg's own decode of the image as raw bytes: its native pixel format, or converted with `-pix_fmt`. */
 async function ffmpegRaw(file: string, args: string[] = []): Promise<Buffer> {
-  const { stdout } = await run("ffmpeg", ["-v", "error", "-i", file, ...args, "-f", "rawvideo", "-"], { encoding: "buffer", maxBuffer: 64 << 20 });
+  const { stdout } = await run("ffmpeg", ["-v", "error", "-i", file, ...args, "-f", "rawvideo", "-"], {
+    encoding: "buffer",
+    maxBuffer: 64 << 20,
+  });
   return stdout;
 }
 
@@ -50,19 +53,30 @@ describe("decodeImage", () => {
     { format: "webp", width: 64, height: 48, alpha: true, pixFmt: "yuva420p" },
     { format: "webp", width: 64, height: 48, lossless: true, pixFmt: "argb" },
   ];
-  it.each(lossy)("$format $width x $height: native output equals ffmpeg's own decode ($pixFmt), byte for byte", async ({ pixFmt, ...o }) => {
-    const file = await makeImage(dir, o);
-    const frame = await decodeImage(await bytesOf(file), { output: "native" });
-    expect(frame.format).toBe(pixFmt);
-    expect(frame.shape).toEqual([o.height, o.width]);
-    expect(Buffer.from(frameBytes(frame)).equals(await ffmpegRaw(file))).toBe(true);
-  });
+  it.each(lossy)(
+    "$format $width x $height: native output equals ffmpeg's own decode ($pixFmt), byte for byte",
+    async ({ pixFmt, ...o }) => {
+      const file = await makeImage(dir, o);
+      const frame = await decodeImage(await bytesOf(file), { output: "native" });
+      expect(frame.format).toBe(pixFmt);
+      expect(frame.shape).toEqual([o.height, o.width]);
+      expect(Buffer.from(frameBytes(frame)).equals(await ffmpegRaw(file))).toBe(true);
+    },
+  );
 
   // Widths off the 16-pixel SIMD groups: libswscale left the last pixels of each row unwritten once.
-  it.each([["jpeg", 65], ["webp", 67], ["jpeg", 64]] as const)("%s %i wide: rgb24 equals ffmpeg's conversion with the same libswscale flags", async (format, width) => {
+  it.each([
+    ["jpeg", 65],
+    ["webp", 67],
+    ["jpeg", 64],
+  ] as const)("%s %i wide: rgb24 equals ffmpeg's conversion with the same libswscale flags", async (format, width) => {
     const file = await makeImage(dir, { format, width, height: 48, name: `rgb-${width}.${format}` });
     const frame = await decodeImage(await bytesOf(file), { format });
-    expect(Buffer.from(frameBytes(frame)).equals(await ffmpegRaw(file, ["-vf", "scale=flags=bilinear", "-pix_fmt", "rgb24"]))).toBe(true);
+    expect(
+      Buffer.from(frameBytes(frame)).equals(
+        await ffmpegRaw(file, ["-vf", "scale=flags=bilinear", "-pix_fmt", "rgb24"]),
+      ),
+    ).toBe(true);
   });
 
   it("resizes like video frames and writes planar float on request", async () => {
@@ -70,7 +84,11 @@ describe("decodeImage", () => {
     const bytes = await bytesOf(file);
     const small = await decodeImage(bytes, { resize: [24, 32] });
     expect(small.shape).toEqual([24, 32, 3]);
-    expect(Buffer.from(frameBytes(small)).equals(await ffmpegRaw(file, ["-vf", "scale=32:24:flags=bilinear", "-pix_fmt", "rgb24"]))).toBe(true);
+    expect(
+      Buffer.from(frameBytes(small)).equals(
+        await ffmpegRaw(file, ["-vf", "scale=32:24:flags=bilinear", "-pix_fmt", "rgb24"]),
+      ),
+    ).toBe(true);
     const planar = await decodeImage(bytes, { output: "rgbf32-planar" });
     expect(planar.shape).toEqual([3, 48, 64]);
     const rgb = await decodeImage(bytes);
@@ -81,7 +99,10 @@ describe("decodeImage", () => {
 
   it.each(["jpeg", "png", "webp"] as const)("a truncated %s rejects with ERR_CORRUPT_IMAGE", async (format) => {
     const bytes = await bytesOf(await makeImage(dir, { format, width: 64, height: 48, name: `cut.${format}` }));
-    await expect(decodeImage(bytes.slice(0, Math.floor(bytes.length * 0.6)))).rejects.toMatchObject({ name: "NativeError", code: "ERR_CORRUPT_IMAGE" });
+    await expect(decodeImage(bytes.slice(0, Math.floor(bytes.length * 0.6)))).rejects.toMatchObject({
+      name: "NativeError",
+      code: "ERR_CORRUPT_IMAGE",
+    });
   });
 
   it("damaged PNG data (its CRC no longer matches) and a JPEG with garbage scan data reject with ERR_CORRUPT_IMAGE", async () => {
@@ -95,17 +116,30 @@ describe("decodeImage", () => {
 
   it("bytes of no image format, an empty file and bad arguments fail with typed errors", async () => {
     await expect(decodeImage(new Uint8Array([1, 2, 3, 4]))).rejects.toMatchObject({ code: "ERR_UNSUPPORTED_IMAGE" });
-    await expect(decodeImage(new Uint8Array(0), { format: "png" })).rejects.toMatchObject({ code: "ERR_CORRUPT_IMAGE" });
+    await expect(decodeImage(new Uint8Array(0), { format: "png" })).rejects.toMatchObject({
+      code: "ERR_CORRUPT_IMAGE",
+    });
     const png = await bytesOf(await makeImage(dir, { format: "png", width: 8, height: 8, name: "tiny.png" }));
     // Told the wrong format: the JPEG decoder finds no JPEG in PNG bytes.
     await expect(decodeImage(png, { format: "jpeg" })).rejects.toMatchObject({ code: "ERR_CORRUPT_IMAGE" });
-    await expect(decodeImage(png, { output: "yuv" as never })).rejects.toThrow("Expected one of native, rgb24, rgbf32-planar for output but received \"yuv\"");
+    await expect(decodeImage(png, { output: "yuv" as never })).rejects.toThrow(
+      'Expected one of native, rgb24, rgbf32-planar for output but received "yuv"',
+    );
     await expect(decodeImage(png, { resize: [0, 4] })).rejects.toBeInstanceOf(NativeError);
     await expect(decodeImage("x" as never)).rejects.toMatchObject({ code: "ERR_INVALID_ARGUMENT" });
   });
 
   it("decodes many images at once off the event loop, each one right", async () => {
-    const files = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => makeImage(dir, { format: i % 2 ? "png" : "jpeg", width: 32 + 2 * i, height: 24, name: `many-${i}.${i % 2 ? "png" : "jpg"}` })));
+    const files = await Promise.all(
+      [0, 1, 2, 3, 4, 5].map((i) =>
+        makeImage(dir, {
+          format: i % 2 ? "png" : "jpeg",
+          width: 32 + 2 * i,
+          height: 24,
+          name: `many-${i}.${i % 2 ? "png" : "jpg"}`,
+        }),
+      ),
+    );
     const frames = await Promise.all(files.map(async (f) => decodeImage(await bytesOf(f), { output: "native" })));
     for (let i = 0; i < files.length; i++) {
       expect(Buffer.from(frameBytes(frames[i]!)).equals(await ffmpegRaw(files[i]!))).toBe(true);

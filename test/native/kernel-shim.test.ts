@@ -49,31 +49,39 @@ describe("the CUDA kernels on the CPU shim equal their host twins", () => {
     await writeFile(input, bytesOf(frames[3]!));
     await run(shim, ["convert", input, out, String(W), String(H), String(w), String(h), String(output)]);
     const kernel = new Uint8Array(await readFile(out));
-    const twin = await convertReference(frames[3]!, { output: output === 0 ? "rgb24" : "rgbf32-planar", resize: [h, w] });
+    const twin = await convertReference(frames[3]!, {
+      output: output === 0 ? "rgb24" : "rgbf32-planar",
+      resize: [h, w],
+    });
     expect(kernel.length).toBe(bytesOf(twin).length);
     expect(Buffer.from(kernel).equals(Buffer.from(bytesOf(twin)))).toBe(true);
   });
 
-  it.each([1, 5, 9])("ec_luma_stats over a clip at step %i (histogram, row and column sums, frame differences)", async (step) => {
-    const input = join(dir, "luma.raw");
-    const out = join(dir, `stats-${step}`);
-    const lumas = frames.map((f) => bytesOf(f).subarray(0, W * H));
-    await writeFile(input, Buffer.concat(lumas));
-    await run(shim, ["stats", input, out, String(W), String(H), String(step), String(frames.length)], { maxBuffer: 1 << 24 });
-    const raw = await readFile(out);
-    const kernel = new Uint32Array(raw.buffer, raw.byteOffset, raw.byteLength / 4);
-    const twin = await lumaStatsReference(
-      lumas.map((data) => ({ data, format: "gray", width: W, height: H, pitch: W })),
-      step,
-    );
-    const words = kernel.length / frames.length;
-    twin.forEach((s, i) => {
-      const r = kernel.subarray(i * words, (i + 1) * words);
-      expect(i === 0 ? undefined : r[0]! + r[1]! * 2 ** 32).toBe(s.absDiff);
-      expect(r.subarray(2, 258)).toEqual(s.histogram);
-      expect(r.subarray(258, 258 + s.gridHeight)).toEqual(s.rowSums);
-      expect(r.subarray(258 + s.gridHeight, 258 + s.gridHeight + s.gridWidth)).toEqual(s.colSums);
-    });
-    expect(twin[1]!.absDiff).toBeGreaterThan(0);
-  });
+  it.each([1, 5, 9])(
+    "ec_luma_stats over a clip at step %i (histogram, row and column sums, frame differences)",
+    async (step) => {
+      const input = join(dir, "luma.raw");
+      const out = join(dir, `stats-${step}`);
+      const lumas = frames.map((f) => bytesOf(f).subarray(0, W * H));
+      await writeFile(input, Buffer.concat(lumas));
+      await run(shim, ["stats", input, out, String(W), String(H), String(step), String(frames.length)], {
+        maxBuffer: 1 << 24,
+      });
+      const raw = await readFile(out);
+      const kernel = new Uint32Array(raw.buffer, raw.byteOffset, raw.byteLength / 4);
+      const twin = await lumaStatsReference(
+        lumas.map((data) => ({ data, format: "gray", width: W, height: H, pitch: W })),
+        step,
+      );
+      const words = kernel.length / frames.length;
+      twin.forEach((s, i) => {
+        const r = kernel.subarray(i * words, (i + 1) * words);
+        expect(i === 0 ? undefined : r[0]! + r[1]! * 2 ** 32).toBe(s.absDiff);
+        expect(r.subarray(2, 258)).toEqual(s.histogram);
+        expect(r.subarray(258, 258 + s.gridHeight)).toEqual(s.rowSums);
+        expect(r.subarray(258 + s.gridHeight, 258 + s.gridHeight + s.gridWidth)).toEqual(s.colSums);
+      });
+      expect(twin[1]!.absDiff).toBeGreaterThan(0);
+    },
+  );
 });

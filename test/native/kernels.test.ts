@@ -31,15 +31,27 @@ let hevc10: IndexedVideo;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-native-kernels-"));
   h264 = await indexedVideo(dir, { codec: "h264", width: 320, height: 192, frames: 6, bframes: 2 });
-  hevc10 = await indexedVideo(dir, { codec: "hevc", width: 320, height: 192, frames: 4, pixFmt: "yuv420p10le", name: "h10.mp4" });
+  hevc10 = await indexedVideo(dir, {
+    codec: "hevc",
+    width: 320,
+    height: 192,
+    frames: 4,
+    pixFmt: "yuv420p10le",
+    name: "h10.mp4",
+  });
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-
 /** A packed yuv420p host frame filled by `y(x, y)` with constant chroma. */
-function yuvFrame(width: number, height: number, y: (x: number, row: number) => number, u: number, v: number): HostFrame {
+function yuvFrame(
+  width: number,
+  height: number,
+  y: (x: number, row: number) => number,
+  u: number,
+  v: number,
+): HostFrame {
   const cw = width / 2;
   const ch = height / 2;
   const data = new Uint8Array(width * height + 2 * cw * ch);
@@ -51,7 +63,18 @@ function yuvFrame(width: number, height: number, y: (x: number, row: number) => 
     { offset: width * height, rowBytes: cw, rows: ch },
     { offset: width * height + cw * ch, rowBytes: cw, rows: ch },
   ];
-  return { kind: "host", pts: 0, width, height, format: "yuv420p", shape: [height, width], dtype: "uint8", data, planes, device: "cpu" };
+  return {
+    kind: "host",
+    pts: 0,
+    width,
+    height,
+    format: "yuv420p",
+    shape: [height, width],
+    dtype: "uint8",
+    data,
+    planes,
+    device: "cpu",
+  };
 }
 
 function stats(a: ArrayLike<number>, b: ArrayLike<number>, scale = 1) {
@@ -67,8 +90,16 @@ function stats(a: ArrayLike<number>, b: ArrayLike<number>, scale = 1) {
 
 describe("GPU colour conversion (host twin of ec_convert)", () => {
   it("maps reference colours exactly: limited-range black, white, BT.601 and BT.709 red, full-range gray", async () => {
-    const px = async (y: number, u: number, v: number, o: { colorspace?: "bt601" | "bt709"; fullRange?: boolean } = {}) => {
-      const out = await convertReference(yuvFrame(16, 8, () => y, u, v), { output: "rgb24", ...o });
+    const px = async (
+      y: number,
+      u: number,
+      v: number,
+      o: { colorspace?: "bt601" | "bt709"; fullRange?: boolean } = {},
+    ) => {
+      const out = await convertReference(
+        yuvFrame(16, 8, () => y, u, v),
+        { output: "rgb24", ...o },
+      );
       const d = out.data as Uint8Array;
       // Uniform input, uniform output: every pixel the same.
       for (let i = 3; i < d.length; i += 3) expect([d[i], d[i + 1], d[i + 2]]).toEqual([d[0], d[1], d[2]]);
@@ -158,15 +189,24 @@ describe("GPU colour conversion (host twin of ec_convert)", () => {
     const [rgb] = await decodeAll(h264, { output: "rgb24" });
     await expect(convertReference(rgb!, { output: "rgb24" })).rejects.toMatchObject({ code: "ERR_UNSUPPORTED_FORMAT" });
     const [yuv] = await decodeAll(h264);
-    await expect(convertReference(yuv!, { output: "native" as "rgb24" })).rejects.toMatchObject({ code: "ERR_INVALID_ARGUMENT" });
+    await expect(convertReference(yuv!, { output: "native" as "rgb24" })).rejects.toMatchObject({
+      code: "ERR_INVALID_ARGUMENT",
+    });
   });
 });
 
 /** The labelers' view of a decoded host frame. */
 function videoFrame(f: HostFrame): VideoFrame {
   const bytes = new Uint8Array(f.data.buffer, f.data.byteOffset, f.data.byteLength);
-  if (f.format === "rgbf32-planar") return { format: "rgbf32p", width: f.width, height: f.height, data: f.data as Float32Array };
-  return { format: f.format as VideoFrame["format"], width: f.width, height: f.height, data: bytes, stride: f.planes[0]!.rowBytes };
+  if (f.format === "rgbf32-planar")
+    return { format: "rgbf32p", width: f.width, height: f.height, data: f.data as Float32Array };
+  return {
+    format: f.format as VideoFrame["format"],
+    width: f.width,
+    height: f.height,
+    data: bytes,
+    stride: f.planes[0]!.rowBytes,
+  };
 }
 
 describe("GPU label statistics (host twin of ec_luma_stats)", () => {
@@ -176,29 +216,44 @@ describe("GPU label statistics (host twin of ec_luma_stats)", () => {
     ["rgb24", () => h264, { output: "rgb24" }],
     ["rgbf32-planar", () => h264, { output: "rgbf32-planar", resize: [100, 150] }],
   ];
-  it.each(cases)("%s: the same FrameStats as the CPU analysis, exactly, at steps 1, 3 and 7", async (_name, video, extra) => {
-    const frames = await decodeAll(video(), extra);
-    const views = frames.map(videoFrame);
-    for (const step of [1, 3, 7]) {
-      const sums = await lumaStatsReference(
-        frames.map((f) => ({ data: new Uint8Array(f.data.buffer, f.data.byteOffset, f.data.byteLength), format: f.format, width: f.width, height: f.height, pitch: f.planes[0]!.rowBytes })),
-        step,
-      );
-      const gridSamples = step === 1 ? 0 : Math.round((frames[0]!.width * frames[0]!.height) / (step * step));
-      const cpu = analyzeClip(views, { gridSamples });
-      expect(cpu.step).toBe(step);
-      expect(sums[0]!.absDiff).toBeUndefined();
-      expect(sums[1]!.absDiff).toBeGreaterThan(0);
-      expect(analysisFromSums(views, step, sums)).toEqual(cpu);
-    }
-  });
+  it.each(cases)(
+    "%s: the same FrameStats as the CPU analysis, exactly, at steps 1, 3 and 7",
+    async (_name, video, extra) => {
+      const frames = await decodeAll(video(), extra);
+      const views = frames.map(videoFrame);
+      for (const step of [1, 3, 7]) {
+        const sums = await lumaStatsReference(
+          frames.map((f) => ({
+            data: new Uint8Array(f.data.buffer, f.data.byteOffset, f.data.byteLength),
+            format: f.format,
+            width: f.width,
+            height: f.height,
+            pitch: f.planes[0]!.rowBytes,
+          })),
+          step,
+        );
+        const gridSamples = step === 1 ? 0 : Math.round((frames[0]!.width * frames[0]!.height) / (step * step));
+        const cpu = analyzeClip(views, { gridSamples });
+        expect(cpu.step).toBe(step);
+        expect(sums[0]!.absDiff).toBeUndefined();
+        expect(sums[1]!.absDiff).toBeGreaterThan(0);
+        expect(analysisFromSums(views, step, sums)).toEqual(cpu);
+      }
+    },
+  );
 
   it("starts a new comparison when the frame size changes, as the CPU analysis does", async () => {
     const a = yuvFrame(64, 32, (x) => x, 128, 128);
     const b = yuvFrame(32, 16, (x) => 2 * x, 128, 128);
     const frames = [a, b, b];
     const sums = await lumaStatsReference(
-      frames.map((f) => ({ data: f.data as Uint8Array, format: "yuv420p", width: f.width, height: f.height, pitch: f.width })),
+      frames.map((f) => ({
+        data: f.data as Uint8Array,
+        format: "yuv420p",
+        width: f.width,
+        height: f.height,
+        pitch: f.width,
+      })),
       2,
     );
     expect(sums.map((s) => s.absDiff)).toEqual([undefined, undefined, 0]);
@@ -207,12 +262,16 @@ describe("GPU label statistics (host twin of ec_luma_stats)", () => {
   });
 
   it("rejects unknown formats and host frames given as device frames", async () => {
-    await expect(lumaStatsReference([{ data: new Uint8Array(16), format: "bgr0", width: 2, height: 2, pitch: 8 }], 1)).rejects.toMatchObject({
+    await expect(
+      lumaStatsReference([{ data: new Uint8Array(16), format: "bgr0", width: 2, height: 2, pitch: 8 }], 1),
+    ).rejects.toMatchObject({
       code: "ERR_UNSUPPORTED_FORMAT",
     });
     await expect(lumaStatsReference([], 0)).rejects.toMatchObject({ code: "ERR_INVALID_ARGUMENT" });
     const [host] = await decodeAll(h264);
-    await expect(lumaStatsOnDevice([host as unknown as DeviceFrame], 4)).rejects.toMatchObject({ code: "ERR_INVALID_ARGUMENT" });
+    await expect(lumaStatsOnDevice([host as unknown as DeviceFrame], 4)).rejects.toMatchObject({
+      code: "ERR_INVALID_ARGUMENT",
+    });
   });
 });
 
@@ -228,7 +287,16 @@ describe("build", () => {
 
   it("asks for rgb24 / rgbf32-planar when a cuda decoder should resize, before touching the GPU", async () => {
     const t = h264.track;
-    const open = createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, device: "cuda:0", resize: [64, 64] });
-    await expect(open).rejects.toMatchObject({ code: devices().cuda.compiled ? "ERR_UNSUPPORTED_OUTPUT" : "ERR_DEVICE_UNAVAILABLE" });
+    const open = createDecoder({
+      codec: t.codec,
+      extradata: t.extradata,
+      width: t.width,
+      height: t.height,
+      device: "cuda:0",
+      resize: [64, 64],
+    });
+    await expect(open).rejects.toMatchObject({
+      code: devices().cuda.compiled ? "ERR_UNSUPPORTED_OUTPUT" : "ERR_DEVICE_UNAVAILABLE",
+    });
   });
 });

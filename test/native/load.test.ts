@@ -34,12 +34,16 @@ describe("the loader", () => {
   });
 
   it("with nothing built, names the build command and the system packages it needs", () => {
-    expect(() => loadFirst([join(dir, "none.node")])).toThrow(/npm run setup.*libavcodec-dev libavutil-dev libswscale-dev/s);
+    expect(() => loadFirst([join(dir, "none.node")])).toThrow(
+      /npm run setup.*libavcodec-dev libavutil-dev libswscale-dev/s,
+    );
   });
 
   it("looks for the shipped prebuilt for this platform after the local builds", () => {
     const paths = addonCandidates();
-    const prebuilt = paths.findIndex((p) => p.endsWith(join("native", "prebuilds", `${process.platform}-${process.arch}`, "ec_native.node")));
+    const prebuilt = paths.findIndex((p) =>
+      p.endsWith(join("native", "prebuilds", `${process.platform}-${process.arch}`, "ec_native.node")),
+    );
     const release = paths.findIndex((p) => p.endsWith(join("native", "build", "Release", "ec_native.node")));
     expect(release).toBeGreaterThanOrEqual(0);
     expect(prebuilt).toBeGreaterThan(release);

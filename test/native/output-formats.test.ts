@@ -16,12 +16,18 @@ let hevc10: IndexedVideo;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-native-out-"));
   video = await indexedVideo(dir, { codec: "h264", width: 160, height: 96, frames: 6, bframes: 2 });
-  hevc10 = await indexedVideo(dir, { codec: "hevc", width: 160, height: 96, frames: 4, pixFmt: "yuv420p10le", name: "h10.mp4" });
+  hevc10 = await indexedVideo(dir, {
+    codec: "hevc",
+    width: 160,
+    height: 96,
+    frames: 4,
+    pixFmt: "yuv420p10le",
+    name: "h10.mp4",
+  });
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
 
 /** ffmpeg's own rgb24 of every frame, scaled with the same libswscale flags. */
 async function ffmpegRgb(file: string, w: number, h: number): Promise<Uint8Array> {
@@ -113,7 +119,11 @@ describe("output formats", () => {
   it("rejects a bad output or resize before any native call", async () => {
     const t = video.track;
     const base = { codec: t.codec, extradata: t.extradata, width: t.width, height: t.height };
-    await expect(createDecoder({ ...base, output: "bgr" as "rgb24" })).rejects.toMatchObject({ code: "ERR_INVALID_ARGUMENT" });
-    await expect(createDecoder({ ...base, resize: [0, 10] })).rejects.toThrow("Expected [height, width] with integers in 1..16384 for resize");
+    await expect(createDecoder({ ...base, output: "bgr" as "rgb24" })).rejects.toMatchObject({
+      code: "ERR_INVALID_ARGUMENT",
+    });
+    await expect(createDecoder({ ...base, resize: [0, 10] })).rejects.toThrow(
+      "Expected [height, width] with integers in 1..16384 for resize",
+    );
   });
 });

@@ -53,7 +53,11 @@ describe("decoding off the event loop", () => {
 
   it("overlapping calls on one decoder are queued, not interleaved", async () => {
     const decoder = await open();
-    const [a, b, c] = await Promise.all([decoder.decode(packets()), decoder.decode(packets()), decoder.decode(packets())]);
+    const [a, b, c] = await Promise.all([
+      decoder.decode(packets()),
+      decoder.decode(packets()),
+      decoder.decode(packets()),
+    ]);
     const md5 = (f: unknown) => (f as HostFrame[]).map(frameMd5);
     expect(md5(a)).toHaveLength(24);
     expect(md5(b)).toEqual(md5(a));

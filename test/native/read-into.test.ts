@@ -42,9 +42,15 @@ describe("readInto into host memory", () => {
   });
 
   it("errors: missing file, too small a target, bad offset", async () => {
-    await expect(readInto(join(dir, "nope"), 0, 10, new Uint8Array(10))).rejects.toMatchObject({ code: "ERR_FILE_NOT_FOUND" });
-    await expect(readInto(file, 0, 10, new Uint8Array(5))).rejects.toThrow("Expected a target of at least 10 bytes for target but received");
-    await expect(readInto(file, -1, 10, new Uint8Array(10))).rejects.toThrow("Expected a non-negative integer for offset but received -1");
+    await expect(readInto(join(dir, "nope"), 0, 10, new Uint8Array(10))).rejects.toMatchObject({
+      code: "ERR_FILE_NOT_FOUND",
+    });
+    await expect(readInto(file, 0, 10, new Uint8Array(5))).rejects.toThrow(
+      "Expected a target of at least 10 bytes for target but received",
+    );
+    await expect(readInto(file, -1, 10, new Uint8Array(10))).rejects.toThrow(
+      "Expected a non-negative integer for offset but received -1",
+    );
     await expect(readInto(file, 0, 10, {} as Uint8Array)).rejects.toMatchObject({ code: "ERR_INVALID_ARGUMENT" });
   });
 });

@@ -23,14 +23,34 @@ let recoveryPoint: number;
 let decoder: Decoder;
 
 const md5 = (f: HostFrame) => createHash("md5").update(f.data).digest("hex");
-const fromRecoveryPoint = (): Packets => packetsFromTrack(track, bytes, 0, recoveryPoint, track.samples.size.length - recoveryPoint);
+const fromRecoveryPoint = (): Packets =>
+  packetsFromTrack(track, bytes, 0, recoveryPoint, track.samples.size.length - recoveryPoint);
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-native-recovery-"));
   const file = join(dir, "open-gop.mp4");
   await run("ffmpeg", [
-    "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=25", "-frames:v", "60",
-    "-c:v", "libx264", "-preset", "medium", "-bf", "3", "-x264-params", "open-gop=1:keyint=20:min-keyint=20:scenecut=0", "-pix_fmt", "yuv420p", file,
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=96x64:rate=25",
+    "-frames:v",
+    "60",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "medium",
+    "-bf",
+    "3",
+    "-x264-params",
+    "open-gop=1:keyint=20:min-keyint=20:scenecut=0",
+    "-pix_fmt",
+    "yuv420p",
+    file,
   ]);
   bytes = new Uint8Array(await readFile(file));
   const index = await buildIndex(bytesReader(bytes), { key: file, etag: "test" });
@@ -38,7 +58,14 @@ beforeAll(async () => {
   md5s = await ffmpegFrameMd5s(file);
   framePts = [...track.samples.pts].sort((a, b) => a - b);
   recoveryPoint = [...track.samples.keyframe].findIndex((k, d) => k === 1 && d > 0);
-  decoder = await createDecoder({ codec: "h264", extradata: track.extradata, width: track.width, height: track.height, threads: 1, output: "native" });
+  decoder = await createDecoder({
+    codec: "h264",
+    extradata: track.extradata,
+    width: track.width,
+    height: track.height,
+    threads: 1,
+    output: "native",
+  });
 }, 60_000);
 afterAll(async () => {
   await decoder?.close();
@@ -65,7 +92,9 @@ describe("a decode that starts at an H.264 recovery point (open GOP, leading B-f
     const at = p.samples.findIndex((s, i) => i > 0 && s.pts > p.samples[0]!.pts);
     const samples = p.samples.map((s, i) => (i === at ? { ...s, size: Math.floor(s.size / 3) } : s));
     const dropBefore = framePts.at(-1)!;
-    await expect(codeOf(decoder.decode({ data: p.data, samples }, { recovering: true, dropBefore }))).resolves.toMatch(/^ERR_CORRUPT_(PACKET|FRAME)$/);
+    await expect(codeOf(decoder.decode({ data: p.data, samples }, { recovering: true, dropBefore }))).resolves.toMatch(
+      /^ERR_CORRUPT_(PACKET|FRAME)$/,
+    );
   });
 
   it("a failed run leaves no tolerance behind: the next run without `recovering` fails again", async () => {
@@ -73,9 +102,18 @@ describe("a decode that starts at an H.264 recovery point (open GOP, leading B-f
   });
 
   it("`recovering` needs a decoder without frame threads (they keep their own error settings)", async () => {
-    const threaded = await createDecoder({ codec: "h264", extradata: track.extradata, width: track.width, height: track.height, threads: 2, output: "native" });
+    const threaded = await createDecoder({
+      codec: "h264",
+      extradata: track.extradata,
+      width: track.width,
+      height: track.height,
+      threads: 2,
+      output: "native",
+    });
     try {
-      await expect(codeOf(threaded.decode(fromRecoveryPoint(), { recovering: true }))).resolves.toBe("ERR_INVALID_ARGUMENT");
+      await expect(codeOf(threaded.decode(fromRecoveryPoint(), { recovering: true }))).resolves.toBe(
+        "ERR_INVALID_ARGUMENT",
+      );
     } finally {
       await threaded.close();
     }
@@ -84,7 +122,9 @@ describe("a decode that starts at an H.264 recovery point (open GOP, leading B-f
   it("`recovering` on a call that continues a run is an argument error", async () => {
     const p = fromRecoveryPoint();
     await decoder.decode({ data: p.data, samples: p.samples.slice(0, 8) }, { recovering: true, drain: false });
-    await expect(codeOf(decoder.decode({ data: p.data, samples: p.samples.slice(8) }, { recovering: true }))).resolves.toBe("ERR_INVALID_ARGUMENT");
+    await expect(
+      codeOf(decoder.decode({ data: p.data, samples: p.samples.slice(8) }, { recovering: true })),
+    ).resolves.toBe("ERR_INVALID_ARGUMENT");
     // The rejected call left the run as it was: it continues, and drains.
     const rest = (await decoder.decode({ data: p.data, samples: p.samples.slice(8) })) as HostFrame[];
     expect(rest.map(md5)).toEqual(md5s.slice(framePts.length - rest.length));

@@ -6,7 +6,9 @@ import { describe, expect, it } from "vitest";
 
 import { devices } from "../../native/index.js";
 
-const { linkedLibraries, unexpectedLibraries } = createRequire(import.meta.url)("../../native/ffmpeg/check-linked.cjs") as {
+const { linkedLibraries, unexpectedLibraries } = createRequire(import.meta.url)(
+  "../../native/ffmpeg/check-linked.cjs",
+) as {
   linkedLibraries(file: string): string[];
   unexpectedLibraries(file: string): string[];
 };

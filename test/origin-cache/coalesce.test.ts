@@ -17,10 +17,15 @@ const up = useUpstream({ [PATH]: data, [OTHER]: other }, { blockSize: BLOCK, ret
 const { cleanups } = up;
 
 const url = (path = PATH): string => up.signed(path);
-const range = (first: number, last: number, size = data.length): string => `bytes=${first * BLOCK}-${Math.min(size, (last + 1) * BLOCK) - 1}`;
-const exact = (got: Uint8Array, offset: number, length: number, of = data): boolean => Buffer.from(got).equals(of.subarray(offset, offset + length));
+const range = (first: number, last: number, size = data.length): string =>
+  `bytes=${first * BLOCK}-${Math.min(size, (last + 1) * BLOCK) - 1}`;
+const exact = (got: Uint8Array, offset: number, length: number, of = data): boolean =>
+  Buffer.from(got).equals(of.subarray(offset, offset + length));
 
-async function openCache(over: Partial<RangeCacheOptions> = {}, dir?: string): Promise<{ cache: RangeCache; dir: string }> {
+async function openCache(
+  over: Partial<RangeCacheOptions> = {},
+  dir?: string,
+): Promise<{ cache: RangeCache; dir: string }> {
   const opened = await up.openCache(over, dir);
   // Pins first, so the counts below are block pulls only.
   await opened.cache.object(url());
@@ -102,7 +107,10 @@ describe("coalesced upstream requests", () => {
     await until(() => cache.stats().plan.prefetchedBlocks >= 12, "the plan prefetched");
     expect([...up.rs.ranges].sort()).toEqual([range(2, 7), range(0, 3, other.length), range(20, 21)].sort());
     const misses = cache.stats().misses;
-    for (const s of spans) expect(exact(await cache.read(url(s.path), s.offset, s.length), s.offset, s.length, s.path === PATH ? data : other)).toBe(true);
+    for (const s of spans)
+      expect(
+        exact(await cache.read(url(s.path), s.offset, s.length), s.offset, s.length, s.path === PATH ? data : other),
+      ).toBe(true);
     expect(cache.stats().misses).toBe(misses);
     expect(up.rs.requests()).toBe(3);
   });
@@ -141,7 +149,11 @@ describe("coalesced upstream requests", () => {
     const { cache } = await openCache();
     // The run 0..7 stalls after block 1, then is cut and resumed; block 0's reader does not wait for that.
     const fired = up.wan.stats.faultsFired;
-    up.wan.inject({ fault: { kind: "stall", afterBytes: 2 * BLOCK, ms: 1500 }, times: 1, match: (_p, r) => r === range(0, 7) });
+    up.wan.inject({
+      fault: { kind: "stall", afterBytes: 2 * BLOCK, ms: 1500 },
+      times: 1,
+      match: (_p, r) => r === range(0, 7),
+    });
     let settled = false;
     const whole = cache.read(url(), 0, 8 * BLOCK).finally(() => (settled = true));
     await until(() => up.wan.stats.faultsFired > fired, "the run to start");
@@ -165,10 +177,18 @@ describe("coalesced upstream requests", () => {
       expect(maxBytes / (size(maxBytes) + 4096)).toBeLessThanOrEqual(DEFAULT_MAX_BLOCKS);
     }
     expect(resolveOptions({ ...base, maxBytes: 2 ** 40, blockSize: 4096 }).blockSize).toBe(4096);
-    expect(() => resolveOptions({ ...base, maxBytes: 1, coalesceBytes: 0 })).toThrow(expect.objectContaining({ code: "ERR_INVALID_ARGUMENT" }));
+    expect(() => resolveOptions({ ...base, maxBytes: 1, coalesceBytes: 0 })).toThrow(
+      expect.objectContaining({ code: "ERR_INVALID_ARGUMENT" }),
+    );
     const d = await tempDir();
     cleanups.push(d.remove);
-    const cache = await createRangeCache({ upstreams: [up.wan.url], dir: d.path, maxBytes: 64 << 20, tls: { ca: up.wan.ca }, logLevel: "silent" });
+    const cache = await createRangeCache({
+      upstreams: [up.wan.url],
+      dir: d.path,
+      maxBytes: 64 << 20,
+      tls: { ca: up.wan.ca },
+      logLevel: "silent",
+    });
     cleanups.push(() => cache.close());
     expect(cache.stats().blockSize).toBe(16 << 10);
   });

@@ -14,7 +14,13 @@ interface ChildArgs {
 
 async function main(): Promise<void> {
   const args = JSON.parse(process.env.EC_CRASH_CHILD ?? "{}") as ChildArgs;
-  const cache = await createRangeCache({ upstreams: [args.upstream], dir: args.dir, maxBytes: args.maxBytes, blockSize: args.blockSize, logLevel: "silent" });
+  const cache = await createRangeCache({
+    upstreams: [args.upstream],
+    dir: args.dir,
+    maxBytes: args.maxBytes,
+    blockSize: args.blockSize,
+    logLevel: "silent",
+  });
   for (let round = 0; ; round++) {
     await Promise.all(
       args.objects.map(async (o) => {

@@ -11,7 +11,10 @@ import { SLOT_HEADER } from "../../origin-cache/store/slot.js";
 import { dirBytes, flipByte, objectBytes, slabSlots, tempDir } from "./fixtures.js";
 
 const BLOCK = 1 << 20;
-const objects = [0, 1, 2, 3].map((i) => ({ path: `/v1/objects/crash-${i}.mp4`, data: objectBytes(6 * BLOCK + 1000 * i, `crash${i}`) }));
+const objects = [0, 1, 2, 3].map((i) => ({
+  path: `/v1/objects/crash-${i}.mp4`,
+  data: objectBytes(6 * BLOCK + 1000 * i, `crash${i}`),
+}));
 let rs: RangeServer;
 let buildDir: string;
 let childJs: string;
@@ -22,7 +25,14 @@ beforeAll(async () => {
   // The child runs compiled JS: bundle its TypeScript once.
   buildDir = await mkdtemp(join(tmpdir(), "ec-crash-build-"));
   childJs = join(buildDir, "child.cjs");
-  await build({ entryPoints: [join(import.meta.dirname, "crash-child.ts")], bundle: true, platform: "node", format: "cjs", outfile: childJs, logLevel: "silent" });
+  await build({
+    entryPoints: [join(import.meta.dirname, "crash-child.ts")],
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    outfile: childJs,
+    logLevel: "silent",
+  });
 });
 afterAll(async () => {
   await rs.close();
@@ -45,7 +55,9 @@ it("after kill -9 during writes, a restarted cache serves only verified bytes", 
     },
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once("exit", (_code, signal) => resolve(signal)));
+  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+    child.once("exit", (_code, signal) => resolve(signal)),
+  );
   // Kill while the second pass is evicting and rewriting blocks.
   for await (const line of createInterface({ input: child.stdout })) {
     const p = JSON.parse(line) as { round: number; misses: number };
@@ -59,14 +71,24 @@ it("after kill -9 during writes, a restarted cache serves only verified bytes", 
   const slots = await slabSlots(d.path);
   const ids = new Set(slots.map((s) => `${s.header.index}:${s.header.key}`));
   // Damage full blocks only, each the one copy of its block.
-  const full = slots.filter((s) => s.header.dataLength === BLOCK && slots.filter((t) => t.header.key === s.header.key && t.header.index === s.header.index).length === 1);
+  const full = slots.filter(
+    (s) =>
+      s.header.dataLength === BLOCK &&
+      slots.filter((t) => t.header.key === s.header.key && t.header.index === s.header.index).length === 1,
+  );
   expect(full.length).toBeGreaterThanOrEqual(2);
   await flipByte(full[0]!.path, full[0]!.offset + 20);
   await flipByte(full[1]!.path, full[1]!.offset + SLOT_HEADER + 300_000);
 
   rs.resetCounts();
   // Reopened with room for every object, so verifying one object never evicts a survivor of another.
-  const cache = await createRangeCache({ upstreams: [rs.url], dir: d.path, maxBytes: 64 << 20, blockSize: BLOCK, logLevel: "silent" });
+  const cache = await createRangeCache({
+    upstreams: [rs.url],
+    dir: d.path,
+    maxBytes: 64 << 20,
+    blockSize: BLOCK,
+    logLevel: "silent",
+  });
   try {
     expect(await readdir(d.path)).toEqual(["slabs"]);
     const survivors = cache.stats().blocks;
@@ -77,7 +99,9 @@ it("after kill -9 during writes, a restarted cache serves only verified bytes", 
     for (const o of objects) {
       for (let at = 0; at < o.data.length; at += BLOCK) {
         const len = Math.min(BLOCK, o.data.length - at);
-        expect(Buffer.from(await cache.read(`${rs.url}${o.path}?sig=z`, at, len)).equals(o.data.subarray(at, at + len))).toBe(true);
+        expect(
+          Buffer.from(await cache.read(`${rs.url}${o.path}?sig=z`, at, len)).equals(o.data.subarray(at, at + len)),
+        ).toBe(true);
       }
     }
     const s = cache.stats();

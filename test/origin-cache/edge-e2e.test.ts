@@ -20,7 +20,11 @@ let signedUrl: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-cache-edge-"));
   edge = await startLocalEdge({ port: 0, quiet: true, varsDir: dir, persistDir: join(dir, "r2") });
-  const put = await fetch(`${edge.url}/v1/objects/cache-e2e/a.bin`, { method: "PUT", body: new Uint8Array(data), headers: { authorization: `Bearer ${edge.token}` } });
+  const put = await fetch(`${edge.url}/v1/objects/cache-e2e/a.bin`, {
+    method: "PUT",
+    body: new Uint8Array(data),
+    headers: { authorization: `Bearer ${edge.token}` },
+  });
   expect(put.status).toBe(201);
   const manifest = await fetchManifest(`${edge.url}/v1/datasets/cache-e2e`, { token: edge.token });
   signedUrl = (manifest.objects[0] as { url: string }).url;
@@ -36,7 +40,14 @@ afterAll(async () => {
 describe("origin-cache against the real local edge", () => {
   it("reads byte-exact ranges of a signed edge URL through TLS + HTTP/2", async () => {
     const cacheDir = join(dir, "cache");
-    const cache = await createRangeCache({ upstreams: [wan.url], dir: cacheDir, maxBytes: 64 << 20, blockSize: BLOCK, tls: { ca: wan.ca }, logLevel: "silent" });
+    const cache = await createRangeCache({
+      upstreams: [wan.url],
+      dir: cacheDir,
+      maxBytes: 64 << 20,
+      blockSize: BLOCK,
+      tls: { ca: wan.ca },
+      logLevel: "silent",
+    });
     try {
       // The signature covers key and expiry, not the host, so the URL works through the WAN front.
       const url = signedUrl.replace(edge.url, wan.url);
@@ -46,7 +57,9 @@ describe("origin-cache against the real local edge", () => {
         return { offset, length: 1 + Math.floor(rnd() * Math.min(data.length - offset, 2 * BLOCK)) };
       });
       const got = await Promise.all(ranges.map((r) => cache.read(url, r.offset, r.length)));
-      ranges.forEach((r, i) => expect(Buffer.from(got[i] as Uint8Array).equals(data.subarray(r.offset, r.offset + r.length))).toBe(true));
+      ranges.forEach((r, i) =>
+        expect(Buffer.from(got[i] as Uint8Array).equals(data.subarray(r.offset, r.offset + r.length))).toBe(true),
+      );
       const s = cache.stats();
       expect(Object.values(s.httpVersions)).toEqual(["h2"]);
       expect(s.bytesFromUpstream).toBeLessThanOrEqual(data.length + 1);
@@ -59,7 +72,9 @@ describe("origin-cache against the real local edge", () => {
     const svc = await devCache.start({ port: 0, quiet: true }, { edge: edge.url });
     try {
       const base = svc.fields.cache as string;
-      const res = await request(`${base}/v1/fetch?url=${encodeURIComponent(signedUrl)}`, { headers: { range: "bytes=100-199" } });
+      const res = await request(`${base}/v1/fetch?url=${encodeURIComponent(signedUrl)}`, {
+        headers: { range: "bytes=100-199" },
+      });
       expect(res.statusCode).toBe(206);
       expect(Buffer.from(await res.body.arrayBuffer()).equals(data.subarray(100, 200))).toBe(true);
       const stats = CacheStats.parse(await (await request(`${base}/v1/stats`)).body.json());

@@ -6,7 +6,10 @@ import { objectBytes, useUpstream } from "./fixtures.js";
 const BLOCK = 256 << 10;
 const PATH = "/v1/objects/f.mp4";
 const data = objectBytes(4 * BLOCK + 999, "faults");
-const up = useUpstream({ [PATH]: data }, { rttMs: 1, blockSize: BLOCK, retryMinDelayMs: 5, retryMaxDelayMs: 50, bodyTimeoutMs: 400 });
+const up = useUpstream(
+  { [PATH]: data },
+  { rttMs: 1, blockSize: BLOCK, retryMinDelayMs: 5, retryMaxDelayMs: 50, bodyTimeoutMs: 400 },
+);
 const { cleanups } = up;
 
 async function openCache(front: WanEmulator = up.wan, over: Partial<RangeCacheOptions> = {}): Promise<RangeCache> {
@@ -54,7 +57,9 @@ describe("upstream faults are recovered with the same bytes or surfaced as typed
     const cache = await openCache();
     await cache.object(url());
     up.wan.inject({ fault: { kind: "reset", afterBytes: 30_000, scope: "connection" }, times: 1 });
-    const reads = await Promise.all([0, 1, 2, 3, 4].map((b) => cache.read(url(), b * BLOCK, Math.min(BLOCK, data.length - b * BLOCK))));
+    const reads = await Promise.all(
+      [0, 1, 2, 3, 4].map((b) => cache.read(url(), b * BLOCK, Math.min(BLOCK, data.length - b * BLOCK))),
+    );
     reads.forEach((r, b) => expect(Buffer.from(r).equals(data.subarray(b * BLOCK, b * BLOCK + r.length))).toBe(true));
     expect(cache.stats().retries).toBeGreaterThanOrEqual(1);
   });
@@ -74,7 +79,10 @@ describe("upstream faults are recovered with the same bytes or surfaced as typed
     const cache = await openCache(up.wan, { retries: 2 });
     await cache.object(url());
     up.wan.inject({ fault: { kind: "503" }, times: 100 });
-    await expect(cache.read(url(), 0, 10)).rejects.toMatchObject({ code: "ERR_UPSTREAM_UNAVAILABLE", name: "UpstreamUnavailableError" });
+    await expect(cache.read(url(), 0, 10)).rejects.toMatchObject({
+      code: "ERR_UPSTREAM_UNAVAILABLE",
+      name: "UpstreamUnavailableError",
+    });
   });
 
   it("surfaces ERR_ETAG_CHANGED when the ETag changes between requests, then serves the new version", async () => {

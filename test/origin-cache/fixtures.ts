@@ -145,7 +145,10 @@ export async function until(cond: () => boolean, what: string, limitMs = 20_000)
  * const up = useUpstream({ "/v1/objects/a.mp4": objectBytes(1000, "a") }, { blockSize: 64 << 10 });
  * it("reads", async () => { const { cache } = await up.openCache(); await cache.read(up.signed("/v1/objects/a.mp4"), 0, 10); });
  */
-export function useUpstream(objects: Record<string, Uint8Array>, defaults: Partial<RangeCacheOptions> & { rttMs?: number } = {}) {
+export function useUpstream(
+  objects: Record<string, Uint8Array>,
+  defaults: Partial<RangeCacheOptions> & { rttMs?: number } = {},
+) {
   const { rttMs = 2, ...base } = defaults;
   const cleanups: (() => Promise<void>)[] = [];
   let rs: RangeServer | undefined;
@@ -174,14 +177,26 @@ export function useUpstream(objects: Record<string, Uint8Array>, defaults: Parti
     /** A URL of `path` through the emulator, with a signature-shaped query as the edge's have. */
     signed: (path: string, front: WanEmulator = wan!): string => `${front.url}${path}?exp=9999999999&sig=abc`,
     /** A cache in front of the emulator (or `front`), in `dir` or a fresh temp dir; both cleaned up after the test. */
-    async openCache(over: Partial<RangeCacheOptions> = {}, dir?: string, front: WanEmulator = wan!): Promise<{ cache: RangeCache; dir: string }> {
+    async openCache(
+      over: Partial<RangeCacheOptions> = {},
+      dir?: string,
+      front: WanEmulator = wan!,
+    ): Promise<{ cache: RangeCache; dir: string }> {
       let path = dir;
       if (!path) {
         const d = await tempDir();
         cleanups.push(d.remove);
         path = d.path;
       }
-      const cache = await createRangeCache({ upstreams: [front.url], dir: path, maxBytes: 64 << 20, tls: { ca: front.ca }, logLevel: "silent", ...base, ...over });
+      const cache = await createRangeCache({
+        upstreams: [front.url],
+        dir: path,
+        maxBytes: 64 << 20,
+        tls: { ca: front.ca },
+        logLevel: "silent",
+        ...base,
+        ...over,
+      });
       cleanups.push(() => cache.close());
       return { cache, dir: path };
     },

@@ -18,7 +18,11 @@ interface ChildArgs {
 async function main(): Promise<void> {
   const a = JSON.parse(process.env.EC_LOCATE_CHILD ?? "{}") as ChildArgs;
   if (a.mode === "hold") {
-    const res = await request(`${a.cache}/v1/locate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: a.url, offset: a.offset, length: a.length, leaseMs: a.leaseMs }) });
+    const res = await request(`${a.cache}/v1/locate`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ url: a.url, offset: a.offset, length: a.length, leaseMs: a.leaseMs }),
+    });
     const located = LocateResponse.parse(await res.body.json());
     process.stdout.write(`${JSON.stringify({ lease: located.lease.id })}\n`);
     setInterval(() => {}, 1000);

@@ -19,7 +19,10 @@ import { dirBytes, objectBytes, prng, tempDir, until } from "./fixtures.js";
 
 const BLOCK = 64 << 10;
 const SLOT = slotBytesFor(BLOCK);
-const objects = Array.from({ length: 4 }, (_, i) => ({ path: `/v1/objects/loc${i}.mp4`, data: objectBytes(12 * BLOCK + 777 * i, `loc${i}`) }));
+const objects = Array.from({ length: 4 }, (_, i) => ({
+  path: `/v1/objects/loc${i}.mp4`,
+  data: objectBytes(12 * BLOCK + 777 * i, `loc${i}`),
+}));
 let rs: RangeServer;
 let buildDir: string;
 let childJs: string;
@@ -30,7 +33,14 @@ beforeAll(async () => {
   for (const o of objects) rs.put(o.path, o.data);
   buildDir = await mkdtemp(join(tmpdir(), "ec-locate-build-"));
   childJs = join(buildDir, "child.cjs");
-  await build({ entryPoints: [join(import.meta.dirname, "locate-child.ts")], bundle: true, platform: "node", format: "cjs", outfile: childJs, logLevel: "silent" });
+  await build({
+    entryPoints: [join(import.meta.dirname, "locate-child.ts")],
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    outfile: childJs,
+    logLevel: "silent",
+  });
 });
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
@@ -50,12 +60,18 @@ async function service(maxBytes = 64 << 20): Promise<{ svc: CacheService; dir: s
 }
 
 async function locate(svc: CacheService, body: object): Promise<{ status: number; json: unknown }> {
-  const res = await request(`${svc.url}/v1/locate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const res = await request(`${svc.url}/v1/locate`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   return { status: res.statusCode, json: await res.body.json() };
 }
 
 async function get(svc: CacheService, path: string, offset: number, length: number): Promise<Buffer> {
-  const res = await request(`${svc.url}/v1/fetch?url=${encodeURIComponent(signed(path))}`, { headers: { range: `bytes=${offset}-${offset + length - 1}` } });
+  const res = await request(`${svc.url}/v1/fetch?url=${encodeURIComponent(signed(path))}`, {
+    headers: { range: `bytes=${offset}-${offset + length - 1}` },
+  });
   expect(res.statusCode).toBe(206);
   return Buffer.from(await res.body.arrayBuffer());
 }
@@ -73,17 +89,33 @@ async function readRuns(located: LocateResponse): Promise<Buffer> {
   return Buffer.concat(parts);
 }
 
-function child(args: object): { lines: AsyncIterableIterator<string>; exited: Promise<NodeJS.Signals | null>; kill: () => void } {
-  const c = spawn(process.execPath, [childJs], { env: { ...process.env, EC_LOCATE_CHILD: JSON.stringify(args) }, stdio: ["ignore", "pipe", "inherit"] });
+function child(args: object): {
+  lines: AsyncIterableIterator<string>;
+  exited: Promise<NodeJS.Signals | null>;
+  kill: () => void;
+} {
+  const c = spawn(process.execPath, [childJs], {
+    env: { ...process.env, EC_LOCATE_CHILD: JSON.stringify(args) },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const exited = new Promise<NodeJS.Signals | null>((resolve) => c.once("exit", (_code, signal) => resolve(signal)));
-  return { lines: createInterface({ input: c.stdout })[Symbol.asyncIterator](), exited, kill: () => void c.kill("SIGKILL") };
+  return {
+    lines: createInterface({ input: c.stdout })[Symbol.asyncIterator](),
+    exited,
+    kill: () => void c.kill("SIGKILL"),
+  };
 }
 
 describe("POST /v1/locate", () => {
   it("names runs of the slab files that hold exactly the span's bytes, pulling what is missing first", async () => {
     const { svc } = await service();
     const o = objects[1]!;
-    const r = await locate(svc, { url: signed(o.path), etag: rs.etag(o.path), offset: BLOCK - 10, length: 3 * BLOCK + 20 });
+    const r = await locate(svc, {
+      url: signed(o.path),
+      etag: rs.etag(o.path),
+      offset: BLOCK - 10,
+      length: 3 * BLOCK + 20,
+    });
     expect(r.status).toBe(200);
     const located = LocateResponse.parse(r.json);
     expect(located.etag).toBe(rs.etag(o.path));
@@ -119,9 +151,15 @@ describe("POST /v1/locate", () => {
     const max = 6 * SLOT;
     const { svc, dir } = await service(max);
     const held = objects[0]!;
-    const located = LocateResponse.parse((await locate(svc, { url: signed(held.path), offset: 0, length: 2 * BLOCK })).json);
+    const located = LocateResponse.parse(
+      (await locate(svc, { url: signed(held.path), offset: 0, length: 2 * BLOCK })).json,
+    );
     // Everything else the cache reads now must fit in the slots the lease leaves.
-    for (const o of objects.slice(1)) for (let b = 0; b < 12; b++) expect((await get(svc, o.path, b * BLOCK, BLOCK)).equals(o.data.subarray(b * BLOCK, (b + 1) * BLOCK))).toBe(true);
+    for (const o of objects.slice(1))
+      for (let b = 0; b < 12; b++)
+        expect((await get(svc, o.path, b * BLOCK, BLOCK)).equals(o.data.subarray(b * BLOCK, (b + 1) * BLOCK))).toBe(
+          true,
+        );
     expect(svc.stats().evictions).toBeGreaterThan(10);
     expect(await dirBytes(dir)).toBeLessThanOrEqual(max);
     expect((await readRuns(located)).equals(held.data.subarray(0, 2 * BLOCK))).toBe(true);
@@ -146,7 +184,9 @@ describe("POST /v1/locate", () => {
   it("releases an expired lease by itself", async () => {
     const { svc } = await service(4 * SLOT);
     const o = objects[2]!;
-    const located = LocateResponse.parse((await locate(svc, { url: signed(o.path), offset: 0, length: 4 * BLOCK, leaseMs: 300 })).json);
+    const located = LocateResponse.parse(
+      (await locate(svc, { url: signed(o.path), offset: 0, length: 4 * BLOCK, leaseMs: 300 })).json,
+    );
     expect(located.lease.expiresAt - Date.now()).toBeLessThanOrEqual(300);
     expect(svc.stats().leases).toBe(1);
     // While held, the store is all leased: nothing else can be stored.
@@ -207,7 +247,11 @@ describe("the SDK's cache client on the same host", () => {
     cleanup.push(() => plane.close());
     const o = objects[1]!;
     for (let i = 0; i < 5; i++) {
-      expect(Buffer.from((await plane.read(signed(o.path), i * 1000, 5000, undefined))!).equals(o.data.subarray(i * 1000, i * 1000 + 5000))).toBe(true);
+      expect(
+        Buffer.from((await plane.read(signed(o.path), i * 1000, 5000, undefined))!).equals(
+          o.data.subarray(i * 1000, i * 1000 + 5000),
+        ),
+      ).toBe(true);
       expect(svc.stats().leases).toBe(1); // the previous read's lease went with this locate
     }
     await until(() => svc.stats().leases === 0, "the last lease DELETEd", 5000);
@@ -253,7 +297,9 @@ describe("the SDK's cache client on the same host", () => {
     expect(plane.fallbacks).toBe(1);
     const cache = await remoteCache(svc.url);
     cleanup.push(() => cache.close());
-    expect(Buffer.from(await cache.read(signed(o.path), 1000, BLOCK, undefined)).equals(o.data.subarray(1000, 1000 + BLOCK))).toBe(true);
+    expect(
+      Buffer.from(await cache.read(signed(o.path), 1000, BLOCK, undefined)).equals(o.data.subarray(1000, 1000 + BLOCK)),
+    ).toBe(true);
     await until(() => svc.stats().leases === 0, "the leases released");
   });
 

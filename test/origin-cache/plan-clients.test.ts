@@ -6,7 +6,10 @@ const BLOCK = 256 << 10;
 const a = "/v1/objects/pa.mp4";
 const b = "/v1/objects/pb.mp4";
 const c = "/v1/objects/pc.mp4";
-const up = useUpstream({ [a]: objectBytes(6 * BLOCK, "pa"), [b]: objectBytes(3 * BLOCK, "pb"), [c]: objectBytes(BLOCK, "pc") }, { blockSize: BLOCK });
+const up = useUpstream(
+  { [a]: objectBytes(6 * BLOCK, "pa"), [b]: objectBytes(3 * BLOCK, "pb"), [c]: objectBytes(BLOCK, "pc") },
+  { blockSize: BLOCK },
+);
 const { signed } = up;
 
 async function openCache(over: Partial<RangeCacheOptions>): Promise<RangeCache> {
@@ -67,7 +70,10 @@ describe("per-client prefetch plans", () => {
     // The store is full: the least recently used block goes, one of the expired plan's, where a
     // live plan would have made b's block go instead.
     await cache.read(signed(b), BLOCK, BLOCK);
-    await until(() => cache.stats().evictions >= 1 && cache.stats().residentBytes >= 4 * BLOCK, "an eviction for b's second block");
+    await until(
+      () => cache.stats().evictions >= 1 && cache.stats().residentBytes >= 4 * BLOCK,
+      "an eviction for b's second block",
+    );
     const misses = cache.stats().misses;
     await cache.read(signed(b), 0, BLOCK);
     expect(cache.stats().misses).toBe(misses);

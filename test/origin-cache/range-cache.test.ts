@@ -29,7 +29,11 @@ describe("createRangeCache", () => {
     const ranges = randomRanges(300, 1);
     const got = await Promise.all(ranges.map((r) => cache.read(signed(r.path), r.offset, r.length)));
     ranges.forEach((r, i) => {
-      expect(Buffer.from(got[i] as Uint8Array).equals((objects.get(r.path) as Buffer).subarray(r.offset, r.offset + r.length))).toBe(true);
+      expect(
+        Buffer.from(got[i] as Uint8Array).equals(
+          (objects.get(r.path) as Buffer).subarray(r.offset, r.offset + r.length),
+        ),
+      ).toBe(true);
     });
     const s = cache.stats();
     expect(Object.values(s.httpVersions)).toEqual(["h2"]);
@@ -43,10 +47,16 @@ describe("createRangeCache", () => {
     const path = "/v1/objects/a.mp4";
     await cache.object(signed(path));
     up.rs.resetCounts();
-    const reads = await Promise.all(Array.from({ length: 50 }, (_, i) => cache.read(signed(path), 5 * BLOCK + i * 100, 1000)));
+    const reads = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => cache.read(signed(path), 5 * BLOCK + i * 100, 1000)),
+    );
     expect(up.rs.requests(path)).toBe(1);
     expect(cache.stats().coalesced).toBe(49);
-    reads.forEach((r, i) => expect(Buffer.from(r).equals((objects.get(path) as Buffer).subarray(5 * BLOCK + i * 100, 5 * BLOCK + i * 100 + 1000))).toBe(true));
+    reads.forEach((r, i) =>
+      expect(
+        Buffer.from(r).equals((objects.get(path) as Buffer).subarray(5 * BLOCK + i * 100, 5 * BLOCK + i * 100 + 1000)),
+      ).toBe(true),
+    );
   });
 
   it("keeps the directory under maxBytes during a workload larger than the bound", async () => {
@@ -56,7 +66,13 @@ describe("createRangeCache", () => {
     for (let round = 0; round < 4; round++) {
       const ranges = randomRanges(40, 10 + round);
       const got = await Promise.all(ranges.map((r) => cache.read(signed(r.path), r.offset, r.length)));
-      ranges.forEach((r, i) => expect(Buffer.from(got[i] as Uint8Array).equals((objects.get(r.path) as Buffer).subarray(r.offset, r.offset + r.length))).toBe(true));
+      ranges.forEach((r, i) =>
+        expect(
+          Buffer.from(got[i] as Uint8Array).equals(
+            (objects.get(r.path) as Buffer).subarray(r.offset, r.offset + r.length),
+          ),
+        ).toBe(true),
+      );
     }
     const peak = await watch.stop();
     expect(peak).toBeGreaterThan(0);
@@ -90,20 +106,34 @@ describe("createRangeCache", () => {
   it("refuses URLs outside the configured upstreams", async () => {
     const { cache } = await openCache({ upstreams: [`${up.wan.url}/v1/objects/`] });
     up.rs.resetCounts();
-    await expect(cache.read("http://127.0.0.1:9/v1/objects/a.mp4", 0, 1)).rejects.toMatchObject({ code: "ERR_UPSTREAM_NOT_ALLOWED" });
+    await expect(cache.read("http://127.0.0.1:9/v1/objects/a.mp4", 0, 1)).rejects.toMatchObject({
+      code: "ERR_UPSTREAM_NOT_ALLOWED",
+    });
     await expect(cache.read(`${up.wan.url}/v1/keys`, 0, 1)).rejects.toMatchObject({ code: "ERR_UPSTREAM_NOT_ALLOWED" });
-    await expect(cache.read(`${up.wan.url.replace("https", "http")}/v1/objects/a.mp4`, 0, 1)).rejects.toMatchObject({ code: "ERR_UPSTREAM_NOT_ALLOWED" });
+    await expect(cache.read(`${up.wan.url.replace("https", "http")}/v1/objects/a.mp4`, 0, 1)).rejects.toMatchObject({
+      code: "ERR_UPSTREAM_NOT_ALLOWED",
+    });
     await expect(cache.read("file:///etc/passwd", 0, 1)).rejects.toMatchObject({ code: "ERR_INVALID_ARGUMENT" });
-    expect(() => cache.plan([{ url: "https://example.com/x", offset: 0, length: 1 }])).toThrow(expect.objectContaining({ code: "ERR_UPSTREAM_NOT_ALLOWED" }));
+    expect(() => cache.plan([{ url: "https://example.com/x", offset: 0, length: 1 }])).toThrow(
+      expect.objectContaining({ code: "ERR_UPSTREAM_NOT_ALLOWED" }),
+    );
     expect(up.rs.requests()).toBe(0);
   });
 
   it("rejects a range past the end and bad arguments with typed errors", async () => {
     const { cache } = await openCache();
-    await expect(cache.read(signed("/v1/objects/c.mp4"), 700, 100)).rejects.toMatchObject({ code: "ERR_RANGE_NOT_SATISFIABLE" });
-    await expect(cache.read(signed("/v1/objects/c.mp4"), -1, 1)).rejects.toMatchObject({ code: "ERR_INVALID_ARGUMENT" });
-    await expect(cache.read(signed("/v1/objects/c.mp4"), 0, 1, { etag: '"not-the-etag"' })).rejects.toMatchObject({ code: "ERR_ETAG_CHANGED" });
-    await expect(createRangeCache({ upstreams: [up.wan.url], dir: "/tmp/x", maxBytes: -3 })).rejects.toThrow("Expected an integer ≥ 0 for maxBytes but received -3");
+    await expect(cache.read(signed("/v1/objects/c.mp4"), 700, 100)).rejects.toMatchObject({
+      code: "ERR_RANGE_NOT_SATISFIABLE",
+    });
+    await expect(cache.read(signed("/v1/objects/c.mp4"), -1, 1)).rejects.toMatchObject({
+      code: "ERR_INVALID_ARGUMENT",
+    });
+    await expect(cache.read(signed("/v1/objects/c.mp4"), 0, 1, { etag: '"not-the-etag"' })).rejects.toMatchObject({
+      code: "ERR_ETAG_CHANGED",
+    });
+    await expect(createRangeCache({ upstreams: [up.wan.url], dir: "/tmp/x", maxBytes: -3 })).rejects.toThrow(
+      "Expected an integer ≥ 0 for maxBytes but received -3",
+    );
   });
 
   it("rejects reads pending at close with CacheClosedError, not the torn-down pool's errors", async () => {
@@ -119,7 +149,8 @@ describe("createRangeCache", () => {
     for (const p of pending) p.catch(() => {});
     await until(() => up.wan.stats.faultsFired >= fired + 2, "both reads to stall upstream");
     await cache.close();
-    for (const p of pending) await expect(p).rejects.toMatchObject({ name: "CacheClosedError", code: "ERR_CACHE_CLOSED" });
+    for (const p of pending)
+      await expect(p).rejects.toMatchObject({ name: "CacheClosedError", code: "ERR_CACHE_CLOSED" });
     await expect(cache.read(b, 0, 1)).rejects.toMatchObject({ code: "ERR_CACHE_CLOSED" });
     up.wan.clearFaults();
   });

@@ -15,7 +15,14 @@ let removeDir: () => Promise<void>;
 beforeAll(async () => {
   const d = await tempDir();
   removeDir = d.remove;
-  svc = await startCache({ upstreams: [up.wan.url], dir: d.path, maxBytes: 8 << 20, blockSize: 4096, tls: { ca: up.wan.ca }, logLevel: "silent" });
+  svc = await startCache({
+    upstreams: [up.wan.url],
+    dir: d.path,
+    maxBytes: 8 << 20,
+    blockSize: 4096,
+    tls: { ca: up.wan.ca },
+    logLevel: "silent",
+  });
 });
 afterAll(async () => {
   await svc?.close();
@@ -33,7 +40,12 @@ describe("the shared table of Range / If-Range / If-Match cases (test/common/byt
         const v = res.headers[name];
         return v === undefined ? null : String(v);
       };
-      const got = { status: res.statusCode, contentRange: one("content-range"), contentLength: one("content-length"), body };
+      const got = {
+        status: res.statusCode,
+        contentRange: one("content-range"),
+        contentLength: one("content-length"),
+        body,
+      };
       expect(checkAnswer(c, c.object === "empty" ? new Uint8Array(0) : data, got)).toEqual([]);
       if (c.expect.status === 206 || c.expect.status === 200) expect(one("accept-ranges")).toBe("bytes");
       if (c.expect.status === 416 && c.method !== "HEAD") {

@@ -19,7 +19,14 @@ beforeAll(async () => {
   wan = await startWanEmulator({ target: rs.url, rttMs: 1 });
   const d = await tempDir();
   removeDir = d.remove;
-  svc = await startCache({ upstreams: [wan.url], dir: d.path, maxBytes: 32 << 20, blockSize: BLOCK, tls: { ca: wan.ca }, logLevel: "silent" });
+  svc = await startCache({
+    upstreams: [wan.url],
+    dir: d.path,
+    maxBytes: 32 << 20,
+    blockSize: BLOCK,
+    tls: { ca: wan.ca },
+    logLevel: "silent",
+  });
 });
 afterAll(async () => {
   await svc.close();
@@ -28,7 +35,8 @@ afterAll(async () => {
   await removeDir();
 });
 
-const fetchUrl = (path = PATH): string => `${svc.url}/v1/fetch?url=${encodeURIComponent(`${wan.url}${path}?exp=1&sig=x`)}`;
+const fetchUrl = (path = PATH): string =>
+  `${svc.url}/v1/fetch?url=${encodeURIComponent(`${wan.url}${path}?exp=1&sig=x`)}`;
 
 async function get(url: string, headers: Record<string, string> = {}, method: "GET" | "HEAD" = "GET") {
   const res = await request(url, { method, headers });
@@ -86,7 +94,9 @@ describe("startCache HTTP service", () => {
 
   it("refuses to fetch from anywhere but its upstreams (403) and says why for a missing url (400)", async () => {
     rs.resetCounts();
-    const other = await get(`${svc.url}/v1/fetch?url=${encodeURIComponent(`${rs.url}${PATH}`)}`, { range: "bytes=0-1" });
+    const other = await get(`${svc.url}/v1/fetch?url=${encodeURIComponent(`${rs.url}${PATH}`)}`, {
+      range: "bytes=0-1",
+    });
     expect(other.status).toBe(403);
     expect(JSON.parse(other.body.toString()).error.code).toBe("ERR_UPSTREAM_NOT_ALLOWED");
     const none = await get(`${svc.url}/v1/fetch`);
@@ -106,7 +116,10 @@ describe("startCache HTTP service", () => {
     const planned = objectBytes(3 * BLOCK, "planned");
     rs.put(path, planned);
     const u = `${wan.url}${path}?sig=y`;
-    const res = await request(`${svc.url}/v1/plan`, { method: "POST", body: JSON.stringify({ ranges: [{ url: u, offset: 0, length: planned.length }] }) });
+    const res = await request(`${svc.url}/v1/plan`, {
+      method: "POST",
+      body: JSON.stringify({ ranges: [{ url: u, offset: 0, length: planned.length }] }),
+    });
     expect(res.statusCode).toBe(200);
     expect(PlanAck.parse(await res.body.json())).toMatchObject({ ranges: 1, blocks: 3 });
     await until(() => svc.stats().plan.prefetchedBlocks >= 3, "the plan to be prefetched");
@@ -117,7 +130,10 @@ describe("startCache HTTP service", () => {
   });
 
   it("rejects a malformed plan with 400", async () => {
-    const res = await request(`${svc.url}/v1/plan`, { method: "POST", body: JSON.stringify({ ranges: [{ url: "x", offset: -1, length: 1 }] }) });
+    const res = await request(`${svc.url}/v1/plan`, {
+      method: "POST",
+      body: JSON.stringify({ ranges: [{ url: "x", offset: -1, length: 1 }] }),
+    });
     expect(res.statusCode).toBe(400);
     expect(((await res.body.json()) as { error: { code: string } }).error.code).toBe("ERR_INVALID_ARGUMENT");
   });

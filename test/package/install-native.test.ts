@@ -28,9 +28,14 @@ afterEach(() => {
 
 /** Runs the install step as npm would, with `env` over a PATH where no pkg-config (nor anything else) is found. */
 async function install(env: Record<string, string> = {}): Promise<{ code: number; log: string }> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== "EC_NATIVE_PATH"));
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== "EC_NATIVE_PATH"),
+  );
   try {
-    const { stdout, stderr } = await exec(process.execPath, [join(pkg, "scripts", "install-native.mjs")], { cwd: pkg, env: { ...base, PATH: join(pkg, "bin"), ...env } });
+    const { stdout, stderr } = await exec(process.execPath, [join(pkg, "scripts", "install-native.mjs")], {
+      cwd: pkg,
+      env: { ...base, PATH: join(pkg, "bin"), ...env },
+    });
     return { code: 0, log: stdout + stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -52,9 +57,13 @@ describe("the install step", () => {
     const gyp = join(repo, "node_modules", "node-gyp", "bin", "node-gyp.js");
     const { code, log } = await install({ npm_config_node_gyp: gyp });
     expect(code, log).toBe(0);
-    expect(log).toContain("no prebuilt fits, and pkg-config finds no libavcodec, libavutil, libswscale to build one against");
+    expect(log).toContain(
+      "no prebuilt fits, and pkg-config finds no libavcodec, libavutil, libswscale to build one against",
+    );
     expect(log).toMatch(/The ec native addon could not be loaded\. .*libavcodec-dev libavutil-dev libswscale-dev/);
-    expect(log).toContain(`${join(pkg, "native", "prebuilds", `${process.platform}-${process.arch}`, "ec_native.node")}: not built`);
+    expect(log).toContain(
+      `${join(pkg, "native", "prebuilds", `${process.platform}-${process.arch}`, "ec_native.node")}: not built`,
+    );
     expect(log).toContain("Then run `npm rebuild ec`");
   });
 });

@@ -5,7 +5,18 @@
  * `import { open } from "ec"` and with `npx ec stream`.
  */
 import { execFile } from "node:child_process";
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -23,12 +34,16 @@ function packInputs(): string[] {
   const pkg = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { files: string[] };
   const build = JSON.parse(readFileSync(join(repo, "tsconfig.build.json"), "utf8")) as { include: string[] };
   const tops = [...pkg.files, ...build.include].filter((f) => !f.startsWith("!")).map((f) => f.split("/")[0]!);
-  return [...new Set(["package.json", "README.md", "tsconfig.base.json", "tsconfig.build.json", ...tops])].filter((f) => f !== "dist" && existsSync(join(repo, f)));
+  return [...new Set(["package.json", "README.md", "tsconfig.base.json", "tsconfig.build.json", ...tops])].filter(
+    (f) => f !== "dist" && existsSync(join(repo, f)),
+  );
 }
 
 /** The environment without the npm_* variables of an npm that may have started vitest. */
 function cleanEnv(): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== "EC_NATIVE_PATH"));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== "EC_NATIVE_PATH"),
+  );
   return { ...env, npm_config_audit: "false", npm_config_fund: "false", npm_config_update_notifier: "false" };
 }
 
@@ -51,7 +66,10 @@ beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), "ec-pack-"));
   const src = join(tmp, "src");
   for (const top of packInputs()) {
-    cpSync(join(repo, top), join(src, top), { recursive: true, filter: (from) => !NOT_COPIED.has(relative(repo, from)) });
+    cpSync(join(repo, top), join(src, top), {
+      recursive: true,
+      filter: (from) => !NOT_COPIED.has(relative(repo, from)),
+    });
   }
   symlinkSync(join(repo, "node_modules"), join(src, "node_modules"), "dir");
   // The addon users get is the prebuilt in the tarball; this machine's build stands in for it.
@@ -64,7 +82,11 @@ beforeAll(async () => {
   project = join(tmp, "project");
   mkdirSync(project);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "ec-consumer", private: true, type: "module" }));
-  const installed = await sh("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--foreground-scripts", join(tmp, packed.filename)], project);
+  const installed = await sh(
+    "npm",
+    ["install", "--prefer-offline", "--no-audit", "--no-fund", "--foreground-scripts", join(tmp, packed.filename)],
+    project,
+  );
   installLog = installed.stdout + installed.stderr;
 
   videos = join(tmp, "videos");
@@ -88,7 +110,11 @@ describe("the npm package", () => {
     // ec dev bundles the Worker from its sources at run time.
     expect(files).toContain("edge/index.ts");
     expect(files).toContain("wrangler.toml");
-    expect(files.filter((f) => /^(test|bench|dist\/(test|bench))\//.test(f) || f.endsWith(".map") || f.startsWith("native/build/"))).toEqual([]);
+    expect(
+      files.filter(
+        (f) => /^(test|bench|dist\/(test|bench))\//.test(f) || f.endsWith(".map") || f.startsWith("native/build/"),
+      ),
+    ).toEqual([]);
   });
 
   it("installs without its dev dependencies or the optional wrangler", () => {
@@ -119,7 +145,10 @@ console.log(JSON.stringify({ seen, stats: ds.stats() }));
 `,
     );
     const { stdout } = await sh(process.execPath, ["use.mjs", videos], project);
-    const { seen, stats } = JSON.parse(stdout) as { seen: { key: string; shape: number[]; png: string }[]; stats: { clips: number; device: string } };
+    const { seen, stats } = JSON.parse(stdout) as {
+      seen: { key: string; shape: number[]; png: string }[];
+      stats: { clips: number; device: string };
+    };
     expect(seen).toHaveLength(2);
     for (const s of seen) expect(s).toMatchObject({ shape: [1, 4, 64, 96, 3], png: "PNG" });
     expect(stats.clips).toBe(2);
@@ -128,10 +157,36 @@ console.log(JSON.stringify({ seen, stats: ds.stats() }));
 
   it("streams two clips with `npx ec stream` from the installed bin, and draws the first batch", async () => {
     const preview = join(project, "first.png");
-    const { stdout } = await sh("npx", ["--no-install", "ec", "stream", videos, "--frames", "4", "--limit", "2", "--batch", "2", "--preview", preview, "--json"], project);
-    const stats = JSON.parse(stdout.trim().split("\n").at(-1)!) as { clips: number; frames: number; errors: Record<string, number> };
+    const { stdout } = await sh(
+      "npx",
+      [
+        "--no-install",
+        "ec",
+        "stream",
+        videos,
+        "--frames",
+        "4",
+        "--limit",
+        "2",
+        "--batch",
+        "2",
+        "--preview",
+        preview,
+        "--json",
+      ],
+      project,
+    );
+    const stats = JSON.parse(stdout.trim().split("\n").at(-1)!) as {
+      clips: number;
+      frames: number;
+      errors: Record<string, number>;
+    };
     expect(stats).toMatchObject({ clips: 2, frames: 8, errors: {}, preview });
-    const probe = await sh("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", preview], project);
+    const probe = await sh(
+      "ffprobe",
+      ["-v", "error", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", preview],
+      project,
+    );
     expect(probe.stdout.trim()).toBe("png,398,162");
   });
 });

@@ -38,7 +38,14 @@ beforeAll(async () => {
   await new Promise<void>((r) => bystander.listen(0, "127.0.0.1", r));
   bystanderUrl = `http://127.0.0.1:${(bystander.address() as AddressInfo).port}`;
   dir = await mkdtemp(join(tmpdir(), "ec-rel-cache-hostile-"));
-  svc = await startCache({ upstreams: [rs.url], dir, maxBytes: 8 << 20, blockSize: 64 << 10, logLevel: "silent", retries: 0 });
+  svc = await startCache({
+    upstreams: [rs.url],
+    dir,
+    maxBytes: 8 << 20,
+    blockSize: 64 << 10,
+    logLevel: "silent",
+    retries: 0,
+  });
 });
 
 afterAll(async () => {
@@ -53,7 +60,12 @@ function fetchPath(target: string): string {
   return `/v1/fetch?url=${encodeURIComponent(target)}`;
 }
 
-async function req(method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Awaited<ReturnType<typeof rawRequest>>> {
+async function req(
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<Awaited<ReturnType<typeof rawRequest>>> {
   tried++;
   return rawRequest(svc.url, method, path, headers, body);
 }
@@ -92,13 +104,19 @@ describe("not an open proxy", () => {
 describe("fuzzed requests get a clean 4xx or the right bytes", () => {
   it("Range and If-Range headers on /v1/fetch", async () => {
     const size = data.length;
-    const num = fc.oneof(fc.nat({ max: size * 2 }), fc.constantFrom(0, size - 1, size, Number.MAX_SAFE_INTEGER), fc.bigInt({ min: 0n, max: 10n ** 30n }));
+    const num = fc.oneof(
+      fc.nat({ max: size * 2 }),
+      fc.constantFrom(0, size - 1, size, Number.MAX_SAFE_INTEGER),
+      fc.bigInt({ min: 0n, max: 10n ** 30n }),
+    );
     const range = fc.oneof(
       fc.string({ maxLength: 40 }),
       fc.tuple(num, num).map(([a, b]) => `bytes=${a}-${b}`),
       num.map((n) => `bytes=-${n}`),
       num.map((n) => `bytes=${n}-`),
-      fc.array(fc.tuple(num, num), { minLength: 2, maxLength: 4 }).map((rs) => `bytes=${rs.map(([a, b]) => `${a}-${b}`).join(",")}`),
+      fc
+        .array(fc.tuple(num, num), { minLength: 2, maxLength: 4 })
+        .map((rs) => `bytes=${rs.map(([a, b]) => `${a}-${b}`).join(",")}`),
     );
     const target = fetchPath(`${rs.url}/v1/objects/h.bin`);
     await fc.assert(
@@ -116,19 +134,34 @@ describe("fuzzed requests get a clean 4xx or the right bytes", () => {
 
   it("query strings on /v1/fetch and unknown routes", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.string({ maxLength: 60 }), fc.constantFrom("/v1/fetch", "/v1/stats", "/metrics", "/v1/plan", "/v1/nope", "/"), async (q, route) => {
-        const path = `${route}?${encodeURI(q)}`;
-        const reply = await req("GET", path);
-        expect(uncleanReply(reply), path).toBeUndefined();
-      }),
+      fc.asyncProperty(
+        fc.string({ maxLength: 60 }),
+        fc.constantFrom("/v1/fetch", "/v1/stats", "/metrics", "/v1/plan", "/v1/nope", "/"),
+        async (q, route) => {
+          const path = `${route}?${encodeURI(q)}`;
+          const reply = await req("GET", path);
+          expect(uncleanReply(reply), path).toBeUndefined();
+        },
+      ),
       { numRuns: runs },
     );
     expect(bystanderHits).toBe(0);
   });
 
   it("JSON bodies on POST /v1/plan", async () => {
-    const range = fc.record({ url: fc.oneof(fc.constant(`${rs.url}/v1/objects/h.bin`), fc.constant(`${bystanderUrl}/x`), fc.string()), offset: fc.oneof(fc.integer(), fc.double(), fc.string()), length: fc.oneof(fc.integer(), fc.constant(1e300), fc.string()) }, { requiredKeys: [] });
-    const body = fc.oneof(fc.json({ maxDepth: 4 }), fc.string({ maxLength: 80 }), fc.array(range, { maxLength: 5 }).map((ranges) => JSON.stringify({ ranges })));
+    const range = fc.record(
+      {
+        url: fc.oneof(fc.constant(`${rs.url}/v1/objects/h.bin`), fc.constant(`${bystanderUrl}/x`), fc.string()),
+        offset: fc.oneof(fc.integer(), fc.double(), fc.string()),
+        length: fc.oneof(fc.integer(), fc.constant(1e300), fc.string()),
+      },
+      { requiredKeys: [] },
+    );
+    const body = fc.oneof(
+      fc.json({ maxDepth: 4 }),
+      fc.string({ maxLength: 80 }),
+      fc.array(range, { maxLength: 5 }).map((ranges) => JSON.stringify({ ranges })),
+    );
     await fc.assert(
       fc.asyncProperty(body, async (b) => {
         const reply = await req("POST", "/v1/plan", { "content-type": "application/json" }, b);

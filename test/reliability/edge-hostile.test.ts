@@ -26,7 +26,12 @@ const KEY = "sec/a.mp4";
 const now = (): number => Math.floor(Date.now() / 1000);
 let tried = 0;
 
-async function req(method: string, path: string, headers: Record<string, string> = {}, body?: string | Uint8Array): Promise<RawReply> {
+async function req(
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string | Uint8Array,
+): Promise<RawReply> {
   tried++;
   return rawRequest(stack.edge.url, method, path, headers, body);
 }
@@ -35,7 +40,12 @@ function query(path: string): string {
   return path.slice(path.indexOf("/v1/"));
 }
 
-async function signedPath(key: string, exp = now() + 600, secret = stack.edge.signingKey, route = OBJECTS_ROUTE): Promise<string> {
+async function signedPath(
+  key: string,
+  exp = now() + 600,
+  secret = stack.edge.signingKey,
+  route = OBJECTS_ROUTE,
+): Promise<string> {
   return query(await signedUrl(stack.edge.url, route, key, exp, secret));
 }
 
@@ -45,7 +55,10 @@ beforeAll(async () => {
     log += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
     return true;
   }) as typeof process.stderr.write;
-  stack = await startStack({ a: { codec: "h264", width: 64, height: 48, frames: 12, gop: 6, name: "a.mp4" } }, { quiet: false });
+  stack = await startStack(
+    { a: { codec: "h264", width: 64, height: 48, frames: 12, gop: 6, name: "a.mp4" } },
+    { quiet: false },
+  );
   expect(await stack.put(KEY, await bytesOf(stack.videos.get("a")!))).toBe(201);
 }, 240_000);
 
@@ -119,7 +132,11 @@ describe("tokens: missing, wrong or another environment's → 401", () => {
       "a token with a suffix": { authorization: `Bearer ${stack.edge.token}x` },
     };
     for (const [what, headers] of Object.entries(cases)) {
-      for (const [method, path] of [["PUT", "/v1/objects/sec/new.bin"], ["GET", "/v1/datasets/sec/manifest"], ["PUT", "/v1/labels/0123abcd/9e1f/0-16-1"]] as const) {
+      for (const [method, path] of [
+        ["PUT", "/v1/objects/sec/new.bin"],
+        ["GET", "/v1/datasets/sec/manifest"],
+        ["PUT", "/v1/labels/0123abcd/9e1f/0-16-1"],
+      ] as const) {
         const r = await req(method, path, headers, method === "PUT" ? "x" : undefined);
         expect(r.status, `${what} ${method} ${path}`).toBe(401);
         expect(uncleanReply(r)).toBeUndefined();
@@ -130,9 +147,25 @@ describe("tokens: missing, wrong or another environment's → 401", () => {
 
 describe("keys: traversal, control characters, overlong and the reserved prefix", () => {
   const bad = [
-    "../sec/a.mp4", "sec/../../etc/passwd", "%2e%2e/sec/a.mp4", "sec/%2E%2E/x", "sec/%2e/dot.mp4", "sec%2F..%2Fa.mp4",
-    "sec\\..\\a.mp4", "sec%5C..%5Ca.mp4", "%2Fabs.mp4", "sec//a.mp4", "sec/a%00.mp4", "sec/a%0d%0aX-Injected:%201.mp4",
-    "sec/%7F.mp4", "sec/%C2%85.mp4", `sec/${"x".repeat(1030)}.mp4`, "_ec/index/v1/x", "_ec%2Findex%2Fv1%2Fx", "%5Fec/labels/x", "sec/%E0%A4%A",
+    "../sec/a.mp4",
+    "sec/../../etc/passwd",
+    "%2e%2e/sec/a.mp4",
+    "sec/%2E%2E/x",
+    "sec/%2e/dot.mp4",
+    "sec%2F..%2Fa.mp4",
+    "sec\\..\\a.mp4",
+    "sec%5C..%5Ca.mp4",
+    "%2Fabs.mp4",
+    "sec//a.mp4",
+    "sec/a%00.mp4",
+    "sec/a%0d%0aX-Injected:%201.mp4",
+    "sec/%7F.mp4",
+    "sec/%C2%85.mp4",
+    `sec/${"x".repeat(1030)}.mp4`,
+    "_ec/index/v1/x",
+    "_ec%2Findex%2Fv1%2Fx",
+    "%5Fec/labels/x",
+    "sec/%E0%A4%A",
   ];
 
   // WHATWG URL parsing in front of the Worker (wrangler dev here, the runtime in production)
@@ -191,19 +224,35 @@ describe("fuzzed requests get a clean 4xx, never a 500 with internals", () => {
   it("Range, If-Range and If-Match headers on a signed object URL", async () => {
     const path = await signedPath(KEY);
     const size = (await bytesOf(stack.videos.get("a")!)).byteLength;
-    const num = fc.oneof(fc.nat({ max: size * 2 }), fc.constantFrom(0, size - 1, size, Number.MAX_SAFE_INTEGER), fc.bigInt({ min: 0n, max: 10n ** 30n }));
+    const num = fc.oneof(
+      fc.nat({ max: size * 2 }),
+      fc.constantFrom(0, size - 1, size, Number.MAX_SAFE_INTEGER),
+      fc.bigInt({ min: 0n, max: 10n ** 30n }),
+    );
     const range = fc.oneof(
       fc.string({ maxLength: 40 }),
       fc.tuple(num, num).map(([a, b]) => `bytes=${a}-${b}`),
       fc.tuple(num, fc.constantFrom("", " ", ",", ", 0-1", "-")).map(([a, tail]) => `bytes=${a}-${tail}`),
       num.map((n) => `bytes=-${n}`),
-      fc.array(fc.tuple(num, num), { minLength: 2, maxLength: 5 }).map((rs) => `bytes=${rs.map(([a, b]) => `${a}-${b}`).join(",")}`),
-      fc.constantFrom("bytes=", "bytes=-", "bytes=--1", "Bytes=0-1", "items=0-1", "bytes=1-0", "bytes= 0-1", "bytes=0x10-20"),
+      fc
+        .array(fc.tuple(num, num), { minLength: 2, maxLength: 5 })
+        .map((rs) => `bytes=${rs.map(([a, b]) => `${a}-${b}`).join(",")}`),
+      fc.constantFrom(
+        "bytes=",
+        "bytes=-",
+        "bytes=--1",
+        "Bytes=0-1",
+        "items=0-1",
+        "bytes=1-0",
+        "bytes= 0-1",
+        "bytes=0x10-20",
+      ),
     );
     await fc.assert(
       fc.asyncProperty(range, fc.option(fc.string({ maxLength: 20 })), async (r, cond) => {
         const headers: Record<string, string> = { range: r.replace(/[^\x20-\x7e]/g, "") };
-        if (cond !== null) headers[cond.length % 2 ? "if-range" : "if-match"] = `"${cond.replace(/[^\x21-\x7e]/g, "")}"`;
+        if (cond !== null)
+          headers[cond.length % 2 ? "if-range" : "if-match"] = `"${cond.replace(/[^\x21-\x7e]/g, "")}"`;
         const reply = await req("GET", path, headers);
         expect(uncleanReply(reply), JSON.stringify(headers)).toBeUndefined();
         expect([200, 206, 412, 416]).toContain(reply.status);
@@ -213,16 +262,28 @@ describe("fuzzed requests get a clean 4xx, never a 500 with internals", () => {
   });
 
   it("keys and query strings on the object and index routes", async () => {
-    const keyChar = fc.oneof(fc.constantFrom("/", ".", "..", "%", "%2e", "%2f", "%5c", "\\", "_ec", "%00", "%ff", "?", "#", "&"), fc.string({ maxLength: 6 }));
+    const keyChar = fc.oneof(
+      fc.constantFrom("/", ".", "..", "%", "%2e", "%2f", "%5c", "\\", "_ec", "%00", "%ff", "?", "#", "&"),
+      fc.string({ maxLength: 6 }),
+    );
     const key = fc.array(keyChar, { maxLength: 8 }).map((parts) => parts.join(""));
-    const q = fc.oneof(fc.string({ maxLength: 30 }), fc.tuple(fc.string({ maxLength: 14 }), fc.string({ maxLength: 50 })).map(([e, s]) => `exp=${e}&sig=${s}`));
+    const q = fc.oneof(
+      fc.string({ maxLength: 30 }),
+      fc.tuple(fc.string({ maxLength: 14 }), fc.string({ maxLength: 50 })).map(([e, s]) => `exp=${e}&sig=${s}`),
+    );
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom("/v1/objects/", "/v1/index/"), key, q, fc.constantFrom("GET", "HEAD"), async (route, k, qs, method) => {
-        const path = encodeURI(`${route}${k}`).replace(/%25/g, "%") + "?" + encodeURI(qs);
-        const reply = await req(method, path);
-        expect(uncleanReply(reply), path).toBeUndefined();
-        expect(reply.status, path).toBeGreaterThanOrEqual(400);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom("/v1/objects/", "/v1/index/"),
+        key,
+        q,
+        fc.constantFrom("GET", "HEAD"),
+        async (route, k, qs, method) => {
+          const path = encodeURI(`${route}${k}`).replace(/%25/g, "%") + "?" + encodeURI(qs);
+          const reply = await req(method, path);
+          expect(uncleanReply(reply), path).toBeUndefined();
+          expect(reply.status, path).toBeGreaterThanOrEqual(400);
+        },
+      ),
       { numRuns: runs },
     );
   });
@@ -230,23 +291,39 @@ describe("fuzzed requests get a clean 4xx, never a 500 with internals", () => {
   it("manifest query strings and label sidecar JSON bodies", async () => {
     const auth = { authorization: `Bearer ${stack.edge.token}` };
     await fc.assert(
-      fc.asyncProperty(fc.dictionary(fc.constantFrom("cursor", "limit", "shardBytes", "x"), fc.string({ maxLength: 24 }), { maxKeys: 3 }), async (params) => {
-        const path = `/v1/datasets/sec/manifest?${new URLSearchParams(params)}`;
-        const reply = await req("GET", path, auth);
-        expect(uncleanReply(reply), path).toBeUndefined();
-      }),
+      fc.asyncProperty(
+        fc.dictionary(fc.constantFrom("cursor", "limit", "shardBytes", "x"), fc.string({ maxLength: 24 }), {
+          maxKeys: 3,
+        }),
+        async (params) => {
+          const path = `/v1/datasets/sec/manifest?${new URLSearchParams(params)}`;
+          const reply = await req("GET", path, auth);
+          expect(uncleanReply(reply), path).toBeUndefined();
+        },
+      ),
       { numRuns: runs },
     );
     const body = fc.oneof(
       fc.json({ maxDepth: 4 }),
       fc.string({ maxLength: 60 }),
-      fc.record({ v: fc.constantFrom(1, 2, "1"), key: fc.string(), etag: fc.string(), labels: fc.anything({ maxDepth: 3 }) }).map((o) => JSON.stringify(o)),
+      fc
+        .record({
+          v: fc.constantFrom(1, 2, "1"),
+          key: fc.string(),
+          etag: fc.string(),
+          labels: fc.anything({ maxDepth: 3 }),
+        })
+        .map((o) => JSON.stringify(o)),
     );
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom("0123abcd/9e1f/0-16-1", "zz/9e1f/0-16-1", "0123abcd/9e1f/x", "0123abcd/%2e%2e/0-1-1"), body, async (p, b) => {
-        const reply = await req("PUT", `/v1/labels/${p}`, { ...auth, "content-type": "application/json" }, b);
-        expect(uncleanReply(reply), `${p} ${b}`).toBeUndefined();
-      }),
+      fc.asyncProperty(
+        fc.constantFrom("0123abcd/9e1f/0-16-1", "zz/9e1f/0-16-1", "0123abcd/9e1f/x", "0123abcd/%2e%2e/0-1-1"),
+        body,
+        async (p, b) => {
+          const reply = await req("PUT", `/v1/labels/${p}`, { ...auth, "content-type": "application/json" }, b);
+          expect(uncleanReply(reply), `${p} ${b}`).toBeUndefined();
+        },
+      ),
       { numRuns: runs },
     );
   });
@@ -261,7 +338,9 @@ describe("manifests altered between the edge and the SDK are rejected by open()"
     // A man in the middle: forwards to the edge and rewrites manifest pages on their way back.
     proxy = createServer((req, res) => {
       void (async () => {
-        const up = await fetch(`${stack.edge.url}${req.url}`, { headers: { authorization: req.headers.authorization ?? "" } });
+        const up = await fetch(`${stack.edge.url}${req.url}`, {
+          headers: { authorization: req.headers.authorization ?? "" },
+        });
         let body = await up.text();
         if (req.url?.includes("/manifest") && up.status === 200) body = JSON.stringify(await alter(JSON.parse(body)));
         res.writeHead(up.status, { "content-type": up.headers.get("content-type") ?? "application/json" }).end(body);
@@ -273,16 +352,34 @@ describe("manifests altered between the edge and the SDK are rejected by open()"
   afterAll(() => new Promise<void>((r) => proxy.close(() => r())));
 
   const cases: [string, string, (s: { payload: string; signature: string; keyId: string }) => Promise<unknown>][] = [
-    ["a tampered body (an object's size)", "ERR_MANIFEST_SIGNATURE", async (s) => ({ ...s, payload: s.payload.replace(/"size":(\d)/, '"size":9$1') })],
-    ["a body signed by another key under the edge's keyId", "ERR_MANIFEST_SIGNATURE", async (s) => {
-      const pair = (await crypto.subtle.generateKey("Ed25519", true, ["sign", "verify"])) as CryptoKeyPair;
-      return { ...(await signManifest(JSON.parse(s.payload) as ManifestV1, { privateKey: pair.privateKey, keyId: s.keyId, publicKey: "" })) };
-    }],
+    [
+      "a tampered body (an object's size)",
+      "ERR_MANIFEST_SIGNATURE",
+      async (s) => ({ ...s, payload: s.payload.replace(/"size":(\d)/, '"size":9$1') }),
+    ],
+    [
+      "a body signed by another key under the edge's keyId",
+      "ERR_MANIFEST_SIGNATURE",
+      async (s) => {
+        const pair = (await crypto.subtle.generateKey("Ed25519", true, ["sign", "verify"])) as CryptoKeyPair;
+        return {
+          ...(await signManifest(JSON.parse(s.payload) as ManifestV1, {
+            privateKey: pair.privateKey,
+            keyId: s.keyId,
+            publicKey: "",
+          })),
+        };
+      },
+    ],
     ["an unknown keyId", "ERR_MANIFEST_UNKNOWN_KEY", async (s) => ({ ...s, keyId: "someone-else" })],
-    ["an expired manifest, genuinely signed", "ERR_MANIFEST_EXPIRED", async (s) => {
-      const m = JSON.parse(s.payload) as ManifestV1;
-      return signManifest({ ...m, expiresAt: now() - 60 }, await manifestSigner(stack.edge.manifestKey));
-    }],
+    [
+      "an expired manifest, genuinely signed",
+      "ERR_MANIFEST_EXPIRED",
+      async (s) => {
+        const m = JSON.parse(s.payload) as ManifestV1;
+        return signManifest({ ...m, expiresAt: now() - 60 }, await manifestSigner(stack.edge.manifestKey));
+      },
+    ],
   ];
   for (const [what, code, fn] of cases) {
     it(what, async () => {

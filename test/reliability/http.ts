@@ -16,22 +16,40 @@ export interface RawReply {
  * @example
  * const r = await rawRequest("http://127.0.0.1:8787", "GET", "/v1/objects/a/%2e%2e/b");
  */
-export function rawRequest(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string | Uint8Array): Promise<RawReply> {
+export function rawRequest(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string | Uint8Array,
+): Promise<RawReply> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, method, path, headers: body === undefined ? headers : { ...headers, "content-length": String(Buffer.byteLength(body)) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
-      res.on("error", reject);
-    });
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        method,
+        path,
+        headers: body === undefined ? headers : { ...headers, "content-length": String(Buffer.byteLength(body)) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }),
+        );
+        res.on("error", reject);
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
 }
 
 /** What an error body must never carry: stack frames, internal error names, file paths. */
-const INTERNALS = /\bat .+\(|\.ts:\d+|\.js:\d+|TypeError|ReferenceError|RangeError|SyntaxError|node_modules|\/work\/|file:\/\//;
+const INTERNALS =
+  /\bat .+\(|\.ts:\d+|\.js:\d+|TypeError|ReferenceError|RangeError|SyntaxError|node_modules|\/work\/|file:\/\//;
 
 /**
  * Why `reply` is not a clean client error, or undefined when it is: a 4xx (or a success) whose
@@ -43,7 +61,11 @@ export function uncleanReply(reply: RawReply): string | undefined {
   if (reply.status < 400 || reply.body.length === 0) return undefined;
   try {
     const parsed = JSON.parse(reply.body) as { error?: { code?: unknown; message?: unknown } };
-    if (typeof parsed.error?.code !== "string" || !parsed.error.code.startsWith("ERR_") || typeof parsed.error.message !== "string") {
+    if (
+      typeof parsed.error?.code !== "string" ||
+      !parsed.error.code.startsWith("ERR_") ||
+      typeof parsed.error.message !== "string"
+    ) {
       return `not an error body: ${reply.body.slice(0, 300)}`;
     }
   } catch {

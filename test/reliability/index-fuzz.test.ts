@@ -23,19 +23,73 @@ const tsOutcomes: Record<string, number> = {};
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-rel-index-"));
-  files.set("tail", await readFile(await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 30, gop: 6, bframes: 2 })));
-  files.set("fast", await readFile(await makeVideo(dir, { codec: "hevc", width: 64, height: 48, frames: 20, gop: 5, faststart: true, audio: true })));
-  files.set("frag", await readFile(await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 24, gop: 6, fragmented: true })));
-  files.set("mkv", await readFile(await makeMatroska(dir, { codec: "h264", width: 64, height: 48, frames: 30, gop: 6, audio: true, name: "fuzz.mkv" })));
-  files.set("webm-live", await readFile(await makeMatroska(dir, { codec: "vp9", width: 64, height: 48, frames: 20, gop: 5, live: true, name: "fuzz.webm" })));
-  files.set("ts", await readFile(await makeTs(dir, { codec: "h264", width: 64, height: 48, frames: 24, gop: 6, audio: true, name: "fuzz.ts" })));
+  files.set(
+    "tail",
+    await readFile(await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 30, gop: 6, bframes: 2 })),
+  );
+  files.set(
+    "fast",
+    await readFile(
+      await makeVideo(dir, { codec: "hevc", width: 64, height: 48, frames: 20, gop: 5, faststart: true, audio: true }),
+    ),
+  );
+  files.set(
+    "frag",
+    await readFile(
+      await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 24, gop: 6, fragmented: true }),
+    ),
+  );
+  files.set(
+    "mkv",
+    await readFile(
+      await makeMatroska(dir, {
+        codec: "h264",
+        width: 64,
+        height: 48,
+        frames: 30,
+        gop: 6,
+        audio: true,
+        name: "fuzz.mkv",
+      }),
+    ),
+  );
+  files.set(
+    "webm-live",
+    await readFile(
+      await makeMatroska(dir, {
+        codec: "vp9",
+        width: 64,
+        height: 48,
+        frames: 20,
+        gop: 5,
+        live: true,
+        name: "fuzz.webm",
+      }),
+    ),
+  );
+  files.set(
+    "ts",
+    await readFile(
+      await makeTs(dir, { codec: "h264", width: 64, height: 48, frames: 24, gop: 6, audio: true, name: "fuzz.ts" }),
+    ),
+  );
 }, 120_000);
 
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
   report("index-fuzz", { runs_per_layout: runs, layouts: 3, seed: fc.readConfigureGlobal().seed, outcomes });
-  report("matroska-index-fuzz", { runs_per_layout: runs, layouts: 2, seed: fc.readConfigureGlobal().seed, outcomes: matroskaOutcomes });
-  report("mpegts-index-fuzz", { runs_per_layout: runs, layouts: 1, seed: fc.readConfigureGlobal().seed, outcomes: tsOutcomes });
+  report("matroska-index-fuzz", {
+    runs_per_layout: runs,
+    layouts: 2,
+    seed: fc.readConfigureGlobal().seed,
+    outcomes: matroskaOutcomes,
+  });
+  report("mpegts-index-fuzz", {
+    runs_per_layout: runs,
+    layouts: 1,
+    seed: fc.readConfigureGlobal().seed,
+    outcomes: tsOutcomes,
+  });
 });
 
 /** Offsets of every box of these types, found by their four-character code. */
@@ -49,7 +103,10 @@ function boxOffsets(bytes: Uint8Array, types: readonly string[]): number[] {
 async function classify(bytes: Uint8Array, key = "fuzz/x.mp4", tally = outcomes): Promise<string> {
   const result = await Promise.race([
     buildIndex(bytesReader(bytes), { key, etag: '"fuzz"' }).then(
-      (index) => ((index as { error?: { code?: string } }).error?.code ? `record:${(index as { error: { code: string } }).error.code}` : "index"),
+      (index) =>
+        (index as { error?: { code?: string } }).error?.code
+          ? `record:${(index as { error: { code: string } }).error.code}`
+          : "index",
       (err: unknown) => (err instanceof MediaIndexError ? `error:${err.code}` : `UNTYPED:${String(err)}`),
     ),
     new Promise<string>((resolve) => setTimeout(() => resolve("HANG"), 5000)),
@@ -61,7 +118,10 @@ async function classify(bytes: Uint8Array, key = "fuzz/x.mp4", tally = outcomes)
 
 describe("mutated MP4 headers and sample tables into buildIndex", () => {
   it("a constant-size stsz or a trun claiming 2^31 samples is ERR_CORRUPT_MEDIA, not a V8 abort of the process", async () => {
-    for (const [layout, box] of [["tail", "stsz"], ["frag", "trun"]] as const) {
+    for (const [layout, box] of [
+      ["tail", "stsz"],
+      ["frag", "trun"],
+    ] as const) {
       const bytes = new Uint8Array(files.get(layout)!);
       const view = new DataView(bytes.buffer);
       const at = boxOffsets(bytes, [box]).find((o) => view.getUint32(o) >= 16)!;
@@ -77,7 +137,11 @@ describe("mutated MP4 headers and sample tables into buildIndex", () => {
     // count of 'stco' (1.9 billion). Found by the fuzz below; it aborted the test worker.
     const bytes = new Uint8Array(files.get("frag")!);
     const at = boxOffsets(bytes, ["stsz"])[0]!;
-    expect(Buffer.from(bytes.subarray(at + 20, at + 28)).toString("latin1").slice(4)).toBe("stco");
+    expect(
+      Buffer.from(bytes.subarray(at + 20, at + 28))
+        .toString("latin1")
+        .slice(4),
+    ).toBe("stco");
     new DataView(bytes.buffer).setUint32(at, 1);
     expect(await classify(bytes)).toBe("record:ERR_CORRUPT_MEDIA");
   });
@@ -95,11 +159,29 @@ describe("mutated MP4 headers and sample tables into buildIndex", () => {
     expect(await classify(bytes)).not.toBe("record:ERR_CORRUPT_MEDIA");
   });
 
-
   for (const layout of ["tail", "fast", "frag"]) {
     it(`${layout}: typed outcome, no hang, bounded heap`, async () => {
       const original = files.get(layout)!;
-      const tables = boxOffsets(original, ["moov", "trak", "stbl", "stsz", "stco", "co64", "stsc", "stts", "ctts", "stss", "avcC", "hvcC", "moof", "trun", "tfhd", "sidx", "mdhd", "elst"]);
+      const tables = boxOffsets(original, [
+        "moov",
+        "trak",
+        "stbl",
+        "stsz",
+        "stco",
+        "co64",
+        "stsc",
+        "stts",
+        "ctts",
+        "stss",
+        "avcC",
+        "hvcC",
+        "moof",
+        "trun",
+        "tfhd",
+        "sidx",
+        "mdhd",
+        "elst",
+      ]);
       expect(tables.length).toBeGreaterThan(3);
       await fuzz(original, tables, "fuzz/x.mp4", outcomes);
     });
@@ -111,7 +193,10 @@ function elementOffsets(bytes: Uint8Array, ids: readonly number[]): number[] {
   const out: number[] = [];
   const b = Buffer.from(bytes);
   for (const id of ids) {
-    const needle = Buffer.from(id.toString(16).padStart(id > 0xffffff ? 8 : id > 0xffff ? 6 : id > 0xff ? 4 : 2, "0"), "hex");
+    const needle = Buffer.from(
+      id.toString(16).padStart(id > 0xffffff ? 8 : id > 0xffff ? 6 : id > 0xff ? 4 : 2, "0"),
+      "hex",
+    );
     for (let i = b.indexOf(needle); i >= 0; i = b.indexOf(needle, i + 1)) out.push(i);
   }
   return out.sort((a, b) => a - b);
@@ -122,7 +207,10 @@ describe("mutated Matroska and WebM into buildIndex", () => {
     it(`${layout}: typed outcome, no hang, bounded heap`, async () => {
       const original = files.get(layout)!;
       // EBML header, Segment, Info, Tracks, TrackEntry, CodecPrivate, Cues, Cluster, Timestamp, BlockGroup.
-      const elements = elementOffsets(original, [0x1a45dfa3, 0x18538067, 0x1549a966, 0x1654ae6b, 0x2ad7b1, 0x63a2, 0x1c53bb6b, 0x1f43b675, 0x23e383]);
+      const elements = elementOffsets(
+        original,
+        [0x1a45dfa3, 0x18538067, 0x1549a966, 0x1654ae6b, 0x2ad7b1, 0x63a2, 0x1c53bb6b, 0x1f43b675, 0x23e383],
+      );
       expect(elements.length).toBeGreaterThan(4);
       await fuzz(original, elements, `fuzz/x.${layout === "mkv" ? "mkv" : "webm"}`, matroskaOutcomes);
     });
@@ -142,11 +230,24 @@ describe("mutated MPEG-TS into buildIndex", () => {
  * Runs mutation sequences of `original` (bytes set, 32-bit fields at or after `targets` set to
  * extremes, cuts) into buildIndex: every outcome typed, none hanging, the heap bounded.
  */
-async function fuzz(original: Uint8Array, targets: readonly number[], key: string, tally: Record<string, number>): Promise<void> {
+async function fuzz(
+  original: Uint8Array,
+  targets: readonly number[],
+  key: string,
+  tally: Record<string, number>,
+): Promise<void> {
   const mutation = fc.oneof(
     // A 32-bit field at or just after a box or element start set to an extreme.
-    fc.tuple(fc.constantFrom(...targets), fc.nat({ max: 40 }), fc.constantFrom(0, 1, 0x7fffffff, 0xffffffff, 0x10000, 8)).map(([at, d, v]) => ({ kind: "u32" as const, at: at + d, v })),
-    fc.tuple(fc.nat({ max: original.length - 1 }), fc.integer({ min: 0, max: 255 })).map(([at, v]) => ({ kind: "byte" as const, at, v })),
+    fc
+      .tuple(
+        fc.constantFrom(...targets),
+        fc.nat({ max: 40 }),
+        fc.constantFrom(0, 1, 0x7fffffff, 0xffffffff, 0x10000, 8),
+      )
+      .map(([at, d, v]) => ({ kind: "u32" as const, at: at + d, v })),
+    fc
+      .tuple(fc.nat({ max: original.length - 1 }), fc.integer({ min: 0, max: 255 }))
+      .map(([at, v]) => ({ kind: "byte" as const, at, v })),
     fc.nat({ max: original.length }).map((at) => ({ kind: "cut" as const, at, v: 0 })),
   );
   const heap0 = process.memoryUsage().heapUsed;

@@ -25,10 +25,22 @@ let url: string;
 beforeAll(async () => {
   stack = await startStack({});
   expect(await stack.put("load/blob.bin", data)).toBe(201);
-  url = await signedUrl(stack.edge.url, OBJECTS_ROUTE, "load/blob.bin", Math.floor(Date.now() / 1000) + 3600, stack.edge.signingKey);
+  url = await signedUrl(
+    stack.edge.url,
+    OBJECTS_ROUTE,
+    "load/blob.bin",
+    Math.floor(Date.now() / 1000) + 3600,
+    stack.edge.signingKey,
+  );
   cacheDir = await mkdtemp(join(tmpdir(), "ec-rel-load-"));
   // Smaller than the object: the load also evicts and re-pulls.
-  cache = await startCache({ upstreams: [stack.edge.url], dir: cacheDir, maxBytes: 4 << 20, blockSize: 256 << 10, logLevel: "silent" });
+  cache = await startCache({
+    upstreams: [stack.edge.url],
+    dir: cacheDir,
+    maxBytes: 4 << 20,
+    blockSize: 256 << 10,
+    logLevel: "silent",
+  });
 }, 240_000);
 
 afterAll(async () => {
@@ -38,7 +50,9 @@ afterAll(async () => {
 });
 
 /** `total` random ranges, `concurrency` in flight, every body compared with the source bytes. */
-async function hammer(target: (start: number, end: number) => { url: string; headers: Record<string, string> }): Promise<Record<string, number>> {
+async function hammer(
+  target: (start: number, end: number) => { url: string; headers: Record<string, string> },
+): Promise<Record<string, number>> {
   const agent = new Agent({ connections: concurrency, pipelining: 1 });
   const latencies: number[] = [];
   let wrong = 0;
@@ -55,7 +69,10 @@ async function hammer(target: (start: number, end: number) => { url: string; hea
       const t = target(start, end);
       const begin = performance.now();
       try {
-        const res = await request(t.url, { dispatcher: agent, headers: { ...t.headers, range: `bytes=${start}-${end}` } });
+        const res = await request(t.url, {
+          dispatcher: agent,
+          headers: { ...t.headers, range: `bytes=${start}-${end}` },
+        });
         const body = Buffer.from(await res.body.arrayBuffer());
         latencies.push(performance.now() - begin);
         if (res.statusCode !== 206 || !body.equals(data.subarray(start, end + 1))) wrong++;
@@ -69,7 +86,10 @@ async function hammer(target: (start: number, end: number) => { url: string; hea
   const seconds = (performance.now() - t0) / 1000;
   await agent.close();
   return {
-    requests: total, concurrency, wrong, failed,
+    requests: total,
+    concurrency,
+    wrong,
+    failed,
     rps: Math.round(total / seconds),
     p50_ms: Math.round(percentile(latencies, 50)),
     p99_ms: Math.round(percentile(latencies, 99)),

@@ -35,7 +35,13 @@ beforeAll(async () => {
   for (let i = 0; i < copies; i++) expect(await stack.put(`long/k-${String(i).padStart(3, "0")}.mp4`, body)).toBe(201);
   datasetBytes = body.byteLength * copies;
   cacheDir = await mkdtemp(join(tmpdir(), "ec-rel-long-"));
-  svc = await startCache({ upstreams: [stack.edge.url], dir: cacheDir, maxBytes: CACHE_BYTES, blockSize: 16 << 10, logLevel: "silent" });
+  svc = await startCache({
+    upstreams: [stack.edge.url],
+    dir: cacheDir,
+    maxBytes: CACHE_BYTES,
+    blockSize: 16 << 10,
+    logLevel: "silent",
+  });
 }, 240_000);
 
 afterAll(async () => {
@@ -55,7 +61,17 @@ it("thousands of clips over several epochs: RSS and the cache directory stay bou
   global.gc?.();
   const rss0 = process.memoryUsage().rss;
   for (let epoch = 0; epoch < epochs; epoch++) {
-    const ds = await open(`${stack.edge.url}/v1/datasets/long`, { token: stack.edge.token, cache: svc.url, epoch, seed: 1, device: "cpu", format: "native", frames: 1, batch: 16, onError: (e) => errors.push(e) });
+    const ds = await open(`${stack.edge.url}/v1/datasets/long`, {
+      token: stack.edge.token,
+      cache: svc.url,
+      epoch,
+      seed: 1,
+      device: "cpu",
+      format: "native",
+      frames: 1,
+      batch: 16,
+      onError: (e) => errors.push(e),
+    });
     try {
       for await (const b of ds) {
         b.decoded.forEach((clip, i) => {
@@ -79,7 +95,15 @@ it("thousands of clips over several epochs: RSS and the cache directory stay bou
   expect(peakDisk).toBeLessThanOrEqual(CACHE_BYTES + 64 * 4096);
   expect(rssGrowth).toBeLessThan(256 << 20);
   report("long-stream", {
-    clips, epochs, objects: copies, dataset_bytes: datasetBytes, cache_bytes: CACHE_BYTES, samples: rss.length,
-    peak_cache_dir_bytes: peakDisk, rss_growth_mib: Math.round(rssGrowth / 2 ** 20), last_rss_mib: Math.round(rss.at(-1)! / 2 ** 20), evictions: svc.stats().evictions,
+    clips,
+    epochs,
+    objects: copies,
+    dataset_bytes: datasetBytes,
+    cache_bytes: CACHE_BYTES,
+    samples: rss.length,
+    peak_cache_dir_bytes: peakDisk,
+    rss_growth_mib: Math.round(rssGrowth / 2 ** 20),
+    last_rss_mib: Math.round(rss.at(-1)! / 2 ** 20),
+    evictions: svc.stats().evictions,
   });
 }, 600_000);

@@ -26,7 +26,15 @@ const outcomes = { runs: 0, clips_delivered: 0, clips_lost: 0, codes: {} as Reco
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-rel-packets-"));
-  const file = await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 36, gop: 6, bframes: 2, name: "src.mp4" });
+  const file = await makeVideo(dir, {
+    codec: "h264",
+    width: 64,
+    height: 48,
+    frames: 36,
+    gop: 6,
+    bframes: 2,
+    name: "src.mp4",
+  });
   source = new Uint8Array(await readFile(file));
   const index = await buildIndex(bytesReader(source), { key: "src.mp4", etag: '"src"' });
   samples = index.video!.samples;
@@ -65,45 +73,63 @@ function mutate(bytes: Uint8Array, m: Mutation): void {
 describe("fuzzed packets through the full pipeline", () => {
   // Keyframe-aligned clips of 3 frames over 36 frames with a GOP of 6: 6 clips a file; exact: 12,
   // cut from GOP runs (a damaged run restarts at the keyframe for its next clip).
-  it.each([["keyframe", 6], ["exact", 12]] as const)("%s clips: every run ends, lost clips are typed, and the untouched file's frames stay exact", async (align, clipsPerFile) => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(Mutation, { minLength: 1, maxLength: 6 }), async (mutations) => {
-        const runDir = await mkdtemp(join(dir, "run-"));
-        try {
-          const bytes = new Uint8Array(source);
-          for (const m of mutations) mutate(bytes, m);
-          await writeFile(join(runDir, "bad.mp4"), bytes);
-          await copyFile(join(dir, "src.mp4"), join(runDir, "good.mp4"));
+  it.each([
+    ["keyframe", 6],
+    ["exact", 12],
+  ] as const)(
+    "%s clips: every run ends, lost clips are typed, and the untouched file's frames stay exact",
+    async (align, clipsPerFile) => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(Mutation, { minLength: 1, maxLength: 6 }), async (mutations) => {
+          const runDir = await mkdtemp(join(dir, "run-"));
+          try {
+            const bytes = new Uint8Array(source);
+            for (const m of mutations) mutate(bytes, m);
+            await writeFile(join(runDir, "bad.mp4"), bytes);
+            await copyFile(join(dir, "src.mp4"), join(runDir, "good.mp4"));
 
-          const errors: SdkError[] = [];
-          const ds = await open(runDir, { frames: 3, align, format: "native", batch: 2, device: "cpu", workers: 2, shuffle: false, onError: (e) => errors.push(e) });
-          let goodFrames = 0;
-          let delivered = 0;
-          const deadline = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("HANG: the stream did not end in 30 s")), 30_000));
-          const drain = (async () => {
-            for await (const b of ds) {
-              delivered += b.clips.length;
-              goodFrames += expectFramesMatch(b, (key) => (key.endsWith("good.mp4") ? cleanMd5s : undefined));
+            const errors: SdkError[] = [];
+            const ds = await open(runDir, {
+              frames: 3,
+              align,
+              format: "native",
+              batch: 2,
+              device: "cpu",
+              workers: 2,
+              shuffle: false,
+              onError: (e) => errors.push(e),
+            });
+            let goodFrames = 0;
+            let delivered = 0;
+            const deadline = new Promise<never>((_, reject) =>
+              setTimeout(() => reject(new Error("HANG: the stream did not end in 30 s")), 30_000),
+            );
+            const drain = (async () => {
+              for await (const b of ds) {
+                delivered += b.clips.length;
+                goodFrames += expectFramesMatch(b, (key) => (key.endsWith("good.mp4") ? cleanMd5s : undefined));
+              }
+            })();
+            await Promise.race([drain, deadline]);
+            await ds.close();
+
+            for (const e of errors) {
+              expect(e.code, e.message).toMatch(/^ERR_[A-Z0-9_]+$/);
+              expect((e as { key?: string }).key ?? e.message, "only the damaged file loses clips").toMatch(/bad\.mp4/);
             }
-          })();
-          await Promise.race([drain, deadline]);
-          await ds.close();
-
-          for (const e of errors) {
-            expect(e.code, e.message).toMatch(/^ERR_[A-Z0-9_]+$/);
-            expect((e as { key?: string }).key ?? e.message, "only the damaged file loses clips").toMatch(/bad\.mp4/);
+            expect(goodFrames).toBe(clipsPerFile * 3);
+            expect(delivered + errors.length).toBe(ds.clipCount);
+            outcomes.runs++;
+            outcomes.clips_delivered += delivered;
+            outcomes.clips_lost += errors.length;
+            for (const e of errors) outcomes.codes[e.code] = (outcomes.codes[e.code] ?? 0) + 1;
+          } finally {
+            await rm(runDir, { recursive: true, force: true });
           }
-          expect(goodFrames).toBe(clipsPerFile * 3);
-          expect(delivered + errors.length).toBe(ds.clipCount);
-          outcomes.runs++;
-          outcomes.clips_delivered += delivered;
-          outcomes.clips_lost += errors.length;
-          for (const e of errors) outcomes.codes[e.code] = (outcomes.codes[e.code] ?? 0) + 1;
-        } finally {
-          await rm(runDir, { recursive: true, force: true });
-        }
-      }),
-      { numRuns: runs },
-    );
-  }, 300_000);
+        }),
+        { numRuns: runs },
+      );
+    },
+    300_000,
+  );
 });

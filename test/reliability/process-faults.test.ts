@@ -38,19 +38,48 @@ afterAll(async () => {
 });
 
 function startCacheChild(port: number, dir: string): { child: ChildProcess; up: Promise<string> } {
-  const child = ecSpawn(["cache", "--upstream", stack.edge.url, "--dir", dir, "--max-bytes", "64M", "--block-size", "64K", "--listen", `127.0.0.1:${port}`, "--json"], cleanEnv());
+  const child = ecSpawn(
+    [
+      "cache",
+      "--upstream",
+      stack.edge.url,
+      "--dir",
+      dir,
+      "--max-bytes",
+      "64M",
+      "--block-size",
+      "64K",
+      "--listen",
+      `127.0.0.1:${port}`,
+      "--json",
+    ],
+    cleanEnv(),
+  );
   return { child, up: firstLine(child) };
 }
 
 function exited(child: ChildProcess): Promise<unknown> {
-  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((r) => child.once("exit", r));
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((r) => child.once("exit", r));
 }
 
 /** Streams the dataset, calling `fault` once after the first batch; checks every frame against ffmpeg. */
-async function streamChecked(cache: string | undefined, fault: () => Promise<void>): Promise<{ frames: number; clips: number; errors: SdkError[] }> {
+async function streamChecked(
+  cache: string | undefined,
+  fault: () => Promise<void>,
+): Promise<{ frames: number; clips: number; errors: SdkError[] }> {
   const errors: SdkError[] = [];
   const ds = await open(`${stack.edge.url}/v1/datasets/pf`, {
-    token: stack.edge.token, ...(cache ? { cache } : {}), device: "cpu", format: "native", frames: 2, batch: 2, prefetch: 2, workers: 1, onError: (e) => errors.push(e),
+    token: stack.edge.token,
+    ...(cache ? { cache } : {}),
+    device: "cpu",
+    format: "native",
+    frames: 2,
+    batch: 2,
+    prefetch: 2,
+    workers: 1,
+    onError: (e) => errors.push(e),
   });
   let frames = 0;
   let clips = 0;
@@ -89,7 +118,12 @@ describe("process faults during a stream", () => {
       expect(result.errors.map((e) => e.code)).toEqual([]);
       expect(result.clips).toBe(baseline.clips);
       expect(result.frames).toBe(baseline.frames);
-      report("cache-kill-9", { clips: result.clips, frames: result.frames, framesExact: result.frames, errors: result.errors.length });
+      report("cache-kill-9", {
+        clips: result.clips,
+        frames: result.frames,
+        framesExact: result.frames,
+        errors: result.errors.length,
+      });
     } finally {
       current.child.kill("SIGKILL");
       await exited(current.child);

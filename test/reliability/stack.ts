@@ -66,9 +66,18 @@ export const SMALL_VIDEOS: Record<string, MakeVideoOptions> = {
  * const stack = await startStack();
  * await stack.put("ds/a.mp4", await readFile(stack.videos.get("a")!));
  */
-export async function startStack(videos: Record<string, MakeVideoOptions> = SMALL_VIDEOS, edgeOpts: Pick<LocalEdgeOptions, "quiet" | "port" | "publicOrigin"> = {}): Promise<Stack> {
+export async function startStack(
+  videos: Record<string, MakeVideoOptions> = SMALL_VIDEOS,
+  edgeOpts: Pick<LocalEdgeOptions, "quiet" | "port" | "publicOrigin"> = {},
+): Promise<Stack> {
   const dir = await mkdtemp(join(tmpdir(), "ec-reliability-"));
-  const started = startLocalEdge({ port: 0, ...edgeOpts, quiet: edgeOpts.quiet ?? true, varsDir: dir, persistDir: join(dir, "r2") });
+  const started = startLocalEdge({
+    port: 0,
+    ...edgeOpts,
+    quiet: edgeOpts.quiet ?? true,
+    varsDir: dir,
+    persistDir: join(dir, "r2"),
+  });
   const files = new Map<string, string>();
   const md5s = new Map<string, string[]>();
   try {
@@ -90,12 +99,22 @@ export async function startStack(videos: Record<string, MakeVideoOptions> = SMAL
     async restartEdge(downMs) {
       await edge.stop();
       await new Promise((r) => setTimeout(r, downMs));
-      edge = await startLocalEdge({ ...edgeOpts, port: Number(new URL(edge.url).port), quiet: edgeOpts.quiet ?? true, varsDir: dir, persistDir: join(dir, "r2") });
+      edge = await startLocalEdge({
+        ...edgeOpts,
+        port: Number(new URL(edge.url).port),
+        quiet: edgeOpts.quiet ?? true,
+        varsDir: dir,
+        persistDir: join(dir, "r2"),
+      });
     },
     videos: files,
     md5s,
     async put(key, body) {
-      const res = await fetch(`${edge.url}/v1/objects/${key}`, { method: "PUT", body: body as Uint8Array<ArrayBuffer>, headers: { authorization: `Bearer ${edge.token}` } });
+      const res = await fetch(`${edge.url}/v1/objects/${key}`, {
+        method: "PUT",
+        body: body as Uint8Array<ArrayBuffer>,
+        headers: { authorization: `Bearer ${edge.token}` },
+      });
       await res.arrayBuffer();
       return res.status;
     },

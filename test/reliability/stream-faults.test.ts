@@ -21,7 +21,8 @@ let previous: Dispatcher;
 const copies = scale(2, 6);
 const keyVideo = new Map<string, string>();
 let baselineClips = 0;
-const objectsOnly = (path: string, range: string | undefined): boolean => path.startsWith("/v1/objects/") && range !== undefined && range !== "bytes=0-0";
+const objectsOnly = (path: string, range: string | undefined): boolean =>
+  path.startsWith("/v1/objects/") && range !== undefined && range !== "bytes=0-0";
 
 beforeAll(async () => {
   const port = await freePort();
@@ -50,14 +51,33 @@ afterAll(async () => {
 async function epoch(during: () => unknown): Promise<{ clips: number; frames: number; errors: SdkError[] }> {
   const dir = await mkdtemp(join(tmpdir(), "ec-rel-wf-"));
   const svc = await startCache({
-    upstreams: [wan.url], tls: { ca: wan.ca }, dir, maxBytes: 64 << 20, blockSize: 64 << 10,
-    retries: 4, retryMinDelayMs: 10, retryMaxDelayMs: 100, bodyTimeoutMs: 1500, headersTimeoutMs: 5000, logLevel: "silent",
+    upstreams: [wan.url],
+    tls: { ca: wan.ca },
+    dir,
+    maxBytes: 64 << 20,
+    blockSize: 64 << 10,
+    retries: 4,
+    retryMinDelayMs: 10,
+    retryMaxDelayMs: 100,
+    bodyTimeoutMs: 1500,
+    headersTimeoutMs: 5000,
+    logLevel: "silent",
   });
   const errors: SdkError[] = [];
   let clips = 0;
   let frames = 0;
   try {
-    const ds = await open(`${wan.url}/v1/datasets/wf`, { token: stack.edge.token, cache: svc.url, device: "cpu", format: "native", frames: 2, batch: 2, prefetch: 2, workers: 1, onError: (e) => errors.push(e) });
+    const ds = await open(`${wan.url}/v1/datasets/wf`, {
+      token: stack.edge.token,
+      cache: svc.url,
+      device: "cpu",
+      format: "native",
+      frames: 2,
+      batch: 2,
+      prefetch: 2,
+      workers: 1,
+      onError: (e) => errors.push(e),
+    });
     let first = true;
     try {
       for await (const b of ds) {
@@ -127,7 +147,13 @@ describe("the edge restarted mid-stream", () => {
     for (const e of r.errors) expect(e.code, e.message).toMatch(/^ERR_[A-Z_]+$/);
     expect(r.errors.map((e) => e.code)).toEqual([]);
     expect(r.clips).toBeGreaterThanOrEqual(Math.max(1, baselineClips));
-    report("edge-restart", { clips: r.clips, frames_exact: r.frames, typed_errors: r.errors.length, requests_while_down: atStart - atStop, codes: [...new Set(r.errors.map((e) => e.code))] });
+    report("edge-restart", {
+      clips: r.clips,
+      frames_exact: r.frames,
+      typed_errors: r.errors.length,
+      requests_while_down: atStart - atStop,
+      codes: [...new Set(r.errors.map((e) => e.code))],
+    });
   }, 300_000);
 });
 
@@ -141,6 +167,12 @@ describe("an object replaced mid-epoch", () => {
     }
     expect(r.clips + r.errors.length).toBeGreaterThan(0);
     expect(r.clips).toBeLessThanOrEqual(baselineClips);
-    report("wan-fault etag change", { clips: r.clips, of: baselineClips, frames_exact: r.frames, typed_errors: r.errors.length, codes: [...new Set(r.errors.map((e) => e.code))] });
+    report("wan-fault etag change", {
+      clips: r.clips,
+      of: baselineClips,
+      frames_exact: r.frames,
+      typed_errors: r.errors.length,
+      codes: [...new Set(r.errors.map((e) => e.code))],
+    });
   });
 });

@@ -16,13 +16,23 @@ describe("SdkErrorCode: the SDK's one table of codes", () => {
     const e = asSdkError(cacheError, SdkErrorCode.ClipFailed, "a.mp4");
     expect(e).toBeInstanceOf(ClipError);
     expect(e).toMatchObject({ code: "ERR_UPSTREAM_STATUS", status: 403, key: "a.mp4", cause: cacheError });
-    expect(asSdkError(new Error("boom"), SdkErrorCode.ClipFailed)).toMatchObject({ code: "ERR_CLIP_FAILED", message: "boom" });
+    expect(asSdkError(new Error("boom"), SdkErrorCode.ClipFailed)).toMatchObject({
+      code: "ERR_CLIP_FAILED",
+      message: "boom",
+    });
     const own = new SdkError(SdkErrorCode.ShortRead, "short");
     expect(asSdkError(own, SdkErrorCode.ClipFailed)).toBe(own);
   });
 
   it("an error index reports its own code, or ERR_INDEX_CORRUPT", () => {
-    expect(indexError("a.mp4", { code: "ERR_INDEX_TRUNCATED", message: "moov is cut" })).toMatchObject({ code: "ERR_INDEX_TRUNCATED", message: "a.mp4: moov is cut", key: "a.mp4" });
-    expect(indexError("a.mp4", undefined)).toMatchObject({ code: "ERR_INDEX_CORRUPT", message: "a.mp4: corrupt object" });
+    expect(indexError("a.mp4", { code: "ERR_INDEX_TRUNCATED", message: "moov is cut" })).toMatchObject({
+      code: "ERR_INDEX_TRUNCATED",
+      message: "a.mp4: moov is cut",
+      key: "a.mp4",
+    });
+    expect(indexError("a.mp4", undefined)).toMatchObject({
+      code: "ERR_INDEX_CORRUPT",
+      message: "a.mp4: corrupt object",
+    });
   });
 });

@@ -5,7 +5,19 @@ import { InvalidOptionError } from "../../sdk/errors.js";
 describe("resolveOptions", () => {
   it("fills defaults and freezes the result", () => {
     const o = resolveOptions({}, {});
-    expect(o).toMatchObject({ frames: 16, stride: 1, align: "exact", rank: 0, world: 1, batch: 1, seed: 0, epoch: 0, format: "rgb24", rotate: "none", track: 0 });
+    expect(o).toMatchObject({
+      frames: 16,
+      stride: 1,
+      align: "exact",
+      rank: 0,
+      world: 1,
+      batch: 1,
+      seed: 0,
+      epoch: 0,
+      format: "rgb24",
+      rotate: "none",
+      track: 0,
+    });
     expect(Object.isFrozen(o)).toBe(true);
   });
 
@@ -39,7 +51,9 @@ describe("resolveOptions", () => {
   it("takes rank and world from RANK and WORLD_SIZE unless given", () => {
     expect(resolveOptions({}, { RANK: "3", WORLD_SIZE: "4" })).toMatchObject({ rank: 3, world: 4 });
     expect(resolveOptions({ rank: 0, world: 2 }, { RANK: "3", WORLD_SIZE: "4" })).toMatchObject({ rank: 0, world: 2 });
-    expect(() => resolveOptions({}, { RANK: "x" })).toThrow('Expected a non-negative integer for RANK but received "x"');
+    expect(() => resolveOptions({}, { RANK: "x" })).toThrow(
+      'Expected a non-negative integer for RANK but received "x"',
+    );
   });
 
   it("takes the token from EC_TOKEN", () => {

@@ -16,13 +16,20 @@ interface CacheArgs {
 
 async function main(): Promise<void> {
   const a = JSON.parse(process.argv[2] ?? "{}") as CacheArgs;
-  const svc = await startCache({ upstreams: [a.upstream], dir: a.dir, maxBytes: a.maxBytes, blockSize: a.blockSize, tls: { ca: readFileSync(a.caFile, "utf8") }, logLevel: "silent" });
+  const svc = await startCache({
+    upstreams: [a.upstream],
+    dir: a.dir,
+    maxBytes: a.maxBytes,
+    blockSize: a.blockSize,
+    tls: { ca: readFileSync(a.caFile, "utf8") },
+    logLevel: "silent",
+  });
   process.stdout.write(`${JSON.stringify({ url: svc.url })}\n`);
   const stop = (): void => void svc.close().then(() => process.exit(0));
   process.once("SIGTERM", stop).once("SIGINT", stop);
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

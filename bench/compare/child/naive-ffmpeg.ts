@@ -23,9 +23,23 @@ async function decodeClip(url: string, clip: ClipRef): Promise<void> {
   // Decoding `frames` frames from the seek point covers the clip; a stride > 1 needs its whole span.
   const span = (clip.frames - 1) * clip.stride + 1;
   await run("ffmpeg", [
-    "-hide_banner", "-loglevel", "error", "-nostdin",
-    "-ss", clip.startSeconds.toFixed(6), "-i", url,
-    "-map", "0:v:0", "-frames:v", String(span), "-pix_fmt", "rgb24", "-f", "null", "-",
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-nostdin",
+    "-ss",
+    clip.startSeconds.toFixed(6),
+    "-i",
+    url,
+    "-map",
+    "0:v:0",
+    "-frames:v",
+    String(span),
+    "-pix_fmt",
+    "rgb24",
+    "-f",
+    "null",
+    "-",
   ]);
 }
 
@@ -78,6 +92,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

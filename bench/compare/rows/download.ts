@@ -30,9 +30,9 @@ export const downloadRow: RowDef = {
         args: [join(ctx.childDir, "ec-stream.js"), JSON.stringify(args)],
         env: { NODE_EXTRA_CA_CERTS: bed.caFile },
         wanBytes: () => bed.wan.stats.bytesSent,
-      wanRequests: () => bed.wan.stats.requests,
+        wanRequests: () => bed.wan.stats.requests,
         timeoutMs: ROW_TIMEOUT_MS,
-      cpus: ctx.config.cpus,
+        cpus: ctx.config.cpus,
       });
       return { kind: "ran", ...m };
     } finally {

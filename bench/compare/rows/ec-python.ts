@@ -14,9 +14,15 @@ export const ecPythonRow: RowDef = {
   label: "ec from PyTorch (DataLoader, cache warm)",
   async run(ctx) {
     // The same Python npm test uses (scripts/ is plain JavaScript, outside the compiled tree).
-    const { findPython } = (await import(pathToFileURL(join(ctx.root, "scripts", "python-env.mjs")).href)) as { findPython(): string | undefined };
+    const { findPython } = (await import(pathToFileURL(join(ctx.root, "scripts", "python-env.mjs")).href)) as {
+      findPython(): string | undefined;
+    };
     const python = findPython();
-    if (!python) return { kind: "skipped", reason: "no Python with numpy, torch and pytest (npm test's setup installs them)" };
-    return runThroughCache(ctx, python, join(ctx.root, "bench", "ec_python_loader.py"), { EC_ENGINE: join(ctx.root, "bin", "ec.js"), EC_NODE: process.execPath });
+    if (!python)
+      return { kind: "skipped", reason: "no Python with numpy, torch and pytest (npm test's setup installs them)" };
+    return runThroughCache(ctx, python, join(ctx.root, "bench", "ec_python_loader.py"), {
+      EC_ENGINE: join(ctx.root, "bin", "ec.js"),
+      EC_NODE: process.execPath,
+    });
   },
 };

@@ -12,15 +12,26 @@ import { runChild } from "../run-child.js";
  * `command script ARGS_JSON` with the ec rows' options, on the client CPUs, the cache's CPU and
  * memory counted in the row. The TypeScript rows and the Python client's share it.
  */
-export async function runThroughCache(ctx: RowContext, command: string, script: string, env: Readonly<Record<string, string>> = {}): Promise<RowOutcome> {
+export async function runThroughCache(
+  ctx: RowContext,
+  command: string,
+  script: string,
+  env: Readonly<Record<string, string>> = {},
+): Promise<RowOutcome> {
   if (!ctx.testbed) return { kind: "skipped", reason: "the local edge did not start (see the message above)" };
   if (!ctx.cache) {
     // The ec_cold row starts the cache and fills it; the rows after it read it warm.
-    const reason = ctx.config.rows.includes("ec_cold") ? "the origin-cache process did not start (see the message above)" : "it reads the cache ec_cold fills: add ec_cold to --rows";
+    const reason = ctx.config.rows.includes("ec_cold")
+      ? "the origin-cache process did not start (see the message above)"
+      : "it reads the cache ec_cold fills: add ec_cold to --rows";
     return { kind: "skipped", reason };
   }
   const bed = ctx.testbed;
-  const args = { url: bed.datasetUrl, options: { ...ecOptions(ctx.config), cache: ctx.cache.url, token: bed.edge.token }, stepMs: ctx.config.stepMs };
+  const args = {
+    url: bed.datasetUrl,
+    options: { ...ecOptions(ctx.config), cache: ctx.cache.url, token: bed.edge.token },
+    stepMs: ctx.config.stepMs,
+  };
   const m = await runChild({
     command,
     args: [script, JSON.stringify(args)],
@@ -39,7 +50,11 @@ async function runEc(ctx: RowContext): Promise<RowOutcome> {
     return await runThroughCache(ctx, process.execPath, join(ctx.childDir, "ec-stream.js"));
   } catch (err) {
     const text = (err as Error).message;
-    if (text.includes("ERR_SOURCE_UNSUPPORTED")) return { kind: "skipped", reason: "this SDK build opens no https:// edge dataset URLs yet (ERR_SOURCE_UNSUPPORTED)" };
+    if (text.includes("ERR_SOURCE_UNSUPPORTED"))
+      return {
+        kind: "skipped",
+        reason: "this SDK build opens no https:// edge dataset URLs yet (ERR_SOURCE_UNSUPPORTED)",
+      };
     throw err;
   }
 }

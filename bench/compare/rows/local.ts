@@ -8,7 +8,11 @@ export const localRow: RowDef = {
   label: "local files (ec pipeline)",
   async run(ctx) {
     const args = { url: ctx.localDir, options: ecOptions(ctx.config), stepMs: ctx.config.stepMs };
-    const m = await runChild({ command: process.execPath, args: [join(ctx.childDir, "ec-stream.js"), JSON.stringify(args)], timeoutMs: ROW_TIMEOUT_MS });
+    const m = await runChild({
+      command: process.execPath,
+      args: [join(ctx.childDir, "ec-stream.js"), JSON.stringify(args)],
+      timeoutMs: ROW_TIMEOUT_MS,
+    });
     return { kind: "ran", ...m };
   },
 };

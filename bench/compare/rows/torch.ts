@@ -22,12 +22,17 @@ function ensurePackages(): string | undefined {
   if (importable()) return undefined;
   const root = typeof process.getuid === "function" && process.getuid() === 0;
   const apt = spawnSync("apt-get", ["--version"], { stdio: "ignore" }).status === 0;
-  if (!root || !apt) return `${PYTHON} cannot import torch and av; install them with: sudo apt-get install -y ${PACKAGES.join(" ")}`;
+  if (!root || !apt)
+    return `${PYTHON} cannot import torch and av; install them with: sudo apt-get install -y ${PACKAGES.join(" ")}`;
   process.stderr.write(`[bench] installing ${PACKAGES.join(" ")} with apt-get (once)\n`);
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
   spawnSync("apt-get", ["update", "-qq"], { stdio: "inherit", env });
-  const r = spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...PACKAGES], { stdio: "inherit", env });
-  if (r.status !== 0 || !importable()) return `apt-get install ${PACKAGES.join(" ")} failed (exit ${r.status}); the torch row needs them`;
+  const r = spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...PACKAGES], {
+    stdio: "inherit",
+    env,
+  });
+  if (r.status !== 0 || !importable())
+    return `apt-get install ${PACKAGES.join(" ")} failed (exit ${r.status}); the torch row needs them`;
   return undefined;
 }
 
@@ -37,14 +42,24 @@ export const torchRow: RowDef = {
   async run(ctx) {
     const bed = ctx.testbed;
     if (!bed) return { kind: "skipped", reason: "the local edge did not start (see the message above)" };
-    if (spawnSync(PYTHON, ["--version"], { stdio: "ignore" }).status !== 0) return { kind: "skipped", reason: `${PYTHON} not found` };
+    if (spawnSync(PYTHON, ["--version"], { stdio: "ignore" }).status !== 0)
+      return { kind: "skipped", reason: `${PYTHON} not found` };
     const missing = ensurePackages();
     if (missing) return { kind: "skipped", reason: missing };
     const file = join(ctx.workDir, "torch-clips.json");
     await writeFile(file, JSON.stringify(ctx.clips.map((clip) => ({ url: urlFor(bed, clip.key), clip }))));
     const m = await runChild({
       command: PYTHON,
-      args: [join(ctx.root, "bench", "torch_loader.py"), file, "--workers", String(ctx.config.workers), "--batch", String(ctx.config.batch), "--step-ms", String(ctx.config.stepMs)],
+      args: [
+        join(ctx.root, "bench", "torch_loader.py"),
+        file,
+        "--workers",
+        String(ctx.config.workers),
+        "--batch",
+        String(ctx.config.batch),
+        "--step-ms",
+        String(ctx.config.stepMs),
+      ],
       wanBytes: () => bed.wan.stats.bytesSent,
       wanRequests: () => bed.wan.stats.requests,
       timeoutMs: ROW_TIMEOUT_MS,

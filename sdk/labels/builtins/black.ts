@@ -34,5 +34,8 @@ export const blackLabeler = defineLabeler("black", 1, BlackOptions, (o, _frames,
   const flags: string[] = [];
   if (blackRatio > o.maxRatio) flags.push("black");
   else if (blackRatio + blankRatio > o.maxRatio) flags.push("blank");
-  return { flags, values: { blackRatio: round(blackRatio), blankRatio: round(blankRatio), meanLuma: round(lumaSum / n, 2) } };
+  return {
+    flags,
+    values: { blackRatio: round(blackRatio), blankRatio: round(blankRatio), meanLuma: round(lumaSum / n, 2) },
+  };
 });

@@ -28,10 +28,14 @@ export const conformanceLabeler = defineLabeler("conformance", 1, ConformanceOpt
   const fps = info.source?.fps;
   const duration = info.source?.duration;
   const flags: string[] = [];
-  if ((o.width !== undefined && width !== o.width) || (o.height !== undefined && height !== o.height)) flags.push("resolution-mismatch");
-  if (o.fps !== undefined && (fps === undefined || Math.abs(fps - o.fps) > o.fpsTolerance * o.fps)) flags.push("fps-mismatch");
-  if ((o.minDuration !== undefined || o.maxDuration !== undefined) &&
-      (duration === undefined || duration < (o.minDuration ?? 0) || duration > (o.maxDuration ?? Infinity))) {
+  if ((o.width !== undefined && width !== o.width) || (o.height !== undefined && height !== o.height))
+    flags.push("resolution-mismatch");
+  if (o.fps !== undefined && (fps === undefined || Math.abs(fps - o.fps) > o.fpsTolerance * o.fps))
+    flags.push("fps-mismatch");
+  if (
+    (o.minDuration !== undefined || o.maxDuration !== undefined) &&
+    (duration === undefined || duration < (o.minDuration ?? 0) || duration > (o.maxDuration ?? Infinity))
+  ) {
     flags.push("duration-out-of-range");
   }
   const values: Record<string, number> = { width, height };

@@ -30,14 +30,17 @@ export function defineLabeler<S extends z.ZodObject>(
   const strict = schema.strict();
   return (options = {}) => {
     if (options === null || typeof options !== "object" || Array.isArray(options)) {
-      throw new LabelOptionError(`Expected an options object for labeler ${JSON.stringify(name)} but received ${describeReceived(options)}`);
+      throw new LabelOptionError(
+        `Expected an options object for labeler ${JSON.stringify(name)} but received ${describeReceived(options)}`,
+      );
     }
     const parsed = strict.safeParse(options);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      const message = issue.code === "unrecognized_keys"
-        ? `Expected only the options ${Object.keys(schema.shape).join(", ")} for labeler ${JSON.stringify(name)} but received ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}`
-        : `labeler ${JSON.stringify(name)}: ${issue.message}`;
+      const message =
+        issue.code === "unrecognized_keys"
+          ? `Expected only the options ${Object.keys(schema.shape).join(", ")} for labeler ${JSON.stringify(name)} but received ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}`
+          : `labeler ${JSON.stringify(name)}: ${issue.message}`;
       throw new LabelOptionError(message);
     }
     const o = parsed.data as z.output<S> & { severity: "fail" | "tag" };
@@ -63,7 +66,11 @@ export function stableJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(",")}]`;
   if (v !== null && typeof v === "object") {
     const o = v as Record<string, unknown>;
-    return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`).join(",")}}`;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`)
+      .join(",")}}`;
   }
   return JSON.stringify(v) ?? "null";
 }

@@ -29,6 +29,12 @@ export const integrityLabeler = defineLabeler("integrity", 1, IntegrityOptions, 
   if (missing > o.maxMissingFrames) flags.push("missing-frames");
   return {
     flags,
-    values: { decodeErrors: errors, corruptFrames: corrupt, missingFrames: missing, decodedFrames: frames.length, expectedFrames: info.frames },
+    values: {
+      decodeErrors: errors,
+      corruptFrames: corrupt,
+      missingFrames: missing,
+      decodedFrames: frames.length,
+      expectedFrames: info.frames,
+    },
   };
 });

@@ -39,7 +39,8 @@ export class EdgeLabelCache implements LabelCache {
     }
     if (!res.ok) throw new LabelCacheError(`GET ${path} answered ${res.status}: ${await res.text()}`);
     const parsed = LabelSidecarV1.safeParse(await res.json());
-    if (!parsed.success) throw new LabelCacheError(`GET ${path} answered a body that is not a label sidecar`, { cause: parsed.error });
+    if (!parsed.success)
+      throw new LabelCacheError(`GET ${path} answered a body that is not a label sidecar`, { cause: parsed.error });
     return parsed.data.labels;
   }
 

@@ -19,7 +19,6 @@ export interface LabelCache {
   put(k: LabelCacheKey, labels: ClipLabels): Promise<void>;
 }
 
-
 /**
  * The etag as a path segment: quotes and weak markers stripped; undefined when unusable.
  *

@@ -56,14 +56,19 @@ const SCRIPT = `
 `;
 
 /** One strip per worst object: a picture (first, middle, last frame) of each kept flagged clip. */
-function stripsHtml(worst: readonly ObjectSummary[], thumbnails: ReadonlyMap<string, readonly ClipThumbnail[]>): string {
+function stripsHtml(
+  worst: readonly ObjectSummary[],
+  thumbnails: ReadonlyMap<string, readonly ClipThumbnail[]>,
+): string {
   return worst
     .map((w) => {
       const clips = thumbnails.get(w.key) ?? [];
       const figures = clips
         .map((c) => {
           const caption = `frame ${c.start}: ${c.flags.join(", ")}`;
-          const body = c.src ? `<img src="${c.src}" alt="${esc(`${w.key} ${caption}`)}">` : `<div>${esc(c.note ?? "no picture")}</div>`;
+          const body = c.src
+            ? `<img src="${c.src}" alt="${esc(`${w.key} ${caption}`)}">`
+            : `<div>${esc(c.note ?? "no picture")}</div>`;
           return `<figure class="${c.valid ? "flagged" : "invalid"}">${body}<figcaption>${esc(caption)}</figcaption></figure>`;
         })
         .join("");
@@ -86,13 +91,25 @@ export function renderHtml(
 ): string {
   const when = (o.generatedAt ?? new Date()).toISOString();
   const total = (label: string, n: number) => `<div>${esc(label)}<b>${n}</b></div>`;
-  const flags = s.flags.length === 0 ? "<p>No clip was flagged.</p>" : countsSvg(s.flags.map((f) => ({ name: f.flag, count: f.clips })), s.clips);
-  const worst = s.worst.length === 0
-    ? "<p>No object has a bad clip.</p>"
-    : `<table id="worst"><thead><tr><th>object</th><th data-num="1">bad share</th><th data-num="1">bad</th><th data-num="1">clips</th><th>flags</th></tr></thead><tbody>${s.worst
-        .map((w) => `<tr><td>${esc(w.key)}</td><td class="n" data-v="${w.bad / w.clips}">${((100 * w.bad) / w.clips).toFixed(1)}%</td><td class="n">${w.bad}</td><td class="n">${w.clips}</td><td>${esc(w.flags.join(", "))}</td></tr>`)
-        .join("")}</tbody></table>`;
-  const charts = s.histograms.map((h) => `<figure><figcaption>${esc(h.name)}</figcaption>${histogramSvg(h)}</figure>`).join("");
+  const flags =
+    s.flags.length === 0
+      ? "<p>No clip was flagged.</p>"
+      : countsSvg(
+          s.flags.map((f) => ({ name: f.flag, count: f.clips })),
+          s.clips,
+        );
+  const worst =
+    s.worst.length === 0
+      ? "<p>No object has a bad clip.</p>"
+      : `<table id="worst"><thead><tr><th>object</th><th data-num="1">bad share</th><th data-num="1">bad</th><th data-num="1">clips</th><th>flags</th></tr></thead><tbody>${s.worst
+          .map(
+            (w) =>
+              `<tr><td>${esc(w.key)}</td><td class="n" data-v="${w.bad / w.clips}">${((100 * w.bad) / w.clips).toFixed(1)}%</td><td class="n">${w.bad}</td><td class="n">${w.clips}</td><td>${esc(w.flags.join(", "))}</td></tr>`,
+          )
+          .join("")}</tbody></table>`;
+  const charts = s.histograms
+    .map((h) => `<figure><figcaption>${esc(h.name)}</figcaption>${histogramSvg(h)}</figure>`)
+    .join("");
   // "<" escaped so no key can close the script element.
   const json = JSON.stringify(s).replace(/</g, "\\u003c");
   return `<!doctype html>

@@ -41,7 +41,14 @@ export interface LabelSummary {
   readonly histograms: readonly Histogram[];
 }
 
-function histogram(name: string, unit: string, values: readonly number[], lo: number, hi: number, bins: number): Histogram {
+function histogram(
+  name: string,
+  unit: string,
+  values: readonly number[],
+  lo: number,
+  hi: number,
+  bins: number,
+): Histogram {
   const width = (hi - lo) / bins;
   const edges = Array.from({ length: bins + 1 }, (_, i) => Math.round((lo + i * width) * 1e6) / 1e6);
   const counts = new Array<number>(bins).fill(0);
@@ -99,9 +106,18 @@ export function summarize(clips: readonly LabeledClip[], o: { worst?: number; bi
     const z = numeric(c.labels, "frozen", "frozenRatio");
     if (z !== undefined) frozen.push(z);
   }
-  const byCount = <T>(m: Map<T, number>) => [...m].sort((a, b) => b[1] - a[1] || String(a[0]).localeCompare(String(b[0])));
+  const byCount = <T>(m: Map<T, number>) =>
+    [...m].sort((a, b) => b[1] - a[1] || String(a[0]).localeCompare(String(b[0])));
   const worst = [...objects]
-    .map(([key, v]): ObjectSummary => ({ key, clips: v.clips, bad: v.bad, errors: v.errors, flags: byCount(v.flags).map(([f]) => f) }))
+    .map(
+      ([key, v]): ObjectSummary => ({
+        key,
+        clips: v.clips,
+        bad: v.bad,
+        errors: v.errors,
+        flags: byCount(v.flags).map(([f]) => f),
+      }),
+    )
     .filter((w) => w.bad > 0)
     .sort((a, b) => b.bad / b.clips - a.bad / a.clips || b.bad - a.bad || a.key.localeCompare(b.key))
     .slice(0, o.worst ?? 10);

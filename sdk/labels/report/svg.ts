@@ -28,9 +28,11 @@ export function histogramSvg(h: Histogram, width = 420, height = 200): string {
       return `<rect class="bar" x="${x.toFixed(1)}" y="${(pad.t + plotH - bh).toFixed(1)}" width="${Math.max(1, bw - 1).toFixed(1)}" height="${bh.toFixed(1)}" data-count="${c}"><title>${esc(tip)}</title></rect>`;
     })
     .join("");
-  const axis = `<line x1="${pad.l}" y1="${pad.t + plotH}" x2="${pad.l + plotW}" y2="${pad.t + plotH}" class="axis"/>` +
+  const axis =
+    `<line x1="${pad.l}" y1="${pad.t + plotH}" x2="${pad.l + plotW}" y2="${pad.t + plotH}" class="axis"/>` +
     `<line x1="${pad.l}" y1="${pad.t}" x2="${pad.l}" y2="${pad.t + plotH}" class="axis"/>`;
-  const labels = `<text x="${pad.l}" y="${height - 20}" class="tick">${fmt(h.edges[0]!)}</text>` +
+  const labels =
+    `<text x="${pad.l}" y="${height - 20}" class="tick">${fmt(h.edges[0]!)}</text>` +
     `<text x="${pad.l + plotW}" y="${height - 20}" class="tick" text-anchor="end">${fmt(h.edges.at(-1)!)}</text>` +
     `<text x="${pad.l - 4}" y="${pad.t + 10}" class="tick" text-anchor="end">${max}</text>` +
     `<text x="${pad.l - 4}" y="${pad.t + plotH}" class="tick" text-anchor="end">0</text>` +
@@ -54,9 +56,11 @@ export function countsSvg(items: readonly { name: string; count: number }[], tot
       const y = 4 + i * row;
       const w = ((width - labelW - 70) * it.count) / max;
       const share = total > 0 ? ` (${((100 * it.count) / total).toFixed(1)}%)` : "";
-      return `<text x="${labelW - 6}" y="${y + 15}" class="label" text-anchor="end">${esc(it.name)}</text>` +
+      return (
+        `<text x="${labelW - 6}" y="${y + 15}" class="label" text-anchor="end">${esc(it.name)}</text>` +
         `<rect class="bar" x="${labelW}" y="${y + 3}" width="${Math.max(1, w).toFixed(1)}" height="${row - 6}" data-count="${it.count}"><title>${esc(`${it.name}: ${it.count}${share}`)}</title></rect>` +
-        `<text x="${(labelW + w + 6).toFixed(1)}" y="${y + 15}" class="tick">${it.count}</text>`;
+        `<text x="${(labelW + w + 6).toFixed(1)}" y="${y + 15}" class="tick">${it.count}</text>`
+      );
     })
     .join("");
   return `<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" aria-label="clips per flag" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">${bars}</svg>`;

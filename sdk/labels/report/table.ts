@@ -4,7 +4,10 @@ import type { Histogram, LabelSummary } from "./summary.js";
 function table(head: readonly string[], rows: readonly (readonly string[])[], right: ReadonlySet<number>): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: readonly string[]) =>
-    cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
+    cells
+      .map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
   return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
 }
 
@@ -27,14 +30,26 @@ export function renderTable(s: LabelSummary): string {
   parts.push(
     table(
       ["clips", "objects", "valid", "invalid", "errors"],
-      [[String(s.clips), String(s.objects), `${s.valid} (${pct(s.valid, s.clips)})`, `${s.invalid} (${pct(s.invalid, s.clips)})`, `${s.errored} (${pct(s.errored, s.clips)})`]],
+      [
+        [
+          String(s.clips),
+          String(s.objects),
+          `${s.valid} (${pct(s.valid, s.clips)})`,
+          `${s.invalid} (${pct(s.invalid, s.clips)})`,
+          `${s.errored} (${pct(s.errored, s.clips)})`,
+        ],
+      ],
       new Set([0, 1, 2, 3, 4]),
     ),
   );
   parts.push(
     s.flags.length === 0
       ? "no flags"
-      : table(["flag", "clips", "share"], s.flags.map((f) => [f.flag, String(f.clips), pct(f.clips, s.clips)]), new Set([1, 2])),
+      : table(
+          ["flag", "clips", "share"],
+          s.flags.map((f) => [f.flag, String(f.clips), pct(f.clips, s.clips)]),
+          new Set([1, 2]),
+        ),
   );
   if (s.worst.length > 0) {
     parts.push(

@@ -25,10 +25,18 @@ export interface ClipThumbnail {
 export class ThumbnailCollector {
   readonly #kept = new Map<string, { invalid: ClipThumbnail[]; other: ClipThumbnail[] }>();
 
-  constructor(readonly perObject = 4, readonly maxWidth = 96) {}
+  constructor(
+    readonly perObject = 4,
+    readonly maxWidth = 96,
+  ) {}
 
   /** Keeps a picture of the clip if it is flagged and its object has room. */
-  add(key: string, start: number, labels: { readonly valid: boolean; readonly flags: readonly string[] }, frames: readonly PictureFrame[]): void {
+  add(
+    key: string,
+    start: number,
+    labels: { readonly valid: boolean; readonly flags: readonly string[] },
+    frames: readonly PictureFrame[],
+  ): void {
     if (labels.flags.length === 0) return;
     const kept = this.#kept.get(key) ?? { invalid: [], other: [] };
     this.#kept.set(key, kept);

@@ -35,7 +35,10 @@ export class IndexDiskCache {
    * const cache = new IndexDiskCache(defaultIndexCacheDir(), 64 << 20);
    * const index = (await cache.get(id)) ?? (await cache.put(id, await buildIndex(reader, meta)));
    */
-  constructor(readonly dir: string, readonly maxBytes = 256 << 20) {}
+  constructor(
+    readonly dir: string,
+    readonly maxBytes = 256 << 20,
+  ) {}
 
   /** The cache file name for one object version; the scope (endpoint and bucket) keeps buckets apart. */
   static id(scope: string, key: string, etag: string): string {
@@ -61,7 +64,8 @@ export class IndexDiskCache {
       if (!st) continue;
       if (name.endsWith(SUFFIX)) entries.set(name.slice(0, -SUFFIX.length), { size: st.size, used: st.mtimeMs });
       // A temp file a minute old was left by a killed writer; a younger one may be another rank's, mid-write.
-      else if (name.endsWith(".tmp") && Date.now() - st.mtimeMs > 60_000) await rm(join(this.dir, name), { force: true });
+      else if (name.endsWith(".tmp") && Date.now() - st.mtimeMs > 60_000)
+        await rm(join(this.dir, name), { force: true });
     }
     this.entries = entries;
     this.total = [...entries.values()].reduce((n, e) => n + e.size, 0);

@@ -31,7 +31,6 @@ export function sameEtag(a: string, b: string): boolean {
   return strip(a) === strip(b);
 }
 
-
 class Retryable extends Error {}
 
 /** The S3 error code inside an XML error body, e.g. "AccessDenied". */
@@ -49,9 +48,24 @@ function xmlCode(body: string): { name?: string; message?: string; Region?: stri
  * @example
  * const bytes = await rangeGet({ url: presigned, etag, size }, 0, 4096, context);
  */
-export async function rangeGet(target: RangeTarget, offset: number, length: number, context: S3RequestContext, options: RangeGetOptions = {}): Promise<Uint8Array> {
-  if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0 || offset + length > target.size) {
-    throw new S3SourceError(S3ErrorCode.REQUEST_FAILED, `Expected a range inside the ${target.size}-byte object ${JSON.stringify(context.key)} but received ${length} bytes at ${offset}`);
+export async function rangeGet(
+  target: RangeTarget,
+  offset: number,
+  length: number,
+  context: S3RequestContext,
+  options: RangeGetOptions = {},
+): Promise<Uint8Array> {
+  if (
+    !Number.isSafeInteger(offset) ||
+    !Number.isSafeInteger(length) ||
+    offset < 0 ||
+    length < 0 ||
+    offset + length > target.size
+  ) {
+    throw new S3SourceError(
+      S3ErrorCode.REQUEST_FAILED,
+      `Expected a range inside the ${target.size}-byte object ${JSON.stringify(context.key)} but received ${length} bytes at ${offset}`,
+    );
   }
   if (length === 0) return new Uint8Array(0);
   const attempts = options.attempts ?? 3;
@@ -59,17 +73,29 @@ export async function rangeGet(target: RangeTarget, offset: number, length: numb
     try {
       return await attemptRange(target, offset, length, context, options);
     } catch (err) {
-      const transient = err instanceof Retryable || (err instanceof Error && !(err instanceof S3SourceError) && err.name !== "AbortError");
+      const transient =
+        err instanceof Retryable ||
+        (err instanceof Error && !(err instanceof S3SourceError) && err.name !== "AbortError");
       if (!transient || attempt >= attempts) {
         if (err instanceof S3SourceError) throw err;
-        throw new S3SourceError(S3ErrorCode.REQUEST_FAILED, `Could not read ${length} bytes at ${offset} of ${JSON.stringify(context.key)} from ${context.endpoint} after ${attempt} attempt(s): ${(err as Error).message}`, { cause: err });
+        throw new S3SourceError(
+          S3ErrorCode.REQUEST_FAILED,
+          `Could not read ${length} bytes at ${offset} of ${JSON.stringify(context.key)} from ${context.endpoint} after ${attempt} attempt(s): ${(err as Error).message}`,
+          { cause: err },
+        );
       }
       await sleep(50 * 2 ** attempt * Math.random(), undefined, options.signal ? { signal: options.signal } : {});
     }
   }
 }
 
-async function attemptRange(target: RangeTarget, offset: number, length: number, context: S3RequestContext, options: RangeGetOptions): Promise<Uint8Array> {
+async function attemptRange(
+  target: RangeTarget,
+  offset: number,
+  length: number,
+  context: S3RequestContext,
+  options: RangeGetOptions,
+): Promise<Uint8Array> {
   const last = offset + length - 1;
   const res = await request(target.url, {
     method: "GET",
@@ -88,25 +114,42 @@ async function attemptRange(target: RangeTarget, offset: number, length: number,
       const parsed = xmlCode(body);
       const json = /"code"\s*:\s*"([^"]+)"/.exec(body)?.[1];
       if (json === "ERR_ETAG_CHANGED") throw objectChanged(context, "the origin-cache saw a new ETag");
-      throw mapS3Error({ ...parsed, ...(parsed.name ? {} : { name: json ?? `HTTP ${status}` }), $metadata: { httpStatusCode: status } }, context);
+      throw mapS3Error(
+        {
+          ...parsed,
+          ...(parsed.name ? {} : { name: json ?? `HTTP ${status}` }),
+          $metadata: { httpStatusCode: status },
+        },
+        context,
+      );
     }
     const etag = res.headers.etag;
     const got = Array.isArray(etag) ? etag[0] : etag;
-    if (got === undefined) throw new S3SourceError(S3ErrorCode.REQUEST_FAILED, `${context.endpoint} sent no ETag for ${JSON.stringify(context.key)}, so its version cannot be checked`);
+    if (got === undefined)
+      throw new S3SourceError(
+        S3ErrorCode.REQUEST_FAILED,
+        `${context.endpoint} sent no ETag for ${JSON.stringify(context.key)}, so its version cannot be checked`,
+      );
     if (!sameEtag(got, target.etag)) throw objectChanged(context, `ETag ${got}, listed ${target.etag}`);
     if (status === 206) {
       const raw = res.headers["content-range"];
       const cr = parseContentRange(Array.isArray(raw) ? raw[0] : raw);
-      if (cr?.start !== offset || cr.end !== last) throw new Retryable(`Content-Range ${String(raw)} does not match bytes=${offset}-${last}`);
-      if (cr.size !== undefined && cr.size !== target.size) throw objectChanged(context, `size ${cr.size}, listed ${target.size}`);
+      if (cr?.start !== offset || cr.end !== last)
+        throw new Retryable(`Content-Range ${String(raw)} does not match bytes=${offset}-${last}`);
+      if (cr.size !== undefined && cr.size !== target.size)
+        throw objectChanged(context, `size ${cr.size}, listed ${target.size}`);
     } else if (!(status === 200 && offset === 0 && length === target.size)) {
       // A 200 to a partial range is the whole object: never download it to keep a slice.
-      throw new S3SourceError(S3ErrorCode.REQUEST_FAILED, `${context.endpoint} ignored the Range header (status ${status}) for ${JSON.stringify(context.key)}`);
+      throw new S3SourceError(
+        S3ErrorCode.REQUEST_FAILED,
+        `${context.endpoint} ignored the Range header (status ${status}) for ${JSON.stringify(context.key)}`,
+      );
     }
     const out = new Uint8Array(length);
     let filled = 0;
     for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      if (filled + chunk.length > length) throw new Retryable(`${context.endpoint} sent more than the ${length} bytes asked for`);
+      if (filled + chunk.length > length)
+        throw new Retryable(`${context.endpoint} sent more than the ${length} bytes asked for`);
       out.set(chunk, filled);
       filled += chunk.length;
     }

@@ -44,14 +44,23 @@ export class S3Bucket {
   readonly endpoint: string;
   private readonly presigned = new Map<string, { url: string; until: number }>();
 
-  constructor(readonly location: BucketLocation, credentials: S3Credentials) {
+  constructor(
+    readonly location: BucketLocation,
+    credentials: S3Credentials,
+  ) {
     this.client = new S3Client(s3ClientConfig(location, credentials));
     this.endpoint = location.endpoint ?? `https://s3.${location.region}.amazonaws.com`;
   }
 
   /** Where a request about `key` (or the bucket) goes, for error messages. */
   context(action: string, key?: string): S3RequestContext {
-    return { endpoint: this.endpoint, region: this.location.region, bucket: this.location.bucket, action, ...(key === undefined ? {} : { key }) };
+    return {
+      endpoint: this.endpoint,
+      region: this.location.region,
+      bucket: this.location.bucket,
+      action,
+      ...(key === undefined ? {} : { key }),
+    };
   }
 
   /**
@@ -66,7 +75,14 @@ export class S3Bucket {
     do {
       let out;
       try {
-        out = await this.client.send(new ListObjectsV2Command({ Bucket: this.location.bucket, Prefix: prefix, MaxKeys: PAGE_KEYS, ContinuationToken: token }));
+        out = await this.client.send(
+          new ListObjectsV2Command({
+            Bucket: this.location.bucket,
+            Prefix: prefix,
+            MaxKeys: PAGE_KEYS,
+            ContinuationToken: token,
+          }),
+        );
       } catch (err) {
         throw mapS3Error(err, this.context("list"));
       }
@@ -99,7 +115,9 @@ export class S3Bucket {
     if (hit && hit.until > now) return hit.url;
     let url: string;
     try {
-      url = await getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.location.bucket, Key: key }), { expiresIn: PRESIGN_SECONDS });
+      url = await getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.location.bucket, Key: key }), {
+        expiresIn: PRESIGN_SECONDS,
+      });
     } catch (err) {
       throw mapS3Error(err, this.context("presign", key));
     }

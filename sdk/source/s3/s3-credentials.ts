@@ -17,7 +17,9 @@ function fromEnv(env: NodeJS.ProcessEnv, names: EnvKeyNames): S3Credentials | "p
   if (id === undefined && secret === undefined) return undefined;
   if (id === undefined || secret === undefined) return "partial";
   const token = names.token === undefined ? undefined : env[names.token] || undefined;
-  return token === undefined ? { accessKeyId: id, secretAccessKey: secret } : { accessKeyId: id, secretAccessKey: secret, sessionToken: token };
+  return token === undefined
+    ? { accessKeyId: id, secretAccessKey: secret }
+    : { accessKeyId: id, secretAccessKey: secret, sessionToken: token };
 }
 
 /**
@@ -28,7 +30,11 @@ function fromEnv(env: NodeJS.ProcessEnv, names: EnvKeyNames): S3Credentials | "p
  * @example
  * const creds = resolveCredentials(location, options.credentials); // throws ERR_S3_CREDENTIALS_MISSING when none
  */
-export function resolveCredentials(location: Pick<BucketLocation, "scheme" | "bucket">, given: S3Credentials | undefined, env: NodeJS.ProcessEnv = process.env): S3Credentials {
+export function resolveCredentials(
+  location: Pick<BucketLocation, "scheme" | "bucket">,
+  given: S3Credentials | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): S3Credentials {
   if (given !== undefined) return given;
   const order = location.scheme === "r2" ? [R2_ENV, AWS_ENV] : [AWS_ENV, R2_ENV];
   const partial: EnvKeyNames[] = [];
@@ -38,13 +44,13 @@ export function resolveCredentials(location: Pick<BucketLocation, "scheme" | "bu
     else if (found !== undefined) return found;
   }
   const [first, second] = order as [EnvKeyNames, EnvKeyNames];
-  const hint = partial.length > 0
-    ? `only one of ${partial[0]!.id} and ${partial[0]!.secret} is set`
-    : "none was found";
+  const hint = partial.length > 0 ? `only one of ${partial[0]!.id} and ${partial[0]!.secret} is set` : "none was found";
   throw new S3SourceError(
     S3ErrorCode.CREDENTIALS_MISSING,
     `${location.scheme}://${location.bucket} needs an access key but ${hint}: pass credentials: { accessKeyId, secretAccessKey } ` +
       `or set ${first.id} and ${first.secret} (or ${second.id} and ${second.secret})` +
-      (location.scheme === "r2" ? "; create one under R2 › Manage API tokens (Object Read; Object Read & Write to push)" : ""),
+      (location.scheme === "r2"
+        ? "; create one under R2 › Manage API tokens (Object Read; Object Read & Write to push)"
+        : ""),
   );
 }

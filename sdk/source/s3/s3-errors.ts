@@ -52,7 +52,8 @@ interface ServiceErrorLike {
 }
 
 const where = (c: S3RequestContext) => `bucket ${JSON.stringify(c.bucket)} at ${c.endpoint}`;
-const what = (c: S3RequestContext) => (c.key === undefined ? `${c.action} ${where(c)}` : `${c.action} ${JSON.stringify(c.key)} in ${where(c)}`);
+const what = (c: S3RequestContext) =>
+  c.key === undefined ? `${c.action} ${where(c)}` : `${c.action} ${JSON.stringify(c.key)} in ${where(c)}`;
 
 /** The region S3 says the bucket is in, from its error body or x-amz-bucket-region. */
 function expectedRegion(e: ServiceErrorLike): string | undefined {
@@ -63,10 +64,14 @@ function expectedRegion(e: ServiceErrorLike): string | undefined {
 type Mapped = readonly [S3ErrorCode, string];
 type Mapper = (e: ServiceErrorLike, c: S3RequestContext) => Mapped;
 
-const denied: Mapper = (_e, c) =>
-  [S3ErrorCode.ACCESS_DENIED, `Access denied to ${what(c)}: the access key lacks ${c.action === "list" ? "list (Object Read)" : c.action === "upload" ? "write (Object Write)" : "read (Object Read)"} permission on this bucket`];
-const badKey: Mapper = (e, c) =>
-  [S3ErrorCode.CREDENTIALS_INVALID, `The credentials were rejected by ${c.endpoint} (${e.name}): check the access key id and secret (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or R2_ACCESS_KEY_ID/R2_SECRET_ACCESS_KEY)`];
+const denied: Mapper = (_e, c) => [
+  S3ErrorCode.ACCESS_DENIED,
+  `Access denied to ${what(c)}: the access key lacks ${c.action === "list" ? "list (Object Read)" : c.action === "upload" ? "write (Object Write)" : "read (Object Read)"} permission on this bucket`,
+];
+const badKey: Mapper = (e, c) => [
+  S3ErrorCode.CREDENTIALS_INVALID,
+  `The credentials were rejected by ${c.endpoint} (${e.name}): check the access key id and secret (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or R2_ACCESS_KEY_ID/R2_SECRET_ACCESS_KEY)`,
+];
 const wrongRegion: Mapper = (e, c) => {
   const region = expectedRegion(e);
   return [
@@ -89,8 +94,20 @@ const byName = new Map<string, Mapper>([
   ["PermanentRedirect", wrongRegion],
   ["InvalidRegionName", wrongRegion],
   ["IllegalLocationConstraintException", wrongRegion],
-  ["NoSuchBucket", (_e, c) => [S3ErrorCode.BUCKET_NOT_FOUND, `No bucket ${JSON.stringify(c.bucket)} at ${c.endpoint}: check the bucket name${c.endpoint.includes("r2.cloudflarestorage.com") ? " and the account id" : " and the endpoint"}`]],
-  ["NoSuchKey", (_e, c) => [S3ErrorCode.OBJECT_NOT_FOUND, `No object ${JSON.stringify(c.key)} in ${where(c)}: it was deleted after the listing`]],
+  [
+    "NoSuchBucket",
+    (_e, c) => [
+      S3ErrorCode.BUCKET_NOT_FOUND,
+      `No bucket ${JSON.stringify(c.bucket)} at ${c.endpoint}: check the bucket name${c.endpoint.includes("r2.cloudflarestorage.com") ? " and the account id" : " and the endpoint"}`,
+    ],
+  ],
+  [
+    "NoSuchKey",
+    (_e, c) => [
+      S3ErrorCode.OBJECT_NOT_FOUND,
+      `No object ${JSON.stringify(c.key)} in ${where(c)}: it was deleted after the listing`,
+    ],
+  ],
   ["PreconditionFailed", (_e, c) => [S3ErrorCode.OBJECT_CHANGED, changedMessage(c, "its ETag no longer matches")]],
 ]);
 
@@ -115,16 +132,25 @@ export function mapS3Error(err: unknown, context: S3RequestContext): S3SourceErr
   const e = (err ?? {}) as ServiceErrorLike;
   const name = e.Code ?? e.name ?? "";
   const status = e.$metadata?.httpStatusCode;
-  const mapper = byName.get(name)
-    ?? (status === 301 || status === 307 ? wrongRegion
-      : status === 403 ? denied
-      : status === 404 ? byName.get(context.key === undefined ? "NoSuchBucket" : "NoSuchKey")
-      : status === 412 ? byName.get("PreconditionFailed")
-      : undefined);
+  const mapper =
+    byName.get(name) ??
+    (status === 301 || status === 307
+      ? wrongRegion
+      : status === 403
+        ? denied
+        : status === 404
+          ? byName.get(context.key === undefined ? "NoSuchBucket" : "NoSuchKey")
+          : status === 412
+            ? byName.get("PreconditionFailed")
+            : undefined);
   if (mapper) {
     const [code, message] = mapper(e, context);
     return new S3SourceError(code, message, { cause: err });
   }
   const reason = err instanceof Error ? err.message : String(err);
-  return new S3SourceError(S3ErrorCode.REQUEST_FAILED, `Could not ${what(context)}: ${name && name !== "Error" ? `${name}: ` : ""}${reason}`, { cause: err });
+  return new S3SourceError(
+    S3ErrorCode.REQUEST_FAILED,
+    `Could not ${what(context)}: ${name && name !== "Error" ? `${name}: ` : ""}${reason}`,
+    { cause: err },
+  );
 }

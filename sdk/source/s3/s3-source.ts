@@ -46,21 +46,38 @@ export class S3Source implements DatasetSource {
   private indexBytes = 0;
 
   /** @internal use openS3Source */
-  constructor(readonly bucket: S3Bucket, private readonly cache: ByteCache, private readonly indexes: IndexDiskCache) {
+  constructor(
+    readonly bucket: S3Bucket,
+    private readonly cache: ByteCache,
+    private readonly indexes: IndexDiskCache,
+  ) {
     this.scope = `${bucket.endpoint}\n${bucket.location.bucket}`;
   }
 
   async list(opts: { readonly generation?: number | undefined } = {}): Promise<DatasetListing> {
     const table = await this.table(opts.generation);
     if (table) {
-      const objects: DatasetObject[] = table.entries.map((e) => ({ key: e.key, size: e.size, etag: e.etag, kind: e.kind }));
+      const objects: DatasetObject[] = table.entries.map((e) => ({
+        key: e.key,
+        size: e.size,
+        etag: e.etag,
+        kind: e.kind,
+      }));
       return { objects, shards: shardsBySize(objects), entries: table.entries, generation: table.head.generation };
     }
     if (opts.generation !== undefined) {
-      throw new ResumeError("ERR_RESUME_MISMATCH", `Expected generation ${opts.generation} of the dataset table (the checkpoint's) but the bucket has none for this prefix`);
+      throw new ResumeError(
+        "ERR_RESUME_MISMATCH",
+        `Expected generation ${opts.generation} of the dataset table (the checkpoint's) but the bucket has none for this prefix`,
+      );
     }
     const listed = await this.bucket.list();
-    const objects: DatasetObject[] = listed.map((o) => ({ key: o.key, size: o.size, etag: o.etag, kind: guessKind(o.key) }));
+    const objects: DatasetObject[] = listed.map((o) => ({
+      key: o.key,
+      size: o.size,
+      etag: o.etag,
+      kind: guessKind(o.key),
+    }));
     return { objects, shards: shardsBySize(objects) };
   }
 
@@ -81,13 +98,19 @@ export class S3Source implements DatasetSource {
       await res.body?.cancel();
       return undefined;
     };
-    const keys = get(tableKeys.publicKeys()).then(async (res) => PublicKeysV1.parse(res ? await res.json() : { keys: [] }));
+    const keys = get(tableKeys.publicKeys()).then(async (res) =>
+      PublicKeysV1.parse(res ? await res.json() : { keys: [] }),
+    );
     keys.catch(() => {});
     const store: TableStore = {
       head: async (g) => (await get(g === undefined ? tableKeys.head(root) : tableKeys.generation(root, g)))?.json(),
       page: async (name) => {
         const res = await get(tableKeys.page(root, name));
-        if (!res) throw mapS3Error({ name: "NoSuchKey", $metadata: { httpStatusCode: 404 } }, this.bucket.context("read", tableKeys.page(root, name)));
+        if (!res)
+          throw mapS3Error(
+            { name: "NoSuchKey", $metadata: { httpStatusCode: 404 } },
+            this.bucket.context("read", tableKeys.page(root, name)),
+          );
         return new Uint8Array(await res.arrayBuffer());
       },
     };
@@ -101,7 +124,13 @@ export class S3Source implements DatasetSource {
       read: async (offset, length) => {
         this.indexRequests++;
         const url = await this.bucket.presignGet(object.key);
-        const bytes = await rangeGet({ url, etag: object.etag, size: object.size }, offset, length, this.bucket.context("read", object.key), { dispatcher: this.agent });
+        const bytes = await rangeGet(
+          { url, etag: object.etag, size: object.size },
+          offset,
+          length,
+          this.bucket.context("read", object.key),
+          { dispatcher: this.agent },
+        );
         this.indexBytes += bytes.length;
         return bytes;
       },
@@ -132,7 +161,8 @@ export class S3Source implements DatasetSource {
       const code = (err as { code?: unknown }).code;
       if (code === "ERR_ETAG_CHANGED") throw objectChanged(context, "the cache saw a new ETag");
       const status = (err as { upstreamStatus?: unknown }).upstreamStatus;
-      if (typeof status === "number") throw mapS3Error({ name: `HTTP ${status}`, $metadata: { httpStatusCode: status } }, context);
+      if (typeof status === "number")
+        throw mapS3Error({ name: `HTTP ${status}`, $metadata: { httpStatusCode: status } }, context);
       throw err;
     }
   }
@@ -140,7 +170,13 @@ export class S3Source implements DatasetSource {
   plan(ranges: readonly PlannedRange[]): void {
     if (ranges.length === 0) return;
     // A hint: the stream is correct without it, so a failed presign only drops the hint.
-    void Promise.all(ranges.map(async (r) => ({ url: await this.bucket.presignGet(r.object.key), offset: r.offset, length: r.length })))
+    void Promise.all(
+      ranges.map(async (r) => ({
+        url: await this.bucket.presignGet(r.object.key),
+        offset: r.offset,
+        length: r.length,
+      })),
+    )
       .then((planned) => this.cache.plan(planned))
       .catch(() => {});
   }
@@ -151,7 +187,12 @@ export class S3Source implements DatasetSource {
 
   /** Index cache counters and the range GETs made for indexing, for tests and `ec inspect`. */
   counters(): { indexHits: number; indexMisses: number; indexRequests: number; indexBytes: number } {
-    return { indexHits: this.indexes.hits, indexMisses: this.indexes.misses, indexRequests: this.indexRequests, indexBytes: this.indexBytes };
+    return {
+      indexHits: this.indexes.hits,
+      indexMisses: this.indexes.misses,
+      indexRequests: this.indexRequests,
+      indexBytes: this.indexBytes,
+    };
   }
 
   async close(): Promise<void> {
@@ -170,7 +211,9 @@ export class S3Source implements DatasetSource {
  */
 export async function bucketUpstream(bucket: S3Bucket): Promise<string> {
   const probe = new URL(await bucket.presignGet(`${bucket.location.prefix}upstream-probe`));
-  return bucket.location.forcePathStyle ? `${probe.origin}/${encodeURIComponent(bucket.location.bucket)}/` : `${probe.origin}/`;
+  return bucket.location.forcePathStyle
+    ? `${probe.origin}/${encodeURIComponent(bucket.location.bucket)}/`
+    : `${probe.origin}/`;
 }
 
 /**
@@ -181,13 +224,27 @@ export async function bucketUpstream(bucket: S3Bucket): Promise<string> {
  * const source = await openS3Source(new URL("r2://0123456789abcdef0123456789abcdef/videos/gameplay"));
  * const { objects } = await source.list();
  */
-export async function openS3Source(url: URL, options: S3SourceOptions = {}, env: NodeJS.ProcessEnv = process.env): Promise<S3Source> {
+export async function openS3Source(
+  url: URL,
+  options: S3SourceOptions = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<S3Source> {
   const { credentials } = parseS3Options(options);
   const location = parseBucketUrl(url, options, env);
   const bucket = new S3Bucket(location, resolveCredentials(location, credentials, env));
   try {
-    const cache = options.cache ? await remoteCache(options.cache, options.rank, options.cacheLocal === undefined ? {} : { local: options.cacheLocal }) : await inProcessCache(await bucketUpstream(bucket), options.cacheBytes ?? 256 << 20);
-    return new S3Source(bucket, cache, new IndexDiskCache(options.indexCacheDir ?? defaultIndexCacheDir(env), options.indexCacheBytes));
+    const cache = options.cache
+      ? await remoteCache(
+          options.cache,
+          options.rank,
+          options.cacheLocal === undefined ? {} : { local: options.cacheLocal },
+        )
+      : await inProcessCache(await bucketUpstream(bucket), options.cacheBytes ?? 256 << 20);
+    return new S3Source(
+      bucket,
+      cache,
+      new IndexDiskCache(options.indexCacheDir ?? defaultIndexCacheDir(env), options.indexCacheBytes),
+    );
   } catch (err) {
     bucket.destroy();
     throw err;

@@ -9,8 +9,12 @@ const expected = (what: string, name: string) => (iss: { input?: unknown }) =>
 /** Access key of a bucket; sessionToken only for temporary (STS) keys. */
 export const S3CredentialsSchema = z.object(
   {
-    accessKeyId: z.string({ error: expected("a string", "credentials.accessKeyId") }).min(1, { error: expected("a non-empty string", "credentials.accessKeyId") }),
-    secretAccessKey: z.string({ error: expected("a string", "credentials.secretAccessKey") }).min(1, { error: expected("a non-empty string", "credentials.secretAccessKey") }),
+    accessKeyId: z
+      .string({ error: expected("a string", "credentials.accessKeyId") })
+      .min(1, { error: expected("a non-empty string", "credentials.accessKeyId") }),
+    secretAccessKey: z
+      .string({ error: expected("a string", "credentials.secretAccessKey") })
+      .min(1, { error: expected("a non-empty string", "credentials.secretAccessKey") }),
     sessionToken: z.string({ error: expected("a string", "credentials.sessionToken") }).optional(),
   },
   { error: expected("{ accessKeyId, secretAccessKey }", "credentials") },
@@ -25,7 +29,10 @@ export const S3OptionsSchema = z.object({
   /** S3 API endpoint, e.g. https://ACCOUNT.r2.cloudflarestorage.com or http://127.0.0.1:9000; default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS S3. */
   endpoint: z.url({ protocol: /^https?$/, error: expected("an http(s) URL", "endpoint") }).optional(),
   /** Signing region; default: AWS_REGION, else "auto" for R2 and "us-east-1" elsewhere. */
-  region: z.string({ error: expected("a string", "region") }).regex(/^[a-z0-9-]+$/, { error: expected('a region name such as "auto" or "eu-west-1"', "region") }).optional(),
+  region: z
+    .string({ error: expected("a string", "region") })
+    .regex(/^[a-z0-9-]+$/, { error: expected('a region name such as "auto" or "eu-west-1"', "region") })
+    .optional(),
   credentials: S3CredentialsSchema.optional(),
   /** Path-style addressing (endpoint/bucket/key); default: on for any endpoint but AWS's own. */
   forcePathStyle: z.boolean({ error: expected("a boolean", "forcePathStyle") }).optional(),
@@ -49,7 +56,9 @@ const BUCKET_NAME = /^[a-z0-9][a-z0-9.\-_]{1,254}$/i;
 
 /** A public r2.dev URL (or an r2.dev endpoint): objects can be fetched, but nothing can be listed. */
 export function isPublicBucketUrl(url: string | URL): boolean {
-  const host = (typeof url === "string" ? (URL.canParse(url) ? new URL(url).hostname : "") : url.hostname).toLowerCase();
+  const host = (
+    typeof url === "string" ? (URL.canParse(url) ? new URL(url).hostname : "") : url.hostname
+  ).toLowerCase();
   return host === "r2.dev" || host.endsWith(".r2.dev");
 }
 
@@ -87,11 +96,18 @@ function normalizePrefix(path: string): string {
  * parseBucketUrl(new URL("r2://0123456789abcdef0123456789abcdef/videos/gameplay"));
  * // { scheme: "r2", bucket: "videos", prefix: "gameplay/", endpoint: "https://0123…r2.cloudflarestorage.com", region: "auto", … }
  */
-export function parseBucketUrl(url: URL, options: S3Options = {}, env: NodeJS.ProcessEnv = process.env): BucketLocation {
+export function parseBucketUrl(
+  url: URL,
+  options: S3Options = {},
+  env: NodeJS.ProcessEnv = process.env,
+): BucketLocation {
   const o = parseS3Options(options);
   if (o.endpoint !== undefined) assertNotPublicBucketUrl(new URL(o.endpoint));
   const host = decodeURIComponent(url.host);
-  const segments = url.pathname.split("/").filter((s) => s !== "").map(decodeURIComponent);
+  const segments = url.pathname
+    .split("/")
+    .filter((s) => s !== "")
+    .map(decodeURIComponent);
   if (url.protocol === "r2:") {
     let account: string | undefined;
     let bucket: string | undefined;
@@ -99,9 +115,13 @@ export function parseBucketUrl(url: URL, options: S3Options = {}, env: NodeJS.Pr
     else [account, bucket] = [env.R2_ACCOUNT_ID, host];
     if (isPublicBucketUrl(`https://${host}`)) assertNotPublicBucketUrl(new URL(`https://${host}`));
     if (account === undefined || account === "" || !R2_ACCOUNT.test(account)) {
-      throw invalid(url, "r2://ACCOUNT_ID/BUCKET/PREFIX with a 32-hex-digit account id (or R2_ACCOUNT_ID set and r2://BUCKET/PREFIX)");
+      throw invalid(
+        url,
+        "r2://ACCOUNT_ID/BUCKET/PREFIX with a 32-hex-digit account id (or R2_ACCOUNT_ID set and r2://BUCKET/PREFIX)",
+      );
     }
-    if (bucket === undefined || !BUCKET_NAME.test(bucket)) throw invalid(url, "r2://ACCOUNT_ID/BUCKET/PREFIX with a bucket name");
+    if (bucket === undefined || !BUCKET_NAME.test(bucket))
+      throw invalid(url, "r2://ACCOUNT_ID/BUCKET/PREFIX with a bucket name");
     return {
       scheme: "r2",
       bucket,
@@ -114,7 +134,8 @@ export function parseBucketUrl(url: URL, options: S3Options = {}, env: NodeJS.Pr
   if (url.protocol === "s3:") {
     if (!BUCKET_NAME.test(host)) throw invalid(url, "s3://BUCKET/PREFIX with a bucket name");
     const endpoint = o.endpoint ?? (env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || undefined);
-    if (endpoint !== undefined && !URL.canParse(endpoint)) throw invalid(endpoint, "an http(s) URL in AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL");
+    if (endpoint !== undefined && !URL.canParse(endpoint))
+      throw invalid(endpoint, "an http(s) URL in AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL");
     if (endpoint !== undefined) assertNotPublicBucketUrl(new URL(endpoint));
     const r2 = endpoint?.includes(".r2.cloudflarestorage.com") ?? false;
     return {
@@ -123,7 +144,8 @@ export function parseBucketUrl(url: URL, options: S3Options = {}, env: NodeJS.Pr
       prefix: normalizePrefix(segments.join("/")),
       endpoint,
       region: o.region ?? (env.AWS_REGION || env.AWS_DEFAULT_REGION || (r2 ? "auto" : "us-east-1")),
-      forcePathStyle: o.forcePathStyle ?? (endpoint !== undefined && !new URL(endpoint).hostname.endsWith(".amazonaws.com")),
+      forcePathStyle:
+        o.forcePathStyle ?? (endpoint !== undefined && !new URL(endpoint).hostname.endsWith(".amazonaws.com")),
     };
   }
   throw invalid(url, "an r2:// or s3:// URL");

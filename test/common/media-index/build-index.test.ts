@@ -8,8 +8,12 @@ import { fileReader } from "../../helpers/file-reader.js";
 import { makeImage, makeNpy, makeVideo, probePackets, type MakeVideoOptions } from "../../helpers/make-video.js";
 
 let dir: string;
-beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), "ec-index-")); });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ec-index-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 async function indexFile(path: string, key = path.slice(path.lastIndexOf("/") + 1)) {
   const reader = await fileReader(path);
@@ -38,15 +42,31 @@ async function expectMatchesFfprobe(path: string, index: IndexV1) {
 }
 
 const cases: [string, MakeVideoOptions, { codec: string; configBytes?: number }][] = [
-  ["h264 with B-frames, moov at the end", { codec: "h264", width: 160, height: 96, frames: 30, bframes: 2 }, { codec: "h264" }],
+  [
+    "h264 with B-frames, moov at the end",
+    { codec: "h264", width: 160, height: 96, frames: 30, bframes: 2 },
+    { codec: "h264" },
+  ],
   ["h264 faststart", { codec: "h264", width: 160, height: 96, frames: 30, faststart: true }, { codec: "h264" }],
   ["hevc with B-frames", { codec: "hevc", width: 160, height: 96, frames: 30, bframes: 2 }, { codec: "hevc" }],
   ["av1", { codec: "av1", width: 160, height: 96, frames: 20 }, { codec: "av1" }],
   ["vp9 in mp4", { codec: "vp9", width: 160, height: 96, frames: 20 }, { codec: "vp9" }],
-  ["odd resolution 321x181", { codec: "h264", width: 321, height: 181, frames: 15, pixFmt: "yuv444p" }, { codec: "h264" }],
-  ["interleaved aac audio", { codec: "h264", width: 160, height: 96, frames: 30, audio: true, bframes: 2 }, { codec: "h264" }],
+  [
+    "odd resolution 321x181",
+    { codec: "h264", width: 321, height: 181, frames: 15, pixFmt: "yuv444p" },
+    { codec: "h264" },
+  ],
+  [
+    "interleaved aac audio",
+    { codec: "h264", width: 160, height: 96, frames: 30, audio: true, bframes: 2 },
+    { codec: "h264" },
+  ],
   ["fragmented MP4", { codec: "h264", width: 160, height: 96, frames: 30, fragmented: true }, { codec: "h264" }],
-  ["fragmented MP4 with B-frames and audio", { codec: "h264", width: 160, height: 96, frames: 30, fragmented: true, bframes: 2, audio: true }, { codec: "h264" }],
+  [
+    "fragmented MP4 with B-frames and audio",
+    { codec: "h264", width: 160, height: 96, frames: 30, fragmented: true, bframes: 2, audio: true },
+    { codec: "h264" },
+  ],
   ["fragmented hevc", { codec: "hevc", width: 160, height: 96, frames: 24, fragmented: true }, { codec: "hevc" }],
 ];
 
@@ -78,7 +98,14 @@ describe("video samples equal ffprobe -show_packets", () => {
 
 describe("range reads only", () => {
   it("moov at the end is found without reading the mdat", async () => {
-    const file = await makeVideo(dir, { codec: "h264", width: 640, height: 360, frames: 50, gop: 10, name: "big-tail.mp4" });
+    const file = await makeVideo(dir, {
+      codec: "h264",
+      width: 640,
+      height: 360,
+      frames: 50,
+      gop: 10,
+      name: "big-tail.mp4",
+    });
     const { size } = await stat(file);
     const { index, requests } = await indexFile(file);
     expect(index.kind).toBe("video");
@@ -94,7 +121,15 @@ describe("range reads only", () => {
 
 describe("range reads only (fragmented)", () => {
   it("a fragmented file is indexed from its moov and moofs, stepping over every mdat", async () => {
-    const file = await makeVideo(dir, { codec: "h264", width: 640, height: 360, frames: 50, gop: 10, fragmented: true, name: "big-frag.mp4" });
+    const file = await makeVideo(dir, {
+      codec: "h264",
+      width: 640,
+      height: 360,
+      frames: 50,
+      gop: 10,
+      fragmented: true,
+      name: "big-frag.mp4",
+    });
     const { size } = await stat(file);
     const { index, requests } = await indexFile(file);
     expect(index.video!.frameCount).toBe(50);
@@ -130,7 +165,14 @@ describe("bad objects become error records, never exceptions", () => {
   });
 
   it("truncated faststart file", async () => {
-    const file = await makeVideo(dir, { codec: "h264", width: 160, height: 96, frames: 30, faststart: true, name: "trunc-fast.mp4" });
+    const file = await makeVideo(dir, {
+      codec: "h264",
+      width: 160,
+      height: 96,
+      frames: 30,
+      faststart: true,
+      name: "trunc-fast.mp4",
+    });
     await truncate(file, (await stat(file)).size - 1000);
     const { index } = await indexFile(file);
     expect(index).toMatchObject({ kind: "error", error: { code: "ERR_TRUNCATED" } });
@@ -139,21 +181,38 @@ describe("bad objects become error records, never exceptions", () => {
   it("zero-byte .mp4 and zero-byte unknown file", async () => {
     await writeFile(join(dir, "empty.mp4"), "");
     await writeFile(join(dir, "empty.bin"), "");
-    expect((await indexFile(join(dir, "empty.mp4"))).index).toMatchObject({ kind: "error", error: { code: "ERR_EMPTY_OBJECT" } });
-    expect((await indexFile(join(dir, "empty.bin"))).index).toMatchObject({ kind: "error", size: 0, error: { code: "ERR_EMPTY_OBJECT" } });
+    expect((await indexFile(join(dir, "empty.mp4"))).index).toMatchObject({
+      kind: "error",
+      error: { code: "ERR_EMPTY_OBJECT" },
+    });
+    expect((await indexFile(join(dir, "empty.bin"))).index).toMatchObject({
+      kind: "error",
+      size: 0,
+      error: { code: "ERR_EMPTY_OBJECT" },
+    });
   });
 
   it("non-media with a video extension, and plain text", async () => {
     await writeFile(join(dir, "fake.mp4"), "this is not a video, just some text\n".repeat(10));
     await writeFile(join(dir, "notes.txt"), "hello\n");
-    expect((await indexFile(join(dir, "fake.mp4"))).index).toMatchObject({ kind: "error", error: { code: "ERR_UNRECOGNIZED_FORMAT" } });
+    expect((await indexFile(join(dir, "fake.mp4"))).index).toMatchObject({
+      kind: "error",
+      error: { code: "ERR_UNRECOGNIZED_FORMAT" },
+    });
     const other = (await indexFile(join(dir, "notes.txt"))).index;
     expect(other.kind).toBe("other");
     expect(other.error).toBeUndefined();
   });
 
   it("fragments without their moov (a bare media segment) are reported with their own code", async () => {
-    const file = await makeVideo(dir, { codec: "h264", width: 64, height: 64, frames: 30, fragmented: true, name: "segment.mp4" });
+    const file = await makeVideo(dir, {
+      codec: "h264",
+      width: 64,
+      height: 64,
+      frames: 30,
+      fragmented: true,
+      name: "segment.mp4",
+    });
     const { readFile } = await import("node:fs/promises");
     const bytes = await readFile(file);
     const moov = bytes.indexOf("moov");
@@ -165,7 +224,14 @@ describe("bad objects become error records, never exceptions", () => {
   });
 
   it("garbage inside the moov", async () => {
-    const file = await makeVideo(dir, { codec: "h264", width: 160, height: 96, frames: 10, faststart: true, name: "garbled.mp4" });
+    const file = await makeVideo(dir, {
+      codec: "h264",
+      width: 160,
+      height: 96,
+      frames: 10,
+      faststart: true,
+      name: "garbled.mp4",
+    });
     const { readFile } = await import("node:fs/promises");
     const bytes = await readFile(file);
     for (let i = 40; i < 400; i++) bytes[i] = 0xff;
@@ -176,7 +242,12 @@ describe("bad objects become error records, never exceptions", () => {
   });
 
   it("a failing reader throws ERR_READ_FAILED instead of caching an error record", async () => {
-    const reader: RangeReader = { size: 1000, read: async () => { throw new Error("connection reset"); } };
+    const reader: RangeReader = {
+      size: 1000,
+      read: async () => {
+        throw new Error("connection reset");
+      },
+    };
     await expect(buildIndex(reader, { key: "a.mp4", etag: "e" })).rejects.toMatchObject({ code: "ERR_READ_FAILED" });
   });
 });
@@ -195,12 +266,17 @@ describe("images and arrays from headers", () => {
     expect(index).toMatchObject({ kind: "image", image: { format: "png", width: 63, height: 47, channels: 4 } });
   });
   it("webp (lossy, lossy with alpha, lossless with alpha)", async () => {
-    expect((await indexFile(await makeImage(dir, { format: "webp", width: 53, height: 43, alpha: true, lossless: true }))).index)
-      .toMatchObject({ kind: "image", image: { format: "webp", width: 53, height: 43, channels: 4 } });
-    expect((await indexFile(await makeImage(dir, { format: "webp", width: 50, height: 40 }))).index)
-      .toMatchObject({ kind: "image", image: { format: "webp", width: 50, height: 40, channels: 3 } });
-    expect((await indexFile(await makeImage(dir, { format: "webp", width: 51, height: 41, alpha: true }))).index)
-      .toMatchObject({ kind: "image", image: { format: "webp", width: 51, height: 41, channels: 4 } });
+    expect(
+      (await indexFile(await makeImage(dir, { format: "webp", width: 53, height: 43, alpha: true, lossless: true })))
+        .index,
+    ).toMatchObject({ kind: "image", image: { format: "webp", width: 53, height: 43, channels: 4 } });
+    expect((await indexFile(await makeImage(dir, { format: "webp", width: 50, height: 40 }))).index).toMatchObject({
+      kind: "image",
+      image: { format: "webp", width: 50, height: 40, channels: 3 },
+    });
+    expect(
+      (await indexFile(await makeImage(dir, { format: "webp", width: 51, height: 41, alpha: true }))).index,
+    ).toMatchObject({ kind: "image", image: { format: "webp", width: 51, height: 41, channels: 4 } });
   });
   it("npy", async () => {
     const { index } = await indexFile(await makeNpy(dir, { dtype: "<f4", shape: [2, 3, 5] }));
@@ -217,6 +293,9 @@ describe("images and arrays from headers", () => {
   it("a jpeg named .png is still indexed as what its bytes are", async () => {
     const jpg = await makeImage(dir, { format: "jpeg", width: 20, height: 10, name: "misnamed.jpg" });
     await copyFile(jpg, join(dir, "misnamed.png"));
-    expect((await indexFile(join(dir, "misnamed.png"))).index).toMatchObject({ kind: "image", image: { format: "jpeg" } });
+    expect((await indexFile(join(dir, "misnamed.png"))).index).toMatchObject({
+      kind: "image",
+      image: { format: "jpeg" },
+    });
   });
 });

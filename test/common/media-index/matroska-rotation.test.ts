@@ -13,9 +13,13 @@ let dir: string;
 let plain: Uint8Array;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-mkv-rotation-"));
-  plain = new Uint8Array(await readFile(await makeMatroska(dir, { codec: "h264", frames: 24, gop: 8, live: true, name: "plain.mkv" })));
+  plain = new Uint8Array(
+    await readFile(await makeMatroska(dir, { codec: "h264", frames: 24, gop: 8, live: true, name: "plain.mkv" })),
+  );
 }, 60_000);
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 async function patched(name: string, roll: number, extra: { yaw?: number } = {}): Promise<string> {
   const file = join(dir, name);

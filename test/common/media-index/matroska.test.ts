@@ -10,8 +10,12 @@ import { makeMatroska, type MatroskaOptions } from "../../helpers/make-matroska.
 import { probePackets } from "../../helpers/make-video.js";
 
 let dir: string;
-beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), "ec-mkv-")); });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ec-mkv-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const indexOf = (file: string) => indexLocalFile(file, file.slice(dir.length + 1));
 
@@ -36,31 +40,55 @@ async function expectMatchesFfprobe(file: string, index: IndexV1, packets = prob
 describe("Matroska and WebM samples equal ffprobe -show_packets (pos, size, flags, pts)", () => {
   const cases: [string, MatroskaOptions, string][] = [
     ["h264 with B-frames (.mkv, Cues at the end)", { codec: "h264", frames: 40, name: "h264.mkv" }, "h264"],
-    ["h264 without Cues, Segment of unknown size (-live 1)", { codec: "h264", frames: 40, live: true, name: "live.mkv" }, "h264"],
+    [
+      "h264 without Cues, Segment of unknown size (-live 1)",
+      { codec: "h264", frames: 40, live: true, name: "live.mkv" },
+      "h264",
+    ],
     ["hevc with B-frames in .mkv", { codec: "hevc", frames: 40, name: "hevc.mkv" }, "hevc"],
     ["vp9 in .webm", { codec: "vp9", frames: 40, name: "vp9.webm" }, "vp9"],
     ["vp9 in .webm without Cues", { codec: "vp9", frames: 40, live: true, name: "vp9-live.webm" }, "vp9"],
     ["av1 in .webm", { codec: "av1", frames: 30, name: "av1.webm" }, "av1"],
     ["h264 with an interleaved Opus track", { codec: "h264", frames: 40, audio: true, name: "audio.mkv" }, "h264"],
   ];
-  it.each(cases)("%s", async (_name, o, codec) => {
-    const file = await makeMatroska(dir, o);
-    const { index, requests } = await indexOf(file);
-    expect(index.error).toBeUndefined();
-    expect(index.video).toMatchObject({ codec, width: 96, height: 64, frameCount: o.frames, timescale: 1000, rotation: 0 });
-    expect(index.video!.fps).toBeCloseTo(25, 6);
-    expect(Math.abs(index.video!.duration - o.frames / 25)).toBeLessThan(0.05);
-    if (codec !== "vp9") expect(index.video!.extradata.length).toBeGreaterThan(0);
-    await expectMatchesFfprobe(file, index);
-    // A small file is its head read and nothing more.
-    expect(requests).toHaveLength(1);
-    const back = decodeIndex(encodeIndex(index));
-    expect(Array.from(back.video!.samples.offset)).toEqual(Array.from(index.video!.samples.offset));
-  }, 30_000);
+  it.each(cases)(
+    "%s",
+    async (_name, o, codec) => {
+      const file = await makeMatroska(dir, o);
+      const { index, requests } = await indexOf(file);
+      expect(index.error).toBeUndefined();
+      expect(index.video).toMatchObject({
+        codec,
+        width: 96,
+        height: 64,
+        frameCount: o.frames,
+        timescale: 1000,
+        rotation: 0,
+      });
+      expect(index.video!.fps).toBeCloseTo(25, 6);
+      expect(Math.abs(index.video!.duration - o.frames / 25)).toBeLessThan(0.05);
+      if (codec !== "vp9") expect(index.video!.extradata.length).toBeGreaterThan(0);
+      await expectMatchesFfprobe(file, index);
+      // A small file is its head read and nothing more.
+      expect(requests).toHaveLength(1);
+      const back = decodeIndex(encodeIndex(index));
+      expect(Array.from(back.video!.samples.offset)).toEqual(Array.from(index.video!.samples.offset));
+    },
+    30_000,
+  );
 
   it("range reads are bounded: a 4 MiB window per request, with or without Cues", async () => {
     for (const live of [false, true]) {
-      const file = await makeMatroska(dir, { codec: "h264", lossless: true, width: 320, height: 240, frames: 100, gop: 25, live, name: `big-${live}.mkv` });
+      const file = await makeMatroska(dir, {
+        codec: "h264",
+        lossless: true,
+        width: 320,
+        height: 240,
+        frames: 100,
+        gop: 25,
+        live,
+        name: `big-${live}.mkv`,
+      });
       const { size } = await stat(file);
       expect(size).toBeGreaterThan(8 << 20);
       const { index, requests } = await indexOf(file);
@@ -84,10 +112,20 @@ describe("Matroska and WebM samples equal ffprobe -show_packets (pos, size, flag
   });
 
   it("bad Matroska is a typed error record", async () => {
-    const good = new Uint8Array(await readFile(await makeMatroska(dir, { codec: "h264", frames: 10, name: "good.mkv" })));
+    const good = new Uint8Array(
+      await readFile(await makeMatroska(dir, { codec: "h264", frames: 10, name: "good.mkv" })),
+    );
     const cases: [string, Uint8Array, string][] = [
       ["header only", good.slice(0, 40), "ERR_CORRUPT_MEDIA"],
-      ["an unknown DocType", Uint8Array.from(good, (b, i) => (i >= 8 && i < 40 && good.subarray(i, i + 8).every((c, k) => c === "matroska".charCodeAt(k)) ? "x".charCodeAt(0) : b)), "ERR_CORRUPT_MEDIA"],
+      [
+        "an unknown DocType",
+        Uint8Array.from(good, (b, i) =>
+          i >= 8 && i < 40 && good.subarray(i, i + 8).every((c, k) => c === "matroska".charCodeAt(k))
+            ? "x".charCodeAt(0)
+            : b,
+        ),
+        "ERR_CORRUPT_MEDIA",
+      ],
     ];
     for (const [name, bytes, code] of cases) {
       const path = join(dir, `bad-${name.replace(/\W/g, "")}.mkv`);

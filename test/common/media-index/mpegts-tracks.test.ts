@@ -19,16 +19,52 @@ beforeAll(async () => {
   file = join(dir, "ds", "two.ts");
   // Two video streams (H.264 96x64 of testsrc2, HEVC 80x48 of testsrc) and an AAC track between them.
   await run("ffmpeg", [
-    "-hide_banner", "-loglevel", "error", "-y",
-    "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=25:duration=1.2", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1.2",
-    "-f", "lavfi", "-i", "testsrc=size=80x48:rate=25:duration=1.2",
-    "-map", "0:v", "-map", "1:a", "-map", "2:v", "-pix_fmt", "yuv420p",
-    "-c:v:0", "libx264", "-preset", "ultrafast", "-bf", "2", "-g", "10",
-    "-c:v:1", "libx265", "-x265-params", "log-level=error:bframes=2:keyint=10:min-keyint=10:scenecut=0",
-    "-c:a", "aac", "-f", "mpegts", file,
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=96x64:rate=25:duration=1.2",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:sample_rate=48000:duration=1.2",
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc=size=80x48:rate=25:duration=1.2",
+    "-map",
+    "0:v",
+    "-map",
+    "1:a",
+    "-map",
+    "2:v",
+    "-pix_fmt",
+    "yuv420p",
+    "-c:v:0",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-bf",
+    "2",
+    "-g",
+    "10",
+    "-c:v:1",
+    "libx265",
+    "-x265-params",
+    "log-level=error:bframes=2:keyint=10:min-keyint=10:scenecut=0",
+    "-c:a",
+    "aac",
+    "-f",
+    "mpegts",
+    file,
   ]);
 }, 60_000);
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe("MPEG-TS with several video streams: each is a track, as in MP4 and Matroska", () => {
   it("every H.264/HEVC stream is indexed in PMT order, equal to ffprobe's packets of v:0 and v:1", async () => {
@@ -38,7 +74,10 @@ describe("MPEG-TS with several video streams: each is a track, as in MP4 and Mat
     const second = index.moreVideo![0]!;
     expect(second).toMatchObject({ codec: "hevc", width: 80, height: 48 });
     expect(second.mpegts!.pid).not.toBe(index.video!.mpegts!.pid);
-    for (const [track, stream] of [[index.video!, 0], [second, 1]] as const) {
+    for (const [track, stream] of [
+      [index.video!, 0],
+      [second, 1],
+    ] as const) {
       const packets = await probePackets(file, stream);
       expect(Array.from(track.samples.offset)).toEqual(packets.map((p) => p.pos));
       expect(Array.from(track.samples.pts)).toEqual(packets.map((p) => p.pts));
@@ -50,7 +89,15 @@ describe("MPEG-TS with several video streams: each is a track, as in MP4 and Mat
   it.each([0, 1])("track: %i streams that video stream, every frame md5-equal to ffmpeg -map 0:v:N", async (track) => {
     const md5s = await ffmpegFrameMd5s(file, { stream: track });
     const errors: SdkError[] = [];
-    const ds = await open(join(dir, "ds"), { device: "cpu", format: "native", frames: 1, hop: 1, align: "exact", track, onError: (e) => errors.push(e) });
+    const ds = await open(join(dir, "ds"), {
+      device: "cpu",
+      format: "native",
+      frames: 1,
+      hop: 1,
+      align: "exact",
+      track,
+      onError: (e) => errors.push(e),
+    });
     let frames = 0;
     for await (const b of ds) {
       frames += expectFramesMatch(b, () => md5s);

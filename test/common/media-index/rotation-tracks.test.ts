@@ -8,8 +8,12 @@ import { indexLocalFile } from "../../helpers/file-reader.js";
 import { makeRotatedMov, makeVideo, probePackets, probeRotation } from "../../helpers/make-video.js";
 
 let dir: string;
-beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), "ec-rotation-")); });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ec-rotation-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const indexOf = async (file: string) => (await indexLocalFile(file, "phone.mov")).index;
 
@@ -48,7 +52,9 @@ describe("rotation and several video tracks (a phone-style MOV with audio)", () 
   });
 
   it("a file without a matrix has rotation 0 and no further tracks", async () => {
-    const index = await indexOf(await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 10, audio: true }));
+    const index = await indexOf(
+      await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 10, audio: true }),
+    );
     expect(index.video!.rotation).toBe(0);
     expect(index.moreVideo).toBeUndefined();
   });

@@ -20,10 +20,17 @@ interface Figures {
 }
 
 /** `streams` decoders at once, each over every GOP, ROUNDS times; the best round. */
-async function measure(video: Video, calls: Packets[], streams: number, extra: Partial<DecoderOptions>): Promise<Figures> {
+async function measure(
+  video: Video,
+  calls: Packets[],
+  streams: number,
+  extra: Partial<DecoderOptions>,
+): Promise<Figures> {
   const t = video.track;
   const decoders = await Promise.all(
-    Array.from({ length: streams }, () => createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, ...extra })),
+    Array.from({ length: streams }, () =>
+      createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, ...extra }),
+    ),
   );
   try {
     await Promise.all(decoders.map((d) => d.decode(calls[0]!)));
@@ -50,19 +57,33 @@ async function measure(video: Video, calls: Packets[], streams: number, extra: P
   }
 }
 
-const round = (f: Figures) => ({ streams: f.streams, fps: Math.round(f.fps * 10) / 10, cpuMsPerFrame: Math.round(f.cpuMsPerFrame * 1000) / 1000 });
+const round = (f: Figures) => ({
+  streams: f.streams,
+  fps: Math.round(f.fps * 10) / 10,
+  cpuMsPerFrame: Math.round(f.cpuMsPerFrame * 1000) / 1000,
+});
 
-export async function bundleBench(manifest: Manifest, bundle: string, d: HostDevices, gpuSkip: string | null): Promise<Outcome[]> {
+export async function bundleBench(
+  manifest: Manifest,
+  bundle: string,
+  d: HostDevices,
+  gpuSkip: string | null,
+): Promise<Outcome[]> {
   const video = await indexed(join(bundle, "videos", manifest.bench.file));
   const calls = gopCalls(video.track, video.bytes);
   const size = `${video.track.width}x${video.track.height}`;
   const cores = availableParallelism();
   const cpu = round(await measure(video, calls, 1, { device: "cpu", threads: 0 }));
   const outcomes: Outcome[] = [
-    { status: "pass", detail: `cpu decoder (${manifest.bench.codec} ${size}, ${cores} cores): ${cpu.fps} frames/s, ${cpu.cpuMsPerFrame} CPU ms/frame`, data: { cpu } },
+    {
+      status: "pass",
+      detail: `cpu decoder (${manifest.bench.codec} ${size}, ${cores} cores): ${cpu.fps} frames/s, ${cpu.cpuMsPerFrame} CPU ms/frame`,
+      data: { cpu },
+    },
   ];
   if (gpuSkip) return [...outcomes, { status: "skip", detail: `nvdec: ${gpuSkip}` }];
-  if (!d.cuda.nvdec.codecs.includes(manifest.bench.codec)) return [...outcomes, { status: "skip", detail: `nvdec: no hwaccel for ${manifest.bench.codec}` }];
+  if (!d.cuda.nvdec.codecs.includes(manifest.bench.codec))
+    return [...outcomes, { status: "skip", detail: `nvdec: no hwaccel for ${manifest.bench.codec}` }];
   const one = round(await measure(video, calls, 1, { device: "cuda:0" }));
   const many = round(await measure(video, calls, 8, { device: "cuda:0" }));
   outcomes.push({

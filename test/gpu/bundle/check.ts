@@ -52,7 +52,9 @@ async function check(name: string, fn: () => Promise<Outcome | Outcome[]>): Prom
 
 const started = Date.now();
 const manifest = JSON.parse(readFileSync(join(bundle, "videos", "manifest.json"), "utf8")) as Manifest;
-log(`ec gpu bundle check on ${hostname()}, ${availableParallelism()} cores, node ${process.version}; bundle built ${manifest.builtAt}`);
+log(
+  `ec gpu bundle check on ${hostname()}, ${availableParallelism()} cores, node ${process.version}; bundle built ${manifest.builtAt}`,
+);
 let d: HostDevices;
 let gpuSkip: string | null = "the addon does not load";
 try {
@@ -80,44 +82,72 @@ for (const v of manifest.videos) {
   await check(`cpu decode ${v.name}`, async () => {
     const md5 = nvdecLayoutMd5s(await decodeOn(await indexed(file), "cpu"), v.layout);
     const same = md5.length === v.md5.length && md5.every((m, i) => m === v.md5[i]);
-    return { status: same ? "pass" : "fail", detail: `${md5.length} frames in ${v.layout} layout ${same ? "equal" : "differ from"} the reference (${v.md5.length})` };
+    return {
+      status: same ? "pass" : "fail",
+      detail: `${md5.length} frames in ${v.layout} layout ${same ? "equal" : "differ from"} the reference (${v.md5.length})`,
+    };
   });
   await check(`nvdec decode ${v.name}`, async () => {
     if (gpuSkip) return { status: "skip", detail: gpuSkip };
     const video = await indexed(file);
     const compare = (md5: string[], how: string) => {
       const same = md5.length === v.md5.length && md5.every((m, i) => m === v.md5[i]);
-      return { status: same ? ("pass" as const) : ("fail" as const), detail: `${how}: ${md5.length} frames ${same ? "equal" : "differ from"} the reference framemd5 (${v.md5.length})` };
+      return {
+        status: same ? ("pass" as const) : ("fail" as const),
+        detail: `${how}: ${md5.length} frames ${same ? "equal" : "differ from"} the reference framemd5 (${v.md5.length})`,
+      };
     };
     // Where cuda:0's NVDEC lacks the codec (cuvidGetDecoderCaps says so: AV1 on an H100/H200), the
     // decode goes to the CPU (libdav1d for AV1) instead of failing.
     const route = new DecodeRouter(() => d).route("cuda:0", v.codec);
-    if (route.fallback) return compare(nvdecLayoutMd5s(await decodeOn(video, "cpu"), v.layout), `${route.fallback.reason}: CPU fallback`);
-    return compare(await decodeOn(video, "cuda:0").then((frames) => nvdecLayoutMd5s(frames, v.layout)), `NVDEC ${v.layout}`);
+    if (route.fallback)
+      return compare(nvdecLayoutMd5s(await decodeOn(video, "cpu"), v.layout), `${route.fallback.reason}: CPU fallback`);
+    return compare(
+      await decodeOn(video, "cuda:0").then((frames) => nvdecLayoutMd5s(frames, v.layout)),
+      `NVDEC ${v.layout}`,
+    );
   });
 }
 
-await check("av1 through open() with device auto: NVDEC where the device decodes it, else counted CPU fallback", async () => {
-  if (gpuSkip) return { status: "skip", detail: gpuSkip };
-  const av1 = manifest.videos.find((v) => v.codec === "av1");
-  if (!av1) return { status: "skip", detail: "the bundle carries no AV1 video" };
-  const dir = mkdtempSync(join(tmpdir(), "ec-gpu-av1-"));
-  try {
-    copyFileSync(join(bundle, "videos", av1.file), join(dir, av1.file));
-    const errors: string[] = [];
-    const ds = await open(dir, { frames: 4, align: "exact", hop: 4, device: "auto", onError: (e) => errors.push(`${e.code}: ${e.message}`) });
-    for await (const _ of ds);
-    await ds.close();
-    const s = ds.stats();
-    const fallback = new DecodeRouter(() => d).route("auto", "av1").fallback;
-    const want = { clips: Math.floor(av1.md5.length / 4), device: fallback ? "cpu" : "cuda:0", fallbacks: fallback ? ["av1"] : [] };
-    const ok = errors.length === 0 && s.clips === want.clips && s.device === want.device && s.decode_fallbacks.codecs.join() === want.fallbacks.join() && s.decode_fallbacks.count === (fallback ? s.clips : 0);
-    const detail = `${s.clips} clips on ${s.device}, decode_fallbacks ${JSON.stringify(s.decode_fallbacks)}, errors ${JSON.stringify(errors)}; expected ${JSON.stringify(want)}${fallback ? ` (${fallback.reason})` : ""}`;
-    return { status: ok ? "pass" : "fail", detail };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+await check(
+  "av1 through open() with device auto: NVDEC where the device decodes it, else counted CPU fallback",
+  async () => {
+    if (gpuSkip) return { status: "skip", detail: gpuSkip };
+    const av1 = manifest.videos.find((v) => v.codec === "av1");
+    if (!av1) return { status: "skip", detail: "the bundle carries no AV1 video" };
+    const dir = mkdtempSync(join(tmpdir(), "ec-gpu-av1-"));
+    try {
+      copyFileSync(join(bundle, "videos", av1.file), join(dir, av1.file));
+      const errors: string[] = [];
+      const ds = await open(dir, {
+        frames: 4,
+        align: "exact",
+        hop: 4,
+        device: "auto",
+        onError: (e) => errors.push(`${e.code}: ${e.message}`),
+      });
+      for await (const _ of ds);
+      await ds.close();
+      const s = ds.stats();
+      const fallback = new DecodeRouter(() => d).route("auto", "av1").fallback;
+      const want = {
+        clips: Math.floor(av1.md5.length / 4),
+        device: fallback ? "cpu" : "cuda:0",
+        fallbacks: fallback ? ["av1"] : [],
+      };
+      const ok =
+        errors.length === 0 &&
+        s.clips === want.clips &&
+        s.device === want.device &&
+        s.decode_fallbacks.codecs.join() === want.fallbacks.join() &&
+        s.decode_fallbacks.count === (fallback ? s.clips : 0);
+      const detail = `${s.clips} clips on ${s.device}, decode_fallbacks ${JSON.stringify(s.decode_fallbacks)}, errors ${JSON.stringify(errors)}; expected ${JSON.stringify(want)}${fallback ? ` (${fallback.reason})` : ""}`;
+      return { status: ok ? "pass" : "fail", detail };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 await check("readInto a device buffer", async () => {
   if (gpuSkip) return { status: "skip", detail: gpuSkip };
@@ -127,7 +157,10 @@ await check("readInto a device buffer", async () => {
   const r = await readInto(file, 0, bytes.length, target);
   const same = Buffer.from(target.toHost()).equals(bytes);
   const why = d.cufile.available ? "" : ` (cuFile unavailable: ${d.cufile.reason})`;
-  return { status: same ? "pass" : "fail", detail: `mode ${r.mode}${why}, ${r.bytesRead} bytes, ${same ? "byte-exact" : "bytes differ"}` };
+  return {
+    status: same ? "pass" : "fail",
+    detail: `mode ${r.mode}${why}, ${r.bytesRead} bytes, ${same ? "byte-exact" : "bytes differ"}`,
+  };
 });
 await check("kernels vs host twins", () => kernelChecks(manifest, bundle, d, gpuSkip));
 await check("labels: cuda stream vs cpu stream", () => labelChecks(manifest, bundle, gpuSkip));
@@ -143,7 +176,8 @@ await check("python client (python_check.py)", async () => {
     timeout: 120_000,
   });
   process.stdout.write(`${r.stdout ?? ""}${r.stderr ?? ""}`);
-  if ((r.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT") return { status: "skip", detail: "no python3 on this host" };
+  if ((r.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT")
+    return { status: "skip", detail: "no python3 on this host" };
   if (r.error) return { status: "fail", detail: `python3 did not run: ${r.error.message}` };
   const tail = `${r.stdout ?? ""}${r.stderr ?? ""}`.trim().split("\n").at(-1) ?? "";
   if (r.status === 0 && tail.startsWith("SKIP: ")) return { status: "skip", detail: tail.slice(6) };

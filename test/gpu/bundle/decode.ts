@@ -22,7 +22,13 @@ export interface Video {
 /** Every frame of the file in one decode call by a fresh decoder with `extra` options. */
 export async function decodeFrames(video: Video, extra: Partial<DecoderOptions> = {}): Promise<Frame[]> {
   const t = video.track;
-  const decoder = await createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, ...extra });
+  const decoder = await createDecoder({
+    codec: t.codec,
+    extradata: t.extradata,
+    width: t.width,
+    height: t.height,
+    ...extra,
+  });
   try {
     return await decoder.decode(packetsFromTrack(t, video.bytes, 0, 0, t.samples.size.length));
   } finally {

@@ -43,6 +43,10 @@ export async function labelChecks(manifest: Manifest, bundle: string, gpuSkip: s
   if (gpuSkip) return [...outcomes, { status: "skip", detail: `cuda stream: ${gpuSkip}` }];
   const gpu = await stream(dir, "cuda:0");
   const same = isDeepStrictEqual(gpu, cpu);
-  outcomes.push({ status: same ? "pass" : "fail", detail: `cuda stream: ${gpu.length} clips, flags ${same ? "equal to" : "differ from"} the cpu stream's`, data: gpu });
+  outcomes.push({
+    status: same ? "pass" : "fail",
+    detail: `cuda stream: ${gpu.length} clips, flags ${same ? "equal to" : "differ from"} the cpu stream's`,
+    data: gpu,
+  });
   return outcomes;
 }

@@ -14,9 +14,17 @@ import { layoutMd5s } from "./references.js";
 import type { Layout, Manifest, VideoEntry } from "./shared.js";
 
 const VIDEOS: [name: string, options: MakeVideoOptions, layout: Layout][] = [
-  ["h264 with B-frames", { codec: "h264", width: 320, height: 192, frames: 30, bframes: 3, name: "h264-bframes.mp4" }, "nv12"],
+  [
+    "h264 with B-frames",
+    { codec: "h264", width: 320, height: 192, frames: 30, bframes: 3, name: "h264-bframes.mp4" },
+    "nv12",
+  ],
   ["hevc 8-bit", { codec: "hevc", width: 320, height: 192, frames: 24, bframes: 2, name: "hevc-8bit.mp4" }, "nv12"],
-  ["hevc 10-bit", { codec: "hevc", width: 320, height: 192, frames: 24, pixFmt: "yuv420p10le", name: "hevc-10bit.mp4" }, "p010le"],
+  [
+    "hevc 10-bit",
+    { codec: "hevc", width: 320, height: 192, frames: 24, pixFmt: "yuv420p10le", name: "hevc-10bit.mp4" },
+    "p010le",
+  ],
   ["vp9", { codec: "vp9", width: 320, height: 192, frames: 24, name: "vp9.mp4" }, "nv12"],
   ["av1", { codec: "av1", width: 320, height: 192, frames: 24, name: "av1.mp4" }, "nv12"],
 ];
@@ -28,7 +36,8 @@ const videos: VideoEntry[] = [];
 for (const [name, options, layout] of VIDEOS) {
   const file = await makeVideo(dir, options);
   const md5 = await layoutMd5s(file, layout);
-  if (md5.length !== options.frames) throw new Error(`${name}: ffmpeg hashed ${md5.length} of ${options.frames} frames`);
+  if (md5.length !== options.frames)
+    throw new Error(`${name}: ffmpeg hashed ${md5.length} of ${options.frames} frames`);
   videos.push({ name, file: basename(file), codec: options.codec, layout, frames: options.frames, md5 });
 }
 await makeSegments(join(dir, "labels"), "mix.mp4", LABEL_MIX);

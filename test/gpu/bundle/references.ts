@@ -8,7 +8,21 @@ const run = promisify(execFile);
 
 /** The md5 column of `ffmpeg -i FILE -pix_fmt nv12|p010le -f framemd5 -` (an exact repack of the decoded planes). */
 export async function layoutMd5s(file: string, layout: Layout): Promise<string[]> {
-  const args = ["-v", "error", "-i", file, "-map", "0:v:0", "-fps_mode", "passthrough", "-pix_fmt", layout, "-f", "framemd5", "-"];
+  const args = [
+    "-v",
+    "error",
+    "-i",
+    file,
+    "-map",
+    "0:v:0",
+    "-fps_mode",
+    "passthrough",
+    "-pix_fmt",
+    layout,
+    "-f",
+    "framemd5",
+    "-",
+  ];
   const { stdout } = await run("ffmpeg", args, { maxBuffer: 64 << 20 });
   return stdout
     .split("\n")

@@ -49,4 +49,3 @@ export function noGpu(d: HostDevices): string | null {
   if (!d.cuda.nvdec.available) return `no NVDEC: ${d.cuda.nvdec.reason ?? "none"}`;
   return null;
 }
-

@@ -38,7 +38,13 @@ describe("BlockStore", () => {
     const { store } = await fresh(10 << 20);
     const data = objectBytes(BLOCK - 1000, "a");
     expect(await store.put(id(3), data)).toBe(true);
-    for (const [s, l] of [[0, 1], [65535, 2], [12345, 100_000], [0, data.length], [data.length - 1, 1]] as const) {
+    for (const [s, l] of [
+      [0, 1],
+      [65535, 2],
+      [12345, 100_000],
+      [0, data.length],
+      [data.length - 1, 1],
+    ] as const) {
       expect((await store.read(id(3), s, l))?.equals(data.subarray(s, s + l))).toBe(true);
     }
     expect(await store.read({ key: "/k", etag: '"other"', index: 3 }, 0, 1)).toBeUndefined();
@@ -123,7 +129,8 @@ describe("BlockStore", () => {
     await store.close();
     const again = await openStore(dir, 12 * SLOT, { slabBytes: 4 * SLOT });
     expect(again.blocks).toBe(12);
-    for (let i = 0; i < 12; i++) expect((await again.read(id(i), 0, BLOCK))?.equals(objectBytes(BLOCK, `slab${i}`))).toBe(true);
+    for (let i = 0; i < 12; i++)
+      expect((await again.read(id(i), 0, BLOCK))?.equals(objectBytes(BLOCK, `slab${i}`))).toBe(true);
   });
 
   it("reads a span of blocks into one buffer, one preadv per run of consecutive slots in a slab", async () => {
@@ -225,6 +232,7 @@ describe("BlockStore", () => {
     const again = await openStore(dir, max);
     expect(again.blocks).toBe(2);
     expect(await dirBytes(dir)).toBeLessThanOrEqual(max);
-    for (let i = 0; i < 6; i++) if (again.has(id(i))) expect((await again.read(id(i), 0, BLOCK))?.equals(objectBytes(BLOCK, `g${i}`))).toBe(true);
+    for (let i = 0; i < 6; i++)
+      if (again.has(id(i))) expect((await again.read(id(i), 0, BLOCK))?.equals(objectBytes(BLOCK, `g${i}`))).toBe(true);
   });
 });

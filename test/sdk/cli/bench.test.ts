@@ -18,11 +18,27 @@ const capture = (argv: string[]) => captureOutput(() => main(argv));
 
 describe("ec bench", () => {
   it("streams the same clips once per pass and prints one JSON line with each pass and the ratios", async () => {
-    const { code, out, err } = await capture([dir, "--frames", "3", "--align", "keyframe", "--batch", "2", "--device", "cpu", "--passes", "3", "--json"]);
+    const { code, out, err } = await capture([
+      dir,
+      "--frames",
+      "3",
+      "--align",
+      "keyframe",
+      "--batch",
+      "2",
+      "--device",
+      "cpu",
+      "--passes",
+      "3",
+      "--json",
+    ]);
     expect(code, err).toBe(0);
     const lines = out.trim().split("\n");
     expect(lines).toHaveLength(1);
-    const r = JSON.parse(lines[0]!) as { passes: { pass: number; stats: { clips: number; frames: number } ; clips_per_s: number }[]; vs_first_pass: number[] };
+    const r = JSON.parse(lines[0]!) as {
+      passes: { pass: number; stats: { clips: number; frames: number }; clips_per_s: number }[];
+      vs_first_pass: number[];
+    };
     expect(r.passes.map((p) => p.pass)).toEqual([1, 2, 3]);
     // Keyframe-aligned clips of 3 frames: 4 GOPs of 6 in a.mp4, 2 GOPs of 8 in b.mp4.
     for (const p of r.passes) {
@@ -35,7 +51,9 @@ describe("ec bench", () => {
   });
 
   it("refuses a bad --passes and --md5 with what it expected", async () => {
-    expect(() => takePasses(["x", "--passes", "0"])).toThrow("Expected an integer from 1 to 100 for --passes but received \"0\"");
+    expect(() => takePasses(["x", "--passes", "0"])).toThrow(
+      'Expected an integer from 1 to 100 for --passes but received "0"',
+    );
     expect(takePasses(["x", "--passes=4", "--json"])).toEqual({ passes: 4, rest: ["x", "--json"] });
     const md5 = await capture([dir, "--format", "native", "--md5"]);
     expect(md5.code).toBe(2);

@@ -23,7 +23,14 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-demo-"));
   await mkdir(join(dir, "videos"));
   await makeVideo(join(dir, "videos"), { codec: "h264", width: 96, height: 64, frames: 48, name: "a.mp4" });
-  await makeVideo(join(dir, "videos"), { codec: "h264", width: 128, height: 72, frames: 36, faststart: true, name: "b.mp4" });
+  await makeVideo(join(dir, "videos"), {
+    codec: "h264",
+    width: 128,
+    height: 72,
+    frames: 36,
+    faststart: true,
+    name: "b.mp4",
+  });
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -33,12 +40,34 @@ describe("ec demo", () => {
   it("streams two epochs at a stated step, the second warm, and writes the first batch's contact sheet", async () => {
     const preview = join(dir, "sheet.png");
     const { code, out, err } = await captureOutput(() =>
-      main(["--videos", join(dir, "videos"), "--persist", join(dir, "r2"), "--preview", preview, "--step-ms", "20", "--json"]),
+      main([
+        "--videos",
+        join(dir, "videos"),
+        "--persist",
+        join(dir, "r2"),
+        "--preview",
+        preview,
+        "--step-ms",
+        "20",
+        "--json",
+      ]),
     );
     expect(code, err).toBe(0);
-    const s = JSON.parse(out.trim()) as Record<string, unknown> & { per_epoch: (StreamStats & { first_batch_s: number })[] };
+    const s = JSON.parse(out.trim()) as Record<string, unknown> & {
+      per_epoch: (StreamStats & { first_batch_s: number })[];
+    };
     // 48 and 36 frames: 6 + 4 exact 8-frame clips per epoch (every frame of each video, the default).
-    expect(s).toMatchObject({ files: 2, mismatches: 0, epochs: 2, step_ms: 20, clips: 20, frames: 160, errors: 0, labeled: 20, preview });
+    expect(s).toMatchObject({
+      files: 2,
+      mismatches: 0,
+      epochs: 2,
+      step_ms: 20,
+      clips: 20,
+      frames: 160,
+      errors: 0,
+      labeled: 20,
+      preview,
+    });
     expect(s.first_batch_s).toBeGreaterThan(0);
     expect(s.first_batch_s).toBe(s.per_epoch[0]!.first_batch_s);
     expect(s.gpu_idle_ratio).toBeGreaterThanOrEqual(0);
@@ -46,18 +75,51 @@ describe("ec demo", () => {
     expect(s.per_epoch[0]!.bytes_fetched).toBeGreaterThan(0);
     expect(s.epoch2_cache_hit_ratio).toBe(1);
     expect(s.per_epoch[1]!.bytes_fetched).toBe(0);
-    const { stdout } = await exec("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", preview]);
+    const { stdout } = await exec("ffprobe", [
+      "-v",
+      "error",
+      "-show_entries",
+      "stream=codec_name",
+      "-of",
+      "csv=p=0",
+      preview,
+    ]);
     expect(stdout.trim()).toBe("png");
   }, 180_000);
 
   it("says what each figure means, and presents waiting at a step as GPU idle time", () => {
     const stats = (o: Partial<StreamStats>): StreamStats => ({
-      clips: 12, frames: 96, decoded_frames: 96, bytes_fetched: 800_000, bytes_needed: 320_000, bytes_delivered: 0, seconds: 1.2, first_batch_s: null,
-      stall_ratio: 0.6, cache_hit_ratio: 0.25, device: "cpu", decode_fallbacks: { count: 0, codecs: [] }, errors: {}, ...o,
+      clips: 12,
+      frames: 96,
+      decoded_frames: 96,
+      bytes_fetched: 800_000,
+      bytes_needed: 320_000,
+      bytes_delivered: 0,
+      seconds: 1.2,
+      first_batch_s: null,
+      stall_ratio: 0.6,
+      cache_hit_ratio: 0.25,
+      device: "cpu",
+      decode_fallbacks: { count: 0, codecs: [] },
+      errors: {},
+      ...o,
     });
     const checks: DemoChecks = {
-      edge: "http://127.0.0.1:1", prefix: "demo", reads: 8, readBytes: 1_000_000, mismatches: 0,
-      pushed: { edge: "http://127.0.0.1:1", prefix: "demo", files: 2, bytes: 500_000, seconds: 0.2, failed: 0, pushed: [], errors: [] },
+      edge: "http://127.0.0.1:1",
+      prefix: "demo",
+      reads: 8,
+      readBytes: 1_000_000,
+      mismatches: 0,
+      pushed: {
+        edge: "http://127.0.0.1:1",
+        prefix: "demo",
+        files: 2,
+        bytes: 500_000,
+        seconds: 0.2,
+        failed: 0,
+        pushed: [],
+        errors: [],
+      },
     };
     const streamed: DemoStream = {
       cache: "http://127.0.0.1:2",
@@ -65,7 +127,14 @@ describe("ec demo", () => {
       ok: true,
       epochs: [
         { epoch: 0, stats: stats({}), first_batch_s: 0.41, gpu_idle_ratio: 0.03, flags: { black: 2 }, labeled: 12 },
-        { epoch: 1, stats: stats({ bytes_fetched: 0, cache_hit_ratio: 1, errors: { ERR_DECODE: 1 } }), first_batch_s: 0.1, gpu_idle_ratio: 0, flags: {}, labeled: 12 },
+        {
+          epoch: 1,
+          stats: stats({ bytes_fetched: 0, cache_hit_ratio: 1, errors: { ERR_DECODE: 1 } }),
+          first_batch_s: 0.1,
+          gpu_idle_ratio: 0,
+          flags: {},
+          labeled: 12,
+        },
       ],
     };
     const text = demoText(checks, streamed, 50, 6);
@@ -81,7 +150,9 @@ describe("ec demo", () => {
     expect(text).not.toMatch(/stall/i);
     const noStep = demoText(checks, streamed, 0, 6);
     expect(noStep).toContain("no training step (--step-ms 0)");
-    expect(noStep).toContain("then waited for data 3.0 % of the time with no training step (fetch and decode set the pace)");
+    expect(noStep).toContain(
+      "then waited for data 3.0 % of the time with no training step (fetch and decode set the pace)",
+    );
     expect(noStep).not.toMatch(/GPU idle|stall/i);
   });
 });

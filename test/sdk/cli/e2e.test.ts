@@ -26,7 +26,13 @@ describe("ec dev, push and sign end to end", () => {
 
     const data = join(dir, "data");
     mkdirSync(join(data, "nested", "deeper"), { recursive: true });
-    const video = await makeVideo(join(data, "nested"), { codec: "h264", width: 64, height: 48, frames: 20, name: "clip.mp4" });
+    const video = await makeVideo(join(data, "nested"), {
+      codec: "h264",
+      width: 64,
+      height: 48,
+      frames: 20,
+      name: "clip.mp4",
+    });
     writeFileSync(join(data, "nested", "deeper", "blob.bin"), Buffer.alloc(300_000, 7));
     writeFileSync(join(data, "empty.txt"), "");
     writeFileSync(join(data, "notes with space.txt"), "hello, edge\n");
@@ -73,7 +79,10 @@ describe("ec dev, push and sign end to end", () => {
         expect(Buffer.from(await part.arrayBuffer()).equals(bytes.subarray(3, 10))).toBe(true);
       }
       const forged = new URL(url);
-      forged.searchParams.set("sig", forged.searchParams.get("sig")!.replace(/^./, (c) => (c === "A" ? "B" : "A")));
+      forged.searchParams.set(
+        "sig",
+        forged.searchParams.get("sig")!.replace(/^./, (c) => (c === "A" ? "B" : "A")),
+      );
       expect((await fetch(forged)).status).toBe(403);
     }
   });

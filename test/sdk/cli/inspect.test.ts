@@ -14,13 +14,18 @@ let h264: string;
 
 async function put(key: string, bytes: Uint8Array | string): Promise<void> {
   const body = typeof bytes === "string" ? bytes : new Uint8Array(bytes);
-  const res = await fetch(`${edge.url}/v1/objects/${key}`, { method: "PUT", body, headers: { authorization: `Bearer ${edge.token}` } });
+  const res = await fetch(`${edge.url}/v1/objects/${key}`, {
+    method: "PUT",
+    body,
+    headers: { authorization: `Bearer ${edge.token}` },
+  });
   expect(res.status).toBe(201);
 }
 
 /** Runs `ec inspect` in-process and captures what it writes. */
 async function inspect(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "", err = "";
+  let out = "",
+    err = "";
   const o = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => ((out += String(chunk)), true));
   const e = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => ((err += String(chunk)), true));
   try {
@@ -78,8 +83,16 @@ describe("ec inspect against a local edge", () => {
     // Every object that streams nothing is listed, with the container it is when ec knows it.
     expect(s.errors).toEqual([
       { key: "insp/broken.mp4", code: "ERR_TRUNCATED", message: expect.any(String) },
-      { key: "insp/e.avi", code: "ERR_KIND_UNSUPPORTED", message: expect.stringMatching(/^insp\/e\.avi is AVI, which ec does not stream/) },
-      { key: "insp/notes.txt", code: "ERR_KIND_UNSUPPORTED", message: expect.stringMatching(/^insp\/notes\.txt is no format ec reads/) },
+      {
+        key: "insp/e.avi",
+        code: "ERR_KIND_UNSUPPORTED",
+        message: expect.stringMatching(/^insp\/e\.avi is AVI, which ec does not stream/),
+      },
+      {
+        key: "insp/notes.txt",
+        code: "ERR_KIND_UNSUPPORTED",
+        message: expect.stringMatching(/^insp\/notes\.txt is no format ec reads/),
+      },
     ]);
   });
 
@@ -92,11 +105,20 @@ describe("ec inspect against a local edge", () => {
   });
 
   it("--index NAME --json prints every sample, equal to ffprobe", async () => {
-    const { code, out } = await inspect(`${edge.url}/v1/datasets/insp`, "--token", edge.token, "--index", "a.mp4", "--json");
+    const { code, out } = await inspect(
+      `${edge.url}/v1/datasets/insp`,
+      "--token",
+      edge.token,
+      "--index",
+      "a.mp4",
+      "--json",
+    );
     expect(code).toBe(0);
     const index = JSON.parse(out);
     const packets = await probePackets(h264);
-    expect(index.video.samples).toEqual(packets.map((p) => ({ offset: p.pos, size: p.size, keyframe: p.keyframe, pts: p.pts, dts: p.dts })));
+    expect(index.video.samples).toEqual(
+      packets.map((p) => ({ offset: p.pos, size: p.size, keyframe: p.keyframe, pts: p.pts, dts: p.dts })),
+    );
   });
 
   it("--index NAME prints samples, keyframes and GOP lengths", async () => {

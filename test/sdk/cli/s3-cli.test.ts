@@ -18,8 +18,24 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-s3-cli-"));
   s3 = await startS3Server();
   const file = await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 20, gop: 5, bframes: 1 });
-  const { stdout } = await run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", file, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "framemd5", "-"]);
-  expectedMd5 = stdout.split("\n").filter((l) => l && !l.startsWith("#")).map((l) => l.split(",").at(-1)!.trim());
+  const { stdout } = await run("ffmpeg", [
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-i",
+    file,
+    "-map",
+    "0:v:0",
+    "-fps_mode",
+    "passthrough",
+    "-f",
+    "framemd5",
+    "-",
+  ]);
+  expectedMd5 = stdout
+    .split("\n")
+    .filter((l) => l && !l.startsWith("#"))
+    .map((l) => l.split(",").at(-1)!.trim());
   await s3.put("cli/v.mp4", await readFile(file));
   await s3.put("cli/broken.mp4", (await readFile(file)).subarray(0, 2000));
   // What a user exports for a non-AWS endpoint; the CLI takes nothing else.
@@ -53,7 +69,14 @@ describe("the CLI with s3:// dataset URLs", () => {
     const r = await capture(() => inspect([`s3://${s3.bucket}/cli`, "--json"]));
     expect(r.code, r.err).toBe(0);
     const summary = JSON.parse(r.out.trim());
-    expect(summary).toMatchObject({ dataset: "cli", objects: 2, byKind: { video: 1, error: 1 }, codecs: { h264: 1 }, resolutions: { "64x48": 1 }, frames: 20 });
+    expect(summary).toMatchObject({
+      dataset: "cli",
+      objects: 2,
+      byKind: { video: 1, error: 1 },
+      codecs: { h264: 1 },
+      resolutions: { "64x48": 1 },
+      frames: 20,
+    });
     expect(summary.errors).toEqual([expect.objectContaining({ key: "cli/broken.mp4", code: "ERR_TRUNCATED" })]);
   });
 
@@ -64,7 +87,21 @@ describe("the CLI with s3:// dataset URLs", () => {
   });
 
   it("ec stream s3://… --md5 prints frames equal to ffmpeg's", async () => {
-    const r = await capture(() => stream([`s3://${s3.bucket}/cli`, "--frames", "2", "--stride", "2", "--format", "native", "--md5", "--json", "--device", "cpu"]));
+    const r = await capture(() =>
+      stream([
+        `s3://${s3.bucket}/cli`,
+        "--frames",
+        "2",
+        "--stride",
+        "2",
+        "--format",
+        "native",
+        "--md5",
+        "--json",
+        "--device",
+        "cpu",
+      ]),
+    );
     expect(r.code, r.err).toBe(0);
     const lines = r.out.trim().split("\n");
     const summary = JSON.parse(lines.pop()!);
@@ -84,7 +121,20 @@ describe("the CLI with s3:// dataset URLs", () => {
       const i = await capture(() => inspect([`s3://${s3.bucket}/cli`, "--json", ...flags]));
       expect(i.code, i.err).toBe(0);
       expect(JSON.parse(i.out.trim())).toMatchObject({ dataset: "cli", objects: 2, frames: 20 });
-      const r = await capture(() => stream([`s3://${s3.bucket}/cli`, "--frames", "2", "--format", "native", "--md5", "--json", "--device", "cpu", ...flags]));
+      const r = await capture(() =>
+        stream([
+          `s3://${s3.bucket}/cli`,
+          "--frames",
+          "2",
+          "--format",
+          "native",
+          "--md5",
+          "--json",
+          "--device",
+          "cpu",
+          ...flags,
+        ]),
+      );
       expect(r.code, r.err).toBe(0);
       const lines = r.out.trim().split("\n");
       lines.pop();
@@ -100,7 +150,9 @@ describe("the CLI with s3:// dataset URLs", () => {
     try {
       const r = await capture(() => inspect([`s3://${s3.bucket}/cli`]));
       expect(r.code).toBe(1);
-      expect(r.err).toMatch(/ERR_S3_CREDENTIALS_MISSING: .*only one of AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY is set/);
+      expect(r.err).toMatch(
+        /ERR_S3_CREDENTIALS_MISSING: .*only one of AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY is set/,
+      );
     } finally {
       vi.stubEnv("AWS_SECRET_ACCESS_KEY", s3.credentials.secretAccessKey);
     }

@@ -24,7 +24,9 @@ describe("ec stream's summary", () => {
   it("without a training step, does not present waiting for data as a fault", async () => {
     const { code, err } = await captureOutput(() => main([dir, "--frames", "4", "--batch", "2"]));
     expect(code).toBe(0);
-    expect(err).toMatch(/first batch after \d+\.\d\d s; waited for data \d+\.\d % of the time with no training step \(expected: fetch and decode set the pace/);
+    expect(err).toMatch(
+      /first batch after \d+\.\d\d s; waited for data \d+\.\d % of the time with no training step \(expected: fetch and decode set the pace/,
+    );
     expect(err).not.toMatch(/stall|GPU idle/i);
   });
 

@@ -13,7 +13,13 @@ describe("startLocalEdge with publicOrigin", () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "ec-local-edge-origin-"));
-    edge = await startLocalEdge({ port: 0, quiet: true, varsDir: dir, persistDir: join(dir, "r2"), publicOrigin: front });
+    edge = await startLocalEdge({
+      port: 0,
+      quiet: true,
+      varsDir: dir,
+      persistDir: join(dir, "r2"),
+      publicOrigin: front,
+    });
   });
 
   afterAll(async () => {
@@ -22,9 +28,15 @@ describe("startLocalEdge with publicOrigin", () => {
   });
 
   it("signs the manifest's object and index URLs for the public origin, not the listening one", async () => {
-    const put = await fetch(`${edge.url}/v1/objects/ds/a.bin`, { method: "PUT", body: "bytes", headers: { authorization: `Bearer ${edge.token}` } });
+    const put = await fetch(`${edge.url}/v1/objects/ds/a.bin`, {
+      method: "PUT",
+      body: "bytes",
+      headers: { authorization: `Bearer ${edge.token}` },
+    });
     expect(put.status).toBe(201);
-    const res = await fetch(`${edge.url}/v1/datasets/ds/manifest`, { headers: { authorization: `Bearer ${edge.token}` } });
+    const res = await fetch(`${edge.url}/v1/datasets/ds/manifest`, {
+      headers: { authorization: `Bearer ${edge.token}` },
+    });
     expect(res.status).toBe(200);
     const page = ManifestV1.parse(JSON.parse(SignedManifestV1.parse(await res.json()).payload));
     expect(page.edge).toBe(front);

@@ -23,9 +23,9 @@ describe("startDevStack", () => {
 
   it("stops what started when a later service fails", async () => {
     const log: string[] = [];
-    await expect(startDevStack({ port: 0, quiet: true }, [service("edge", log), service("cache", log, true)])).rejects.toThrow(
-      "cache failed",
-    );
+    await expect(
+      startDevStack({ port: 0, quiet: true }, [service("edge", log), service("cache", log, true)]),
+    ).rejects.toThrow("cache failed");
     expect(log).toEqual(["start edge after nothing", "stop edge"]);
   });
 });

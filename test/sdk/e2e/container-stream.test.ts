@@ -17,7 +17,10 @@ beforeAll(async () => {
   const started = startLocalEdge({ port: 0, quiet: true, varsDir: dir, persistDir: join(dir, "r2") });
   const files = new Map([
     ["mkv/h264.mkv", await makeMatroska(dir, { codec: "h264", frames: 36, gop: 12, name: "h264.mkv" })],
-    ["mkv/live.mkv", await makeMatroska(dir, { codec: "h264", frames: 36, gop: 12, live: true, audio: true, name: "live.mkv" })],
+    [
+      "mkv/live.mkv",
+      await makeMatroska(dir, { codec: "h264", frames: 36, gop: 12, live: true, audio: true, name: "live.mkv" }),
+    ],
     ["mkv/hevc.mkv", await makeMatroska(dir, { codec: "hevc", frames: 36, gop: 12, name: "hevc.mkv" })],
     ["mkv/vp9.webm", await makeMatroska(dir, { codec: "vp9", frames: 36, gop: 12, name: "vp9.webm" })],
     ["mkv/av1.webm", await makeMatroska(dir, { codec: "av1", frames: 36, gop: 12, name: "av1.webm" })],
@@ -38,7 +41,17 @@ afterAll(async () => {
 /** Every exact-aligned clip of a prefix (3 frames, stride 2, every 5 frames), each frame checked against ffmpeg. */
 async function streamChecked(prefix: string) {
   const errors: SdkError[] = [];
-  const ds = await open(`${edge.url}/v1/datasets/${prefix}`, { token: edge.token, device: "cpu", format: "native", frames: 3, stride: 2, hop: 5, align: "exact", batch: 4, onError: (e) => errors.push(e) });
+  const ds = await open(`${edge.url}/v1/datasets/${prefix}`, {
+    token: edge.token,
+    device: "cpu",
+    format: "native",
+    frames: 3,
+    stride: 2,
+    hop: 5,
+    align: "exact",
+    batch: 4,
+    onError: (e) => errors.push(e),
+  });
   const keys = new Set<string>();
   let frames = 0;
   for await (const b of ds) {
@@ -69,7 +82,14 @@ describe("Matroska, WebM and MPEG-TS through the local edge (indexed in workerd)
   });
 
   it("keyframe-aligned clips start at the keyframes the index found", async () => {
-    const ds = await open(`${edge.url}/v1/datasets/mkv`, { token: edge.token, device: "cpu", format: "native", frames: 4, shuffle: "none", align: "keyframe" });
+    const ds = await open(`${edge.url}/v1/datasets/mkv`, {
+      token: edge.token,
+      device: "cpu",
+      format: "native",
+      frames: 4,
+      shuffle: "none",
+      align: "keyframe",
+    });
     const starts = new Map<string, number[]>();
     for await (const b of ds) {
       expectFramesMatch(b, (key) => expected.get(key));

@@ -18,13 +18,23 @@ const local = new Map<string, string>();
 const expectedMd5 = new Map<string, string[]>();
 
 async function put(key: string, body: Uint8Array<ArrayBuffer>): Promise<void> {
-  const res = await fetch(`${edge.url}/v1/objects/${key}`, { method: "PUT", body, headers: { authorization: `Bearer ${edge.token}` } });
+  const res = await fetch(`${edge.url}/v1/objects/${key}`, {
+    method: "PUT",
+    body,
+    headers: { authorization: `Bearer ${edge.token}` },
+  });
   expect(res.status).toBe(201);
 }
 
 async function keysOf(options: OpenOptions): Promise<{ ids: string[]; errors: SdkError[] }> {
   const errors: SdkError[] = [];
-  const ds = await open(dataset, { token: edge.token, device: "cpu", frames: 4, onError: (e) => errors.push(e), ...options });
+  const ds = await open(dataset, {
+    token: edge.token,
+    device: "cpu",
+    frames: 4,
+    onError: (e) => errors.push(e),
+    ...options,
+  });
   const ids: string[] = [];
   try {
     for await (const b of ds) ids.push(...b.clips.map((c) => `${c.key}@${c.start}`));
@@ -37,8 +47,14 @@ async function keysOf(options: OpenOptions): Promise<{ ids: string[]; errors: Sd
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-sdk-edge-"));
   const started = startLocalEdge({ port: 0, quiet: true, varsDir: dir, persistDir: join(dir, "r2") });
-  local.set("e2e/a.mp4", await makeVideo(dir, { codec: "h264", width: 96, height: 64, frames: 36, gop: 6, bframes: 2 }));
-  local.set("e2e/b.mp4", await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 30, gop: 10, faststart: true, audio: true }));
+  local.set(
+    "e2e/a.mp4",
+    await makeVideo(dir, { codec: "h264", width: 96, height: 64, frames: 36, gop: 6, bframes: 2 }),
+  );
+  local.set(
+    "e2e/b.mp4",
+    await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 30, gop: 10, faststart: true, audio: true }),
+  );
   local.set("e2e/sub/c.mp4", await makeVideo(dir, { codec: "hevc", width: 64, height: 48, frames: 24, gop: 8 }));
   for (const [key, file] of local) expectedMd5.set(key, await ffmpegMd5s(file));
   edge = await started;
@@ -55,7 +71,16 @@ afterAll(async () => {
 describe("open() against a local edge", () => {
   it("delivers every frame byte-equal to ffmpeg's decode of the local file, and skips the corrupt object", async () => {
     const errors: SdkError[] = [];
-    const ds = await open(dataset, { token: edge.token, frames: 3, stride: 2, align: "exact", format: "native", batch: 4, device: "cpu", onError: (e) => errors.push(e) });
+    const ds = await open(dataset, {
+      token: edge.token,
+      frames: 3,
+      stride: 2,
+      align: "exact",
+      format: "native",
+      batch: 4,
+      device: "cpu",
+      onError: (e) => errors.push(e),
+    });
     let frames = 0;
     for await (const b of ds) {
       frames += expectFramesMatch(b, (key) => expectedMd5.get(key)!);
@@ -102,7 +127,13 @@ describe("open() against a local edge", () => {
     const cacheDir = await mkdtemp(join(tmpdir(), "ec-sdk-cache-"));
     let svc: CacheService | undefined;
     try {
-      svc = await startCache({ upstreams: [edge.url], dir: cacheDir, maxBytes: 64 << 20, blockSize: 64 << 10, logLevel: "silent" });
+      svc = await startCache({
+        upstreams: [edge.url],
+        dir: cacheDir,
+        maxBytes: 64 << 20,
+        blockSize: 64 << 10,
+        logLevel: "silent",
+      });
       const first = await open(dataset, { token: edge.token, cache: svc.url, device: "cpu", frames: 4 });
       for await (const _ of first) void _;
       await first.close();
@@ -138,7 +169,11 @@ describe("open() against a local edge", () => {
       },
     };
     const errors: SdkError[] = [];
-    const ds = await open(dataset, { token: edge.token, device: "cpu", frames: 4, prefetch: 1, onError: (e) => errors.push(e) }, { source: new EdgeSource(dataset, edge.token, expiring) });
+    const ds = await open(
+      dataset,
+      { token: edge.token, device: "cpu", frames: 4, prefetch: 1, onError: (e) => errors.push(e) },
+      { source: new EdgeSource(dataset, edge.token, expiring) },
+    );
     let clips = 0;
     for await (const b of ds) clips += b.clips.length;
     await ds.close();
@@ -149,7 +184,23 @@ describe("open() against a local edge", () => {
 
   it("ec stream --format native --md5 prints key,frame_index,md5 equal to ffmpeg, and --json one summary line", async () => {
     const { code, out, err } = await captureOutput(() =>
-      stream([dataset, "--token", edge.token, "--frames", "2", "--stride", "3", "--format", "native", "--md5", "--json", "--device", "cpu", "--limit", "5"]),
+      stream([
+        dataset,
+        "--token",
+        edge.token,
+        "--frames",
+        "2",
+        "--stride",
+        "3",
+        "--format",
+        "native",
+        "--md5",
+        "--json",
+        "--device",
+        "cpu",
+        "--limit",
+        "5",
+      ]),
     );
     expect(code, err).toBe(0);
     const lines = out.trim().split("\n");

@@ -16,14 +16,35 @@ const expected = new Map<string, string[]>();
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-elst-e2e-"));
   const started = startLocalEdge({ port: 0, quiet: true, varsDir: dir, persistDir: join(dir, "r2") });
-  const h264 = await makeVideo(dir, { codec: "h264", width: 96, height: 64, frames: 120, fps: 30, gop: 60, bframes: 2 });
-  const hevc = await makeVideo(dir, { codec: "hevc", width: 96, height: 64, frames: 120, fps: 30, gop: 40, bframes: 3 });
+  const h264 = await makeVideo(dir, {
+    codec: "h264",
+    width: 96,
+    height: 64,
+    frames: 120,
+    fps: 30,
+    gop: 60,
+    bframes: 2,
+  });
+  const hevc = await makeVideo(dir, {
+    codec: "hevc",
+    width: 96,
+    height: 64,
+    frames: 120,
+    fps: 30,
+    gop: 40,
+    bframes: 3,
+  });
   const files = new Map([
     // 15 frames before the cut point in the first GOP: decoded as references, never delivered.
     ["elst/h264-cut.mp4", await cutCopy(h264, dir, { ss: 2.5, name: "h264-cut.mp4" })],
     ["elst/hevc-cut.mp4", await cutCopy(hevc, dir, { ss: 1.1, name: "hevc-cut.mp4" })],
     ["elst/delay.mp4", await cutCopy(h264, dir, { itsoffset: 1, name: "delay.mp4" })],
-    ["elst/short.mp4", await patchEdit(await cutCopy(h264, dir, { ss: 0.5, name: "long.mp4" }), join(dir, "short.mp4"), { duration: 1500 })],
+    [
+      "elst/short.mp4",
+      await patchEdit(await cutCopy(h264, dir, { ss: 0.5, name: "long.mp4" }), join(dir, "short.mp4"), {
+        duration: 1500,
+      }),
+    ],
   ]);
   edge = await started;
   for (const [key, file] of files) expected.set(key, await ffmpegFrameMd5s(file));
@@ -35,9 +56,17 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function streamAll(options: Parameters<typeof open>[1]): Promise<{ clips: ClipInfo[]; frames: number; errors: SdkError[] }> {
+async function streamAll(
+  options: Parameters<typeof open>[1],
+): Promise<{ clips: ClipInfo[]; frames: number; errors: SdkError[] }> {
   const errors: SdkError[] = [];
-  const ds = await open(`${edge.url}/v1/datasets/elst`, { token: edge.token, device: "cpu", format: "native", onError: (e) => errors.push(e), ...options });
+  const ds = await open(`${edge.url}/v1/datasets/elst`, {
+    token: edge.token,
+    device: "cpu",
+    format: "native",
+    onError: (e) => errors.push(e),
+    ...options,
+  });
   const clips: ClipInfo[] = [];
   let frames = 0;
   try {
@@ -74,7 +103,11 @@ describe("edit lists through the local edge", () => {
   it("keyframe-aligned clips start at frame 0 of a cut though its keyframe lies before the edit", async () => {
     const { clips, errors } = await streamAll({ frames: 8, align: "keyframe" });
     expect(errors).toEqual([]);
-    const starts = (key: string) => clips.filter((c) => c.key === key).map((c) => c.start).sort((a, b) => a - b);
+    const starts = (key: string) =>
+      clips
+        .filter((c) => c.key === key)
+        .map((c) => c.start)
+        .sort((a, b) => a - b);
     // The 120-frame source has keyframes at 0 and 60; the cut at 2.5 s (frame 75) keeps 45 frames, none a keyframe.
     expect(starts("elst/h264-cut.mp4")).toEqual([0]);
     expect(expected.get("elst/h264-cut.mp4")).toHaveLength(45);

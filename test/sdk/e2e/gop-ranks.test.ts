@@ -14,7 +14,8 @@ let dir: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-gop-ranks-"));
-  for (let i = 0; i < 8; i++) await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 300, gop: 60, bframes: 2, name: `v${i}.mp4` });
+  for (let i = 0; i < 8; i++)
+    await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 300, gop: 60, bframes: 2, name: `v${i}.mp4` });
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 

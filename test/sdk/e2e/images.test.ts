@@ -17,16 +17,26 @@ const local = new Map<string, string>();
 /** ffmpeg's rgb24 of the image, scaled (when asked) with the libswscale flags the loader uses. */
 async function reference(file: string, size?: readonly [number, number]): Promise<Buffer> {
   const scale = size ? `scale=${size[1]}:${size[0]}:flags=bilinear` : "scale=flags=bilinear";
-  const { stdout } = await run("ffmpeg", ["-v", "error", "-i", file, "-vf", scale, "-pix_fmt", "rgb24", "-f", "rawvideo", "-"], { encoding: "buffer", maxBuffer: 64 << 20 });
+  const { stdout } = await run(
+    "ffmpeg",
+    ["-v", "error", "-i", file, "-vf", scale, "-pix_fmt", "rgb24", "-f", "rawvideo", "-"],
+    { encoding: "buffer", maxBuffer: 64 << 20 },
+  );
   return stdout;
 }
 
 async function put(key: string, body: Uint8Array<ArrayBuffer>): Promise<void> {
-  const res = await fetch(`${edge.url}/v1/objects/${key}`, { method: "PUT", body, headers: { authorization: `Bearer ${edge.token}` } });
+  const res = await fetch(`${edge.url}/v1/objects/${key}`, {
+    method: "PUT",
+    body,
+    headers: { authorization: `Bearer ${edge.token}` },
+  });
   expect(res.status).toBe(201);
 }
 
-async function drain(options: OpenOptions): Promise<{ batches: Batch[]; errors: SdkError[]; state: ReturnType<Awaited<ReturnType<typeof open>>["state"]> }> {
+async function drain(
+  options: OpenOptions,
+): Promise<{ batches: Batch[]; errors: SdkError[]; state: ReturnType<Awaited<ReturnType<typeof open>>["state"]> }> {
   const errors: SdkError[] = [];
   const ds = await open(dataset, { token: edge.token, onError: (e) => errors.push(e), ...options });
   const batches: Batch[] = [];
@@ -60,8 +70,12 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-sdk-images-"));
   const started = startLocalEdge({ port: 0, quiet: true, varsDir: dir, persistDir: join(dir, "r2") });
   const shapes = [
-    { format: "jpeg", name: "a.jpg" }, { format: "png", name: "b.png" }, { format: "webp", name: "c.webp" },
-    { format: "png", name: "d.png", alpha: true }, { format: "jpeg", name: "e.jpg" }, { format: "webp", name: "f.webp", lossless: true },
+    { format: "jpeg", name: "a.jpg" },
+    { format: "png", name: "b.png" },
+    { format: "webp", name: "c.webp" },
+    { format: "png", name: "d.png", alpha: true },
+    { format: "jpeg", name: "e.jpg" },
+    { format: "webp", name: "f.webp", lossless: true },
     { format: "png", name: "g.png", gray: true },
   ] as const;
   for (const s of shapes) local.set(`img/${s.name}`, await makeImage(dir, { width: 64, height: 48, ...s }));
@@ -81,16 +95,31 @@ afterAll(async () => {
 describe("open() over an image dataset through the local edge", () => {
   it("yields [B, H, W, 3] rgb24 batches equal to ffmpeg's decode, and skips and reports the corrupt image", async () => {
     const { batches, errors } = await drain({ batch: 3, shuffle: false });
-    expect(batches.map((b) => b.frames.shape)).toEqual([[3, 48, 64, 3], [3, 48, 64, 3], [1, 48, 64, 3]]);
+    expect(batches.map((b) => b.frames.shape)).toEqual([
+      [3, 48, 64, 3],
+      [3, 48, 64, 3],
+      [1, 48, 64, 3],
+    ]);
     expect(batches[0]!.frames.dtype).toBe("uint8");
     expect(await checkPixels(batches)).toEqual([...local.keys()]);
-    expect(batches[0]!.clips[0]).toMatchObject({ key: "img/a.jpg", start: 0, frames: 1, source: { width: 64, height: 48 } });
+    expect(batches[0]!.clips[0]).toMatchObject({
+      key: "img/a.jpg",
+      start: 0,
+      frames: 1,
+      source: { width: 64, height: 48 },
+    });
     expect(errors.map((e) => [e.code, e.message.split(":")[0]])).toEqual([["ERR_CORRUPT_IMAGE", "img/broken.jpg"]]);
   });
 
   it("resizes to options.size, and counts images and errors in stats", async () => {
     const errors: SdkError[] = [];
-    const ds = await open(dataset, { token: edge.token, batch: 4, size: [24, 32], seed: 3, onError: (e) => errors.push(e) });
+    const ds = await open(dataset, {
+      token: edge.token,
+      batch: 4,
+      size: [24, 32],
+      seed: 3,
+      onError: (e) => errors.push(e),
+    });
     const batches: Batch[] = [];
     for await (const b of ds) batches.push(b);
     await ds.close();
@@ -100,7 +129,8 @@ describe("open() over an image dataset through the local edge", () => {
   });
 
   it("partitions ranks exactly, repeats per (seed, epoch), and resumes exactly on another world size", async () => {
-    const keysOf = async (o: OpenOptions) => (await drain({ size: [24, 32], ...o })).batches.flatMap((b) => b.clips.map((c) => c.key));
+    const keysOf = async (o: OpenOptions) =>
+      (await drain({ size: [24, 32], ...o })).batches.flatMap((b) => b.clips.map((c) => c.key));
     const all = await keysOf({ seed: 9 });
     expect(all).toHaveLength(7);
     expect(await keysOf({ seed: 9 })).toEqual(all);

@@ -17,8 +17,27 @@ async function x264(name: string, bframes: number, params: string, preset = "ult
   await mkdir(join(dir, name));
   const file = join(dir, name, name);
   await run("ffmpeg", [
-    "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=25", "-frames:v", "60",
-    "-c:v", "libx264", "-preset", preset, "-bf", String(bframes), "-x264-params", params, "-pix_fmt", "yuv420p", file,
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=96x64:rate=25",
+    "-frames:v",
+    "60",
+    "-c:v",
+    "libx264",
+    "-preset",
+    preset,
+    "-bf",
+    String(bframes),
+    "-x264-params",
+    params,
+    "-pix_fmt",
+    "yuv420p",
+    file,
   ]);
   md5s.set(name, await ffmpegFrameMd5s(file));
 }
@@ -35,22 +54,34 @@ beforeAll(async () => {
     x264("open-gop.mp4", 3, "open-gop=1:keyint=20:min-keyint=20:scenecut=0", "medium"),
   ]);
 }, 60_000);
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const files = ["ir.mp4", "ir-b.mp4", "open-gop.mp4"];
 
 describe("H.264 recovery points (intra refresh, open GOP) as the only random-access points after the first frame", () => {
-  it.each(files)("the muxer marks recovery points of %s as sync samples, leading B-frames where there are B-frames", async (name) => {
-    const packets = await probePackets(join(dir, name, name));
-    const keys = packets.flatMap((p, i) => (p.keyframe ? [i] : []));
-    expect(keys.length).toBe(3);
-    const leading = keys.slice(1).some((k) => packets.slice(k + 1, k + 4).some((p) => p.pts < packets[k]!.pts));
-    expect(leading).toBe(name !== "ir.mp4");
-  });
+  it.each(files)(
+    "the muxer marks recovery points of %s as sync samples, leading B-frames where there are B-frames",
+    async (name) => {
+      const packets = await probePackets(join(dir, name, name));
+      const keys = packets.flatMap((p, i) => (p.keyframe ? [i] : []));
+      expect(keys.length).toBe(3);
+      const leading = keys.slice(1).some((k) => packets.slice(k + 1, k + 4).some((p) => p.pts < packets[k]!.pts));
+      expect(leading).toBe(name !== "ir.mp4");
+    },
+  );
 
   it.each(files)("every frame of %s, as its own clip, equals ffmpeg's", async (name) => {
     const errors: SdkError[] = [];
-    const ds = await open(join(dir, name), { device: "cpu", format: "native", frames: 1, hop: 1, align: "exact", onError: (e) => errors.push(e) });
+    const ds = await open(join(dir, name), {
+      device: "cpu",
+      format: "native",
+      frames: 1,
+      hop: 1,
+      align: "exact",
+      onError: (e) => errors.push(e),
+    });
     let frames = 0;
     for await (const b of ds) frames += expectFramesMatch(b, (key) => md5s.get(key));
     await ds.close();
@@ -60,7 +91,14 @@ describe("H.264 recovery points (intra refresh, open GOP) as the only random-acc
 
   it.each(files)("keyframe-aligned clips of %s deliver ffmpeg's frames", async (name) => {
     const errors: SdkError[] = [];
-    const ds = await open(join(dir, name), { device: "cpu", format: "native", frames: 8, shuffle: "none", align: "keyframe", onError: (e) => errors.push(e) });
+    const ds = await open(join(dir, name), {
+      device: "cpu",
+      format: "native",
+      frames: 8,
+      shuffle: "none",
+      align: "keyframe",
+      onError: (e) => errors.push(e),
+    });
     let frames = 0;
     for await (const b of ds) frames += expectFramesMatch(b, (key) => md5s.get(key));
     await ds.close();

@@ -21,7 +21,16 @@ describe("open() with the native decoder over local files", () => {
       ["b.mp4", await ffmpegMd5s(join(dir, "b.mp4"))],
       ["h.mp4", await ffmpegMd5s(join(dir, "h.mp4"))],
     ]);
-    const ds = await open(dir, { frames: 3, stride: 2, align: "exact", hop: 7, format: "native", batch: 2, device: "cpu", workers: 2 });
+    const ds = await open(dir, {
+      frames: 3,
+      stride: 2,
+      align: "exact",
+      hop: 7,
+      format: "native",
+      batch: 2,
+      device: "cpu",
+      workers: 2,
+    });
     let checked = 0;
     for await (const b of ds) {
       checked += expectFramesMatch(b, (key) => expected.get(key)!);

@@ -25,13 +25,18 @@ beforeAll(async () => {
   await makeVideo(short, { codec: "h264", width: 64, height: 48, frames: 14, gop: 5, name: "b.mp4" });
   await makeVideo(one, { codec: "h264", width: 64, height: 48, frames: 14, gop: 5, name: "c.mp4" });
 }, 60_000);
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 /** The local folder with a dataset table, as the edge lists a prefix it keeps one for. */
 class Tabled extends LocalDirSource {
   override async list(): Promise<DatasetListing> {
     const listing = await super.list();
-    return { ...listing, entries: await Promise.all(listing.objects.map(async (o) => tableEntry(await this.index(o)))) };
+    return {
+      ...listing,
+      entries: await Promise.all(listing.objects.map(async (o) => tableEntry(await this.index(o)))),
+    };
   }
 }
 
@@ -44,18 +49,26 @@ describe("a dataset that plans no clip fails open() with ERR_NO_CLIPS instead of
   });
 
   it("videos all shorter than a clip: how many objects, and the longest video's frame count", async () => {
-    const message = "Expected at least one clip of 16 frames but none of the dataset's 2 objects holds one: the longest of its 2 videos, b.mp4, has 14 frames";
+    const message =
+      "Expected at least one clip of 16 frames but none of the dataset's 2 objects holds one: the longest of its 2 videos, b.mp4, has 14 frames";
     for (const align of ["keyframe", "exact"] as const) {
-      await expect(open(short, { device: "cpu", frames: 16, align })).rejects.toMatchObject({ code: "ERR_NO_CLIPS", message });
+      await expect(open(short, { device: "cpu", frames: 16, align })).rejects.toMatchObject({
+        code: "ERR_NO_CLIPS",
+        message,
+      });
     }
     // Planned from a dataset table, the same.
-    await expect(open(short, { device: "cpu", frames: 16 }, { source: new Tabled(short) })).rejects.toMatchObject({ code: "ERR_NO_CLIPS", message });
+    await expect(open(short, { device: "cpu", frames: 16 }, { source: new Tabled(short) })).rejects.toMatchObject({
+      code: "ERR_NO_CLIPS",
+      message,
+    });
   });
 
   it("a stride makes a clip span more frames than it has: the message says how many", async () => {
     await expect(open(one, { device: "cpu", frames: 8, stride: 2 })).rejects.toMatchObject({
       code: "ERR_NO_CLIPS",
-      message: "Expected at least one clip of 8 frames at stride 2 (15 frames of video) but the dataset's one object holds none: c.mp4 has 14 frames",
+      message:
+        "Expected at least one clip of 8 frames at stride 2 (15 frames of video) but the dataset's one object holds none: c.mp4 has 14 frames",
     });
     // One frame fewer per clip fits.
     const ds = await open(one, { device: "cpu", frames: 7, stride: 2 });
@@ -64,7 +77,10 @@ describe("a dataset that plans no clip fails open() with ERR_NO_CLIPS instead of
   });
 
   it("ec stream says so and exits non-zero", async () => {
-    for (const [url, text] of [[empty, "holds no objects"], [short, "b.mp4, has 14 frames"]] as const) {
+    for (const [url, text] of [
+      [empty, "holds no objects"],
+      [short, "b.mp4, has 14 frames"],
+    ] as const) {
       const { code, err } = await captureOutput(() => stream([url, "--device", "cpu", "--frames", "16", "--json"]));
       expect(code, err).toBe(1);
       expect(err).toContain(`[ERR_NO_CLIPS] Expected at least one clip of 16 frames but`);

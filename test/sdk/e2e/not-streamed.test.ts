@@ -23,7 +23,20 @@ let mixed: string;
 let unsupported: string;
 
 async function encode(out: string, args: string[]): Promise<void> {
-  await run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=10", "-frames:v", "20", ...args, out]);
+  await run("ffmpeg", [
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=64x48:rate=10",
+    "-frames:v",
+    "20",
+    ...args,
+    out,
+  ]);
 }
 
 async function containers(into: string): Promise<void> {
@@ -48,7 +61,9 @@ beforeAll(async () => {
   await writeFile(join(mixed, "_ec", "labels", "x.json"), "{}");
 }, 60_000);
 
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const reasons = {
   "b.avi": ["ERR_KIND_UNSUPPORTED", /^b\.avi is AVI, which ec does not stream/],
@@ -81,7 +96,9 @@ describe("no object streams nothing without a word", () => {
       const failure = open(url, { device: "cpu" });
       await expect(failure).rejects.toMatchObject({
         code: "ERR_KIND_UNSUPPORTED",
-        message: expect.stringMatching(/^b\.avi is AVI, which ec does not stream.*; nothing else streams either \(2 ERR_KIND_UNSUPPORTED\)$/),
+        message: expect.stringMatching(
+          /^b\.avi is AVI, which ec does not stream.*; nothing else streams either \(2 ERR_KIND_UNSUPPORTED\)$/,
+        ),
       });
     }
   });
@@ -95,7 +112,9 @@ describe("no object streams nothing without a word", () => {
         return super.index(object);
       }
     }
-    await expect(open(unsupported, { device: "cpu" }, { source: new Reversed(unsupported) })).rejects.toMatchObject({ message: expect.stringMatching(/^b\.avi is AVI/) });
+    await expect(open(unsupported, { device: "cpu" }, { source: new Reversed(unsupported) })).rejects.toMatchObject({
+      message: expect.stringMatching(/^b\.avi is AVI/),
+    });
   });
 
   it("ec stream says why it has nothing to stream and exits non-zero", async () => {

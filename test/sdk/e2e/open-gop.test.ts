@@ -11,10 +11,20 @@ let md5s: string[];
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-open-gop-"));
   // x265 closes no GOP by default: every keyframe after the first is a CRA whose B-frames lead it.
-  const file = await makeVideo(dir, { codec: "hevc", width: 96, height: 64, frames: 48, gop: 12, bframes: 3, name: "open-gop.mp4" });
+  const file = await makeVideo(dir, {
+    codec: "hevc",
+    width: 96,
+    height: 64,
+    frames: 48,
+    gop: 12,
+    bframes: 3,
+    name: "open-gop.mp4",
+  });
   md5s = await ffmpegFrameMd5s(file);
 }, 60_000);
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe("open GOPs (HEVC CRA with leading pictures)", () => {
   it("the file has leading pictures: samples after a keyframe in decode order, shown before it", async () => {
@@ -25,7 +35,14 @@ describe("open GOPs (HEVC CRA with leading pictures)", () => {
 
   it("a clip holding a keyframe's leading pictures decodes from the keyframe before: every frame equals ffmpeg's", async () => {
     const errors: SdkError[] = [];
-    const ds = await open(dir, { device: "cpu", format: "native", frames: 2, hop: 1, align: "exact", onError: (e) => errors.push(e) });
+    const ds = await open(dir, {
+      device: "cpu",
+      format: "native",
+      frames: 2,
+      hop: 1,
+      align: "exact",
+      onError: (e) => errors.push(e),
+    });
     let frames = 0;
     for await (const b of ds) frames += expectFramesMatch(b, () => md5s);
     await ds.close();

@@ -21,7 +21,10 @@ beforeAll(async () => {
     files.set(`rot/r${tag}.mov`, [await probeRotation(file), file]);
   }
   edge = await started;
-  await uploadFiles(edge, [...files].map(([key, [, file]]) => [key, file] as const));
+  await uploadFiles(
+    edge,
+    [...files].map(([key, [, file]]) => [key, file] as const),
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -32,7 +35,16 @@ afterAll(async () => {
 /** Streams the dataset, checking every frame against `want` (key → md5s); returns the clips and their batches' shapes. */
 async function streamChecked(options: OpenOptions, want: Map<string, string[]>) {
   const errors: SdkError[] = [];
-  const ds = await open(`${edge.url}/v1/datasets/rot`, { token: edge.token, device: "cpu", frames: 3, stride: 2, align: "exact", hop: 5, onError: (e) => errors.push(e), ...options });
+  const ds = await open(`${edge.url}/v1/datasets/rot`, {
+    token: edge.token,
+    device: "cpu",
+    frames: 3,
+    stride: 2,
+    align: "exact",
+    hop: 5,
+    onError: (e) => errors.push(e),
+    ...options,
+  });
   const clips: ClipInfo[] = [];
   const shapes: number[][] = [];
   let frames = 0;
@@ -83,7 +95,9 @@ describe("rotated video with a second video track and audio, through the local e
   });
 
   it("track: 2 is a typed error per object, and open() fails when no object has it", async () => {
-    await expect(open(`${edge.url}/v1/datasets/rot`, { token: edge.token, device: "cpu", track: 2 })).rejects.toMatchObject({
+    await expect(
+      open(`${edge.url}/v1/datasets/rot`, { token: edge.token, device: "cpu", track: 2 }),
+    ).rejects.toMatchObject({
       code: "ERR_TRACK_NOT_FOUND",
       message: expect.stringMatching(/^rot\/r\d+\.mov has 2 video tracks but track 2 \(0-based\) was asked for/),
     });

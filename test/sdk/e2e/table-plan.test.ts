@@ -23,7 +23,11 @@ let dataset: string;
 let video: Uint8Array<ArrayBuffer>;
 
 async function put(key: string, body: Uint8Array<ArrayBuffer>): Promise<void> {
-  const res = await fetch(`${edge.url}/v1/objects/${key}`, { method: "PUT", body, headers: { authorization: `Bearer ${edge.token}` } });
+  const res = await fetch(`${edge.url}/v1/objects/${key}`, {
+    method: "PUT",
+    body,
+    headers: { authorization: `Bearer ${edge.token}` },
+  });
   expect(res.status).toBe(201);
 }
 
@@ -33,7 +37,8 @@ async function tableWith(count: number): Promise<number> {
   for (;;) {
     const table = await fetchTable(dataset, { token: edge.token });
     if (table && table.entries.length === count) return table.head.generation;
-    if (Date.now() > until) throw new Error(`no generation with ${count} objects (have ${table?.entries.length ?? "no table"})`);
+    if (Date.now() > until)
+      throw new Error(`no generation with ${count} objects (have ${table?.entries.length ?? "no table"})`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -54,7 +59,11 @@ async function source(table: boolean): Promise<CountingSource> {
 /** The clips a run delivers ("key@start" in order), its checkpoint, and the source's index reads. */
 async function run(table: boolean, options: OpenOptions, stopAfter = Infinity) {
   const src = await source(table);
-  const ds = await open(dataset, { token: edge.token, device: "cpu", frames: 4, batch: 2, ...options }, { source: src });
+  const ds = await open(
+    dataset,
+    { token: edge.token, device: "cpu", frames: 4, batch: 2, ...options },
+    { source: src },
+  );
   const readsAtOpen = src.indexReads;
   const ids: string[] = [];
   let batches = 0;
@@ -71,12 +80,22 @@ beforeAll(async () => {
   ensureDevVars(dir);
   // Generations follow uploads within a second instead of the deployed 10 s debounce.
   appendFileSync(join(dir, ".dev.vars"), 'EC_PUBLISH_DELAY_SECONDS="1"\n');
-  video = new Uint8Array(await readFile(await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 36, gop: 6, bframes: 2 })));
-  const other = new Uint8Array(await readFile(await makeVideo(dir, { codec: "hevc", width: 64, height: 48, frames: 24, gop: 8, name: "b.mp4" })));
+  video = new Uint8Array(
+    await readFile(await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 36, gop: 6, bframes: 2 })),
+  );
+  const other = new Uint8Array(
+    await readFile(await makeVideo(dir, { codec: "hevc", width: 64, height: 48, frames: 24, gop: 8, name: "b.mp4" })),
+  );
   const image = new Uint8Array(await readFile(await makeImage(dir, { format: "png", width: 32, height: 24 })));
   const npy = new Uint8Array(await readFile(await makeNpy(dir, { dtype: "<f4", shape: [2, 3] })));
   // Stored behind the edge's back (no PUT, no queue message), as in a bucket filled before ec: no table.
-  await seedLocalR2(join(dir, "r2"), Array.from({ length: LATE }, (_, i) => ({ key: `late/${String(i).padStart(4, "0")}.${i % 50 ? "npy" : "mp4"}`, body: i % 50 ? npy : video })));
+  await seedLocalR2(
+    join(dir, "r2"),
+    Array.from({ length: LATE }, (_, i) => ({
+      key: `late/${String(i).padStart(4, "0")}.${i % 50 ? "npy" : "mp4"}`,
+      body: i % 50 ? npy : video,
+    })),
+  );
   const started = startLocalEdge({ port: 0, quiet: true, varsDir: dir, persistDir: join(dir, "r2") });
   edge = await started;
   dataset = `${edge.url}/v1/datasets/tp`;
@@ -93,7 +112,12 @@ afterAll(async () => {
 
 describe("planning from the dataset table (a local edge, its real queue)", () => {
   it("gives exactly the epoch order, partition and resume that planning from every index gives", async () => {
-    for (const options of [{ seed: 3 }, { seed: 3, rank: 1, world: 2 }, { seed: 9, align: "exact" as const, stride: 2 }, { shuffle: "global", seed: 1, rank: 0, world: 3 }]) {
+    for (const options of [
+      { seed: 3 },
+      { seed: 3, rank: 1, world: 2 },
+      { seed: 9, align: "exact" as const, stride: 2 },
+      { shuffle: "global", seed: 1, rank: 0, world: 3 },
+    ]) {
       const fromTable = await run(true, options);
       const fromIndexes = await run(false, options);
       expect(fromTable.generation).toBeGreaterThan(0);
@@ -129,7 +153,9 @@ describe("planning from the dataset table (a local edge, its real queue)", () =>
     await put("tp/a-new.mp4", video);
     const next = await tableWith(10);
     expect(next).toBeGreaterThan(all.generation!);
-    const ranks = await Promise.all([0, 1].map((rank) => run(true, { rank, world: 2, resume: mergeCheckpoints([partial.state]) })));
+    const ranks = await Promise.all(
+      [0, 1].map((rank) => run(true, { rank, world: 2, resume: mergeCheckpoints([partial.state]) })),
+    );
     for (const r of ranks) expect(r.generation).toBe(all.generation);
     expect([...partial.ids, ...ranks.flatMap((r) => r.ids)].sort()).toEqual([...all.ids].sort());
     const fresh = await run(true, { seed: 7 });

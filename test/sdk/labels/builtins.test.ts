@@ -2,7 +2,13 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createLabelStage, labelClip, resolveLabelers, type ClipLabels, type LabelsSpec } from "../../../sdk/labels/index.js";
+import {
+  createLabelStage,
+  labelClip,
+  resolveLabelers,
+  type ClipLabels,
+  type LabelsSpec,
+} from "../../../sdk/labels/index.js";
 import { clipsOf, corruptFrames, decodeGray, makeSegments, type DecodedVideo, type Segment } from "./fixtures.js";
 
 const CLIP = 16;
@@ -11,7 +17,13 @@ const LAYOUT: { segments: Segment[]; flags: string[] }[] = [
   { segments: [{ kind: "testsrc", frames: 16 }], flags: [] },
   { segments: [{ kind: "black", frames: 16 }], flags: ["black", "low-motion"] },
   { segments: [{ kind: "still", frames: 16 }], flags: ["frozen", "low-motion"] },
-  { segments: [{ kind: "testsrc", frames: 8 }, { kind: "mandelbrot", frames: 8 }], flags: ["scene-cut"] },
+  {
+    segments: [
+      { kind: "testsrc", frames: 8 },
+      { kind: "mandelbrot", frames: 8 },
+    ],
+    flags: ["scene-cut"],
+  },
   { segments: [{ kind: "letterbox", frames: 16, bar: 16 }], flags: ["letterbox"] },
   { segments: [{ kind: "mandelbrot", frames: 16 }], flags: [] },
   { segments: [{ kind: "gray", frames: 16 }], flags: ["blank", "low-motion"] },
@@ -28,18 +40,32 @@ let cleanRgb: DecodedVideo;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-labels-"));
-  const file = await makeSegments(dir, "mix.mp4", LAYOUT.flatMap((c) => c.segments));
+  const file = await makeSegments(
+    dir,
+    "mix.mp4",
+    LAYOUT.flatMap((c) => c.segments),
+  );
   await corruptFrames(file, join(dir, "bad.mp4"), CORRUPT_CLIP * CLIP + 4, CORRUPT_CLIP * CLIP + 6);
-  [clean, corrupt, cleanRgb] = await Promise.all([decodeGray(file, dir), decodeGray(join(dir, "bad.mp4"), dir), decodeGray(file, dir, "rgb24")]);
+  [clean, corrupt, cleanRgb] = await Promise.all([
+    decodeGray(file, dir),
+    decodeGray(join(dir, "bad.mp4"), dir),
+    decodeGray(file, dir, "rgb24"),
+  ]);
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function labelAll(video: DecodedVideo, spec: LabelsSpec = true, format: "gray" | "rgb24" = "gray", gridSamples?: number): Promise<ClipLabels[]> {
+async function labelAll(
+  video: DecodedVideo,
+  spec: LabelsSpec = true,
+  format: "gray" | "rgb24" = "gray",
+  gridSamples?: number,
+): Promise<ClipLabels[]> {
   const labelers = resolveLabelers(spec);
   const out: ClipLabels[] = [];
-  for (const c of clipsOf(video, "mix.mp4", CLIP, TOTAL, format)) out.push(await labelClip(c.frames, c.info, labelers, { gridSamples }));
+  for (const c of clipsOf(video, "mix.mp4", CLIP, TOTAL, format))
+    out.push(await labelClip(c.frames, c.info, labelers, { gridSamples }));
   return out;
 }
 
@@ -47,7 +73,8 @@ describe("built-in labelers on ffmpeg-made video", () => {
   test("each clip gets exactly its known flags; clean clips get none and stay valid", async () => {
     const labels = await labelAll(clean);
     expect(labels.map((l) => [...l.flags].sort())).toEqual(LAYOUT.map((c) => [...c.flags].sort()));
-    for (const [i, l] of labels.entries()) expect(l.valid, `clip ${i}`).toBe(!LAYOUT[i]!.flags.some((f) => FAILING.has(f)));
+    for (const [i, l] of labels.entries())
+      expect(l.valid, `clip ${i}`).toBe(!LAYOUT[i]!.flags.some((f) => FAILING.has(f)));
   });
 
   test("the measurements behind the flags are where the video puts them", async () => {
@@ -85,7 +112,9 @@ describe("built-in labelers on ffmpeg-made video", () => {
     expect(wrongSize.every((l) => l.flags.includes("resolution-mismatch") && !l.valid)).toBe(true);
     const wrongFps = await labelAll(clean, { conformance: { fps: 30 } });
     expect(wrongFps.every((l) => l.flags.join() === "fps-mismatch")).toBe(true);
-    const fits = await labelAll(clean, { conformance: { width: 160, height: 120, fps: 25, minDuration: 1, maxDuration: 10 } });
+    const fits = await labelAll(clean, {
+      conformance: { width: 160, height: 120, fps: 25, minDuration: 1, maxDuration: 10 },
+    });
     expect(fits.every((l) => l.valid && l.flags.length === 0)).toBe(true);
     const tooShort = await labelAll(clean, { conformance: { minDuration: 60 } });
     expect(tooShort.every((l) => l.flags.join() === "duration-out-of-range")).toBe(true);

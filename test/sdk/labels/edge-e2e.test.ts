@@ -16,11 +16,18 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-labels-edge-"));
   const started = startLocalEdge({ port: 0, quiet: true, varsDir: dir, persistDir: join(dir, "r2") });
   const file = await makeSegments(dir, "mix.mp4", [
-    { kind: "testsrc", frames: 16 }, { kind: "black", frames: 16 }, { kind: "still", frames: 16 }, { kind: "mandelbrot", frames: 16 },
+    { kind: "testsrc", frames: 16 },
+    { kind: "black", frames: 16 },
+    { kind: "still", frames: 16 },
+    { kind: "mandelbrot", frames: 16 },
   ]);
   edge = await started;
   dataset = `${edge.url}/v1/datasets/lab`;
-  const res = await fetch(`${edge.url}/v1/objects/lab/mix.mp4`, { method: "PUT", body: new Uint8Array(await readFile(file)), headers: { authorization: `Bearer ${edge.token}` } });
+  const res = await fetch(`${edge.url}/v1/objects/lab/mix.mp4`, {
+    method: "PUT",
+    body: new Uint8Array(await readFile(file)),
+    headers: { authorization: `Bearer ${edge.token}` },
+  });
   expect(res.status).toBe(201);
 }, 180_000);
 
@@ -31,9 +38,17 @@ afterAll(async () => {
 
 async function epoch(): Promise<{ stage: ReturnType<typeof createLabelStage>; seen: string[] }> {
   const stage = createLabelStage({ cache: new EdgeLabelCache({ edge: dataset, token: edge.token }), filter: "tag" });
-  const ds = await open(dataset, { token: edge.token, device: "cpu", frames: 16, shuffle: false, workers: 1, ...stage.hooks });
+  const ds = await open(dataset, {
+    token: edge.token,
+    device: "cpu",
+    frames: 16,
+    shuffle: false,
+    workers: 1,
+    ...stage.hooks,
+  });
   const seen: string[] = [];
-  for await (const b of ds) for (const c of b.clips) seen.push(`${c.start}:${(c.labels as ClipLabels).flags.join("+")}`);
+  for await (const b of ds)
+    for (const c of b.clips) seen.push(`${c.start}:${(c.labels as ClipLabels).flags.join("+")}`);
   await ds.close();
   await stage.flush();
   return { stage, seen };

@@ -64,8 +64,27 @@ export async function makeSegments(dir: string, name: string, segments: readonly
   const out = join(dir, name);
   const graph = `${segments.map(source).join(";")};${segments.map((_, i) => `[s${i}]`).join("")}concat=n=${segments.length}:v=1,setsar=1,format=yuv420p[v]`;
   await run("ffmpeg", [
-    "-hide_banner", "-loglevel", "error", "-y", "-filter_complex", graph, "-map", "[v]",
-    "-c:v", "libx264", "-preset", "ultrafast", "-g", String(gop), "-keyint_min", String(gop), "-sc_threshold", "0", "-bf", "0", out,
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-y",
+    "-filter_complex",
+    graph,
+    "-map",
+    "[v]",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-g",
+    String(gop),
+    "-keyint_min",
+    String(gop),
+    "-sc_threshold",
+    "0",
+    "-bf",
+    "0",
+    out,
   ]);
   return out;
 }
@@ -95,18 +114,41 @@ export interface DecodedVideo {
 export async function decodeGray(file: string, dir: string, pixFmt: "gray" | "rgb24" = "gray"): Promise<DecodedVideo> {
   const base = join(dir, `${file.split("/").pop()}.${pixFmt}`);
   await run("ffmpeg", [
-    "-hide_banner", "-loglevel", "quiet", "-y", "-i", file,
-    "-map", "0:v", "-fps_mode", "passthrough", "-f", "framemd5", `${base}.md5`,
-    "-map", "0:v", "-fps_mode", "passthrough", "-pix_fmt", pixFmt, "-f", "rawvideo", `${base}.raw`,
+    "-hide_banner",
+    "-loglevel",
+    "quiet",
+    "-y",
+    "-i",
+    file,
+    "-map",
+    "0:v",
+    "-fps_mode",
+    "passthrough",
+    "-f",
+    "framemd5",
+    `${base}.md5`,
+    "-map",
+    "0:v",
+    "-fps_mode",
+    "passthrough",
+    "-pix_fmt",
+    pixFmt,
+    "-f",
+    "rawvideo",
+    `${base}.raw`,
   ]);
   const lines = (await readFile(`${base}.md5`, "utf8")).split("\n").filter((l) => l && !l.startsWith("#"));
   const raw = await readFile(`${base}.raw`);
   const size = W * H * (pixFmt === "gray" ? 1 : 3);
-  if (raw.length !== lines.length * size) throw new Error(`decode of ${file}: ${raw.length} bytes for ${lines.length} frames`);
+  if (raw.length !== lines.length * size)
+    throw new Error(`decode of ${file}: ${raw.length} bytes for ${lines.length} frames`);
   return {
     width: W,
     height: H,
-    frames: lines.map((l, i) => ({ index: Number(l.split(",")[1]), data: new Uint8Array(raw.buffer, raw.byteOffset + i * size, size) })),
+    frames: lines.map((l, i) => ({
+      index: Number(l.split(",")[1]),
+      data: new Uint8Array(raw.buffer, raw.byteOffset + i * size, size),
+    })),
   };
 }
 
@@ -124,7 +166,14 @@ export function clipsOf(
       .filter((f) => f.index >= start && f.index < start + n)
       .map((f): VideoFrame => ({ format, width: video.width, height: video.height, data: f.data }));
     out.push({
-      info: { key, etag: `etag-${key.replace(/[^a-z0-9]/gi, "")}`, start, frames: n, stride: 1, source: { width: W, height: H, fps: FPS, duration: total / FPS } },
+      info: {
+        key,
+        etag: `etag-${key.replace(/[^a-z0-9]/gi, "")}`,
+        start,
+        frames: n,
+        stride: 1,
+        source: { width: W, height: H, fps: FPS, duration: total / FPS },
+      },
       frames,
     });
   }

@@ -1,6 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { analyzeClip, framesFromTensor, LabelFrameError, lumaGrid, type VideoFrame } from "../../../sdk/labels/index.js";
+import {
+  analyzeClip,
+  framesFromTensor,
+  LabelFrameError,
+  lumaGrid,
+  type VideoFrame,
+} from "../../../sdk/labels/index.js";
 
 describe("lumaGrid", () => {
   test("reads the luma plane of gray/yuv frames as is, honoring the row stride", () => {
@@ -13,8 +19,12 @@ describe("lumaGrid", () => {
 
   test("16-bit little-endian luma is scaled to 8 bits by its alignment", () => {
     const le = (vals: number[]) => Uint8Array.from(vals.flatMap((v) => [v & 255, v >> 8]));
-    expect([...lumaGrid({ format: "yuv420p10le", width: 2, height: 1, data: le([400, 1023]) }, 1).data]).toEqual([100, 255]);
-    expect([...lumaGrid({ format: "p010le", width: 2, height: 1, data: le([400 << 6, 1023 << 6]) }, 1).data]).toEqual([100, 255]);
+    expect([...lumaGrid({ format: "yuv420p10le", width: 2, height: 1, data: le([400, 1023]) }, 1).data]).toEqual([
+      100, 255,
+    ]);
+    expect([...lumaGrid({ format: "p010le", width: 2, height: 1, data: le([400 << 6, 1023 << 6]) }, 1).data]).toEqual([
+      100, 255,
+    ]);
   });
 
   test("rgb24, interleaved and planar float agree on BT.601 luma", () => {
@@ -60,18 +70,21 @@ describe("framesFromTensor", () => {
 describe("analyzeClip", () => {
   test("frame differences equal the mean absolute difference computed naively", () => {
     fc.assert(
-      fc.property(fc.array(fc.uint8Array({ minLength: 48, maxLength: 48 }), { minLength: 2, maxLength: 5 }), (planes) => {
-        const frames: VideoFrame[] = planes.map((data) => ({ format: "gray", width: 8, height: 6, data }));
-        const a = analyzeClip(frames, { gridSamples: 0 });
-        for (let i = 1; i < planes.length; i++) {
-          let sum = 0;
-          for (let j = 0; j < 48; j++) sum += Math.abs(planes[i]![j]! - planes[i - 1]![j]!);
-          expect(a.frames[i]!.diff).toBeCloseTo(sum / 48, 9);
-        }
-        expect(Number.isNaN(a.frames[0]!.diff)).toBe(true);
-        const mean = planes[0]!.reduce((s, v) => s + v, 0) / 48;
-        expect(a.frames[0]!.mean).toBeCloseTo(mean, 9);
-      }),
+      fc.property(
+        fc.array(fc.uint8Array({ minLength: 48, maxLength: 48 }), { minLength: 2, maxLength: 5 }),
+        (planes) => {
+          const frames: VideoFrame[] = planes.map((data) => ({ format: "gray", width: 8, height: 6, data }));
+          const a = analyzeClip(frames, { gridSamples: 0 });
+          for (let i = 1; i < planes.length; i++) {
+            let sum = 0;
+            for (let j = 0; j < 48; j++) sum += Math.abs(planes[i]![j]! - planes[i - 1]![j]!);
+            expect(a.frames[i]!.diff).toBeCloseTo(sum / 48, 9);
+          }
+          expect(Number.isNaN(a.frames[0]!.diff)).toBe(true);
+          const mean = planes[0]!.reduce((s, v) => s + v, 0) / 48;
+          expect(a.frames[0]!.mean).toBeCloseTo(mean, 9);
+        },
+      ),
       { numRuns: 50 },
     );
   });

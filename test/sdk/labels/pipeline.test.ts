@@ -23,11 +23,16 @@ async function stream(stage: ReturnType<typeof createLabelStage>, device: "cpu" 
   const kept: { key: string; start: number; labels: ClipLabels }[] = [];
   const errors: { key: string; start: number; code: string }[] = [];
   const ds = await open(dir, {
-    frames: 16, shuffle: false, device, workers: 1, size: [60, 80],
+    frames: 16,
+    shuffle: false,
+    device,
+    workers: 1,
+    size: [60, 80],
     ...stage.hooks,
     onError: (err, clip) => errors.push({ key: clip?.key ?? "", start: clip?.start ?? -1, code: err.code }),
   });
-  for await (const b of ds) for (const c of b.clips) kept.push({ key: c.key, start: c.start, labels: c.labels as ClipLabels });
+  for await (const b of ds)
+    for (const c of b.clips) kept.push({ key: c.key, start: c.start, labels: c.labels as ClipLabels });
   await ds.close();
   return { kept, errors };
 }
@@ -58,13 +63,27 @@ describe("labels in the open() pipeline (native decoder)", () => {
   });
 
   test("open() takes a labels spec itself: thresholds validated up front, invalid clips dropped by default", async () => {
-    await expect(open(dir, { labels: { black: { maxRatio: 2 } } })).rejects.toThrow(/Expected a number from 0 to 1 for maxRatio but received 2/);
-    await expect(open(dir, { labels: 7 as never })).rejects.toThrow(/Expected a function, true, a list of labeler names or an object of labeler settings for labels but received 7/);
-    await expect(open(dir, { filter: "some" as never })).rejects.toThrow(/Expected a function, "drop" or "tag" for filter/);
+    await expect(open(dir, { labels: { black: { maxRatio: 2 } } })).rejects.toThrow(
+      /Expected a number from 0 to 1 for maxRatio but received 2/,
+    );
+    await expect(open(dir, { labels: 7 as never })).rejects.toThrow(
+      /Expected a function, true, a list of labeler names or an object of labeler settings for labels but received 7/,
+    );
+    await expect(open(dir, { filter: "some" as never })).rejects.toThrow(
+      /Expected a function, "drop" or "tag" for filter/,
+    );
     const run = async (filter?: "tag") => {
-      const ds = await open(dir, { frames: 16, shuffle: false, device: "cpu", workers: 1, labels: ["black", "frozen"], ...(filter ? { filter } : {}) });
+      const ds = await open(dir, {
+        frames: 16,
+        shuffle: false,
+        device: "cpu",
+        workers: 1,
+        labels: ["black", "frozen"],
+        ...(filter ? { filter } : {}),
+      });
       const seen: string[] = [];
-      for await (const b of ds) for (const c of b.clips) seen.push(`${c.key}@${c.start}:${(c.labels as ClipLabels).flags.join("+")}`);
+      for await (const b of ds)
+        for (const c of b.clips) seen.push(`${c.key}@${c.start}:${(c.labels as ClipLabels).flags.join("+")}`);
       await ds.close();
       return seen.sort();
     };
@@ -74,12 +93,16 @@ describe("labels in the open() pipeline (native decoder)", () => {
 });
 
 const nvdec = devices().cuda.nvdec;
-describe.skipIf(!nvdec.available)(`labels on the GPU${nvdec.available ? "" : ` — skipped: ${nvdec.reason ?? "no NVDEC"}`}`, () => {
-  // The GPU resizes with its own kernel (not libswscale), so values differ a little; flags must not.
-  test("a cuda stream labels its clips on the device, with the flags the CPU stream gets", async () => {
-    const cpu = await stream(createLabelStage({ cache: false, filter: "tag" }));
-    const gpu = await stream(createLabelStage({ cache: false, filter: "tag" }), "cuda:0");
-    const mix = (r: typeof cpu) => r.kept.filter((k) => k.key === "mix.mp4").map((k) => [k.start, k.labels.valid, [...k.labels.flags].sort()]);
-    expect(mix(gpu)).toEqual(mix(cpu));
-  });
-});
+describe.skipIf(!nvdec.available)(
+  `labels on the GPU${nvdec.available ? "" : ` — skipped: ${nvdec.reason ?? "no NVDEC"}`}`,
+  () => {
+    // The GPU resizes with its own kernel (not libswscale), so values differ a little; flags must not.
+    test("a cuda stream labels its clips on the device, with the flags the CPU stream gets", async () => {
+      const cpu = await stream(createLabelStage({ cache: false, filter: "tag" }));
+      const gpu = await stream(createLabelStage({ cache: false, filter: "tag" }), "cuda:0");
+      const mix = (r: typeof cpu) =>
+        r.kept.filter((k) => k.key === "mix.mp4").map((k) => [k.start, k.labels.valid, [...k.labels.flags].sort()]);
+      expect(mix(gpu)).toEqual(mix(cpu));
+    });
+  },
+);

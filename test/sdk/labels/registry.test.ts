@@ -11,23 +11,45 @@ import {
   type VideoFrame,
 } from "../../../sdk/labels/index.js";
 
-const frames: VideoFrame[] = [0, 0, 0].map(() => ({ format: "gray", width: 4, height: 4, data: new Uint8Array(16).fill(90) }));
+const frames: VideoFrame[] = [0, 0, 0].map(() => ({
+  format: "gray",
+  width: 4,
+  height: 4,
+  data: new Uint8Array(16).fill(90),
+}));
 const info = { key: "a.mp4", start: 0, frames: 3, stride: 1 };
 
 describe("resolveLabelers", () => {
   test("true runs every built-in; a list or object runs exactly what it names", () => {
     expect(resolveLabelers(true).map((l) => l.name)).toEqual([...DEFAULT_LABELERS]);
-    expect(DEFAULT_LABELERS).toEqual(["integrity", "black", "frozen", "scene-cut", "motion", "letterbox", "conformance"]);
+    expect(DEFAULT_LABELERS).toEqual([
+      "integrity",
+      "black",
+      "frozen",
+      "scene-cut",
+      "motion",
+      "letterbox",
+      "conformance",
+    ]);
     expect(resolveLabelers(["black", "motion"]).map((l) => l.name)).toEqual(["black", "motion"]);
-    expect(resolveLabelers({ black: true, frozen: false, motion: { low: 2 } }).map((l) => l.name)).toEqual(["black", "motion"]);
+    expect(resolveLabelers({ black: true, frozen: false, motion: { low: 2 } }).map((l) => l.name)).toEqual([
+      "black",
+      "motion",
+    ]);
     expect(resolveLabelers(false)).toEqual([]);
   });
 
   test("bad names and thresholds fail before any frame is read, saying what was expected", () => {
     expect(() => resolveLabelers(["blak"])).toThrow(LabelOptionError);
-    expect(() => resolveLabelers(["blak"])).toThrow(/Expected a registered labeler \(integrity, black.*\) but received "blak"/);
-    expect(() => resolveLabelers({ black: { maxRatio: 3 } })).toThrow(/Expected a number from 0 to 1 for maxRatio but received 3/);
-    expect(() => resolveLabelers({ black: { maxRato: 0.1 } })).toThrow(/Expected only the options .* but received "maxRato"/);
+    expect(() => resolveLabelers(["blak"])).toThrow(
+      /Expected a registered labeler \(integrity, black.*\) but received "blak"/,
+    );
+    expect(() => resolveLabelers({ black: { maxRatio: 3 } })).toThrow(
+      /Expected a number from 0 to 1 for maxRatio but received 3/,
+    );
+    expect(() => resolveLabelers({ black: { maxRato: 0.1 } })).toThrow(
+      /Expected only the options .* but received "maxRato"/,
+    );
     expect(() => resolveLabelers({ motion: { severity: "loud" } })).toThrow(LabelOptionError);
     expect(() => resolveLabelers({ black: 7 } as never)).toThrow(/labels\.black but received 7/);
     expect(() => resolveLabelers("black" as never)).toThrow(/but received "black"/);
@@ -77,7 +99,11 @@ describe("user labelers", () => {
   });
 
   test("a labeler that throws or returns junk is reported by name", async () => {
-    const boom = resolveLabelers({ boom: () => { throw new Error("kaput"); } });
+    const boom = resolveLabelers({
+      boom: () => {
+        throw new Error("kaput");
+      },
+    });
     await expect(labelClip(frames, info, boom)).rejects.toThrow(LabelerFailedError);
     await expect(labelClip(frames, info, boom)).rejects.toThrow(/labeler "boom": kaput/);
     const junk = resolveLabelers({ junk: () => ({ values: { x: { y: 1 } } }) as never });

@@ -21,11 +21,24 @@ let summary: LabelSummary;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-labels-thumbs-"));
-  await makeSegments(dir, "mix.mp4", [{ kind: "testsrc", frames: 16 }, { kind: "black", frames: 16 }, { kind: "still", frames: 16 }, { kind: "mandelbrot", frames: 16 }]);
-  await makeSegments(dir, "dark.mp4", [{ kind: "black", frames: 16 }, { kind: "black", frames: 16 }]);
-  await makeSegments(dir, "fine.mp4", [{ kind: "testsrc", frames: 16 }, { kind: "mandelbrot", frames: 16 }]);
+  await makeSegments(dir, "mix.mp4", [
+    { kind: "testsrc", frames: 16 },
+    { kind: "black", frames: 16 },
+    { kind: "still", frames: 16 },
+    { kind: "mandelbrot", frames: 16 },
+  ]);
+  await makeSegments(dir, "dark.mp4", [
+    { kind: "black", frames: 16 },
+    { kind: "black", frames: 16 },
+  ]);
+  await makeSegments(dir, "fine.mp4", [
+    { kind: "testsrc", frames: 16 },
+    { kind: "mandelbrot", frames: 16 },
+  ]);
   const report = join(dir, "labels.html");
-  const { code, out, err } = await captureOutput(() => main([dir, "--report", report, "--json", "--device", "cpu", "--workers", "1"]));
+  const { code, out, err } = await captureOutput(() =>
+    main([dir, "--report", report, "--json", "--device", "cpu", "--workers", "1"]),
+  );
   expect(code, err).toBe(0);
   summary = JSON.parse(out) as LabelSummary;
   html = await readFile(report, "utf8");
@@ -48,7 +61,10 @@ describe("the labels report's thumbnails", () => {
     expect(summary.worst.map((w) => w.key)).toEqual(["dark.mp4", "mix.mp4"]);
     const found = strips();
     expect(found.map((s) => s.key)).toEqual(["dark.mp4", "mix.mp4"]);
-    expect(found[0]!.captions).toEqual([expect.stringMatching(/^frame 0: .*black/), expect.stringMatching(/^frame 16: .*black/)]);
+    expect(found[0]!.captions).toEqual([
+      expect.stringMatching(/^frame 0: .*black/),
+      expect.stringMatching(/^frame 16: .*black/),
+    ]);
     expect(found[1]!.captions.some((c) => c.startsWith("frame 16: ") && c.includes("black"))).toBe(true);
     expect(found[1]!.captions.some((c) => c.startsWith("frame 32: ") && c.includes("frozen"))).toBe(true);
     for (const s of found) expect(s.images).toHaveLength(s.captions.length);
@@ -59,7 +75,9 @@ describe("the labels report's thumbnails", () => {
     // 160x120 frames shrunk by 2 (at most 96 px wide), three of them with 2 px gaps.
     expect([png.width, png.height, png.channels]).toEqual([3 * (W / 2) + 2 * 2, H / 2, 3]);
     const tiles = [0, W / 2 + 2, W + 4].flatMap((x0) =>
-      Array.from({ length: png.height }, (_, y) => [...png.data.slice((y * png.width + x0) * 3, (y * png.width + x0 + W / 2) * 3)]).flat(),
+      Array.from({ length: png.height }, (_, y) => [
+        ...png.data.slice((y * png.width + x0) * 3, (y * png.width + x0 + W / 2) * 3),
+      ]).flat(),
     );
     expect(Math.max(...tiles)).toBeLessThan(24);
     const mix = strips()[1]!;
@@ -75,5 +93,6 @@ describe("the labels report's thumbnails", () => {
     expect(stdout).toContain(`data-ec-thumbnails="shown:${total}:${total}"`);
     expect(stderr).not.toMatch(/Uncaught|SyntaxError/);
   });
-  if (!chromium) test.skip("headless Chromium is not installed and cannot be installed here (not root): the render check is skipped", () => {});
+  if (!chromium)
+    test.skip("headless Chromium is not installed and cannot be installed here (not root): the render check is skipped", () => {});
 });

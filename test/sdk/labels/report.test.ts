@@ -3,7 +3,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { main } from "../../../sdk/cli/labels.js";
-import { renderHtml, renderTable, summarize, type ClipLabels, type LabeledClip, type LabelSummary } from "../../../sdk/labels/index.js";
+import {
+  renderHtml,
+  renderTable,
+  summarize,
+  type ClipLabels,
+  type LabeledClip,
+  type LabelSummary,
+} from "../../../sdk/labels/index.js";
 import { dumpDom, findChromium } from "../../helpers/chromium.js";
 import { makeSegments } from "./fixtures.js";
 
@@ -14,7 +21,11 @@ const labels = (valid: boolean, flags: string[], motion: number, black = 0, froz
   flags,
   results: {
     motion: { valid: true, flags: [], values: { motion } },
-    black: { valid: !flags.includes("black"), flags: flags.filter((f) => f === "black"), values: { blackRatio: black } },
+    black: {
+      valid: !flags.includes("black"),
+      flags: flags.filter((f) => f === "black"),
+      values: { blackRatio: black },
+    },
     frozen: { valid: true, flags: [], values: { frozenRatio: frozen } },
   },
 });
@@ -31,11 +42,24 @@ const RECORDS: LabeledClip[] = [
 describe("summary", () => {
   test("counts per flag and per error, worst objects by share of bad clips, histograms of every labeled clip", () => {
     const s = summarize(RECORDS, { bins: 10 });
-    expect({ clips: s.clips, objects: s.objects, valid: s.valid, invalid: s.invalid, errored: s.errored }).toEqual({ clips: 6, objects: 4, valid: 2, invalid: 3, errored: 1 });
+    expect({ clips: s.clips, objects: s.objects, valid: s.valid, invalid: s.invalid, errored: s.errored }).toEqual({
+      clips: 6,
+      objects: 4,
+      valid: 2,
+      invalid: 3,
+      errored: 1,
+    });
     expect(s.flags).toEqual([
-      { flag: "black", clips: 2 }, { flag: "error:ERR_DECODE_CORRUPT", clips: 1 }, { flag: "frozen", clips: 1 }, { flag: "scene-cut", clips: 1 },
+      { flag: "black", clips: 2 },
+      { flag: "error:ERR_DECODE_CORRUPT", clips: 1 },
+      { flag: "frozen", clips: 1 },
+      { flag: "scene-cut", clips: 1 },
     ]);
-    expect(s.worst.map((w) => [w.key, w.bad, w.clips])).toEqual([["b.mp4", 2, 2], [RECORDS[5]!.key, 1, 1], ["a.mp4", 1, 2]]);
+    expect(s.worst.map((w) => [w.key, w.bad, w.clips])).toEqual([
+      ["b.mp4", 2, 2],
+      [RECORDS[5]!.key, 1, 1],
+      ["a.mp4", 1, 2],
+    ]);
     const [motion, black, frozen] = s.histograms;
     expect(motion!.edges.at(-1)).toBe(9);
     expect(motion!.counts.reduce((a, b) => a + b)).toBe(5);
@@ -67,7 +91,10 @@ describe("ec labels", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "ec-labels-cli-"));
     await makeSegments(dir, "mix.mp4", [
-      { kind: "testsrc", frames: 16 }, { kind: "black", frames: 16 }, { kind: "still", frames: 16 }, { kind: "mandelbrot", frames: 16 },
+      { kind: "testsrc", frames: 16 },
+      { kind: "black", frames: 16 },
+      { kind: "still", frames: 16 },
+      { kind: "mandelbrot", frames: 16 },
     ]);
   });
   afterAll(async () => {
@@ -116,5 +143,6 @@ describe("ec labels", () => {
     expect(stdout).toMatch(/<title>ec labels: .* \(4 clips\)<\/title>/);
     expect(stderr).not.toMatch(/Uncaught|SyntaxError/);
   });
-  if (!chromium) test.skip("headless Chromium is not installed and cannot be installed here (not root): the HTML render check is skipped", () => {});
+  if (!chromium)
+    test.skip("headless Chromium is not installed and cannot be installed here (not root): the HTML render check is skipped", () => {});
 });

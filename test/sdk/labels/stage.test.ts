@@ -2,9 +2,20 @@ import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createLabelStage, DirLabelCache, MemoryLabelCache, sidecarPath, type VideoFrame } from "../../../sdk/labels/index.js";
+import {
+  createLabelStage,
+  DirLabelCache,
+  MemoryLabelCache,
+  sidecarPath,
+  type VideoFrame,
+} from "../../../sdk/labels/index.js";
 
-const black: VideoFrame[] = Array.from({ length: 4 }, () => ({ format: "gray", width: 8, height: 8, data: new Uint8Array(64) }));
+const black: VideoFrame[] = Array.from({ length: 4 }, () => ({
+  format: "gray",
+  width: 8,
+  height: 8,
+  data: new Uint8Array(64),
+}));
 const info = { key: "v/a.mp4", etag: '"0123abcd"', start: 16, frames: 4, stride: 2 };
 
 let dir: string;
@@ -68,7 +79,14 @@ describe("label stage", () => {
 
   test("a failing cache is reported and bypassed", async () => {
     const errors: unknown[] = [];
-    const broken = { get: async () => { throw new Error("down"); }, put: async () => { throw new Error("down"); } };
+    const broken = {
+      get: async () => {
+        throw new Error("down");
+      },
+      put: async () => {
+        throw new Error("down");
+      },
+    };
     const stage = createLabelStage({ cache: broken, onCacheError: (e) => errors.push(e) });
     const labels = await stage.label(info, black);
     await stage.flush();
@@ -83,7 +101,11 @@ describe("label stage", () => {
     expect(await stage.hooks.filter({ ...info, labels: bright })).toBe(true);
     const dark = await stage.hooks.labels(info, { data: new Uint8Array(4 * 8 * 8 * 3), shape: [4, 8, 8, 3] });
     expect(await stage.hooks.filter({ ...info, labels: dark })).toBe(false);
-    await expect(stage.hooks.labels(info, 42)).rejects.toThrow(/Expected a list of frames or a \[T, H, W, C\] tensor but received 42/);
-    expect(() => createLabelStage({ filter: "maybe" as never })).toThrow(/Expected "drop", "tag" or a function for filter/);
+    await expect(stage.hooks.labels(info, 42)).rejects.toThrow(
+      /Expected a list of frames or a \[T, H, W, C\] tensor but received 42/,
+    );
+    expect(() => createLabelStage({ filter: "maybe" as never })).toThrow(
+      /Expected "drop", "tag" or a function for filter/,
+    );
   });
 });

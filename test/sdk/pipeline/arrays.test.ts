@@ -10,7 +10,13 @@ import type { DecodeClip } from "../../../sdk/pipeline/decode.js";
 let dir: string;
 
 /** An .npy made by the fixture, its zeros replaced by these values. */
-async function npyWith(name: string, dtype: string, shape: number[], values: ArrayLike<number> | ArrayLike<bigint>, Ctor: { new (n: number): { buffer: ArrayBufferLike; set(v: never): void } }): Promise<void> {
+async function npyWith(
+  name: string,
+  dtype: string,
+  shape: number[],
+  values: ArrayLike<number> | ArrayLike<bigint>,
+  Ctor: { new (n: number): { buffer: ArrayBufferLike; set(v: never): void } },
+): Promise<void> {
   const file = await makeNpy(dir, { dtype, shape, name });
   const bytes = new Uint8Array(await readFile(file));
   const data = new Ctor(values.length);

@@ -17,7 +17,8 @@ let md5s: Map<string, string[]>;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-batch-memory-"));
-  for (const name of ["a.mp4", "b.mp4"]) await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 60, gop: 20, bframes: 2, name });
+  for (const name of ["a.mp4", "b.mp4"])
+    await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 60, gop: 20, bframes: 2, name });
   md5s = new Map([
     ["a.mp4", await ffmpegFrameMd5s(join(dir, "a.mp4"))],
     ["b.mp4", await ffmpegFrameMd5s(join(dir, "b.mp4"))],
@@ -36,7 +37,9 @@ function expectStackedFrames(b: Batch): number {
   b.clips.forEach((c, i) => {
     for (let t = 0; t < c.frames; t++) {
       const at = (i * c.frames + t) * frameBytes;
-      const md5 = createHash("md5").update(bytes.subarray(at, at + frameBytes)).digest("hex");
+      const md5 = createHash("md5")
+        .update(bytes.subarray(at, at + frameBytes))
+        .digest("hex");
       expect(md5, `${c.key} frame ${c.start + t}`).toBe(md5s.get(c.key)![c.start + t * c.stride]);
       n++;
     }
@@ -44,7 +47,10 @@ function expectStackedFrames(b: Batch): number {
   return n;
 }
 
-const hashOf = (b: Batch) => createHash("md5").update(b.frames.data as Uint8Array).digest("hex");
+const hashOf = (b: Batch) =>
+  createHash("md5")
+    .update(b.frames.data as Uint8Array)
+    .digest("hex");
 
 describe("batch memory", () => {
   it("never overwrites batches the consumer keeps", async () => {

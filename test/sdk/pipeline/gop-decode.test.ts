@@ -72,7 +72,8 @@ describe("GOP-coherent decode", () => {
 
   it("scatters a GOP's clips: no batch of 4 is one GOP", async () => {
     const ds = await open(dir, { frames: 8, align: "exact", batch: 4, format: "native", device: "cpu" });
-    const gopOf = (key: string, start: number) => `${key}:${Math.floor(start / ({ "a.mp4": 60, "b.mp4": 45, "c.mp4": 30 } as Record<string, number>)[key]!)}`;
+    const gopOf = (key: string, start: number) =>
+      `${key}:${Math.floor(start / ({ "a.mp4": 60, "b.mp4": 45, "c.mp4": 30 } as Record<string, number>)[key]!)}`;
     for await (const b of ds) {
       if (b.clips.length < 4) continue;
       expect(new Set(b.clips.map((c) => gopOf(c.key, c.start))).size).toBeGreaterThan(1);

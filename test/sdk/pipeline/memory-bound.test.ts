@@ -31,7 +31,13 @@ function live(): number {
 /** Every decoded frame is 512 KiB: a stream that held on to its output would grow by hundreds of MiB. */
 const bigFrames: DecodeClip = async (req) => ({
   device: "cpu",
-  frames: req.keep.map((pts) => ({ data: new Uint8Array(FRAME).fill(1 + (pts % 251)), pts, width: 1024, height: 1024, format: "test" })),
+  frames: req.keep.map((pts) => ({
+    data: new Uint8Array(FRAME).fill(1 + (pts % 251)),
+    pts,
+    width: 1024,
+    height: 1024,
+    format: "test",
+  })),
 });
 
 it("a long stream keeps live memory within what prefetch and batch allow, whatever the dataset's length", async () => {
@@ -39,7 +45,11 @@ it("a long stream keeps live memory within what prefetch and batch allow, whatev
   const batch = 2;
   const frames = 4;
   // hop 1: every frame starts a clip, 197 clips × 2 MiB = ~400 MiB decoded in all.
-  const ds = await open(dir, { frames, hop: 1, align: "exact", prefetch, batch, workers: 2, device: "cpu" }, { source: new LocalDirSource(dir), decode: bigFrames });
+  const ds = await open(
+    dir,
+    { frames, hop: 1, align: "exact", prefetch, batch, workers: 2, device: "cpu" },
+    { source: new LocalDirSource(dir), decode: bigFrames },
+  );
   expect(ds.clipCount).toBe(197);
   const bound = (prefetch + 2 * batch) * frames * FRAME;
   const base = live();

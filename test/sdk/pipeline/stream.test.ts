@@ -24,7 +24,9 @@ function fakeDecoder(log: DecodeRequest[] = []): DecodeClip {
       device: "cpu",
       frames: req.keep.map((pts) => {
         const p = req.packets.find((x) => x.pts === pts)!;
-        const h = createHash("md5").update(req.data.subarray(p.offset, p.offset + p.size)).digest();
+        const h = createHash("md5")
+          .update(req.data.subarray(p.offset, p.offset + p.size))
+          .digest();
         return { data: new Uint8Array(h.subarray(0, 4)), pts, width: 2, height: 2, format: "test" };
       }),
     };
@@ -33,7 +35,11 @@ function fakeDecoder(log: DecodeRequest[] = []): DecodeClip {
 
 async function collect(options: OpenOptions, decode = fakeDecoder()) {
   const errors: SdkError[] = [];
-  const ds = await open(dir, { device: "cpu", onError: (e) => errors.push(e), ...options }, { source: new LocalDirSource(dir), decode });
+  const ds = await open(
+    dir,
+    { device: "cpu", onError: (e) => errors.push(e), ...options },
+    { source: new LocalDirSource(dir), decode },
+  );
   const clips: { key: string; start: number; position: number }[] = [];
   for await (const b of ds) {
     expect(b.frames.shape).toEqual([b.clips.length, options.frames ?? 16, 4]);
@@ -49,7 +55,15 @@ beforeAll(async () => {
   await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 48, gop: 8, name: "a.mp4" });
   await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 40, gop: 8, bframes: 2, name: "b.mp4" });
   await mkdir(join(dir, "sub"));
-  await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 32, gop: 8, faststart: true, name: "sub/c.mp4" });
+  await makeVideo(dir, {
+    codec: "h264",
+    width: 64,
+    height: 48,
+    frames: 32,
+    gop: 8,
+    faststart: true,
+    name: "sub/c.mp4",
+  });
   await writeFile(join(dir, "broken.mp4"), Buffer.from("this is not a video at all"));
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -73,9 +87,18 @@ describe("open() over a local directory with a stand-in decoder", () => {
 
   it("decodes exact starts from the GOP keyframe and keeps only the clip's frames", async () => {
     const log: DecodeRequest[] = [];
-    const { clips } = await collect({ frames: 3, stride: 2, align: "exact", shuffle: false, batch: 4 }, fakeDecoder(log));
+    const { clips } = await collect(
+      { frames: 3, stride: 2, align: "exact", shuffle: false, batch: 4 },
+      fakeDecoder(log),
+    );
     expect(clips.filter((c) => c.key === "a.mp4").map((c) => c.start)).toEqual([0, 5, 10, 15, 20, 25, 30, 35, 40]);
-    const second = log.find((r) => r.packets.length > 0 && r.keep.length === 3 && r.track.samples.pts.length === 48 && r.keep[0] === r.track.samples.pts[5]);
+    const second = log.find(
+      (r) =>
+        r.packets.length > 0 &&
+        r.keep.length === 3 &&
+        r.track.samples.pts.length === 48 &&
+        r.keep[0] === r.track.samples.pts[5],
+    );
     expect(second).toBeDefined();
     // Frame 5 lives in the GOP starting at frame 0: decode from there.
     expect(second!.packets[0]!.pts).toBe(second!.track.samples.pts[0]);
@@ -96,7 +119,11 @@ describe("open() over a local directory with a stand-in decoder", () => {
     const states = [];
     const seen: string[] = [];
     for (let rank = 0; rank < 3; rank++) {
-      const ds = await open(dir, { frames: 8, seed: 1, rank, world: 3, batch: 1 }, { source: new LocalDirSource(dir), decode: fakeDecoder() });
+      const ds = await open(
+        dir,
+        { frames: 8, seed: 1, rank, world: 3, batch: 1 },
+        { source: new LocalDirSource(dir), decode: fakeDecoder() },
+      );
       let n = 0;
       for await (const b of ds) {
         seen.push(...ids(b.clips));
@@ -119,13 +146,17 @@ describe("open() over a local directory with a stand-in decoder", () => {
   it("keeps at most prefetch clips in flight ahead of a consumer that stops pulling", async () => {
     let started = 0;
     const inner = fakeDecoder();
-    const ds = await open(dir, { frames: 2, batch: 2, prefetch: 3, workers: 2, align: "exact" }, {
-      source: new LocalDirSource(dir),
-      decode: (r) => {
-        started++;
-        return inner(r);
+    const ds = await open(
+      dir,
+      { frames: 2, batch: 2, prefetch: 3, workers: 2, align: "exact" },
+      {
+        source: new LocalDirSource(dir),
+        decode: (r) => {
+          started++;
+          return inner(r);
+        },
       },
-    });
+    );
     expect(ds.clipCount).toBeGreaterThan(40);
     const it = ds[Symbol.asyncIterator]();
     await it.next();
@@ -152,7 +183,11 @@ describe("open() over a local directory with a stand-in decoder", () => {
       await writeFile(join(tdir, "cut.mp4"), bytes.subarray(0, Math.floor(bytes.length * 0.6)));
       await writeFile(join(tdir, "whole.mp4"), bytes);
       const errors: SdkError[] = [];
-      const ds = await open(tdir, { frames: 8, shuffle: false, onError: (e) => errors.push(e) }, { source: new LocalDirSource(tdir), decode: fakeDecoder() });
+      const ds = await open(
+        tdir,
+        { frames: 8, shuffle: false, onError: (e) => errors.push(e) },
+        { source: new LocalDirSource(tdir), decode: fakeDecoder() },
+      );
       const got = [];
       for await (const b of ds) got.push(...b.clips);
       expect(got.map((c) => c.key)).toEqual(["whole.mp4", "whole.mp4", "whole.mp4", "whole.mp4"]);
@@ -184,10 +219,16 @@ describe("open() over a local directory with a stand-in decoder", () => {
       throw new EcError("ERR_DEVICE_UNAVAILABLE", "no CUDA device");
     };
     const errors: SdkError[] = [];
-    const ds = await open(dir, { frames: 8, device: "cuda:0", onError: (e) => errors.push(e) }, { source: new LocalDirSource(dir), decode: noDevice });
-    await expect((async () => {
-      for await (const _ of ds) void _;
-    })()).rejects.toMatchObject({ code: "ERR_DEVICE_UNAVAILABLE" });
+    const ds = await open(
+      dir,
+      { frames: 8, device: "cuda:0", onError: (e) => errors.push(e) },
+      { source: new LocalDirSource(dir), decode: noDevice },
+    );
+    await expect(
+      (async () => {
+        for await (const _ of ds) void _;
+      })(),
+    ).rejects.toMatchObject({ code: "ERR_DEVICE_UNAVAILABLE" });
     expect(errors.map((e) => e.code)).toEqual([expect.any(String)]); // only the corrupt object, reported at open
   });
 });
@@ -199,7 +240,9 @@ it("refuses an unknown shuffle name before any I/O", async () => {
     listed = true;
     throw new Error("listed");
   };
-  await expect(open("/nonexistent", { shuffle: "shufle" }, { source, decode: fakeDecoder() })).rejects.toMatchObject({ code: "ERR_INVALID_OPTION" });
+  await expect(open("/nonexistent", { shuffle: "shufle" }, { source, decode: fakeDecoder() })).rejects.toMatchObject({
+    code: "ERR_INVALID_OPTION",
+  });
   expect(listed).toBe(false);
 });
 
@@ -219,7 +262,11 @@ it("keeps each clip's byte range in the cache's current plan until it is read (a
       return super.read(object, offset, length);
     }
   }
-  const ds = await open(dir, { frames: 2, align: "exact", prefetch: 2, batch: 1 }, { source: new Recording(dir), decode: fakeDecoder() });
+  const ds = await open(
+    dir,
+    { frames: 2, align: "exact", prefetch: 2, batch: 1 },
+    { source: new Recording(dir), decode: fakeDecoder() },
+  );
   for await (const _ of ds) void _;
   expect(reads).toBe(ds.clipCount);
   expect(reads).toBeGreaterThan(40);

@@ -10,7 +10,12 @@ import { captureOutput } from "../../helpers/capture-output.js";
 
 const exec = promisify(execFile);
 const gray = (rgb: Uint8Array) => Array.from({ length: rgb.length / 3 }, (_, i) => rgb[i * 3]!);
-const frame = (format: string, values: ArrayBufferView) => ({ data: new Uint8Array(values.buffer, values.byteOffset, values.byteLength), width: 0, height: 0, format });
+const frame = (format: string, values: ArrayBufferView) => ({
+  data: new Uint8Array(values.buffer, values.byteOffset, values.byteLength),
+  width: 0,
+  height: 0,
+  format,
+});
 
 /** A .npy file as numpy writes it (version 1.0, header padded to 64 bytes). */
 async function npy(file: string, descr: string, shape: number[], values: ArrayBufferView): Promise<void> {
@@ -19,7 +24,10 @@ async function npy(file: string, descr: string, shape: number[], values: ArrayBu
   const head = Buffer.alloc(10);
   head.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
   head.writeUInt16LE(header.length, 8);
-  await writeFile(file, Buffer.concat([head, Buffer.from(header), Buffer.from(values.buffer, values.byteOffset, values.byteLength)]));
+  await writeFile(
+    file,
+    Buffer.concat([head, Buffer.from(header), Buffer.from(values.buffer, values.byteOffset, values.byteLength)]),
+  );
 }
 
 describe("arrays as pictures", () => {
@@ -37,7 +45,12 @@ describe("arrays as pictures", () => {
   });
 
   it("any shape shows its last axis across, and a long vector is shrunk to a tile", () => {
-    const rgb = arrayToRgb(frame("npy:<i8:4096", new BigInt64Array(4096).map((_, i) => BigInt(i))));
+    const rgb = arrayToRgb(
+      frame(
+        "npy:<i8:4096",
+        new BigInt64Array(4096).map((_, i) => BigInt(i)),
+      ),
+    );
     expect([rgb.width, rgb.height]).toEqual([256, 1]);
     expect(gray(rgb.data)[255]).toBe(Math.round((4080 / 4095) * 255));
     const cube = arrayToRgb(frame("npy:<u2:2x3x5", new Uint16Array(30)));
@@ -45,7 +58,9 @@ describe("arrays as pictures", () => {
   });
 
   it("refuses what is not a numeric array, by name", () => {
-    expect(() => arrayToRgb(frame("npy:<U8:3", new Uint8Array(96)))).toThrow(/Expected a numeric \.npy array for a picture but received "npy:<U8:3"/);
+    expect(() => arrayToRgb(frame("npy:<U8:3", new Uint8Array(96)))).toThrow(
+      /Expected a numeric \.npy array for a picture but received "npy:<U8:3"/,
+    );
   });
 });
 
@@ -53,18 +68,40 @@ describe("ec stream --preview on a folder of arrays", () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "ec-preview-npy-"));
-    await npy(join(dir, "a.npy"), "<f4", [24, 32], Float32Array.from({ length: 24 * 32 }, (_, i) => i));
-    await npy(join(dir, "b.npy"), "<f4", [24, 32], Float32Array.from({ length: 24 * 32 }, (_, i) => -i));
+    await npy(
+      join(dir, "a.npy"),
+      "<f4",
+      [24, 32],
+      Float32Array.from({ length: 24 * 32 }, (_, i) => i),
+    );
+    await npy(
+      join(dir, "b.npy"),
+      "<f4",
+      [24, 32],
+      Float32Array.from({ length: 24 * 32 }, (_, i) => -i),
+    );
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it("writes a contact sheet with one gray tile per array", async () => {
     const out = join(dir, "sheet.png");
-    const { code, out: stdout, err } = await captureOutput(() => main([dir, "--batch", "2", "--preview", out, "--json"]));
+    const {
+      code,
+      out: stdout,
+      err,
+    } = await captureOutput(() => main([dir, "--batch", "2", "--preview", out, "--json"]));
     expect(err).not.toContain("ERR_PREVIEW_FORMAT");
     expect(code).toBe(0);
     expect(JSON.parse(stdout.trim())).toMatchObject({ clips: 2, preview: out });
-    const { stdout: size } = await exec("ffprobe", ["-v", "error", "-show_entries", "stream=width,height", "-of", "csv=p=0", out]);
+    const { stdout: size } = await exec("ffprobe", [
+      "-v",
+      "error",
+      "-show_entries",
+      "stream=width,height",
+      "-of",
+      "csv=p=0",
+      out,
+    ]);
     expect(size.trim()).toBe(`320,${4 + 2 * (11 + 24 + 4)}`);
   });
 });

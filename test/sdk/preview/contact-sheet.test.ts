@@ -31,7 +31,15 @@ afterAll(async () => {
 });
 
 async function pngSize(file: string): Promise<[number, number]> {
-  const { stdout } = await exec("ffprobe", ["-v", "error", "-show_entries", "stream=width,height,codec_name", "-of", "csv=p=0", file]);
+  const { stdout } = await exec("ffprobe", [
+    "-v",
+    "error",
+    "-show_entries",
+    "stream=width,height,codec_name",
+    "-of",
+    "csv=p=0",
+    file,
+  ]);
   const [codec, w, h] = stdout.trim().split(",");
   expect(codec).toBe("png");
   return [Number(w), Number(h)];
@@ -39,10 +47,14 @@ async function pngSize(file: string): Promise<[number, number]> {
 
 /** The rgb24 pixels of a rectangle of the PNG, decoded by ffmpeg. */
 async function pngCrop(file: string, x: number, y: number, w: number, h: number): Promise<Buffer> {
-  const { stdout } = await exec("ffmpeg", ["-v", "error", "-i", file, "-vf", `crop=${w}:${h}:${x}:${y}`, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"], {
-    encoding: "buffer",
-    maxBuffer: 64 << 20,
-  });
+  const { stdout } = await exec(
+    "ffmpeg",
+    ["-v", "error", "-i", file, "-vf", `crop=${w}:${h}:${x}:${y}`, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+    {
+      encoding: "buffer",
+      maxBuffer: 64 << 20,
+    },
+  );
   return stdout;
 }
 
@@ -50,7 +62,11 @@ describe("the first batch's contact sheet", () => {
   it("decodes to the layout's size and its first tile is the first delivered frame", async () => {
     const out = join(dir, "first.png");
     let first: Batch | undefined;
-    const run = await streamWithProgress(videos, { frames: 4, batch: 2, shuffle: false }, { quiet: true, preview: out, onBatch: (b) => (first ??= b) });
+    const run = await streamWithProgress(
+      videos,
+      { frames: 4, batch: 2, shuffle: false },
+      { quiet: true, preview: out, onBatch: (b) => (first ??= b) },
+    );
     expect(run.failed).toBeUndefined();
     // Two rows of four 96x64 tiles with 2 px gaps, 4 px margins and an 11 px caption above each row.
     const size = [4 + 4 * 96 + 3 * 2 + 4, 4 + 2 * (11 + 64 + 4)];
@@ -65,7 +81,9 @@ describe("the first batch's contact sheet", () => {
 
   it("is written by `ec stream --preview` and named in its --json summary", async () => {
     const out = join(dir, "nested", "cli.png");
-    const { code, out: stdout } = await captureOutput(() => main([videos, "--frames", "2", "--batch", "3", "--limit", "3", "--preview", out, "--json"]));
+    const { code, out: stdout } = await captureOutput(() =>
+      main([videos, "--frames", "2", "--batch", "3", "--limit", "3", "--preview", out, "--json"]),
+    );
     expect(code).toBe(0);
     expect(JSON.parse(stdout.trim())).toMatchObject({ clips: 3, preview: out });
     expect(await pngSize(out)).toEqual([320, 4 + 3 * (11 + 64 + 4)]);
@@ -88,7 +106,15 @@ describe("the first batch's contact sheet", () => {
 
   it("shrinks large frames by a whole factor and captions each row with key, start frame and labels", () => {
     const frame = { data: new Uint8Array(600 * 400 * 3).fill(200), width: 600, height: 400, format: "rgb24" };
-    const info = { key: "big.mp4", start: 12, frames: 1, stride: 1, pts: [0], position: 0, labels: { flags: ["black"] } };
+    const info = {
+      key: "big.mp4",
+      start: 12,
+      frames: 1,
+      stride: 1,
+      pts: [0],
+      position: 0,
+      labels: { flags: ["black"] },
+    };
     const sheet = contactSheet([info], [{ frames: [frame] }]);
     expect(sheet.tiles).toEqual([{ clip: 0, frame: 0, x: 4, y: 15, width: 200, height: 133 }]);
     expect(labelsText(info.labels)).toBe("flags: black");

@@ -13,7 +13,15 @@ describe("frames as pictures", () => {
     const luma10 = [0, 4, 512, 1023];
     const lsb = frameToRgb({ data: wide(luma10, 4), width: 2, height: 2, format: "yuv420p10le" });
     expect(Array.from(lsb.data.filter((_, i) => i % 3 === 0))).toEqual([0, 1, 128, 255]);
-    const msb = frameToRgb({ data: wide(luma10.map((v) => v << 6), 4), width: 2, height: 2, format: "p010le" });
+    const msb = frameToRgb({
+      data: wide(
+        luma10.map((v) => v << 6),
+        4,
+      ),
+      width: 2,
+      height: 2,
+      format: "p010le",
+    });
     expect(Array.from(msb.data.filter((_, i) => i % 3 === 0))).toEqual([0, 1, 128, 255]);
     const twelve = frameToRgb({ data: wide([4095, 16], 4), width: 2, height: 1, format: "yuv420p12le" });
     expect(Array.from(twelve.data.filter((_, i) => i % 3 === 0))).toEqual([255, 1]);

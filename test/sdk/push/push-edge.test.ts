@@ -47,8 +47,15 @@ describe("pushDir", () => {
         res.writeHead(503).end("busy");
         return;
       }
-      puts.push({ url: req.url!, length: data.length, auth: req.headers.authorization, type: req.headers["content-type"] });
-      res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify({ size: data.length, etag: '"e"' }));
+      puts.push({
+        url: req.url!,
+        length: data.length,
+        auth: req.headers.authorization,
+        type: req.headers["content-type"],
+      });
+      res
+        .writeHead(201, { "content-type": "application/json" })
+        .end(JSON.stringify({ size: data.length, etag: '"e"' }));
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

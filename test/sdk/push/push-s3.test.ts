@@ -61,23 +61,53 @@ describe("pushing a directory straight to a bucket", () => {
     vi.stubEnv("AWS_SECRET_ACCESS_KEY", s3.credentials.secretAccessKey);
     let result: Awaited<ReturnType<typeof captureOutput>>;
     try {
-      result = await captureOutput(() => push([join(dir, "src"), "cli-run", "--bucket", s3.bucket, "--s3-endpoint", s3.endpoint, "--part-size", "5", "--json"]));
+      result = await captureOutput(() =>
+        push([
+          join(dir, "src"),
+          "cli-run",
+          "--bucket",
+          s3.bucket,
+          "--s3-endpoint",
+          s3.endpoint,
+          "--part-size",
+          "5",
+          "--json",
+        ]),
+      );
     } finally {
       vi.unstubAllEnvs();
     }
     const { code, out, err } = result;
     expect(code, err).toBe(0);
-    expect(JSON.parse(out.trim())).toMatchObject({ target: `s3://${s3.bucket}/cli-run/`, files: 2, multipart: 1, failed: 0 });
+    expect(JSON.parse(out.trim())).toMatchObject({
+      target: `s3://${s3.bucket}/cli-run/`,
+      files: 2,
+      multipart: 1,
+      failed: 0,
+    });
     expect(md5(await stored("cli-run/sub/big.bin"))).toBe(md5(files.get("sub/big.bin")!));
   });
 
   it("reports missing credentials as a typed error before any upload", async () => {
-    await expect(pushToBucket({ dir: join(dir, "src"), url: new URL(`s3://${s3.bucket}/x`), s3: { endpoint: s3.endpoint }, env: {} }))
-      .rejects.toMatchObject({ code: S3ErrorCode.CREDENTIALS_MISSING });
+    await expect(
+      pushToBucket({
+        dir: join(dir, "src"),
+        url: new URL(`s3://${s3.bucket}/x`),
+        s3: { endpoint: s3.endpoint },
+        env: {},
+      }),
+    ).rejects.toMatchObject({ code: S3ErrorCode.CREDENTIALS_MISSING });
     let err = "";
     const e = vi.spyOn(process.stderr, "write").mockImplementation((c) => ((err += String(c)), true));
     try {
-      const code = await push([join(dir, "src"), `s3://${s3.bucket}/x`, "--s3-endpoint", s3.endpoint, "--part-size", "1"]);
+      const code = await push([
+        join(dir, "src"),
+        `s3://${s3.bucket}/x`,
+        "--s3-endpoint",
+        s3.endpoint,
+        "--part-size",
+        "1",
+      ]);
       expect(code).toBe(2);
     } finally {
       e.mockRestore();

@@ -70,7 +70,13 @@ describe("frameOrder and decodeSpan", () => {
     const t = bframeTable();
     const order = frameOrder(t);
     // Frames 4..5 are samples 5 and 6; the keyframe before them is sample 0.
-    expect(decodeSpan(t, order, [4, 5])).toEqual({ firstSample: 0, endSample: 7, offset: 100, length: 70, sampleBytes: 70 });
+    expect(decodeSpan(t, order, [4, 5])).toEqual({
+      firstSample: 0,
+      endSample: 7,
+      offset: 100,
+      length: 70,
+      sampleBytes: 70,
+    });
     // Frame 3 is shown by sample 1 (the P); frames 7..8 by 7 and 9.
     expect(decodeSpan(t, order, [7, 8])).toMatchObject({ firstSample: 7, endSample: 10, offset: 170, length: 30 });
   });
@@ -83,10 +89,16 @@ describe("makePlan", () => {
     const a = makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe" });
     expect(a.total).toBe(2);
     expect(makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe" }).fingerprint).toBe(a.fingerprint);
-    expect(makePlan([{ ...objs[0]!, etag: "2" }], shards, { frames: 8, stride: 1, align: "keyframe" }).fingerprint).not.toBe(a.fingerprint);
+    expect(
+      makePlan([{ ...objs[0]!, etag: "2" }], shards, { frames: 8, stride: 1, align: "keyframe" }).fingerprint,
+    ).not.toBe(a.fingerprint);
     // Another video track is another dataset; track 0 is the plan of checkpoints from before the option.
-    expect(makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe", track: 1 }).fingerprint).not.toBe(a.fingerprint);
-    expect(makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe", track: 0 }).fingerprint).toBe(a.fingerprint);
+    expect(makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe", track: 1 }).fingerprint).not.toBe(
+      a.fingerprint,
+    );
+    expect(makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe", track: 0 }).fingerprint).toBe(
+      a.fingerprint,
+    );
     expect(makePlan(objs, shards, { frames: 4, stride: 2, align: "keyframe" }).fingerprint).not.toBe(a.fingerprint);
   });
 });

@@ -14,18 +14,27 @@ function plan(objects: number, perShard: number, wrap: (o: PlannedObject[]) => P
     return { key: `v${i}.mp4`, etag: "e", starts, gops: gopsOf(starts, [0, 8, 16]) };
   });
   const shards = [];
-  for (let i = 0; i < objects; i += perShard) shards.push({ objects: Array.from({ length: Math.min(perShard, objects - i) }, (_, k) => i + k) });
+  for (let i = 0; i < objects; i += perShard)
+    shards.push({ objects: Array.from({ length: Math.min(perShard, objects - i) }, (_, k) => i + k) });
   const p = makePlan(objs, shards, { frames: 4, stride: 1, align: "keyframe" });
   return { ...p, objects: wrap(objs) };
 }
-const digest = (refs: readonly { object: number; start: number }[]) => createHash("sha256").update(refs.map((c) => `${c.object}:${c.start}`).join(",")).digest("hex").slice(0, 16);
+const digest = (refs: readonly { object: number; start: number }[]) =>
+  createHash("sha256")
+    .update(refs.map((c) => `${c.object}:${c.start}`).join(","))
+    .digest("hex")
+    .slice(0, 16);
 
 describe("the epoch order streams and stays the order it was", () => {
   it("is, per algorithm, the order the materialising implementation gave (pinned: checkpoints replay it)", () => {
     const p = plan(300, 16);
     const params = { seed: 11, epoch: 2, buffer: 64 };
     // Digests of the order before it streamed; a change here breaks every checkpoint's resume.
-    expect({ none: digest(epochOrder(p, "none", params)), "shard-buffer": digest(epochOrder(p, "shard-buffer", params)), global: digest(epochOrder(p, "global", params)) }).toEqual({
+    expect({
+      none: digest(epochOrder(p, "none", params)),
+      "shard-buffer": digest(epochOrder(p, "shard-buffer", params)),
+      global: digest(epochOrder(p, "global", params)),
+    }).toEqual({
       none: "6cd9d270611a6d43",
       "shard-buffer": "b2d1a54c1f1242cb",
       global: "f3313dce62e6ac21",
@@ -35,8 +44,20 @@ describe("the epoch order streams and stays the order it was", () => {
 
   it("shard-buffer's first clip reads O(buffer) objects of the plan, not the epoch's", () => {
     const touched = new Set<number>();
-    const p = plan(100_000, 1000, (objs) => new Proxy(objs, { get: (t, k) => (typeof k === "string" && /^\d+$/.test(k) && touched.add(Number(k)), Reflect.get(t, k)) }));
-    const mine = new RankClips(epochStream(p, "shard-buffer", { seed: 1, epoch: 0, buffer: 256 }), new PositionSet(p.total), 3, 8);
+    const p = plan(
+      100_000,
+      1000,
+      (objs) =>
+        new Proxy(objs, {
+          get: (t, k) => (typeof k === "string" && /^\d+$/.test(k) && touched.add(Number(k)), Reflect.get(t, k)),
+        }),
+    );
+    const mine = new RankClips(
+      epochStream(p, "shard-buffer", { seed: 1, epoch: 0, buffer: 256 }),
+      new PositionSet(p.total),
+      3,
+      8,
+    );
     expect(mine.length).toBe(Math.ceil((p.total - 3) / 8));
     expect(mine.at(0)!.position).toBe(3);
     expect(mine.at(15)!.position).toBe(3 + 15 * 8);
@@ -64,7 +85,10 @@ describe("RankClips", () => {
             const params = { seed, epoch: seed % 4, buffer: 1 + (seed % 20) };
             const order = epochOrder(p, name, params);
             for (let rank = 0; rank < world; rank++) {
-              let want = partition(consumed.remaining(), rank, world).map((position) => ({ position, ref: order[position]! }));
+              let want = partition(consumed.remaining(), rank, world).map((position) => ({
+                position,
+                ref: order[position]!,
+              }));
               if (limit !== undefined) want = want.slice(0, limit);
               const mine = new RankClips(epochStream(p, name, params), consumed, rank, world, limit);
               expect(Array.from({ length: mine.length }, (_, i) => mine.at(i))).toEqual(want);
@@ -92,7 +116,17 @@ describe("RankClips", () => {
   it("says so when a registered algorithm orders fewer clips than the epoch has", () => {
     registerShuffle("short", (pl, q) => epochOrder(pl, "none", q).slice(1));
     const p = plan(4, 2);
-    const mine = new RankClips(epochStream(p, "short", { seed: 0, epoch: 0, buffer: 1 }), new PositionSet(p.total), 0, 1);
-    expect(() => mine.at(mine.length - 1)).toThrow(expect.objectContaining({ code: "ERR_INVALID_OPTION", message: `Expected the shuffle to order all ${p.total} clips of the epoch but received ${p.total - 1}` }));
+    const mine = new RankClips(
+      epochStream(p, "short", { seed: 0, epoch: 0, buffer: 1 }),
+      new PositionSet(p.total),
+      0,
+      1,
+    );
+    expect(() => mine.at(mine.length - 1)).toThrow(
+      expect.objectContaining({
+        code: "ERR_INVALID_OPTION",
+        message: `Expected the shuffle to order all ${p.total} clips of the epoch but received ${p.total - 1}`,
+      }),
+    );
   });
 });

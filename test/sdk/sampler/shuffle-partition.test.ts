@@ -2,13 +2,24 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { gopsOf, makePlan, type ClipPlan } from "../../../sdk/sampler/clip-plan.js";
 import { gopGroups, partition } from "../../../sdk/sampler/partition.js";
-import { bufferShuffle, epochOrder, interleaveRuns, registerShuffle, shuffleNames } from "../../../sdk/sampler/shuffle.js";
+import {
+  bufferShuffle,
+  epochOrder,
+  interleaveRuns,
+  registerShuffle,
+  shuffleNames,
+} from "../../../sdk/sampler/shuffle.js";
 import { seededRng } from "../../../sdk/sampler/rng.js";
 
 function plan(objects: number, clipsEach: number, perShard: number): ClipPlan {
-  const objs = Array.from({ length: objects }, (_, i) => ({ key: `v${i}.mp4`, etag: "e", starts: Array.from({ length: clipsEach }, (_, c) => c * 8) }));
+  const objs = Array.from({ length: objects }, (_, i) => ({
+    key: `v${i}.mp4`,
+    etag: "e",
+    starts: Array.from({ length: clipsEach }, (_, c) => c * 8),
+  }));
   const shards = [];
-  for (let i = 0; i < objects; i += perShard) shards.push({ objects: Array.from({ length: Math.min(perShard, objects - i) }, (_, k) => i + k) });
+  for (let i = 0; i < objects; i += perShard)
+    shards.push({ objects: Array.from({ length: Math.min(perShard, objects - i) }, (_, k) => i + k) });
   return makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe" });
 }
 const id = (c: { object: number; start: number }) => `${c.object}:${c.start}`;
@@ -27,11 +38,15 @@ describe("epoch order", () => {
     expect(epochOrder(p, "shard-buffer", { seed: 4, epoch: 1, buffer: 16 }).map(id)).not.toEqual(a);
   });
   it("none keeps plan order and false means none", () => {
-    expect(epochOrder(p, false, { seed: 3, epoch: 1, buffer: 16 })).toEqual(epochOrder(p, "none", { seed: 9, epoch: 9, buffer: 1 }));
+    expect(epochOrder(p, false, { seed: 3, epoch: 1, buffer: 16 })).toEqual(
+      epochOrder(p, "none", { seed: 9, epoch: 9, buffer: 1 }),
+    );
     expect(epochOrder(p, "none", { seed: 0, epoch: 0, buffer: 1 })[5]).toEqual({ object: 1, start: 0 });
   });
   it("rejects an unknown algorithm by name, and takes registered ones", () => {
-    expect(() => epochOrder(p, "nope", { seed: 0, epoch: 0, buffer: 1 })).toThrow(/Expected one of "none", .* for shuffle but received "nope"/);
+    expect(() => epochOrder(p, "nope", { seed: 0, epoch: 0, buffer: 1 })).toThrow(
+      /Expected one of "none", .* for shuffle but received "nope"/,
+    );
     registerShuffle("reverse", (pl, q) => epochOrder(pl, "none", q).reverse());
     expect(epochOrder(p, "reverse", { seed: 0, epoch: 0, buffer: 1 })[0]).toEqual({ object: 19, start: 32 });
   });
@@ -76,7 +91,9 @@ describe("partition", () => {
           const remaining = [...raw].sort((a, b) => a - b);
           // Groups of neighbouring positions, as GOP runs interleaved by the shuffle are.
           const groupOf = (p: number) => Math.floor(p / groupSpan);
-          const parts = Array.from({ length: world }, (_, r) => partition(remaining, r, world, { count: Math.floor(10_000 / groupSpan) + 1, of: groupOf }));
+          const parts = Array.from({ length: world }, (_, r) =>
+            partition(remaining, r, world, { count: Math.floor(10_000 / groupSpan) + 1, of: groupOf }),
+          );
           const all = parts.flat();
           expect([...all].sort((a, b) => a - b)).toEqual(remaining);
           const sizes = parts.map((x) => x.length);
@@ -84,7 +101,9 @@ describe("partition", () => {
           for (const x of parts) expect([...x].sort((a, b) => a - b)).toEqual(x);
           // A group is split only at the end of a rank's turn: at most one per turn, each turn about 8 groups.
           const owners = new Map<number, Set<number>>();
-          parts.forEach((x, r) => x.forEach((p) => owners.set(groupOf(p), (owners.get(groupOf(p)) ?? new Set()).add(r))));
+          parts.forEach((x, r) =>
+            x.forEach((p) => owners.set(groupOf(p), (owners.get(groupOf(p)) ?? new Set()).add(r))),
+          );
           const split = [...owners.values()].filter((o) => o.size > 1).length;
           const groups = owners.size;
           if (groups < remaining.length) expect(split).toBeLessThanOrEqual(Math.ceil(groups / 8) + world);
@@ -94,14 +113,25 @@ describe("partition", () => {
   });
 
   it("gives a GOP run's clips to one rank in the epoch order of the default shuffle", () => {
-    const objs = Array.from({ length: 8 }, (_, i) => ({ key: `v${i}.mp4`, etag: "e", starts: Array.from({ length: 56 }, (_, c) => c * 16), gops: Array.from({ length: 56 }, (_, c) => Math.floor((c * 16) / 300) * 300) }));
-    const p = makePlan(objs, [{ objects: [0, 1, 2, 3] }, { objects: [4, 5, 6, 7] }], { frames: 16, stride: 1, align: "exact" });
+    const objs = Array.from({ length: 8 }, (_, i) => ({
+      key: `v${i}.mp4`,
+      etag: "e",
+      starts: Array.from({ length: 56 }, (_, c) => c * 16),
+      gops: Array.from({ length: 56 }, (_, c) => Math.floor((c * 16) / 300) * 300),
+    }));
+    const p = makePlan(objs, [{ objects: [0, 1, 2, 3] }, { objects: [4, 5, 6, 7] }], {
+      frames: 16,
+      stride: 1,
+      align: "exact",
+    });
     const order = epochOrder(p, "shard-buffer", { seed: 3, epoch: 0, buffer: 256 });
     const remaining = order.map((_, i) => i);
     const groups = gopGroups(p, (i) => order[i]!)!;
     const world = 4;
     const owners = new Map<number, Set<number>>();
-    for (let r = 0; r < world; r++) for (const q of partition(remaining, r, world, groups)) owners.set(groups.of(q), (owners.get(groups.of(q)) ?? new Set()).add(r));
+    for (let r = 0; r < world; r++)
+      for (const q of partition(remaining, r, world, groups))
+        owners.set(groups.of(q), (owners.get(groups.of(q)) ?? new Set()).add(r));
     // 8 videos of 3 GOPs each (300-frame GOPs, 900 frames); round-robin would put every GOP on every rank.
     expect(owners.size).toBe(8 * 3);
     expect([...owners.values()].filter((o) => o.size > 1).length).toBeLessThanOrEqual(world);
@@ -118,23 +148,33 @@ describe("GOP runs in the shard-buffer order", () => {
 
   it("interleaveRuns keeps each run in order and deals from several at once", () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 30 }), fc.integer({ min: 1, max: 8 }), fc.integer(), (lengths, width, seed) => {
-        const runs = lengths.map((n, r) => Array.from({ length: n }, (_, i) => ({ r, i })));
-        const out = interleaveRuns(runs, width, seededRng(seed >>> 0, 0, "t"));
-        expect(out).toHaveLength(lengths.reduce((a, b) => a + b, 0));
-        const at = new Map<number, number>();
-        for (const { r, i } of out) {
-          expect(i).toBe(at.get(r) ?? 0);
-          at.set(r, i + 1);
-        }
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 30 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer(),
+        (lengths, width, seed) => {
+          const runs = lengths.map((n, r) => Array.from({ length: n }, (_, i) => ({ r, i })));
+          const out = interleaveRuns(runs, width, seededRng(seed >>> 0, 0, "t"));
+          expect(out).toHaveLength(lengths.reduce((a, b) => a + b, 0));
+          const at = new Map<number, number>();
+          for (const { r, i } of out) {
+            expect(i).toBe(at.get(r) ?? 0);
+            at.set(r, i + 1);
+          }
+        },
+      ),
     );
   });
 
   it("scatters clips of one GOP: 300-frame GOPs, 16-frame clips, batches of 8 mix GOPs", () => {
     // 4 videos of 3 GOPs each, 18 clips per GOP.
     const starts = Array.from({ length: 54 }, (_, c) => c * 16 + Math.floor(c / 18) * 12);
-    const objs = Array.from({ length: 4 }, (_, i) => ({ key: `v${i}`, etag: "e", starts, gops: gopsOf(starts, [0, 300, 600]) }));
+    const objs = Array.from({ length: 4 }, (_, i) => ({
+      key: `v${i}`,
+      etag: "e",
+      starts,
+      gops: gopsOf(starts, [0, 300, 600]),
+    }));
     const p = makePlan(objs, [{ objects: [0, 1, 2, 3] }], { frames: 16, stride: 1, align: "exact" });
     const order = epochOrder(p, "shard-buffer", { seed: 1, epoch: 0, buffer: 256 });
     expect(new Set(order.map(id)).size).toBe(p.total);

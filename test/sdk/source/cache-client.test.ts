@@ -44,10 +44,14 @@ describe("a refused read keeps the HTTP status and code it came with", () => {
     it(`through ${name}: 403 is an auth failure, 404 is not`, async () => {
       const cache = await make();
       caches.push(cache);
-      const refused = await cache.read(`${edgeUrl}/v1/objects/expired/a.mp4?exp=1&sig=x`, 0, 10, undefined).catch((e: unknown) => e);
+      const refused = await cache
+        .read(`${edgeUrl}/v1/objects/expired/a.mp4?exp=1&sig=x`, 0, 10, undefined)
+        .catch((e: unknown) => e);
       expect(refused).toMatchObject({ code: "ERR_UPSTREAM_STATUS", status: 403 });
       expect(isAuthFailure(refused)).toBe(true);
-      const missing = await cache.read(`${edgeUrl}/v1/objects/missing/a.mp4?exp=1&sig=x`, 0, 10, undefined).catch((e: unknown) => e);
+      const missing = await cache
+        .read(`${edgeUrl}/v1/objects/missing/a.mp4?exp=1&sig=x`, 0, 10, undefined)
+        .catch((e: unknown) => e);
       expect(missing).toMatchObject({ code: "ERR_UPSTREAM_STATUS", status: 404 });
       expect(isAuthFailure(missing)).toBe(false);
     });
@@ -56,11 +60,15 @@ describe("a refused read keeps the HTTP status and code it came with", () => {
 
 describe("isAuthFailure branches on code and status, never on the message", () => {
   it("an index fetch the edge refused is one", () => {
-    expect(isAuthFailure(new ManifestError(ManifestErrorCode.HTTP, "/v1/index/a.mp4 answered 401", { status: 401 }))).toBe(true);
+    expect(
+      isAuthFailure(new ManifestError(ManifestErrorCode.HTTP, "/v1/index/a.mp4 answered 401", { status: 401 })),
+    ).toBe(true);
   });
   it("a message that reads like a refusal is not, nor a 403 of another kind", () => {
     expect(isAuthFailure(new Error("Upstream answered 403 for the URL"))).toBe(false);
     expect(isAuthFailure(new SdkError("ERR_CACHE_HTTP", "origin-cache answered 403 for bytes 0+10"))).toBe(false);
-    expect(isAuthFailure(new SdkError(relayedCode("ERR_UPSTREAM_NOT_ALLOWED"), "Expected a URL under …", { status: 403 }))).toBe(false);
+    expect(
+      isAuthFailure(new SdkError(relayedCode("ERR_UPSTREAM_NOT_ALLOWED"), "Expected a URL under …", { status: 403 })),
+    ).toBe(false);
   });
 });

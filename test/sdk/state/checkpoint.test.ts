@@ -1,12 +1,23 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { partition } from "../../../sdk/sampler/partition.js";
-import { mergeCheckpoints, PositionSet, restore, toCheckpoint, type Checkpoint } from "../../../sdk/state/checkpoint.js";
+import {
+  mergeCheckpoints,
+  PositionSet,
+  restore,
+  toCheckpoint,
+  type Checkpoint,
+} from "../../../sdk/state/checkpoint.js";
 
 const meta = { fingerprint: "f", seed: 1, epoch: 0 };
 
 /** One run: each rank consumes a prefix of its share of what is left, then all checkpoint. */
-function runOnce(total: number, resume: Checkpoint | undefined, world: number, taken: (rank: number, share: number) => number) {
+function runOnce(
+  total: number,
+  resume: Checkpoint | undefined,
+  world: number,
+  taken: (rank: number, share: number) => number,
+) {
   const delivered: number[] = [];
   const states: Checkpoint[] = [];
   for (let rank = 0; rank < world; rank++) {
@@ -27,7 +38,13 @@ describe("exact resume", () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 0, max: 400 }),
-        fc.array(fc.tuple(fc.integer({ min: 1, max: 9 }), fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 9, maxLength: 9 })), { minLength: 1, maxLength: 4 }),
+        fc.array(
+          fc.tuple(
+            fc.integer({ min: 1, max: 9 }),
+            fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 9, maxLength: 9 }),
+          ),
+          { minLength: 1, maxLength: 4 },
+        ),
         (total, runs) => {
           let state: Checkpoint | undefined;
           const all: number[] = [];
@@ -51,12 +68,18 @@ describe("exact resume", () => {
     set.add(3);
     const c0 = toCheckpoint(set, { ...meta, world: 2, rank: 0 });
     const c1 = toCheckpoint(new PositionSet(10), { ...meta, world: 2, rank: 1 });
-    expect(() => restore(c0, { fingerprint: "g", total: 10 })).toThrow(expect.objectContaining({ code: "ERR_RESUME_MISMATCH" }));
-    expect(() => restore(c0, { fingerprint: "f", total: 10 })).toThrow(expect.objectContaining({ code: "ERR_RESUME_INCOMPLETE" }));
+    expect(() => restore(c0, { fingerprint: "g", total: 10 })).toThrow(
+      expect.objectContaining({ code: "ERR_RESUME_MISMATCH" }),
+    );
+    expect(() => restore(c0, { fingerprint: "f", total: 10 })).toThrow(
+      expect.objectContaining({ code: "ERR_RESUME_INCOMPLETE" }),
+    );
     const merged = restore([c0, c1], { fingerprint: "f", total: 10 });
     expect(merged.set.count).toBe(1);
     expect(merged.set.has(3)).toBe(true);
-    expect(() => mergeCheckpoints([c0, { ...c1, epoch: 5 }])).toThrow(expect.objectContaining({ code: "ERR_RESUME_MISMATCH" }));
+    expect(() => mergeCheckpoints([c0, { ...c1, epoch: 5 }])).toThrow(
+      expect.objectContaining({ code: "ERR_RESUME_MISMATCH" }),
+    );
   });
 
   it("round-trips through JSON", () => {

@@ -15,7 +15,12 @@ afterEach(async () => {
 });
 
 const array = (key: string, etag: string): IndexV1 => ({
-  version: 1, key, etag, size: 1000, kind: "array", array: { dtype: "<f4", shape: [10, 25], fortranOrder: false, dataOffset: 128 },
+  version: 1,
+  key,
+  etag,
+  size: 1000,
+  kind: "array",
+  array: { dtype: "<f4", shape: [10, 25], fortranOrder: false, dataOffset: 128 },
 });
 
 describe("IndexDiskCache", () => {

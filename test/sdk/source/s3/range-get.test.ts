@@ -23,7 +23,9 @@ beforeAll(async () => {
     if (path === "/no-range" || !m) return void res.writeHead(200, { "content-length": body.length }).end(body);
     const [start, end] = [Number(m[1]), Number(m[2])];
     const slice = path === "/short" ? body.subarray(start, end) : body.subarray(start, end + 1);
-    res.writeHead(206, { "content-range": `bytes ${start}-${end}/${body.length}`, "content-length": slice.length }).end(slice);
+    res
+      .writeHead(206, { "content-range": `bytes ${start}-${end}/${body.length}`, "content-length": slice.length })
+      .end(slice);
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -43,24 +45,35 @@ describe("rangeGet", () => {
   it("refuses bytes of another version even when the server ignores If-Match", async () => {
     etag = '"v2"';
     try {
-      await expect(rangeGet(target("/ok"), 0, 10, context)).rejects.toMatchObject({ code: S3ErrorCode.OBJECT_CHANGED, message: expect.stringMatching(/ETag "v2", listed "v1"/) });
+      await expect(rangeGet(target("/ok"), 0, 10, context)).rejects.toMatchObject({
+        code: S3ErrorCode.OBJECT_CHANGED,
+        message: expect.stringMatching(/ETag "v2", listed "v1"/),
+      });
     } finally {
       etag = '"v1"';
     }
   });
 
   it("never keeps a slice of a whole-object 200 to a partial range", async () => {
-    await expect(rangeGet(target("/no-range"), 10, 10, context)).rejects.toMatchObject({ code: S3ErrorCode.REQUEST_FAILED, message: expect.stringMatching(/ignored the Range header/) });
+    await expect(rangeGet(target("/no-range"), 10, 10, context)).rejects.toMatchObject({
+      code: S3ErrorCode.REQUEST_FAILED,
+      message: expect.stringMatching(/ignored the Range header/),
+    });
     expect((await rangeGet(target("/no-range"), 0, body.length, context)).length).toBe(body.length);
   });
 
   it("retries 5xx and short bodies, then reports them", async () => {
     flaky = 2;
     expect((await rangeGet(target("/flaky"), 0, 16, context)).length).toBe(16);
-    await expect(rangeGet(target("/short"), 0, 16, context, { attempts: 2 })).rejects.toMatchObject({ code: S3ErrorCode.REQUEST_FAILED, message: expect.stringMatching(/after 2 attempt/) });
+    await expect(rangeGet(target("/short"), 0, 16, context, { attempts: 2 })).rejects.toMatchObject({
+      code: S3ErrorCode.REQUEST_FAILED,
+      message: expect.stringMatching(/after 2 attempt/),
+    });
   });
 
   it("rejects a range outside the listed size before any request", async () => {
-    await expect(rangeGet(target("/ok"), body.length - 1, 2, context)).rejects.toThrow(/Expected a range inside the 4096-byte object/);
+    await expect(rangeGet(target("/ok"), body.length - 1, 2, context)).rejects.toThrow(
+      /Expected a range inside the 4096-byte object/,
+    );
   });
 });

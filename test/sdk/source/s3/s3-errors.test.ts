@@ -20,8 +20,17 @@ afterAll(async () => {
   await Promise.all([s3, eu, guarded].map((server) => server?.close()));
 });
 
-async function listError(server: S3TestServer, options: S3SourceOptions, bucket = server.bucket, env: NodeJS.ProcessEnv = {}) {
-  const source = await openS3Source(new URL(`s3://${bucket}/data`), { endpoint: server.endpoint, region: server.region, credentials: server.credentials, ...options }, env);
+async function listError(
+  server: S3TestServer,
+  options: S3SourceOptions,
+  bucket = server.bucket,
+  env: NodeJS.ProcessEnv = {},
+) {
+  const source = await openS3Source(
+    new URL(`s3://${bucket}/data`),
+    { endpoint: server.endpoint, region: server.region, credentials: server.credentials, ...options },
+    env,
+  );
   try {
     await source.list();
   } catch (err) {
@@ -41,10 +50,14 @@ describe("errors a user meets in direct-to-bucket mode", () => {
   });
 
   it("credentials from the environment work", async () => {
-    const source = await openS3Source(new URL(`s3://${s3.bucket}/data`), { endpoint: s3.endpoint }, {
-      AWS_ACCESS_KEY_ID: s3.credentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
-    });
+    const source = await openS3Source(
+      new URL(`s3://${s3.bucket}/data`),
+      { endpoint: s3.endpoint },
+      {
+        AWS_ACCESS_KEY_ID: s3.credentials.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
+      },
+    );
     try {
       expect((await source.list()).objects.map((o) => o.key)).toEqual(["data/a.bin"]);
     } finally {
@@ -59,14 +72,18 @@ describe("errors a user meets in direct-to-bucket mode", () => {
   });
 
   it("a wrong secret: ERR_S3_CREDENTIALS_INVALID", async () => {
-    const err = await listError(s3, { credentials: { accessKeyId: s3.credentials.accessKeyId, secretAccessKey: "wrong" } });
+    const err = await listError(s3, {
+      credentials: { accessKeyId: s3.credentials.accessKeyId, secretAccessKey: "wrong" },
+    });
     expect(err.code).toBe(S3ErrorCode.CREDENTIALS_INVALID);
   });
 
   it("a wrong region: ERR_S3_WRONG_REGION naming the bucket's region", async () => {
     const err = await listError(eu, { region: "us-east-1" });
     expect(err.code).toBe(S3ErrorCode.WRONG_REGION);
-    expect(err.message).toMatch(/signed for region "us-east-1" but the bucket is in "eu-west-1": pass region "eu-west-1"/);
+    expect(err.message).toMatch(
+      /signed for region "us-east-1" but the bucket is in "eu-west-1": pass region "eu-west-1"/,
+    );
   });
 
   it("a bucket that does not exist: ERR_S3_BUCKET_NOT_FOUND", async () => {
@@ -82,10 +99,18 @@ describe("errors a user meets in direct-to-bucket mode", () => {
   });
 
   it("a presigned read refused by the bucket maps the same way", async () => {
-    const source = await openS3Source(new URL(`s3://${s3.bucket}/data`), { endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials }, {});
+    const source = await openS3Source(
+      new URL(`s3://${s3.bucket}/data`),
+      { endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials },
+      {},
+    );
     const object = (await source.list()).objects[0]!;
     await source.close();
-    const wrong = await openS3Source(new URL(`s3://${s3.bucket}/data`), { endpoint: s3.endpoint, credentials: { accessKeyId: s3.credentials.accessKeyId, secretAccessKey: "wrong" } }, {});
+    const wrong = await openS3Source(
+      new URL(`s3://${s3.bucket}/data`),
+      { endpoint: s3.endpoint, credentials: { accessKeyId: s3.credentials.accessKeyId, secretAccessKey: "wrong" } },
+      {},
+    );
     try {
       // Index reads go to the bucket and see its error code; byte reads through the cache see the 403 status.
       await expect(wrong.index(object)).rejects.toMatchObject({ code: S3ErrorCode.CREDENTIALS_INVALID });

@@ -18,7 +18,11 @@ afterAll(async () => {
 
 describe("listing past ListObjectsV2's 1000-key page", () => {
   it("follows continuation tokens and returns every key once, in order", async () => {
-    const location = parseBucketUrl(new URL(`s3://${s3.bucket}/many`), { endpoint: s3.endpoint, region: s3.region }, {});
+    const location = parseBucketUrl(
+      new URL(`s3://${s3.bucket}/many`),
+      { endpoint: s3.endpoint, region: s3.region },
+      {},
+    );
     const bucket = new S3Bucket(location, s3.credentials);
     try {
       const pages: number[] = [];
@@ -27,7 +31,11 @@ describe("listing past ListObjectsV2's 1000-key page", () => {
     } finally {
       bucket.destroy();
     }
-    const source = await openS3Source(new URL(`s3://${s3.bucket}/many`), { endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials }, {});
+    const source = await openS3Source(
+      new URL(`s3://${s3.bucket}/many`),
+      { endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials },
+      {},
+    );
     try {
       const { objects, shards } = await source.list();
       expect(objects.map((o) => o.key)).toEqual(keys);

@@ -33,12 +33,16 @@ afterAll(async () => {
 });
 
 async function open(prefix = "clips", extra: { indexCacheDir?: string } = {}): Promise<S3Source> {
-  return openS3Source(new URL(`s3://${s3.bucket}/${prefix}`), {
-    endpoint: s3.endpoint,
-    region: s3.region,
-    credentials: s3.credentials,
-    indexCacheDir: extra.indexCacheDir ?? join(dir, "index-cache"),
-  }, {});
+  return openS3Source(
+    new URL(`s3://${s3.bucket}/${prefix}`),
+    {
+      endpoint: s3.endpoint,
+      region: s3.region,
+      credentials: s3.credentials,
+      indexCacheDir: extra.indexCacheDir ?? join(dir, "index-cache"),
+    },
+    {},
+  );
 }
 
 describe("S3Source against a real S3-compatible server", () => {
@@ -64,8 +68,15 @@ describe("S3Source against a real S3-compatible server", () => {
       const { objects } = await source.list();
       const object = objects[0]!;
       const local = await readFile(files.get(object.key)!);
-      for (const [offset, length] of [[0, 1], [7, 1000], [local.length - 333, 333], [0, local.length]] as const) {
-        expect(Buffer.from(await source.read(object, offset, length)).equals(local.subarray(offset, offset + length))).toBe(true);
+      for (const [offset, length] of [
+        [0, 1],
+        [7, 1000],
+        [local.length - 333, 333],
+        [0, local.length],
+      ] as const) {
+        expect(
+          Buffer.from(await source.read(object, offset, length)).equals(local.subarray(offset, offset + length)),
+        ).toBe(true);
       }
     } finally {
       await source.close();

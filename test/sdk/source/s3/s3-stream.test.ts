@@ -20,8 +20,28 @@ const local = new Map<string, string>();
 const expectedMd5 = new Map<string, string[]>();
 
 async function ffmpegMd5s(file: string): Promise<string[]> {
-  const { stdout } = await run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", file, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "framemd5", "-"], { maxBuffer: 16 << 20 });
-  return stdout.split("\n").filter((l) => l && !l.startsWith("#")).map((l) => l.split(",").at(-1)!.trim());
+  const { stdout } = await run(
+    "ffmpeg",
+    [
+      "-hide_banner",
+      "-loglevel",
+      "error",
+      "-i",
+      file,
+      "-map",
+      "0:v:0",
+      "-fps_mode",
+      "passthrough",
+      "-f",
+      "framemd5",
+      "-",
+    ],
+    { maxBuffer: 16 << 20 },
+  );
+  return stdout
+    .split("\n")
+    .filter((l) => l && !l.startsWith("#"))
+    .map((l) => l.split(",").at(-1)!.trim());
 }
 
 function bucketOptions(): OpenOptions {
@@ -33,8 +53,14 @@ beforeAll(async () => {
   vi.stubEnv("EC_INDEX_CACHE_DIR", join(dir, "index-cache"));
   s3 = await startS3Server();
   dataset = `s3://${s3.bucket}/e2e`;
-  local.set("e2e/a.mp4", await makeVideo(dir, { codec: "h264", width: 96, height: 64, frames: 36, gop: 6, bframes: 2 }));
-  local.set("e2e/sub/b.mp4", await makeVideo(dir, { codec: "hevc", width: 64, height: 48, frames: 24, gop: 8, faststart: true }));
+  local.set(
+    "e2e/a.mp4",
+    await makeVideo(dir, { codec: "h264", width: 96, height: 64, frames: 36, gop: 6, bframes: 2 }),
+  );
+  local.set(
+    "e2e/sub/b.mp4",
+    await makeVideo(dir, { codec: "hevc", width: 64, height: 48, frames: 24, gop: 8, faststart: true }),
+  );
   for (const [key, file] of local) {
     expectedMd5.set(key, await ffmpegMd5s(file));
     await s3.put(key, await readFile(file));
@@ -48,9 +74,20 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function checkFrames(options: OpenOptions): Promise<{ frames: number; errors: SdkError[]; stats: ReturnType<Awaited<ReturnType<typeof open>>["stats"]> }> {
+async function checkFrames(
+  options: OpenOptions,
+): Promise<{ frames: number; errors: SdkError[]; stats: ReturnType<Awaited<ReturnType<typeof open>>["stats"]> }> {
   const errors: SdkError[] = [];
-  const ds = await open(dataset, { ...bucketOptions(), frames: 3, stride: 2, align: "exact", format: "native", batch: 4, onError: (e) => errors.push(e), ...options });
+  const ds = await open(dataset, {
+    ...bucketOptions(),
+    frames: 3,
+    stride: 2,
+    align: "exact",
+    format: "native",
+    batch: 4,
+    onError: (e) => errors.push(e),
+    ...options,
+  });
   let frames = 0;
   try {
     for await (const b of ds) {
@@ -80,7 +117,13 @@ describe("open(s3://…) straight from the bucket", () => {
     const cacheDir = await mkdtemp(join(tmpdir(), "ec-s3-cache-"));
     let svc: CacheService | undefined;
     try {
-      svc = await startCache({ upstreams: [upstream], dir: cacheDir, maxBytes: 64 << 20, blockSize: 64 << 10, logLevel: "silent" });
+      svc = await startCache({
+        upstreams: [upstream],
+        dir: cacheDir,
+        maxBytes: 64 << 20,
+        blockSize: 64 << 10,
+        logLevel: "silent",
+      });
       const first = await checkFrames({ cache: svc.url });
       expect(first.frames).toBe((7 + 4) * 3);
       expect(first.stats.bytes_fetched).toBeGreaterThan(0);
@@ -93,7 +136,11 @@ describe("open(s3://…) straight from the bucket", () => {
       // An object overwritten behind the service's back is an ERR_ETAG_CHANGED there too.
       await s3.put("e2e/changing.bin", new Uint8Array(1 << 20).fill(1));
       const { openS3Source } = await import("../../../../sdk/source/s3/index.js");
-      const source = await openS3Source(new URL(dataset), { endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials, cache: svc.url }, {});
+      const source = await openS3Source(
+        new URL(dataset),
+        { endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials, cache: svc.url },
+        {},
+      );
       try {
         const object = (await source.list()).objects.find((o) => o.key === "e2e/changing.bin")!;
         expect(Buffer.from(await source.read(object, 0, 16)).every((b) => b === 1)).toBe(true);

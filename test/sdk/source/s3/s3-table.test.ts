@@ -19,7 +19,14 @@ let s3: S3TestServer;
 const files = new Map<string, Uint8Array>();
 const etags = new Map<string, string>();
 
-const options = (): OpenOptions => ({ endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials, device: "cpu", frames: 4, seed: 2 });
+const options = (): OpenOptions => ({
+  endpoint: s3.endpoint,
+  region: s3.region,
+  credentials: s3.credentials,
+  device: "cpu",
+  frames: 4,
+  seed: 2,
+});
 
 async function run(extra: OpenOptions = {}) {
   const url = `s3://${s3.bucket}/tbl`;
@@ -34,12 +41,23 @@ async function run(extra: OpenOptions = {}) {
 
 /** What the edge's indexer would have written into the bucket: one signed generation, its pages and the public keys. */
 async function writeTable(): Promise<void> {
-  const entries = await Promise.all([...files].map(async ([key, bytes]) => tableEntry(await buildIndex(bytesReader(bytes), { key, etag: etags.get(key)! }))));
-  const { head, pages } = await buildGeneration(undefined, new Map(entries.map((e) => [e.key, e])), async () => [], { root: "tbl", shardBytes: 128 << 20, now: Math.floor(Date.now() / 1000) });
+  const entries = await Promise.all(
+    [...files].map(async ([key, bytes]) =>
+      tableEntry(await buildIndex(bytesReader(bytes), { key, etag: etags.get(key)! })),
+    ),
+  );
+  const { head, pages } = await buildGeneration(undefined, new Map(entries.map((e) => [e.key, e])), async () => [], {
+    root: "tbl",
+    shardBytes: 128 << 20,
+    now: Math.floor(Date.now() / 1000),
+  });
   const key = generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64");
   const signer = await manifestSigner(key);
   const body = JSON.stringify(await signJson(head, signer));
-  const put = (Key: string, Body: Uint8Array | string, ContentEncoding?: string) => s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key, Body, ...(ContentEncoding ? { ContentEncoding } : {}) }));
+  const put = (Key: string, Body: Uint8Array | string, ContentEncoding?: string) =>
+    s3.client.send(
+      new PutObjectCommand({ Bucket: s3.bucket, Key, Body, ...(ContentEncoding ? { ContentEncoding } : {}) }),
+    );
   for (const p of pages) await put(tableKeys.page("tbl", p.name), p.gz, "gzip");
   await put(tableKeys.generation("tbl", head.generation), body);
   await put(tableKeys.head("tbl"), body);
@@ -50,8 +68,28 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-s3-table-"));
   vi.stubEnv("EC_INDEX_CACHE_DIR", join(dir, "index-cache"));
   s3 = await startS3Server();
-  files.set("tbl/a.mp4", new Uint8Array(await readFile(await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 36, gop: 6, bframes: 2 }))));
-  files.set("tbl/sub/b.mp4", new Uint8Array(await readFile(await makeVideo(dir, { codec: "hevc", width: 64, height: 48, frames: 24, gop: 8, faststart: true, name: "b.mp4" }))));
+  files.set(
+    "tbl/a.mp4",
+    new Uint8Array(
+      await readFile(await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 36, gop: 6, bframes: 2 })),
+    ),
+  );
+  files.set(
+    "tbl/sub/b.mp4",
+    new Uint8Array(
+      await readFile(
+        await makeVideo(dir, {
+          codec: "hevc",
+          width: 64,
+          height: 48,
+          frames: 24,
+          gop: 8,
+          faststart: true,
+          name: "b.mp4",
+        }),
+      ),
+    ),
+  );
   files.set("tbl/broken.mp4", files.get("tbl/a.mp4")!.slice(0, 3000));
   for (const [key, bytes] of files) etags.set(key, await s3.put(key, bytes));
 }, 120_000);
