@@ -35,6 +35,8 @@ function publishRoot(body: unknown): string | undefined {
 
 export interface QueueDeps {
   readonly index: (env: Env, key: string, opts: { maxReads: number }) => Promise<IndexOutcome>;
+  /** The invocation's subrequest budget (SUBREQUEST_BUDGET; smaller in tests). */
+  readonly budget?: number;
 }
 
 function envSeconds(text: string | undefined, fallback: number): number {
@@ -61,7 +63,7 @@ export async function handleQueue(
   const published = new Set<string>();
   const deferred = new Set<string>();
   // One subrequest kept for sending the publish messages deferred to a fresh invocation.
-  let budget = SUBREQUEST_BUDGET - 1;
+  let budget = (deps.budget ?? SUBREQUEST_BUDGET) - 1;
   for (const msg of batch.messages) {
     const publish = publishRoot(msg.body);
     if (publish !== undefined) {

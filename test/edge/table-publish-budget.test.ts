@@ -1,12 +1,13 @@
-import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
 import { chooseChanges } from "../../common/dataset-table/budget.js";
 import { compareKeys } from "../../common/dataset-table/entry.js";
 import { tableKeys } from "../../common/dataset-table/table-keys.js";
 import type { TableEntryV1 } from "../../common/schema/index.js";
 import { indexForTable, recordEntry } from "../../edge/table/index-object.js";
 import { MIN_GENERATION_SUBREQUESTS, publishTable, readHead, writeGeneration } from "../../edge/table/publish.js";
-import { readTable } from "./table-helpers.js";
+import { handleQueue, PUBLISH_OVERHEAD } from "../../edge/table/index-queue.js";
+import { eventually, readTable } from "./table-helpers.js";
 
 const entry = (root: string, i: number, etag = "e"): TableEntryV1 => ({
   key: `${root}/o-${String(i).padStart(5, "0")}.npy`,
@@ -98,6 +99,38 @@ describe("a generation within its subrequest budget", () => {
       `Expected a subrequest budget of at least ${MIN_GENERATION_SUBREQUESTS} but received ${MIN_GENERATION_SUBREQUESTS - 1}`,
     );
     expect(await readHead(env, "pbad")).toBeUndefined();
+  });
+});
+
+describe("the publish queue's handler within one invocation's budget", () => {
+  it("publishes a root once per batch and sends the roots that do not fit again", async () => {
+    for (const root of ["pqa", "pqb"]) await recordEntry(env, root, entry(root, 1));
+    const batch = createMessageBatch(
+      "ec-publish",
+      ["pqa", "pqa", "pqb"].map((root, i) => ({
+        id: `p${i}`,
+        timestamp: new Date(),
+        attempts: 1,
+        body: { type: "publish", root },
+      })),
+    );
+    const retries = batch.messages.map((m) => vi.spyOn(m, "retry"));
+    const resent = vi.spyOn(env.PUBLISH_QUEUE, "sendBatch");
+    const ctx = createExecutionContext();
+    // Room for one publish message with its overhead, not two.
+    await handleQueue(batch, env, {
+      index: indexForTable,
+      budget: 1 + PUBLISH_OVERHEAD + MIN_GENERATION_SUBREQUESTS + 5,
+    });
+    const result = await getQueueResult(batch, ctx);
+    expect(result.explicitAcks).toEqual(["p0", "p1", "p2"]);
+    expect(retries.flatMap((r) => r.mock.calls)).toEqual([]);
+    expect((await readHead(env, "pqa"))!.head.generation).toBe(1);
+    expect(resent.mock.calls).toEqual([[[{ body: { type: "publish", root: "pqb" } }]]]);
+    resent.mockRestore();
+    // The real queue delivers the message sent again for pqb, and its consumer publishes it.
+    const pqb = await eventually(() => readHead(env, "pqb"), "a generation of pqb");
+    expect(pqb.head.objects).toBe(1);
   });
 });
 
