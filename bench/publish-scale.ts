@@ -3,15 +3,19 @@
  * table of P pages of 1000 entries, with the code the Worker's publish consumer runs (parse the
  * signed head, parse the changes the marks carry, buildGeneration: read, merge, split, gzip and
  * digest the pages the changes fall into, then sign the head), timed in Node's V8 with
- * synthetic entries. Two arrival patterns: "append" (keys after every listed one, as new
- * uploads of a growing dataset) and "spread" (keys all over the table: `ec index` of a filled
- * bucket, whose pending marks list in ETag order). R2 operations per generation are counted;
- * the wall time to publish N objects from nothing sums the generations over the table's growth.
+ * synthetic entries. Two arrival patterns: "append" (keys after every listed one: new uploads
+ * of a growing dataset, and `ec index` of a filled bucket, whose pending marks list in key
+ * order) and "spread" (1000 listed changes all over the table, the worst case: changes arriving
+ * in random key order while the publisher keeps pace). The publisher takes whole pages within
+ * its subrequest budget (chooseChanges, GENERATION_SUBREQUESTS), so a spread generation takes
+ * fewer changes. R2 operations per generation are counted; the wall time to publish N objects
+ * from nothing sums the generations over the table's growth.
  *
  *   npx tsc -p bench/tsconfig.json && node dist/bench/publish-scale.js [--pages 1,10,100,1000,10000] [--rounds 3] [--r2-ms 25] [--json]
  */
 import { generateKeyPairSync } from "node:crypto";
 import { parseArgs } from "node:util";
+import { chooseChanges } from "../common/dataset-table/budget.js";
 import { buildGeneration, encodePage, PAGE_TARGET } from "../common/dataset-table/generation.js";
 import { manifestSigner, signJson, type ManifestSigner } from "../common/manifest-sign.js";
 import {
@@ -36,6 +40,9 @@ const { values } = parseArgs({
 });
 /** edge/table/publish.ts MAX_CHANGES_PER_GENERATION (one R2 list call of marks); not imported, since edge/ builds against the Worker's types. */
 const MAX_CHANGES_PER_GENERATION = 1000;
+/** edge/table/publish.ts GENERATION_SUBREQUESTS and GENERATION_FIXED (list, head, delete, three puts). */
+const GENERATION_SUBREQUESTS = 400;
+const GENERATION_FIXED = 6;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 /** Page p holds the even slots; a spread change takes an odd slot of some page, an append the page after the last. */
 const keyOf = (p: number, slot: number) => `scale/o-${String(p).padStart(6, "0")}-${String(slot).padStart(5, "0")}.mp4`;
@@ -56,6 +63,8 @@ interface Measured {
   pages_written: number;
   head_kb: number;
   subrequests: number;
+  /** Of the listed changes, those the budget took into this generation. */
+  changes: number;
 }
 
 /** One generation of MAX_CHANGES_PER_GENERATION changes on a table of `pages` full pages. */
@@ -109,7 +118,13 @@ async function generation(
   // What publishTable and writeGeneration compute, in order, with R2 replaced by the bytes it would return.
   const signed = SignedManifestV1.parse(JSON.parse(storedHead));
   const head = TableHeadV1.parse(JSON.parse(signed.payload));
-  const changes = new Map(marks.map((m) => TableEntryV1.parse(JSON.parse(m))).map((e) => [e.key, e]));
+  const listed = new Map(marks.map((m) => TableEntryV1.parse(JSON.parse(m))).map((e) => [e.key, e]));
+  const chosen = chooseChanges(
+    head.pages,
+    [...listed.keys()].map((key) => ({ key, read: false })),
+    GENERATION_SUBREQUESTS - GENERATION_FIXED,
+  );
+  const changes = new Map(chosen.keys.map((key) => [key, listed.get(key)!]));
   const next = await buildGeneration(
     head,
     changes,
@@ -125,16 +140,21 @@ async function generation(
     head_kb: body.length / 1024,
     // list, get head, page gets, page puts, put gen, put head, put keys, delete
     subrequests: 2 + read + next.pages.length + 3 + 1,
+    changes: changes.size,
   };
 }
 
 /** Linear in between the measured sizes, flat beyond them. */
-function interpolate(points: readonly { pages: number; cpu_ms: number }[], pages: number): number {
+function interpolate(
+  points: readonly ({ pages: number } & Record<"cpu_ms" | "changes", number>)[],
+  pages: number,
+  field: "cpu_ms" | "changes",
+): number {
   const hi = points.findIndex((q) => q.pages >= pages);
-  if (hi <= 0) return points[hi === 0 ? 0 : points.length - 1]!.cpu_ms;
+  if (hi <= 0) return points[hi === 0 ? 0 : points.length - 1]![field];
   const a = points[hi - 1]!;
   const b = points[hi]!;
-  return a.cpu_ms + ((b.cpu_ms - a.cpu_ms) * (pages - a.pages)) / (b.pages - a.pages);
+  return a[field] + ((b[field] - a[field]) * (pages - a.pages)) / (b.pages - a.pages);
 }
 
 const signer = await manifestSigner(
@@ -157,10 +177,11 @@ for (const pattern of ["append", "spread"] as const) {
       pages_written: pick("pages_written"),
       head_kb: pick("head_kb"),
       subrequests: pick("subrequests"),
+      changes: pick("changes"),
     });
   }
 }
-// Publishing N objects from nothing: generation g runs on a table of about g pages.
+// Publishing N objects from nothing: each generation runs on the table so far and adds the changes it takes.
 const totals = values.totals
   .split(",")
   .map(Number)
@@ -168,8 +189,12 @@ const totals = values.totals
     (["append", "spread"] as const).map((pattern) => {
       const points = rows.filter((r) => r.pattern === pattern);
       let cpu = 0;
-      const generations = Math.ceil(n / MAX_CHANGES_PER_GENERATION);
-      for (let g = 1; g <= generations; g++) cpu += interpolate(points, g);
+      let generations = 0;
+      for (let objects = 0; objects < n; generations++) {
+        const pages = Math.max(1, objects / PAGE_TARGET);
+        cpu += interpolate(points, pages, "cpu_ms");
+        objects += Math.max(1, interpolate(points, pages, "changes"));
+      }
       return {
         objects: n,
         pattern,
@@ -183,7 +208,7 @@ if (values.json) process.stdout.write(`${JSON.stringify({ r2_ms: r2Ms, rows, tot
 else {
   for (const r of rows) {
     process.stdout.write(
-      `${r.pattern}, table of ${r.objects} objects: ${r.cpu_ms} ms CPU per generation, ${r.pages_read} pages read, ${r.pages_written} written, head ${r.head_kb} KB, ${r.subrequests} subrequests\n`,
+      `${r.pattern}, table of ${r.objects} objects: ${r.cpu_ms} ms CPU per generation, ${r.pages_read} pages read, ${r.pages_written} written, head ${r.head_kb} KB, ${r.subrequests} subrequests, ${r.changes} changes taken\n`,
     );
   }
   for (const t of totals)

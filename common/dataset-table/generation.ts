@@ -6,11 +6,20 @@ import type { TableEntryV1, TableHeadV1, TablePageRefV1, TablePageV1 } from "../
 export const PAGE_TARGET = 1000;
 export const PAGE_MAX = 2000;
 
+/**
+ * How many pages a merged page of `entries` is stored as: cut to `target` entries in a new
+ * table (`fresh`) or past twice `target` (PAGE_MAX for the default), else one (none when empty).
+ */
+export function pageParts(entries: number, fresh: boolean, target = PAGE_TARGET): number {
+  if (fresh || entries > 2 * target) return Math.ceil(entries / target);
+  return entries > 0 ? 1 : 0;
+}
+
 /** Changes for the next generation: an entry to upsert, or null to remove the key. */
 export type TableChanges = ReadonlyMap<string, TableEntryV1 | null>;
 
 /** The page a key belongs to: the last whose first key is ≤ it (the first page for keys before every page). */
-function pageOf(pages: readonly TablePageRefV1[], key: string): number {
+export function pageOf(pages: readonly TablePageRefV1[], key: string): number {
   let lo = 0;
   let hi = pages.length - 1;
   while (lo < hi) {
@@ -31,6 +40,7 @@ export async function mergePages(
   changes: TableChanges,
   load: (ref: TablePageRefV1) => Promise<readonly TableEntryV1[]>,
   name: (n: number) => string,
+  pageTarget = PAGE_TARGET,
 ): Promise<{ pages: TablePageRefV1[]; written: { ref: TablePageRefV1; entries: TableEntryV1[] }[] }> {
   const byPage = new Map<number, [string, TableEntryV1 | null][]>();
   for (const change of changes) {
@@ -56,12 +66,7 @@ export async function mergePages(
       else entries.set(key, entry);
     }
     const sorted = [...entries.values()].sort((a, b) => compareKeys(a.key, b.key));
-    const parts =
-      sorted.length > PAGE_MAX || previous.length === 0
-        ? Math.ceil(sorted.length / PAGE_TARGET)
-        : sorted.length > 0
-          ? 1
-          : 0;
+    const parts = pageParts(sorted.length, previous.length === 0, pageTarget);
     const size = Math.ceil(sorted.length / Math.max(parts, 1));
     for (let i = 0; i < parts; i++) {
       const chunk = sorted.slice(i * size, (i + 1) * size);
@@ -98,10 +103,16 @@ export async function buildGeneration(
   previous: TableHeadV1 | undefined,
   changes: TableChanges,
   load: (ref: TablePageRefV1) => Promise<readonly TableEntryV1[]>,
-  o: { root: string; shardBytes: number; now: number },
+  o: { root: string; shardBytes: number; now: number; pageTarget?: number },
 ): Promise<{ head: TableHeadV1; pages: { name: string; gz: Uint8Array }[] }> {
   const generation = (previous?.generation ?? 0) + 1;
-  const { pages, written } = await mergePages(previous?.pages ?? [], changes, load, (n) => `${generation}-${n}`);
+  const { pages, written } = await mergePages(
+    previous?.pages ?? [],
+    changes,
+    load,
+    (n) => `${generation}-${n}`,
+    o.pageTarget ?? PAGE_TARGET,
+  );
   const stored = await Promise.all(
     written.map(async ({ ref, entries }) => {
       const page = await encodePage(o.root, entries);

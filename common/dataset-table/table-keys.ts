@@ -35,15 +35,16 @@ export const tablePrefix = (root: string) => `${RESERVED_PREFIX}table/v1/${root}
 
 /**
  * Where a table's parts live under `_ec/table/v1/{root}/`: `entries/{key}` (the latest entry
- * of each object, written by the indexer), `pending/{etag}/{key}` (entries not yet in a
- * generation), `pages/{generation}-{n}.json` (immutable, gzip), `gen/{generation}.json` (each
+ * of each object, written by the indexer), `pending/{key}/{etag}` (entries not yet in a
+ * generation; named key first so that they list in key order and neighbouring changes share
+ * pages), `pages/{generation}-{n}.json` (immutable, gzip), `gen/{generation}.json` (each
  * signed head, kept so checkpoints stay resumable) and `head.json` (the latest).
  */
 export const tableKeys = {
   entry: (root: string, key: string) => reservedKey(`${tablePrefix(root)}entries/`, key),
   pendingPrefix: (root: string) => `${tablePrefix(root)}pending/`,
   pending: (root: string, key: string, etag: string) =>
-    reservedKey(`${tablePrefix(root)}pending/${bareEtag(etag) || "deleted"}/`, key),
+    reservedKey(`${tablePrefix(root)}pending/`, `${key}/${bareEtag(etag) || "deleted"}`),
   page: (root: string, name: string) => `${tablePrefix(root)}pages/${name}.json`,
   generation: (root: string, generation: number) => `${tablePrefix(root)}gen/${generation}.json`,
   head: (root: string) => `${tablePrefix(root)}head.json`,

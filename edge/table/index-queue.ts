@@ -2,13 +2,20 @@ import { tableRoot } from "../../common/dataset-table/entry.js";
 import { IndexMessageV1, R2EventV1, type TableEntryV1 } from "../../common/schema/index.js";
 import { IndexBudgetError, MAX_INDEX_READS } from "../manifest/object-index.js";
 import { indexForTable, MESSAGE_OVERHEAD, recordEntry, type IndexOutcome } from "./index-object.js";
-import { collectTable, retentionOf } from "./collect.js";
-import { publishTable } from "./publish.js";
+import { collectTable, MAX_DROPS_PER_RUN, retentionOf } from "./collect.js";
+import { GENERATION_SUBREQUESTS, MIN_GENERATION_SUBREQUESTS, publishTable } from "./publish.js";
 
 /** Must equal `max_retries` of the index queue's consumer in wrangler.toml: the last attempt records why. */
 export const INDEX_MAX_RETRIES = 4;
 /** A Worker invocation's subrequests (1000), less a margin for the publish sends and logging. */
 export const SUBREQUEST_BUDGET = 950;
+
+/**
+ * What a publish message costs besides its generation: the collector after it (a head read, its
+ * record's get and put, and per dropped generation two head reads and two deletes) and the
+ * send of the next publish message when more is pending.
+ */
+export const PUBLISH_OVERHEAD = 3 + 4 * MAX_DROPS_PER_RUN + 1;
 
 /** Seconds before retry n (1-based): 10, 20, 40, 80, … capped at 15 minutes. */
 export const retryDelay = (attempts: number) => Math.min(900, 10 * 2 ** (attempts - 1));
@@ -28,6 +35,8 @@ function publishRoot(body: unknown): string | undefined {
 
 export interface QueueDeps {
   readonly index: (env: Env, key: string, opts: { maxReads: number }) => Promise<IndexOutcome>;
+  /** The invocation's subrequest budget (SUBREQUEST_BUDGET; smaller in tests). */
+  readonly budget?: number;
 }
 
 function envSeconds(text: string | undefined, fallback: number): number {
@@ -51,11 +60,25 @@ export async function handleQueue(
   deps: QueueDeps = { index: indexForTable },
 ): Promise<void> {
   const roots = new Set<string>();
-  let budget = SUBREQUEST_BUDGET;
+  const published = new Set<string>();
+  const deferred = new Set<string>();
+  // One subrequest kept for sending the publish messages deferred to a fresh invocation.
+  let budget = (deps.budget ?? SUBREQUEST_BUDGET) - 1;
   for (const msg of batch.messages) {
     const publish = publishRoot(msg.body);
     if (publish !== undefined) {
-      await publishMessage(env, msg, publish);
+      // A root published in this invocation already is settled or has its next message sent.
+      if (published.has(publish)) {
+        msg.ack();
+        continue;
+      }
+      if (budget < PUBLISH_OVERHEAD + MIN_GENERATION_SUBREQUESTS) {
+        deferred.add(publish);
+        msg.ack();
+        continue;
+      }
+      published.add(publish);
+      budget -= await publishMessage(env, msg, publish, Math.min(GENERATION_SUBREQUESTS, budget - PUBLISH_OVERHEAD));
       continue;
     }
     const key = messageKey(msg.body);
@@ -94,6 +117,12 @@ export async function handleQueue(
       msg.retry({ delaySeconds: retryDelay(msg.attempts) });
     }
   }
+  // Sent as fresh messages rather than retried: a retry counts against max_retries, and one batch
+  // may hold more roots than one invocation publishes.
+  if (deferred.size > 0)
+    await env.PUBLISH_QUEUE.sendBatch(
+      [...deferred].map((root) => ({ body: { type: "publish", root } satisfies IndexMessageV1 })),
+    );
   const delaySeconds = envSeconds(env.EC_PUBLISH_DELAY_SECONDS, 10);
   for (const root of roots)
     await env.PUBLISH_QUEUE.send({ type: "publish", root } satisfies IndexMessageV1, { delaySeconds });
@@ -133,13 +162,15 @@ async function collectAfterPublish(env: Env, root: string): Promise<void> {
   }
 }
 
-async function publishMessage(env: Env, msg: Message<unknown>, root: string): Promise<void> {
+/** Publishes one generation of `root` within `subrequests`; returns the subrequests it may have made. */
+async function publishMessage(env: Env, msg: Message<unknown>, root: string, subrequests: number): Promise<number> {
   try {
-    const published = await publishTable(env, root);
+    const published = await publishTable(env, root, { subrequests });
     // More pending entries than one generation takes: the next generation follows at once.
     if (published?.more) await env.PUBLISH_QUEUE.send({ type: "publish", root } satisfies IndexMessageV1);
     msg.ack();
     if (published) await collectAfterPublish(env, root);
+    return (published?.subrequests ?? 1) + PUBLISH_OVERHEAD;
   } catch (err) {
     console.error(
       JSON.stringify({
@@ -150,5 +181,6 @@ async function publishMessage(env: Env, msg: Message<unknown>, root: string): Pr
       }),
     );
     msg.retry({ delaySeconds: retryDelay(msg.attempts) });
+    return subrequests + PUBLISH_OVERHEAD;
   }
 }

@@ -1,4 +1,5 @@
-import { buildGeneration, type TableChanges } from "../../common/dataset-table/generation.js";
+import { chooseChanges } from "../../common/dataset-table/budget.js";
+import { buildGeneration, PAGE_TARGET, type TableChanges } from "../../common/dataset-table/generation.js";
 import { manifestSigner, publicKeys, signJson } from "../../common/manifest-sign.js";
 import { SignedManifestV1, TableEntryV1, TableHeadV1, TablePageV1 } from "../../common/schema/index.js";
 import { DEFAULT_SHARD_TARGET_BYTES } from "../../common/shards.js";
@@ -7,10 +8,28 @@ import { envInt } from "../manifest/build-manifest.js";
 import { tableKeys } from "../../common/dataset-table/table-keys.js";
 
 /**
- * Pending entries one generation takes in: one R2 list call (marks carry their entries), one
+ * Pending marks one generation lists: one R2 list call (marks carry their entries), one
  * batched delete, and a get only for the few marks that cannot carry theirs.
  */
 export const MAX_CHANGES_PER_GENERATION = 1000;
+
+/**
+ * Subrequests one generation makes at most, whatever the spread of its changes: the list,
+ * the head read, the batched delete and three puts (GENERATION_FIXED), and within the rest
+ * the page reads, page writes and entry gets that chooseChanges counts.
+ */
+export const GENERATION_SUBREQUESTS = 400;
+export const GENERATION_FIXED = 6;
+/** The least budget that always takes one change: fixed, a page read, up to three page writes, an entry get. */
+export const MIN_GENERATION_SUBREQUESTS = GENERATION_FIXED + 5;
+
+export interface PublishOptions {
+  /** Subrequests the generation may make (default GENERATION_SUBREQUESTS, at least MIN_GENERATION_SUBREQUESTS). */
+  readonly subrequests?: number;
+  /** Entries a new page is cut to (default PAGE_TARGET; small in tests). */
+  readonly pageTarget?: number;
+  readonly now?: number;
+}
 
 /** The latest (or a named) generation's head, as stored: signed envelope and parsed head. */
 export async function readHead(
@@ -34,19 +53,26 @@ export async function readPage(env: Env, root: string, name: string): Promise<Ta
 }
 
 /**
- * Publishes the next generation of `root`'s table from its pending entries (at most
- * MAX_CHANGES_PER_GENERATION; `more` says others wait). Runs on the publish queue, whose
- * consumer has max_concurrency 1: one writer per table, so generations never fork. A run
- * with nothing pending publishes nothing (duplicate publish messages are free).
+ * Publishes the next generation of `root`'s table from its pending entries: the first
+ * MAX_CHANGES_PER_GENERATION marks, of which chooseChanges takes whole pages' worth within the
+ * subrequest budget (`more` says others wait, for the next generation). Runs on the publish
+ * queue, whose consumer has max_concurrency 1: one writer per table, so generations never
+ * fork. A run with nothing pending publishes nothing (duplicate publish messages are free).
+ * `subrequests` is what the run made, never more than the budget.
  *
  * @example
- * await publishTable(env, "gameplay"); // { generation: 3, objects: 1200, more: false }
+ * await publishTable(env, "gameplay"); // { generation: 3, objects: 1200, more: false, subrequests: 9 }
  */
 export async function publishTable(
   env: Env,
   root: string,
-  now = Math.floor(Date.now() / 1000),
-): Promise<{ generation: number; objects: number; more: boolean } | undefined> {
+  o: PublishOptions = {},
+): Promise<{ generation: number; objects: number; more: boolean; subrequests: number } | undefined> {
+  const budget = o.subrequests ?? GENERATION_SUBREQUESTS;
+  if (!Number.isInteger(budget) || budget < MIN_GENERATION_SUBREQUESTS)
+    throw new RangeError(
+      `Expected a subrequest budget of at least ${MIN_GENERATION_SUBREQUESTS} but received ${budget}`,
+    );
   const listed = await env.BUCKET.list({
     prefix: tableKeys.pendingPrefix(root),
     limit: MAX_CHANGES_PER_GENERATION,
@@ -54,25 +80,46 @@ export async function publishTable(
   });
   if (listed.objects.length === 0) return undefined;
   const previous = await readHead(env, root);
-  const marks = new Map<string, string[]>();
-  for (const o of listed.objects) {
-    const key = o.customMetadata?.key;
-    if (key !== undefined) marks.set(key, [...(marks.get(key) ?? []), o.customMetadata?.entry ?? ""]);
+  const marks = new Map<string, { carried: string[]; names: string[] }>();
+  const stray: string[] = [];
+  for (const listedMark of listed.objects) {
+    const key = listedMark.customMetadata?.key;
+    if (key === undefined) {
+      stray.push(listedMark.key);
+      continue;
+    }
+    const mark = marks.get(key) ?? { carried: [], names: [] };
+    mark.carried.push(listedMark.customMetadata?.entry ?? "");
+    mark.names.push(listedMark.key);
+    marks.set(key, mark);
   }
+  // One mark carrying its entry is that entry; several marks (which is newer?), a removal or
+  // an entry too large to carry are read from the entry record, the latest by construction.
+  const carriedEntry = (carried: string[]) => (carried.length === 1 && carried[0] ? carried[0] : undefined);
+  const chosen = chooseChanges(
+    previous?.head.pages ?? [],
+    [...marks].map(([key, m]) => ({ key, read: carriedEntry(m.carried) === undefined })),
+    budget - GENERATION_FIXED,
+    o.pageTarget,
+  );
   const changes = new Map<string, TableEntryV1 | null>();
   await Promise.all(
-    [...marks].map(async ([key, carried]) => {
-      // One mark carrying its entry is that entry; several marks (which is newer?), a removal or
-      // an entry too large to carry are read from the entry record, the latest by construction.
-      if (carried.length === 1 && carried[0]) return void changes.set(key, TableEntryV1.parse(JSON.parse(carried[0])));
+    chosen.keys.map(async (key) => {
+      const carried = carriedEntry(marks.get(key)!.carried);
+      if (carried) return void changes.set(key, TableEntryV1.parse(JSON.parse(carried)));
       const got = await env.BUCKET.get(await tableKeys.entry(root, key));
       changes.set(key, got === null ? null : TableEntryV1.parse(await got.json()));
     }),
   );
-  const head = await writeGeneration(env, root, previous?.head, changes, now);
-  // Every listed mark is settled: an entry is written before its mark, so the entry read above is at least as new.
-  await env.BUCKET.delete(listed.objects.map((o) => o.key));
-  return { generation: head.generation, objects: head.objects, more: listed.truncated };
+  const head = await writeGeneration(env, root, previous?.head, changes, o.now, o.pageTarget);
+  // Every taken mark is settled: an entry is written before its mark, so the entry read above is at least as new.
+  await env.BUCKET.delete([...stray, ...chosen.keys.flatMap((key) => marks.get(key)!.names)]);
+  return {
+    generation: head.generation,
+    objects: head.objects,
+    more: listed.truncated || chosen.keys.length < marks.size,
+    subrequests: GENERATION_FIXED + chosen.subrequests,
+  };
 }
 
 /**
@@ -89,6 +136,7 @@ export async function writeGeneration(
   previous: TableHeadV1 | undefined,
   changes: TableChanges,
   now = Math.floor(Date.now() / 1000),
+  pageTarget = PAGE_TARGET,
 ): Promise<TableHeadV1> {
   const signer = await manifestSigner(env.EC_MANIFEST_KEY).catch((cause: unknown) => {
     throw new InternalError(cause);
@@ -101,6 +149,7 @@ export async function writeGeneration(
       root,
       shardBytes: envInt(env.EC_SHARD_TARGET_BYTES, DEFAULT_SHARD_TARGET_BYTES),
       now,
+      pageTarget,
     },
   );
   await Promise.all(
