@@ -46,8 +46,9 @@ function fromIndexes(source: S3Source): DatasetSource {
 /** The clips a run delivers ("key@start" in order), its checkpoint, and the index work done at open. */
 async function run(cacheDir: string, extra: OpenOptions, o: { indexes?: boolean; stopAfter?: number } = {}) {
   const source = await connect(cacheDir);
+  const before = s3.requests;
   const ds = await open(url(), { ...options(), ...extra }, { source: o.indexes ? fromIndexes(source) : source });
-  const atOpen = source.counters();
+  const atOpen = { ...source.counters(), requests: s3.requests - before };
   const ids: string[] = [];
   let batches = 0;
   for await (const b of ds) {
@@ -100,6 +101,8 @@ describe("r2:// and s3:// keep a local table where the bucket has none", () => {
       const fromTable = await run(cacheDir, extra);
       // No object's index is read at open: not from the bucket, not from the per-object cache.
       expect(fromTable.atOpen).toMatchObject({ indexHits: 0, indexMisses: 0, indexRequests: 0, tableIndexed: 0 });
+      // What the bucket saw: one listing page and the two probes for an edge table, no range GET.
+      expect(fromTable.atOpen.requests).toBe(3);
       const reference = await run(join(dir, `ref-${Math.random()}`), extra, { indexes: true });
       expect(reference.atOpen.indexMisses).toBe(5);
       expect(fromTable.ids.length).toBeGreaterThan(0);
