@@ -11,6 +11,7 @@ import { z } from "zod";
 import { sha256 } from "../../../common/dataset-table/digest.js";
 import { tableEntry } from "../../../common/dataset-table/entry.js";
 import { encodePage } from "../../../common/dataset-table/generation.js";
+import { INDEX_FORMAT_VERSION } from "../../../common/media-index/codec.js";
 import { TablePageV1, type IndexV1, type TableEntryV1 } from "../../../common/schema/index.js";
 import { orderedMap } from "../../pipeline/ordered-map.js";
 import type { DatasetObject } from "../source.js";
@@ -22,6 +23,8 @@ const LocalTableHeadV1 = z.object({
   /** Endpoint and bucket, and the prefix: a table never answers for another dataset. */
   scope: z.string(),
   prefix: z.string(),
+  /** The index format its entries were reduced from: a newer indexer rebuilds the table. */
+  index: z.number().int(),
   objects: z.number().int().nonnegative(),
   /** base64url SHA-256 of the page's JSON, as an edge table head records it. */
   sha256: z.string(),
@@ -49,6 +52,7 @@ export async function encodeLocalTable(scope: string, prefix: string, entries: T
     version: 1,
     scope,
     prefix,
+    index: INDEX_FORMAT_VERSION,
     objects: entries.length,
     sha256: page.sha256,
   } satisfies z.infer<typeof LocalTableHeadV1>);
@@ -71,16 +75,17 @@ export async function decodeLocalTable(
   const end = bytes.indexOf(NEWLINE);
   if (end < 0) return undefined;
   const head = LocalTableHeadV1.safeParse(safeJson(bytes.subarray(0, end)));
-  if (!head.success || head.data.scope !== scope || head.data.prefix !== prefix) return undefined;
+  const h = head.data;
+  if (!h || h.scope !== scope || h.prefix !== prefix || h.index !== INDEX_FORMAT_VERSION) return undefined;
   let json: Uint8Array;
   try {
     json = new Uint8Array(gunzipSync(bytes.subarray(end + 1)));
   } catch {
     return undefined;
   }
-  if ((await sha256(json)) !== head.data.sha256) return undefined;
+  if ((await sha256(json)) !== h.sha256) return undefined;
   const page = TablePageV1.safeParse(safeJson(json));
-  if (!page.success || page.data.entries.length !== head.data.objects) return undefined;
+  if (!page.success || page.data.entries.length !== h.objects) return undefined;
   return page.data.entries;
 }
 
