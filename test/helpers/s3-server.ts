@@ -154,10 +154,12 @@ export interface S3TestServer {
   readonly credentials: typeof S3_TEST_CREDENTIALS;
   /** A client signed with the server's credentials, for arranging fixtures. */
   readonly client: S3Client;
+  /** HTTP requests the server has received so far (listings, GETs, PUTs, refused ones). */
+  readonly requests: number;
   /** Stores an object and returns its quoted ETag. */
   put(key: string, body: Uint8Array | string, bucket?: string): Promise<string>;
   /** Stores many small objects through s3rver's own store, skipping HTTP: bulk fixtures in seconds. */
-  seed(objects: readonly { key: string; body: string }[], bucket?: string): Promise<void>;
+  seed(objects: readonly { key: string; body: string | Uint8Array }[], bucket?: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -182,7 +184,9 @@ export async function startS3Server(options: S3TestServerOptions = {}): Promise<
     directory: dir,
     configureBuckets: buckets.map((name) => ({ name })),
   });
+  let requests = 0;
   const front: Middleware = async (ctx, next) => {
+    requests++;
     const region = signedRegion(ctx);
     if (options.region !== undefined && region !== undefined && region !== options.region) {
       ctx.status = 400;
@@ -228,6 +232,9 @@ export async function startS3Server(options: S3TestServerOptions = {}): Promise<
     bucket,
     credentials: { ...S3_TEST_CREDENTIALS },
     client,
+    get requests() {
+      return requests;
+    },
     async put(key, body, inBucket = bucket) {
       const out = await client.send(new PutObjectCommand({ Bucket: inBucket, Key: key, Body: body }));
       return out.ETag!;
@@ -245,9 +252,14 @@ export async function startS3Server(options: S3TestServerOptions = {}): Promise<
           while (next < objects.length) {
             const { key, body } = objects[next++]!;
             await app.store.putObject(
-              new S3Object(inBucket, key, Readable.from([Buffer.from(body)]), {
-                "content-type": "application/octet-stream",
-              }),
+              new S3Object(
+                inBucket,
+                key,
+                Readable.from([typeof body === "string" ? Buffer.from(body) : Buffer.from(body)]),
+                {
+                  "content-type": "application/octet-stream",
+                },
+              ),
             );
           }
         }),

@@ -1,7 +1,8 @@
 /**
  * Indexes built on the client, kept on local disk keyed by (bucket, key, ETag) so a second
  * run over the same bucket reads no container headers at all. A changed object has a new ETag
- * and so misses; the directory is bounded, least recently used entries go first.
+ * and so misses. The same directory holds each bucket prefix's local table (local-table.ts);
+ * it is bounded as a whole, least recently used files go first.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
@@ -11,6 +12,8 @@ import { decodeIndex, encodeIndex } from "../../../common/media-index/index.js";
 import type { IndexV1 } from "../../../common/schema/index.js";
 
 const SUFFIX = ".idx";
+/** Files the cache owns and counts toward its bound: indexes and local tables. */
+const OWNED = [SUFFIX, ".tbl"];
 
 /** $EC_INDEX_CACHE_DIR, else $XDG_CACHE_HOME/ec/index, else ~/.cache/ec/index. */
 export function defaultIndexCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -62,7 +65,7 @@ export class IndexDiskCache {
     for (const name of await readdir(this.dir)) {
       const st = await stat(join(this.dir, name)).catch(() => undefined);
       if (!st) continue;
-      if (name.endsWith(SUFFIX)) entries.set(name.slice(0, -SUFFIX.length), { size: st.size, used: st.mtimeMs });
+      if (OWNED.some((suffix) => name.endsWith(suffix))) entries.set(name, { size: st.size, used: st.mtimeMs });
       // A temp file a minute old was left by a killed writer; a younger one may be another rank's, mid-write.
       else if (name.endsWith(".tmp") && Date.now() - st.mtimeMs > 60_000)
         await rm(join(this.dir, name), { force: true });
@@ -72,8 +75,8 @@ export class IndexDiskCache {
     return entries;
   }
 
-  private path(id: string): string {
-    return join(this.dir, id + SUFFIX);
+  private path(name: string): string {
+    return join(this.dir, name);
   }
 
   /** The directory's entries, or none where it cannot be made or read: the cache then only misses. */
@@ -87,53 +90,66 @@ export class IndexDiskCache {
 
   /** The cached index, or undefined on a miss or an unreadable entry (which is dropped). */
   async get(id: string, expect: { key: string; etag: string }): Promise<IndexV1 | undefined> {
-    const entries = await this.tryLoad();
-    if (!entries) {
-      this.misses++;
-      return undefined;
-    }
-    const entry = entries.get(id);
-    if (entry) {
-      try {
-        const file = await readFile(this.path(id));
-        // A plain Uint8Array view: decoded fields must not come back as Buffers.
-        const index = decodeIndex(new Uint8Array(file.buffer, file.byteOffset, file.byteLength));
-        if (index.key === expect.key && index.etag === expect.etag) {
-          entry.used = Date.now();
-          // mtime carries recency across runs.
-          await utimes(this.path(id), new Date(), new Date(entry.used)).catch(() => {});
-          this.hits++;
-          return index;
-        }
-      } catch {
-        // Corrupt or foreign: fall through to a rebuild.
-      }
-      await this.drop(id);
-    }
-    this.misses++;
-    return undefined;
+    const index = await this.getFile(id + SUFFIX, (bytes) => {
+      const index = decodeIndex(bytes);
+      return index.key === expect.key && index.etag === expect.etag ? index : undefined;
+    });
+    if (index) this.hits++;
+    else this.misses++;
+    return index;
   }
 
   /** Stores the index (atomically: temp file then rename) and evicts down to the bound. */
   async put(id: string, index: IndexV1): Promise<IndexV1> {
+    await this.putFile(id + SUFFIX, encodeIndex(index));
+    return index;
+  }
+
+  /**
+   * The file `name` decoded by `decode`, or undefined where it is missing or `decode` rejects
+   * it (undefined or a throw: corrupt, foreign), in which case it is dropped.
+   */
+  async getFile<T>(
+    name: string,
+    decode: (bytes: Uint8Array) => T | undefined | Promise<T | undefined>,
+  ): Promise<T | undefined> {
     const entries = await this.tryLoad();
-    if (!entries) return index;
-    const bytes = encodeIndex(index);
-    if (bytes.length > this.maxBytes) return index;
-    const tmp = join(this.dir, `${id}.${randomBytes(4).toString("hex")}.tmp`);
+    const entry = entries?.get(name);
+    if (!entry) return undefined;
+    try {
+      const file = await readFile(this.path(name));
+      // A plain Uint8Array view: decoded fields must not come back as Buffers.
+      const value = await decode(new Uint8Array(file.buffer, file.byteOffset, file.byteLength));
+      if (value !== undefined) {
+        entry.used = Date.now();
+        // mtime carries recency across runs.
+        await utimes(this.path(name), new Date(), new Date(entry.used)).catch(() => {});
+        return value;
+      }
+    } catch {
+      // Corrupt or foreign: fall through to a rebuild.
+    }
+    await this.drop(name);
+    return undefined;
+  }
+
+  /** Stores `bytes` as `name` (atomically: temp file then rename) and evicts down to the bound. */
+  async putFile(name: string, bytes: Uint8Array): Promise<void> {
+    const entries = await this.tryLoad();
+    if (!entries || bytes.length > this.maxBytes) return;
+    const tmp = join(this.dir, `${name}.${randomBytes(4).toString("hex")}.tmp`);
     try {
       await writeFile(tmp, bytes);
-      await rename(tmp, this.path(id));
+      await rename(tmp, this.path(name));
     } catch {
       // A full or read-only disk costs a rebuild next time, never the stream.
       await rm(tmp, { force: true }).catch(() => {});
-      return index;
+      return;
     }
-    const old = entries.get(id);
+    const old = entries.get(name);
     this.total += bytes.length - (old?.size ?? 0);
-    entries.set(id, { size: bytes.length, used: Date.now() });
-    await this.evict(id);
-    return index;
+    entries.set(name, { size: bytes.length, used: Date.now() });
+    await this.evict(name);
   }
 
   /** Bytes the cache holds now. */

@@ -2,8 +2,9 @@
  * Direct-to-bucket mode: an r2:// or s3:// dataset read without the edge. Where the edge's
  * indexer keeps a dataset table in the bucket (`_ec/table/`), the client plans from it, as
  * through the edge; otherwise it does the edge's work: it lists the prefix, builds each
- * object's index from presigned range GETs (never the whole object) and keeps the indexes on
- * disk keyed by ETag.
+ * object's index from presigned range GETs (never the whole object), keeps the indexes on
+ * disk keyed by ETag and its own table of the prefix next to them (local-table.ts), so the
+ * next open indexes only what changed.
  */
 import { tableRoot } from "../../../common/dataset-table/entry.js";
 import { tableKeys } from "../../../common/dataset-table/table-keys.js";
@@ -17,6 +18,7 @@ import { inProcessCache, remoteCache, type ByteCache } from "../cache-client.js"
 import { shardsBySize } from "../local-dir.js";
 import type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, SourceStats } from "../source.js";
 import { defaultIndexCacheDir, IndexDiskCache } from "./index-disk-cache.js";
+import { localTableEntries } from "./local-table.js";
 import { rangeGet } from "./range-get.js";
 import { S3Bucket } from "./s3-bucket.js";
 import { resolveCredentials } from "./s3-credentials.js";
@@ -44,6 +46,8 @@ export class S3Source implements DatasetSource {
   private readonly scope: string;
   private indexRequests = 0;
   private indexBytes = 0;
+  /** Objects the last listing found missing or changed in the local table. */
+  private tableIndexed = 0;
 
   /** @internal use openS3Source */
   constructor(
@@ -71,14 +75,24 @@ export class S3Source implements DatasetSource {
         `Expected generation ${opts.generation} of the dataset table (the checkpoint's) but the bucket has none for this prefix`,
       );
     }
+    const { entries, indexed } = await localTableEntries(
+      await this.objects(),
+      (object) => this.index(object),
+      this.indexes,
+      { scope: this.scope, prefix: this.bucket.location.prefix },
+    );
+    this.tableIndexed = indexed;
+    const objects: DatasetObject[] = entries.map((e) => ({ key: e.key, size: e.size, etag: e.etag, kind: e.kind }));
+    return { objects, shards: shardsBySize(objects), entries };
+  }
+
+  /**
+   * The prefix's objects as the bucket lists them (kind guessed from the key): list() without
+   * the table entries, so no index is read.
+   */
+  async objects(): Promise<DatasetObject[]> {
     const listed = await this.bucket.list();
-    const objects: DatasetObject[] = listed.map((o) => ({
-      key: o.key,
-      size: o.size,
-      etag: o.etag,
-      kind: guessKind(o.key),
-    }));
-    return { objects, shards: shardsBySize(objects) };
+    return listed.map((o) => ({ key: o.key, size: o.size, etag: o.etag, kind: guessKind(o.key) }));
   }
 
   /**
@@ -186,8 +200,15 @@ export class S3Source implements DatasetSource {
   }
 
   /** Index cache counters and the range GETs made for indexing, for tests and `ec inspect`. */
-  counters(): { indexHits: number; indexMisses: number; indexRequests: number; indexBytes: number } {
+  counters(): {
+    indexHits: number;
+    indexMisses: number;
+    indexRequests: number;
+    indexBytes: number;
+    tableIndexed: number;
+  } {
     return {
+      tableIndexed: this.tableIndexed,
       indexHits: this.indexes.hits,
       indexMisses: this.indexes.misses,
       indexRequests: this.indexRequests,

@@ -64,6 +64,24 @@ describe("IndexDiskCache", () => {
     expect(await readdir(dir)).toEqual([`${id}.5678.tmp`]);
   });
 
+  it("counts a local table toward the same bound and evicts it by the same rule", async () => {
+    const entry = encodeIndex(array("k0", "e")).length;
+    const cache = new IndexDiskCache(dir, entry * 3);
+    await cache.putFile("t.tbl", new Uint8Array(entry).fill(7));
+    await new Promise((r) => setTimeout(r, 5));
+    const ids = ["k0", "k1", "k2"].map((k) => IndexDiskCache.id("s", k, "e"));
+    for (const [i, id] of ids.entries()) await cache.put(id, array(`k${i}`, "e"));
+    expect(await cache.bytes()).toBeLessThanOrEqual(entry * 3);
+    // The table was the least recently used file: it went first.
+    expect(await cache.getFile("t.tbl", (b) => b)).toBeUndefined();
+    expect((await readdir(dir)).filter((n) => n.endsWith(".tbl"))).toHaveLength(0);
+    // Found again by a new process's scan, and dropped when its decoder rejects it.
+    await cache.putFile("u.tbl", new Uint8Array([1, 2, 3]));
+    expect(await new IndexDiskCache(dir, entry * 3).getFile("u.tbl", (b) => b.length)).toBe(3);
+    expect(await cache.getFile("u.tbl", async () => undefined)).toBeUndefined();
+    expect(await readdir(dir)).not.toContain("u.tbl");
+  });
+
   it("only misses, never fails, where its directory cannot be made", async () => {
     await writeFile(join(dir, "a-file"), "");
     const cache = new IndexDiskCache(join(dir, "a-file", "index"));

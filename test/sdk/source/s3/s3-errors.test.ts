@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openS3Source, S3ErrorCode, type S3SourceOptions } from "../../../../sdk/source/s3/index.js";
 import { startS3Server, type S3TestServer } from "../../../helpers/s3-server.js";
@@ -5,8 +8,11 @@ import { startS3Server, type S3TestServer } from "../../../helpers/s3-server.js"
 let s3: S3TestServer;
 let eu: S3TestServer;
 let guarded: S3TestServer;
+/** Index caches of this file's sources, never the user's own. */
+let cacheDir: string;
 
 beforeAll(async () => {
+  cacheDir = await mkdtemp(join(tmpdir(), "ec-s3-errors-"));
   [s3, eu, guarded] = await Promise.all([
     startS3Server(),
     startS3Server({ region: "eu-west-1" }),
@@ -18,6 +24,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([s3, eu, guarded].map((server) => server?.close()));
+  await rm(cacheDir, { recursive: true, force: true });
 });
 
 async function listError(
@@ -56,6 +63,7 @@ describe("errors a user meets in direct-to-bucket mode", () => {
       {
         AWS_ACCESS_KEY_ID: s3.credentials.accessKeyId,
         AWS_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
+        EC_INDEX_CACHE_DIR: join(cacheDir, "env"),
       },
     );
     try {
@@ -104,11 +112,15 @@ describe("errors a user meets in direct-to-bucket mode", () => {
       { endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials },
       {},
     );
-    const object = (await source.list()).objects[0]!;
+    const object = (await source.objects())[0]!;
     await source.close();
     const wrong = await openS3Source(
       new URL(`s3://${s3.bucket}/data`),
-      { endpoint: s3.endpoint, credentials: { accessKeyId: s3.credentials.accessKeyId, secretAccessKey: "wrong" } },
+      {
+        endpoint: s3.endpoint,
+        credentials: { accessKeyId: s3.credentials.accessKeyId, secretAccessKey: "wrong" },
+        indexCacheDir: join(cacheDir, "wrong"),
+      },
       {},
     );
     try {

@@ -87,7 +87,7 @@ describe("S3Source against a real S3-compatible server", () => {
     const cacheDir = join(dir, "index-fresh");
     const source = await open("clips", { indexCacheDir: cacheDir });
     try {
-      const { objects } = await source.list();
+      const objects = await source.objects();
       let large = 0;
       for (const object of objects) {
         const before = source.counters().indexBytes;
@@ -138,7 +138,7 @@ describe("S3Source against a real S3-compatible server", () => {
     await s3.put("changing/a.bin", new Uint8Array(size).fill(1));
     const source = await open("changing");
     try {
-      const [object] = (await source.list()).objects;
+      const [object] = await source.objects();
       expect(Buffer.from(await source.read(object!, 100, 10)).every((b) => b === 1)).toBe(true);
       await s3.put("changing/a.bin", new Uint8Array(size).fill(2));
       await expect(source.read(object!, size - 10, 10)).rejects.toMatchObject({ code: S3ErrorCode.OBJECT_CHANGED });
