@@ -353,3 +353,31 @@ export async function probeRotation(file: string): Promise<number> {
   const ccw = parsed.streams?.[0]?.side_data_list?.find((d) => d.rotation !== undefined)?.rotation ?? 0;
   return ((-ccw % 360) + 360) % 360;
 }
+
+/**
+ * 60 frames of 96x64 testsrc2 encoded by x264 with `bframes` B-frames and `params` (e.g.
+ * "intra-refresh=1:keyint=20", "open-gop=1:keyint=20"), for the streams whose random-access
+ * points are recovery points rather than IDRs.
+ *
+ * @example
+ * await makeX264(join(dir, "ir.mp4"), { bframes: 2, params: "intra-refresh=1:keyint=20" });
+ */
+export async function makeX264(file: string, o: { bframes: number; params: string; preset?: string }): Promise<string> {
+  await run("ffmpeg", [
+    ...[
+      "-hide_banner",
+      "-loglevel",
+      "error",
+      "-y",
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=96x64:rate=25",
+      "-frames:v",
+      "60",
+    ],
+    ...["-c:v", "libx264", "-preset", o.preset ?? "ultrafast", "-bf", String(o.bframes), "-x264-params", o.params],
+    ...["-pix_fmt", "yuv420p", file],
+  ]);
+  return file;
+}

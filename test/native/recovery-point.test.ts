@@ -1,17 +1,15 @@
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { buildIndex, bytesReader } from "../../common/media-index/index.js";
 import { createDecoder, packetsFromTrack, type Decoder, type HostFrame, type Packets } from "../../native/index.js";
 import type { VideoTrackV1 } from "../../common/schema/index.js";
+import { makeX264 } from "../helpers/make-video.js";
 import { codeOf, ffmpegFrameMd5s } from "./helpers.js";
 
-const run = promisify(execFile);
 let dir: string;
 let bytes: Uint8Array;
 let track: VideoTrackV1;
@@ -29,29 +27,7 @@ const fromRecoveryPoint = (): Packets =>
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-native-recovery-"));
   const file = join(dir, "open-gop.mp4");
-  await run("ffmpeg", [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-y",
-    "-f",
-    "lavfi",
-    "-i",
-    "testsrc2=size=96x64:rate=25",
-    "-frames:v",
-    "60",
-    "-c:v",
-    "libx264",
-    "-preset",
-    "medium",
-    "-bf",
-    "3",
-    "-x264-params",
-    "open-gop=1:keyint=20:min-keyint=20:scenecut=0",
-    "-pix_fmt",
-    "yuv420p",
-    file,
-  ]);
+  await makeX264(file, { bframes: 3, params: "open-gop=1:keyint=20:min-keyint=20:scenecut=0", preset: "medium" });
   bytes = new Uint8Array(await readFile(file));
   const index = await buildIndex(bytesReader(bytes), { key: file, etag: "test" });
   track = index.video!;

@@ -1,14 +1,11 @@
-import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { open, type SdkError } from "../../../sdk/index.js";
 import { expectFramesMatch, ffmpegFrameMd5s } from "../../helpers/ffmpeg-md5.js";
-import { probePackets } from "../../helpers/make-video.js";
+import { makeX264, probePackets } from "../../helpers/make-video.js";
 
-const run = promisify(execFile);
 let dir: string;
 const md5s = new Map<string, string[]>();
 
@@ -16,29 +13,7 @@ const md5s = new Map<string, string[]>();
 async function x264(name: string, bframes: number, params: string, preset = "ultrafast"): Promise<void> {
   await mkdir(join(dir, name));
   const file = join(dir, name, name);
-  await run("ffmpeg", [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-y",
-    "-f",
-    "lavfi",
-    "-i",
-    "testsrc2=size=96x64:rate=25",
-    "-frames:v",
-    "60",
-    "-c:v",
-    "libx264",
-    "-preset",
-    preset,
-    "-bf",
-    String(bframes),
-    "-x264-params",
-    params,
-    "-pix_fmt",
-    "yuv420p",
-    file,
-  ]);
+  await makeX264(file, { bframes, params, preset });
   md5s.set(name, await ffmpegFrameMd5s(file));
 }
 
