@@ -1,9 +1,6 @@
 /** Matroska, WebM and MPEG-TS fixtures made by ffmpeg at test time. */
-import { execFile } from "node:child_process";
 import { join } from "node:path";
-import { promisify } from "node:util";
-
-const run = promisify(execFile);
+import { encoderArgs, ffmpeg, SINE_INPUT, testsrc2 } from "./ffmpeg-args.js";
 
 export interface MatroskaOptions {
   codec: "h264" | "hevc" | "vp9" | "av1";
@@ -20,43 +17,8 @@ export interface MatroskaOptions {
   name: string;
 }
 
-export const encoders: Record<MatroskaOptions["codec"], (gop: number) => string[]> = {
-  h264: (gop) => [
-    "-c:v",
-    "libx264",
-    "-preset",
-    "ultrafast",
-    "-bf",
-    "2",
-    "-g",
-    String(gop),
-    "-keyint_min",
-    String(gop),
-    "-sc_threshold",
-    "0",
-  ],
-  hevc: (gop) => [
-    "-c:v",
-    "libx265",
-    "-preset",
-    "ultrafast",
-    "-x265-params",
-    `log-level=error:bframes=3:keyint=${gop}:min-keyint=${gop}:scenecut=0`,
-  ],
-  vp9: (gop) => [
-    "-c:v",
-    "libvpx-vp9",
-    "-deadline",
-    "realtime",
-    "-cpu-used",
-    "8",
-    "-g",
-    String(gop),
-    "-keyint_min",
-    String(gop),
-  ],
-  av1: (gop) => ["-c:v", "libsvtav1", "-preset", "12", "-g", String(gop), "-svtav1-params", "verbosity=0"],
-};
+/** The most consecutive B-frames of the container fixtures (VP9 and AV1 take none). */
+const BFRAMES: Record<MatroskaOptions["codec"], number> = { h264: 2, hevc: 3, vp9: 0, av1: 0 };
 
 /**
  * Encodes testsrc2 into `dir/name` (.mkv or .webm by the name) and returns its path.
@@ -67,20 +29,12 @@ export const encoders: Record<MatroskaOptions["codec"], (gop: number) => string[
 export async function makeMatroska(dir: string, o: MatroskaOptions): Promise<string> {
   const out = join(dir, o.name);
   const gop = o.gop ?? 12;
-  const audio = o.audio ? ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000"] : [];
   const codec = o.lossless
     ? ["-vf", "noise=alls=60:allf=t", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", "-g", String(gop)]
-    : encoders[o.codec](gop);
-  await run("ffmpeg", [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-y",
-    "-f",
-    "lavfi",
-    "-i",
-    `testsrc2=size=${o.width ?? 96}x${o.height ?? 64}:rate=25`,
-    ...audio,
+    : encoderArgs(o.codec, { gop, bframes: BFRAMES[o.codec] });
+  await ffmpeg([
+    ...testsrc2(o.width ?? 96, o.height ?? 64),
+    ...(o.audio ? SINE_INPUT : []),
     "-frames:v",
     String(o.frames),
     "-pix_fmt",
@@ -115,22 +69,14 @@ export async function makeTs(
   },
 ): Promise<string> {
   const out = join(dir, o.name);
-  const audio = o.audio ? ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000"] : [];
-  await run("ffmpeg", [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-y",
-    "-f",
-    "lavfi",
-    "-i",
-    `testsrc2=size=${o.width ?? 96}x${o.height ?? 64}:rate=25`,
-    ...audio,
+  await ffmpeg([
+    ...testsrc2(o.width ?? 96, o.height ?? 64),
+    ...(o.audio ? SINE_INPUT : []),
     "-frames:v",
     String(o.frames),
     "-pix_fmt",
     "yuv420p",
-    ...encoders[o.codec](o.gop ?? 12),
+    ...encoderArgs(o.codec, { gop: o.gop ?? 12, bframes: BFRAMES[o.codec] }),
     ...(o.audio ? ["-c:a", "aac", "-shortest"] : []),
     ...(o.tsOffset !== undefined ? ["-output_ts_offset", String(o.tsOffset)] : []),
     "-f",

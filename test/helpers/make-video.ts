@@ -6,10 +6,11 @@ import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { encoderArgs, ffmpeg, type FixtureCodec, SINE_INPUT, testsrc2 } from "./ffmpeg-args.js";
 
 const run = promisify(execFile);
 
-export type FixtureCodec = "h264" | "hevc" | "av1" | "vp9";
+export type { FixtureCodec };
 
 export interface MakeVideoOptions {
   codec: FixtureCodec;
@@ -34,46 +35,6 @@ export interface MakeVideoOptions {
   name?: string;
 }
 
-const encoderArgs: Record<FixtureCodec, (o: MakeVideoOptions, gop: number) => string[]> = {
-  h264: (o, gop) => [
-    "-c:v",
-    "libx264",
-    "-preset",
-    "ultrafast",
-    "-bf",
-    String(o.bframes ?? 0),
-    "-g",
-    String(gop),
-    "-keyint_min",
-    String(gop),
-    "-sc_threshold",
-    "0",
-  ],
-  hevc: (o, gop) => [
-    "-c:v",
-    "libx265",
-    "-preset",
-    "ultrafast",
-    "-tag:v",
-    "hvc1",
-    "-x265-params",
-    `log-level=error:bframes=${o.bframes ?? 0}:keyint=${gop}:min-keyint=${gop}:scenecut=0`,
-  ],
-  av1: (_o, gop) => ["-c:v", "libsvtav1", "-preset", "12", "-g", String(gop), "-svtav1-params", "verbosity=0"],
-  vp9: (_o, gop) => [
-    "-c:v",
-    "libvpx-vp9",
-    "-deadline",
-    "realtime",
-    "-cpu-used",
-    "8",
-    "-g",
-    String(gop),
-    "-keyint_min",
-    String(gop),
-  ],
-};
-
 /**
  * Encodes a synthetic clip (testsrc2) with ffmpeg and returns its path.
  *
@@ -88,24 +49,17 @@ export async function makeVideo(dir: string, o: MakeVideoOptions): Promise<strin
     o.name ?? `${o.codec}-${o.width}x${o.height}-${o.frames}f-b${o.bframes ?? 0}-${layout}${o.audio ? "-aac" : ""}.mp4`;
   const out = join(dir, name);
   // testsrc2 rounds odd sizes down, so scale to the exact size asked for.
-  const inputs = [
-    "-f",
-    "lavfi",
-    "-i",
-    `testsrc2=size=${o.width + (o.width % 2)}x${o.height + (o.height % 2)}:rate=${fps}`,
-  ];
-  if (o.audio) inputs.push("-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000");
+  const inputs = [...testsrc2(o.width + (o.width % 2), o.height + (o.height % 2), fps)];
+  if (o.audio) inputs.push(...SINE_INPUT);
   const movflags = o.fragmented
     ? ["-movflags", "frag_keyframe+empty_moov+default_base_moof"]
     : o.faststart
       ? ["-movflags", "+faststart"]
       : [];
   const audio = o.audio ? ["-c:a", "aac", "-b:a", "64k", "-shortest"] : ["-an"];
-  await run("ffmpeg", [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-y",
+  // hvc1 rather than ffmpeg's default hev1 sample entry (an MP4 tag only).
+  const tag = o.codec === "hevc" ? ["-tag:v", "hvc1"] : [];
+  await ffmpeg([
     ...inputs,
     "-frames:v",
     String(o.frames),
@@ -113,7 +67,8 @@ export async function makeVideo(dir: string, o: MakeVideoOptions): Promise<strin
     `scale=${o.width}:${o.height}`,
     "-pix_fmt",
     o.pixFmt ?? "yuv420p",
-    ...encoderArgs[o.codec](o, gop),
+    ...encoderArgs(o.codec, { gop, bframes: o.bframes ?? 0 }),
+    ...tag,
     ...audio,
     ...movflags,
     out,
@@ -160,15 +115,8 @@ export async function makeImage(
       : o.format === "png"
         ? ["-c:v", "png"]
         : ["-c:v", "libwebp", ...(o.lossless ? ["-lossless", "1"] : [])];
-  await run("ffmpeg", [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-y",
-    "-f",
-    "lavfi",
-    "-i",
-    `testsrc2=size=${o.width + (o.width % 2)}x${o.height + (o.height % 2)}:rate=1`,
+  await ffmpeg([
+    ...testsrc2(o.width + (o.width % 2), o.height + (o.height % 2), 1),
     "-vf",
     filter.join(","),
     "-frames:v",
@@ -262,71 +210,16 @@ export async function makeRotatedMov(
   o: { rotate: number; width: number; height: number; frames: number; gop?: number },
 ): Promise<string> {
   const coded = join(dir, `tracks-${o.width}x${o.height}-${o.frames}f.mov`);
-  const x264 = [
-    "-c:v",
-    "libx264",
-    "-preset",
-    "ultrafast",
-    "-bf",
-    "2",
-    "-g",
-    String(o.gop ?? 12),
-    "-keyint_min",
-    String(o.gop ?? 12),
-    "-sc_threshold",
-    "0",
-    "-pix_fmt",
-    "yuv420p",
-  ];
-  await run("ffmpeg", [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-y",
-    "-f",
-    "lavfi",
-    "-i",
-    `testsrc2=size=${o.width}x${o.height}:rate=25`,
-    "-f",
-    "lavfi",
-    "-i",
-    `smptebars=size=${o.width / 2}x${o.height / 2}:rate=25`,
-    "-f",
-    "lavfi",
-    "-i",
-    "sine=frequency=440:sample_rate=48000",
-    "-map",
-    "0:v",
-    "-map",
-    "1:v",
-    "-map",
-    "2:a",
-    "-frames:v",
-    String(o.frames),
-    ...x264,
-    "-c:a",
-    "aac",
-    "-b:a",
-    "64k",
-    "-shortest",
-    coded,
+  await ffmpeg([
+    ...testsrc2(o.width, o.height),
+    ...["-f", "lavfi", "-i", `smptebars=size=${o.width / 2}x${o.height / 2}:rate=25`],
+    ...SINE_INPUT,
+    ...["-map", "0:v", "-map", "1:v", "-map", "2:a", "-frames:v", String(o.frames)],
+    ...encoderArgs("h264", { gop: o.gop ?? 12, bframes: 2 }),
+    ...["-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k", "-shortest", coded],
   ]);
   const out = join(dir, `rotate${o.rotate}-${o.width}x${o.height}-${o.frames}f.mov`);
-  await run("ffmpeg", [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-y",
-    "-i",
-    coded,
-    "-map",
-    "0",
-    "-c",
-    "copy",
-    "-metadata:s:v:0",
-    `rotate=${o.rotate}`,
-    out,
-  ]);
+  await ffmpeg(["-i", coded, "-map", "0", "-c", "copy", "-metadata:s:v:0", `rotate=${o.rotate}`, out]);
   return out;
 }
 
@@ -363,19 +256,10 @@ export async function probeRotation(file: string): Promise<number> {
  * await makeX264(join(dir, "ir.mp4"), { bframes: 2, params: "intra-refresh=1:keyint=20" });
  */
 export async function makeX264(file: string, o: { bframes: number; params: string; preset?: string }): Promise<string> {
-  await run("ffmpeg", [
-    ...[
-      "-hide_banner",
-      "-loglevel",
-      "error",
-      "-y",
-      "-f",
-      "lavfi",
-      "-i",
-      "testsrc2=size=96x64:rate=25",
-      "-frames:v",
-      "60",
-    ],
+  await ffmpeg([
+    ...testsrc2(96, 64),
+    "-frames:v",
+    "60",
     ...["-c:v", "libx264", "-preset", o.preset ?? "ultrafast", "-bf", String(o.bframes), "-x264-params", o.params],
     ...["-pix_fmt", "yuv420p", file],
   ]);

@@ -1,15 +1,13 @@
-import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { open, type SdkError } from "../../../sdk/index.js";
 import { expectFramesMatch, ffmpegFrameMd5s } from "../../helpers/ffmpeg-md5.js";
 import { indexLocalFile } from "../../helpers/file-reader.js";
 import { probePackets } from "../../helpers/make-video.js";
+import { ffmpeg } from "../../helpers/ffmpeg-args.js";
 
-const run = promisify(execFile);
 let dir: string;
 let file: string;
 
@@ -18,11 +16,7 @@ beforeAll(async () => {
   await mkdir(join(dir, "ds"));
   file = join(dir, "ds", "two.ts");
   // Two video streams (H.264 96x64 of testsrc2, HEVC 80x48 of testsrc) and an AAC track between them.
-  await run("ffmpeg", [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-y",
+  await ffmpeg([
     "-f",
     "lavfi",
     "-i",

@@ -1,13 +1,11 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildIndex, bytesReader, notStreamed } from "../../../common/media-index/index.js";
 import { indexLocalFile } from "../../helpers/file-reader.js";
+import { ffmpeg, testsrc2 } from "../../helpers/ffmpeg-args.js";
 
-const run = promisify(execFile);
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-kinds-"));
@@ -19,20 +17,7 @@ afterAll(async () => {
 /** A short testsrc2 clip in the given container, written by ffmpeg. */
 async function encode(name: string, args: string[]): Promise<string> {
   const out = join(dir, name);
-  await run("ffmpeg", [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-y",
-    "-f",
-    "lavfi",
-    "-i",
-    "testsrc2=size=64x48:rate=10",
-    "-frames:v",
-    "10",
-    ...args,
-    out,
-  ]);
+  await ffmpeg([...testsrc2(64, 48, 10), "-frames:v", "10", ...args, out]);
   return out;
 }
 

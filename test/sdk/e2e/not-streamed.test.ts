@@ -1,9 +1,7 @@
-import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main as inspect } from "../../../sdk/cli/inspect.js";
 import { main as stream } from "../../../sdk/cli/stream.js";
@@ -14,8 +12,8 @@ import { LocalDirSource } from "../../../sdk/source/local-dir.js";
 import type { DatasetObject } from "../../../sdk/source/source.js";
 import { captureOutput } from "../../helpers/capture-output.js";
 import { makeVideo } from "../../helpers/make-video.js";
+import { ffmpeg, testsrc2 } from "../../helpers/ffmpeg-args.js";
 
-const run = promisify(execFile);
 let dir: string;
 /** A folder with one streamable video among objects that stream nothing. */
 let mixed: string;
@@ -23,20 +21,7 @@ let mixed: string;
 let unsupported: string;
 
 async function encode(out: string, args: string[]): Promise<void> {
-  await run("ffmpeg", [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-y",
-    "-f",
-    "lavfi",
-    "-i",
-    "testsrc2=size=64x48:rate=10",
-    "-frames:v",
-    "20",
-    ...args,
-    out,
-  ]);
+  await ffmpeg([...testsrc2(64, 48, 10), "-frames:v", "20", ...args, out]);
 }
 
 async function containers(into: string): Promise<void> {

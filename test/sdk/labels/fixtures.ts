@@ -8,6 +8,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { LabelClipInfo, VideoFrame } from "../../../sdk/labels/index.js";
+import { encoderArgs, ffmpeg } from "../../helpers/ffmpeg-args.js";
 import { probePackets } from "../../helpers/make-video.js";
 
 const run = promisify(execFile);
@@ -63,29 +64,7 @@ function source(s: Segment, i: number): string {
 export async function makeSegments(dir: string, name: string, segments: readonly Segment[], gop = 16): Promise<string> {
   const out = join(dir, name);
   const graph = `${segments.map(source).join(";")};${segments.map((_, i) => `[s${i}]`).join("")}concat=n=${segments.length}:v=1,setsar=1,format=yuv420p[v]`;
-  await run("ffmpeg", [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-y",
-    "-filter_complex",
-    graph,
-    "-map",
-    "[v]",
-    "-c:v",
-    "libx264",
-    "-preset",
-    "ultrafast",
-    "-g",
-    String(gop),
-    "-keyint_min",
-    String(gop),
-    "-sc_threshold",
-    "0",
-    "-bf",
-    "0",
-    out,
-  ]);
+  await ffmpeg([...["-filter_complex", graph, "-map", "[v]"], ...encoderArgs("h264", { gop, bframes: 0 }), out]);
   return out;
 }
 
