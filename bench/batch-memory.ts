@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { open } from "../sdk/index.js";
-import { makeVideo } from "../test/helpers/make-video.js";
+import { makeBenchVideos } from "./stream-common.js";
 
 const { values } = parseArgs({
   options: {
@@ -79,17 +79,13 @@ const root = await mkdtemp(join(tmpdir(), "ec-bench-batch-memory-"));
 try {
   const dir = join(root, "videos");
   await mkdir(dir);
-  for (let i = 0; i < Number(values.videos); i++) {
-    await makeVideo(dir, {
-      codec: "h264",
-      width,
-      height,
-      frames: Number(values.frames),
-      gop: Number(values.gop),
-      bframes: 2,
-      name: `v${i}.mp4`,
-    });
-  }
+  await makeBenchVideos(dir, {
+    videos: Number(values.videos),
+    frames: Number(values.frames),
+    gop: Number(values.gop),
+    width,
+    height,
+  });
   const fresh: Row[] = [];
   const reused: Row[] = [];
   await row(dir, true); // warm-up: code paths compiled, files in the page cache

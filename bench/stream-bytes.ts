@@ -8,18 +8,17 @@
  *   npx tsc -p bench/tsconfig.json && node dist/bench/stream-bytes.js [--videos 4] [--frames 240]
  *       [--size 640x360] [--gop 30] [--clip 8] [--clips 48] [--json]
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
 import { startLocalEdge } from "../sdk/dev/index.js";
-import type { OpenOptions, StreamStats } from "../sdk/index.js";
-import { iterate, parseStreamBenchArgs } from "./stream-common.js";
+import { bracketedRows, makeBenchVideos, parseStreamBenchArgs, randomClips } from "./stream-common.js";
 import { clipFrames, decodeSpan, frameOrder } from "../sdk/sampler/index.js";
 import { LocalDirSource } from "../sdk/source/index.js";
-import { makeVideo } from "../test/helpers/make-video.js";
 
 const { values, width, height } = parseStreamBenchArgs();
+const sizes = { videos: Number(values.videos), frames: Number(values.frames), gop: Number(values.gop) };
 
 /**
  * Bytes of the GOP spans the clips need, each byte counted once (clips that share a GOP need it
@@ -55,44 +54,22 @@ const dir = await mkdtemp(join(tmpdir(), "ec-bench-stream-"));
 const edge = await startLocalEdge({ port: 0, quiet: true, varsDir: dir, persistDir: join(dir, "r2") });
 try {
   const files = join(dir, "videos");
-  await import("node:fs/promises").then((fs) => fs.mkdir(files));
-  for (let i = 0; i < Number(values.videos); i++) {
-    const file = await makeVideo(files, {
-      codec: "h264",
-      width,
-      height,
-      frames: Number(values.frames),
-      gop: Number(values.gop),
-      bframes: 2,
-      name: `v${i}.mp4`,
-    });
-    const res = await request(`${edge.url}/v1/objects/bench/v${i}.mp4`, {
+  await mkdir(files);
+  await makeBenchVideos(files, { ...sizes, width, height }, async (name, file) => {
+    const res = await request(`${edge.url}/v1/objects/bench/${name}`, {
       method: "PUT",
       body: await readFile(file),
       headers: { authorization: `Bearer ${edge.token}` },
     });
     await res.body.dump();
     if (res.statusCode !== 201) throw new Error(`PUT answered ${res.statusCode}`);
-  }
-  // Random exact starts: each clip decodes from its GOP's keyframe; "global" spreads them over the dataset.
-  const common: OpenOptions = {
-    frames: Number(values.clip),
-    align: "exact",
-    shuffle: "global",
-    seed: 7,
-    limit: Number(values.clips),
-    device: "cpu",
-    format: "native",
-    batch: 4,
-  };
-  const datasetUrl = `${edge.url}/v1/datasets/bench`;
-  // Local, edge, local again: the two local runs bracket the edge run on a noisy machine.
-  const local1 = await iterate(files, common);
-  const remote = await iterate(datasetUrl, { ...common, token: edge.token });
-  const local2 = await iterate(files, common);
-  const sameClips = JSON.stringify(local1.ids) === JSON.stringify(remote.ids);
-  const fps = (s: StreamStats) => s.frames / s.seconds;
-  const localFps = (fps(local1.stats) + fps(local2.stats)) / 2;
+  });
+  const { remote, sameClips, localFps, remoteFps } = await bracketedRows(
+    files,
+    `${edge.url}/v1/datasets/bench`,
+    randomClips(values),
+    { token: edge.token },
+  );
   const gop = await uniqueGopBytes(files, remote.ids, Number(values.clip));
   const result = {
     clips: remote.stats.clips,
@@ -101,8 +78,8 @@ try {
     bytes_fetched_per_clip: Math.round(remote.stats.bytes_fetched / remote.stats.clips),
     fetched_over_gop_bytes: Number((remote.stats.bytes_fetched / gop).toFixed(3)),
     local_fps: Number(localFps.toFixed(1)),
-    edge_fps: Number(fps(remote.stats).toFixed(1)),
-    edge_over_local: Number((fps(remote.stats) / localFps).toFixed(3)),
+    edge_fps: Number(remoteFps.toFixed(1)),
+    edge_over_local: Number((remoteFps / localFps).toFixed(3)),
     cache_hit_ratio: Number(remote.stats.cache_hit_ratio.toFixed(3)),
   };
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);

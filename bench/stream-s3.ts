@@ -11,13 +11,13 @@
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { OpenOptions, StreamStats } from "../sdk/index.js";
-import { iterate, parseStreamBenchArgs } from "./stream-common.js";
+import type { OpenOptions } from "../sdk/index.js";
+import { bracketedRows, makeBenchVideos, parseStreamBenchArgs, randomClips } from "./stream-common.js";
 import { openS3Source } from "../sdk/source/s3/index.js";
-import { makeVideo } from "../test/helpers/make-video.js";
 import { startS3Server } from "../test/helpers/s3-server.js";
 
 const { values, width, height } = parseStreamBenchArgs();
+const sizes = { videos: Number(values.videos), frames: Number(values.frames), gop: Number(values.gop) };
 
 /** Indexes every object of the dataset once; returns seconds, header bytes and range GETs. */
 async function indexAll(url: URL, s3: Awaited<ReturnType<typeof startS3Server>>, indexCacheDir: string) {
@@ -43,41 +43,17 @@ const s3 = await startS3Server();
 try {
   const files = join(dir, "videos");
   await mkdir(files);
-  for (let i = 0; i < Number(values.videos); i++) {
-    const file = await makeVideo(files, {
-      codec: "h264",
-      width,
-      height,
-      frames: Number(values.frames),
-      gop: Number(values.gop),
-      bframes: 2,
-      name: `v${i}.mp4`,
-    });
-    await s3.put(`bench/v${i}.mp4`, await readFile(file));
-  }
+  await makeBenchVideos(files, { ...sizes, width, height }, async (name, file) => {
+    await s3.put(`bench/${name}`, await readFile(file));
+  });
   const url = new URL(`s3://${s3.bucket}/bench`);
   const indexCacheDir = join(dir, "index-cache");
   const cold = await indexAll(url, s3, indexCacheDir);
   const warm = await indexAll(url, s3, indexCacheDir);
 
-  const common: OpenOptions = {
-    frames: Number(values.clip),
-    align: "exact",
-    shuffle: "global",
-    seed: 7,
-    limit: Number(values.clips),
-    device: "cpu",
-    format: "native",
-    batch: 4,
-  };
-  const bucket: OpenOptions = { ...common, endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials };
   process.env.EC_INDEX_CACHE_DIR = indexCacheDir;
-  // Local, bucket, local again: the two local runs bracket the bucket run on a noisy machine.
-  const local1 = await iterate(files, common);
-  const remote = await iterate(url.href, bucket);
-  const local2 = await iterate(files, common);
-  const fps = (s: StreamStats) => s.frames / s.seconds;
-  const localFps = (fps(local1.stats) + fps(local2.stats)) / 2;
+  const bucket: OpenOptions = { endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials };
+  const rows = await bracketedRows(files, url.href, randomClips(values), bucket);
   const result = {
     objects: cold.objects,
     header_bytes_over_object_bytes: Number((cold.indexBytes / cold.bytes).toFixed(4)),
@@ -86,10 +62,10 @@ try {
     index_warm_ms_per_object: Number(((warm.seconds * 1000) / warm.objects).toFixed(2)),
     warm_gets: warm.indexRequests,
     warm_over_cold: Number((warm.seconds / cold.seconds).toFixed(3)),
-    same_clips: JSON.stringify(local1.ids) === JSON.stringify(remote.ids),
-    local_fps: Number(localFps.toFixed(1)),
-    s3_fps: Number(fps(remote.stats).toFixed(1)),
-    s3_over_local: Number((fps(remote.stats) / localFps).toFixed(3)),
+    same_clips: rows.sameClips,
+    local_fps: Number(rows.localFps.toFixed(1)),
+    s3_fps: Number(rows.remoteFps.toFixed(1)),
+    s3_over_local: Number((rows.remoteFps / rows.localFps).toFixed(3)),
   };
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else {
