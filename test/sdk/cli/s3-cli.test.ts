@@ -1,54 +1,32 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { main as inspect } from "../../../sdk/cli/inspect.js";
 import { main as stream } from "../../../sdk/cli/stream.js";
-import { makeVideo } from "../../helpers/make-video.js";
-import { startS3Server, type S3TestServer } from "../../helpers/s3-server.js";
+import type { S3TestServer } from "../../helpers/s3-server.js";
+import { type S3Videos, startS3Videos } from "../../helpers/s3-videos.js";
 
-const run = promisify(execFile);
-let dir: string;
+let fixture: S3Videos;
 let s3: S3TestServer;
 let expectedMd5: string[];
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "ec-s3-cli-"));
-  s3 = await startS3Server();
-  const file = await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 20, gop: 5, bframes: 1 });
-  const { stdout } = await run("ffmpeg", [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-i",
-    file,
-    "-map",
-    "0:v:0",
-    "-fps_mode",
-    "passthrough",
-    "-f",
-    "framemd5",
-    "-",
-  ]);
-  expectedMd5 = stdout
-    .split("\n")
-    .filter((l) => l && !l.startsWith("#"))
-    .map((l) => l.split(",").at(-1)!.trim());
-  await s3.put("cli/v.mp4", await readFile(file));
-  await s3.put("cli/broken.mp4", (await readFile(file)).subarray(0, 2000));
+  fixture = await startS3Videos(
+    "ec-s3-cli-",
+    { "cli/v.mp4": { codec: "h264", width: 64, height: 48, frames: 20, gop: 5, bframes: 1 } },
+    { truncated: { key: "cli/broken.mp4", of: "cli/v.mp4", bytes: 2000 } },
+  );
+  s3 = fixture.s3;
+  expectedMd5 = fixture.md5s.get("cli/v.mp4")!;
   // What a user exports for a non-AWS endpoint; the CLI takes nothing else.
   vi.stubEnv("AWS_ENDPOINT_URL_S3", s3.endpoint);
   vi.stubEnv("AWS_ACCESS_KEY_ID", s3.credentials.accessKeyId);
   vi.stubEnv("AWS_SECRET_ACCESS_KEY", s3.credentials.secretAccessKey);
-  vi.stubEnv("EC_INDEX_CACHE_DIR", join(dir, "index-cache"));
+  vi.stubEnv("EC_INDEX_CACHE_DIR", join(fixture.dir, "index-cache"));
 }, 60_000);
 
 afterAll(async () => {
   vi.unstubAllEnvs();
-  await s3?.close();
-  await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 async function capture(fn: () => Promise<number>): Promise<{ code: number; out: string; err: string }> {

@@ -1,77 +1,42 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { DeleteObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startCache, type CacheService } from "../../../../origin-cache/index.js";
 import { open, type OpenOptions, type SdkError } from "../../../../sdk/index.js";
 import { bucketUpstream, parseBucketUrl, S3Bucket } from "../../../../sdk/source/s3/index.js";
-import { makeVideo } from "../../../helpers/make-video.js";
-import { startS3Server, type S3TestServer } from "../../../helpers/s3-server.js";
+import type { S3TestServer } from "../../../helpers/s3-server.js";
 import { expectFramesMatch } from "../../../helpers/ffmpeg-md5.js";
+import { type S3Videos, startS3Videos } from "../../../helpers/s3-videos.js";
 
-const run = promisify(execFile);
-let dir: string;
+let fixture: S3Videos;
 let s3: S3TestServer;
 let dataset: string;
-const local = new Map<string, string>();
-const expectedMd5 = new Map<string, string[]>();
-
-async function ffmpegMd5s(file: string): Promise<string[]> {
-  const { stdout } = await run(
-    "ffmpeg",
-    [
-      "-hide_banner",
-      "-loglevel",
-      "error",
-      "-i",
-      file,
-      "-map",
-      "0:v:0",
-      "-fps_mode",
-      "passthrough",
-      "-f",
-      "framemd5",
-      "-",
-    ],
-    { maxBuffer: 16 << 20 },
-  );
-  return stdout
-    .split("\n")
-    .filter((l) => l && !l.startsWith("#"))
-    .map((l) => l.split(",").at(-1)!.trim());
-}
+let expectedMd5: ReadonlyMap<string, string[]>;
 
 function bucketOptions(): OpenOptions {
   return { endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials, device: "cpu" };
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "ec-s3-stream-"));
-  vi.stubEnv("EC_INDEX_CACHE_DIR", join(dir, "index-cache"));
-  s3 = await startS3Server();
+  fixture = await startS3Videos(
+    "ec-s3-stream-",
+    {
+      "e2e/a.mp4": { codec: "h264", width: 96, height: 64, frames: 36, gop: 6, bframes: 2 },
+      "e2e/sub/b.mp4": { codec: "hevc", width: 64, height: 48, frames: 24, gop: 8, faststart: true },
+    },
+    { truncated: { key: "e2e/broken.mp4", of: "e2e/a.mp4", bytes: 3000 } },
+  );
+  vi.stubEnv("EC_INDEX_CACHE_DIR", join(fixture.dir, "index-cache"));
+  s3 = fixture.s3;
   dataset = `s3://${s3.bucket}/e2e`;
-  local.set(
-    "e2e/a.mp4",
-    await makeVideo(dir, { codec: "h264", width: 96, height: 64, frames: 36, gop: 6, bframes: 2 }),
-  );
-  local.set(
-    "e2e/sub/b.mp4",
-    await makeVideo(dir, { codec: "hevc", width: 64, height: 48, frames: 24, gop: 8, faststart: true }),
-  );
-  for (const [key, file] of local) {
-    expectedMd5.set(key, await ffmpegMd5s(file));
-    await s3.put(key, await readFile(file));
-  }
-  await s3.put("e2e/broken.mp4", (await readFile(local.get("e2e/a.mp4")!)).subarray(0, 3000));
+  expectedMd5 = fixture.md5s;
 }, 120_000);
 
 afterAll(async () => {
   vi.unstubAllEnvs();
-  await s3?.close();
-  await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 async function checkFrames(
