@@ -10,14 +10,15 @@ const run = promisify(execFile);
 /**
  * The md5 of every frame of the first (or `stream`-th) video stream, in presentation order, as
  * `ffmpeg -f framemd5` computes it over the decoder's own pixel format (index = 0-based frame
- * number); `autorotate: false` keeps rotated video as coded.
+ * number); `autorotate: false` keeps rotated video as coded; `input` goes before `-i` (e.g.
+ * `["-hwaccel", "cuda"]`).
  *
  * @example
  * const md5s = await ffmpegFrameMd5s(file); md5s[12]; // frame 12
  */
 export async function ffmpegFrameMd5s(
   file: string,
-  o: { stream?: number; autorotate?: boolean } = {},
+  o: { stream?: number; autorotate?: boolean; input?: readonly string[] } = {},
 ): Promise<string[]> {
   // ffmpeg turns frames by the display matrix unless told not to; ec delivers them as coded by default.
   const rotate = o.autorotate === false ? ["-noautorotate"] : [];
@@ -28,6 +29,7 @@ export async function ffmpegFrameMd5s(
       "-loglevel",
       "error",
       ...rotate,
+      ...(o.input ?? []),
       "-i",
       file,
       "-map",

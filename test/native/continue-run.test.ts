@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { createDecoder, frameMd5, packetsFromTrack, type HostFrame } from "../../native/index.js";
-import { ffmpegFrameMd5s, indexedVideo, type IndexedVideo } from "./helpers.js";
+import { frameMd5, packetsFromTrack, type HostFrame } from "../../native/index.js";
+import { ffmpegFrameMd5s, indexedVideo, type IndexedVideo, decoderFor } from "./helpers.js";
 
 let dir: string;
 let v: IndexedVideo;
@@ -32,14 +32,7 @@ function part(first: number, count: number) {
 
 describe("decode with drain: false continues one run across calls", () => {
   it("gives ffmpeg's frames, each decoded once, when a GOP is fed in pieces that start between keyframes", async () => {
-    const t = v.track;
-    const decoder = await createDecoder({
-      codec: t.codec,
-      extradata: t.extradata,
-      width: t.width,
-      height: t.height,
-      threads: 1,
-    });
+    const decoder = await decoderFor(v, { threads: 1 });
     const cuts = [0, 5, 11, 30, 31, 48];
     const frames: HostFrame[] = [];
     let decoded = 0;
@@ -58,13 +51,7 @@ describe("decode with drain: false continues one run across calls", () => {
 
   it("counts the frames it dropped before dropBefore among those it decoded", async () => {
     const t = v.track;
-    const decoder = await createDecoder({
-      codec: t.codec,
-      extradata: t.extradata,
-      width: t.width,
-      height: t.height,
-      threads: 1,
-    });
+    const decoder = await decoderFor(v, { threads: 1 });
     const dropBefore = t.samples.pts.slice(0, 24).sort((a, b) => a - b)[20]!;
     const out = await decoder.decodeRun(part(0, 24), { dropBefore });
     expect(out.decoded).toBe(24);

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { createDecoder, frameMd5, packetsFromTrack, type HostFrame } from "../../native/index.js";
+import { frameMd5, packetsFromTrack, type HostFrame } from "../../native/index.js";
 import type { MakeVideoOptions } from "../helpers/make-video.js";
-import { ffmpegFrameMd5s, indexedVideo } from "./helpers.js";
+import { ffmpegFrameMd5s, indexedVideo, decoderFor } from "./helpers.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -37,13 +37,7 @@ describe("decode matches ffmpeg's framemd5 frame for frame", () => {
   it.each(cases)("%s", async (_name, options, format) => {
     const v = await indexedVideo(dir, options);
     const t = v.track;
-    const decoder = await createDecoder({
-      codec: t.codec,
-      extradata: t.extradata,
-      width: t.width,
-      height: t.height,
-      threads: 2,
-    });
+    const decoder = await decoderFor(v, { threads: 2 });
     const frames = (await decoder.decode(packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length))) as HostFrame[];
     await decoder.close();
     expect(frames.length).toBe(options.frames);
@@ -66,13 +60,7 @@ describe("decode matches ffmpeg's framemd5 frame for frame", () => {
     async (_name, options) => {
       const v = await indexedVideo(dir, options);
       const t = v.track;
-      const decoder = await createDecoder({
-        codec: t.codec,
-        extradata: t.extradata,
-        width: t.width,
-        height: t.height,
-        threads: 2,
-      });
+      const decoder = await decoderFor(v, { threads: 2 });
       const whole = () => packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length);
       const first = (await decoder.decode(whole())) as HostFrame[];
       expect(new Set(first.map((f) => f.data.buffer)).size).toBe(options.frames);
@@ -103,7 +91,7 @@ describe("decode matches ffmpeg's framemd5 frame for frame", () => {
       name: "mid.mp4",
     });
     const t = v.track;
-    const decoder = await createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height });
+    const decoder = await decoderFor(v);
     const all = (await decoder.decode(packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length))) as HostFrame[];
     const key = Array.from(t.samples.keyframe).findIndex((k, i) => k === 1 && i > 0);
     expect(key).toBeGreaterThan(0);

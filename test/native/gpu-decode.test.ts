@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import {
   convertReference,
-  createDecoder,
   devices,
   frameMd5,
   lumaStatsOnDevice,
@@ -16,7 +15,7 @@ import {
 } from "../../native/index.js";
 import { analyzeClip, analyzeDeviceClip, labelClip, resolveLabelers, type VideoFrame } from "../../sdk/labels/index.js";
 import type { MakeVideoOptions } from "../helpers/make-video.js";
-import { decodeAll, ffmpegFrameMd5s, indexedVideo } from "./helpers.js";
+import { decodeAll, ffmpegFrameMd5s, indexedVideo, decoderFor } from "./helpers.js";
 
 const d = devices();
 const why = d.cuda.nvdec.available ? "" : ` — skipped: ${d.cuda.nvdec.reason ?? "no NVDEC"}`;
@@ -48,13 +47,7 @@ describe.skipIf(!d.cuda.nvdec.available)(`NVDEC decode into device memory${why}`
       if (!d.cuda.nvdec.codecs.includes(options.codec)) return;
       const v = await indexedVideo(dir, options);
       const t = v.track;
-      const decoder = await createDecoder({
-        codec: t.codec,
-        extradata: t.extradata,
-        width: t.width,
-        height: t.height,
-        device: "cuda:0",
-      });
+      const decoder = await decoderFor(v, { device: "cuda:0" });
       const frames = (await decoder.decode(packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length))) as DeviceFrame[];
       expect(frames).toHaveLength(options.frames);
       expect(frames[0]!.kind).toBe("device");

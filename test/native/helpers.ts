@@ -1,13 +1,12 @@
 /** Fixtures for native tests: a video made by ffmpeg, its index, and ffmpeg's own framemd5. */
-import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
-import { promisify } from "node:util";
 
 import { buildIndex, bytesReader } from "../../common/media-index/index.js";
 import { expect } from "vitest";
 
 import {
   createDecoder,
+  type Decoder,
   NativeError,
   packetsFromTrack,
   type DecoderOptions,
@@ -15,9 +14,8 @@ import {
   type HostFrame,
 } from "../../native/index.js";
 import type { VideoTrackV1 } from "../../common/schema/index.js";
+import { ffmpegFrameMd5s as frameMd5sOf } from "../helpers/ffmpeg-md5.js";
 import { makeVideo, type MakeVideoOptions } from "../helpers/make-video.js";
-
-const run = promisify(execFile);
 
 export interface IndexedVideo {
   file: string;
@@ -33,19 +31,15 @@ export async function indexedVideo(dir: string, options: MakeVideoOptions): Prom
   return { file, bytes, track: index.video };
 }
 
-/** The md5 column of `ffmpeg -i FILE -map 0:v:0 -f framemd5 -` (extra args go before -f). */
-export async function ffmpegFrameMd5s(file: string, extra: string[] = []): Promise<string[]> {
-  const { stdout } = await run(
-    "ffmpeg",
-    ["-v", "error", ...extra, "-i", file, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "framemd5", "-"],
-    {
-      maxBuffer: 64 << 20,
-    },
-  );
-  return stdout
-    .split("\n")
-    .filter((line) => line !== "" && !line.startsWith("#"))
-    .map((line) => line.split(",").at(-1)!.trim());
+/** ffmpeg's md5 of every frame of the first video stream (`ffmpegFrameMd5s`); `extra` goes before -i. */
+export function ffmpegFrameMd5s(file: string, extra: string[] = []): Promise<string[]> {
+  return frameMd5sOf(file, { input: extra });
+}
+
+/** A decoder for the video's track (codec, extradata and size from its index) with `extra` options. */
+export function decoderFor(v: Pick<IndexedVideo, "track">, extra: Partial<DecoderOptions> = {}): Promise<Decoder> {
+  const t = v.track;
+  return createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, ...extra });
 }
 
 /** Every frame of the video, decoded in one call by a fresh decoder with `extra` options (host frames unless a device says otherwise). */
@@ -54,13 +48,7 @@ export async function decodeAll<F extends Frame = HostFrame>(
   extra: Partial<DecoderOptions> = {},
 ): Promise<F[]> {
   const t = v.track;
-  const decoder = await createDecoder({
-    codec: t.codec,
-    extradata: t.extradata,
-    width: t.width,
-    height: t.height,
-    ...extra,
-  });
+  const decoder = await decoderFor(v, extra);
   try {
     return (await decoder.decode(packetsFromTrack(t, v.bytes, 0, 0, t.samples.size.length))) as F[];
   } finally {

@@ -13,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import {
   convertReference,
-  createDecoder,
   devices,
   lumaStatsOnDevice,
   lumaStatsReference,
@@ -22,7 +21,7 @@ import {
   type HostFrame,
 } from "../../native/index.js";
 import { analysisFromSums, analyzeClip, type VideoFrame } from "../../sdk/labels/index.js";
-import { decodeAll, indexedVideo, type IndexedVideo } from "./helpers.js";
+import { decodeAll, indexedVideo, type IndexedVideo, decoderFor } from "./helpers.js";
 
 let dir: string;
 let h264: IndexedVideo;
@@ -286,15 +285,7 @@ describe("build", () => {
   });
 
   it("asks for rgb24 / rgbf32-planar when a cuda decoder should resize, before touching the GPU", async () => {
-    const t = h264.track;
-    const open = createDecoder({
-      codec: t.codec,
-      extradata: t.extradata,
-      width: t.width,
-      height: t.height,
-      device: "cuda:0",
-      resize: [64, 64],
-    });
+    const open = decoderFor(h264, { device: "cuda:0", resize: [64, 64] });
     await expect(open).rejects.toMatchObject({
       code: devices().cuda.compiled ? "ERR_UNSUPPORTED_OUTPUT" : "ERR_DEVICE_UNAVAILABLE",
     });

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { createDecoder, frameMd5, packetsFromTrack, type HostFrame } from "../../native/index.js";
-import { indexedVideo, type IndexedVideo } from "./helpers.js";
+import { frameMd5, packetsFromTrack, type HostFrame } from "../../native/index.js";
+import { indexedVideo, type IndexedVideo, decoderFor } from "./helpers.js";
 
 let dir: string;
 let video: IndexedVideo;
@@ -18,8 +18,7 @@ afterAll(async () => {
 });
 
 const open = () => {
-  const t = video.track;
-  return createDecoder({ codec: t.codec, extradata: t.extradata, width: t.width, height: t.height, threads: 1 });
+  return decoderFor(video, { threads: 1 });
 };
 const packets = () => packetsFromTrack(video.track, video.bytes, 0, 0, video.track.samples.size.length);
 
