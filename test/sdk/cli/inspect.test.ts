@@ -7,20 +7,14 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
 import { main } from "../../../sdk/cli/inspect.js";
 import { makeImage, makeNpy, makeVideo, probePackets } from "../../helpers/make-video.js";
+import { uploadBytes } from "../../helpers/edge-upload.js";
 
 let dir: string;
 let edge: LocalEdge;
 let h264: string;
 
-async function put(key: string, bytes: Uint8Array | string): Promise<void> {
-  const body = typeof bytes === "string" ? bytes : new Uint8Array(bytes);
-  const res = await fetch(`${edge.url}/v1/objects/${key}`, {
-    method: "PUT",
-    body,
-    headers: { authorization: `Bearer ${edge.token}` },
-  });
-  expect(res.status).toBe(201);
-}
+const put = (key: string, bytes: Uint8Array | string) =>
+  uploadBytes(edge, key, typeof bytes === "string" ? bytes : new Uint8Array(bytes));
 
 /** Runs `ec inspect` in-process and captures what it writes. */
 async function inspect(...argv: string[]): Promise<{ code: number; out: string; err: string }> {

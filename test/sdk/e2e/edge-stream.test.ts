@@ -10,6 +10,7 @@ import { mergeCheckpoints, open, StreamStats, type OpenOptions, type SdkError } 
 import { main as stream } from "../../../sdk/cli/stream.js";
 import { EdgeSource, inProcessCache, type ByteCache } from "../../../sdk/source/index.js";
 import { captureOutput } from "../../helpers/capture-output.js";
+import { uploadBytes } from "../../helpers/edge-upload.js";
 
 let dir: string;
 let edge: LocalEdge;
@@ -17,14 +18,7 @@ let dataset: string;
 const local = new Map<string, string>();
 const expectedMd5 = new Map<string, string[]>();
 
-async function put(key: string, body: Uint8Array<ArrayBuffer>): Promise<void> {
-  const res = await fetch(`${edge.url}/v1/objects/${key}`, {
-    method: "PUT",
-    body,
-    headers: { authorization: `Bearer ${edge.token}` },
-  });
-  expect(res.status).toBe(201);
-}
+const put = (key: string, body: Uint8Array<ArrayBuffer>) => uploadBytes(edge, key, body);
 
 async function keysOf(options: OpenOptions): Promise<{ ids: string[]; errors: SdkError[] }> {
   const errors: SdkError[] = [];

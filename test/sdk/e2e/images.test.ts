@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
 import { makeImage } from "../../helpers/make-video.js";
 import { mergeCheckpoints, open, type Batch, type OpenOptions, type SdkError } from "../../../sdk/index.js";
+import { uploadBytes } from "../../helpers/edge-upload.js";
 
 const run = promisify(execFile);
 let dir: string;
@@ -25,14 +26,7 @@ async function reference(file: string, size?: readonly [number, number]): Promis
   return stdout;
 }
 
-async function put(key: string, body: Uint8Array<ArrayBuffer>): Promise<void> {
-  const res = await fetch(`${edge.url}/v1/objects/${key}`, {
-    method: "PUT",
-    body,
-    headers: { authorization: `Bearer ${edge.token}` },
-  });
-  expect(res.status).toBe(201);
-}
+const put = (key: string, body: Uint8Array<ArrayBuffer>) => uploadBytes(edge, key, body);
 
 async function drain(
   options: OpenOptions,

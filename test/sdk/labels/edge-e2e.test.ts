@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
@@ -7,6 +7,7 @@ import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
 import { open } from "../../../sdk/index.js";
 import { createLabelStage, EdgeLabelCache, type ClipLabels, type LabelSummary } from "../../../sdk/labels/index.js";
 import { makeSegments } from "./fixtures.js";
+import { uploadFiles } from "../../helpers/edge-upload.js";
 
 let dir: string;
 let edge: LocalEdge;
@@ -23,12 +24,7 @@ beforeAll(async () => {
   ]);
   edge = await started;
   dataset = `${edge.url}/v1/datasets/lab`;
-  const res = await fetch(`${edge.url}/v1/objects/lab/mix.mp4`, {
-    method: "PUT",
-    body: new Uint8Array(await readFile(file)),
-    headers: { authorization: `Bearer ${edge.token}` },
-  });
-  expect(res.status).toBe(201);
+  await uploadFiles(edge, [["lab/mix.mp4", file]]);
 }, 180_000);
 
 afterAll(async () => {
