@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { open, type SdkError } from "../../sdk/index.js";
 import { freePort } from "../../sdk/dev/free-port.js";
 import { cleanEnv, ecSpawn, ensureBuilt, firstLine } from "../helpers/ec-process.js";
-import { bytesOf, report, scale, startStack, type Stack } from "./stack.js";
+import { bytesOf, FAULT_READ, report, scale, startStack, type Stack } from "./stack.js";
 import { expectFramesMatch } from "../helpers/ffmpeg-md5.js";
 
 let stack: Stack;
@@ -73,12 +73,7 @@ async function streamChecked(
   const ds = await open(`${stack.edge.url}/v1/datasets/pf`, {
     token: stack.edge.token,
     ...(cache ? { cache } : {}),
-    device: "cpu",
-    format: "native",
-    frames: 2,
-    batch: 2,
-    prefetch: 2,
-    workers: 1,
+    ...FAULT_READ,
     onError: (e) => errors.push(e),
   });
   let frames = 0;

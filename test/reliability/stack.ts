@@ -8,6 +8,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { startLocalEdge, type LocalEdge, type LocalEdgeOptions } from "../../sdk/dev/index.js";
+import type { OpenOptions } from "../../sdk/index.js";
 import { ffmpegFrameMd5s } from "../helpers/ffmpeg-md5.js";
 import { makeVideo, type MakeVideoOptions } from "../helpers/make-video.js";
 
@@ -36,6 +37,16 @@ export function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
+
+/** How the fault tests read the stack: two-frame native clips, two a batch, two ahead, one decoder. */
+export const FAULT_READ = {
+  device: "cpu",
+  format: "native",
+  frames: 2,
+  batch: 2,
+  prefetch: 2,
+  workers: 1,
+} as const satisfies OpenOptions;
 
 export interface Stack {
   readonly dir: string;

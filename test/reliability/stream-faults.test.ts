@@ -12,7 +12,7 @@ import { startCache } from "../../origin-cache/index.js";
 import { open, type SdkError } from "../../sdk/index.js";
 import { freePort } from "../../sdk/dev/free-port.js";
 import { startWanEmulator, type FaultRule, type WanEmulator } from "../helpers/wan-emulator.js";
-import { bytesOf, report, scale, startStack, type Stack } from "./stack.js";
+import { bytesOf, FAULT_READ, report, scale, startStack, type Stack } from "./stack.js";
 import { expectFramesMatch } from "../helpers/ffmpeg-md5.js";
 
 let stack: Stack;
@@ -70,12 +70,7 @@ async function epoch(during: () => unknown): Promise<{ clips: number; frames: nu
     const ds = await open(`${wan.url}/v1/datasets/wf`, {
       token: stack.edge.token,
       cache: svc.url,
-      device: "cpu",
-      format: "native",
-      frames: 2,
-      batch: 2,
-      prefetch: 2,
-      workers: 1,
+      ...FAULT_READ,
       onError: (e) => errors.push(e),
     });
     let first = true;
