@@ -79,14 +79,16 @@ async function main(): Promise<void> {
     await writeFile(local, data);
     objects.push({ url: `${wan.url}/v1/objects/bench/${i}.mp4?exp=9999999999&sig=bench`, local });
   }
-  const cache = await createRangeCache({
+  // One cache directory: the range cache fills it, then the HTTP service reads it warm.
+  const cacheOptions = {
     upstreams: [wan.url],
     dir: join(work, "cache"),
     maxBytes: 2 * TOTAL,
     blockSize: BLOCK,
     tls: { ca: wan.ca },
     logLevel: "silent",
-  });
+  } as const;
+  const cache = await createRangeCache(cacheOptions);
   try {
     // What this process can pull through the emulator at all: plain undici over HTTP/2, the
     // same bytes in block-sized ranges, all in flight at once. On a loaded machine the emulator
@@ -171,14 +173,7 @@ async function main(): Promise<void> {
 
     // The same ranges through the HTTP service (a second cache over the same, now warm, directory).
     await cache.close();
-    const svc = await startCache({
-      upstreams: [wan.url],
-      dir: join(work, "cache"),
-      maxBytes: 2 * TOTAL,
-      blockSize: BLOCK,
-      tls: { ca: wan.ca },
-      logLevel: "silent",
-    });
+    const svc = await startCache(cacheOptions);
     const agent = new Agent({ connections: CONCURRENCY });
     const httpWarm = await timed(async () => {
       let n = 0;
