@@ -20,6 +20,15 @@ export interface MatroskaOptions {
 /** The most consecutive B-frames of the container fixtures (VP9 and AV1 take none). */
 const BFRAMES: Record<MatroskaOptions["codec"], number> = { h264: 2, hevc: 3, vp9: 0, av1: 0 };
 
+/** `frames` of testsrc2 (96x64 unless sized) at 25 fps in yuv420p, with the sine when `audio`. */
+function synthetic(o: { frames: number; width?: number; height?: number; audio?: boolean }): string[] {
+  return [
+    ...testsrc2(o.width ?? 96, o.height ?? 64),
+    ...(o.audio ? SINE_INPUT : []),
+    ...["-frames:v", String(o.frames), "-pix_fmt", "yuv420p"],
+  ];
+}
+
 /**
  * Encodes testsrc2 into `dir/name` (.mkv or .webm by the name) and returns its path.
  *
@@ -33,12 +42,7 @@ export async function makeMatroska(dir: string, o: MatroskaOptions): Promise<str
     ? ["-vf", "noise=alls=60:allf=t", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", "-g", String(gop)]
     : encoderArgs(o.codec, { gop, bframes: BFRAMES[o.codec] });
   await ffmpeg([
-    ...testsrc2(o.width ?? 96, o.height ?? 64),
-    ...(o.audio ? SINE_INPUT : []),
-    "-frames:v",
-    String(o.frames),
-    "-pix_fmt",
-    "yuv420p",
+    ...synthetic(o),
     ...codec,
     ...(o.audio ? ["-c:a", "libopus", "-shortest"] : []),
     ...(o.live ? ["-live", "1"] : []),
@@ -70,12 +74,7 @@ export async function makeTs(
 ): Promise<string> {
   const out = join(dir, o.name);
   await ffmpeg([
-    ...testsrc2(o.width ?? 96, o.height ?? 64),
-    ...(o.audio ? SINE_INPUT : []),
-    "-frames:v",
-    String(o.frames),
-    "-pix_fmt",
-    "yuv420p",
+    ...synthetic(o),
     ...encoderArgs(o.codec, { gop: o.gop ?? 12, bframes: BFRAMES[o.codec] }),
     ...(o.audio ? ["-c:a", "aac", "-shortest"] : []),
     ...(o.tsOffset !== undefined ? ["-output_ts_offset", String(o.tsOffset)] : []),
