@@ -101,7 +101,8 @@ function safeJson(bytes: Uint8Array): unknown {
  * Each listed object's table entry, in listing order: from the local table where it holds the
  * same (key, etag, size), else from the object's index (built, or read from the per-object
  * cache). The updated table (new and changed objects in, removed ones out) is stored when it
- * differs from the one read. A failed index throws, as planning from indexes does.
+ * differs from the one read. A failed index throws, as planning from indexes does. `reused`
+ * counts the entries the local table answered for.
  *
  * @example
  * const entries = await localTableEntries(objects, (o) => source.index(o), cache, { scope, prefix });
@@ -111,7 +112,7 @@ export async function localTableEntries(
   index: (object: DatasetObject) => Promise<IndexV1>,
   cache: IndexDiskCache,
   at: { scope: string; prefix: string },
-): Promise<{ entries: TableEntryV1[]; indexed: number }> {
+): Promise<{ entries: TableEntryV1[]; indexed: number; reused: number }> {
   const name = localTableName(at.scope, at.prefix);
   const stored = await cache.getFile(name, (bytes) => decodeLocalTable(bytes, at.scope, at.prefix));
   const known = new Map((stored ?? []).map((e) => [e.key, e]));
@@ -126,5 +127,5 @@ export async function localTableEntries(
     entries.push(entry);
   if (indexed > 0 || entries.length !== known.size)
     await cache.putFile(name, await encodeLocalTable(at.scope, at.prefix, entries));
-  return { entries, indexed };
+  return { entries, indexed, reused: entries.length - indexed };
 }

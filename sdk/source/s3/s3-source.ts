@@ -10,7 +10,7 @@ import { tableRoot } from "../../../common/dataset-table/entry.js";
 import { tableKeys } from "../../../common/dataset-table/table-keys.js";
 import { PublicKeysV1 } from "../../../common/schema/index.js";
 import { readTable, type DatasetTable, type TableStore } from "../../../common/table-client.js";
-import { ResumeError } from "../../errors.js";
+import { ResumeError, SdkError } from "../../errors.js";
 import { Agent } from "undici";
 import { buildIndex, guessKind, type RangeReader } from "../../../common/media-index/index.js";
 import type { IndexV1 } from "../../../common/schema/index.js";
@@ -75,7 +75,7 @@ export class S3Source implements DatasetSource {
         `Expected generation ${opts.generation} of the dataset table (the checkpoint's) but the bucket has none for this prefix`,
       );
     }
-    const { entries, indexed } = await localTableEntries(
+    const { entries, indexed, reused } = await localTableEntries(
       await this.objects(),
       (object) => this.index(object),
       this.indexes,
@@ -83,7 +83,19 @@ export class S3Source implements DatasetSource {
     );
     this.tableIndexed = indexed;
     const objects: DatasetObject[] = entries.map((e) => ({ key: e.key, size: e.size, etag: e.etag, kind: e.kind }));
-    return { objects, shards: shardsBySize(objects), entries };
+    return { objects, shards: shardsBySize(objects), entries, notice: this.tableNotice(entries.length, reused) };
+  }
+
+  /** What open() says once where the bucket has no table: planned from every index, or from the local table. */
+  private tableNotice(objects: number, reused: number): SdkError {
+    const { scheme, bucket, prefix } = this.bucket.location;
+    const missing = `No dataset table for ${scheme}://${bucket}/${prefix} in the bucket (no ec edge indexes it)`;
+    return new SdkError(
+      "ERR_TABLE_MISSING",
+      reused === 0
+        ? `${missing} nor on this host yet; planning from every object's index, built on the client, which grows with the dataset (the next open plans from the local table this one keeps in ${this.indexes.dir})`
+        : `${missing}; planned from the local table in ${this.indexes.dir} (${objects - reused} of ${objects} objects new or changed, their indexes read)`,
+    );
   }
 
   /**

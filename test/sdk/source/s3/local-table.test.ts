@@ -174,4 +174,49 @@ describe("r2:// and s3:// keep a local table where the bucket has none", () => {
       expect(Buffer.from(await readFile(file)).equals(bytes)).toBe(true);
     }
   });
+
+  it("says once that the bucket has no table, and whether it planned from every index or the local table", async () => {
+    for (const at of [url(), `r2://${"0".repeat(32)}/${s3.bucket}/lt`]) {
+      const cacheDir = join(dir, `notice-${at.slice(0, 2)}`);
+      const opened = async () => {
+        const source = await openS3Source(new URL(at), { ...options(), indexCacheDir: cacheDir }, {});
+        const seen = await warningsDuring(async () => {
+          const ds = await open(at, { ...options(), seed: 2 }, { source });
+          for await (const _ of ds);
+          await ds.close();
+        });
+        return seen.filter((w) => w.code === "ERR_TABLE_MISSING");
+      };
+      const first = await opened();
+      expect(first).toHaveLength(1);
+      expect(first[0]!.message).toContain(`No dataset table for ${at.slice(0, 2)}://${s3.bucket}/lt/ in the bucket`);
+      expect(first[0]!.message).toContain("planning from every object's index");
+      const second = await opened();
+      expect(second).toHaveLength(1);
+      expect(second[0]!.message).toContain(
+        `planned from the local table in ${cacheDir} (0 of 5 objects new or changed`,
+      );
+      await s3.put("lt/new.npy", await readFile(await makeNpy(dir, { dtype: "<f4", shape: [2, 2] })));
+      try {
+        const third = await opened();
+        expect(third.map((w) => w.message)).toEqual([expect.stringContaining("(1 of 6 objects new or changed")]);
+      } finally {
+        await s3.client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: "lt/new.npy" }));
+      }
+    }
+  });
 });
+
+/** The process warnings emitted while `fn` runs (open() says its notices so, once each). */
+async function warningsDuring(fn: () => Promise<void>): Promise<(Error & { code?: string })[]> {
+  const seen: (Error & { code?: string })[] = [];
+  const listen = (w: Error) => seen.push(w);
+  process.on("warning", listen);
+  try {
+    await fn();
+    await new Promise((r) => setImmediate(r));
+  } finally {
+    process.off("warning", listen);
+  }
+  return seen;
+}

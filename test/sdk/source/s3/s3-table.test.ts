@@ -31,12 +31,20 @@ const options = (): OpenOptions => ({
 async function run(extra: OpenOptions = {}) {
   const url = `s3://${s3.bucket}/tbl`;
   const source = await openS3Source(new URL(url), { ...options(), indexCacheDir: join(dir, `ic-${Math.random()}`) });
-  const ds = await open(url, { ...options(), ...extra }, { source });
-  const builtAtOpen = source.counters().indexMisses;
-  const ids: string[] = [];
-  for await (const b of ds) ids.push(...b.clips.map((c) => `${c.key}@${c.start}`));
-  await ds.close();
-  return { ids, generation: ds.generation, builtAtOpen, fingerprint: ds.state().fingerprint };
+  const notices: string[] = [];
+  const listen = (w: Error & { code?: string }) => notices.push(w.code ?? w.name);
+  process.on("warning", listen);
+  try {
+    const ds = await open(url, { ...options(), ...extra }, { source });
+    const builtAtOpen = source.counters().indexMisses;
+    const ids: string[] = [];
+    for await (const b of ds) ids.push(...b.clips.map((c) => `${c.key}@${c.start}`));
+    await ds.close();
+    await new Promise((r) => setImmediate(r));
+    return { ids, generation: ds.generation, builtAtOpen, fingerprint: ds.state().fingerprint, notices };
+  } finally {
+    process.off("warning", listen);
+  }
 }
 
 /** What the edge's indexer would have written into the bucket: one signed generation, its pages and the public keys. */
@@ -105,10 +113,13 @@ describe("r2:// and s3:// read the edge's dataset table when the bucket has one"
     const before = await run();
     expect(before.generation).toBeUndefined();
     expect(before.builtAtOpen).toBe(3);
+    expect(before.notices).toEqual(["ERR_TABLE_MISSING"]);
     await writeTable();
     const after = await run();
     expect(after.generation).toBe(1);
     expect(after.builtAtOpen).toBe(0);
+    // Planned from the bucket's table: nothing to say.
+    expect(after.notices).toEqual([]);
     expect(after.ids).toEqual(before.ids);
     expect(after.fingerprint).toBe(before.fingerprint);
     // Ranks split the same epoch order (GOP runs kept on one rank): disjoint, covering, each in order.
