@@ -48,6 +48,8 @@ export class S3Source implements DatasetSource {
   private indexBytes = 0;
   /** Objects the last listing found missing or changed in the local table. */
   private tableIndexed = 0;
+  /** Local table pages the last listing read and wrote. */
+  private tablePages = { read: 0, written: 0 };
 
   /** @internal use openS3Source */
   constructor(
@@ -75,13 +77,14 @@ export class S3Source implements DatasetSource {
         `Expected generation ${opts.generation} of the dataset table (the checkpoint's) but the bucket has none for this prefix`,
       );
     }
-    const { entries, indexed, reused } = await localTableEntries(
+    const { entries, indexed, reused, pagesRead, pagesWritten } = await localTableEntries(
       await this.objects(),
       (object) => this.index(object),
       this.indexes,
       { scope: this.scope, prefix: this.bucket.location.prefix },
     );
     this.tableIndexed = indexed;
+    this.tablePages = { read: pagesRead, written: pagesWritten };
     const objects: DatasetObject[] = entries.map((e) => ({ key: e.key, size: e.size, etag: e.etag, kind: e.kind }));
     return { objects, shards: shardsBySize(objects), entries, notice: this.tableNotice(entries.length, reused) };
   }
@@ -218,9 +221,13 @@ export class S3Source implements DatasetSource {
     indexRequests: number;
     indexBytes: number;
     tableIndexed: number;
+    tablePagesRead: number;
+    tablePagesWritten: number;
   } {
     return {
       tableIndexed: this.tableIndexed,
+      tablePagesRead: this.tablePages.read,
+      tablePagesWritten: this.tablePages.written,
       indexHits: this.indexes.hits,
       indexMisses: this.indexes.misses,
       indexRequests: this.indexRequests,
