@@ -97,7 +97,7 @@ export class S3Source implements DatasetSource {
       "ERR_TABLE_MISSING",
       reused === 0
         ? `${missing} nor on this host yet; planning from every object's index, built on the client, which grows with the dataset (the next open plans from the local table this one keeps in ${this.indexes.dir})`
-        : `${missing}; planned from the local table in ${this.indexes.dir} (${objects - reused} of ${objects} objects new or changed, their indexes read)`,
+        : `${missing}; planned from the local table in ${this.indexes.dir} (${objects - reused} of ${objects} objects indexed again: new, changed, or on a page the cache no longer holds)`,
     );
   }
 

@@ -211,13 +211,11 @@ describe("r2:// and s3:// keep a local table where the bucket has none", () => {
       expect(first[0]!.message).toContain("planning from every object's index");
       const second = await opened();
       expect(second).toHaveLength(1);
-      expect(second[0]!.message).toContain(
-        `planned from the local table in ${cacheDir} (0 of 5 objects new or changed`,
-      );
+      expect(second[0]!.message).toContain(`planned from the local table in ${cacheDir} (0 of 5 objects indexed again`);
       await s3.put("lt/new.npy", await readFile(await makeNpy(dir, { dtype: "<f4", shape: [2, 2] })));
       try {
         const third = await opened();
-        expect(third.map((w) => w.message)).toEqual([expect.stringContaining("(1 of 6 objects new or changed")]);
+        expect(third.map((w) => w.message)).toEqual([expect.stringContaining("(1 of 6 objects indexed again")]);
       } finally {
         await s3.client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: "lt/new.npy" }));
       }
