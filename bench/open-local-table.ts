@@ -2,9 +2,10 @@
  * open() of an s3:// prefix that has no edge-written table, against a loopback S3-compatible
  * server (s3rver) holding N small .npy objects: the bare listing every open pays, the first open (every index built from range
  * GETs), the second (planned from the local table), the second as it was before local tables
- * (every index read back from the per-object disk cache), and an open after 1% of the objects
- * changed. Per row: wall time of open(), HTTP requests the server received, index range GETs,
- * and objects whose index was read.
+ * (every index read back from the per-object disk cache), an open after 1% of the objects
+ * changed (spread over the key range) and one after 10 adjacent objects changed. Per row: wall
+ * time of open(), HTTP requests the server received, index range GETs, objects whose index was
+ * read, and local table pages read and written.
  *
  *   npx tsc -p bench/tsconfig.json && node dist/bench/open-local-table.js [--objects 1000,5000] [--json]
  */
@@ -54,6 +55,8 @@ async function openOnce(s3: S3TestServer, prefix: string, indexCacheDir: string)
     requests,
     indexRequests: c.indexRequests,
     indexesRead: c.indexHits + c.indexMisses,
+    pagesRead: c.tablePagesRead,
+    pagesWritten: c.tablePagesWritten,
   };
 }
 
@@ -70,7 +73,15 @@ async function listOnce(s3: S3TestServer, prefix: string, indexCacheDir: string)
   const objects = await source.objects();
   const seconds = (performance.now() - t0) / 1000;
   await source.close();
-  return { seconds, clips: objects.length, requests: s3.requests - before, indexRequests: 0, indexesRead: 0 };
+  return {
+    seconds,
+    clips: objects.length,
+    requests: s3.requests - before,
+    indexRequests: 0,
+    indexesRead: 0,
+    pagesRead: 0,
+    pagesWritten: 0,
+  };
 }
 
 const s3 = await startS3Server();
@@ -86,12 +97,14 @@ try {
     const first = await openOnce(s3, prefix, cache);
     const second = await openOnce(s3, prefix, cache);
     // Before local tables a second open read every object's index back from the disk cache.
-    for (const name of await readdir(cache)) if (name.endsWith(".tbl")) await rm(join(cache, name));
+    for (const name of await readdir(cache)) if (/\.tb[lp]$/.test(name)) await rm(join(cache, name));
     const perObject = await openOnce(s3, prefix, cache);
     const changed = Math.max(1, Math.floor(n / 100));
     await s3.seed(Array.from({ length: changed }, (_, i) => ({ key: key(i * 100), body: npy(2) })));
     const afterChange = await openOnce(s3, prefix, cache);
-    for (const [open, r] of Object.entries({ listing, first, second, perObject, afterChange }))
+    await s3.seed(Array.from({ length: Math.min(10, n) }, (_, i) => ({ key: key(i + 1), body: npy(3) })));
+    const afterAdjacent = await openOnce(s3, prefix, cache);
+    for (const [open, r] of Object.entries({ listing, first, second, perObject, afterChange, afterAdjacent }))
       rows.push({ objects: n, open, ...r, seconds: Number(r.seconds.toFixed(3)) });
   }
 } finally {
@@ -101,9 +114,9 @@ try {
 
 if (values.json) console.log(JSON.stringify(rows));
 else {
-  console.log("objects  open           open() s  clips  requests  index GETs  indexes read");
+  console.log("objects  open           open() s  clips  requests  index GETs  indexes read  pages read  pages written");
   for (const r of rows)
     console.log(
-      `${String(r.objects).padStart(7)}  ${String(r.open).padEnd(13)}  ${String(r.seconds).padStart(8)}  ${String(r.clips).padStart(5)}  ${String(r.requests).padStart(8)}  ${String(r.indexRequests).padStart(10)}  ${String(r.indexesRead).padStart(12)}`,
+      `${String(r.objects).padStart(7)}  ${String(r.open).padEnd(13)}  ${String(r.seconds).padStart(8)}  ${String(r.clips).padStart(5)}  ${String(r.requests).padStart(8)}  ${String(r.indexRequests).padStart(10)}  ${String(r.indexesRead).padStart(12)}  ${String(r.pagesRead).padStart(10)}  ${String(r.pagesWritten).padStart(13)}`,
     );
 }

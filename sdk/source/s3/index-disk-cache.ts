@@ -1,7 +1,8 @@
 /**
  * Indexes built on the client, kept on local disk keyed by (bucket, key, ETag) so a second
  * run over the same bucket reads no container headers at all. A changed object has a new ETag
- * and so misses. The same directory holds each bucket prefix's local table (local-table.ts);
+ * and so misses. The same directory holds each bucket prefix's local table (local-table.ts: a
+ * head and its pages);
  * it is bounded as a whole, least recently used files go first.
  */
 import { createHash, randomBytes } from "node:crypto";
@@ -12,8 +13,8 @@ import { decodeIndex, encodeIndex } from "../../../common/media-index/index.js";
 import type { IndexV1 } from "../../../common/schema/index.js";
 
 const SUFFIX = ".idx";
-/** Files the cache owns and counts toward its bound: indexes and local tables. */
-const OWNED = [SUFFIX, ".tbl"];
+/** Files the cache owns and counts toward its bound: indexes, local table heads and their pages. */
+const OWNED = [SUFFIX, ".tbl", ".tbp"];
 
 /** $EC_INDEX_CACHE_DIR, else $XDG_CACHE_HOME/ec/index, else ~/.cache/ec/index. */
 export function defaultIndexCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -150,6 +151,17 @@ export class IndexDiskCache {
     this.total += bytes.length - (old?.size ?? 0);
     entries.set(name, { size: bytes.length, used: Date.now() });
     await this.evict(name);
+  }
+
+  /** Names of the files this process knows of (the directory's at the first use, and since) that start with `prefix`. */
+  async names(prefix: string): Promise<string[]> {
+    const entries = await this.tryLoad();
+    return entries ? [...entries.keys()].filter((name) => name.startsWith(prefix)) : [];
+  }
+
+  /** Removes the file `name`, if the cache holds it. */
+  async dropFile(name: string): Promise<void> {
+    if (await this.tryLoad()) await this.drop(name);
   }
 
   /** Bytes the cache holds now. */

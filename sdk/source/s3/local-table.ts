@@ -1,92 +1,65 @@
 /**
  * The local table of a bucket prefix that has no edge-written table: what planning needs of
- * each object (the edge table's TableEntryV1, one gzip page in the edge's page codec), built on
- * the client and kept in the index disk cache. The next open plans from it where the listing's
- * (key, etag) matches and indexes only new or changed objects; a file that fails its checksum
- * or its schema is rebuilt, never trusted.
+ * each object (the edge table's TableEntryV1), built on the client and kept in the index disk
+ * cache as the edge keeps its table: pages by key range in the edge's page codec (gzip JSON
+ * with a SHA-256), and a small head that names them. The next open plans from it where the
+ * listing's (key, etag, size) matches, indexes only new or changed objects and rewrites only
+ * the pages those fall into. Every file is a cache entry, evicted least recently used first: a
+ * missing page, or one that fails its checksum or schema, only means its objects are indexed
+ * again, never a wrong plan, so a table larger than the cache's bound is still used page by page.
  */
 import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 import { z } from "zod";
 import { sha256 } from "../../../common/dataset-table/digest.js";
 import { tableEntry } from "../../../common/dataset-table/entry.js";
-import { encodePage } from "../../../common/dataset-table/generation.js";
+import { encodePage, mergePages, type TableChanges } from "../../../common/dataset-table/generation.js";
 import { INDEX_FORMAT_VERSION } from "../../../common/media-index/codec.js";
-import { TablePageV1, type IndexV1, type TableEntryV1 } from "../../../common/schema/index.js";
+import { TablePageRefV1, TablePageV1, type IndexV1, type TableEntryV1 } from "../../../common/schema/index.js";
 import { orderedMap } from "../../pipeline/ordered-map.js";
 import type { DatasetObject } from "../source.js";
 import type { IndexDiskCache } from "./index-disk-cache.js";
 
-/** The head line of a local table file; the gzip page follows it. */
-const LocalTableHeadV1 = z.object({
-  version: z.literal(1),
+/** The head file of a local table: its pages in key order. */
+const LocalTableHeadV2 = z.object({
+  version: z.literal(2),
   /** Endpoint and bucket, and the prefix: a table never answers for another dataset. */
   scope: z.string(),
   prefix: z.string(),
   /** The index format its entries were reduced from: a newer indexer rebuilds the table. */
   index: z.number().int(),
+  /** Rewrites so far: the pages one writes are named `${rewrite}-${n}`, never a name the previous head holds. */
+  rewrite: z.number().int().positive(),
   objects: z.number().int().nonnegative(),
-  /** base64url SHA-256 of the page's JSON, as an edge table head records it. */
-  sha256: z.string(),
+  pages: z.array(TablePageRefV1),
 });
+type LocalTableHead = z.infer<typeof LocalTableHeadV2>;
 
 /** Indexes built at once when the local table lacks objects, as the planner fetches them. */
 const INDEX_CONCURRENCY = 64;
+/** Pages read from disk at once. */
+const PAGE_CONCURRENCY = 16;
 
-const NEWLINE = 0x0a;
+export interface LocalTableAt {
+  /** Endpoint and bucket. */
+  readonly scope: string;
+  readonly prefix: string;
+  /** Entries a new page is cut to (the edge's PAGE_TARGET by default). */
+  readonly pageTarget?: number;
+}
 
-/** The cache file name of the local table of (scope, prefix). */
+function base(at: LocalTableAt): string {
+  return createHash("sha256").update(`table\n${at.scope}\n${at.prefix}`).digest("hex");
+}
+
+/** The cache file name of the head of the local table of (scope, prefix). */
 export function localTableName(scope: string, prefix: string): string {
-  return `${createHash("sha256").update(`table\n${scope}\n${prefix}`).digest("hex")}.tbl`;
+  return `${base({ scope, prefix })}.tbl`;
 }
 
-/**
- * The file: one JSON head line, then the entries as an edge table page (gzip JSON).
- *
- * @example
- * await cache.putFile(localTableName(scope, prefix), await encodeLocalTable(scope, prefix, entries));
- */
-export async function encodeLocalTable(scope: string, prefix: string, entries: TableEntryV1[]): Promise<Uint8Array> {
-  const page = await encodePage(prefix, entries);
-  const head = JSON.stringify({
-    version: 1,
-    scope,
-    prefix,
-    index: INDEX_FORMAT_VERSION,
-    objects: entries.length,
-    sha256: page.sha256,
-  } satisfies z.infer<typeof LocalTableHeadV1>);
-  const line = new TextEncoder().encode(`${head}\n`);
-  const out = new Uint8Array(line.length + page.gz.length);
-  out.set(line);
-  out.set(page.gz, line.length);
-  return out;
-}
-
-/**
- * The entries of a local table file, or undefined where it is not the table of (scope,
- * prefix) or fails its checksum (a truncated or corrupt file: the caller rebuilds it).
- */
-export async function decodeLocalTable(
-  bytes: Uint8Array,
-  scope: string,
-  prefix: string,
-): Promise<TableEntryV1[] | undefined> {
-  const end = bytes.indexOf(NEWLINE);
-  if (end < 0) return undefined;
-  const head = LocalTableHeadV1.safeParse(safeJson(bytes.subarray(0, end)));
-  const h = head.data;
-  if (!h || h.scope !== scope || h.prefix !== prefix || h.index !== INDEX_FORMAT_VERSION) return undefined;
-  let json: Uint8Array;
-  try {
-    json = new Uint8Array(gunzipSync(bytes.subarray(end + 1)));
-  } catch {
-    return undefined;
-  }
-  if ((await sha256(json)) !== h.sha256) return undefined;
-  const page = TablePageV1.safeParse(safeJson(json));
-  if (!page.success || page.data.entries.length !== h.objects) return undefined;
-  return page.data.entries;
+/** The cache file name of one page of that table. */
+export function localPageName(at: LocalTableAt, page: string): string {
+  return `${base(at)}.${page}.tbp`;
 }
 
 function safeJson(bytes: Uint8Array): unknown {
@@ -97,34 +70,125 @@ function safeJson(bytes: Uint8Array): unknown {
   }
 }
 
+/** The head of the table of `at`, or undefined where it is missing, corrupt, foreign or from an older indexer. */
+async function readHead(cache: IndexDiskCache, at: LocalTableAt): Promise<LocalTableHead | undefined> {
+  return cache.getFile(localTableName(at.scope, at.prefix), (bytes) => {
+    const h = LocalTableHeadV2.safeParse(safeJson(bytes)).data;
+    if (!h || h.scope !== at.scope || h.prefix !== at.prefix || h.index !== INDEX_FORMAT_VERSION) return undefined;
+    return h.pages.reduce((n, p) => n + p.count, 0) === h.objects ? h : undefined;
+  });
+}
+
+/** A page's entries, or undefined where it is missing or not the page its head names (digest, count, range). */
+async function readPage(
+  cache: IndexDiskCache,
+  at: LocalTableAt,
+  ref: TablePageRefV1,
+): Promise<TableEntryV1[] | undefined> {
+  return cache.getFile(localPageName(at, ref.name), async (bytes) => {
+    const json = new Uint8Array(gunzipSync(bytes));
+    if ((await sha256(json)) !== ref.sha256) return undefined;
+    const page = TablePageV1.safeParse(safeJson(json)).data;
+    if (!page || page.root !== at.prefix || page.entries.length !== ref.count) return undefined;
+    return page.entries[0]!.key === ref.first && page.entries.at(-1)!.key === ref.last ? page.entries : undefined;
+  });
+}
+
+/** What one call did: for `ec inspect`, the benchmark and tests. */
+export interface LocalTableResult {
+  /** Each listed object's entry, in listing order. */
+  readonly entries: TableEntryV1[];
+  /** Objects whose index was read (new, changed, or on a page that was missing or rejected). */
+  readonly indexed: number;
+  /** Objects the local table answered for. */
+  readonly reused: number;
+  readonly pagesRead: number;
+  readonly pagesWritten: number;
+}
+
 /**
  * Each listed object's table entry, in listing order: from the local table where it holds the
  * same (key, etag, size), else from the object's index (built, or read from the per-object
- * cache). The updated table (new and changed objects in, removed ones out) is stored when it
- * differs from the one read. A failed index throws, as planning from indexes does.
+ * cache). Where anything differs (new, changed or removed objects, lost pages), the pages it
+ * falls into are rewritten, then the head, then pages no head names any more are dropped. A
+ * failed index throws, as planning from indexes does.
  *
  * @example
- * const entries = await localTableEntries(objects, (o) => source.index(o), cache, { scope, prefix });
+ * const { entries } = await localTableEntries(objects, (o) => source.index(o), cache, { scope, prefix });
  */
 export async function localTableEntries(
   objects: readonly DatasetObject[],
   index: (object: DatasetObject) => Promise<IndexV1>,
   cache: IndexDiskCache,
-  at: { scope: string; prefix: string },
-): Promise<{ entries: TableEntryV1[]; indexed: number }> {
-  const name = localTableName(at.scope, at.prefix);
-  const stored = await cache.getFile(name, (bytes) => decodeLocalTable(bytes, at.scope, at.prefix));
-  const known = new Map((stored ?? []).map((e) => [e.key, e]));
-  let indexed = 0;
+  at: LocalTableAt,
+): Promise<LocalTableResult> {
+  const head = await readHead(cache, at);
+  const refs = head?.pages ?? [];
+  const loaded = new Map<string, TableEntryV1[]>();
+  for await (const [ref, entries] of orderedMap(refs, PAGE_CONCURRENCY, async (ref) => {
+    return [ref, await readPage(cache, at, ref)] as const;
+  }))
+    if (entries) loaded.set(ref.name, entries);
+  const known = new Map<string, TableEntryV1>();
+  for (const entries of loaded.values()) for (const e of entries) known.set(e.key, e);
+
+  const changes = new Map<string, TableEntryV1 | null>();
   const entries: TableEntryV1[] = [];
   for await (const entry of orderedMap(objects, INDEX_CONCURRENCY, async (object) => {
     const hit = known.get(object.key);
     if (hit && hit.etag === object.etag && hit.size === object.size) return hit;
-    indexed++;
-    return tableEntry(await index(object));
+    const fresh = tableEntry(await index(object));
+    changes.set(fresh.key, fresh);
+    return fresh;
   }))
     entries.push(entry);
-  if (indexed > 0 || entries.length !== known.size)
-    await cache.putFile(name, await encodeLocalTable(at.scope, at.prefix, entries));
-  return { entries, indexed };
+  const indexed = changes.size;
+  const listed = new Set(objects.map((o) => o.key));
+  for (const key of known.keys()) if (!listed.has(key)) changes.set(key, null);
+  const lost = refs.some((ref) => !loaded.has(ref.name));
+  const pagesWritten = changes.size > 0 || lost ? await rewrite(cache, at, head, changes, loaded) : 0;
+  return { entries, indexed, reused: entries.length - indexed, pagesRead: loaded.size, pagesWritten };
+}
+
+/** Stores the pages `changes` fall into, then the head, then drops the pages no longer named. */
+async function rewrite(
+  cache: IndexDiskCache,
+  at: LocalTableAt,
+  head: LocalTableHead | undefined,
+  changes: TableChanges,
+  loaded: ReadonlyMap<string, TableEntryV1[]>,
+): Promise<number> {
+  const n = (head?.rewrite ?? 0) + 1;
+  const merged =
+    changes.size === 0
+      ? { pages: [...(head?.pages ?? [])], written: [] }
+      : await mergePages(
+          head?.pages ?? [],
+          changes,
+          async (ref) => loaded.get(ref.name) ?? [],
+          (i) => `${n}-${i}`,
+          at.pageTarget,
+        );
+  for (const { ref, entries } of merged.written) {
+    const page = await encodePage(at.prefix, entries);
+    ref.sha256 = page.sha256;
+    await cache.putFile(localPageName(at, ref.name), page.gz);
+  }
+  // A page that could not be read and that no listed object falls into any more: nothing to keep.
+  const written = new Set(merged.written.map((w) => w.ref.name));
+  const pages = merged.pages.filter((ref) => written.has(ref.name) || loaded.has(ref.name));
+  const next: LocalTableHead = {
+    version: 2,
+    scope: at.scope,
+    prefix: at.prefix,
+    index: INDEX_FORMAT_VERSION,
+    rewrite: n,
+    objects: pages.reduce((sum, p) => sum + p.count, 0),
+    pages,
+  };
+  await cache.putFile(localTableName(at.scope, at.prefix), new TextEncoder().encode(JSON.stringify(next)));
+  const named = new Set(pages.map((ref) => localPageName(at, ref.name)));
+  for (const name of await cache.names(`${base(at)}.`))
+    if (name.endsWith(".tbp") && !named.has(name)) await cache.dropFile(name);
+  return merged.written.length;
 }

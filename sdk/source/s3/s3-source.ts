@@ -10,7 +10,7 @@ import { tableRoot } from "../../../common/dataset-table/entry.js";
 import { tableKeys } from "../../../common/dataset-table/table-keys.js";
 import { PublicKeysV1 } from "../../../common/schema/index.js";
 import { readTable, type DatasetTable, type TableStore } from "../../../common/table-client.js";
-import { ResumeError } from "../../errors.js";
+import { ResumeError, SdkError } from "../../errors.js";
 import { Agent } from "undici";
 import { buildIndex, guessKind, type RangeReader } from "../../../common/media-index/index.js";
 import type { IndexV1 } from "../../../common/schema/index.js";
@@ -48,6 +48,8 @@ export class S3Source implements DatasetSource {
   private indexBytes = 0;
   /** Objects the last listing found missing or changed in the local table. */
   private tableIndexed = 0;
+  /** Local table pages the last listing read and wrote. */
+  private tablePages = { read: 0, written: 0 };
 
   /** @internal use openS3Source */
   constructor(
@@ -75,15 +77,28 @@ export class S3Source implements DatasetSource {
         `Expected generation ${opts.generation} of the dataset table (the checkpoint's) but the bucket has none for this prefix`,
       );
     }
-    const { entries, indexed } = await localTableEntries(
+    const { entries, indexed, reused, pagesRead, pagesWritten } = await localTableEntries(
       await this.objects(),
       (object) => this.index(object),
       this.indexes,
       { scope: this.scope, prefix: this.bucket.location.prefix },
     );
     this.tableIndexed = indexed;
+    this.tablePages = { read: pagesRead, written: pagesWritten };
     const objects: DatasetObject[] = entries.map((e) => ({ key: e.key, size: e.size, etag: e.etag, kind: e.kind }));
-    return { objects, shards: shardsBySize(objects), entries };
+    return { objects, shards: shardsBySize(objects), entries, notice: this.tableNotice(entries.length, reused) };
+  }
+
+  /** What open() says once where the bucket has no table: planned from every index, or from the local table. */
+  private tableNotice(objects: number, reused: number): SdkError {
+    const { scheme, bucket, prefix } = this.bucket.location;
+    const missing = `No dataset table for ${scheme}://${bucket}/${prefix} in the bucket (no ec edge indexes it)`;
+    return new SdkError(
+      "ERR_TABLE_MISSING",
+      reused === 0
+        ? `${missing} nor on this host yet; planning from every object's index, built on the client, which grows with the dataset (the next open plans from the local table this one keeps in ${this.indexes.dir})`
+        : `${missing}; planned from the local table in ${this.indexes.dir} (${objects - reused} of ${objects} objects indexed again: new, changed, or on a page the cache no longer holds)`,
+    );
   }
 
   /**
@@ -206,9 +221,13 @@ export class S3Source implements DatasetSource {
     indexRequests: number;
     indexBytes: number;
     tableIndexed: number;
+    tablePagesRead: number;
+    tablePagesWritten: number;
   } {
     return {
       tableIndexed: this.tableIndexed,
+      tablePagesRead: this.tablePages.read,
+      tablePagesWritten: this.tablePages.written,
       indexHits: this.indexes.hits,
       indexMisses: this.indexes.misses,
       indexRequests: this.indexRequests,

@@ -92,6 +92,29 @@ describe("the CLI with s3:// dataset URLs", () => {
     }
   });
 
+  it("ec stream s3://… says once that the bucket has no table, then that it planned from the local table", async () => {
+    vi.stubEnv("EC_INDEX_CACHE_DIR", join(dir, "index-cache-notice"));
+    const notices: string[] = [];
+    const listen = (w: Error & { code?: string }) => {
+      if (w.code === "ERR_TABLE_MISSING") notices.push(w.message);
+    };
+    process.on("warning", listen);
+    try {
+      for (let i = 0; i < 2; i++) {
+        const r = await capture(() => stream([`s3://${s3.bucket}/cli`, "--frames", "4", "--json", "--device", "cpu"]));
+        expect(r.code, r.err).toBe(0);
+      }
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.off("warning", listen);
+      vi.stubEnv("EC_INDEX_CACHE_DIR", join(dir, "index-cache"));
+    }
+    expect(notices).toEqual([
+      expect.stringContaining("planning from every object's index"),
+      expect.stringContaining("planned from the local table"),
+    ]);
+  });
+
   it("--s3-endpoint (with --region) stands in for AWS_ENDPOINT_URL_S3 in ec inspect and ec stream", async () => {
     vi.stubEnv("AWS_ENDPOINT_URL_S3", "");
     try {

@@ -6,7 +6,8 @@ import { DeleteObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { open, type OpenOptions } from "../../../../sdk/index.js";
 import { shardsBySize } from "../../../../sdk/source/local-dir.js";
-import { openS3Source, type S3Source } from "../../../../sdk/source/s3/index.js";
+import { IndexDiskCache, openS3Source, type S3Source } from "../../../../sdk/source/s3/index.js";
+import { localPageName, localTableEntries } from "../../../../sdk/source/s3/local-table.js";
 import type { DatasetSource } from "../../../../sdk/source/source.js";
 import { makeImage, makeNpy, makeVideo } from "../../../helpers/make-video.js";
 import { startS3Server, type S3TestServer } from "../../../helpers/s3-server.js";
@@ -59,8 +60,10 @@ async function run(cacheDir: string, extra: OpenOptions, o: { indexes?: boolean;
   return { ids, state: ds.state(), generation: ds.generation, atOpen, errors: ds.stats().errors };
 }
 
-const tableFile = async (cacheDir: string) => {
-  const name = (await readdir(cacheDir)).find((n) => n.endsWith(".tbl"));
+const tableFile = async (cacheDir: string, suffix: ".tbl" | ".tbp") => {
+  const names = (await readdir(cacheDir)).filter((n) => n.endsWith(suffix));
+  expect(names).toHaveLength(1);
+  const name = names[0];
   expect(name).toBeDefined();
   return join(cacheDir, name!);
 };
@@ -146,32 +149,159 @@ describe("r2:// and s3:// keep a local table where the bucket has none", () => {
     }
   });
 
-  it("never trusts a truncated, altered or older local table: it is rebuilt from the indexes", async () => {
+  it("never trusts a truncated, altered, foreign or older local table: it is rebuilt from the indexes", async () => {
     const cacheDir = join(dir, "corrupt");
     const good = await run(cacheDir, { seed: 6 });
-    const file = await tableFile(cacheDir);
-    const bytes = await readFile(file);
-    const newline = bytes.indexOf(0x0a);
-    // An entry altered behind the checksum's back: a plausible page, but not the one the head names.
-    const page = JSON.parse(gunzipSync(bytes.subarray(newline + 1)).toString()) as {
-      entries: { key: string; frames?: number }[];
-    };
-    const a = page.entries.find((e) => e.key === "lt/a.mp4")!;
-    a.frames = 8;
-    const altered = Buffer.concat([bytes.subarray(0, newline + 1), gzipSync(JSON.stringify(page))]);
-    // A table an older indexer reduced its entries from (the index format is in its head).
-    const head = JSON.parse(bytes.subarray(0, newline).toString()) as { index: number };
-    const older = Buffer.concat([
-      Buffer.from(JSON.stringify({ ...head, index: head.index - 1 })),
-      bytes.subarray(newline),
-    ]);
-    for (const damaged of [bytes.subarray(0, bytes.length - 7), altered, older]) {
+    const head = await tableFile(cacheDir, ".tbl");
+    const page = await tableFile(cacheDir, ".tbp");
+    const [headBytes, pageBytes] = [await readFile(head), await readFile(page)];
+    const parsed = JSON.parse(headBytes.toString()) as { index: number; pages: { sha256: string }[] };
+    // An entry altered behind the digest's back: a plausible page, but not the one the head names.
+    const json = JSON.parse(gunzipSync(pageBytes).toString()) as { entries: { key: string; frames?: number }[] };
+    json.entries.find((e) => e.key === "lt/a.mp4")!.frames = 8;
+    const damages: [string, Buffer][] = [
+      [head, headBytes.subarray(0, headBytes.length - 7)],
+      [page, pageBytes.subarray(0, pageBytes.length - 7)],
+      [page, gzipSync(JSON.stringify(json))],
+      // A table an older indexer reduced its entries from (the index format is in its head).
+      [head, Buffer.from(JSON.stringify({ ...parsed, index: parsed.index - 1 }))],
+      // Another prefix's head under this name.
+      [head, Buffer.from(JSON.stringify({ ...parsed, prefix: "other/" }))],
+      // The one-file format of an older ec: a head line, then the whole table as one gzip page.
+      [
+        head,
+        Buffer.concat([
+          Buffer.from(
+            `${JSON.stringify({ ...parsed, version: 1, pages: undefined, sha256: parsed.pages[0]!.sha256 })}\n`,
+          ),
+          pageBytes,
+        ]),
+      ],
+    ];
+    for (const [file, damaged] of damages) {
+      for (const name of await readdir(cacheDir)) if (/\.tb[lp]$/.test(name)) await rm(join(cacheDir, name));
+      await writeFile(head, headBytes);
+      await writeFile(page, pageBytes);
       await writeFile(file, damaged);
       const rebuilt = await run(cacheDir, { seed: 6 });
       // Every object comes back from its per-object index (on disk), none from the damaged table.
       expect(rebuilt.atOpen).toMatchObject({ indexHits: 5, indexMisses: 0, indexRequests: 0, tableIndexed: 5 });
       expect(rebuilt.ids).toEqual(good.ids);
-      expect(Buffer.from(await readFile(file)).equals(bytes)).toBe(true);
+      const again = await run(cacheDir, { seed: 6 });
+      expect(again.atOpen).toMatchObject({ indexHits: 0, indexMisses: 0, tableIndexed: 0 });
+      expect(again.ids).toEqual(good.ids);
+    }
+  });
+
+  it("says once that the bucket has no table, and whether it planned from every index or the local table", async () => {
+    for (const at of [url(), `r2://${"0".repeat(32)}/${s3.bucket}/lt`]) {
+      const cacheDir = join(dir, `notice-${at.slice(0, 2)}`);
+      const opened = async () => {
+        const source = await openS3Source(new URL(at), { ...options(), indexCacheDir: cacheDir }, {});
+        const seen = await warningsDuring(async () => {
+          const ds = await open(at, { ...options(), seed: 2 }, { source });
+          for await (const _ of ds);
+          await ds.close();
+        });
+        return seen.filter((w) => w.code === "ERR_TABLE_MISSING");
+      };
+      const first = await opened();
+      expect(first).toHaveLength(1);
+      expect(first[0]!.message).toContain(`No dataset table for ${at.slice(0, 2)}://${s3.bucket}/lt/ in the bucket`);
+      expect(first[0]!.message).toContain("planning from every object's index");
+      const second = await opened();
+      expect(second).toHaveLength(1);
+      expect(second[0]!.message).toContain(`planned from the local table in ${cacheDir} (0 of 5 objects indexed again`);
+      await s3.put("lt/new.npy", await readFile(await makeNpy(dir, { dtype: "<f4", shape: [2, 2] })));
+      try {
+        const third = await opened();
+        expect(third.map((w) => w.message)).toEqual([expect.stringContaining("(1 of 6 objects indexed again")]);
+      } finally {
+        await s3.client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: "lt/new.npy" }));
+      }
     }
   });
 });
+
+describe("the local table is kept in pages by key range", () => {
+  const at = { scope: "pages", prefix: "lt/", pageTarget: 2 };
+  const pageFiles = async (cacheDir: string) => (await readdir(cacheDir)).filter((n) => n.endsWith(".tbp")).sort();
+
+  it("rewrites only the pages that hold changed objects; a lost page costs its objects' indexes, never the plan", async () => {
+    const source = await connect(join(dir, "pages-indexes"));
+    const entriesIn = async (table: IndexDiskCache) =>
+      localTableEntries(await source.objects(), (o) => source.index(o), table, at);
+    try {
+      const cacheDir = join(dir, "pages");
+      const table = new IndexDiskCache(cacheDir);
+      const first = await entriesIn(table);
+      // Five objects cut two to a page: [a, broken] [sub/b, sub/i] [x].
+      expect(first).toMatchObject({ indexed: 5, reused: 0, pagesRead: 0, pagesWritten: 3 });
+      const written = await pageFiles(cacheDir);
+      expect(written).toEqual(["1-0", "1-1", "1-2"].map((p) => localPageName(at, p)).sort());
+      expect(await entriesIn(table)).toEqual({ ...first, indexed: 0, reused: 5, pagesRead: 3, pagesWritten: 0 });
+
+      await s3.put("lt/sub/b.mp4", video);
+      try {
+        const changed = await entriesIn(table);
+        expect(changed).toMatchObject({ indexed: 1, reused: 4, pagesRead: 3, pagesWritten: 1 });
+        const reference = await entriesIn(new IndexDiskCache(join(dir, `pages-ref-${Math.random()}`)));
+        expect(changed.entries).toEqual(reference.entries);
+        // The other two pages are the same files; the rewritten one has a new name, the old one is gone.
+        const now = await pageFiles(cacheDir);
+        expect(now).toEqual([localPageName(at, "1-0"), localPageName(at, "1-2"), localPageName(at, "2-0")].sort());
+
+        for (const [lost, objects] of [
+          ["1-2", 1],
+          ["1-0", 2],
+        ] as const) {
+          await rm(join(cacheDir, localPageName(at, lost)));
+          const after = await entriesIn(table);
+          expect(after).toMatchObject({ indexed: objects, reused: 5 - objects, pagesRead: 2, pagesWritten: 1 });
+          expect(after.entries).toEqual(reference.entries);
+        }
+        expect(await entriesIn(table)).toMatchObject({ indexed: 0, pagesRead: 3, entries: reference.entries });
+      } finally {
+        await s3.put("lt/sub/b.mp4", other);
+      }
+    } finally {
+      await source.close();
+    }
+  });
+
+  it("uses what a cache bound smaller than the table keeps of it, page by page", async () => {
+    const source = await connect(join(dir, "bound-indexes"));
+    const entriesIn = async (table: IndexDiskCache) =>
+      localTableEntries(await source.objects(), (o) => source.index(o), table, at);
+    try {
+      const whole = new IndexDiskCache(join(dir, "bound-whole"));
+      const reference = await entriesIn(whole);
+      // One byte short of the whole table: the least recently written page is evicted.
+      const bounded = new IndexDiskCache(join(dir, "bound"), (await whole.bytes()) - 1);
+      expect(await entriesIn(bounded)).toMatchObject({ indexed: 5, pagesWritten: 3 });
+      expect(await pageFiles(join(dir, "bound"))).toHaveLength(2);
+      for (let i = 0; i < 3; i++) {
+        const next = await entriesIn(bounded);
+        expect(next.entries).toEqual(reference.entries);
+        expect(next.indexed).toBeGreaterThan(0);
+        expect(next.reused).toBeGreaterThan(0);
+      }
+    } finally {
+      await source.close();
+    }
+  });
+});
+
+/** The process warnings emitted while `fn` runs (open() says its notices so, once each). */
+async function warningsDuring(fn: () => Promise<void>): Promise<(Error & { code?: string })[]> {
+  const seen: (Error & { code?: string })[] = [];
+  const listen = (w: Error) => seen.push(w);
+  process.on("warning", listen);
+  try {
+    await fn();
+    await new Promise((r) => setImmediate(r));
+  } finally {
+    process.off("warning", listen);
+  }
+  return seen;
+}

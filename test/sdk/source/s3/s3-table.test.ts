@@ -2,13 +2,15 @@ import { generateKeyPairSync } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PutObjectCommand } from "@aws-sdk/client-s3";
+import { gunzipSync } from "node:zlib";
+import { DeleteObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { tableEntry } from "../../../../common/dataset-table/entry.js";
 import { buildGeneration } from "../../../../common/dataset-table/generation.js";
 import { tableKeys } from "../../../../common/dataset-table/table-keys.js";
 import { manifestSigner, publicKeys, signJson } from "../../../../common/manifest-sign.js";
 import { buildIndex, bytesReader } from "../../../../common/media-index/index.js";
+import { TablePageV1, type TableEntryV1, type TableHeadV1 } from "../../../../common/schema/index.js";
 import { open, type OpenOptions } from "../../../../sdk/index.js";
 import { openS3Source } from "../../../../sdk/source/s3/index.js";
 import { makeVideo } from "../../../helpers/make-video.js";
@@ -28,40 +30,76 @@ const options = (): OpenOptions => ({
   seed: 2,
 });
 
-async function run(extra: OpenOptions = {}) {
-  const url = `s3://${s3.bucket}/tbl`;
+/** The bucket as an r2:// URL: the account names the endpoint, which the test server stands in for. */
+const datasetUrl = (scheme: "s3" | "r2") =>
+  scheme === "s3" ? `s3://${s3.bucket}/tbl` : `r2://${"0".repeat(32)}/${s3.bucket}/tbl`;
+
+async function run(extra: OpenOptions = {}, o: { scheme?: "s3" | "r2"; stopAfter?: number } = {}) {
+  const url = datasetUrl(o.scheme ?? "s3");
   const source = await openS3Source(new URL(url), { ...options(), indexCacheDir: join(dir, `ic-${Math.random()}`) });
-  const ds = await open(url, { ...options(), ...extra }, { source });
-  const builtAtOpen = source.counters().indexMisses;
-  const ids: string[] = [];
-  for await (const b of ds) ids.push(...b.clips.map((c) => `${c.key}@${c.start}`));
-  await ds.close();
-  return { ids, generation: ds.generation, builtAtOpen, fingerprint: ds.state().fingerprint };
+  const notices: string[] = [];
+  const listen = (w: Error & { code?: string }) => notices.push(w.code ?? w.name);
+  process.on("warning", listen);
+  try {
+    const ds = await open(url, { ...options(), ...extra }, { source });
+    const builtAtOpen = source.counters().indexMisses;
+    const ids: string[] = [];
+    for await (const b of ds) {
+      ids.push(...b.clips.map((c) => `${c.key}@${c.start}`));
+      if (ids.length >= (o.stopAfter ?? Infinity)) break;
+    }
+    await ds.close();
+    await new Promise((r) => setImmediate(r));
+    const state = ds.state();
+    return {
+      ids,
+      generation: ds.generation,
+      builtAtOpen,
+      fingerprint: state.fingerprint,
+      state,
+      notices,
+      ...ds.stats(),
+    };
+  } finally {
+    process.off("warning", listen);
+  }
 }
 
-/** What the edge's indexer would have written into the bucket: one signed generation, its pages and the public keys. */
-async function writeTable(): Promise<void> {
+const signer = (async () =>
+  manifestSigner(
+    generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
+  ))();
+let published: TableHeadV1 | undefined;
+const publishedPages = new Map<string, TableEntryV1[]>();
+
+/**
+ * What the edge's indexer would have written into the bucket: the next signed generation with
+ * the entries of `keys` (from their bytes in `files`), its pages and the public keys.
+ */
+async function publish(keys: readonly string[]): Promise<number> {
   const entries = await Promise.all(
-    [...files].map(async ([key, bytes]) =>
-      tableEntry(await buildIndex(bytesReader(bytes), { key, etag: etags.get(key)! })),
-    ),
+    keys.map(async (key) => tableEntry(await buildIndex(bytesReader(files.get(key)!), { key, etag: etags.get(key)! }))),
   );
-  const { head, pages } = await buildGeneration(undefined, new Map(entries.map((e) => [e.key, e])), async () => [], {
-    root: "tbl",
-    shardBytes: 128 << 20,
-    now: Math.floor(Date.now() / 1000),
-  });
-  const key = generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64");
-  const signer = await manifestSigner(key);
-  const body = JSON.stringify(await signJson(head, signer));
+  const { head, pages } = await buildGeneration(
+    published,
+    new Map(entries.map((e) => [e.key, e])),
+    async (ref) => publishedPages.get(ref.name)!,
+    { root: "tbl", shardBytes: 128 << 20, now: Math.floor(Date.now() / 1000) },
+  );
+  const body = JSON.stringify(await signJson(head, await signer));
   const put = (Key: string, Body: Uint8Array | string, ContentEncoding?: string) =>
     s3.client.send(
       new PutObjectCommand({ Bucket: s3.bucket, Key, Body, ...(ContentEncoding ? { ContentEncoding } : {}) }),
     );
-  for (const p of pages) await put(tableKeys.page("tbl", p.name), p.gz, "gzip");
+  for (const p of pages) {
+    publishedPages.set(p.name, TablePageV1.parse(JSON.parse(gunzipSync(p.gz).toString())).entries);
+    await put(tableKeys.page("tbl", p.name), p.gz, "gzip");
+  }
   await put(tableKeys.generation("tbl", head.generation), body);
   await put(tableKeys.head("tbl"), body);
-  await put(tableKeys.publicKeys(), JSON.stringify(publicKeys([signer])));
+  await put(tableKeys.publicKeys(), JSON.stringify(publicKeys([await signer])));
+  published = head;
+  return head.generation;
 }
 
 beforeAll(async () => {
@@ -105,15 +143,58 @@ describe("r2:// and s3:// read the edge's dataset table when the bucket has one"
     const before = await run();
     expect(before.generation).toBeUndefined();
     expect(before.builtAtOpen).toBe(3);
-    await writeTable();
+    expect(before.notices).toEqual(["ERR_TABLE_MISSING"]);
+    expect(await publish([...files.keys()])).toBe(1);
     const after = await run();
     expect(after.generation).toBe(1);
     expect(after.builtAtOpen).toBe(0);
+    // Planned from the bucket's table: nothing to say.
+    expect(after.notices).toEqual([]);
     expect(after.ids).toEqual(before.ids);
     expect(after.fingerprint).toBe(before.fingerprint);
     // Ranks split the same epoch order (GOP runs kept on one rank): disjoint, covering, each in order.
     const ranks = [(await run({ rank: 0, world: 2 })).ids, (await run({ rank: 1, world: 2 })).ids];
     expect([...ranks[0]!, ...ranks[1]!].sort()).toEqual([...before.ids].sort());
     for (const ids of ranks) expect(ids).toEqual(before.ids.filter((id) => ids.includes(id)));
+    // The same bucket as r2://ACCOUNT/BUCKET/PREFIX: the same table, the same plan.
+    const r2 = await run({}, { scheme: "r2" });
+    expect(r2).toMatchObject({ generation: 1, builtAtOpen: 0, notices: [], ids: before.ids });
+  });
+
+  it("resumes a checkpoint on the older generation it pinned, while a fresh open plans from the newest", async () => {
+    const whole = await run({ seed: 4 });
+    expect(whole.generation).toBe(1);
+    const partial = await run({ seed: 4 }, { stopAfter: 3 });
+    expect(partial.state.generation).toBe(1);
+    files.set("tbl/c.mp4", files.get("tbl/sub/b.mp4")!);
+    etags.set("tbl/c.mp4", await s3.put("tbl/c.mp4", files.get("tbl/c.mp4")!));
+    expect(await publish(["tbl/c.mp4"])).toBe(2);
+    for (const scheme of ["s3", "r2"] as const) {
+      const fresh = await run({ seed: 4 }, { scheme });
+      expect(fresh.generation).toBe(2);
+      expect(fresh.builtAtOpen).toBe(0);
+      expect(fresh.ids.some((id) => id.startsWith("tbl/c.mp4@"))).toBe(true);
+      // The rest of generation 1's epoch, without the object generation 2 added.
+      const rest = await run({ seed: 4, resume: partial.state }, { scheme });
+      expect(rest).toMatchObject({ generation: 1, builtAtOpen: 0, notices: [] });
+      expect([...partial.ids, ...rest.ids].sort()).toEqual([...whole.ids].sort());
+    }
+    // A generation the bucket no longer keeps cannot be resumed silently from another one.
+    await s3.client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: tableKeys.generation("tbl", 1) }));
+    await expect(run({ seed: 4, resume: partial.state })).rejects.toMatchObject({ code: "ERR_RESUME_MISMATCH" });
+  });
+
+  it("reports an object overwritten after its table entry as ERR_ETAG_CHANGED and streams the rest", async () => {
+    const reference = await run({ seed: 5 });
+    await s3.put("tbl/a.mp4", files.get("tbl/sub/b.mp4")!);
+    try {
+      const stale = await run({ seed: 5 });
+      expect(stale.generation).toBe(reference.generation);
+      expect(stale.errors).toMatchObject({ ERR_ETAG_CHANGED: expect.any(Number) });
+      expect(stale.ids.some((id) => id.startsWith("tbl/a.mp4@"))).toBe(false);
+      expect(stale.ids).toEqual(reference.ids.filter((id) => !id.startsWith("tbl/a.mp4@")));
+    } finally {
+      etags.set("tbl/a.mp4", await s3.put("tbl/a.mp4", files.get("tbl/a.mp4")!));
+    }
   });
 });
