@@ -27,6 +27,14 @@ def test_invalid_options_raise_the_engines_message_before_any_io(options, messag
     assert err.value.message == message
 
 
+def test_credentials_take_snake_case_keys_and_name_them_so():
+    # The engine's fields are accessKeyId/secretAccessKey; a Python caller writes snake_case.
+    with pytest.raises(ec.Error) as err:
+        ec.open("s3://bucket/none", endpoint="http://127.0.0.1:9", credentials={"access_key_id": 5, "secret_access_key": "x"})
+    assert err.value.code == "ERR_INVALID_OPTION"
+    assert err.value.message == "Expected a string for credentials.access_key_id but received 5"
+
+
 def test_python_only_options_are_checked_here():
     with pytest.raises(ec.Error) as err:
         ec.open("/nowhere", labels=lambda clip, frames: {})

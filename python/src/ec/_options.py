@@ -9,6 +9,9 @@ from ._errors import Error
 
 # Options that only the Python side handles.
 _LOCAL = {"on_error"}
+# Options whose dict keys are the engine's field names too: snake_case here as well
+# (credentials={"access_key_id": ..., "secret_access_key": ...}).
+_NESTED = {"credentials"}
 
 
 def _camel(name: str) -> str:
@@ -49,13 +52,17 @@ def engine_options(options: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, s
             continue
         key = _camel(name)
         names[key] = name
+        if key in _NESTED and isinstance(value, dict):
+            value = {_camel(str(k)): v for k, v in value.items()}
+            names.update({f"{key}.{_camel(str(k))}": f"{name}.{k}" for k in options[name]})
         wire[key] = _jsonable(name, value)
     return wire, names, on_error
 
 
 def python_names(message: str, names: Dict[str, str]) -> str:
     """The engine's message with its option names as the caller spelled them (shuffleBuffer → shuffle_buffer)."""
-    for camel, snake in names.items():
+    # Longest first, so "credentials.accessKeyId" is renamed before "credentials".
+    for camel, snake in sorted(names.items(), key=lambda kv: -len(kv[0])):
         if camel != snake:
             message = re.sub(rf"\b{re.escape(camel)}\b", snake, message)
     return message
