@@ -69,6 +69,7 @@ export async function* streamBatches(input: StreamInput): AsyncGenerator<Settled
   try {
     yield* batches(outcomes, o.batch, o.dropLast, input.onSkip, pool);
   } finally {
+    pool.close();
     await gops?.close();
   }
 }
