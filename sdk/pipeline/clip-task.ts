@@ -74,9 +74,16 @@ export async function spanOf(
   return { prepared, span: decodeSpan(index.video.samples, order, frames), frames };
 }
 
-/** Bytes of one decoded frame of a track, where known before decoding: rgb24 at the output size. */
+/**
+ * Bytes of one decoded frame of a track at the output size: rgb24's are known before decoding;
+ * a native pixel format's are learned from the first clip decoded of that codec and size (a
+ * format of another size later just misses its slot: the decoder writes where it would).
+ */
+const nativeFrameBytes = new Map<string, number>();
+const nativeKey = (track: VideoTrackV1, o: ResolvedOptions) =>
+  `${track.codec}:${track.width}x${track.height}:${o.size?.join("x") ?? ""}`;
 function frameBytesOf(track: VideoTrackV1, o: ResolvedOptions): number | undefined {
-  if (o.format !== "rgb24") return undefined;
+  if (o.format !== "rgb24") return nativeFrameBytes.get(nativeKey(track, o));
   const [h, w] = o.size ?? [track.height, track.width];
   return h * w * 3;
 }
@@ -149,6 +156,9 @@ async function produceInto(
         : await decodeOnItsOwn(ctx, object, prepared, planned.span, frames, config, keep, slot),
       turn,
     );
+    const first = decoded.frames[0];
+    if (o.format === "native" && first && !decoded.gpuFrames)
+      nativeFrameBytes.set(nativeKey(track, o), first.data.byteLength);
     if (decoded.frames.length !== keep.length) {
       throw new ClipError(
         "ERR_DECODE_SHORT",

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildIndex, bytesReader } from "../../../common/media-index/index.js";
 import { createDecoder, frameBytes, packetsFromTrack, type HostFrame } from "../../../native/index.js";
+import { ffmpegFrameMd5s } from "../../helpers/ffmpeg-md5.js";
 import { makeVideo } from "../../helpers/make-video.js";
 import { open, type Batch } from "../../../sdk/index.js";
 
@@ -18,6 +19,8 @@ const SIZE: [number, number] = [24, 32];
 let dir: string;
 /** md5 of every rgb24 frame at SIZE, per file, in presentation order. */
 let md5s: Map<string, string[]>;
+/** ffmpeg's framemd5 of every frame, per file. */
+let native: Map<string, string[]>;
 
 const md5 = (b: Uint8Array) => createHash("md5").update(b).digest("hex");
 
@@ -41,9 +44,11 @@ async function reference(file: string): Promise<string[]> {
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-batch-slots-"));
   md5s = new Map();
+  native = new Map();
   for (const name of ["a.mp4", "b.mp4"]) {
     await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 60, gop: 20, bframes: 2, name });
     md5s.set(name, await reference(join(dir, name)));
+    native.set(name, await ffmpegFrameMd5s(join(dir, name)));
   }
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -104,6 +109,28 @@ describe("clips decoded into batch memory", () => {
       expect(md5(k.batch.frames.data as Uint8Array)).toBe(k.hash);
       expectFrames(k.batch);
     }
+  });
+
+  it("places native frames too once the first clip told their size, frame-exact", async () => {
+    const ds = await open(dir, { ...OPTIONS, format: "native", size: undefined, prefetch: 3 });
+    const placed: boolean[] = [];
+    for await (const b of ds) {
+      placed.push(isPlaced(b));
+      const { data, shape } = b.frames;
+      const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      const frameBytes = shape[2]!;
+      b.clips.forEach((c, i) => {
+        for (let t = 0; t < c.frames; t++) {
+          const at = (i * c.frames + t) * frameBytes;
+          expect(md5(bytes.subarray(at, at + frameBytes)), `${c.key} frame ${c.start + t}`).toBe(
+            native.get(c.key)![c.start + t * c.stride],
+          );
+        }
+      });
+      b.release();
+    }
+    // Clips started before the first one came back had no size to go by: a batch or two.
+    expect(placed.slice(2).every(Boolean)).toBe(true);
   });
 
   it("keeps overlapping clips of one GOP run exact while earlier batches are released", async () => {
