@@ -133,7 +133,8 @@ async function produceInto(
     // A quarter turn swaps the axes: decode to [width, height] so the upright frame is `size`.
     const size = o.size && (turn === 90 || turn === 270) ? ([o.size[1], o.size[0]] as const) : o.size;
     const config = { track, format: o.format, size, device: o.device, threads: 1 };
-    const frameBytes = frameBytesOf(track, o);
+    // A CUDA decode hands back device frames: their host copies are stacked, so a slot would sit unused.
+    const frameBytes = o.device.startsWith("cuda") ? undefined : frameBytesOf(track, o);
     const slot = frameBytes !== undefined ? ticket?.take(keep.length, frameBytes) : undefined;
     if (slot) took(slot);
     // GOP runs feed samples as the file holds them, from the GOP's sync sample on: MPEG-TS (access
