@@ -61,6 +61,8 @@ async function epoch(dir: string, options: OpenOptions, runs: boolean): Promise<
     for await (const b of ds) {
       for (const c of b.clips) positions.push({ key: c.key, start: c.start, position: c.position });
       batches.push(b.clips.map((c) => `${c.key}:${Math.floor(c.start / gop)}`));
+      // As a training loop does once a step is done: the batch's memory carries the next clips.
+      b.release();
     }
   } finally {
     await ds.close();

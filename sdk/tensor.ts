@@ -115,6 +115,17 @@ export function stackClips(
     data.set(f, at);
     at += f.length;
   }
+  return tensorOver(data, layout);
+}
+
+/**
+ * The tensor of `layout` over bytes already in place (`layout.byteLength` of them, e.g. frames
+ * decoded straight into a batch buffer): no copy.
+ *
+ * @example
+ * const t = tensorOver(bytes, batchLayout([a, b]));
+ */
+export function tensorOver(data: Uint8Array<ArrayBuffer>, layout: BatchLayout): Tensor {
   const { shape, dtype, pixelFormat } = layout;
   const npy = NPY_FORMAT.exec(pixelFormat);
   if (npy) {

@@ -16,6 +16,8 @@ export interface RawHostFrame {
   planes: RawPlane[];
   /** The frame's own buffer (decoded in place, offset 0); absent: it lies in the batch's. */
   buffer?: ArrayBuffer;
+  /** Index of the target it was written into (offset 0 there); absent: not written into one. */
+  target?: number;
 }
 
 export interface RawHostBatch {
@@ -52,6 +54,8 @@ export interface RawDecoder {
     dropBefore: number | null,
     drain: boolean,
     recovering: boolean,
+    targetPts?: Float64Array,
+    targets?: Uint8Array[],
   ): Promise<(RawHostBatch | { device: RawDeviceFrame[] }) & { decoded: number }>;
   close(): void;
 }

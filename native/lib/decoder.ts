@@ -22,6 +22,15 @@ export interface DecodeOptions {
    * and only on a decoder opened with `threads: 1` (frame threads: ERR_INVALID_ARGUMENT).
    */
   readonly recovering?: boolean;
+  /**
+   * Caller memory to write kept frames into, by pts: each such host frame is converted straight
+   * into its region (e.g. its place in a batch tensor) and its `data` is a view of it, so the
+   * frame is written once and no memory is allocated for it. A frame whose region has another
+   * size than the converted frame, or one not aligned to its dtype, lands where it would without
+   * a region (as do device frames); callers tell by `data.buffer`. The regions must stay
+   * untouched until the call settles.
+   */
+  readonly into?: ReadonlyMap<number, Uint8Array>;
 }
 
 /** What one decode call produced. */
@@ -67,12 +76,14 @@ export class Decoder {
    * const { frames, decoded } = await decoder.decodeRun(packets, { dropBefore, drain: false });
    */
   decodeRun(packets: Packets, options: DecodeOptions = {}): Promise<DecodeRun> {
-    const { dropBefore, drain = true, recovering = false } = options;
+    const { dropBefore, drain = true, recovering = false, into } = options;
+    let targets: { pts: Float64Array; views: Uint8Array[] } | undefined;
     try {
       if (dropBefore !== undefined && !Number.isSafeInteger(dropBefore))
         throw argumentError("an integer pts", "dropBefore", dropBefore);
       if (typeof drain !== "boolean") throw argumentError("a boolean", "drain", drain);
       if (typeof recovering !== "boolean") throw argumentError("a boolean", "recovering", recovering);
+      if (into !== undefined) targets = packTargets(into);
     } catch (error) {
       // Always a promise: callers handle bad packets and bad bytes in one place.
       return Promise.reject(error);
@@ -93,9 +104,14 @@ export class Decoder {
           dropBefore ?? null,
           drain,
           recovering,
+          targets?.pts,
+          targets?.views,
         );
         this.#continuing = !drain;
-        return { frames: "device" in out ? deviceFrames(out.device) : hostFrames(out), decoded: out.decoded };
+        return {
+          frames: "device" in out ? deviceFrames(out.device) : hostFrames(out, targets?.views),
+          decoded: out.decoded,
+        };
       } catch (error) {
         throw fromNative(error);
       }
@@ -111,6 +127,20 @@ export class Decoder {
     this.#raw?.close();
     this.#raw = undefined;
   }
+}
+
+/** The `into` map as the binding takes it: pts and regions side by side. */
+function packTargets(into: ReadonlyMap<number, Uint8Array>): { pts: Float64Array; views: Uint8Array[] } {
+  if (!(into instanceof Map)) throw argumentError("a Map of pts to Uint8Array", "into", into);
+  const pts = new Float64Array(into.size);
+  const views: Uint8Array[] = [];
+  for (const [p, view] of into) {
+    if (!Number.isSafeInteger(p)) throw argumentError("integer pts as keys", "into", p);
+    if (!(view instanceof Uint8Array)) throw argumentError("a Uint8Array region", `into[${p}]`, view);
+    pts[views.length] = p;
+    views.push(view);
+  }
+  return { pts, views };
 }
 
 /**

@@ -57,17 +57,22 @@ function dtypeOf(format: string): Dtype {
   return /(9|10|12|14|16)(le|be)$|^p0(10|16)/.test(format) ? "uint16" : "uint8";
 }
 
-/** Views over the batch's allocation, or a frame's own buffer where it was decoded in place: no copy of pixel data. */
-export function hostFrames(batch: RawHostBatch): HostFrame[] {
+/**
+ * Views over the batch's allocation, a frame's own buffer where it was decoded in place, or the
+ * caller's region (`targets`) it was written into: no copy of pixel data.
+ */
+export function hostFrames(batch: RawHostBatch, targets?: readonly Uint8Array[]): HostFrame[] {
   return batch.frames.map((f) => {
     const dtype = dtypeOf(f.format);
-    const buffer = f.buffer ?? batch.buffer;
+    const region = f.target !== undefined ? targets?.[f.target] : undefined;
+    const buffer = region?.buffer ?? f.buffer ?? batch.buffer;
+    const offset = region ? region.byteOffset : f.offset;
     const data =
       dtype === "float32"
-        ? new Float32Array(buffer, f.offset, f.bytes / 4)
+        ? new Float32Array(buffer, offset, f.bytes / 4)
         : dtype === "uint16"
-          ? new Uint16Array(buffer, f.offset, f.bytes / 2)
-          : new Uint8Array(buffer, f.offset, f.bytes);
+          ? new Uint16Array(buffer, offset, f.bytes / 2)
+          : new Uint8Array(buffer, offset, f.bytes);
     const shape = shapeOf(f.format, f.height, f.width);
     return {
       kind: "host",

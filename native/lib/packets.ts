@@ -27,6 +27,11 @@ export interface PackedPackets {
   keyframes: Uint8Array;
 }
 
+function checkInteger(value: number, min: number, i: number, key: string): void {
+  if (!Number.isSafeInteger(value) || value < min)
+    throw argumentError(`a ${min === 0 ? "non-negative " : ""}integer`, `samples[${i}].${key}`, value);
+}
+
 /**
  * Checks and packs packets for the addon: bounds, integer fields, strictly increasing
  * dts (reordered packets would decode into wrong pixels silently), keyframe first.
@@ -43,11 +48,11 @@ export function packPackets(packets: unknown, keyframeFirst = true): PackedPacke
   for (let i = 0; i < n; i++) {
     const s = p.samples[i] as Sample;
     if (typeof s !== "object" || s === null) throw argumentError("a sample object", `samples[${i}]`, s);
-    for (const key of ["offset", "size", "pts", "dts"] as const) {
-      const min = key === "offset" || key === "size" ? 0 : Number.MIN_SAFE_INTEGER;
-      if (!Number.isSafeInteger(s[key]) || s[key] < min)
-        throw argumentError(`a ${min === 0 ? "non-negative " : ""}integer`, `samples[${i}].${key}`, s[key]);
-    }
+    // Checked field by field, with no array per sample: a decode call packs dozens of them.
+    checkInteger(s.offset, 0, i, "offset");
+    checkInteger(s.size, 0, i, "size");
+    checkInteger(s.pts, Number.MIN_SAFE_INTEGER, i, "pts");
+    checkInteger(s.dts, Number.MIN_SAFE_INTEGER, i, "dts");
     if (s.offset + s.size > p.data.length) {
       throw new NativeError(
         NativeErrorCode.PacketOutOfRange,
@@ -63,7 +68,10 @@ export function packPackets(packets: unknown, keyframeFirst = true): PackedPacke
     if (i === 0 && keyframeFirst && !s.keyframe)
       throw new NativeError(NativeErrorCode.NoKeyframe, "The first sample of a clip must be a keyframe");
     lastDts = s.dts;
-    table.set([s.offset, s.size, s.pts, s.dts], i * 4);
+    table[i * 4] = s.offset;
+    table[i * 4 + 1] = s.size;
+    table[i * 4 + 2] = s.pts;
+    table[i * 4 + 3] = s.dts;
     keyframes[i] = s.keyframe ? 1 : 0;
   }
   return { data: p.data, table, keyframes };

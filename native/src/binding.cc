@@ -120,6 +120,7 @@ Napi::Value hostBatchToJs(Napi::Env env, ec::HostBatch& batch) {
     o.Set("width", Napi::Number::New(env, f.width));
     o.Set("height", Napi::Number::New(env, f.height));
     o.Set("format", Napi::String::New(env, f.format));
+    if (f.target >= 0) o.Set("target", Napi::Number::New(env, f.target));
     if (f.own) {
       // Decoded in place: the frame is its own buffer, freed with the last view of it.
       auto* owner = new std::shared_ptr<AVBufferRef>(f.own);
@@ -187,7 +188,8 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
   }
 
  private:
-  // decode(data: Uint8Array, table: Float64Array [offset,size,pts,dts]*, keyframes: Uint8Array, dropBefore: number|null, drain?: boolean, recovering?: boolean)
+  // decode(data: Uint8Array, table: Float64Array [offset,size,pts,dts]*, keyframes: Uint8Array, dropBefore: number|null,
+  //        drain?: boolean, recovering?: boolean, targetPts?: Float64Array, targets?: Uint8Array[])
   Napi::Value Decode(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (!decoder_) throw toJsError(env, "ERR_DECODER_CLOSED", "The decoder is closed");
@@ -211,17 +213,26 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
       p.dts = static_cast<int64_t>(table[i * 4 + 3]);
       p.keyframe = keys[i] != 0;
     }
+    auto targets = std::make_shared<std::vector<ec::FrameTarget>>();
+    if (info[6].IsTypedArray() && info[7].IsArray()) {
+      auto pts = info[6].As<Napi::Float64Array>();
+      auto views = info[7].As<Napi::Array>();
+      for (uint32_t i = 0; i < views.Length() && i < pts.ElementLength(); ++i) {
+        auto view = views.Get(i).As<Napi::Uint8Array>();
+        targets->push_back({static_cast<int64_t>(pts[i]), view.Data(), view.ByteLength()});
+      }
+    }
     auto decoder = decoder_;
     auto busy = busy_;
     auto result = std::make_shared<ec::DecodeResult>();
     auto* worker = new Worker(
         env,
-        [decoder, packets, dropBefore, drain, recovering, result, busy] {
+        [decoder, packets, dropBefore, drain, recovering, targets, result, busy] {
           struct Release {
             std::atomic<bool>* b;
             ~Release() { b->store(false); }
           } release{busy.get()};
-          *result = decoder->decode(*packets, dropBefore, drain, recovering);
+          *result = decoder->decode(*packets, dropBefore, drain, recovering, *targets);
         },
         [result](Napi::Env env) -> Napi::Value {
           Napi::Object out = (!result->device.empty() ? deviceFramesToJs(env, result->device) : hostBatchToJs(env, result->host)).As<Napi::Object>();
@@ -229,6 +240,7 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
           return out;
         });
     worker->keep(info[0]);  // the packet bytes stay alive until the worker is done
+    if (!targets->empty()) worker->keep(info[7]);  // and so does the memory frames are written into
     worker->keep(info.This());
     worker->Queue();
     return worker->promise();

@@ -24,7 +24,7 @@ class CpuBackend : public DeviceBackend {
   }
 
   void emit(AVFrame* frame, DecodeResult& out) override {
-    converter_.append(frame, frame->pts, out.host, out.expectedFrames);
+    converter_.append(frame, frame->pts, out.host, out.expectedFrames, out.targets);
   }
 
  private:

@@ -43,7 +43,17 @@ struct PlaneLayout {
   int rows = 0;
 };
 
-/** One frame inside a HostBatch's single allocation, or in a buffer of its own (`own`). */
+/**
+ * Caller memory a kept frame is written into instead of the call's batch allocation (e.g. its
+ * place in a batch tensor): by pts; the caller keeps `data` alive and untouched for the call.
+ */
+struct FrameTarget {
+  int64_t pts = 0;
+  uint8_t* data = nullptr;
+  size_t bytes = 0;
+};
+
+/** One frame inside a HostBatch's single allocation, in a buffer of its own (`own`), or in a target. */
 struct HostFrame {
   int64_t pts = 0;
   size_t offset = 0;  // from the batch's first byte (or own->data); 16-byte aligned
@@ -51,6 +61,8 @@ struct HostFrame {
   // Set when the decoder wrote the frame straight into a packed buffer of ours (no copy): the
   // last reference once the call has flushed the decoder, handed to JS as the frame's buffer.
   std::shared_ptr<AVBufferRef> own;
+  // Index of the FrameTarget the frame was written into (offset 0 there), else -1.
+  int target = -1;
   int width = 0;
   int height = 0;
   std::string format;  // "yuv420p", "yuv420p10le", "nv12", "rgb24", "rgbf32-planar"...
@@ -123,7 +135,9 @@ struct DeviceFrame {
 };
 
 struct DecodeResult {
-  size_t expectedFrames = 0;  // sizing hint: the packet count
+  size_t expectedFrames = 0;  // sizing hint: the kept frames that have no target
+  // Where kept frames go instead of `host`'s allocation, by pts (input; may be empty).
+  const std::vector<FrameTarget>* targets = nullptr;
   size_t decodedFrames = 0;   // frames the codec produced, dropped ones included
   HostBatch host;
   std::vector<DeviceFrame> device;

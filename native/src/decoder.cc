@@ -1,5 +1,6 @@
 #include "decoder.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "codec-config.h"
@@ -94,8 +95,9 @@ void Decoder::endRecovery() {
 }
 
 DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::optional<int64_t> dropBefore, bool drain,
-                             bool recovering) {
+                             bool recovering, const std::vector<FrameTarget>& targets) {
   DecodeResult out;
+  out.targets = &targets;
   if (recovering) {
     // Frame threads keep their own copy of err_recognition (and report errors late): a recovery
     // start needs the one context that the tolerance below switches.
@@ -111,6 +113,8 @@ DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::option
   // Size the batch for the frames that will be kept, not for the ones decoded and dropped.
   out.expectedFrames = 0;
   for (const PacketView& p : packets) out.expectedFrames += (!dropBefore || p.pts >= *dropBefore) ? 1 : 0;
+  // Frames with a target take no room in the batch.
+  out.expectedFrames -= std::min(out.expectedFrames, targets.size());
   FlushOnExit flush{this, ctx_.get()};
   for (size_t i = 0; i < packets.size(); ++i) {
     const PacketView& view = packets[i];

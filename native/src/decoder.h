@@ -29,9 +29,11 @@ class Decoder {
    * open GOP), so pictures before its first intact one may lack references: their decode errors
    * are tolerated and they are never returned; from the first intact picture on (this call or a
    * later one of the run) every error fails the call as usual.
+   * targets: caller memory that kept host frames of those pts are written into (see FrameTarget);
+   * frames without one, or whose target does not fit, land in the result's batch.
    */
   DecodeResult decode(const std::vector<PacketView>& packets, std::optional<int64_t> dropBefore, bool drain = true,
-                      bool recovering = false);
+                      bool recovering = false, const std::vector<FrameTarget>& targets = {});
 
   /** Back to failing on every error (the run's first intact picture came out, or it ended). */
   void endRecovery();

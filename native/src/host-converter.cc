@@ -71,6 +71,9 @@ void copyRowsPacked(uint8_t* dst, const uint8_t* src, ptrdiff_t srcStride, size_
 #endif
 }
 
+/** Bytes per sample of a packed frame's typed-array view: 2 for formats deeper than 8 bits. */
+size_t sampleAlign(const AVPixFmtDescriptor* desc) { return desc && desc->comp[0].depth > 8 ? 2 : 1; }
+
 }  // namespace
 
 std::string pixelFormatName(int format) {
@@ -81,18 +84,38 @@ std::string pixelFormatName(int format) {
 HostConverter::HostConverter(OutputFormat output, int resizeHeight, int resizeWidth)
     : output_(output), resizeHeight_(resizeHeight), resizeWidth_(resizeWidth) {}
 
-void HostConverter::append(const AVFrame* frame, int64_t pts, HostBatch& batch, size_t expectedFrames) {
+void HostConverter::append(const AVFrame* frame, int64_t pts, HostBatch& batch, size_t expectedFrames,
+                           const std::vector<FrameTarget>* targets) {
   HostFrame info;
   info.pts = pts;
+  Place place{batch, expectedFrames, nullptr, -1};
+  for (size_t i = 0; targets && i < targets->size(); ++i) {
+    if ((*targets)[i].pts == pts) {
+      place.target = &(*targets)[i];
+      place.targetIndex = static_cast<int>(i);
+      break;
+    }
+  }
   if (output_ == OutputFormat::Native && resizeHeight_ == 0) {
-    appendNative(frame, info, batch, expectedFrames);
+    appendNative(frame, info, place);
   } else {
-    appendScaled(frame, info, batch, expectedFrames);
+    appendScaled(frame, info, place);
   }
   batch.frames.push_back(std::move(info));
 }
 
-void HostConverter::appendNative(const AVFrame* frame, HostFrame& info, HostBatch& batch, size_t expectedFrames) {
+uint8_t* HostConverter::Place::operator()(HostFrame& info, size_t bytes, size_t align) const {
+  // A target of another size (or one a typed-array view of the frame could not start at) is
+  // not used: the frame goes where it would without one.
+  if (target && target->bytes == bytes && reinterpret_cast<uintptr_t>(target->data) % align == 0) {
+    info.target = targetIndex;
+    info.offset = 0;
+    return target->data;
+  }
+  return reserveFrame(batch, bytes, expectedFrames, info.offset);
+}
+
+void HostConverter::appendNative(const AVFrame* frame, HostFrame& info, const Place& place) {
   auto format = static_cast<AVPixelFormat>(frame->format);
   // Packed with alignment 1: the exact bytes ffmpeg's rawvideo encoder (and so framemd5) hashes.
   int size = av_image_get_buffer_size(format, frame->width, frame->height, 1);
@@ -109,7 +132,8 @@ void HostConverter::appendNative(const AVFrame* frame, HostFrame& info, HostBatc
   // Decoded straight into one of our packed buffers, and still laid out packed (no cropping
   // moved a plane): keep the buffer instead of copying. The call's flush drops the decoder's
   // references, so ours is the last one when the frames reach JS.
-  bool inPlace = !paletted && frame->buf[0] && !frame->buf[1] && isPackedBuffer(frame->buf[0]);
+  // A target wins: the frame is copied once, into its place, instead of reaching JS as a buffer of its own.
+  bool inPlace = !place.target && !paletted && frame->buf[0] && !frame->buf[1] && isPackedBuffer(frame->buf[0]);
   size_t planeOffset = 0;
   for (int p = 0; p < 4 && linesizes[p] > 0; ++p) {
     int rows = planeRows(desc, p, frame->height);
@@ -124,7 +148,7 @@ void HostConverter::appendNative(const AVFrame* frame, HostFrame& info, HostBatc
     info.offset = 0;
     return;
   }
-  uint8_t* dst = reserveFrame(batch, static_cast<size_t>(size), expectedFrames, info.offset);
+  uint8_t* dst = place(info, static_cast<size_t>(size), sampleAlign(desc));
   for (size_t p = 0; p < info.planes.size() && !paletted; ++p) {
     copyRowsPacked(dst + info.planes[p].offset, frame->data[p], frame->linesize[p], info.planes[p].rowBytes, info.planes[p].rows);
   }
@@ -177,7 +201,7 @@ void HostConverter::scaleToRgb24(const AVFrame* frame, int dstW, int dstH, uint8
   }
 }
 
-void HostConverter::appendScaled(const AVFrame* frame, HostFrame& info, HostBatch& batch, size_t expectedFrames) {
+void HostConverter::appendScaled(const AVFrame* frame, HostFrame& info, const Place& place) {
   int dstW = resizeWidth_ > 0 ? resizeWidth_ : frame->width;
   int dstH = resizeHeight_ > 0 ? resizeHeight_ : frame->height;
   info.width = dstW;
@@ -187,7 +211,7 @@ void HostConverter::appendScaled(const AVFrame* frame, HostFrame& info, HostBatc
     auto format = static_cast<AVPixelFormat>(frame->format);
     int size = av_image_get_buffer_size(format, dstW, dstH, 1);
     if (size < 0) throw NativeException("ERR_UNSUPPORTED_FORMAT", "Cannot pack " + pixelFormatName(format));
-    uint8_t* dst = reserveFrame(batch, static_cast<size_t>(size), expectedFrames, info.offset);
+    uint8_t* dst = place(info, static_cast<size_t>(size), sampleAlign(av_pix_fmt_desc_get(format)));
     uint8_t* planes[4];
     int linesizes[4];
     av_image_fill_arrays(planes, linesizes, dst, format, dstW, dstH, 1);
@@ -202,7 +226,7 @@ void HostConverter::appendScaled(const AVFrame* frame, HostFrame& info, HostBatc
   }
   if (output_ == OutputFormat::Rgb24) {
     size_t size = static_cast<size_t>(dstW) * dstH * 3;
-    uint8_t* dst = reserveFrame(batch, size, expectedFrames, info.offset);
+    uint8_t* dst = place(info, size, 1);
     scaleToRgb24(frame, dstW, dstH, dst);
     info.bytes = size;
     info.format = "rgb24";
@@ -211,7 +235,7 @@ void HostConverter::appendScaled(const AVFrame* frame, HostFrame& info, HostBatc
   }
   // Planar float RGB in [0, 1].
   size_t planeBytes = static_cast<size_t>(dstW) * dstH * sizeof(float);
-  uint8_t* dst = reserveFrame(batch, planeBytes * 3, expectedFrames, info.offset);
+  uint8_t* dst = place(info, planeBytes * 3, sizeof(float));
   info.bytes = planeBytes * 3;
   info.format = "rgbf32-planar";
   for (int p = 0; p < 3; ++p) info.planes.push_back({planeBytes * p, dstW * 4, dstH});

@@ -12,12 +12,24 @@ namespace ec {
 class HostConverter {
  public:
   HostConverter(OutputFormat output, int resizeHeight, int resizeWidth);
-  /** Appends `frame` (a software frame) in the configured output format. */
-  void append(const AVFrame* frame, int64_t pts, HostBatch& batch, size_t expectedFrames);
+  /**
+   * Appends `frame` (a software frame) in the configured output format: into the target of its
+   * pts when one is given whose size and alignment fit the converted frame, else into `batch`.
+   */
+  void append(const AVFrame* frame, int64_t pts, HostBatch& batch, size_t expectedFrames,
+              const std::vector<FrameTarget>* targets = nullptr);
 
  private:
-  void appendNative(const AVFrame* frame, HostFrame& info, HostBatch& batch, size_t expectedFrames);
-  void appendScaled(const AVFrame* frame, HostFrame& info, HostBatch& batch, size_t expectedFrames);
+  /** Where the converted frame's `bytes` go: its target, or a new place in the batch. */
+  struct Place {
+    HostBatch& batch;
+    size_t expectedFrames;
+    const FrameTarget* target;
+    int targetIndex;
+    uint8_t* operator()(HostFrame& info, size_t bytes, size_t align) const;
+  };
+  void appendNative(const AVFrame* frame, HostFrame& info, const Place& place);
+  void appendScaled(const AVFrame* frame, HostFrame& info, const Place& place);
   SwsContext* scalerFor(const AVFrame* frame, AVPixelFormat dst, int dstW, int dstH);
   /** Packed rgb24 rows (dstW * 3 bytes each) into `out`, right to the last pixel of any width. */
   void scaleToRgb24(const AVFrame* frame, int dstW, int dstH, uint8_t* out);

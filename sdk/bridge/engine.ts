@@ -228,6 +228,8 @@ export class EngineSession {
         const placed = gpuFrames
           ? await ring.writeDevice(slot, gpuFrames, frameBytes * gpuFrames.length)
           : { capacity: ring.write(slot, layout.frames, layout.byteLength), handle: undefined };
+        // The frames are in the slot now: their memory carries the clips decoded next.
+        batch.release();
         // NVDEC's native surfaces (nv12, p010) are packed plane by plane: [B, T, bytes per frame].
         const shape =
           gpuFrames && gpuFrames[0]!.format !== "rgb24"

@@ -1,13 +1,38 @@
 /**
- * Reused batch memory for the TypeScript consumer: the buffers `batch.frames` is stacked into.
+ * Reused batch memory for the TypeScript consumer: the buffers clips are decoded into (slot
+ * groups, clip-slots.ts) and the ones `batch.frames` is stacked into where a batch is no view.
  * A buffer is lent to one batch and comes back only when the consumer says it let the batch go
  * (`batch.release()`); a batch that is kept, or dropped without release, keeps its buffer and is
  * collected like any other object, so no kept batch is ever overwritten. At most `maxFree`
- * released buffers wait for reuse; more are dropped. Not thread-safe; one stream owns it.
+ * released buffers wait for reuse; more are dropped, and a closed stream's go to the process's
+ * next one. Not thread-safe; one stream owns it.
  */
 
 /** A free buffer serves a batch of at least this share of its size, so a small last batch does not pin a large one. */
 const MIN_FILL = 0.5;
+
+/**
+ * Buffers of closed streams, for the next stream of this process (the next epoch's `open()`):
+ * fresh memory costs a page fault per 4 KiB on first touch, more than decoding into it. Bounded.
+ */
+const SPARE_MAX_BYTES = 512 * 2 ** 20;
+const spare: ArrayBuffer[] = [];
+let spareBytes = 0;
+
+/** Index of the smallest buffer of `list` that fits `bytes` without being twice too big, or -1. */
+function bestFit(list: readonly ArrayBuffer[], bytes: number): number {
+  let best = -1;
+  for (let i = 0; i < list.length; i++) {
+    const b = list[i]!;
+    if (
+      b.byteLength >= bytes &&
+      b.byteLength * MIN_FILL <= bytes &&
+      (best < 0 || b.byteLength < list[best]!.byteLength)
+    )
+      best = i;
+  }
+  return best;
+}
 
 export class BatchPool {
   private readonly free: ArrayBuffer[] = [];
@@ -26,19 +51,17 @@ export class BatchPool {
    */
   take(bytes: number): ArrayBuffer {
     this.taken++;
-    let best = -1;
-    for (let i = 0; i < this.free.length; i++) {
-      const b = this.free[i]!;
-      if (
-        b.byteLength >= bytes &&
-        b.byteLength * MIN_FILL <= bytes &&
-        (best < 0 || b.byteLength < this.free[best]!.byteLength)
-      )
-        best = i;
-    }
+    const best = bestFit(this.free, bytes);
     if (best >= 0) {
       this.reused++;
       return this.free.splice(best, 1)[0]!;
+    }
+    const kept = bestFit(spare, bytes);
+    if (kept >= 0) {
+      this.reused++;
+      const [b] = spare.splice(kept, 1);
+      spareBytes -= b!.byteLength;
+      return b!;
     }
     // No zero fill: every byte is written before the batch is handed out.
     const fresh = Buffer.allocUnsafeSlow(bytes);
@@ -47,6 +70,21 @@ export class BatchPool {
 
   /** The consumer let go of the batch over `buffer`: the next batch may write into it. */
   give(buffer: ArrayBuffer): void {
-    if (this.free.length < this.maxFree && !this.free.includes(buffer)) this.free.push(buffer);
+    if (this.closed) keep(buffer);
+    else if (this.free.length < this.maxFree && !this.free.includes(buffer)) this.free.push(buffer);
   }
+
+  /** The stream ended: its free buffers (and those released later) serve the process's next stream. */
+  close(): void {
+    this.closed = true;
+    for (const b of this.free.splice(0)) keep(b);
+  }
+
+  private closed = false;
+}
+
+function keep(buffer: ArrayBuffer): void {
+  if (spareBytes + buffer.byteLength > SPARE_MAX_BYTES || spare.includes(buffer)) return;
+  spare.push(buffer);
+  spareBytes += buffer.byteLength;
 }

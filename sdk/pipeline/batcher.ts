@@ -1,7 +1,7 @@
 import type { ClipInfo } from "../clip-info.js";
 import { SdkError, SdkErrorCode } from "../errors.js";
 import type { BatchPool } from "./batch-pool.js";
-import { batchLayout, layoutOf, stackClips, type BatchLayout, type Tensor } from "../tensor.js";
+import { batchLayout, layoutOf, stackClips, tensorOver, type BatchLayout, type Tensor } from "../tensor.js";
 import type { ClipOutcome } from "./clip-task.js";
 import type { DecodedClip } from "./decode.js";
 
@@ -15,9 +15,10 @@ export interface Batch {
   /** Shape, dtype and frames of `frames` before they are stacked: a consumer that places the bytes itself skips the copy. */
   readonly layout: BatchLayout;
   /**
-   * Says the consumer is done with this batch: the memory of `frames` goes back to the stream's
-   * pool and a later batch is written into it. Views of it taken before must not be used after;
-   * `frames` read after throws ERR_BATCH_RELEASED. A batch never released is never overwritten.
+   * Says the consumer is done with this batch: the memory of `frames` (and of `decoded`'s
+   * frames) goes back to the stream's pool and later clips are decoded into it. Views of it
+   * taken before must not be used after; `frames` read after throws ERR_BATCH_RELEASED. A batch
+   * never released is never overwritten.
    */
   release(): void;
 }
@@ -47,8 +48,12 @@ export async function* batches(
   let settles: number[] = [];
   const flush = (): SettledBatch => {
     const decoded = clips.map((c) => c.decoded);
+    const slots = clips.flatMap((c) => (c.slot ? [c.slot] : []));
     const layout = batchLayout(decoded);
+    // Decoded straight into one buffer, in batch order (the clips' slots): the tensor is a view of it.
+    const placed = slots.length === clips.length ? placedView(layout, slots[0]!.frames[0]?.view.buffer) : undefined;
     let frames: Tensor | undefined;
+    let stacked = false;
     let released = false;
     // Stacked on first use: a consumer that writes the frames elsewhere (shared memory) never pays the copy.
     const batch: Batch = {
@@ -58,7 +63,10 @@ export async function* batches(
             SdkErrorCode.BatchReleased,
             "Expected a batch not yet released but received one after batch.release()",
           );
-        return (frames ??= stackClips(decoded, layout, pool?.take(layout.byteLength)));
+        if (frames) return frames;
+        stacked = !placed;
+        frames = placed ? tensorOver(placed, layout) : stackClips(decoded, layout, pool?.take(layout.byteLength));
+        return frames;
       },
       clips: clips.map((c) => c.info),
       decoded,
@@ -66,8 +74,10 @@ export async function* batches(
       release() {
         if (released) return;
         released = true;
-        if (frames && pool) pool.give(frames.data.buffer as ArrayBuffer);
+        if (frames && stacked && pool) pool.give(frames.data.buffer as ArrayBuffer);
         frames = undefined;
+        for (const s of slots) s.settle();
+        for (const d of decoded) for (const g of d.holds ?? []) g.release();
       },
     };
     const out = { batch, settles };
@@ -77,6 +87,7 @@ export async function* batches(
   };
   for await (const o of outcomes) {
     if (o.kind === "skip") {
+      o.slot?.settle();
       onSkip(o);
       settles.push(o.position);
       continue;
@@ -91,4 +102,16 @@ export async function* batches(
   if (clips.length > 0 && !dropLast) yield flush();
   // Skips after the last batch are consumed too once the stream ends.
   else if (settles.length > 0 && clips.length === 0) yield { batch: undefined, settles };
+}
+
+/** The batch's bytes when its frames already lie back to back, in order, in slot memory `buffer`; else undefined. */
+function placedView(layout: BatchLayout, buffer: ArrayBuffer | undefined): Uint8Array<ArrayBuffer> | undefined {
+  const first = layout.frames[0];
+  if (!first || first.buffer !== buffer) return undefined;
+  let at = first.byteOffset;
+  for (const f of layout.frames) {
+    if (f.buffer !== first.buffer || f.byteOffset !== at) return undefined;
+    at += f.byteLength;
+  }
+  return new Uint8Array(buffer, first.byteOffset, layout.byteLength);
 }

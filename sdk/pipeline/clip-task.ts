@@ -13,6 +13,7 @@ import { arrayClip, arraySpan } from "./array-task.js";
 import { recoveredSample, syncStart, type SyncStart } from "./recovery-point.js";
 import { rotateClip } from "./rotate.js";
 import type { GopDecoder } from "./gop-decode.js";
+import type { ClipSlot, SlotTicket } from "./clip-slots.js";
 
 /** Errors about this host, not the clip: the decoder cannot load, or the asked-for device is not there. */
 const FATAL_CODES = new Set(["ERR_NATIVE_UNAVAILABLE", "ERR_DEVICE_UNAVAILABLE"]);
@@ -23,15 +24,22 @@ export interface ScheduledClip {
   readonly ref: ClipRef;
 }
 
-/** What one clip became: frames, a filtered-out clip, or an error. */
+/** What one clip became: frames, a filtered-out clip, or an error. `slot`: its place in a batch buffer, settled by the batcher. */
 export type ClipOutcome =
-  | { readonly kind: "clip"; readonly position: number; readonly info: ClipInfo; readonly decoded: DecodedClip }
+  | {
+      readonly kind: "clip";
+      readonly position: number;
+      readonly info: ClipInfo;
+      readonly decoded: DecodedClip;
+      readonly slot?: ClipSlot;
+    }
   | {
       readonly kind: "skip";
       readonly position: number;
       readonly key: string;
       readonly start: number;
       readonly error?: SdkError;
+      readonly slot?: ClipSlot;
     };
 
 export interface ClipContext {
@@ -67,10 +75,41 @@ export async function spanOf(
 }
 
 /**
+ * Bytes of one decoded frame of a track at the output size: rgb24's are known before decoding;
+ * a native pixel format's are learned from the first clip decoded of that codec and size (a
+ * format of another size later just misses its slot: the decoder writes where it would).
+ */
+const nativeFrameBytes = new Map<string, number>();
+const nativeKey = (track: VideoTrackV1, o: ResolvedOptions) =>
+  `${track.codec}:${track.width}x${track.height}:${o.size?.join("x") ?? ""}`;
+function frameBytesOf(track: VideoTrackV1, o: ResolvedOptions): number | undefined {
+  if (o.format !== "rgb24") return nativeFrameBytes.get(nativeKey(track, o));
+  const [h, w] = o.size ?? [track.height, track.width];
+  return h * w * 3;
+}
+
+/**
  * Fetch → packets → decode → labels → filter for one clip. A failure is an outcome, so one
  * corrupt object cannot stop the stream; only a host-level failure (no decoder, no device) throws.
+ * `ticket`: the clip's place in a batch buffer, taken for a video clip whose frame size is known
+ * (its frames are decoded into it) and waived otherwise.
  */
-export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promise<ClipOutcome> {
+export async function produceClip(ctx: ClipContext, clip: ScheduledClip, ticket?: SlotTicket): Promise<ClipOutcome> {
+  let slot: ClipSlot | undefined;
+  try {
+    const out = await produceInto(ctx, clip, ticket, (s) => (slot = s));
+    return slot ? { ...out, slot } : out;
+  } finally {
+    ticket?.waive();
+  }
+}
+
+async function produceInto(
+  ctx: ClipContext,
+  clip: ScheduledClip,
+  ticket: SlotTicket | undefined,
+  took: (slot: ClipSlot) => void,
+): Promise<ClipOutcome> {
   const object = ctx.listing.objects[clip.ref.object]!;
   const skip = (error?: SdkError): ClipOutcome => ({
     kind: "skip",
@@ -94,6 +133,10 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
     // A quarter turn swaps the axes: decode to [width, height] so the upright frame is `size`.
     const size = o.size && (turn === 90 || turn === 270) ? ([o.size[1], o.size[0]] as const) : o.size;
     const config = { track, format: o.format, size, device: o.device, threads: 1 };
+    // A CUDA decode hands back device frames: their host copies are stacked, so a slot would sit unused.
+    const frameBytes = o.device.startsWith("cuda") ? undefined : frameBytesOf(track, o);
+    const slot = frameBytes !== undefined ? ticket?.take(keep.length, frameBytes) : undefined;
+    if (slot) took(slot);
     // GOP runs feed samples as the file holds them, from the GOP's sync sample on: MPEG-TS (access
     // units inside TS packets) and clips an H.264 recovery point cannot start decode on their own.
     const start = ctx.gops && !track.mpegts ? await startOf(ctx, object, prepared, planned.span, frames) : undefined;
@@ -108,10 +151,15 @@ export async function produceClip(ctx: ClipContext, clip: ScheduledClip): Promis
             span: planned.span,
             recovering: start.recovering,
             read: (offset, length) => ctx.source.read(object, offset, length),
+            hop: o.hop ?? frames.at(-1)! - frames[0]! + 1,
+            ...(slot ? { into: slot.frames } : {}),
           })
-        : await decodeOnItsOwn(ctx, object, prepared, planned.span, frames, config, keep),
+        : await decodeOnItsOwn(ctx, object, prepared, planned.span, frames, config, keep, slot),
       turn,
     );
+    const first = decoded.frames[0];
+    if (o.format === "native" && first && !decoded.gpuFrames)
+      nativeFrameBytes.set(nativeKey(track, o), first.data.byteLength);
     if (decoded.frames.length !== keep.length) {
       throw new ClipError(
         "ERR_DECODE_SHORT",
@@ -228,6 +276,7 @@ async function decodeOnItsOwn(
     threads: number;
   },
   keep: number[],
+  slot: ClipSlot | undefined,
 ): Promise<DecodedClip> {
   const track = config.track;
   const { samples } = track;
@@ -243,7 +292,8 @@ async function decodeOnItsOwn(
   const recovering = start.recovering;
   ctx.onNeeded(span.sampleBytes);
   const { data, packets } = spanPackets(track, bytes, span);
-  const decoded = await ctx.decodeSlots.run(() => ctx.decode({ ...config, data, packets, keep, recovering }));
+  const into = slot ? { into: slot.frames.map((t) => t.view) } : {};
+  const decoded = await ctx.decodeSlots.run(() => ctx.decode({ ...config, data, packets, keep, recovering, ...into }));
   ctx.onDecoded(decoded.decoded ?? packets.length);
   return decoded;
 }
@@ -292,8 +342,10 @@ async function finish(
 ): Promise<ClipOutcome> {
   const o = ctx.options;
   const info = o.labels ? { ...base, labels: Object.freeze(await o.labels(base, decoded)) } : base;
-  if (o.filter && !(await o.filter(info)))
+  if (o.filter && !(await o.filter(info))) {
+    for (const g of decoded.holds ?? []) g.release();
     return { kind: "skip", position: clip.position, key: base.key, start: base.start };
+  }
   return { kind: "clip", position: clip.position, info, decoded };
 }
 

@@ -1,5 +1,6 @@
 import type { ImageInfoV1, VideoTrackV1 } from "../../common/schema/index.js";
 import type { DeviceFrame } from "../../native/index.js";
+import type { SlotGroup } from "./clip-slots.js";
 
 /** One sample of a fetched span, in decode order; `offset` is relative to the span's bytes. */
 export interface Packet {
@@ -25,6 +26,8 @@ export interface DecodeRequest {
   readonly threads: number;
   /** The span starts at an H.264 recovery point, not an IDR: see the native DecodeOptions.recovering. */
   readonly recovering?: boolean;
+  /** Where to write each kept frame (same order as `keep`): its place in a batch buffer; see the native DecodeOptions.into. */
+  readonly into?: readonly Uint8Array[];
 }
 
 /** A decoded frame in host memory. */
@@ -50,6 +53,8 @@ export interface DecodedClip {
   readonly decoded?: number;
   /** Decoded on the CPU because the CUDA device asked for (or "auto"'s) has no NVDEC for the codec. */
   readonly fallback?: { readonly codec: string; readonly reason: string };
+  /** Slot groups its frames lie in, each held once for this clip: released when the clip is done with. */
+  readonly holds?: readonly SlotGroup[];
 }
 
 /** The decode stage: the native decoder in production, anything with this shape in tests. */

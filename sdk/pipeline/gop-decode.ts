@@ -15,6 +15,7 @@ import { ClipError } from "../errors.js";
 import type { DecodeSpan, FrameOrder } from "../sampler/frame-order.js";
 import type { DecodedClip, DecodedFrame, Packet } from "./decode.js";
 import type { Limiter } from "../../common/limiter.js";
+import type { FrameTarget, SlotGroup } from "./clip-slots.js";
 
 /** The decoder settings a run is opened with. */
 export interface RunConfig {
@@ -45,7 +46,7 @@ export interface RunDecoder {
   feed(
     data: Uint8Array,
     packets: readonly Packet[],
-    o: { dropBefore: number; drain: boolean; recovering?: boolean },
+    o: { dropBefore: number; drain: boolean; recovering?: boolean; into?: ReadonlyMap<number, Uint8Array> },
   ): Promise<{ frames: RunFrame[]; decoded: number }>;
   /** Ends the decoder's use by this run: drained ones may be reused, others are closed. */
   release(drained: boolean): void;
@@ -66,6 +67,10 @@ export interface GopClipRequest {
   readonly recovering: boolean;
   /** Reads `length` bytes of the object at `offset`. */
   readonly read: (offset: number, length: number) => Promise<Uint8Array>;
+  /** Later clips of the object start at least this many frames after this one (the plan's hop): earlier frames are not kept for them. */
+  readonly hop?: number;
+  /** Where each of the clip's frames (same order as `frames`) should be written; absent: wherever the decoder puts it. */
+  readonly into?: readonly FrameTarget[];
 }
 
 /** Samples fed past a clip's last one, so frames still being reordered come out in the same call. */
@@ -84,6 +89,14 @@ interface Run {
   lane: Promise<unknown>;
   lastUse: number;
   state: RunState | undefined;
+  /** Where frames of the clips assigned and not yet served go, by pts (the first clip to ask for a pts wins). */
+  readonly targets: Map<number, FrameTarget>;
+}
+
+/** A frame the run keeps, and the slot group it lies in (held while the run keeps it). */
+interface HeldFrame {
+  readonly frame: RunFrame;
+  readonly group: SlotGroup | undefined;
 }
 
 interface RunState {
@@ -99,7 +112,19 @@ interface RunState {
   /** Frames come out in presentation order: none at or below this pts will come out again. */
   outputUpTo: number;
   /** Frames produced and not yet known to be unneeded, by pts. */
-  readonly held: Map<number, RunFrame>;
+  readonly held: Map<number, HeldFrame>;
+}
+
+/** Lets go of a frame the run no longer keeps. */
+function unhold(h: HeldFrame | undefined): void {
+  h?.group?.release();
+}
+
+/** Drops a run's decoder state: every frame it keeps is let go. */
+function dropHeld(st: RunState | undefined): void {
+  if (!st) return;
+  for (const h of st.held.values()) unhold(h);
+  st.held.clear();
 }
 
 function configKey(c: RunConfig): string {
@@ -131,9 +156,31 @@ export class GopDecoder {
   /** Decodes one clip; assignment to a run happens now, so calls are served in call order. */
   clip(req: GopClipRequest): Promise<DecodedClip> {
     const run = this.assign(req);
-    const served = run.lane.then(() => this.serve(run, req));
+    const mine = this.target(run, req);
+    const served = run.lane
+      .then(() => this.serve(run, req))
+      .finally(() => {
+        // Its slot may be reused once the clip settles: no later feed may write there.
+        for (const [pts, t] of mine) if (run.targets.get(pts) === t) run.targets.delete(pts);
+      });
     run.lane = served.catch(() => undefined);
     return served;
+  }
+
+  /** Registers where the clip's frames go, for every feed of the run from now on; returns what it registered. */
+  private target(run: Run, req: GopClipRequest): Map<number, FrameTarget> {
+    const mine = new Map<number, FrameTarget>();
+    if (!req.into) return mine;
+    const { samples } = req.config.track;
+    req.frames.forEach((f, i) => {
+      const pts = samples.pts[req.order.decodeOf[f]!]!;
+      const t = req.into![i];
+      if (t && !run.targets.has(pts)) {
+        run.targets.set(pts, t);
+        mine.set(pts, t);
+      }
+    });
+    return mine;
   }
 
   private assign(req: GopClipRequest): Run {
@@ -169,6 +216,7 @@ export class GopDecoder {
         lane: Promise.resolve(),
         lastUse: 0,
         state: undefined,
+        targets: new Map(),
       };
       this.runs.push(run);
     }
@@ -187,6 +235,7 @@ export class GopDecoder {
   /** Ends a run: its decoder is drained (frames dropped unconverted) so the pool can reuse it. */
   private retire(run: Run): void {
     const decoder = run.state?.decoder;
+    dropHeld(run.state);
     run.state = undefined;
     if (!decoder) return;
     void this.slots
@@ -232,14 +281,26 @@ export class GopDecoder {
             `Expected ${keep.length} frames from ${req.frames[0]} but the decoder returned ${keep.filter((p) => st!.held.has(p)).length}`,
           );
         const to = Math.min(total, Math.max(req.span.endSample, st.next + 1) + REORDER_SLACK);
-        await this.feed(st, req, to, dropBefore);
+        await this.feed(run, st, req, to, dropBefore);
       }
-      const frames = keep.map((p) => st!.held.get(p)!);
-      // Later clips of the run start after this one: nothing at or before its first frame is needed again.
-      for (const pts of st.held.keys()) if (pts <= dropBefore) st.held.delete(pts);
+      const held = keep.map((p, i) => this.intoSlot(st!, p, req.into?.[i]));
+      const frames = held.map((h) => h.frame);
+      // The clip holds every group its frames lie in until it is done with (its own slot's, or another clip's).
+      const holds = [...new Set(held.flatMap((h) => (h.group ? [h.group] : [])))];
+      for (const g of holds) g.hold();
+      // Later clips of the run start after this one, `hop` frames on at least: nothing before that is needed again
+      // (and the slots those frames lie in are free to be reused once their batches are released).
+      const next = req.frames[0]! + (req.hop ?? 1);
+      const cut = next < total ? samples.pts[req.order.decodeOf[next]!]! : Infinity;
+      for (const [pts, h] of st.held)
+        if (pts <= dropBefore || pts < cut) {
+          st.held.delete(pts);
+          unhold(h);
+        }
       const gpuFrames = frames.flatMap((f) => (f.gpu ? [f.gpu] : []));
       return {
         frames: frames.map((f) => f.frame),
+        ...(holds.length > 0 ? { holds } : {}),
         device: st.device,
         ...(gpuFrames.length > 0 ? { gpuFrames } : {}),
         ...(st.fallback ? { fallback: st.fallback } : {}),
@@ -247,13 +308,30 @@ export class GopDecoder {
     } catch (err) {
       // The decoder's state is unknown after a failure: the next clip of the run starts afresh.
       run.state?.decoder?.release(false);
+      dropHeld(run.state);
       run.state = undefined;
       throw err;
     }
   }
 
+  /**
+   * The held frame at `pts`, moved into the clip's slot `t` when it came out before the clip was
+   * assigned (the reorder slack of an earlier clip's feed): one copy, so the batch stays a view.
+   */
+  private intoSlot(st: RunState, pts: number, t: FrameTarget | undefined): HeldFrame {
+    const h = st.held.get(pts)!;
+    const d = h.frame.frame.data;
+    if (!t || h.group || h.frame.gpu || d.byteLength !== t.view.byteLength) return h;
+    t.view.set(d);
+    t.group.hold();
+    const moved: HeldFrame = { frame: { frame: { ...h.frame.frame, data: t.view } }, group: t.group };
+    st.held.set(pts, moved);
+    unhold(h);
+    return moved;
+  }
+
   /** Feeds samples `next .. to - 1`; at the track's end the decoder is drained. */
-  private async feed(st: RunState, req: GopClipRequest, to: number, dropBefore: number): Promise<void> {
+  private async feed(run: Run, st: RunState, req: GopClipRequest, to: number, dropBefore: number): Promise<void> {
     const samples = req.config.track.samples;
     const total = samples.pts.length;
     let lo = Infinity;
@@ -281,7 +359,13 @@ export class GopDecoder {
     const decoder = st.decoder!;
     const recovering = st.recovering;
     st.recovering = false;
-    const out = await this.slots.run(() => decoder.feed(data, packets, { dropBefore, drain, recovering }));
+    // Frames of the run's waiting clips go straight to their slots (none already held is decoded again).
+    const targets = new Map<number, FrameTarget>();
+    for (const [pts, t] of run.targets) if (pts >= dropBefore && !st.held.has(pts)) targets.set(pts, t);
+    const into = targets.size > 0 ? new Map([...targets].map(([pts, t]) => [pts, t.view] as const)) : undefined;
+    const out = await this.slots.run(() =>
+      decoder.feed(data, packets, { dropBefore, drain, recovering, ...(into ? { into } : {}) }),
+    );
     st.next = to;
     if (drain) {
       // Every frame is out: the decoder can serve another run while this one lives on its held frames.
@@ -292,7 +376,13 @@ export class GopDecoder {
     // Frames below dropBefore came out dropped; later ones are kept.
     st.outputUpTo = Math.max(st.outputUpTo, dropBefore - 1);
     for (const f of out.frames) {
-      st.held.set(f.frame.pts, f);
+      const t = targets.get(f.frame.pts);
+      const d = f.frame.data;
+      // In its slot only where the decoder could use the region (same size, a host frame).
+      const group = t && d.buffer === t.view.buffer && d.byteOffset === t.view.byteOffset ? t.group : undefined;
+      group?.hold();
+      unhold(st.held.get(f.frame.pts));
+      st.held.set(f.frame.pts, { frame: f, group });
       st.outputUpTo = Math.max(st.outputUpTo, f.frame.pts);
     }
     this.onDecoded(out.decoded, bytes);

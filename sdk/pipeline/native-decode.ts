@@ -120,8 +120,12 @@ export function nativeDecoders(router: DecodeRouter): { decode: DecodeClip; open
 async function decodeRouted(router: DecodeRouter, req: DecodeRequest): Promise<DecodedClip> {
   const { device, fallback } = router.route(req.device, req.track.codec);
   const dropBefore = Math.min(...req.keep);
+  const into = req.into ? new Map(req.keep.map((pts, i) => [pts, req.into![i]!] as const)) : undefined;
   const { frames, decoded } = await pool.use(req, device, (d) =>
-    d.decodeRun({ data: req.data, samples: req.packets }, { dropBefore, recovering: req.recovering ?? false }),
+    d.decodeRun(
+      { data: req.data, samples: req.packets },
+      { dropBefore, recovering: req.recovering ?? false, ...(into ? { into } : {}) },
+    ),
   );
   const byPts = new Map<number, Frame>();
   for (const f of frames) byPts.set(f.pts, f);

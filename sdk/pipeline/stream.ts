@@ -4,6 +4,7 @@ import type { ClipSequence } from "../sampler/rank-clips.js";
 import type { DatasetListing, DatasetSource, PlannedRange } from "../source/source.js";
 import { batches, type SettledBatch } from "./batcher.js";
 import { BatchPool } from "./batch-pool.js";
+import { ClipSlots } from "./clip-slots.js";
 import { produceClip, spanOf, type ClipOutcome, type ScheduledClip } from "./clip-task.js";
 import type { DecodeClip, DecodeImage } from "./decode.js";
 import type { IndexCache } from "./index-cache.js";
@@ -53,17 +54,22 @@ export async function* streamBatches(input: StreamInput): AsyncGenerator<Settled
     : undefined;
   const ctx = { ...input, decodeSlots, ...(gops ? { gops } : {}) };
   const hints = new PlanHints(input, o.prefetch, o.prefetch * 4);
+  // Released batches' memory is reused: the consumer's batch and the one it asks for next, plus
+  // the prefetched ones (slot groups being decoded into, and stacked batches).
+  const pool = new BatchPool(3 + 2 * Math.ceil(o.prefetch / o.batch));
+  // Clips are decoded into their places in batch buffers (whole batches then need no copy).
+  const slots = new ClipSlots(pool, o.batch, input.clips.length);
   const scheduled = (function* () {
     for (let i = 0; i < input.clips.length; i++) {
       hints.ahead(i);
-      yield input.clips.at(i)!;
+      yield { clip: input.clips.at(i)!, ticket: slots.ticket(i) };
     }
   })();
-  const outcomes = orderedMap(scheduled, o.prefetch, (clip) => produceClip(ctx, clip));
+  const outcomes = orderedMap(scheduled, o.prefetch, (s) => produceClip(ctx, s.clip, s.ticket));
   try {
-    // Released batches' memory is reused: the consumer's batch and the one it asks for next, plus the prefetched ones.
-    yield* batches(outcomes, o.batch, o.dropLast, input.onSkip, new BatchPool(2 + Math.ceil(o.prefetch / o.batch)));
+    yield* batches(outcomes, o.batch, o.dropLast, input.onSkip, pool);
   } finally {
+    pool.close();
     await gops?.close();
   }
 }

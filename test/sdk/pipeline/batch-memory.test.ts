@@ -80,8 +80,10 @@ describe("batch memory", () => {
       b.release(); // twice is harmless
     }
     expect(frames).toBe(ds.stats().frames);
-    // Full batches after the first share one buffer; only a smaller last batch may take another.
-    expect(new Set(buffers.slice(0, -1)).size).toBe(1);
+    // Clips are decoded into batch buffers ahead of the consumer: the one it holds plus those
+    // the prefetched clips (8 by default, batches of 3) are written into serve the whole epoch.
+    expect(buffers.length).toBeGreaterThan(6);
+    expect(new Set(buffers).size).toBeLessThanOrEqual(2 + Math.ceil(8 / OPTIONS.batch));
   });
 
   it("keeps the batches kept among released ones intact", async () => {
