@@ -83,7 +83,8 @@ async function main(): Promise<void> {
   const cacheOptions = {
     upstreams: [wan.url],
     dir: join(work, "cache"),
-    maxBytes: 2 * TOTAL,
+    // Room for every block twice over: a block takes a whole slot even when its object ends early.
+    maxBytes: 2 * OBJECTS * Math.ceil(size / BLOCK) * BLOCK,
     blockSize: BLOCK,
     tls: { ca: wan.ca },
     logLevel: "silent",
@@ -123,7 +124,13 @@ async function main(): Promise<void> {
     const afterCold = cache.stats();
     // A warm epoch comes later: let the last block writes land first.
     const blocks = OBJECTS * Math.ceil(size / BLOCK);
-    while (cache.stats().blocks < blocks) await new Promise((r) => setTimeout(r, 10));
+    for (const deadline = Date.now() + 30_000; cache.stats().blocks < blocks; ) {
+      if (Date.now() > deadline)
+        throw new Error(
+          `Expected ${blocks} blocks stored after the cold pull but the cache holds ${cache.stats().blocks}`,
+        );
+      await new Promise((r) => setTimeout(r, 10));
+    }
 
     let s = 12345;
     const ranges = Array.from({ length: READS }, () => {
