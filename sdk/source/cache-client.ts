@@ -17,7 +17,8 @@ import type { SourceStats } from "./source.js";
 /** What an edge source needs from a cache. */
 export interface ByteCache {
   read(url: string, offset: number, length: number, etag: string | undefined): Promise<Uint8Array>;
-  plan(ranges: readonly { url: string; offset: number; length: number }[]): void;
+  /** Ranges wanted next, soonest first; `etag` as for read. */
+  plan(ranges: readonly { url: string; etag?: string; offset: number; length: number }[]): void;
   stats(): SourceStats;
   /** Brings stats() up to date where they live in another process. */
   refresh(): Promise<void>;
@@ -189,6 +190,7 @@ export async function remoteCache(base: string, rank?: number, opts: RemoteCache
         return res.statusCode === 200 ? body.subarray(offset, offset + length) : body;
       }),
     plan(ranges) {
+      plane?.plan(ranges);
       void request(`${root}/v1/plan`, {
         dispatcher: agent,
         method: "POST",

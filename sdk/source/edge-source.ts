@@ -207,10 +207,16 @@ export class EdgeSource implements DatasetSource {
   }
 
   plan(ranges: readonly PlannedRange[]): void {
-    const out = [];
+    const out: { url: string; etag?: string; offset: number; length: number }[] = [];
     for (const r of ranges) {
       const o = this.urls.get(r.object.key);
-      if (o) out.push({ url: o.url, offset: r.offset, length: r.length });
+      if (!o) continue;
+      const etag = httpEtag(o.etag);
+      out.push(
+        etag === undefined
+          ? { url: o.url, offset: r.offset, length: r.length }
+          : { url: o.url, etag, offset: r.offset, length: r.length },
+      );
     }
     if (out.length > 0) this.cache.plan(out);
   }
