@@ -139,7 +139,8 @@ export class LocalDirSource implements DatasetSource {
 
   /** A file no longer at the listed etag (edited or replaced since) is ERR_ETAG_CHANGED, never read stale. */
   private async readFile(object: DatasetObject, offset: number, length: number): Promise<Uint8Array> {
-    const buf = new Uint8Array(length);
+    // Not zero-filled first: every byte handed out is read from the file.
+    const buf = Buffer.allocUnsafeSlow(length);
     const got = await this.files.read(this.path(object), object.etag, buf, offset);
     return got === length ? buf : buf.subarray(0, got);
   }
