@@ -4,8 +4,8 @@
  * this reads those runs itself (pread, one file descriptor per slab, kept open), checks what a
  * GET would (the version, every byte present, the lease still held), and ends the lease: with
  * its next locate, or by DELETE /v1/lease/{id} when no locate follows soon.
- * The spans of a plan window are located ahead, in one batched locate (locate-ahead.ts); a span
- * that was not stored then is located when it is read. Anything else (an error answer, an
+ * The spans of a plan window are located ahead, in one batched locate (locate-ahead.ts); a read
+ * that no located span holds is located on its own. Anything else (an error answer, an
  * unreadable slab directory, a short read) is a miss, and the caller reads the span with GET
  * /v1/fetch.
  */
@@ -17,7 +17,7 @@ import {
   type LocateRun,
   type LocateSpan,
 } from "../../common/schema/cache-locate.js";
-import { LocateAhead } from "./locate-ahead.js";
+import { LocateAhead, type PlannedSpan } from "./locate-ahead.js";
 
 /** Runs of one slab read with one preadv: each run's place in the span and the bytes before it. */
 interface Group {
@@ -102,7 +102,7 @@ export class LocalPlane {
   }
 
   /** The plan window (soonest first): its stored spans are located now, in one request. */
-  plan(spans: readonly LocateSpan[]): void {
+  plan(spans: readonly PlannedSpan[]): void {
     if (this.enabled) this.#ahead.plan(spans);
   }
 
@@ -136,7 +136,7 @@ export class LocalPlane {
     if (ahead) {
       let bytes: Uint8Array | undefined;
       try {
-        bytes = await this.#readRuns({ ...ahead.span, lease: ahead.lease }, length, etag);
+        bytes = await this.#readRuns({ ...ahead.located, lease: ahead.lease }, length, etag);
       } finally {
         ahead.done();
       }
