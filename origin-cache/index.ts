@@ -11,7 +11,16 @@ export {
 } from "./range-cache.js";
 export type { RangeCacheOptions } from "./options.js";
 export { ANONYMOUS_CLIENT, CacheStats, PlanAck, PlanRange, PlanRequest } from "./schema.js";
-export { Lease, LocateRequest, LocateResponse, LocateRun } from "../common/schema/cache-locate.js";
+export {
+  Lease,
+  LocateBatchRequest,
+  LocateBatchResponse,
+  LocatedSpan,
+  LocateRequest,
+  LocateResponse,
+  LocateRun,
+  LocateSpan,
+} from "../common/schema/cache-locate.js";
 export {
   CacheArgumentError,
   CacheClosedError,

@@ -14,8 +14,11 @@ import { cacheStats } from "./core/stats.js";
 import {
   LOCATE_LEASE_MS,
   LOCATE_MAX_LEASE_MS,
+  type LocateBatchResponse,
+  type LocatedSpan,
   type LocateResponse,
   type LocateRun,
+  type LocateSpan,
 } from "../common/schema/cache-locate.js";
 import { Leases } from "./core/leases.js";
 import {
@@ -31,7 +34,7 @@ import { resolveOptions, type RangeCacheOptions, type ResolvedOptions } from "./
 import { Planner } from "./prefetch/planner.js";
 import { prefetchRun } from "./prefetch/prefetch-run.js";
 import { ANONYMOUS_CLIENT, type CacheStats, type PlanAck, type PlanRange } from "./schema.js";
-import { blockId } from "./store/block-id.js";
+import { type BlockId, blockId } from "./store/block-id.js";
 import { BlockStore } from "./store/block-store.js";
 import { WriteBehind } from "./store/write-behind.js";
 import { AllowList } from "./upstream/allow-list.js";
@@ -81,6 +84,11 @@ export interface RangeCache {
    * evicted nor overwritten. For a reader on the same host that preads the slabs itself.
    */
   locate(url: string, offset: number, length: number, opts?: LocateOptions): Promise<LocateResponse>;
+  /**
+   * `locate` for many spans at once, under one lease, for the spans wholly stored now: nothing is
+   * pulled or probed for it, and a span that is not (or is invalid) is null in the answer.
+   */
+  locateCached(spans: readonly LocateSpan[], opts?: { readonly leaseMs?: number }): Promise<LocateBatchResponse>;
   /** Ends a lease from `locate`; ERR_LEASE_NOT_FOUND when it is not held (released or expired). */
   release(leaseId: string): void;
   /** Ends a lease from `locate` if it is still held; false when it was not. */
@@ -96,6 +104,16 @@ export interface RangeCache {
 }
 
 const LOOKAHEAD_BLOCKS = 4;
+
+function leaseOf(ms: number | undefined): number {
+  const leaseMs = ms ?? LOCATE_LEASE_MS;
+  if (!Number.isSafeInteger(leaseMs) || leaseMs <= 0 || leaseMs > LOCATE_MAX_LEASE_MS) {
+    throw new CacheArgumentError(
+      `Expected leaseMs from 1 to ${LOCATE_MAX_LEASE_MS} but received ${describeReceived(leaseMs)}`,
+    );
+  }
+  return leaseMs;
+}
 
 /**
  * Opens (or reopens) the block store in `dir` and returns the in-process cache.
@@ -323,18 +341,10 @@ class RangeCacheImpl implements RangeCache {
   }
 
   async locate(raw: string, offset: number, length: number, opts: LocateOptions = {}): Promise<LocateResponse> {
-    const leaseMs = opts.leaseMs ?? LOCATE_LEASE_MS;
-    if (!Number.isSafeInteger(leaseMs) || leaseMs <= 0 || leaseMs > LOCATE_MAX_LEASE_MS) {
-      throw new CacheArgumentError(
-        `Expected leaseMs from 1 to ${LOCATE_MAX_LEASE_MS} but received ${describeReceived(leaseMs)}`,
-      );
-    }
+    const leaseMs = leaseOf(opts.leaseMs);
     const { url, pin } = await this.#untilClosed(this.#target(raw, offset, length, opts));
-    const bs = this.#o.blockSize;
+    const { first, last, ids } = this.#blockIds(pin, offset, length);
     const end = offset + length;
-    const first = Math.floor(offset / bs);
-    const last = length === 0 ? first - 1 : Math.floor((end - 1) / bs);
-    const ids = Array.from({ length: last - first + 1 }, (_, i) => blockId(pin, first + i));
     // A block evicted between its write and the hold is pulled once more; then the store is too full.
     for (let attempt = 0; attempt < 2; attempt++) {
       await this.#untilClosed(this.#lookup.settle(url, pin, offset, end, first, last));
@@ -344,18 +354,69 @@ class RangeCacheImpl implements RangeCache {
         held.release();
         throw new CacheClosedError();
       }
-      const runs: LocateRun[] = [];
-      held.blocks.forEach((b, i) => {
-        const from = Math.max(offset, (first + i) * bs) - (first + i) * bs;
-        const to = Math.min(end - (first + i) * bs, b.length);
-        const prev = runs[runs.length - 1];
-        if (prev && prev.path === b.path && prev.offset + prev.length === b.offset + from)
-          runs[runs.length - 1] = { ...prev, length: prev.length + to - from };
-        else runs.push({ path: b.path, offset: b.offset + from, length: to - from });
-      });
+      const runs = this.#runs(held.blocks, first, offset, end);
       return { etag: pin.etag, size: pin.size, runs, lease: this.#leases.grant(held.release, leaseMs) };
     }
     throw new LocateUnavailableError(pin.key, first, last);
+  }
+
+  async locateCached(
+    spans: readonly LocateSpan[],
+    opts: { readonly leaseMs?: number } = {},
+  ): Promise<LocateBatchResponse> {
+    const leaseMs = leaseOf(opts.leaseMs);
+    if (this.#closed) throw new CacheClosedError();
+    const releases: (() => void)[] = [];
+    const located = await Promise.all(
+      spans.map(async (s): Promise<LocatedSpan | null> => {
+        try {
+          this.#check(s.offset, s.length);
+          const url = this.#allow.check(s.url);
+          const pin = this.#pins.peek(url);
+          const end = s.offset + s.length;
+          if (!pin || (s.etag !== undefined && pin.etag !== s.etag) || s.length === 0 || end > pin.size) return null;
+          const { first, last, ids } = this.#blockIds(pin, s.offset, s.length);
+          const held = await this.#store.hold(ids);
+          if (!held) return null;
+          releases.push(held.release);
+          // Every block is held, so this only counts the hits and tells the planner, as a read would.
+          await this.#lookup.settle(url, pin, s.offset, end, first, last);
+          return { etag: pin.etag, size: pin.size, runs: this.#runs(held.blocks, first, s.offset, end) };
+        } catch {
+          return null;
+        }
+      }),
+    );
+    const release = (): void => {
+      for (const r of releases) r();
+    };
+    if (this.#closed) {
+      release();
+      throw new CacheClosedError();
+    }
+    return releases.length === 0 ? { spans: located } : { spans: located, lease: this.#leases.grant(release, leaseMs) };
+  }
+
+  #blockIds(pin: Pin, offset: number, length: number): { first: number; last: number; ids: BlockId[] } {
+    const bs = this.#o.blockSize;
+    const first = Math.floor(offset / bs);
+    const last = length === 0 ? first - 1 : Math.floor((offset + length - 1) / bs);
+    return { first, last, ids: Array.from({ length: last - first + 1 }, (_, i) => blockId(pin, first + i)) };
+  }
+
+  /** Where `[offset, end)` lies in held blocks `first…`: adjacent pieces of one slab merged. */
+  #runs(blocks: readonly LocateRun[], first: number, offset: number, end: number): LocateRun[] {
+    const bs = this.#o.blockSize;
+    const runs: LocateRun[] = [];
+    blocks.forEach((b, i) => {
+      const from = Math.max(offset, (first + i) * bs) - (first + i) * bs;
+      const to = Math.min(end - (first + i) * bs, b.length);
+      const prev = runs[runs.length - 1];
+      if (prev && prev.path === b.path && prev.offset + prev.length === b.offset + from)
+        runs[runs.length - 1] = { ...prev, length: prev.length + to - from };
+      else runs.push({ path: b.path, offset: b.offset + from, length: to - from });
+    });
+    return runs;
   }
 
   release(leaseId: string): void {

@@ -51,3 +51,33 @@ export const LocateResponse = z.object({
   lease: Lease,
 });
 export type LocateResponse = z.infer<typeof LocateResponse>;
+
+/** Most spans one batched locate names: a prefetch window of clips, with room to spare. */
+export const LOCATE_MAX_SPANS = 512;
+
+/** One span of a batched locate: as a single locate names it. */
+export const LocateSpan = LocateRequest.pick({ url: true, etag: true, offset: true, length: true });
+export type LocateSpan = z.infer<typeof LocateSpan>;
+
+/**
+ * A batched locate: where each span lies, for the spans wholly stored now. Nothing is pulled for
+ * it, so it answers at once; a span it leaves out is read (and pulled) the ordinary way.
+ */
+export const LocateBatchRequest = LocateRequest.pick({ leaseMs: true, release: true }).extend({
+  spans: z.array(LocateSpan).min(1).max(LOCATE_MAX_SPANS),
+});
+export type LocateBatchRequest = z.infer<typeof LocateBatchRequest>;
+
+export const LocatedSpan = LocateResponse.omit({ lease: true });
+export type LocatedSpan = z.infer<typeof LocatedSpan>;
+
+export const LocateBatchResponse = z.object({
+  /**
+   * Each span asked for, in order: its runs, or null where it is not wholly stored now, or its
+   * object is not pinned at the asked version yet, or the span is invalid (a GET says why).
+   */
+  spans: z.array(LocatedSpan.nullable()),
+  /** One lease over every located span; absent when none is. */
+  lease: Lease.optional(),
+});
+export type LocateBatchResponse = z.infer<typeof LocateBatchResponse>;

@@ -28,6 +28,11 @@ export async function readJson<S extends z.ZodType>(
   } catch (cause) {
     throw new CacheArgumentError(`Expected a JSON body (${what}) but received invalid JSON`, { cause });
   }
+  return checkJson(json, schema, what);
+}
+
+/** A parsed body checked against its schema, with readJson's error. */
+export function checkJson<S extends z.ZodType>(json: unknown, schema: S, what: string): z.infer<S> {
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

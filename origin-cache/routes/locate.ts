@@ -1,30 +1,38 @@
 /**
  * The local data plane: `POST /v1/locate` answers where a span's bytes lie in the slab files,
- * under a lease; `DELETE /v1/lease/{id}` ends the lease.
+ * under a lease (or, given `spans`, where each stored one of many spans lies, under one lease);
+ * `DELETE /v1/lease/{id}` ends the lease.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { LocateRequest } from "../../common/schema/cache-locate.js";
+import { z } from "zod";
+import { LocateBatchRequest, LocateRequest } from "../../common/schema/cache-locate.js";
 import type { RangeCache } from "../range-cache.js";
-import { readJson } from "./body.js";
+import { checkJson, readJson } from "./body.js";
 
-const MAX_BODY = 64 << 10;
+/** A batch of signed URLs: LOCATE_MAX_SPANS of them at up to ~2 KiB each. */
+const MAX_BODY = 1 << 20;
+const SINGLE = "a locate request {url, etag?, offset, length, leaseMs?, release?}";
+const BATCH = "a batched locate request {spans: [{url, etag?, offset, length}], leaseMs?, release?}";
 export const LEASE_PATH = "/v1/lease/";
 
 export async function handleLocate(cache: RangeCache, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const { url, etag, offset, length, leaseMs, release } = await readJson(
-    req,
-    LocateRequest,
-    "a locate request {url, etag?, offset, length, leaseMs?, release?}",
-    MAX_BODY,
-  );
-  for (const id of release ?? []) cache.releaseIfHeld(id);
-  const located = await cache.locate(url, offset, length, {
-    ...(etag !== undefined ? { etag } : {}),
-    ...(leaseMs !== undefined ? { leaseMs } : {}),
-  });
+  const json: unknown = await readJson(req, z.unknown(), SINGLE, MAX_BODY);
+  const body =
+    typeof json === "object" && json !== null && "spans" in json
+      ? checkJson(json, LocateBatchRequest, BATCH)
+      : checkJson(json, LocateRequest, SINGLE);
+  for (const id of body.release ?? []) cache.releaseIfHeld(id);
+  const leaseMs = body.leaseMs !== undefined ? { leaseMs: body.leaseMs } : {};
+  const located =
+    "spans" in body
+      ? await cache.locateCached(body.spans, leaseMs)
+      : await cache.locate(body.url, body.offset, body.length, {
+          ...(body.etag !== undefined ? { etag: body.etag } : {}),
+          ...leaseMs,
+        });
   if (res.destroyed) {
     // The asker is gone: nobody will read these slots or release them.
-    cache.release(located.lease.id);
+    if (located.lease) cache.release(located.lease.id);
     return;
   }
   res.setHeader("content-type", "application/json");

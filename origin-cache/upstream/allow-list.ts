@@ -5,8 +5,13 @@ import { describeReceived } from "../../common/errors.js";
  * The configured upstreams: the only places the cache fetches from, so it is never an open proxy.
  * An upstream with a path (https://edge.example/v1/objects/) also bounds the path.
  */
+/** URLs remembered as checked: a plan restates its window's signed URLs every few clips. */
+const REMEMBERED = 4096;
+
 export class AllowList {
   readonly #bases: URL[];
+  /** Allowed URLs by their text, so a repeated one is not parsed again (callers never mutate them). */
+  readonly #checked = new Map<string, URL>();
 
   constructor(upstreams: readonly string[]) {
     this.#bases = upstreams.map((u) => parseHttpUrl(u, "upstream"));
@@ -14,11 +19,15 @@ export class AllowList {
 
   /** Parses `raw` and returns it when it lies under a configured upstream, else throws ERR_UPSTREAM_NOT_ALLOWED. */
   check(raw: string): URL {
+    const known = this.#checked.get(raw);
+    if (known) return known;
     const url = parseHttpUrl(raw, "url");
     const ok = this.#bases.some(
       (b) => b.origin === url.origin && url.pathname.startsWith(b.pathname) && !url.username && !url.password,
     );
     if (!ok) throw new UpstreamNotAllowedError(raw, this.origins);
+    if (this.#checked.size >= REMEMBERED) this.#checked.delete(this.#checked.keys().next().value as string);
+    this.#checked.set(raw, url);
     return url;
   }
 

@@ -20,6 +20,8 @@ export interface PinsOptions {
 export class Pins {
   readonly #opts: PinsOptions;
   readonly #pins = new Map<string, Promise<Pin>>();
+  /** The pins that have resolved, for answers that must not wait on upstream. */
+  readonly #settled = new WeakMap<Promise<Pin>, Pin>();
   // The first request to an origin goes alone, so the burst behind it finds one warm (HTTP/2)
   // connection instead of opening one connection per concurrent request.
   readonly #warm = new Map<string, Promise<unknown>>();
@@ -36,7 +38,10 @@ export class Pins {
       p = this.#probe(url);
       this.#pins.set(key, p);
       const mine = p;
-      p.catch(() => this.#pins.get(key) === mine && this.#pins.delete(key));
+      p.then(
+        (pin) => void this.#settled.set(mine, pin),
+        () => this.#pins.get(key) === mine && this.#pins.delete(key),
+      );
     }
     const pin = await p;
     if (expect === undefined || accepts(pin.etag)) return pin;
@@ -45,6 +50,12 @@ export class Pins {
     const fresh = await this.pin(url);
     if (!accepts(fresh.etag)) throw new EtagChangedError(key, expect, fresh.etag);
     return fresh;
+  }
+
+  /** The pin of `url` if it is already known (nothing asked of upstream); undefined otherwise. */
+  peek(url: URL): Pin | undefined {
+    const p = this.#pins.get(url.pathname);
+    return p && this.#settled.get(p);
   }
 
   /** After `pin`'s object changed upstream: later reads learn the new version. */

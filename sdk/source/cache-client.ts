@@ -14,10 +14,19 @@ import { relayedCode, SdkError, SdkErrorCode, type RelayedErrorCode } from "../e
 import { LocalPlane, wantsLocalPlane } from "./local-plane.js";
 import type { SourceStats } from "./source.js";
 
+export interface PlanRange {
+  readonly url: string;
+  readonly etag?: string;
+  readonly offset: number;
+  readonly length: number;
+  readonly size?: number;
+}
+
 /** What an edge source needs from a cache. */
 export interface ByteCache {
   read(url: string, offset: number, length: number, etag: string | undefined): Promise<Uint8Array>;
-  plan(ranges: readonly { url: string; offset: number; length: number }[]): void;
+  /** Ranges wanted next, soonest first; `etag` as for read, `size` the object's where known. */
+  plan(ranges: readonly PlanRange[]): void;
   stats(): SourceStats;
   /** Brings stats() up to date where they live in another process. */
   refresh(): Promise<void>;
@@ -189,6 +198,7 @@ export async function remoteCache(base: string, rank?: number, opts: RemoteCache
         return res.statusCode === 200 ? body.subarray(offset, offset + length) : body;
       }),
     plan(ranges) {
+      plane?.plan(ranges);
       void request(`${root}/v1/plan`, {
         dispatcher: agent,
         method: "POST",

@@ -13,7 +13,7 @@ import type { IndexV1, ManifestObjectV1 } from "../../common/schema/index.js";
 import { fetchSignedUrls, fetchTable } from "../../common/table-client.js";
 import { ResumeError, SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
-import { inProcessCache, remoteCache, type ByteCache } from "./cache-client.js";
+import { inProcessCache, remoteCache, type ByteCache, type PlanRange } from "./cache-client.js";
 import { assertNotPublicBucketUrl } from "./s3/s3-url.js";
 import type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, SourceStats } from "./source.js";
 
@@ -207,10 +207,13 @@ export class EdgeSource implements DatasetSource {
   }
 
   plan(ranges: readonly PlannedRange[]): void {
-    const out = [];
+    const out: PlanRange[] = [];
     for (const r of ranges) {
       const o = this.urls.get(r.object.key);
-      if (o) out.push({ url: o.url, offset: r.offset, length: r.length });
+      if (!o) continue;
+      const etag = httpEtag(o.etag);
+      const range = { url: o.url, offset: r.offset, length: r.length, size: r.object.size };
+      out.push(etag === undefined ? range : { ...range, etag });
     }
     if (out.length > 0) this.cache.plan(out);
   }

@@ -3,17 +3,26 @@
  * baseline of the benchmarks, and tests without an edge. Indexes are built here with the same
  * code the edge runs.
  */
-import { open as openFile, readdir, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RESERVED_PREFIX } from "../../common/keys.js";
 import { buildIndex, guessKind, IndexErrorCode, type RangeReader } from "../../common/media-index/index.js";
 import type { IndexV1 } from "../../common/schema/index.js";
 import { SdkError } from "../errors.js";
+import { fileEtag, OpenFiles } from "./open-files.js";
 import type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, SourceStats } from "./source.js";
 
 /** Objects per shard are grouped up to this many bytes, as the edge's manifest does. */
 const SHARD_BYTES = 64 << 20;
+
+/** Files kept open between reads by default: a prefetch window's worth of clips from distinct objects. */
+export const DEFAULT_MAX_OPEN_FILES = 32;
+
+export interface LocalDirOptions {
+  /** At most this many files are held open between reads (least recently read closed first). */
+  readonly maxOpenFiles?: number;
+}
 
 async function walk(dir: string, root = dir): Promise<string[]> {
   const out: string[] = [];
@@ -59,7 +68,14 @@ export class LocalDirSource implements DatasetSource {
   private bytesFetched = 0;
   /** Objects whose listing already failed (a dangling link), by key. */
   private readonly unreadable = new Map<string, NonNullable<IndexV1["error"]>>();
-  constructor(readonly root: string) {}
+  /** Reads are one pread on a handle kept open, not an open/read/close each. */
+  private readonly files: OpenFiles;
+  constructor(
+    readonly root: string,
+    options: LocalDirOptions = {},
+  ) {
+    this.files = new OpenFiles(options.maxOpenFiles ?? DEFAULT_MAX_OPEN_FILES);
+  }
 
   private path(object: DatasetObject): string {
     return join(this.root, ...object.key.split("/"));
@@ -93,7 +109,7 @@ export class LocalDirSource implements DatasetSource {
       objects.push({
         key,
         size: st.size,
-        etag: `${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}`,
+        etag: fileEtag(st),
         kind: guessKind(key),
       });
     }
@@ -121,20 +137,12 @@ export class LocalDirSource implements DatasetSource {
     return bytes;
   }
 
+  /** A file no longer at the listed etag (edited or replaced since) is ERR_ETAG_CHANGED, never read stale. */
   private async readFile(object: DatasetObject, offset: number, length: number): Promise<Uint8Array> {
-    const fh = await openFile(this.path(object), "r");
-    try {
-      const buf = new Uint8Array(length);
-      let got = 0;
-      while (got < length) {
-        const { bytesRead } = await fh.read(buf, got, length - got, offset + got);
-        if (bytesRead === 0) break;
-        got += bytesRead;
-      }
-      return got === length ? buf : buf.subarray(0, got);
-    } finally {
-      await fh.close();
-    }
+    // Not zero-filled first: every byte handed out is read from the file.
+    const buf = Buffer.allocUnsafeSlow(length);
+    const got = await this.files.read(this.path(object), object.etag, buf, offset);
+    return got === length ? buf : buf.subarray(0, got);
   }
 
   plan(_ranges: readonly PlannedRange[]): void {
@@ -145,7 +153,9 @@ export class LocalDirSource implements DatasetSource {
     return { bytesFetched: this.bytesFetched, cacheHits: 0, cacheMisses: 0 };
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.files.close();
+  }
 }
 
 /** The source for file: URLs. */

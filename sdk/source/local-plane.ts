@@ -4,12 +4,20 @@
  * this reads those runs itself (pread, one file descriptor per slab, kept open), checks what a
  * GET would (the version, every byte present, the lease still held), and ends the lease: with
  * its next locate, or by DELETE /v1/lease/{id} when no locate follows soon.
- * Anything else (an error answer, an unreadable slab directory, a short read) is a miss, and
- * the caller reads the span with GET /v1/fetch.
+ * The spans of a plan window are located ahead, in one batched locate (locate-ahead.ts); a read
+ * that no located span holds is located on its own. Anything else (an error answer, an
+ * unreadable slab directory, a short read) is a miss, and the caller reads the span with GET
+ * /v1/fetch.
  */
 import { close, open, read, readv } from "node:fs";
 import { request, type Dispatcher } from "undici";
-import { LocateResponse, type LocateRun } from "../../common/schema/cache-locate.js";
+import {
+  LocateBatchResponse,
+  LocateResponse,
+  type LocateRun,
+  type LocateSpan,
+} from "../../common/schema/cache-locate.js";
+import { LocateAhead, type PlannedSpan } from "./locate-ahead.js";
 
 /** Runs of one slab read with one preadv: each run's place in the span and the bytes before it. */
 interface Group {
@@ -77,14 +85,44 @@ export class LocalPlane {
   /** Leases done with, not yet released: the next locate carries them. */
   #done: string[] = [];
   #flushing: NodeJS.Timeout | undefined;
+  readonly #ahead = new LocateAhead(
+    (spans) => this.#locateMany(spans),
+    (id) => this.#release(id),
+  );
   /** Spans read from the slabs, and spans that fell back to GET. */
   hits = 0;
   fallbacks = 0;
+  /** Locate requests sent: one per batch of planned spans, one per span read that no batch located. */
+  locates = 0;
 
   /** `root`: the cache's base URL, no trailing slash. */
   constructor(root: string, agent: Dispatcher) {
     this.#root = root;
     this.#agent = agent;
+  }
+
+  /** The plan window (soonest first): its stored spans are located now, in one request. */
+  plan(spans: readonly PlannedSpan[]): void {
+    if (this.enabled) this.#ahead.plan(spans);
+  }
+
+  async #locateMany(spans: readonly LocateSpan[]): Promise<LocateBatchResponse> {
+    const res = await this.#post({ spans });
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      throw new Error(`POST /v1/locate answered ${res.statusCode}`);
+    }
+    return LocateBatchResponse.parse(await res.body.json());
+  }
+
+  #post(body: object): Promise<Dispatcher.ResponseData> {
+    this.locates++;
+    return request(`${this.#root}/v1/locate`, {
+      dispatcher: this.#agent,
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(this.#done.length > 0 ? { ...body, release: this.#done.splice(0, 1024) } : body),
+    });
   }
 
   get enabled(): boolean {
@@ -94,20 +132,20 @@ export class LocalPlane {
   /** The span's bytes read from the slabs, or undefined when the caller must GET them. */
   async read(url: string, offset: number, length: number, etag: string | undefined): Promise<Uint8Array | undefined> {
     if (!this.enabled || length === 0) return undefined;
+    const ahead = await this.#ahead.take(etag === undefined ? { url, offset, length } : { url, etag, offset, length });
+    if (ahead) {
+      let bytes: Uint8Array | undefined;
+      try {
+        bytes = await this.#readRuns({ ...ahead.located, lease: ahead.lease }, length, etag);
+      } finally {
+        ahead.done();
+      }
+      if (bytes) return bytes;
+      if (!this.enabled) return this.#miss();
+    }
     let located: LocateResponse;
     try {
-      const res = await request(`${this.#root}/v1/locate`, {
-        dispatcher: this.#agent,
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          url,
-          ...(etag === undefined ? {} : { etag }),
-          offset,
-          length,
-          ...(this.#done.length > 0 ? { release: this.#done.splice(0, 1024) } : {}),
-        }),
-      });
+      const res = await this.#post({ url, ...(etag === undefined ? {} : { etag }), offset, length });
       if (res.statusCode !== 200) {
         await res.body.dump();
         return this.#miss();
@@ -117,28 +155,29 @@ export class LocalPlane {
       return this.#miss();
     }
     try {
-      return await this.#readRuns(located, length, etag);
+      return (await this.#readRuns(located, length, etag)) ?? this.#miss();
     } finally {
       this.#release(located.lease.id);
     }
   }
 
+  /** The bytes the runs hold, or undefined when they are not the span's (then the caller GETs it). */
   async #readRuns(located: LocateResponse, length: number, etag: string | undefined): Promise<Uint8Array | undefined> {
     // What a GET with If-Match and a Range checks: the version, and every byte of the span.
-    if (etag !== undefined && located.etag !== etag) return this.#miss();
-    if (located.runs.reduce((n, r) => n + r.length, 0) !== length) return this.#miss();
+    if (etag !== undefined && located.etag !== etag) return undefined;
+    if (located.runs.reduce((n, r) => n + r.length, 0) !== length) return undefined;
     const out = Buffer.allocUnsafeSlow(length);
     try {
       const groups = await this.#groups(located.runs);
       const whole = await Promise.all(groups.map((g) => this.#readGroup(g, out)));
-      if (!whole.every(Boolean)) return this.#miss();
+      if (!whole.every(Boolean)) return undefined;
     } catch (err) {
       // A slab this process may not open (permissions, another host's path): GET from now on.
       if (isOpenError(err)) this.#off = true;
-      return this.#miss();
+      return undefined;
     }
     // Past its lease the cache may have reused the slots while they were read.
-    if (Date.now() >= located.lease.expiresAt) return this.#miss();
+    if (Date.now() >= located.lease.expiresAt) return undefined;
     this.hits++;
     return out;
   }
@@ -231,6 +270,7 @@ export class LocalPlane {
 
   async close(): Promise<void> {
     this.#closed = true;
+    await this.#ahead.close();
     await this.#flush();
     const fds = [...this.#fds.values()];
     this.#fds.clear();

@@ -10,7 +10,7 @@ import { createInterface } from "node:readline";
 import { build } from "esbuild";
 import { Agent, request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { LocateResponse, startCache, type CacheService } from "../../origin-cache/index.js";
+import { LocateBatchResponse, LocateResponse, startCache, type CacheService } from "../../origin-cache/index.js";
 import { slotBytesFor } from "../../origin-cache/store/slot.js";
 import { remoteCache } from "../../sdk/source/cache-client.js";
 import { LocalPlane, wantsLocalPlane } from "../../sdk/source/local-plane.js";
@@ -74,6 +74,23 @@ async function get(svc: CacheService, path: string, offset: number, length: numb
   });
   expect(res.statusCode).toBe(206);
   return Buffer.from(await res.body.arrayBuffer());
+}
+
+/** The SDK's local plane over `svc`, closed after the test unless `keep`. */
+function planeOf(svc: CacheService, keep = false): LocalPlane {
+  const agent = new Agent();
+  cleanup.push(() => agent.close());
+  const plane = new LocalPlane(svc.url, agent);
+  if (!keep) cleanup.push(() => plane.close());
+  return plane;
+}
+
+/** A random span of one of the objects, up to three blocks long. */
+function randomSpan(rand: () => number) {
+  const o = objects[Math.floor(rand() * objects.length)]!;
+  const offset = Math.floor(rand() * (o.data.length - 1));
+  const length = 1 + Math.floor(rand() * Math.min(o.data.length - offset - 1, 3 * BLOCK));
+  return { o, span: { url: signed(o.path), etag: rs.etag(o.path), offset, length } };
 }
 
 /** The runs' bytes, read from the slabs as a client on this host would. */
@@ -215,18 +232,15 @@ describe("POST /v1/locate", () => {
 describe("the SDK's cache client on the same host", () => {
   it("reads random spans from the slabs, byte for byte what GET answers", async () => {
     const { svc } = await service();
-    const agent = new Agent();
-    cleanup.push(() => agent.close());
-    const plane = new LocalPlane(svc.url, agent);
-    cleanup.push(() => plane.close());
+    const plane = planeOf(svc);
     const cache = await remoteCache(svc.url);
     cleanup.push(() => cache.close());
     const rand = prng(17);
     for (let i = 0; i < 40; i++) {
-      const o = objects[Math.floor(rand() * objects.length)]!;
-      const offset = Math.floor(rand() * (o.data.length - 1));
-      const length = 1 + Math.floor(rand() * Math.min(o.data.length - offset - 1, 3 * BLOCK));
-      const etag = rs.etag(o.path);
+      const {
+        o,
+        span: { offset, length, etag },
+      } = randomSpan(rand);
       const local = await plane.read(signed(o.path), offset, length, etag);
       expect(local).toBeDefined();
       const want = o.data.subarray(offset, offset + length);
@@ -241,10 +255,7 @@ describe("the SDK's cache client on the same host", () => {
 
   it("releases each lease with its next locate, or by DELETE when none follows", async () => {
     const { svc } = await service();
-    const agent = new Agent();
-    cleanup.push(() => agent.close());
-    const plane = new LocalPlane(svc.url, agent);
-    cleanup.push(() => plane.close());
+    const plane = planeOf(svc);
     const o = objects[1]!;
     for (let i = 0; i < 5; i++) {
       expect(
@@ -259,9 +270,7 @@ describe("the SDK's cache client on the same host", () => {
 
   it("falls back to GET when the locate fails, with the cache's typed error where GET has one too", async () => {
     const { svc } = await service(2 * SLOT);
-    const agent = new Agent();
-    cleanup.push(() => agent.close());
-    const plane = new LocalPlane(svc.url, agent);
+    const plane = planeOf(svc, true);
     const a = objects[0]!;
     const hold = LocateResponse.parse((await locate(svc, { url: signed(a.path), offset: 0, length: 2 * BLOCK })).json);
     const b = objects[1]!;
@@ -288,10 +297,7 @@ describe("the SDK's cache client on the same host", () => {
     if (asRoot) await rename(slabs, `${slabs}.elsewhere`);
     else await chmod(slabs, 0o000);
     cleanup.push(() => (asRoot ? rename(`${slabs}.elsewhere`, slabs) : chmod(slabs, 0o755)));
-    const agent = new Agent();
-    cleanup.push(() => agent.close());
-    const plane = new LocalPlane(svc.url, agent);
-    cleanup.push(() => plane.close());
+    const plane = planeOf(svc);
     expect(await plane.read(signed(o.path), 1000, BLOCK, undefined)).toBeUndefined();
     expect(plane.enabled).toBe(false);
     expect(plane.fallbacks).toBe(1);
@@ -312,5 +318,138 @@ describe("the SDK's cache client on the same host", () => {
     expect(wantsLocalPlane("http://127.0.0.1:7070", undefined, { EC_CACHE_LOCAL: "0" })).toBe(false);
     expect(wantsLocalPlane("http://127.0.0.1:7070", false, {})).toBe(false);
     expect(wantsLocalPlane("http://127.0.0.1:7070", true, { EC_CACHE_LOCAL: "0" })).toBe(true);
+  });
+});
+
+describe("batched locates of a plan window", () => {
+  const ALL_BLOCKS = objects.reduce((n, o) => n + Math.ceil(o.data.length / BLOCK), 0);
+  /** A batched locate answers what is stored, not what is still being written. */
+  const stored = (svc: CacheService, blocks: number) =>
+    until(() => svc.stats().blocks === blocks, `${blocks} blocks stored`);
+
+  function window(n: number, seed: number) {
+    const rand = prng(seed);
+    return Array.from({ length: n }, () => randomSpan(rand));
+  }
+
+  it("answers the stored spans of one request under one lease, and null for the rest without pulling", async () => {
+    const { svc } = await service();
+    const [a, b] = [objects[0]!, objects[1]!];
+    await get(svc, a.path, 0, 4 * BLOCK);
+    await stored(svc, 4);
+    const upstream = svc.stats().bytesFromUpstream;
+    const r = await locate(svc, {
+      spans: [
+        { url: signed(a.path), etag: rs.etag(a.path), offset: 10, length: 3 * BLOCK },
+        { url: signed(b.path), offset: 0, length: 100 }, // never read: not pinned, not stored
+        { url: signed(a.path), offset: 3 * BLOCK, length: 2 * BLOCK }, // block 4 not stored
+        { url: signed(a.path), etag: '"another"', offset: 0, length: 10 }, // another version
+        { url: signed(a.path), offset: a.data.length, length: 10 }, // past the end
+      ],
+    });
+    expect(r.status).toBe(200);
+    const res = LocateBatchResponse.parse(r.json);
+    expect(res.spans.map((s) => s !== null)).toEqual([true, false, false, false, false]);
+    expect((await readRuns({ ...res.spans[0]!, lease: res.lease! })).equals(a.data.subarray(10, 10 + 3 * BLOCK))).toBe(
+      true,
+    );
+    expect(svc.stats().bytesFromUpstream).toBe(upstream);
+    expect(svc.stats().leases).toBe(1);
+    svc.cache.release(res.lease!.id);
+    expect(svc.stats().leases).toBe(0);
+
+    const none = LocateBatchResponse.parse(
+      (await locate(svc, { spans: [{ url: signed(b.path), offset: 0, length: 1 }] })).json,
+    );
+    expect(none).toEqual({ spans: [null] });
+    const bad = await locate(svc, { spans: [] });
+    expect(bad.status).toBe(400);
+    expect((bad.json as { error: { message: string } }).error.message).toMatch(/^Expected a batched locate request/);
+  });
+
+  it("reads a warm window, any part of its spans and a little past them, with one locate per batch", async () => {
+    const { svc } = await service();
+    for (const o of objects) await get(svc, o.path, 0, o.data.length);
+    await stored(svc, ALL_BLOCKS);
+    const plane = planeOf(svc, true);
+    const spans = window(32, 5);
+    plane.plan(spans.map((s) => ({ ...s.span, size: s.o.data.length })));
+    const rand = prng(6);
+    for (const { o, span } of spans) {
+      const bytes = await plane.read(span.url, span.offset, span.length, span.etag);
+      expect(Buffer.from(bytes!).equals(o.data.subarray(span.offset, span.offset + span.length))).toBe(true);
+      // A GOP run reads its span piece by piece.
+      const from = span.offset + Math.floor(rand() * span.length);
+      const length = 1 + Math.floor(rand() * (span.offset + span.length - from));
+      const piece = await plane.read(span.url, from, length, span.etag);
+      expect(Buffer.from(piece!).equals(o.data.subarray(from, from + length))).toBe(true);
+      // ... and a few samples past its clip's last frame (the decoder's reorder delay).
+      const past = Math.min(o.data.length, span.offset + span.length + 20_000) - span.offset;
+      const over = await plane.read(span.url, span.offset, past, span.etag);
+      expect(Buffer.from(over!).equals(o.data.subarray(span.offset, span.offset + past))).toBe(true);
+    }
+    expect(plane.locates).toBe(1);
+    expect(plane.hits).toBe(96);
+    expect(plane.fallbacks).toBe(0);
+    // Held while the spans are in the plan: a later clip of the same GOP may still read them.
+    expect(svc.stats().leases).toBe(1);
+    await plane.close();
+    await until(() => svc.stats().leases === 0, "the batch's lease released on close");
+  });
+
+  it("locates again with the next window what was not stored, and releases spans that left the plan", async () => {
+    const { svc } = await service();
+    const plane = planeOf(svc);
+    const o = objects[2]!;
+    await get(svc, o.path, 0, 2 * BLOCK);
+    await stored(svc, 2);
+    const held = { url: signed(o.path), etag: rs.etag(o.path), offset: 0, length: 2 * BLOCK };
+    const cold = { url: signed(o.path), etag: rs.etag(o.path), offset: 6 * BLOCK, length: 2 * BLOCK };
+    plane.plan([held, cold]);
+    await until(() => svc.stats().leases === 1, "the stored span leased ahead");
+    // Not stored when planned: located (and pulled) when read.
+    const bytes = await plane.read(cold.url, cold.offset, BLOCK, cold.etag);
+    expect(Buffer.from(bytes!).equals(o.data.subarray(6 * BLOCK, 7 * BLOCK))).toBe(true);
+    expect(plane.locates).toBe(2);
+    await get(svc, o.path, 7 * BLOCK, BLOCK);
+    await stored(svc, 4);
+    // The next window no longer holds the stored span (its clip was skipped): its lease ends; the
+    // span that was not stored is asked for again, and now read without a locate of its own.
+    plane.plan([cold]);
+    await until(() => plane.locates === 3 && svc.stats().leases === 1, "the window located again");
+    const rest = await plane.read(cold.url, 7 * BLOCK, BLOCK, cold.etag);
+    expect(Buffer.from(rest!).equals(o.data.subarray(7 * BLOCK, 8 * BLOCK))).toBe(true);
+    expect(plane.locates).toBe(3);
+    expect(plane.fallbacks).toBe(0);
+  });
+
+  it("keeps located slots from reuse until read, when the cache is full", async () => {
+    const { svc } = await service(2 * SLOT);
+    const [a, b] = [objects[0]!, objects[1]!];
+    await get(svc, a.path, 0, 2 * BLOCK);
+    await stored(svc, 2);
+    const plane = planeOf(svc);
+    const span = { url: signed(a.path), etag: rs.etag(a.path), offset: 100, length: 2 * BLOCK - 200 };
+    plane.plan([span]);
+    await until(() => svc.stats().leases === 1, "the span leased ahead");
+    // Another object's reads would evict a's blocks and reuse their slots were they not leased.
+    for (let i = 0; i < 6; i++)
+      expect((await get(svc, b.path, i * BLOCK, BLOCK)).equals(b.data.subarray(i * BLOCK, (i + 1) * BLOCK))).toBe(true);
+    const bytes = await plane.read(span.url, span.offset, span.length, span.etag);
+    expect(Buffer.from(bytes!).equals(a.data.subarray(100, 2 * BLOCK - 100))).toBe(true);
+    expect(plane.hits).toBe(1);
+    plane.plan([]);
+    await until(() => svc.stats().leases === 0, "the lease released once the span left the plan");
+  });
+
+  it("close ends the leases of spans planned but never read", async () => {
+    const { svc } = await service();
+    for (const o of objects) await get(svc, o.path, 0, o.data.length);
+    await stored(svc, ALL_BLOCKS);
+    const plane = planeOf(svc, true);
+    plane.plan(window(8, 9).map((s) => s.span));
+    await until(() => svc.stats().leases === 1, "the window leased ahead");
+    await plane.close();
+    await until(() => svc.stats().leases === 0, "the lease released on close");
   });
 });

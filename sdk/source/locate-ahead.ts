@@ -1,0 +1,205 @@
+/**
+ * The local data plane's locates made ahead: the spans of a plan window are located in one
+ * batched `POST /v1/locate` (stored spans only: nothing is pulled for it), under one lease per
+ * batch, so a warm read (the whole span, or any part of it, as a GOP run reads it) costs a pread
+ * and no request. A span not stored when planned is asked for again with the next window, by
+ * when the cache's prefetch has usually stored it. A batch's lease ends once each of its spans
+ * has left the plan and no read of it is in flight.
+ */
+import type {
+  LocateBatchResponse,
+  LocatedSpan,
+  Lease,
+  LocateRun,
+  LocateSpan,
+} from "../../common/schema/cache-locate.js";
+import { LOCATE_MAX_SPANS } from "../../common/schema/cache-locate.js";
+
+/**
+ * Bytes located past a planned span's end (within the object): a GOP run reads a few samples
+ * beyond its clip's last frame (the decoder's reorder delay), and those reads should hit too.
+ */
+const READ_SLACK = 64 << 10;
+
+/** A planned span; `size`, the object's, lets the span be located with READ_SLACK. */
+export type PlannedSpan = LocateSpan & { readonly size?: number };
+
+/** A lease with less than this left is renewed with the next window rather than read under. */
+const LEASE_MARGIN_MS = 5_000;
+
+interface Batch {
+  lease: Lease | undefined;
+  /** Spans of the batch still in the plan. */
+  open: number;
+  /** Reads of its slots in flight: the lease outlives them. */
+  readers: number;
+  released: boolean;
+}
+
+interface Ahead {
+  readonly key: string;
+  readonly object: string;
+  readonly batch: Batch;
+  readonly offset: number;
+  readonly length: number;
+  /** Resolves once the batch is answered; `located` is set then (null: not stored). */
+  readonly ready: Promise<void>;
+  located: LocatedSpan | null | undefined;
+  /** Left the plan (or the plane closed). */
+  done: boolean;
+}
+
+/** Where a read's bytes lie, under a lease; `done` once they were read (or given up on). */
+export interface Located {
+  readonly located: LocatedSpan;
+  readonly lease: Lease;
+  readonly done: () => void;
+}
+
+const objectKey = (s: LocateSpan): string => `${s.etag ?? ""}:${s.url}`;
+const spanKey = (s: LocateSpan): string => `${s.offset}:${s.length}:${objectKey(s)}`;
+
+/** The runs of `[from, from + length)` of a span whose bytes are `runs`, end to end. */
+function sliceRuns(runs: readonly LocateRun[], from: number, length: number): LocateRun[] {
+  const out: LocateRun[] = [];
+  let skip = from;
+  let left = length;
+  for (const r of runs) {
+    if (left === 0) break;
+    if (skip >= r.length) {
+      skip -= r.length;
+      continue;
+    }
+    const n = Math.min(r.length - skip, left);
+    out.push({ path: r.path, offset: r.offset + skip, length: n });
+    skip = 0;
+    left -= n;
+  }
+  return out;
+}
+
+export class LocateAhead {
+  readonly #spans = new Map<string, Ahead>();
+  /** The same entries by object, to find the span a read lies in. */
+  readonly #byObject = new Map<string, Ahead[]>();
+  readonly #pending = new Set<Promise<void>>();
+  #closed = false;
+
+  constructor(
+    private readonly locate: (spans: readonly LocateSpan[]) => Promise<LocateBatchResponse>,
+    private readonly release: (leaseId: string) => void,
+  ) {}
+
+  /** The plan window now (soonest first): new spans are located, spans no longer in it let go. */
+  plan(spans: readonly PlannedSpan[]): void {
+    if (this.#closed) return;
+    const wanted = new Map<string, LocateSpan>();
+    for (const p of spans) {
+      if (p.length <= 0) continue;
+      const length =
+        p.size === undefined ? p.length : Math.max(p.length, Math.min(p.size - p.offset, p.length + READ_SLACK));
+      const s =
+        p.etag === undefined
+          ? { url: p.url, offset: p.offset, length }
+          : { url: p.url, etag: p.etag, offset: p.offset, length };
+      wanted.set(spanKey(s), s);
+    }
+    const fresh: LocateSpan[] = [];
+    for (const [k, a] of this.#spans) {
+      if (!wanted.has(k) || this.#stale(a)) this.#drop(a);
+    }
+    for (const [k, s] of wanted) if (!this.#spans.has(k)) fresh.push(s);
+    for (let i = 0; i < fresh.length; i += LOCATE_MAX_SPANS) this.#batch(fresh.slice(i, i + LOCATE_MAX_SPANS));
+  }
+
+  /** Where `s` lies if a span located ahead holds it (waiting for its batch's answer); undefined otherwise. */
+  async take(s: LocateSpan): Promise<Located | undefined> {
+    const end = s.offset + s.length;
+    const holding = (this.#byObject.get(objectKey(s)) ?? []).filter(
+      (x) => x.offset <= s.offset && end <= x.offset + x.length,
+    );
+    // One already located, else one whose answer is on its way.
+    const a = holding.find((x) => x.located) ?? holding.find((x) => x.located === undefined);
+    if (!a) return undefined;
+    await a.ready;
+    const { batch, located } = a;
+    // Dropped meanwhile: its lease may be over.
+    if (a.done || !located || !batch.lease || batch.released) return undefined;
+    batch.readers++;
+    return {
+      located: { ...located, runs: sliceRuns(located.runs, s.offset - a.offset, s.length) },
+      lease: batch.lease,
+      done: () => {
+        batch.readers--;
+        this.#maybeEnd(batch);
+      },
+    };
+  }
+
+  /** Lets every lease go (each once its reads in flight end); later plans locate nothing. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all(this.#pending);
+    for (const a of this.#spans.values()) this.#drop(a);
+  }
+
+  /** Not stored when located, or its lease nearly over: asked for again. */
+  #stale(a: Ahead): boolean {
+    if (a.located === undefined) return false;
+    const lease = a.batch.lease;
+    return a.located === null || !lease || lease.expiresAt - Date.now() < LEASE_MARGIN_MS;
+  }
+
+  #batch(spans: LocateSpan[]): void {
+    const batch: Batch = { lease: undefined, open: spans.length, readers: 0, released: false };
+    const entries: Ahead[] = [];
+    const ready = this.locate(spans).then(
+      (res) => {
+        batch.lease = res.lease;
+        entries.forEach((a, i) => {
+          a.located = res.spans[i] ?? null;
+        });
+        this.#maybeEnd(batch);
+      },
+      () => {
+        for (const a of entries) a.located = null;
+      },
+    );
+    const pending = ready.finally(() => this.#pending.delete(pending));
+    this.#pending.add(pending);
+    spans.forEach((s) => {
+      const a: Ahead = {
+        key: spanKey(s),
+        object: objectKey(s),
+        batch,
+        offset: s.offset,
+        length: s.length,
+        ready,
+        located: undefined,
+        done: false,
+      };
+      entries.push(a);
+      this.#spans.set(a.key, a);
+      const list = this.#byObject.get(a.object);
+      if (list) list.push(a);
+      else this.#byObject.set(a.object, [a]);
+    });
+  }
+
+  #drop(a: Ahead): void {
+    this.#spans.delete(a.key);
+    const rest = (this.#byObject.get(a.object) ?? []).filter((x) => x !== a);
+    if (rest.length > 0) this.#byObject.set(a.object, rest);
+    else this.#byObject.delete(a.object);
+    if (a.done) return;
+    a.done = true;
+    a.batch.open--;
+    this.#maybeEnd(a.batch);
+  }
+
+  #maybeEnd(batch: Batch): void {
+    if (!batch.lease || batch.released || batch.readers > 0 || (batch.open > 0 && !this.#closed)) return;
+    batch.released = true;
+    this.release(batch.lease.id);
+  }
+}
