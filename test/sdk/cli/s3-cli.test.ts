@@ -93,7 +93,7 @@ describe("the CLI with s3:// dataset URLs", () => {
   });
 
   it("ec stream s3://… says once that the bucket has no table, then that it planned from the local table", async () => {
-    vi.stubEnv("EC_INDEX_CACHE_DIR", join(dir, "index-cache-notice"));
+    vi.stubEnv("EC_INDEX_CACHE_DIR", join(fixture.dir, "index-cache-notice"));
     const notices: string[] = [];
     const listen = (w: Error & { code?: string }) => {
       if (w.code === "ERR_TABLE_MISSING") notices.push(w.message);
@@ -107,7 +107,7 @@ describe("the CLI with s3:// dataset URLs", () => {
       await new Promise((r) => setImmediate(r));
     } finally {
       process.off("warning", listen);
-      vi.stubEnv("EC_INDEX_CACHE_DIR", join(dir, "index-cache"));
+      vi.stubEnv("EC_INDEX_CACHE_DIR", join(fixture.dir, "index-cache"));
     }
     expect(notices).toEqual([
       expect.stringContaining("planning from every object's index"),
