@@ -5,6 +5,7 @@
  */
 import { compareKeys } from "./dataset-table/entry.js";
 import { sha256 } from "./dataset-table/digest.js";
+import { SetDigest } from "./dataset-table/set-digest.js";
 import { ErrorBody } from "./errors.js";
 import {
   datasetBase,
@@ -33,6 +34,13 @@ export interface DatasetTable {
   readonly entries: TableEntryV1[];
   /** HTTP requests made (keys, head, pages). */
   readonly requests: number;
+  /** The SetDigest of the entries' (key, etag): from the head's page summaries where a page lies inside the prefix. */
+  readonly digest: string;
+}
+
+/** Whether every key of a page's range [first, last] is under `dir`: the head's summary of it is the dataset's. */
+function inside(page: TablePageRefV1, dir: string): boolean {
+  return page.first.startsWith(dir) && page.last.startsWith(dir);
 }
 
 /** Whether a page's key range [first, last] can hold a key under `dir` ("prefix/"). */
@@ -90,7 +98,12 @@ export async function readTable(
     }
   };
   await Promise.all(Array.from({ length: Math.min(PAGE_CONCURRENCY, wanted.length) }, worker));
-  return { head, entries: pages.flat(), requests: 1 + wanted.length };
+  const digest = new SetDigest();
+  wanted.forEach((ref, i) => {
+    if (ref.digest !== undefined && inside(ref, dir)) digest.addDigest(ref.digest, ref.count);
+    else for (const e of pages[i]!) digest.add(e.key, e.etag);
+  });
+  return { head, entries: pages.flat(), requests: 1 + wanted.length, digest: digest.toString() };
 }
 
 /**
