@@ -85,7 +85,7 @@ export async function planDataset(
         ...startsOf(object.key, listing.entries![id]!, o, skipped, id),
       }),
     );
-    return { plan: makePlan(objects, listing.shards, o), skipped: skipped.filter(Boolean) };
+    return { plan: makePlan(objects, listing.shards, o, listing.digest), skipped: skipped.filter(Boolean) };
   }
   const ids = listing.objects.map((_, i) => i);
   for await (const planned of orderedMap(ids, concurrency, async (id) => {
@@ -106,5 +106,5 @@ export async function planDataset(
     objects.push(planned);
   }
   // Indexes finish in any order; the listing's order makes the report (and open()'s error) the same every run.
-  return { plan: makePlan(objects, listing.shards, o), skipped: skipped.filter(Boolean) };
+  return { plan: makePlan(objects, listing.shards, o, listing.digest), skipped: skipped.filter(Boolean) };
 }

@@ -174,7 +174,7 @@ export class EdgeSource implements DatasetSource {
       const shards = tableShards(objects, table.head.shardBytes).map((s) => ({
         objects: Array.from({ length: s.count }, (_, i) => s.first + i),
       }));
-      return { objects, shards, entries: table.entries, generation: table.head.generation };
+      return { objects, shards, entries: table.entries, generation: table.head.generation, digest: table.digest };
     }
     if (opts.generation !== undefined && this.opts.table !== false) {
       throw new ResumeError(
