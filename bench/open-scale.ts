@@ -8,11 +8,14 @@
  * Also measures what indexing one object costs the Worker: CPU of the index build and its
  * R2 operations, for bench/README.md "Scale on paper".
  *
- *   npx tsc -p bench/tsconfig.json && node dist/bench/open-scale.js [--sizes 1000,10000,50000] [--rtt-ms 50] [--rounds 3] [--indexes-at 1000] [--json]
+ *   npx tsc -p bench/tsconfig.json && node dist/bench/open-scale.js [--sizes 1000,10000,50000] [--rtt-ms 50] [--rounds 3] [--indexes-at 1000] [--keep DIR] [--client-node-args "--cpu-prof"] [--json]
+ *
+ * `--keep DIR` seeds each size once into DIR/n<size> and reuses it on later runs (seeding
+ * 50,000 objects takes minutes); `--client-node-args` are passed to each client process.
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -36,6 +39,8 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     "indexes-at": { type: "string", default: "1000" },
     json: { type: "boolean", default: false },
+    keep: { type: "string" },
+    "client-node-args": { type: "string", default: "" },
     // Internal: one measured open() in a fresh process (a rank), printing one JSON line.
     client: { type: "string" },
     token: { type: "string" },
@@ -149,6 +154,24 @@ async function seed(
   return { seconds: (performance.now() - t0) / 1000 };
 }
 
+/**
+ * Seeds `dir` (its .dev.vars and local R2) unless a finished seed of the same size is there
+ * (`seeded.json`, written last): a kept directory skips minutes of seeding on a rerun.
+ */
+async function seedOnce(dir: string, template: Uint8Array, n: number): Promise<{ seconds: number }> {
+  const mark = join(dir, "seeded.json");
+  const done = await readFile(mark, "utf8").then(
+    (t) => JSON.parse(t) as { objects: number; seconds: number },
+    () => undefined,
+  );
+  if (done?.objects === n) return { seconds: done.seconds };
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  const seeded = await seed(join(dir, "r2"), ensureDevVars(dir).EC_MANIFEST_KEY, template, n);
+  await writeFile(mark, JSON.stringify({ objects: n, seconds: seeded.seconds }));
+  return seeded;
+}
+
 /** indexCacheKey for keys far below R2's cap (no digest needed), usable in a synchronous generator. */
 function indexKeySync(md5: string, key: string): string {
   return `_ec/index/v1/${md5}/${key}`;
@@ -156,10 +179,15 @@ function indexKeySync(md5: string, key: string): string {
 
 function runClient(url: string, token: string, mode: string, caFile: string): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [process.argv[1]!, "--client", url, "--token", token, "--mode", mode], {
-      env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const nodeArgs = values["client-node-args"].split(" ").filter(Boolean);
+    const child = spawn(
+      process.execPath,
+      [...nodeArgs, process.argv[1]!, "--client", url, "--token", token, "--mode", mode],
+      {
+        env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile },
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.on("exit", (code) =>
@@ -216,9 +244,8 @@ async function mainBench(): Promise<void> {
     const beds = [];
     try {
       for (const n of sizes) {
-        const dir = await mkdtemp(join(work, `n${n}-`));
-        const vars = ensureDevVars(dir);
-        const seeded = await seed(join(dir, "r2"), vars.EC_MANIFEST_KEY, template, n);
+        const dir = values.keep ? join(values.keep, `n${n}`) : await mkdtemp(join(work, `n${n}-`));
+        const seeded = await seedOnce(dir, template, n);
         const port = await freePort();
         const wan = await startWanEmulator({
           target: `http://127.0.0.1:${port}`,
