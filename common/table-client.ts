@@ -5,6 +5,7 @@
  */
 import { compareKeys } from "./dataset-table/entry.js";
 import { sha256 } from "./dataset-table/digest.js";
+import { decodePage } from "./dataset-table/page-decode.js";
 import { SetDigest } from "./dataset-table/set-digest.js";
 import { ErrorBody } from "./errors.js";
 import {
@@ -19,7 +20,6 @@ import {
   EnqueuePageV1,
   SignedUrlsV1,
   TableHeadV1,
-  TablePageV1,
   type PublicKeysV1,
   type TableEntryV1,
   type TablePageRefV1,
@@ -92,9 +92,8 @@ export async function readTable(
           ManifestErrorCode.SIGNATURE,
           `Table page ${ref.name} does not match the digest its signed head names`,
         );
-      pages[i] = TablePageV1.parse(JSON.parse(new TextDecoder().decode(bytes))).entries.filter((e) =>
-        e.key.startsWith(dir),
-      );
+      const entries = decodePage(new TextDecoder().decode(bytes)).entries;
+      pages[i] = inside(ref, dir) ? entries : entries.filter((e) => e.key.startsWith(dir));
     }
   };
   await Promise.all(Array.from({ length: Math.min(PAGE_CONCURRENCY, wanted.length) }, worker));
