@@ -8,8 +8,9 @@
  * Also measures what indexing one object costs the Worker: CPU of the index build and its
  * R2 operations, for bench/README.md "Scale on paper".
  *
- *   npx tsc -p bench/tsconfig.json && node dist/bench/open-scale.js [--sizes 1000,10000,50000] [--rtt-ms 50] [--rounds 3] [--indexes-at 1000] [--keep DIR] [--client-node-args "--cpu-prof"] [--json]
+ *   npx tsc -p bench/tsconfig.json && node dist/bench/open-scale.js [--sizes 1000,10000,50000] [--rtt-ms 50] [--rounds 3] [--indexes-at 1000] [--keep DIR] [--client-node-args=--cpu-prof] [--profile-open DIR] [--json]
  *
+ * `--profile-open DIR` writes a CPU profile of each client's open() alone into DIR.
  * `--keep DIR` seeds each size once into DIR/n<size> and reuses it on later runs (seeding
  * 50,000 objects takes minutes); `--client-node-args` are passed to each client process.
  */
@@ -41,6 +42,8 @@ const { values } = parseArgs({
     json: { type: "boolean", default: false },
     keep: { type: "string" },
     "client-node-args": { type: "string", default: "" },
+    // Writes a CPU profile of each client's open() alone (first batch excluded) into this folder.
+    "profile-open": { type: "string" },
     // Internal: one measured open() in a fresh process (a rank), printing one JSON line.
     client: { type: "string" },
     token: { type: "string" },
@@ -57,6 +60,7 @@ async function client(url: string, token: string, mode: string): Promise<void> {
   const wanStats = async () =>
     (await (await fetch(`${new URL(url).origin}/__wan/stats`)).json()) as { requests: number; bytesSent: number };
   const before = await wanStats();
+  const profiler = values["profile-open"] ? await startProfile() : undefined;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const source = new EdgeSource(url, token, await inProcessCache(new URL(url).origin, 64 << 20), {
@@ -69,6 +73,7 @@ async function client(url: string, token: string, mode: string): Promise<void> {
   );
   const tOpen = performance.now();
   const cpuOpen = process.cpuUsage(cpu0);
+  if (profiler) await writeFile(join(values["profile-open"]!, `open-${process.pid}.cpuprofile`), await profiler());
   const atOpen = await wanStats();
   const it = ds[Symbol.asyncIterator]();
   const first = await it.next();
@@ -94,6 +99,21 @@ async function client(url: string, token: string, mode: string): Promise<void> {
       clips: ds.totalClips,
     })}\n`,
   );
+}
+
+/** Starts V8's sampling profiler in this process; the function returned stops it and gives the profile's JSON. */
+async function startProfile(): Promise<() => Promise<string>> {
+  const { Session } = await import("node:inspector/promises");
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 200 });
+  await session.post("Profiler.start");
+  return async () => {
+    const { profile } = await session.post("Profiler.stop");
+    session.disconnect();
+    return JSON.stringify(profile);
+  };
 }
 
 /** A unique small video per object: the template plus a trailing `free` box with the object's number (its own etag). */
@@ -182,7 +202,12 @@ function runClient(url: string, token: string, mode: string, caFile: string): Pr
     const nodeArgs = values["client-node-args"].split(" ").filter(Boolean);
     const child = spawn(
       process.execPath,
-      [...nodeArgs, process.argv[1]!, "--client", url, "--token", token, "--mode", mode],
+      [
+        ...nodeArgs,
+        process.argv[1]!,
+        ...["--client", url, "--token", token, "--mode", mode],
+        ...(values["profile-open"] ? ["--profile-open", values["profile-open"]] : []),
+      ],
       {
         env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile },
         stdio: ["ignore", "pipe", "inherit"],
