@@ -14,6 +14,7 @@ import { fetchSignedUrls, fetchTable } from "../../common/table-client.js";
 import { ResumeError, SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
 import { inProcessCache, remoteCache, type ByteCache } from "./cache-client.js";
+import { edgeFetch } from "./edge-fetch.js";
 import { assertNotPublicBucketUrl } from "./s3/s3-url.js";
 import type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, SourceStats } from "./source.js";
 
@@ -61,6 +62,8 @@ export class EdgeSource implements DatasetSource {
   private expiresAt = 0;
   private waiting = new Map<string, { object: DatasetObject; done: Deferred }>();
   private signing = new Map<string, Promise<void>>();
+  /** Table head, pages and signed URLs over one HTTP/2 connection. */
+  private readonly control = edgeFetch();
 
   /** `table: false` always lists through the manifest (benchmarks and tests compare both). */
   constructor(
@@ -113,7 +116,7 @@ export class EdgeSource implements DatasetSource {
       fetchSignedUrls(
         this.datasetUrl,
         part.map((w) => ({ key: w.object.key, etag: w.object.etag })),
-        { token: this.token },
+        { token: this.token, fetch: this.control.fetch },
       ).then(
         (signed) => {
           for (const [j, o] of signed.objects.entries())
@@ -162,7 +165,11 @@ export class EdgeSource implements DatasetSource {
     const table =
       this.opts.table === false
         ? undefined
-        : await fetchTable(this.datasetUrl, { token: this.token, generation: opts.generation });
+        : await fetchTable(this.datasetUrl, {
+            token: this.token,
+            generation: opts.generation,
+            fetch: this.control.fetch,
+          });
     if (table) {
       const objects: DatasetObject[] = table.entries.map((e) => ({
         key: e.key,
@@ -220,7 +227,7 @@ export class EdgeSource implements DatasetSource {
   }
 
   async close(): Promise<void> {
-    await this.cache.close();
+    await Promise.all([this.cache.close(), this.control.close()]);
   }
 }
 
