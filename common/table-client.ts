@@ -26,7 +26,7 @@ import {
 } from "./schema/index.js";
 
 /** Pages fetched at once: a dataset of 10^7 objects has 10^4 pages. */
-const PAGE_CONCURRENCY = 32;
+const PAGE_CONCURRENCY = 64;
 
 export interface DatasetTable {
   readonly head: TableHeadV1;
