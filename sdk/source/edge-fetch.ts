@@ -7,9 +7,12 @@
  */
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
-import { Agent, request, type buildConnector } from "undici";
+import { Agent, getGlobalDispatcher, request, type buildConnector, type Dispatcher } from "undici";
 
 const inflate = promisify(gunzip);
+
+/** Where undici (and Node's fetch) keep the process's global dispatcher once one is set or used. */
+const GLOBAL_DISPATCHER = Symbol.for("undici.globalDispatcher.1");
 
 /** Statuses whose Response cannot carry a body. */
 const NO_BODY = new Set([101, 103, 204, 205, 304]);
@@ -21,6 +24,8 @@ export interface EdgeFetch {
 
 /**
  * `connect`: TLS options of the connections (a test's own CA); the system's trust otherwise.
+ * A process that has a global dispatcher already (set for a proxy or a CA, or made by an
+ * earlier fetch) keeps it: requests go through it, HTTP/1.1 unless it allows HTTP/2.
  *
  * @example
  * const f = edgeFetch();
@@ -28,7 +33,11 @@ export interface EdgeFetch {
  * await f.close();
  */
 export function edgeFetch(connect?: buildConnector.BuildOptions): EdgeFetch {
-  const dispatcher = new Agent({ allowH2: true, keepAliveTimeout: 30_000, ...(connect ? { connect } : {}) });
+  const own =
+    connect || (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER] === undefined
+      ? new Agent({ allowH2: true, keepAliveTimeout: 30_000, ...(connect ? { connect } : {}) })
+      : undefined;
+  const dispatcher: Dispatcher = own ?? getGlobalDispatcher();
   const send = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const res = await request(String(input instanceof Request ? input.url : input), {
       method: (init.method ?? "GET") as "GET",
@@ -52,5 +61,5 @@ export function edgeFetch(connect?: buildConnector.BuildOptions): EdgeFetch {
         : raw;
     return new Response(body, { status: res.statusCode, headers });
   };
-  return { fetch: send as typeof fetch, close: () => dispatcher.close() };
+  return { fetch: send as typeof fetch, close: async () => own?.close() };
 }
