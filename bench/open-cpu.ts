@@ -78,7 +78,13 @@ async function once(store: TableStore, keys: ReturnType<typeof publicKeys>): Pro
   const shards = tableShards(objects, t.head.shardBytes).map((s) => ({
     objects: Array.from({ length: s.count }, (_, i) => s.first + i),
   }));
-  const listing: DatasetListing = { objects, shards, entries: t.entries, generation: t.head.generation };
+  const listing: DatasetListing = {
+    objects,
+    shards,
+    entries: t.entries,
+    generation: t.head.generation,
+    digest: t.digest,
+  };
   const t2 = performance.now();
   // The table path reads no index.
   const { plan } = await planDataset(listing, undefined as unknown as IndexCache, o);

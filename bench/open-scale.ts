@@ -8,11 +8,15 @@
  * Also measures what indexing one object costs the Worker: CPU of the index build and its
  * R2 operations, for bench/README.md "Scale on paper".
  *
- *   npx tsc -p bench/tsconfig.json && node dist/bench/open-scale.js [--sizes 1000,10000,50000] [--rtt-ms 50] [--rounds 3] [--indexes-at 1000] [--json]
+ *   npx tsc -p bench/tsconfig.json && node dist/bench/open-scale.js [--sizes 1000,10000,50000] [--rtt-ms 50] [--rounds 3] [--indexes-at 1000] [--keep DIR] [--client-node-args=--cpu-prof] [--profile-open DIR] [--json]
+ *
+ * `--profile-open DIR` writes a CPU profile of each client's open() alone into DIR.
+ * `--keep DIR` seeds each size once into DIR/n<size> and reuses it on later runs (seeding
+ * 50,000 objects takes minutes); `--client-node-args` are passed to each client process.
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -36,6 +40,10 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     "indexes-at": { type: "string", default: "1000" },
     json: { type: "boolean", default: false },
+    keep: { type: "string" },
+    "client-node-args": { type: "string", default: "" },
+    // Writes a CPU profile of each client's open() alone (first batch excluded) into this folder.
+    "profile-open": { type: "string" },
     // Internal: one measured open() in a fresh process (a rank), printing one JSON line.
     client: { type: "string" },
     token: { type: "string" },
@@ -49,9 +57,16 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function client(url: string, token: string, mode: string): Promise<void> {
   const { open } = await import("../sdk/index.js");
   const { EdgeSource, inProcessCache } = await import("../sdk/source/index.js");
+  // Not through the global fetch: a process that has used it keeps its dispatcher for the edge too (edge-fetch.ts).
+  const { Agent, request } = await import("undici");
+  const statsAgent = new Agent();
   const wanStats = async () =>
-    (await (await fetch(`${new URL(url).origin}/__wan/stats`)).json()) as { requests: number; bytesSent: number };
+    (await (await request(`${new URL(url).origin}/__wan/stats`, { dispatcher: statsAgent })).body.json()) as {
+      requests: number;
+      bytesSent: number;
+    };
   const before = await wanStats();
+  const profiler = values["profile-open"] ? await startProfile() : undefined;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const source = new EdgeSource(url, token, await inProcessCache(new URL(url).origin, 64 << 20), {
@@ -64,6 +79,7 @@ async function client(url: string, token: string, mode: string): Promise<void> {
   );
   const tOpen = performance.now();
   const cpuOpen = process.cpuUsage(cpu0);
+  if (profiler) await writeFile(join(values["profile-open"]!, `open-${process.pid}.cpuprofile`), await profiler());
   const atOpen = await wanStats();
   const it = ds[Symbol.asyncIterator]();
   const first = await it.next();
@@ -74,6 +90,7 @@ async function client(url: string, token: string, mode: string): Promise<void> {
   const stats = ds.stats();
   await it.return(undefined);
   await ds.close();
+  await statsAgent.close();
   process.stdout.write(
     `${JSON.stringify({
       open_s: (tOpen - t0) / 1000,
@@ -89,6 +106,21 @@ async function client(url: string, token: string, mode: string): Promise<void> {
       clips: ds.totalClips,
     })}\n`,
   );
+}
+
+/** Starts V8's sampling profiler in this process; the function returned stops it and gives the profile's JSON. */
+async function startProfile(): Promise<() => Promise<string>> {
+  const { Session } = await import("node:inspector/promises");
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 200 });
+  await session.post("Profiler.start");
+  return async () => {
+    const { profile } = await session.post("Profiler.stop");
+    session.disconnect();
+    return JSON.stringify(profile);
+  };
 }
 
 /** A unique small video per object: the template plus a trailing `free` box with the object's number (its own etag). */
@@ -149,6 +181,24 @@ async function seed(
   return { seconds: (performance.now() - t0) / 1000 };
 }
 
+/**
+ * Seeds `dir` (its .dev.vars and local R2) unless a finished seed of the same size is there
+ * (`seeded.json`, written last): a kept directory skips minutes of seeding on a rerun.
+ */
+async function seedOnce(dir: string, template: Uint8Array, n: number): Promise<{ seconds: number }> {
+  const mark = join(dir, "seeded.json");
+  const done = await readFile(mark, "utf8").then(
+    (t) => JSON.parse(t) as { objects: number; seconds: number },
+    () => undefined,
+  );
+  if (done?.objects === n) return { seconds: done.seconds };
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  const seeded = await seed(join(dir, "r2"), ensureDevVars(dir).EC_MANIFEST_KEY, template, n);
+  await writeFile(mark, JSON.stringify({ objects: n, seconds: seeded.seconds }));
+  return seeded;
+}
+
 /** indexCacheKey for keys far below R2's cap (no digest needed), usable in a synchronous generator. */
 function indexKeySync(md5: string, key: string): string {
   return `_ec/index/v1/${md5}/${key}`;
@@ -156,10 +206,20 @@ function indexKeySync(md5: string, key: string): string {
 
 function runClient(url: string, token: string, mode: string, caFile: string): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [process.argv[1]!, "--client", url, "--token", token, "--mode", mode], {
-      env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const nodeArgs = values["client-node-args"].split(" ").filter(Boolean);
+    const child = spawn(
+      process.execPath,
+      [
+        ...nodeArgs,
+        process.argv[1]!,
+        ...["--client", url, "--token", token, "--mode", mode],
+        ...(values["profile-open"] ? ["--profile-open", values["profile-open"]] : []),
+      ],
+      {
+        env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile },
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.on("exit", (code) =>
@@ -216,9 +276,8 @@ async function mainBench(): Promise<void> {
     const beds = [];
     try {
       for (const n of sizes) {
-        const dir = await mkdtemp(join(work, `n${n}-`));
-        const vars = ensureDevVars(dir);
-        const seeded = await seed(join(dir, "r2"), vars.EC_MANIFEST_KEY, template, n);
+        const dir = values.keep ? join(values.keep, `n${n}`) : await mkdtemp(join(work, `n${n}-`));
+        const seeded = await seedOnce(dir, template, n);
         const port = await freePort();
         const wan = await startWanEmulator({
           target: `http://127.0.0.1:${port}`,

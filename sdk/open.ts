@@ -9,8 +9,8 @@ import { planDataset, type SkippedObject } from "./pipeline/planner.js";
 import { noClipsError } from "./pipeline/no-clips.js";
 import { streamBatches } from "./pipeline/stream.js";
 import type { ClipPlan } from "./sampler/clip-plan.js";
-import type { ClipRef } from "./sampler/clip-plan.js";
-import { gopGroups, partition } from "./sampler/partition.js";
+import { GopRankClips } from "./sampler/gop-rank-clips.js";
+import { planRuns } from "./sampler/partition.js";
 import { RankClips, type ClipSequence, type RankClip } from "./sampler/rank-clips.js";
 import { epochStream, shuffleAlgorithm } from "./sampler/shuffle.js";
 import { openSource } from "./source/index.js";
@@ -213,19 +213,13 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
     const epoch = resumed ? { seed: resumed.seed, epoch: resumed.epoch } : { seed: o.seed, epoch: o.epoch };
     const consumed = resumed?.set ?? new PositionSet(plan.total);
     const stream = () => epochStream(plan, o.shuffle, { ...epoch, buffer: o.shuffleBuffer });
-    let order: ClipRef[] | undefined;
     // Several ranks and GOPs shared by clips: a GOP run's clips go to one rank, so each rank decodes
-    // the GOPs it touches about once. Balancing whole runs across ranks needs the whole order.
-    const groups = o.world > 1 ? gopGroups(plan, (p) => (order ??= [...stream()])[p]!) : undefined;
-    let mine: ClipSequence<RankClip>;
-    if (groups) {
-      let positions = partition(consumed.remaining(), o.rank, o.world, groups);
-      if (o.limit !== undefined) positions = positions.slice(0, o.limit);
-      mine = positions.map((position) => ({ position, ref: (order ??= [...stream()])[position]! }));
-    } else {
-      // The order streams: open() and the first batch compute only the positions they reach.
-      mine = new RankClips(stream(), consumed, o.rank, o.world, o.limit);
-    }
+    // the GOPs it touches about once. Either way the order streams: open() and the first batch
+    // compute only the positions they reach.
+    const runs = o.world > 1 ? planRuns(plan) : undefined;
+    const mine: ClipSequence<RankClip> = runs
+      ? new GopRankClips(stream, consumed, runs, o.rank, o.world, o.limit)
+      : new RankClips(stream(), consumed, o.rank, o.world, o.limit);
     return new Dataset({
       source,
       listing,

@@ -1,5 +1,6 @@
 import { compareKeys } from "./entry.js";
 import { gzip, sha256 } from "./digest.js";
+import { SetDigest } from "./set-digest.js";
 import type { TableEntryV1, TableHeadV1, TablePageRefV1, TablePageV1 } from "../schema/index.js";
 
 /** Entries a new page is cut to, and the size past which a page is split. */
@@ -77,12 +78,36 @@ export async function mergePages(
         count: chunk.length,
         bytes: chunk.reduce((n, e) => n + e.size, 0),
         sha256: "",
+        ...pageSummary(chunk),
       };
       pages.push(ref);
       written.push({ ref, entries: chunk });
     }
   }
   return { pages, written };
+}
+
+/**
+ * What the head says of a page's objects, so that planning needs no page for it: their
+ * SetDigest, and their frames, keyframes and error records counted.
+ *
+ * @example
+ * pageSummary(entries); // { digest: "3f…", frames: 4800, keyframes: 160, errors: 1 }
+ */
+export function pageSummary(
+  entries: readonly TableEntryV1[],
+): Required<Pick<TablePageRefV1, "digest" | "frames" | "keyframes" | "errors">> {
+  const digest = new SetDigest();
+  let frames = 0;
+  let keyframes = 0;
+  let errors = 0;
+  for (const e of entries) {
+    digest.add(e.key, e.etag);
+    if (e.kind === "video") frames += e.frames ?? 0;
+    keyframes += e.keyframes?.length ?? 0;
+    if (e.kind === "error") errors++;
+  }
+  return { digest: digest.toString(), frames, keyframes, errors };
 }
 
 /** A page as stored: its JSON (which the head's digest covers) gzip-compressed. */

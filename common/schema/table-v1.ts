@@ -40,6 +40,19 @@ export const TablePageRefV1 = z.object({
   bytes: z.number().int().nonnegative(),
   /** base64url SHA-256 of the page's JSON bytes: the signed head vouches for every page. */
   sha256: z.string(),
+  /**
+   * The page's objects summed up, so a client has what planning needs of the whole table from
+   * the head: `digest` the SetDigest of their (key, etag), `frames` and `keyframes` their video
+   * frames and keyframes, `errors` those with an error record. Absent on pages written before
+   * (a client then reads the page).
+   */
+  digest: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .optional(),
+  frames: z.number().int().nonnegative().optional(),
+  keyframes: z.number().int().nonnegative().optional(),
+  errors: z.number().int().nonnegative().optional(),
 });
 export type TablePageRefV1 = z.infer<typeof TablePageRefV1>;
 

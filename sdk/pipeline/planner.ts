@@ -54,6 +54,14 @@ function startsOf(
   return { starts: [] };
 }
 
+/** Whether two video entries have the same frames and keyframes, so the same clip starts. */
+function sameClips(a: TableEntryV1, b: TableEntryV1): boolean {
+  if (b.kind !== "video" || a.frames !== b.frames || !a.keyframes || !b.keyframes) return false;
+  if (a.keyframes.length !== b.keyframes.length) return false;
+  for (let i = 0; i < a.keyframes.length; i++) if (a.keyframes[i] !== b.keyframes[i]) return false;
+  return true;
+}
+
 type Sampling = Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align"> & { readonly track?: number };
 
 /**
@@ -78,14 +86,20 @@ export async function planDataset(
   const objects: PlannedObject[] = [];
   // The table describes each object's first video track; another track is planned from the indexes.
   if (listing.entries && !o.track) {
-    listing.objects.forEach((object, id) =>
-      objects.push({
-        key: object.key,
-        etag: object.etag,
-        ...startsOf(object.key, listing.entries![id]!, o, skipped, id),
-      }),
-    );
-    return { plan: makePlan(objects, listing.shards, o), skipped: skipped.filter(Boolean) };
+    // Videos encoded alike (same frame count and keyframes) have the same clips: one pair of
+    // arrays serves a run of them, instead of two arrays per object of the dataset.
+    let last: { e: TableEntryV1; clips: Pick<PlannedObject, "starts" | "gops"> } | undefined;
+    listing.objects.forEach((object, id) => {
+      const e = listing.entries![id]!;
+      const clips = last && sameClips(last.e, e) ? last.clips : startsOf(object.key, e, o, skipped, id);
+      if (e.kind === "video" && clips.gops) last = { e, clips };
+      objects.push(
+        clips.gops
+          ? { key: object.key, etag: object.etag, starts: clips.starts, gops: clips.gops }
+          : { key: object.key, etag: object.etag, starts: clips.starts },
+      );
+    });
+    return { plan: makePlan(objects, listing.shards, o, listing.digest), skipped: skipped.filter(Boolean) };
   }
   const ids = listing.objects.map((_, i) => i);
   for await (const planned of orderedMap(ids, concurrency, async (id) => {
@@ -106,5 +120,5 @@ export async function planDataset(
     objects.push(planned);
   }
   // Indexes finish in any order; the listing's order makes the report (and open()'s error) the same every run.
-  return { plan: makePlan(objects, listing.shards, o), skipped: skipped.filter(Boolean) };
+  return { plan: makePlan(objects, listing.shards, o, listing.digest), skipped: skipped.filter(Boolean) };
 }

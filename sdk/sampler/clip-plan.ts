@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import type { ResolvedOptions } from "../options.js";
 import { clipSpan } from "../options.js";
+import { SetDigest } from "../../common/dataset-table/set-digest.js";
+import { ORDER_VERSION } from "./order-version.js";
 
 type Sampling = Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align"> & { readonly track?: number };
 
@@ -74,30 +76,36 @@ export interface ClipPlan {
 }
 
 /**
+ * The plan's fingerprint: the sampling, the listing (`digest`, the SetDigest of every object's
+ * key and etag; computed from `objects` when not given) and the shard sizes. An etag pins an
+ * object's bytes, so its frames, keyframes, size and clips, and the shards are cut from sizes
+ * and listing order: the same fingerprint is the same order, whether the listing comes from a
+ * table head or from every index.
+ *
  * @example
  * const plan = makePlan(objects, [{ objects: [0, 1] }], options);
  */
-export function makePlan(objects: readonly PlannedObject[], shards: readonly PlannedShard[], o: Sampling): ClipPlan {
-  // "order 2": shard-buffer deals GOP runs, so a checkpoint of the earlier order is refused, not misread.
-  // Another track is another set of frames.
-  const h = createHash("sha256").update(
-    JSON.stringify(["order 2", o.frames, o.stride, o.hop ?? null, o.align, ...(o.track ? [o.track] : [])]),
-  );
+export function makePlan(
+  objects: readonly PlannedObject[],
+  shards: readonly PlannedShard[],
+  o: Sampling,
+  digest?: string,
+): ClipPlan {
   let total = 0;
-  // Hashed in chunks (the same bytes as one update per object): a hash call per object was a
-  // term of open() that grew with the dataset.
-  let chunk = "";
-  for (const obj of objects) {
-    chunk += `\n${obj.key}\u0000${obj.etag}\u0000${obj.starts.length}`;
-    total += obj.starts.length;
-    if (chunk.length > 1 << 16) {
-      h.update(chunk);
-      chunk = "";
-    }
+  for (const obj of objects) total += obj.starts.length;
+  let listed = digest;
+  if (listed === undefined) {
+    const d = new SetDigest();
+    for (const obj of objects) d.add(obj.key, obj.etag);
+    listed = d.toString();
   }
-  h.update(chunk);
-  h.update(JSON.stringify(shards.map((s) => s.objects)));
-  return { objects, shards, total, fingerprint: h.digest("hex").slice(0, 32) };
+  // Another track is another set of frames.
+  const salt = [`order ${ORDER_VERSION}`, o.frames, o.stride, o.hop ?? null, o.align, ...(o.track ? [o.track] : [])];
+  const fingerprint = createHash("sha256")
+    .update(JSON.stringify([...salt, objects.length, listed, shards.map((s) => s.objects.length)]))
+    .digest("hex")
+    .slice(0, 32);
+  return { objects, shards, total, fingerprint };
 }
 
 /** A clip reference: which object, which first frame. */

@@ -48,19 +48,44 @@ export function partition(remaining: readonly number[], rank: number, world: num
   // Where each group starts in the groups-end-to-end sequence.
   const startOf = new Float64Array(sizes.length);
   for (let g = 1; g < sizes.length; g++) startOf[g] = startOf[g - 1]! + sizes[g - 1]!;
-  const turn = Math.max(1, Math.round((GROUPS_PER_TURN * n) / sizes.length));
-  // Whole rounds (every rank a full turn) are plain arithmetic; only the last round is walked.
-  const round = turn * world;
-  const fullEnd = Math.floor(Math.floor(n / world) / turn) * round;
-  const [from, to] = lastTurns(n, world, turn, rank, fullEnd);
+  const deal = new TurnDeal(n, sizes.length, rank, world);
   const seen = new Float64Array(sizes.length);
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
     const g = groups[i]!;
-    const at = startOf[g]! + seen[g]!++;
-    if (at < fullEnd ? Math.floor((at % round) / turn) === rank : owns(from, to, at)) out.push(remaining[i]!);
+    if (deal.owns(startOf[g]! + seen[g]!++)) out.push(remaining[i]!);
   }
   return out;
+}
+
+/**
+ * Which places of the groups-end-to-end sequence of `n` items in `groups` groups a rank takes:
+ * turns of about GROUPS_PER_TURN groups, rank after rank, the last round cut so that shares
+ * differ by at most one. `partition` and the streamed GopRankClips deal with it.
+ */
+export class TurnDeal {
+  private readonly turn: number;
+  private readonly round: number;
+  private readonly fullEnd: number;
+  private readonly from: number[];
+  private readonly to: number[];
+
+  constructor(
+    n: number,
+    groups: number,
+    private readonly rank: number,
+    world: number,
+  ) {
+    this.turn = Math.max(1, Math.round((GROUPS_PER_TURN * n) / groups));
+    // Whole rounds (every rank a full turn) are plain arithmetic; only the last round is walked.
+    this.round = this.turn * world;
+    this.fullEnd = Math.floor(Math.floor(n / world) / this.turn) * this.round;
+    [this.from, this.to] = lastTurns(n, world, this.turn, rank, this.fullEnd);
+  }
+
+  owns(at: number): boolean {
+    return at < this.fullEnd ? Math.floor((at % this.round) / this.turn) === this.rank : owns(this.from, this.to, at);
+  }
 }
 
 /**
@@ -99,16 +124,22 @@ function owns(from: readonly number[], to: readonly number[], at: number): boole
   return false;
 }
 
+/** The GOP runs of a plan: how many, the clips of each, and which run a clip is in. */
+export interface PlanRuns {
+  readonly count: number;
+  readonly sizes: Int32Array;
+  of(ref: ClipRef): number;
+}
+
 /**
- * The GOP run each position of the epoch order belongs to (an object's clips that open with
- * the same keyframe): the groups for `partition`. Undefined when no two clips share a GOP
- * (keyframe-aligned clips, images, arrays): then there is nothing to keep together.
+ * The GOP runs of the plan's clips (an object's clips that open with the same keyframe),
+ * numbered densely in object order, without the epoch order. Undefined when no two clips share
+ * a GOP (keyframe-aligned clips, images, arrays): then there is nothing to keep together.
  *
  * @example
- * partition(remaining, rank, world, gopGroups(plan, (p) => order[p]!));
+ * const runs = planRuns(plan); // runs?.of({ object: 3, start: 16 })
  */
-export function gopGroups(plan: ClipPlan, refAt: (position: number) => ClipRef): Groups | undefined {
-  // Each clip's run, numbered densely over the plan's clips in object order.
+export function planRuns(plan: ClipPlan): PlanRuns | undefined {
   const base = new Float64Array(plan.objects.length);
   let clips = 0;
   for (let o = 0; o < plan.objects.length; o++) (base[o] = clips), (clips += plan.objects[o]!.starts.length);
@@ -124,10 +155,12 @@ export function gopGroups(plan: ClipPlan, refAt: (position: number) => ClipRef):
     }
   });
   if (!shared) return undefined;
+  const sizes = new Int32Array(runs);
+  for (const r of runOf) sizes[r]!++;
   return {
     count: runs,
-    of: (position) => {
-      const ref = refAt(position);
+    sizes,
+    of: (ref) => {
       const { starts } = plan.objects[ref.object]!;
       let lo = 0;
       let hi = starts.length - 1;
@@ -139,4 +172,16 @@ export function gopGroups(plan: ClipPlan, refAt: (position: number) => ClipRef):
       return runOf[base[ref.object]! + lo]!;
     },
   };
+}
+
+/**
+ * The GOP run each position of the epoch order belongs to: the groups for `partition`.
+ * Undefined when no two clips share a GOP.
+ *
+ * @example
+ * partition(remaining, rank, world, gopGroups(plan, (p) => order[p]!));
+ */
+export function gopGroups(plan: ClipPlan, refAt: (position: number) => ClipRef): Groups | undefined {
+  const runs = planRuns(plan);
+  return runs && { count: runs.count, of: (position) => runs.of(refAt(position)) };
 }

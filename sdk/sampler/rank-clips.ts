@@ -20,6 +20,13 @@ export interface ConsumedPositions {
   readonly bits: Uint8Array;
 }
 
+/** Only a registered algorithm can come up short: the built-in ones order every clip. */
+export function shortOrder(total: number, ordered: number): InvalidOptionError {
+  return new InvalidOptionError(
+    `Expected the shuffle to order all ${total} clips of the epoch but received ${ordered}`,
+  );
+}
+
 /**
  * One rank's clips in delivery order, exactly `partition(consumed.remaining(), rank, world)`
  * mapped through the epoch order, but computed as they are asked for: `at(i)` advances the
@@ -81,11 +88,7 @@ export class RankClips implements ClipSequence<RankClip> {
     let ref: ClipRef | undefined;
     while (this.orderAt <= position) {
       const next = this.order.next();
-      // Only a registered algorithm can come up short: the built-in ones order every clip.
-      if (next.done)
-        throw new InvalidOptionError(
-          `Expected the shuffle to order all ${this.total} clips of the epoch but received ${this.orderAt}`,
-        );
+      if (next.done) throw shortOrder(this.total, this.orderAt);
       ref = next.value;
       this.orderAt++;
     }

@@ -6,6 +6,7 @@
  * Signed URLs that expire mid-run are renewed.
  */
 import { EcError } from "../../common/errors.js";
+import { compareKeys } from "../../common/dataset-table/entry.js";
 import { tableShards } from "../../common/dataset-table/listing.js";
 import { fetchIndex, fetchManifest, type DatasetManifest } from "../../common/manifest-client.js";
 import { ManifestErrorCode } from "../../common/manifest-sign.js";
@@ -14,6 +15,7 @@ import { fetchSignedUrls, fetchTable } from "../../common/table-client.js";
 import { ResumeError, SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
 import { inProcessCache, remoteCache, type ByteCache, type PlanRange } from "./cache-client.js";
+import { edgeFetch } from "./edge-fetch.js";
 import { assertNotPublicBucketUrl } from "./s3/s3-url.js";
 import type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, SourceStats } from "./source.js";
 
@@ -49,6 +51,20 @@ function deferred(): Deferred {
   return { promise, resolve, reject };
 }
 
+/** The object of `objects` (in key order, as a table lists them) with `key`: no map of the whole listing is built at open. */
+function listedAs(objects: readonly DatasetObject[], key: string): DatasetObject | undefined {
+  let lo = 0;
+  let hi = objects.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const c = compareKeys(objects[mid]!.key, key);
+    if (c === 0) return objects[mid];
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return undefined;
+}
+
 /** Objects per POST /urls: the edge signs at most 1000 at once. */
 const SIGN_BATCH = 1000;
 
@@ -56,11 +72,13 @@ export class EdgeSource implements DatasetSource {
   private manifest: DatasetManifest | undefined;
   private urls = new Map<string, ManifestObjectV1>();
   private renewing: Promise<void> | undefined;
-  /** Table mode: the listed objects by key, and the URL requests waiting for the next batch. */
-  private listed: Map<string, DatasetObject> | undefined;
+  /** Table mode: the listed objects (in key order, searched by key), and the URL requests waiting for the next batch. */
+  private listed: readonly DatasetObject[] | undefined;
   private expiresAt = 0;
   private waiting = new Map<string, { object: DatasetObject; done: Deferred }>();
   private signing = new Map<string, Promise<void>>();
+  /** Table head, pages and signed URLs over one HTTP/2 connection. */
+  private readonly control = edgeFetch();
 
   /** `table: false` always lists through the manifest (benchmarks and tests compare both). */
   constructor(
@@ -113,7 +131,7 @@ export class EdgeSource implements DatasetSource {
       fetchSignedUrls(
         this.datasetUrl,
         part.map((w) => ({ key: w.object.key, etag: w.object.etag })),
-        { token: this.token },
+        { token: this.token, fetch: this.control.fetch },
       ).then(
         (signed) => {
           for (const [j, o] of signed.objects.entries())
@@ -136,7 +154,7 @@ export class EdgeSource implements DatasetSource {
   private async signed(object: DatasetObject): Promise<ManifestObjectV1> {
     if (this.urls.has(object.key) && this.expiresAt - Date.now() / 1000 < RENEW_MARGIN_S) await this.renew();
     if (this.listed && !this.urls.has(object.key)) {
-      if (this.listed.get(object.key)?.etag !== object.etag)
+      if (listedAs(this.listed, object.key)?.etag !== object.etag)
         throw new SdkError("ERR_OBJECT_GONE", `${object.key} is not in the dataset table as listed`);
       await this.signLater(object);
     }
@@ -162,19 +180,19 @@ export class EdgeSource implements DatasetSource {
     const table =
       this.opts.table === false
         ? undefined
-        : await fetchTable(this.datasetUrl, { token: this.token, generation: opts.generation });
+        : await fetchTable(this.datasetUrl, {
+            token: this.token,
+            generation: opts.generation,
+            fetch: this.control.fetch,
+          });
     if (table) {
-      const objects: DatasetObject[] = table.entries.map((e) => ({
-        key: e.key,
-        size: e.size,
-        etag: e.etag,
-        kind: e.kind,
-      }));
-      this.listed = new Map(objects.map((o) => [o.key, o]));
+      // An entry is a DatasetObject (key, size, etag, kind and more): no copy per object.
+      const objects: readonly DatasetObject[] = table.entries;
+      this.listed = objects;
       const shards = tableShards(objects, table.head.shardBytes).map((s) => ({
         objects: Array.from({ length: s.count }, (_, i) => s.first + i),
       }));
-      return { objects, shards, entries: table.entries, generation: table.head.generation };
+      return { objects, shards, entries: table.entries, generation: table.head.generation, digest: table.digest };
     }
     if (opts.generation !== undefined && this.opts.table !== false) {
       throw new ResumeError(
@@ -223,7 +241,7 @@ export class EdgeSource implements DatasetSource {
   }
 
   async close(): Promise<void> {
-    await this.cache.close();
+    await Promise.all([this.cache.close(), this.control.close()]);
   }
 }
 

@@ -17,6 +17,8 @@ export interface DatasetListing {
   readonly shards: readonly { readonly objects: readonly number[] }[];
   /** The dataset table's entry of each object (same order as `objects`) when the source has one: planning needs no index then. */
   readonly entries?: readonly TableEntryV1[];
+  /** The SetDigest of the objects' (key, etag) where the source has it without hashing each (a table head's page summaries). */
+  readonly digest?: string;
   /** The table generation listed, which a checkpoint pins. */
   readonly generation?: number;
   /** Something the caller should hear once (e.g. no table yet: planned from every index). */

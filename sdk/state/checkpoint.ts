@@ -5,9 +5,12 @@
  */
 import { z } from "zod";
 import { ResumeError } from "../errors.js";
+import { ORDER_VERSION } from "../sampler/order-version.js";
 
 export const Checkpoint = z.object({
   version: z.literal(1),
+  /** The epoch order's version (ORDER_VERSION); absent in checkpoints of order 2 and before. */
+  order: z.number().int().positive().optional(),
   /** Hash of the clip plan (objects, etags, clip counts, sampling options): a resume must match it. */
   fingerprint: z.string(),
   seed: z.number().int().nonnegative(),
@@ -75,6 +78,7 @@ export function toCheckpoint(
   return {
     ...(meta.generation !== undefined ? { generation: meta.generation } : {}),
     version: 1,
+    order: ORDER_VERSION,
     fingerprint: meta.fingerprint,
     seed: meta.seed,
     epoch: meta.epoch,
@@ -114,6 +118,7 @@ export function mergeCheckpoints(list: readonly Checkpoint[]): Checkpoint {
       c.seed !== first.seed ||
       c.epoch !== first.epoch ||
       c.world !== first.world ||
+      c.order !== first.order ||
       c.generation !== first.generation
     ) {
       throw new ResumeError(
@@ -143,6 +148,13 @@ export function restore(
   expected: { fingerprint: string; total: number },
 ): { set: PositionSet; seed: number; epoch: number } {
   const c = Array.isArray(resume) ? mergeCheckpoints(resume) : (resume as Checkpoint);
+  // Before the order had a version in checkpoints it was 2; another version's positions mean other clips.
+  if ((c.order ?? 2) !== ORDER_VERSION) {
+    throw new ResumeError(
+      "ERR_RESUME_MISMATCH",
+      `Expected a checkpoint of epoch order ${ORDER_VERSION} but received one of order ${c.order ?? 2}, written by an ec whose epoch order differs; resume it with that version or start the epoch afresh`,
+    );
+  }
   if (c.fingerprint !== expected.fingerprint || c.total !== expected.total) {
     throw new ResumeError(
       "ERR_RESUME_MISMATCH",

@@ -69,7 +69,13 @@ export class S3Source implements DatasetSource {
         etag: e.etag,
         kind: e.kind,
       }));
-      return { objects, shards: shardsBySize(objects), entries: table.entries, generation: table.head.generation };
+      return {
+        objects,
+        shards: shardsBySize(objects),
+        entries: table.entries,
+        generation: table.head.generation,
+        digest: table.digest,
+      };
     }
     if (opts.generation !== undefined) {
       throw new ResumeError(

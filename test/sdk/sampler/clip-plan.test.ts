@@ -1,3 +1,4 @@
+import { SetDigest } from "../../../common/dataset-table/set-digest.js";
 import { describe, expect, it } from "vitest";
 import { clipFrames, clipStarts, makePlan } from "../../../sdk/sampler/clip-plan.js";
 import { decodeSpan, frameOrder, NOT_SHOWN } from "../../../sdk/sampler/frame-order.js";
@@ -100,5 +101,19 @@ describe("makePlan", () => {
       a.fingerprint,
     );
     expect(makePlan(objs, shards, { frames: 4, stride: 2, align: "keyframe" }).fingerprint).not.toBe(a.fingerprint);
+  });
+
+  it("fingerprints the listing's digest and shard sizes, so a table head's digest gives the same one", () => {
+    const objs = ["a", "b", "c"].map((key, i) => ({ key, etag: `"${i}"`, starts: [0] }));
+    const o = { frames: 8, stride: 1, align: "keyframe" } as const;
+    const shards = [{ objects: [0, 1] }, { objects: [2] }];
+    const a = makePlan(objs, shards, o);
+    // As a head's page summaries add up: any split of the listing, in any order.
+    const head = new SetDigest().addDigest(new SetDigest().add("c", '"2"').add("a", '"0"').toString(), 2);
+    expect(makePlan(objs, shards, o, head.add("b", '"1"').toString()).fingerprint).toBe(a.fingerprint);
+    // The digest given is what is fingerprinted: another listing's is another plan.
+    expect(makePlan(objs, shards, o, "0".repeat(32)).fingerprint).not.toBe(a.fingerprint);
+    expect(makePlan(objs, [{ objects: [0] }, { objects: [1, 2] }], o).fingerprint).not.toBe(a.fingerprint);
+    expect(makePlan(objs.slice(0, 2), [{ objects: [0, 1] }], o).fingerprint).not.toBe(a.fingerprint);
   });
 });

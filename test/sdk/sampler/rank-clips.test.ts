@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { gopsOf, makePlan, type ClipPlan, type PlannedObject } from "../../../sdk/sampler/clip-plan.js";
-import { partition } from "../../../sdk/sampler/partition.js";
-import { RankClips } from "../../../sdk/sampler/rank-clips.js";
+import { gopsOf, makePlan, type ClipPlan, type ClipRef, type PlannedObject } from "../../../sdk/sampler/clip-plan.js";
+import { GopRankClips } from "../../../sdk/sampler/gop-rank-clips.js";
+import { gopGroups, partition, planRuns } from "../../../sdk/sampler/partition.js";
+import { RankClips, type ClipSequence, type RankClip } from "../../../sdk/sampler/rank-clips.js";
 import { epochOrder, epochStream, registerShuffle } from "../../../sdk/sampler/shuffle.js";
 import { PositionSet } from "../../../sdk/state/checkpoint.js";
 
@@ -67,37 +68,63 @@ describe("the epoch order streams and stays the order it was", () => {
   });
 });
 
+/**
+ * What `deal` hands each rank equals partition over the materialised order (with the plan's
+ * GOP runs as groups when `grouped`), for any plan, consumed set, rank, world, limit.
+ */
+function expectDealsAsPartition(
+  minWorld: number,
+  grouped: boolean,
+  deal: (
+    p: ClipPlan,
+    order: () => Iterable<ClipRef>,
+    consumed: PositionSet,
+    rank: number,
+    world: number,
+    limit: number | undefined,
+  ) => ClipSequence<RankClip> | undefined,
+): void {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 60 }),
+      fc.integer({ min: 1, max: 9 }),
+      fc.nat(),
+      fc.integer({ min: minWorld, max: 5 }),
+      fc.array(fc.boolean(), { maxLength: 240 }),
+      fc.option(fc.nat(40), { nil: undefined }),
+      (objects, perShard, seed, world, consumedBits, limit) => {
+        const p = plan(objects, perShard);
+        const consumed = new PositionSet(p.total);
+        consumedBits.forEach((b, i) => b && i < p.total && consumed.add(i));
+        for (const name of ["none", "shard-buffer", "global"]) {
+          const params = { seed, epoch: seed % 4, buffer: 1 + (seed % 20) };
+          const order = epochOrder(p, name, params);
+          const groups = grouped ? gopGroups(p, (i) => order[i]!) : undefined;
+          for (let rank = 0; rank < world; rank++) {
+            const mine = deal(p, () => epochStream(p, name, params), consumed, rank, world, limit);
+            // No GOP shared (every object one clip): open() deals with RankClips.
+            if (!mine) return;
+            let want = partition(consumed.remaining(), rank, world, groups).map((position) => ({
+              position,
+              ref: order[position]!,
+            }));
+            if (limit !== undefined) want = want.slice(0, limit);
+            expect(Array.from({ length: mine.length }, (_, i) => mine.at(i))).toEqual(want);
+            expect(mine.at(mine.length)).toBeUndefined();
+          }
+        }
+      },
+    ),
+    { numRuns: 150 },
+  );
+}
+
 describe("RankClips", () => {
   it("deals exactly what partition over the materialised order deals, for any consumed set, rank, world, limit", () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 60 }),
-        fc.integer({ min: 1, max: 9 }),
-        fc.nat(),
-        fc.integer({ min: 1, max: 5 }),
-        fc.array(fc.boolean(), { maxLength: 240 }),
-        fc.option(fc.nat(40), { nil: undefined }),
-        (objects, perShard, seed, world, consumedBits, limit) => {
-          const p = plan(objects, perShard);
-          const consumed = new PositionSet(p.total);
-          consumedBits.forEach((b, i) => b && i < p.total && consumed.add(i));
-          for (const name of ["none", "shard-buffer", "global"]) {
-            const params = { seed, epoch: seed % 4, buffer: 1 + (seed % 20) };
-            const order = epochOrder(p, name, params);
-            for (let rank = 0; rank < world; rank++) {
-              let want = partition(consumed.remaining(), rank, world).map((position) => ({
-                position,
-                ref: order[position]!,
-              }));
-              if (limit !== undefined) want = want.slice(0, limit);
-              const mine = new RankClips(epochStream(p, name, params), consumed, rank, world, limit);
-              expect(Array.from({ length: mine.length }, (_, i) => mine.at(i))).toEqual(want);
-              expect(mine.at(mine.length)).toBeUndefined();
-            }
-          }
-        },
-      ),
-      { numRuns: 150 },
+    expectDealsAsPartition(
+      1,
+      false,
+      (_p, order, consumed, rank, world, limit) => new RankClips(order(), consumed, rank, world, limit),
     );
   });
 
@@ -128,5 +155,31 @@ describe("RankClips", () => {
         message: `Expected the shuffle to order all ${p.total} clips of the epoch but received ${p.total - 1}`,
       }),
     );
+  });
+});
+
+describe("GopRankClips", () => {
+  it("deals exactly what partition over the materialised order and its GOP runs deals, for any consumed set", () => {
+    expectDealsAsPartition(2, true, (p, order, consumed, rank, world, limit) => {
+      const runs = planRuns(p);
+      return runs && new GopRankClips(order, consumed, runs, rank, world, limit);
+    });
+  });
+
+  it("takes from the epoch order only as far as the first clips, not the whole epoch", () => {
+    const p = plan(100_000, 1000);
+    let pulled = 0;
+    const counted = function* () {
+      for (const ref of epochStream(p, "shard-buffer", { seed: 1, epoch: 0, buffer: 256 })) {
+        pulled++;
+        yield ref;
+      }
+    };
+    const mine = new GopRankClips(counted, new PositionSet(p.total), planRuns(p)!, 1, 4);
+    expect(pulled).toBe(0);
+    for (let i = 0; i < 16; i++) mine.at(i);
+    expect(mine.length).toBe(Math.floor(p.total / 4) + (1 < p.total % 4 ? 1 : 0));
+    expect(pulled).toBeGreaterThanOrEqual(16);
+    expect(pulled).toBeLessThan(1000);
   });
 });

@@ -1,0 +1,6 @@
+/**
+ * The epoch order's version, in every plan fingerprint and checkpoint: a checkpoint of another
+ * version is refused, not misread. 3: the fingerprint is over the listing's SetDigest and the
+ * shard sizes, not each object's clip count, so a dataset table's head gives it.
+ */
+export const ORDER_VERSION = 3;

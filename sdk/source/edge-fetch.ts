@@ -1,0 +1,65 @@
+/**
+ * The fetch an EdgeSource sends its control requests with (keys, table head and pages, signed
+ * URLs), cheaper at open than Node's global fetch for a table of many pages (bench/open-scale.ts):
+ * HTTP/2 where the edge offers it, so the pages in flight share one connection instead of a TLS
+ * handshake each; and a gzip body (every table page) inflated in one call on libuv's thread
+ * pool, instead of fetch's streamed decompression chunk by chunk on the main thread.
+ */
+import { promisify } from "node:util";
+import { gunzip } from "node:zlib";
+import { Agent, getGlobalDispatcher, request, type buildConnector, type Dispatcher } from "undici";
+
+const inflate = promisify(gunzip);
+
+/** Where undici (and Node's fetch) keep the process's global dispatcher once one is set or used. */
+const GLOBAL_DISPATCHER = Symbol.for("undici.globalDispatcher.1");
+
+/** Statuses whose Response cannot carry a body. */
+const NO_BODY = new Set([101, 103, 204, 205, 304]);
+
+export interface EdgeFetch {
+  readonly fetch: typeof fetch;
+  close(): Promise<void>;
+}
+
+/**
+ * `connect`: TLS options of the connections (a test's own CA); the system's trust otherwise.
+ * A process that has a global dispatcher already (set for a proxy or a CA, or made by an
+ * earlier fetch) keeps it: requests go through it, HTTP/1.1 unless it allows HTTP/2.
+ *
+ * @example
+ * const f = edgeFetch();
+ * await fetchTable(url, { token, fetch: f.fetch });
+ * await f.close();
+ */
+export function edgeFetch(connect?: buildConnector.BuildOptions): EdgeFetch {
+  const own =
+    connect || (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER] === undefined
+      ? new Agent({ allowH2: true, keepAliveTimeout: 30_000, ...(connect ? { connect } : {}) })
+      : undefined;
+  const dispatcher: Dispatcher = own ?? getGlobalDispatcher();
+  const send = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    const res = await request(String(input instanceof Request ? input.url : input), {
+      method: (init.method ?? "GET") as "GET",
+      headers: init.headers as Record<string, string> | undefined,
+      body: init.body as string | undefined,
+      signal: init.signal ?? undefined,
+      dispatcher,
+    });
+    const raw = new Uint8Array(await res.body.arrayBuffer());
+    const gzip = res.headers["content-encoding"] === "gzip";
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(res.headers)) {
+      if (v === undefined || (gzip && (k === "content-encoding" || k === "content-length"))) continue;
+      for (const one of Array.isArray(v) ? v : [v]) headers.append(k, one);
+    }
+    // One output chunk per MiB, not per 16 KiB: a page inflates to ~180 KB per 1,000 objects.
+    const body = NO_BODY.has(res.statusCode)
+      ? null
+      : gzip
+        ? new Uint8Array(await inflate(raw, { chunkSize: 1 << 20 }))
+        : raw;
+    return new Response(body, { status: res.statusCode, headers });
+  };
+  return { fetch: send as typeof fetch, close: async () => own?.close() };
+}
