@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { frameMd5, packetsFromTrack, type HostFrame } from "../../native/index.js";
-import { ffmpegFrameMd5s, indexedVideo, type IndexedVideo, decoderFor } from "./helpers.js";
+import { frameMd5, type HostFrame } from "../../native/index.js";
+import { ffmpegFrameMd5s, indexedVideo, type IndexedVideo, decoderFor, packetsPart } from "./helpers.js";
 
 let dir: string;
 let v: IndexedVideo;
@@ -22,13 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-/** Packets first .. first + count - 1 of the track, rebased to their own bytes. */
-function part(first: number, count: number) {
-  const s = v.track.samples;
-  const start = s.offset[first]!;
-  const end = s.offset[first + count - 1]! + s.size[first + count - 1]!;
-  return packetsFromTrack(v.track, v.bytes.subarray(start, end), start, first, count);
-}
+const part = (first: number, count: number) => packetsPart(v, first, count);
 
 describe("decode with drain: false continues one run across calls", () => {
   it("gives ffmpeg's frames, each decoded once, when a GOP is fed in pieces that start between keyframes", async () => {

@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { createDecoder, frameBytes, frameMd5, packetsFromTrack, type HostFrame } from "../../native/index.js";
-import { ffmpegFrameMd5s, indexedVideo, type IndexedVideo } from "./helpers.js";
+import { frameBytes, frameMd5, type HostFrame } from "../../native/index.js";
+import { decoderFor, ffmpegFrameMd5s, indexedVideo, packetsPart, type IndexedVideo } from "./helpers.js";
 
 let dir: string;
 let v: IndexedVideo;
@@ -31,28 +31,12 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 
 const md5 = (b: Uint8Array) => createHash("md5").update(b).digest("hex");
 
-/** Packets first .. first + count - 1 of the track, rebased to their own bytes. */
-function part(first: number, count: number) {
-  const s = v.track.samples;
-  const start = s.offset[first]!;
-  const end = s.offset[first + count - 1]! + s.size[first + count - 1]!;
-  return packetsFromTrack(v.track, v.bytes.subarray(start, end), start, first, count);
-}
+const part = (first: number, count: number) => packetsPart(v, first, count);
 
 /** Presentation-ordered pts of the track. */
 const ptsInOrder = () => [...v.track.samples.pts].sort((a, b) => a - b);
 
-async function decoder(output: "native" | "rgb24" = "native") {
-  const t = v.track;
-  return createDecoder({
-    codec: t.codec,
-    extradata: t.extradata,
-    width: t.width,
-    height: t.height,
-    threads: 1,
-    output,
-  });
-}
+const decoder = (output: "native" | "rgb24" = "native") => decoderFor(v, { threads: 1, output });
 
 describe("decode into caller memory", () => {
   it("writes native frames at their regions of one buffer, frame-exact", async () => {

@@ -10,6 +10,7 @@ import {
   NativeError,
   packetsFromTrack,
   type DecoderOptions,
+  type Packets,
   type Frame,
   type HostFrame,
 } from "../../native/index.js";
@@ -34,6 +35,14 @@ export async function indexedVideo(dir: string, options: MakeVideoOptions): Prom
 /** ffmpeg's md5 of every frame of the first video stream (`ffmpegFrameMd5s`); `extra` goes before -i. */
 export function ffmpegFrameMd5s(file: string, extra: string[] = []): Promise<string[]> {
   return frameMd5sOf(file, { input: extra });
+}
+
+/** Packets first .. first + count - 1 of the video's track, rebased to their own bytes (a run fed in pieces). */
+export function packetsPart(v: Pick<IndexedVideo, "track" | "bytes">, first: number, count: number): Packets {
+  const s = v.track.samples;
+  const start = s.offset[first]!;
+  const end = s.offset[first + count - 1]! + s.size[first + count - 1]!;
+  return packetsFromTrack(v.track, v.bytes.subarray(start, end), start, first, count);
 }
 
 /** A decoder for the video's track (codec, extradata and size from its index) with `extra` options. */
