@@ -1,6 +1,6 @@
 /**
  * Start-up of `ec engine`, the child the Python client spawns: the bundled file
- * (dist/sdk/cli/engine.bundle.mjs) against the unbundled modules (EC_ENGINE_BUNDLE=0), rows
+ * (dist/sdk/cli/engine.bundle.cjs) against the unbundled modules (EC_ENGINE_BUNDLE=0), rows
  * alternating (modules, bundle, modules, …) on a noisy machine. Per start: wall time from spawn
  * to the reply to its first request (ready: every module loaded), from spawn to `opened` for a
  * local folder of one video (what `ec.open()` waits for: the decoder and the addon loaded too),
