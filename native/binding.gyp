@@ -25,7 +25,8 @@
         "src/kernels/kernels.cc",
         "src/nvdec-caps.cc",
         "src/packed-frames.cc",
-        "src/read-into.cc"
+        "src/read-into.cc",
+        "src/shared-map.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

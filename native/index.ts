@@ -21,4 +21,5 @@ export {
 export { CODECS, OUTPUTS, type Codec, type DecoderOptions, type DeviceName, type OutputFormat } from "./lib/options.js";
 export { packetsFromTrack, sampleSpan, type Packets, type Sample } from "./lib/packets.js";
 export { allocDevice, readInto, type DeviceBuffer, type ReadResult } from "./lib/read-into.js";
+export { mapShared } from "./lib/shared-map.js";
 export { ipcHandle, packDeviceFrame, packedBytes, packedPlanes } from "./lib/device-share.js";

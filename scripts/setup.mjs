@@ -92,9 +92,14 @@ function ensureBuild() {
     ...["common", "origin-cache", "sdk", "native"].map((d) => newestUnder(join(root, d), [".ts"])),
     mtime(join(root, "tsconfig.build.json")),
   );
-  if (mtime(out) >= src && src > 0) return;
-  run(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"]);
-  execFileSync("touch", [out]);
+  if (mtime(out) < src || src === 0) {
+    run(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"]);
+    execFileSync("touch", [out]);
+  }
+  // `ec engine` in one file (bin/ec.js keeps its V8 code cache beside it), which the Python client's child loads instead of hundreds of modules.
+  const cli = join(root, "dist", "sdk", "cli");
+  if (mtime(join(cli, "engine.bundle.cjs")) < mtime(join(cli, "main.js")))
+    run(process.execPath, [join(root, "scripts", "bundle-engine.mjs")]);
 }
 
 function ensureNative() {

@@ -7,7 +7,7 @@ import type { OpenRunDecoder } from "./pipeline/gop-decode.js";
 import { IndexCache } from "./pipeline/index-cache.js";
 import { planDataset, type SkippedObject } from "./pipeline/planner.js";
 import { noClipsError } from "./pipeline/no-clips.js";
-import { streamBatches } from "./pipeline/stream.js";
+import { streamBatches, type BatchPoolFactory } from "./pipeline/stream.js";
 import type { ClipPlan } from "./sampler/clip-plan.js";
 import { GopRankClips } from "./sampler/gop-rank-clips.js";
 import { planRuns } from "./sampler/partition.js";
@@ -25,6 +25,8 @@ export interface OpenParts {
   readonly decodeImage?: DecodeImage;
   /** Decoders for GOP runs; default: native ones, unless `decode` is given (then each clip decodes on its own). */
   readonly openRun?: OpenRunDecoder | false;
+  /** The memory clips are decoded into (given the pool's bound on free buffers); default: a BatchPool. */
+  readonly batchPool?: BatchPoolFactory;
 }
 
 /** What `open()` hands a Dataset: the listed, indexed and planned dataset and this rank's share. @internal */
@@ -46,6 +48,7 @@ export interface DatasetInit {
   readonly openRun: OpenRunDecoder | undefined;
   /** When open() began (performance.now()), for `first_batch_s`. */
   readonly openedAt?: number;
+  readonly batchPool?: BatchPoolFactory;
 }
 
 /** An opened dataset: iterate it for batches; `state()` checkpoints, `stats()` reports. */
@@ -66,6 +69,7 @@ export class Dataset implements AsyncIterable<Batch> {
   private readonly decodeImage: DecodeImage;
   private readonly epoch: DatasetInit["epoch"];
   private readonly openRun: OpenRunDecoder | undefined;
+  private readonly batchPool: BatchPoolFactory | undefined;
   /** The dataset table generation planned from; undefined when planned from every object's index. */
   readonly generation: number | undefined;
   private readonly consumed: PositionSet;
@@ -85,6 +89,7 @@ export class Dataset implements AsyncIterable<Batch> {
     this.options = init.options;
     this.epoch = init.epoch;
     this.openRun = init.openRun;
+    this.batchPool = init.batchPool;
     this.clipCount = init.mine.length;
     this.totalClips = init.plan.total;
     this.skipped = init.skipped;
@@ -114,6 +119,7 @@ export class Dataset implements AsyncIterable<Batch> {
       onNeeded: (n) => (this.recorder.bytesNeeded += n),
       onDecoded: (n) => (this.recorder.decodedFrames += n),
       ...(this.openRun ? { openRun: this.openRun } : {}),
+      ...(this.batchPool ? { batchPool: this.batchPool } : {}),
       onSkip: (s) => {
         if (s.error) this.report(s.error, { key: s.key, start: s.start });
       },
@@ -234,6 +240,7 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
       epoch,
       openRun,
       openedAt,
+      ...(parts.batchPool ? { batchPool: parts.batchPool } : {}),
     });
   } catch (err) {
     await source.close();

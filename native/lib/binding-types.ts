@@ -141,6 +141,8 @@ export interface Binding {
     rows: number,
   ): void;
   ipcHandle(device: number, pointer: bigint): Uint8Array;
+  /** A MAP_SHARED mapping of the file's first `bytes`, unmapped when the buffer is collected. */
+  mapShared(fd: number, bytes: number): ArrayBuffer;
   devices(): RawDevices;
 }
 

@@ -28,6 +28,7 @@ export const NativeErrorCode = {
   FileNotFound: "ERR_FILE_NOT_FOUND",
   ReadFailed: "ERR_READ_FAILED",
   OutOfMemory: "ERR_OUT_OF_MEMORY",
+  MapFailed: "ERR_MAP_FAILED",
   Native: "ERR_NATIVE",
 } as const;
 export type NativeErrorCode = (typeof NativeErrorCode)[keyof typeof NativeErrorCode];

@@ -23,6 +23,7 @@ extern "C" {
 #include "image-decoder.h"
 #include "kernels/kernel-calls.h"
 #include "read-into.h"
+#include "shared-map.h"
 
 namespace {
 
@@ -540,6 +541,20 @@ Napi::Value Devices(const Napi::CallbackInfo& info) {
   return o;
 }
 
+// mapShared(fd, bytes): an ArrayBuffer over a MAP_SHARED mapping of the file, unmapped when collected.
+Napi::Value MapShared(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = info[0].As<Napi::Number>().Int32Value();
+  auto bytes = static_cast<size_t>(info[1].As<Napi::Number>().DoubleValue());
+  void* data = guard(env, [&] { return ec::mapSharedFile(fd, bytes); });
+  return Napi::ArrayBuffer::New(
+      env, data, bytes, [](Napi::Env, void* p, size_t* size) {
+        ec::unmapSharedFile(p, *size);
+        delete size;
+      },
+      new size_t(bytes));
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   // Failures reach JS as typed errors; FFmpeg's own log lines on stderr would only be noise.
   av_log_set_level(std::getenv("EC_FFMPEG_LOG") ? AV_LOG_INFO : AV_LOG_QUIET);
@@ -558,6 +573,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("copyDevice2D", Napi::Function::New(env, CopyDevice2D));
   exports.Set("ipcHandle", Napi::Function::New(env, IpcHandle));
   exports.Set("devices", Napi::Function::New(env, Devices));
+  exports.Set("mapShared", Napi::Function::New(env, MapShared));
   exports.Set("abiVersion", Napi::Number::New(env, 1));
   return exports;
 }

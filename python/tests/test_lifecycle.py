@@ -44,7 +44,7 @@ def test_a_held_tensor_is_not_overwritten_while_the_stream_goes_on(videos):
         it = iter(ds)
         held = next(it).frames
         copy = held.clone()
-        for _ in it:  # the ring (3 slots) is reused many times meanwhile
+        for _ in it:  # the ring (4 slots) is reused many times meanwhile
             pass
         assert bool((held == copy).all())
 
@@ -52,7 +52,7 @@ def test_a_held_tensor_is_not_overwritten_while_the_stream_goes_on(videos):
 def test_holding_every_slot_is_said_not_hung(videos):
     with ec.open(str(videos), frames=2, size=(16, 16), batch=1, prefetch=1) as ds:
         it = iter(ds)
-        kept = [next(it) for _ in range(3)]  # prefetch=1, batch=1: a ring of 3 slots
+        kept = [next(it) for _ in range(len(ds._maps))]  # prefetch=1, batch=1: a ring of 4 slots
         with pytest.raises(ec.Error) as err:
             next(it)
         assert err.value.code == "ERR_RING_FULL"

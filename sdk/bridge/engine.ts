@@ -15,6 +15,7 @@ import type { DeviceFrame } from "../../native/index.js";
 import { packedBytes } from "../../native/lib/device-share.js";
 import type { DecodedClip } from "../pipeline/decode.js";
 import { PROTOCOL_VERSION, Request, type Event } from "./protocol.js";
+import { SlotPool } from "./slot-pool.js";
 import { SlotRing } from "./slot-ring.js";
 
 /** What the client can ask of a batch it has been handed: the checkpoint and counters as of then. */
@@ -119,6 +120,7 @@ export class EngineSession {
         for (const s of req.release) cur.ring.release(s);
         for (const k of cur.snapshots.keys()) if (k < req.seq) cur.snapshots.delete(k);
         cur.acked = Math.max(cur.acked, req.seq);
+        cur.ring.poke();
         return;
       case "state":
       case "stats": {
@@ -144,6 +146,9 @@ export class EngineSession {
                 clips: snap.stats.clips,
                 frames: snap.stats.frames,
                 bytes_delivered: snap.stats.bytes_delivered,
+                // Batch bytes copied into the slots (pwritev), and handed over where they were decoded.
+                slot_bytes_copied: cur.ring.bytesCopied,
+                slot_bytes_in_place: cur.ring.bytesPlaced,
               };
         this.send({ event: "reply", id: req.id, value });
         return;
@@ -175,23 +180,30 @@ export class EngineSession {
   ): Promise<void> {
     await this.stop();
     let ds: Dataset | undefined;
-    let ring: SlotRing;
+    let ring: SlotRing | undefined;
     try {
-      ds = await open(url, {
-        ...options,
-        onError: (err, clip) =>
-          this.send(
-            {
-              event: "error",
-              code: err.code,
-              message: err.message,
-              clip: clip ? { key: clip.key, start: clip.start } : null,
-            },
-            id,
-          ),
-      });
       ring = new SlotRing(dir, slots);
+      const lender = ring;
+      ds = await open(
+        url,
+        {
+          ...options,
+          onError: (err, clip) =>
+            this.send(
+              {
+                event: "error",
+                code: err.code,
+                message: err.message,
+                clip: clip ? { key: clip.key, start: clip.start } : null,
+              },
+              id,
+            ),
+        },
+        // Host batches are decoded into the slots the client maps; GPU ones stay in device memory.
+        ipc ? {} : { batchPool: (maxFree) => new SlotPool(lender, maxFree) },
+      );
     } catch (err) {
+      ring?.close();
       await ds?.close().catch(() => undefined);
       // The dataset failed, not the engine: the client may open another.
       this.send({ event: "failed", ...errorOf(err, "ERR_OPEN_FAILED") }, id);
@@ -220,16 +232,22 @@ export class EngineSession {
       for await (const batch of ds) {
         if (cur.stopped) return;
         cur.snapshots.set(++seq, { state: ds.state(), stats: ds.stats() });
-        const slot = await ring.acquire(() => this.send({ event: "full" }, id));
-        if (cur.stopped || slot < 0) return;
         const { layout } = batch;
         const gpuFrames = ipc ? deviceFramesOf(batch.decoded) : undefined;
         const frameBytes = gpuFrames ? packedBytes(gpuFrames[0]!) : 0;
-        const placed = gpuFrames
-          ? await ring.writeDevice(slot, gpuFrames, frameBytes * gpuFrames.length)
-          : { capacity: ring.write(slot, layout.frames, layout.byteLength), handle: undefined };
-        // The frames are in the slot now: their memory carries the clips decoded next.
-        batch.release();
+        // Decoded in order into a lent slot: handed over as it lies, and let go when the client releases it.
+        const inPlace = gpuFrames ? undefined : ring.handOver(layout.frames, layout.byteLength, () => batch.release());
+        const slot = inPlace ?? (await ring.acquire(() => this.send({ event: "full", lent: ring.lentCount }, id)));
+        if (cur.stopped || slot < 0) return;
+        let placed: { capacity: number; handle?: string };
+        if (inPlace !== undefined) placed = { capacity: ring.capacityOf(slot) };
+        else {
+          placed = gpuFrames
+            ? await ring.writeDevice(slot, gpuFrames, frameBytes * gpuFrames.length)
+            : { capacity: ring.write(slot, layout.frames, layout.byteLength) };
+          // The frames are in the slot now: their memory carries the clips decoded next.
+          batch.release();
+        }
         // NVDEC's native surfaces (nv12, p010) are packed plane by plane: [B, T, bytes per frame].
         const shape =
           gpuFrames && gpuFrames[0]!.format !== "rgb24"
@@ -251,6 +269,10 @@ export class EngineSession {
           },
           id,
         );
+        // The next batch is pulled once a slot is free for the clips it starts decoding (or the
+        // client, holding all it has, waits for it): a pipeline run ahead of the client would
+        // decode into heap memory and copy.
+        if (!gpuFrames) while (!cur.stopped && !ring.hasFree && cur.acked < seq) await ring.changed();
       }
       cur.snapshots.set(++seq, { state: ds.state(), stats: ds.stats() });
       this.send({ event: "end", seq }, id);

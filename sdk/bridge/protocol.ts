@@ -81,7 +81,11 @@ export const Event = z.discriminatedUnion("event", [
     clip: z.object({ key: z.string(), start: z.number() }).nullable(),
   }),
   /** A batch is ready but every slot is held: the client frees one or says so to the user. */
-  z.object({ event: z.literal("full") }),
+  z.object({
+    event: z.literal("full"),
+    /** Slots the engine has lent to batches being decoded into them: not the client's to free. */
+    lent: z.number().int().nonnegative().optional(),
+  }),
   z.object({ event: z.literal("end"), seq: z.number().int().positive() }),
   /** The answer to a request with an `id`: its `value`, or the `error` it failed with. */
   z.object({

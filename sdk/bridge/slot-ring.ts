@@ -1,14 +1,17 @@
 /**
- * The engine's side of the shared-memory ring: one file per slot in a tmpfs folder, written with
- * pwritev straight from the decoded frames (the only copy between decoder and tensor), grown when
- * a batch needs more, handed out only after the client has released it. Not thread-safe; one
- * engine owns it.
+ * The engine's side of the shared-memory ring: one file per slot in a tmpfs folder, grown when a
+ * batch needs more, handed out only after the client has released it. A free slot may also be
+ * lent to the pipeline as the memory a batch is decoded into (`lend`, mapped with mapShared):
+ * such a batch is handed to the client where it lies, with no copy; any other batch is copied in
+ * with pwritev. A slot is free, lent (the pipeline writes it) or the client's (its arrays view
+ * it); only a free one is lent or written. Not thread-safe; one engine owns it.
  */
 import { closeSync, ftruncateSync, openSync, unlinkSync, writevSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { SdkError, SdkErrorCode } from "../errors.js";
 import type { DeviceBuffer, DeviceFrame } from "../../native/index.js";
+import { mapShared } from "../../native/lib/shared-map.js";
 
 /** Slot files grow in steps of this, so a batch slightly larger than the last does not resize them again. */
 const GROW_STEP = 2 << 20;
@@ -17,7 +20,14 @@ interface Slot {
   readonly path: string;
   readonly fd: number;
   capacity: number;
+  /** The client's (a batch handed out and not yet released) or lent to the pipeline. */
   held: boolean;
+  /** Lent: the pipeline decodes into `memory`; it comes back with `give`. */
+  lent: boolean;
+  /** The file mapped here (its first `capacity` bytes), made when the slot is first lent. */
+  memory?: ArrayBuffer;
+  /** What the client's release of a batch handed out in place runs (the pipeline lets go of it). */
+  onRelease?: () => void;
   /** Device memory for batches that stay on the GPU (CUDA IPC), allocated on the first one. */
   gpu?: { buffer: DeviceBuffer; handle: string };
 }
@@ -25,7 +35,13 @@ interface Slot {
 export class SlotRing {
   private readonly slots: Slot[];
   private readonly waiters: ((slot: number) => void)[] = [];
+  /** Woken when a slot becomes free, on `poke`, and on close. */
+  private watchers: (() => void)[] = [];
   private linked = true;
+  private closed = false;
+  /** Bytes of batches written into slots with pwritev, and of batches handed out where they were decoded. */
+  bytesCopied = 0;
+  bytesPlaced = 0;
 
   /** Creates `count` empty slot files under `dir`, readable and writable by this user only. */
   constructor(dir: string, count: number) {
@@ -34,7 +50,7 @@ export class SlotRing {
     try {
       for (let i = 0; i < count; i++) {
         const path = `${stem}-${i}`;
-        this.slots.push({ path, fd: openSync(path, "wx+", 0o600), capacity: 0, held: false });
+        this.slots.push({ path, fd: openSync(path, "wx+", 0o600), capacity: 0, held: false, lent: false });
       }
     } catch (err) {
       this.close();
@@ -77,11 +93,108 @@ export class SlotRing {
   /** The client's tensors over `slot` are gone: the slot passes straight to a waiter, or becomes free. */
   release(slot: number): void {
     const s = this.slots[slot];
-    if (!s?.held)
+    if (!s?.held || s.lent)
       throw new SdkError(SdkErrorCode.Protocol, `Expected a held slot below ${this.slots.length} but received ${slot}`);
+    const onRelease = s.onRelease;
+    if (onRelease) {
+      // Handed out in place: the memory is the pipeline's again until it gives it back.
+      s.onRelease = undefined;
+      s.lent = true;
+      onRelease();
+      return;
+    }
+    this.free(s, slot);
+  }
+
+  private free(s: Slot, slot: number): void {
     const next = this.waiters.shift();
     if (next) next(slot);
-    else s.held = false;
+    else {
+      s.held = false;
+      this.poke();
+    }
+  }
+
+  /** Whether a slot is free now (neither the client's nor lent). */
+  get hasFree(): boolean {
+    return this.slots.some((s) => !s.held);
+  }
+
+  /** Resolves when a slot becomes free, `poke` is called or the ring closes: the caller checks again. */
+  changed(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.watchers.push(resolve));
+  }
+
+  /** Wakes whoever waits in `changed()`. */
+  poke(): void {
+    for (const w of this.watchers.splice(0)) w();
+  }
+
+  /** Slots lent to the pipeline now (the client counts them when it decides the ring is full). */
+  get lentCount(): number {
+    return this.slots.reduce((n, s) => n + (s.lent ? 1 : 0), 0);
+  }
+
+  /**
+   * The mapped memory of a free slot, at least `bytes` long, lent to the pipeline; undefined when
+   * lending would leave fewer than `reserve` slots for the client's batch and a copied one.
+   */
+  lend(bytes: number, reserve: number): ArrayBuffer | undefined {
+    if (this.closed || this.waiters.length > 0 || this.slots.length - this.lentCount - 1 < reserve) return undefined;
+    const slot = this.slots.findIndex((s) => !s.held);
+    if (slot < 0) return undefined;
+    const s = this.slots[slot]!;
+    if (!s.memory || bytes > s.capacity) {
+      this.grow(s, bytes);
+      s.memory = mapShared(s.fd, s.capacity);
+    }
+    s.held = true;
+    s.lent = true;
+    return s.memory;
+  }
+
+  /** The pipeline is done with lent `memory`: its slot is free again (or a waiter's). */
+  give(memory: ArrayBuffer): boolean {
+    const slot = this.slots.findIndex((s) => s.lent && s.memory === memory);
+    if (slot < 0) return false;
+    this.slots[slot]!.lent = false;
+    this.free(this.slots[slot]!, slot);
+    return true;
+  }
+
+  /**
+   * The slot whose lent memory holds `frames` back to back from its start (a batch decoded in
+   * place), now the client's until it releases it, when `onRelease` runs; else undefined.
+   */
+  handOver(frames: readonly Uint8Array[], byteLength: number, onRelease: () => void): number | undefined {
+    const memory = frames[0]?.buffer;
+    const slot = this.slots.findIndex((s) => s.lent && s.memory === memory);
+    if (slot < 0) return undefined;
+    let at = 0;
+    for (const f of frames) {
+      if (f.buffer !== memory || f.byteOffset !== at) return undefined;
+      at += f.byteLength;
+    }
+    if (at !== byteLength) return undefined;
+    const s = this.slots[slot]!;
+    s.lent = false;
+    s.onRelease = onRelease;
+    this.bytesPlaced += byteLength;
+    return slot;
+  }
+
+  /** Capacity of `slot`'s file now. */
+  capacityOf(slot: number): number {
+    return this.slots[slot]!.capacity;
+  }
+
+  /** Grows the slot's file to hold `bytes` (in steps); a mapping made before stays as long as it was. */
+  private grow(s: Slot, bytes: number): void {
+    if (bytes <= s.capacity) return;
+    const capacity = Math.ceil(bytes / GROW_STEP) * GROW_STEP;
+    ftruncateSync(s.fd, capacity);
+    s.capacity = capacity;
   }
 
   /** Writes the frames back to back from the slot's start, growing the file first if they do not fit; returns its capacity. */
@@ -89,9 +202,9 @@ export class SlotRing {
     const s = this.slots[slot]!;
     try {
       if (byteLength > s.capacity) {
-        const capacity = Math.ceil(byteLength / GROW_STEP) * GROW_STEP;
-        ftruncateSync(s.fd, capacity);
-        s.capacity = capacity;
+        this.grow(s, byteLength);
+        // A larger file needs a larger mapping; the next lend makes it.
+        s.memory = undefined;
       }
       let at = 0;
       // pwritev takes at most IOV_MAX (1024) buffers at once.
@@ -102,6 +215,7 @@ export class SlotRing {
         if (wrote !== want) throw new Error(`short write: ${wrote} of ${want} bytes`);
         at += wrote;
       }
+      this.bytesCopied += byteLength;
     } catch (err) {
       if (err instanceof SdkError) throw err;
       throw new SdkError(
@@ -135,8 +249,11 @@ export class SlotRing {
   }
 
   close(): void {
+    this.closed = true;
+    for (const s of this.slots) s.onRelease = undefined;
     // Whoever waits for a slot learns that none will come, and stops.
     for (const w of this.waiters.splice(0)) w(-1);
+    this.poke();
     this.unlink();
     for (const s of this.slots) {
       try {

@@ -31,7 +31,12 @@ export interface StreamInput {
   /** Decoders that continue a GOP run across clips; absent: every clip decodes from its keyframe. */
   readonly openRun?: OpenRunDecoder;
   readonly onSkip: (o: Extract<ClipOutcome, { kind: "skip" }>) => void;
+  /** Where batch memory comes from (the engine lends its shared-memory slots); default: a BatchPool. */
+  readonly batchPool?: BatchPoolFactory;
 }
+
+/** A BatchPool (or one that lends other memory first) keeping at most `maxFree` released buffers. */
+export type BatchPoolFactory = (maxFree: number) => BatchPool;
 
 /**
  * The pipeline: plan hints → fetch → packets → decode → labels/filter → batch (images: the
@@ -56,7 +61,8 @@ export async function* streamBatches(input: StreamInput): AsyncGenerator<Settled
   const hints = new PlanHints(input, o.prefetch, o.prefetch * 4);
   // Released batches' memory is reused: the consumer's batch and the one it asks for next, plus
   // the prefetched ones (slot groups being decoded into, and stacked batches).
-  const pool = new BatchPool(3 + 2 * Math.ceil(o.prefetch / o.batch));
+  const maxFree = 3 + 2 * Math.ceil(o.prefetch / o.batch);
+  const pool = input.batchPool?.(maxFree) ?? new BatchPool(maxFree);
   // Clips are decoded into their places in batch buffers (whole batches then need no copy).
   const slots = new ClipSlots(pool, o.batch, input.clips.length);
   const scheduled = (function* () {

@@ -105,6 +105,8 @@ describe("the npm package", () => {
     expect(files).toContain("dist/sdk/index.js");
     expect(files).toContain("dist/sdk/cli/main.js");
     expect(files).toContain("bin/ec.js");
+    // What the Python client's engine starts from (scripts/bundle-engine.mjs, run by the build).
+    expect(files).toContain("dist/sdk/cli/engine.bundle.cjs");
     expect(files).toContain("native/binding.gyp");
     expect(files).toContain(`native/prebuilds/${process.platform}-${process.arch}/ec_native.node`);
     // ec dev bundles the Worker from its sources at run time.

@@ -103,7 +103,9 @@ class Dataset:
 
             _cuda.require_cuda(device)
         batch = _positive(options.get("batch"), 1)
-        slots = min(64, max(3, math.ceil(_positive(options.get("prefetch"), 8) / batch) + 2))
+        # The batches being decoded ahead (into their slots), the one in the user's hands, one more
+        # for a batch the engine must copy, and one for the group the decoder starts next.
+        slots = min(64, max(4, math.ceil(_positive(options.get("prefetch"), 8) / batch) + 3))
         self._engine: Optional[Engine] = None
         self._maps: Optional[SlotMaps] = None
         self._seq = 0
@@ -190,7 +192,8 @@ class Dataset:
                 self._flush()
                 return None
             elif kind == "full":
-                if len(self._maps.held) - self._maps.pending() < len(self._maps):
+                # Slots the engine lent to batches being decoded come back without the user's help.
+                if len(self._maps.held) - self._maps.pending() + ev.get("lent", 0) < len(self._maps):
                     self._flush(wait=True)  # a release is on its way (device slots: once their GPU work is done)
                     continue
                 gc.collect()  # views kept alive only by reference cycles

@@ -55,4 +55,70 @@ describe("SlotRing", () => {
     expect(r.write(slot, [Uint8Array.of(9)], 1)).toBeGreaterThan(0); // writes go on through the open descriptors
     r.close();
   });
+
+  it("lends a free slot as mapped memory: what the decoder writes there is in the file the client maps", async () => {
+    const { ring: r } = await ring(4);
+    const memory = r.lend(6, 2)!;
+    expect(memory.byteLength).toBe(2 << 20);
+    new Uint8Array(memory, 0, 6).set([1, 2, 3, 4, 5, 6]);
+    let released = 0;
+    const frames = [new Uint8Array(memory, 0, 4), new Uint8Array(memory, 4, 2)];
+    const slot = r.handOver(frames, 6, () => released++)!;
+    expect([...(await readFile(r.files[slot]!.path)).subarray(0, 6)]).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(r.bytesPlaced).toBe(6);
+    expect(r.bytesCopied).toBe(0);
+    // The client's release hands the memory back to the pipeline, not to the ring: the slot stays taken.
+    r.release(slot);
+    expect(released).toBe(1);
+    expect(() => r.release(slot)).toThrow(expect.objectContaining({ code: "ERR_PROTOCOL" }));
+    expect(r.lentCount).toBe(1);
+    expect(r.give(memory)).toBe(true);
+    expect(r.lentCount).toBe(0);
+    // Free again: the next lend reuses the mapping.
+    expect(r.lend(6, 2)).toBe(memory);
+    r.close();
+  });
+
+  it("hands over only frames that lie back to back from a lent slot's start", async () => {
+    const { ring: r } = await ring(4);
+    const memory = r.lend(8, 2)!;
+    const none = () => undefined;
+    expect(r.handOver([new Uint8Array(memory, 2, 2)], 2, none)).toBeUndefined();
+    expect(r.handOver([new Uint8Array(memory, 0, 2), new Uint8Array(memory, 4, 2)], 4, none)).toBeUndefined();
+    expect(r.handOver([new Uint8Array(new ArrayBuffer(4))], 4, none)).toBeUndefined();
+    expect(r.handOver([new Uint8Array(memory, 0, 2)], 4, none)).toBeUndefined();
+    expect(r.lentCount).toBe(1);
+    r.close();
+  });
+
+  it("keeps `reserve` slots unlent, lends none while a batch waits for a slot, and none after close", async () => {
+    const { ring: r } = await ring(4);
+    expect(r.lend(1, 2)).toBeDefined();
+    expect(r.lend(1, 2)).toBeDefined();
+    expect(r.lend(1, 2)).toBeUndefined(); // two of four lent: the rest are the client's and a copy's
+    const held = await r.acquire(() => undefined);
+    await r.acquire(() => undefined);
+    let waited = false;
+    const waiting = r.acquire(() => (waited = true));
+    expect(waited).toBe(true);
+    expect(r.lend(1, 0)).toBeUndefined();
+    r.release(held);
+    expect(await waiting).toBe(held);
+    r.close();
+    expect(r.lend(1, 0)).toBeUndefined();
+  });
+
+  it("grows a lent slot's file and maps it anew when a batch needs more than it holds", async () => {
+    const { ring: r } = await ring(3);
+    const small = r.lend(1, 0)!;
+    r.give(small);
+    const big = r.lend(3 << 20, 0)!;
+    expect(big).not.toBe(small);
+    expect(big.byteLength).toBe(4 << 20);
+    new Uint8Array(big)[(3 << 20) - 1] = 7;
+    const slot = r.handOver([new Uint8Array(big, 0, 3 << 20)], 3 << 20, () => undefined)!;
+    expect(r.capacityOf(slot)).toBe(4 << 20);
+    expect((await readFile(r.files[slot]!.path))[(3 << 20) - 1]).toBe(7);
+    r.close();
+  });
 });

@@ -1,0 +1,33 @@
+/**
+ * The pipeline's batch memory in the engine: free ring slots first, so a batch whose clips are
+ * decoded in order lies in the memory the client maps and is handed over without a copy; heap
+ * memory (the plain BatchPool) when no slot can be lent. Not thread-safe; one stream owns it.
+ */
+import { BatchPool } from "../pipeline/batch-pool.js";
+import type { SlotRing } from "./slot-ring.js";
+
+/**
+ * Slots never lent: the one whose batch the client is using while it asks for the next, and one
+ * for a batch that must be copied (clips out of slot order) while the lent ones wait for theirs.
+ */
+const RESERVE = 2;
+
+export class SlotPool extends BatchPool {
+  constructor(
+    private readonly ring: SlotRing,
+    maxFree: number,
+  ) {
+    super(maxFree);
+  }
+
+  override take(bytes: number): ArrayBuffer {
+    const lent = this.ring.lend(bytes, RESERVE);
+    if (!lent) return super.take(bytes);
+    this.taken++;
+    return lent;
+  }
+
+  override give(buffer: ArrayBuffer): void {
+    if (!this.ring.give(buffer)) super.give(buffer);
+  }
+}
