@@ -15,7 +15,7 @@ import { ClipError } from "../errors.js";
 import type { DecodeSpan, FrameOrder } from "../sampler/frame-order.js";
 import type { DecodedClip, DecodedFrame, Packet } from "./decode.js";
 import type { Limiter } from "../../common/limiter.js";
-import type { FrameTarget, SlotGroup } from "./clip-slots.js";
+import type { FrameTarget, SlotHold } from "./clip-slots.js";
 
 /** The decoder settings a run is opened with. */
 export interface RunConfig {
@@ -97,7 +97,7 @@ interface Run {
 /** A frame the run keeps, and the slot group it lies in (held while the run keeps it). */
 interface HeldFrame {
   readonly frame: RunFrame;
-  readonly group: SlotGroup | undefined;
+  readonly group: SlotHold | undefined;
 }
 
 interface RunState {
