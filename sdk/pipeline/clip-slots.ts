@@ -1,35 +1,44 @@
 /**
  * Where decoders write a clip's frames: its place in the batch tensor it is expected to join.
- * The clips of a stream are cut into groups of `batch` in schedule order; each group is one
- * buffer from the BatchPool, and clip i's frames go to slot i % batch of group i / batch. When a
- * batch is exactly one group's clips, in order (no skip or early close moved them), its tensor is
- * a view of that buffer and no frame was copied; otherwise the batch stacks its frames (one copy).
+ * Batches are cut from the delivered clips in order, so a clip's place is its delivered
+ * position p (its schedule index less the skipped and filtered-out clips known before it when
+ * it takes its slot): slot p % batch of group p / batch, each group one buffer from the
+ * BatchPool. A batch that is exactly one group's clips, in order, is a view of that buffer and
+ * no frame was copied; otherwise the batch stacks its frames (one copy). So a skip known before
+ * the clips after it start decoding costs no copy; one that comes to light later (a filter's
+ * verdict, a decode error) costs the batches of the clips already decoding: they took the
+ * places the skip would have shifted them from.
  *
- * A group goes back to the pool only when nothing views it any more: every one of its slots was
- * settled (its clip skipped, or the batch holding it released) and every hold on it was let go
- * (a clip whose frames lie in another clip's slot, frames a GOP run keeps for a later clip). A
- * batch never released keeps its group for ever, so a consumer that keeps batches never sees
- * them overwritten. Not thread-safe; one stream owns it.
+ * A group goes back to the pool only when nothing views it any more: every delivered position
+ * in it was reached (no later clip can land in it), every slot taken in it was settled (its
+ * clip skipped, or the batch holding it released) and every hold on it was let go (a clip
+ * whose frames lie in another clip's slot, frames a GOP run keeps for a later clip). A slot
+ * stays its clip's until settled and unheld, so no later clip is written over frames still in
+ * use. A batch never released keeps its group for ever, so a consumer that keeps batches never
+ * sees them overwritten. Not thread-safe; one stream owns it.
  */
 import type { BatchPool } from "./batch-pool.js";
 
+/** A counted user of slot memory: while held, the memory is neither reused nor written over. */
+export interface SlotHold {
+  hold(): void;
+  release(): void;
+}
+
 /** One buffer of `batch` clip slots; counted references decide when it may be reused. */
-export class SlotGroup {
-  /** Slots not yet settled plus holds; at zero the buffer goes back to the pool. */
-  private refs: number;
+class SlotGroup implements SlotHold {
+  /** Users of the buffer (taken slots, holds) plus one while later clips may still land in it; at zero the buffer goes back to the pool. */
+  private refs = 1;
+  private open = true;
   /** Taken at the first slot handed out, so a group of images or skipped clips costs nothing. */
   buffer: ArrayBuffer | undefined;
   clipBytes = 0;
 
   constructor(
-    slots: number,
     private readonly pool: BatchPool,
     private readonly onEmpty: () => void,
-  ) {
-    this.refs = slots;
-  }
+  ) {}
 
-  /** One more user of the buffer (released with `release`). */
   hold(): void {
     this.refs++;
   }
@@ -40,17 +49,47 @@ export class SlotGroup {
     if (this.buffer) this.pool.give(this.buffer);
     this.buffer = undefined;
   }
+
+  /** No later clip lands in the group: its buffer goes back once its users are done. */
+  close(): void {
+    if (!this.open) return;
+    this.open = false;
+    this.release();
+  }
 }
 
-/** A region a decoder may write one frame into, and the group it belongs to. */
+/** One clip's slot: held by its clip until settled and by whatever keeps frames in it. */
+class SlotRegion implements SlotHold {
+  private refs = 0;
+
+  constructor(
+    private readonly group: SlotGroup,
+    private readonly onFree: () => void,
+  ) {}
+
+  hold(): void {
+    this.refs++;
+    this.group.hold();
+  }
+
+  release(): void {
+    if (--this.refs === 0) this.onFree();
+    this.group.release();
+  }
+}
+
+/** A region a decoder may write one frame into, and what to hold while frames lie there. */
 export interface FrameTarget {
   readonly view: Uint8Array<ArrayBuffer>;
-  readonly group: SlotGroup;
+  readonly group: SlotHold;
 }
 
 /** One clip's claim on its place: take the slot, or waive it; the first call counts, later ones do nothing. */
 export interface SlotTicket {
-  /** The clip's regions, one per frame; undefined when its group was cut for clips of another size (then waived). */
+  /**
+   * The clip's regions, one per frame; undefined (decode as before) when its group was cut for
+   * clips of another size, or its place is still another clip's (a skip that came to light late).
+   */
   take(frames: number, frameBytes: number): ClipSlot | undefined;
   /** The clip will not use its slot (an image, a skip, a decode that writes elsewhere). */
   waive(): void;
@@ -63,14 +102,22 @@ export interface ClipSlot {
 }
 
 /**
- * Hands out one ticket per scheduled clip, by schedule index.
+ * Hands out one ticket per scheduled clip, by schedule index; the stream tells it which clips
+ * were skipped (`skipped`) and how far delivery has come (`delivered`).
  *
  * @example
  * const slots = new ClipSlots(pool, 8, clipCount);
  * const slot = slots.ticket(i).take(16, 224 * 224 * 3); // undefined: decode as before
+ * slots.skipped(j); // clip j delivers nothing: the clips after it move up one place
  */
 export class ClipSlots {
   private readonly groups = new Map<number, SlotGroup>();
+  /** Schedule indices of the clips known to deliver nothing, ascending. */
+  private readonly skips: number[] = [];
+  /** Delivered positions whose slot is still taken or held. */
+  private readonly busy = new Set<number>();
+  /** Groups below this one take no more clips. */
+  private closedBelow = 0;
 
   constructor(
     private readonly pool: BatchPool,
@@ -79,47 +126,70 @@ export class ClipSlots {
   ) {}
 
   ticket(index: number): SlotTicket {
-    const g = Math.floor(index / this.batch);
-    let group = this.groups.get(g);
-    if (!group) {
-      const slots = Math.min(this.batch, this.clips - g * this.batch);
-      group = new SlotGroup(slots, this.pool, () => this.groups.delete(g));
-      this.groups.set(g, group);
-    }
-    const owner = group;
     let used = false;
     return {
       take: (frames, frameBytes) => {
         if (used) return undefined;
         used = true;
-        const clipBytes = frames * frameBytes;
-        if (!owner.buffer) {
-          owner.clipBytes = clipBytes;
-          owner.buffer = this.pool.take(Math.min(this.batch, this.clips - g * this.batch) * clipBytes);
-        }
-        if (owner.clipBytes !== clipBytes) {
-          owner.release();
-          return undefined;
-        }
-        const buffer = owner.buffer;
-        const at = (index % this.batch) * clipBytes;
-        const targets: FrameTarget[] = [];
-        for (let t = 0; t < frames; t++)
-          targets.push({ view: new Uint8Array(buffer, at + t * frameBytes, frameBytes), group: owner });
-        let settled = false;
-        return {
-          frames: targets,
-          settle: () => {
-            if (settled) return;
-            settled = true;
-            owner.release();
-          },
-        };
+        return this.take(index - this.skippedBefore(index), frames, frames * frameBytes, frameBytes);
       },
       waive: () => {
-        if (used) return;
         used = true;
-        owner.release();
+      },
+    };
+  }
+
+  /** The clip at schedule index `index` delivers nothing (skipped or filtered out). */
+  skipped(index: number): void {
+    let at = this.skips.length;
+    while (at > 0 && this.skips[at - 1]! > index) at--;
+    this.skips.splice(at, 0, index);
+  }
+
+  /** The first `count` delivered clips are out: no later clip lands in their groups. */
+  delivered(count: number): void {
+    const below = Math.floor(count / this.batch);
+    for (; this.closedBelow < below; this.closedBelow++) this.groups.get(this.closedBelow)?.close();
+  }
+
+  /** The stream ended: every group goes back once its users are done. */
+  close(): void {
+    for (const g of [...this.groups.values()]) g.close();
+  }
+
+  private skippedBefore(index: number): number {
+    let n = 0;
+    while (n < this.skips.length && this.skips[n]! < index) n++;
+    return n;
+  }
+
+  private take(position: number, frames: number, clipBytes: number, frameBytes: number): ClipSlot | undefined {
+    const g = Math.floor(position / this.batch);
+    if (g < this.closedBelow || this.busy.has(position)) return undefined;
+    let group = this.groups.get(g);
+    if (!group) {
+      group = new SlotGroup(this.pool, () => this.groups.delete(g));
+      this.groups.set(g, group);
+    }
+    if (!group.buffer) {
+      group.clipBytes = clipBytes;
+      group.buffer = this.pool.take(Math.min(this.batch, this.clips - g * this.batch) * clipBytes);
+    }
+    if (group.clipBytes !== clipBytes) return undefined;
+    const region = new SlotRegion(group, () => this.busy.delete(position));
+    this.busy.add(position);
+    region.hold();
+    const at = (position % this.batch) * clipBytes;
+    const targets: FrameTarget[] = [];
+    for (let t = 0; t < frames; t++)
+      targets.push({ view: new Uint8Array(group.buffer, at + t * frameBytes, frameBytes), group: region });
+    let settled = false;
+    return {
+      frames: targets,
+      settle: () => {
+        if (settled) return;
+        settled = true;
+        region.release();
       },
     };
   }

@@ -1,6 +1,6 @@
 import type { ImageInfoV1, VideoTrackV1 } from "../../common/schema/index.js";
 import type { DeviceFrame } from "../../native/index.js";
-import type { SlotGroup } from "./clip-slots.js";
+import type { SlotHold } from "./clip-slots.js";
 
 /** One sample of a fetched span, in decode order; `offset` is relative to the span's bytes. */
 export interface Packet {
@@ -54,7 +54,7 @@ export interface DecodedClip {
   /** Decoded on the CPU because the CUDA device asked for (or "auto"'s) has no NVDEC for the codec. */
   readonly fallback?: { readonly codec: string; readonly reason: string };
   /** Slot groups its frames lie in, each held once for this clip: released when the clip is done with. */
-  readonly holds?: readonly SlotGroup[];
+  readonly holds?: readonly SlotHold[];
 }
 
 /** The decode stage: the native decoder in production, anything with this shape in tests. */

@@ -15,7 +15,7 @@ import { ClipError } from "../errors.js";
 import type { DecodeSpan, FrameOrder } from "../sampler/frame-order.js";
 import type { DecodedClip, DecodedFrame, Packet } from "./decode.js";
 import type { Limiter } from "../../common/limiter.js";
-import type { FrameTarget, SlotGroup } from "./clip-slots.js";
+import type { FrameTarget, SlotHold } from "./clip-slots.js";
 
 /** The decoder settings a run is opened with. */
 export interface RunConfig {
@@ -79,6 +79,7 @@ const REORDER_SLACK = 2;
 interface Run {
   readonly object: number;
   readonly configKey: string;
+  readonly decoderKey: string;
   /** The keyframe (decode order) the run started at. */
   first: number;
   /** One past the last sample the run's clips so far need (their spans' ends). */
@@ -96,7 +97,7 @@ interface Run {
 /** A frame the run keeps, and the slot group it lies in (held while the run keeps it). */
 interface HeldFrame {
   readonly frame: RunFrame;
-  readonly group: SlotGroup | undefined;
+  readonly group: SlotHold | undefined;
 }
 
 interface RunState {
@@ -133,6 +134,11 @@ function configKey(c: RunConfig): string {
   );
 }
 
+/** What a decoder is opened with: a drained one serves any run of the same key (extradata included). */
+function decoderKey(c: RunConfig): string {
+  return `${configKey(c)}|${Buffer.from(c.track.extradata).toString("base64")}`;
+}
+
 /**
  * Serves clips from GOP runs, at most `maxRuns` at once (the least recently used one is
  * closed for a new one). Memory: per run, one decoder's reference frames plus the frames it
@@ -145,6 +151,13 @@ function configKey(c: RunConfig): string {
 export class GopDecoder {
   private readonly runs: Run[] = [];
   private uses = 0;
+  /**
+   * Decoders of retired runs, drained (undefined: the drain failed), by decoder key, oldest
+   * first: the next run of that key takes one instead of opening a codec (a new run usually
+   * starts the moment an old one is retired, before the pool has the old one's decoder back).
+   */
+  private readonly spares = new Map<string, Promise<RunDecoder | undefined>[]>();
+  private spareCount = 0;
 
   constructor(
     private readonly open: OpenRunDecoder,
@@ -205,11 +218,15 @@ export class GopDecoder {
         let lru = 0;
         for (let i = 1; i < this.runs.length; i++) if (this.runs[i]!.lastUse < this.runs[lru]!.lastUse) lru = i;
         const [old] = this.runs.splice(lru, 1);
-        void old!.lane.then(() => this.retire(old!));
+        this.spare(
+          old!.decoderKey,
+          old!.lane.then(() => this.retire(old!)),
+        );
       }
       run = {
         object: req.object,
         configKey: key,
+        decoderKey: decoderKey(req.config),
         first: firstSample,
         plannedEnd: endSample,
         lastStart: -1,
@@ -229,21 +246,60 @@ export class GopDecoder {
   /** Closes every run once its clips are served (the stream ended). */
   async close(): Promise<void> {
     const runs = this.runs.splice(0);
-    await Promise.all(runs.map((r) => r.lane.then(() => this.retire(r))));
+    const spares = [...this.spares.values()].flat();
+    this.spares.clear();
+    this.spareCount = 0;
+    const drained = await Promise.all([...spares, ...runs.map((r) => r.lane.then(() => this.retire(r)))]);
+    for (const d of drained) d?.release(true);
   }
 
-  /** Ends a run: its decoder is drained (frames dropped unconverted) so the pool can reuse it. */
-  private retire(run: Run): void {
+  /** Ends a run: its decoder is drained (frames dropped unconverted); resolves to it, or undefined. */
+  private retire(run: Run): Promise<RunDecoder | undefined> {
     const decoder = run.state?.decoder;
     dropHeld(run.state);
     run.state = undefined;
-    if (!decoder) return;
-    void this.slots
+    if (!decoder) return Promise.resolve(undefined);
+    return this.slots
       .run(() => decoder.feed(new Uint8Array(0), [], { dropBefore: Number.MAX_SAFE_INTEGER, drain: true }))
       .then(
-        () => decoder.release(true),
-        () => decoder.release(false),
+        () => decoder,
+        () => {
+          decoder.release(false);
+          return undefined;
+        },
       );
+  }
+
+  /**
+   * Keeps a retired run's decoder for the next run of its key, registered now (before the run's
+   * last clip is served) so the run that replaces it finds it; beyond `maxRuns` spares the
+   * oldest goes back to the pool.
+   */
+  private spare(key: string, decoder: Promise<RunDecoder | undefined>): void {
+    const list = this.spares.get(key) ?? [];
+    list.push(decoder);
+    this.spares.set(key, list);
+    if (++this.spareCount > this.maxRuns) this.dropOldestSpare();
+  }
+
+  private dropOldestSpare(): void {
+    const [key, list] = this.spares.entries().next().value!;
+    void list.shift()!.then((d) => d?.release(true));
+    if (list.length === 0) this.spares.delete(key);
+    this.spareCount--;
+  }
+
+  /** A retired run's drained decoder of this key, else a newly opened one. */
+  private async decoderFor(config: RunConfig, key: string): Promise<RunDecoder> {
+    const list = this.spares.get(key);
+    while (list && list.length > 0) {
+      const spare = list.shift()!;
+      this.spareCount--;
+      if (list.length === 0) this.spares.delete(key);
+      const d = await spare;
+      if (d) return d;
+    }
+    return this.open(config);
   }
 
   private async serve(run: Run, req: GopClipRequest): Promise<DecodedClip> {
@@ -255,11 +311,11 @@ export class GopDecoder {
       let st = run.state;
       // A run that cannot give every frame any more (drained, or already past one) restarts at the keyframe.
       if (st && keep.some((p) => !st!.held.has(p) && (st!.drained || p <= st!.outputUpTo))) {
-        this.retire(run);
+        this.spare(run.decoderKey, this.retire(run));
         st = undefined;
       }
       if (!st) {
-        const decoder = await this.open(req.config);
+        const decoder = await this.decoderFor(req.config, run.decoderKey);
         st = {
           decoder,
           device: decoder.device,
@@ -369,7 +425,7 @@ export class GopDecoder {
     st.next = to;
     if (drain) {
       // Every frame is out: the decoder can serve another run while this one lives on its held frames.
-      decoder.release(true);
+      this.spare(run.decoderKey, Promise.resolve(decoder));
       st.decoder = undefined;
       st.drained = true;
     }

@@ -68,15 +68,33 @@ export async function* streamBatches(input: StreamInput): AsyncGenerator<Settled
   const scheduled = (function* () {
     for (let i = 0; i < input.clips.length; i++) {
       hints.ahead(i);
-      yield { clip: input.clips.at(i)!, ticket: slots.ticket(i) };
+      yield { index: i, clip: input.clips.at(i)!, ticket: slots.ticket(i) };
     }
   })();
-  const outcomes = orderedMap(scheduled, o.prefetch, (s) => produceClip(ctx, s.clip, s.ticket));
+  const outcomes = orderedMap(scheduled, o.prefetch, async (s) => {
+    const out = await produceClip(ctx, s.clip, s.ticket);
+    if (out.kind === "skip") {
+      // Known now, before the clips after it take their slots: they move up one place.
+      slots.skipped(s.index);
+      out.slot?.settle();
+    }
+    return out;
+  });
   try {
-    yield* batches(outcomes, o.batch, o.dropLast, input.onSkip, pool);
+    yield* batches(delivered(outcomes, slots), o.batch, o.dropLast, input.onSkip, pool);
   } finally {
+    slots.close();
     pool.close();
     await gops?.close();
+  }
+}
+
+/** The outcomes in order, telling the slots how many clips are delivered (their groups take no more). */
+async function* delivered(outcomes: AsyncIterable<ClipOutcome>, slots: ClipSlots): AsyncGenerator<ClipOutcome> {
+  let count = 0;
+  for await (const o of outcomes) {
+    if (o.kind === "clip") slots.delivered(++count);
+    yield o;
   }
 }
 

@@ -133,6 +133,38 @@ describe("clips decoded into batch memory", () => {
     expect(placed.slice(2).every(Boolean)).toBe(true);
   });
 
+  it("keeps later batches views after a filtered-out clip: the clips after it move up one slot", async () => {
+    // One clip in flight at a time: the filter's verdict is known before the next clip takes its slot.
+    for (const prefetch of [1, 8]) {
+      const ds = await open(dir, { ...OPTIONS, prefetch, filter: (c) => c.position !== 1 });
+      const placed: boolean[] = [];
+      let frames = 0;
+      for await (const b of ds) {
+        frames += expectFrames(b);
+        placed.push(isPlaced(b));
+        b.release();
+      }
+      expect(frames).toBe(ds.stats().frames);
+      expect(placed.length).toBeGreaterThan(8);
+      const stacked = placed.filter((p) => !p).length;
+      if (prefetch === 1) expect(stacked).toBe(0);
+      // Clips already decoding when the verdict came kept the places they took: their batches are stacked.
+      else expect(stacked).toBeLessThanOrEqual(1 + Math.ceil(prefetch / OPTIONS.batch));
+    }
+  });
+
+  it("never writes a moved-up clip over frames a GOP run still holds in a filtered-out clip's slot", async () => {
+    // hop 2 < frames 4: the clip after a filtered one finds its first frames in the filtered clip's slot.
+    const ds = await open(dir, { ...OPTIONS, hop: 2, filter: (c) => c.position % 5 !== 1 });
+    let frames = 0;
+    for await (const b of ds) {
+      frames += expectFrames(b);
+      b.release();
+    }
+    expect(frames).toBe(ds.stats().frames);
+    expect(frames).toBeGreaterThan(80);
+  });
+
   it("keeps overlapping clips of one GOP run exact while earlier batches are released", async () => {
     // hop 2 < frames 4: a clip's first frames were decoded into the previous clip's slot.
     const ds = await open(dir, { ...OPTIONS, hop: 2 });

@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectFramesMatch, ffmpegFrameMd5s } from "../../helpers/ffmpeg-md5.js";
 import { makeVideo } from "../../helpers/make-video.js";
 import { open, type OpenOptions } from "../../../sdk/index.js";
+import { nativeOpenRun } from "../../../sdk/pipeline/native-decode.js";
+import { GOP_INTERLEAVE } from "../../../sdk/sampler/shuffle.js";
 
 let dir: string;
 const md5s = new Map<string, string[]>();
@@ -78,5 +80,35 @@ describe("GOP-coherent decode", () => {
       if (b.clips.length < 4) continue;
       expect(new Set(b.clips.map((c) => gopOf(c.key, c.start))).size).toBeGreaterThan(1);
     }
+  });
+});
+
+describe("GOP runs over many GOPs", () => {
+  let many: string;
+  let manyMd5s: string[];
+  beforeAll(async () => {
+    many = await mkdtemp(join(tmpdir(), "ec-gops-"));
+    await makeVideo(many, { codec: "h264", width: 96, height: 64, frames: 400, gop: 10, bframes: 2, name: "m.mp4" });
+    manyMd5s = await ffmpegFrameMd5s(join(many, "m.mp4"));
+  });
+  afterAll(() => rm(many, { recursive: true, force: true }));
+
+  it("reuses retired runs' decoders: codecs opened stay within the runs open at once", async () => {
+    let opens = 0;
+    const openRun: typeof nativeOpenRun = (config) => {
+      opens++;
+      return nativeOpenRun(config);
+    };
+    // Keyframe-aligned clips: each of the 40 GOPs is a run of its own, so runs are retired all along.
+    const ds = await open(
+      many,
+      { frames: 8, align: "keyframe", batch: 4, format: "native", device: "cpu", workers: 2 },
+      { openRun },
+    );
+    let checked = 0;
+    for await (const b of ds) checked += expectFramesMatch(b, () => manyMd5s);
+    expect(checked).toBe(40 * 8);
+    // At most 2 × GOP_INTERLEAVE runs decode at once; a run started as another is retired takes its decoder.
+    expect(opens).toBeLessThanOrEqual(2 * GOP_INTERLEAVE);
   });
 });
