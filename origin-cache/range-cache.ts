@@ -300,15 +300,27 @@ class RangeCacheImpl implements RangeCache {
       );
   }
 
+  /** `#target` without a wait when the object's version is pinned already (every warm read); else undefined. */
+  #pinned(raw: string, offset: number, length: number, opts: ReadOptions): { url: URL; pin: Pin } | undefined {
+    if (this.#closed) throw new CacheClosedError();
+    const url = this.#allow.check(raw);
+    const pin = this.#pins.peek(url);
+    if (!pin || (opts.etag !== undefined && pin.etag !== opts.etag)) return undefined;
+    return this.#within(url, pin, offset, length);
+  }
+
+  #within(url: URL, pin: Pin, offset: number, length: number): { url: URL; pin: Pin } {
+    if (offset + length > pin.size)
+      throw new RangeNotSatisfiableError(`bytes=${offset}-${offset + length - 1}`, pin.size);
+    return { url, pin };
+  }
+
   /** Validates a request for `[offset, offset + length)` and pins the object's version. */
   async #target(raw: string, offset: number, length: number, opts: ReadOptions): Promise<{ url: URL; pin: Pin }> {
     this.#check(offset, length);
     if (this.#closed) throw new CacheClosedError();
     const url = this.#allow.check(raw);
-    const pin = await this.#pins.pin(url, opts.etag);
-    if (offset + length > pin.size)
-      throw new RangeNotSatisfiableError(`bytes=${offset}-${offset + length - 1}`, pin.size);
-    return { url, pin };
+    return this.#within(url, await this.#pins.pin(url, opts.etag), offset, length);
   }
 
   read(raw: string, offset: number, length: number, opts: ReadIntoOptions = {}): Promise<Uint8Array> {
@@ -332,7 +344,7 @@ class RangeCacheImpl implements RangeCache {
 
   // One buffer for the whole span: stored blocks are read into it in place, the rest copied in.
   async #read(raw: string, offset: number, length: number, opts: ReadOptions, view?: Buffer): Promise<Buffer> {
-    const { url, pin } = await this.#target(raw, offset, length, opts);
+    const { url, pin } = this.#pinned(raw, offset, length, opts) ?? (await this.#target(raw, offset, length, opts));
     // Unless the caller gave one, its own memory, never a slice of the shared pool: a caller that
     // drops it frees it all.
     const into = view ?? Buffer.allocUnsafeSlow(length);
