@@ -4,17 +4,22 @@
  *    from an in-memory range origin, reading in order while the plan prefetches ahead;
  *    throughput against the link cap (target ≥ 0.9).
  *  - warm: the same random ranges read again from the cache, side by side with reading them
- *    from a local file holding the same bytes (target ≥ 0.9), in wall time and in CPU per read; also
- *    through GET /v1/fetch.
+ *    from a local file holding the same bytes (target ≥ 0.9), in wall time and in CPU per read:
+ *    once with a new buffer per read on both sides, once with each reader reusing its buffer
+ *    (`read(..., { into })` against `FileHandle.read(buf)`); also through GET /v1/fetch. A first
+ *    round warms both sides up and is not counted; before each measured part the heap is
+ *    collected, and which side goes first alternates, so neither pays for the other's garbage.
  * Reports upstream requests in flight (cache and emulator views) and the HTTP version used.
  *
- *   npx tsc -p bench/tsconfig.json && node dist/bench/origin-cache.js [--mib 256] [--objects 4] [--rtt-ms 50] [--mbps 400] [--reads 512] [--range-kib 1024] [--concurrency 16] [--json]
+ *   npx tsc -p bench/tsconfig.json && node dist/bench/origin-cache.js [--mib 256] [--objects 4] [--rtt-ms 50] [--mbps 400] [--reads 512] [--range-kib 1024] [--concurrency 16] [--block-mib 8] [--rounds 3] [--json]
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { Agent, Pool, request } from "undici";
 import { createRangeCache, startCache } from "../origin-cache/index.js";
 import { startRangeServer } from "../test/helpers/range-server.js";
@@ -43,13 +48,34 @@ const SPAN = Number(values["range-kib"]) * 1024;
 const CONCURRENCY = Number(values.concurrency);
 const BLOCK = Number(values["block-mib"]) * 2 ** 20;
 const ROUNDS = Number(values.rounds);
+for (const [flag, v] of Object.entries({ objects: OBJECTS, reads: READS, concurrency: CONCURRENCY, rounds: ROUNDS }))
+  if (!Number.isSafeInteger(v) || v < 1)
+    throw new Error(`Expected a positive integer for --${flag} but received ${values[flag as keyof typeof values]}`);
+for (const [flag, v] of Object.entries({
+  mib: TOTAL,
+  "rtt-ms": RTT + 1,
+  mbps: CAP,
+  "range-kib": SPAN,
+  "block-mib": BLOCK,
+}))
+  if (!(v > 0))
+    throw new Error(`Expected a positive number for --${flag} but received ${values[flag as keyof typeof values]}`);
+// Each warm read is a whole span inside one object.
+if (SPAN > Math.floor(TOTAL / OBJECTS))
+  throw new Error(
+    `Expected --range-kib at most the size of an object (${Math.floor(TOTAL / OBJECTS / 1024)} KiB: --mib over --objects) but received ${values["range-kib"]}`,
+  );
 const log = (msg: string): void => void process.stderr.write(`[bench] ${msg}\n`);
+// A full collection between measured parts, without asking for node --expose-gc.
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
 
-async function pool<T>(items: readonly T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
+/** `fn` over `items`, `n` at a time; `worker` (0…n-1) says which of the n runs it. */
+async function pool<T>(items: readonly T[], n: number, fn: (item: T, worker: number) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
-    Array.from({ length: n }, async () => {
-      while (next < items.length) await fn(items[next++] as T);
+    Array.from({ length: n }, async (_, worker) => {
+      while (next < items.length) await fn(items[next++] as T, worker);
     }),
   );
 }
@@ -137,41 +163,55 @@ async function main(): Promise<void> {
       s = (s * 1103515245 + 12345) >>> 0;
       const o = s % OBJECTS;
       s = (s * 1103515245 + 12345) >>> 0;
-      return { o, offset: s % (size - SPAN) };
+      return { o, offset: s % (size - SPAN + 1) };
     });
     const handles = await Promise.all(objects.map((o) => open(o.local, "r")));
-    const fileRead = () =>
+    // Each of the CONCURRENCY readers has its own buffer for the reads into reused buffers.
+    const buffers = Array.from({ length: CONCURRENCY }, () => Buffer.allocUnsafeSlow(SPAN));
+    type Span = (typeof ranges)[number];
+    const reads = (one: (r: Span, into: Buffer | undefined) => Promise<number>, reuse: boolean) =>
       timed(async () => {
         let n = 0;
-        await pool(ranges, CONCURRENCY, async (r) => {
-          const buf = Buffer.allocUnsafe(SPAN);
-          const { bytesRead } = await (handles[r.o] as Awaited<ReturnType<typeof open>>).read(buf, 0, SPAN, r.offset);
-          n += bytesRead;
+        await pool(ranges, CONCURRENCY, async (r, worker) => {
+          const got = await one(r, reuse ? buffers[worker] : undefined);
+          n += got;
         });
         return n;
       });
-    const cacheRead = () =>
-      timed(async () => {
-        let n = 0;
-        const lat: number[] = [];
-        await pool(ranges, CONCURRENCY, async (r) => {
-          const t0 = performance.now();
-          const got = await cache.read((objects[r.o] as { url: string }).url, r.offset, SPAN);
-          n += got.length;
-          lat.push(performance.now() - t0);
-        });
-        lat.sort((a, b) => a - b);
+    const file = (h: number) => handles[h] as Awaited<ReturnType<typeof open>>;
+    const fileRead = (reuse: boolean) =>
+      reads(
+        async (r, into) => (await file(r.o).read(into ?? Buffer.allocUnsafe(SPAN), 0, SPAN, r.offset)).bytesRead,
+        reuse,
+      );
+    const url = (o: number) => (objects[o] as { url: string }).url;
+    const cacheRead = (reuse: boolean) =>
+      reads(async (r, into) => (await cache.read(url(r.o), r.offset, SPAN, into ? { into } : {})).length, reuse);
+    type Round = { file: number; cache: number; fileCpuMs: number; cacheCpuMs: number };
+    const warm: Round[] = [];
+    const warmReused: Round[] = [];
+    // Round -1 warms both sides up (JIT, first touches) and is not counted. Each side starts with
+    // the other's garbage collected, and the order alternates, so neither pays for the other.
+    for (let round = -1; round < ROUNDS; round++) {
+      for (const reuse of [false, true]) {
+        const pair: { file?: Awaited<ReturnType<typeof timed>>; cache?: Awaited<ReturnType<typeof timed>> } = {};
+        for (const side of round % 2 === 0 ? (["file", "cache"] as const) : (["cache", "file"] as const)) {
+          gc();
+          pair[side] = await (side === "file" ? fileRead(reuse) : cacheRead(reuse));
+        }
+        const { file, cache: cached } = pair as Required<typeof pair>;
         if (process.env.EC_BENCH_DEBUG)
-          log(`cache read p50 ${lat[lat.length >> 1]?.toFixed(1)} ms, max ${lat.at(-1)?.toFixed(1)} ms`);
-        return n;
-      });
-    const warm: { file: number; cache: number; fileCpuMs: number; cacheCpuMs: number }[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const file = await fileRead();
-      const cached = await cacheRead();
-      if (process.env.EC_BENCH_DEBUG)
-        log(`round ${round}: file ${JSON.stringify(file)} cache ${JSON.stringify(cached)}`);
-      warm.push({ file: file.mbs, cache: cached.mbs, fileCpuMs: file.cpuMs, cacheCpuMs: cached.cpuMs });
+          log(
+            `round ${round}${reuse ? " (reused buffers)" : ""}: file ${JSON.stringify(file)} cache ${JSON.stringify(cached)}`,
+          );
+        if (round >= 0)
+          (reuse ? warmReused : warm).push({
+            file: file.mbs,
+            cache: cached.mbs,
+            fileCpuMs: file.cpuMs,
+            cacheCpuMs: cached.cpuMs,
+          });
+      }
     }
     for (const h of handles) await h.close();
     log(
@@ -200,13 +240,27 @@ async function main(): Promise<void> {
     await svc.close();
 
     const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-    const warmFile = median(warm.map((w) => w.file));
-    const warmCache = median(warm.map((w) => w.cache));
     // CPU per read suffers less than wall time from other processes on a shared machine.
-    const cpuPerRead = {
-      cacheUs: (median(warm.map((w) => w.cacheCpuMs)) * 1000) / READS,
-      fileUs: (median(warm.map((w) => w.fileCpuMs)) * 1000) / READS,
+    const summary = (rounds: Round[]) => {
+      const ratios = rounds.map((w) => w.cache / w.file);
+      const fileMBs = median(rounds.map((w) => w.file));
+      const cacheMBs = median(rounds.map((w) => w.cache));
+      return {
+        cacheMBs,
+        fileMBs,
+        ratio: cacheMBs / fileMBs,
+        pairedRatio: median(ratios),
+        minRatio: Math.min(...ratios),
+        roundsAtTarget: ratios.filter((r) => r >= 0.9).length,
+        cpuPerRead: {
+          cacheUs: (median(rounds.map((w) => w.cacheCpuMs)) * 1000) / READS,
+          fileUs: (median(rounds.map((w) => w.fileCpuMs)) * 1000) / READS,
+        },
+        rounds,
+      };
     };
+    const fresh = summary(warm);
+    const reused = summary(warmReused);
     const result = {
       config: {
         mib: Number(values.mib),
@@ -226,15 +280,9 @@ async function main(): Promise<void> {
         ratioToPlainH2: cold.mbs / direct.mbs,
         cpuMsPerBlock: cold.cpuMs / blocks,
       },
-      warm: {
-        cacheMBs: warmCache,
-        fileMBs: warmFile,
-        ratio: warmCache / warmFile,
-        pairedRatio: median(warm.map((w) => w.cache / w.file)),
-        cpuPerRead,
-        rounds: warm,
-      },
-      warmHttp: { MBs: httpWarm.mbs, ratioToFile: httpWarm.mbs / warmFile, misses: httpStats.misses },
+      warm: fresh,
+      warmReused: reused,
+      warmHttp: { MBs: httpWarm.mbs, ratioToFile: httpWarm.mbs / fresh.fileMBs, misses: httpStats.misses },
       upstream: {
         httpVersions: afterCold.httpVersions,
         peakInFlightCache: afterCold.peakInFlight,
@@ -252,8 +300,13 @@ async function main(): Promise<void> {
           `cold pull     ${f(cold.mbs)} MB/s of a ${f(CAP / 1e6)} MB/s cap → ratio ${f(result.cold.ratioToCap)} (target ≥ 0.90)`,
           `              plain undici HTTP/2 pull of the same bytes ${f(direct.mbs)} MB/s → cache/plain ${f(result.cold.ratioToPlainH2)}`,
           `cold CPU      ${f(result.cold.cpuMsPerBlock)} ms per ${BLOCK / 2 ** 20} MiB block (this whole process: cache, emulator, origin, TLS on both ends)`,
-          `warm reads    cache ${f(warmCache)} MB/s vs local file ${f(warmFile)} MB/s → ratio ${f(result.warm.ratio)} (target ≥ 0.90); median of per-round ratios ${f(result.warm.pairedRatio)}`,
-          `warm CPU      cache ${f(cpuPerRead.cacheUs)} µs vs local file ${f(cpuPerRead.fileUs)} µs per ${SPAN / 1024} KiB read → ${f(cpuPerRead.cacheUs / cpuPerRead.fileUs)} ×`,
+          ...[
+            ["warm reads   ", "a new buffer per read", fresh] as const,
+            ["warm reused  ", "each reader reusing its buffer", reused] as const,
+          ].flatMap(([label, how, w]) => [
+            `${label} cache ${f(w.cacheMBs)} MB/s vs local file ${f(w.fileMBs)} MB/s (${how}) → ratio ${f(w.ratio)} (target ≥ 0.90); per-round ratios: median ${f(w.pairedRatio)}, lowest ${f(w.minRatio)}, ${w.roundsAtTarget} of ${ROUNDS} rounds ≥ 0.90`,
+            `              CPU cache ${f(w.cpuPerRead.cacheUs)} µs vs local file ${f(w.cpuPerRead.fileUs)} µs per ${SPAN / 1024} KiB read → ${f(w.cpuPerRead.cacheUs / w.cpuPerRead.fileUs)} ×`,
+          ]),
           `warm via HTTP ${f(httpWarm.mbs)} MB/s → ratio to local file ${f(result.warmHttp.ratioToFile)}`,
           `upstream      ${JSON.stringify(afterCold.httpVersions)}; peak in flight ${afterCold.peakInFlight} (emulator saw ${wan.stats.peakInFlight}); ${afterCold.upstreamRequests} requests on ${wan.stats.sessions} connection(s); block p50 ${f(afterCold.upstreamLatencyMs.p50)} ms`,
         ].join("\n") + "\n",

@@ -4,6 +4,7 @@ export {
   createRangeCache,
   type RangeCache,
   type ReadOptions,
+  type ReadIntoOptions,
   type ObjectOptions,
   type PlanOptions,
   type LocateOptions,

@@ -52,6 +52,16 @@ export interface ReadOptions {
   readonly signal?: AbortSignal;
 }
 
+export interface ReadIntoOptions extends ReadOptions {
+  /**
+   * Where `read` puts the bytes: a buffer of at least `length` bytes, of which the first `length`
+   * are returned. A reader that reuses its buffers pays no allocation, page faults or garbage
+   * collection per read. Reuse it only once the read has settled (after a CacheClosedError, once
+   * the cache has closed).
+   */
+  readonly into?: Uint8Array;
+}
+
 export interface ObjectOptions extends ReadOptions {
   /**
    * An If-Match field value (`*` or a list of entity tags): the pinned version must match one of
@@ -75,7 +85,7 @@ export interface PlanOptions {
 
 export interface RangeCache {
   /** Bytes `[offset, offset + length)` of the object at `url` (a signed edge URL under a configured upstream). */
-  read(url: string, offset: number, length: number, opts?: ReadOptions): Promise<Uint8Array>;
+  read(url: string, offset: number, length: number, opts?: ReadIntoOptions): Promise<Uint8Array>;
   /** The same bytes as consecutive chunks (one per block), pulled ahead (at least 4 blocks, up to `coalesceBytes`); for large spans. */
   stream(url: string, offset: number, length: number, opts?: ReadOptions): AsyncIterable<Uint8Array>;
   /**
@@ -290,28 +300,58 @@ class RangeCacheImpl implements RangeCache {
       );
   }
 
-  /** Validates a request for `[offset, offset + length)` and pins the object's version. */
-  async #target(raw: string, offset: number, length: number, opts: ReadOptions): Promise<{ url: URL; pin: Pin }> {
-    this.#check(offset, length);
+  /** `#target` without a wait when the object's version is pinned already (every warm read); else undefined. */
+  #pinned(raw: string, offset: number, length: number, opts: ReadOptions): { url: URL; pin: Pin } | undefined {
     if (this.#closed) throw new CacheClosedError();
     const url = this.#allow.check(raw);
-    const pin = await this.#pins.pin(url, opts.etag);
+    const pin = this.#pins.peek(url);
+    if (!pin || (opts.etag !== undefined && pin.etag !== opts.etag)) return undefined;
+    return this.#within(url, pin, offset, length);
+  }
+
+  #within(url: URL, pin: Pin, offset: number, length: number): { url: URL; pin: Pin } {
     if (offset + length > pin.size)
       throw new RangeNotSatisfiableError(`bytes=${offset}-${offset + length - 1}`, pin.size);
     return { url, pin };
   }
 
-  async read(raw: string, offset: number, length: number, opts: ReadOptions = {}): Promise<Uint8Array> {
-    const { url, pin } = await this.#untilClosed(this.#target(raw, offset, length, opts));
-    if (length === 0) return Buffer.alloc(0);
+  /** Validates a request for `[offset, offset + length)` and pins the object's version. */
+  async #target(raw: string, offset: number, length: number, opts: ReadOptions): Promise<{ url: URL; pin: Pin }> {
+    this.#check(offset, length);
+    if (this.#closed) throw new CacheClosedError();
+    const url = this.#allow.check(raw);
+    return this.#within(url, await this.#pins.pin(url, opts.etag), offset, length);
+  }
+
+  read(raw: string, offset: number, length: number, opts: ReadIntoOptions = {}): Promise<Uint8Array> {
+    try {
+      this.#check(offset, length);
+      const into = opts.into === undefined ? undefined : this.#view(opts.into, length);
+      return this.#untilClosed(this.#read(raw, offset, length, opts, into));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** The caller's buffer for `into` as a Buffer view of its first `length` bytes. */
+  #view(into: Uint8Array, length: number): Buffer {
+    if (!(into instanceof Uint8Array) || into.byteLength < length) {
+      const got = into instanceof Uint8Array ? `${into.byteLength} bytes` : describeReceived(into);
+      throw new CacheArgumentError(`Expected a Uint8Array of at least ${length} bytes for into but received ${got}`);
+    }
+    return Buffer.from(into.buffer, into.byteOffset, length);
+  }
+
+  // One buffer for the whole span: stored blocks are read into it in place, the rest copied in.
+  async #read(raw: string, offset: number, length: number, opts: ReadOptions, view?: Buffer): Promise<Buffer> {
+    const { url, pin } = this.#pinned(raw, offset, length, opts) ?? (await this.#target(raw, offset, length, opts));
+    // Unless the caller gave one, its own memory, never a slice of the shared pool: a caller that
+    // drops it frees it all.
+    const into = view ?? Buffer.allocUnsafeSlow(length);
+    if (length === 0) return into;
     const bs = this.#o.blockSize;
     const end = offset + length;
-    // One buffer for the whole span: stored blocks are read into it in place, the rest copied in.
-    // Its own memory, never a slice of the shared pool: a caller that drops it frees it all.
-    const into = Buffer.allocUnsafeSlow(length);
-    await this.#untilClosed(
-      this.#lookup.fill(url, pin, offset, end, Math.floor(offset / bs), Math.floor((end - 1) / bs), into),
-    );
+    await this.#lookup.fill(url, pin, offset, end, Math.floor(offset / bs), Math.floor((end - 1) / bs), into);
     return into;
   }
 

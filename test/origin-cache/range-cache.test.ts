@@ -103,6 +103,38 @@ describe("createRangeCache", () => {
     expect(cache.stats().hits).toBe(7);
   });
 
+  it("reads into the caller's buffer, from upstream, memory and disk, and refuses one too small", async () => {
+    const path = "/v1/objects/a.mp4";
+    const data = objects.get(path) as Buffer;
+    const { cache } = await openCache();
+    const into = new Uint8Array(3 * BLOCK + 100);
+    // A view into a larger buffer, so an offset of its own must be kept.
+    const view = into.subarray(100);
+    const check = async (offset: number, length: number): Promise<void> => {
+      view.fill(0xee);
+      const got = await cache.read(signed(path), offset, length, { into: view });
+      expect(got.buffer === into.buffer).toBe(true);
+      expect(got.byteOffset).toBe(100);
+      expect(got.length).toBe(length);
+      expect(Buffer.from(got).equals(data.subarray(offset, offset + length))).toBe(true);
+      // Nothing past the span is touched.
+      expect(view.subarray(length).every((b) => b === 0xee)).toBe(true);
+    };
+    await check(BLOCK - 7, 2 * BLOCK + 14); // cold: pulled
+    await check(BLOCK + 5, BLOCK); // in memory or landed
+    await until(() => cache.stats().blocks >= 3, "the pulled blocks to land");
+    await check(BLOCK - 7, 2 * BLOCK + 14); // from the slabs
+    expect(cache.stats().bytesFromDisk).toBeGreaterThan(0);
+    await expect(cache.read(signed(path), 0, view.length + 1, { into: view })).rejects.toMatchObject({
+      code: "ERR_INVALID_ARGUMENT",
+      message: `Expected a Uint8Array of at least ${view.length + 1} bytes for into but received ${view.length} bytes`,
+    });
+    await expect(cache.read(signed(path), 0, 1, { into: [1, 2] as never })).rejects.toMatchObject({
+      code: "ERR_INVALID_ARGUMENT",
+      message: "Expected a Uint8Array of at least 1 bytes for into but received an array of length 2",
+    });
+  });
+
   it("refuses URLs outside the configured upstreams", async () => {
     const { cache } = await openCache({ upstreams: [`${up.wan.url}/v1/objects/`] });
     up.rs.resetCounts();
