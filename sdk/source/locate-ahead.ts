@@ -18,6 +18,7 @@ import { LOCATE_MAX_SPANS } from "../../common/schema/cache-locate.js";
 /**
  * Bytes located past a planned span's end (within the object): a GOP run reads a few samples
  * beyond its clip's last frame (the decoder's reorder delay), and those reads should hit too.
+ * Only the planned span must be stored (`min`): the slack is located as far as the cache has it.
  */
 const READ_SLACK = 64 << 10;
 
@@ -41,7 +42,8 @@ interface Ahead {
   readonly object: string;
   readonly batch: Batch;
   readonly offset: number;
-  readonly length: number;
+  /** Asked for; once answered, what the answer holds (the planned span and what of the slack is stored). */
+  length: number;
   /** Resolves once the batch is answered; `located` is set then (null: not stored). */
   readonly ready: Promise<void>;
   located: LocatedSpan | null | undefined;
@@ -98,10 +100,13 @@ export class LocateAhead {
       if (p.length <= 0) continue;
       const length =
         p.size === undefined ? p.length : Math.max(p.length, Math.min(p.size - p.offset, p.length + READ_SLACK));
-      const s =
-        p.etag === undefined
-          ? { url: p.url, offset: p.offset, length }
-          : { url: p.url, etag: p.etag, offset: p.offset, length };
+      const s: LocateSpan = {
+        url: p.url,
+        ...(p.etag === undefined ? {} : { etag: p.etag }),
+        offset: p.offset,
+        length,
+        ...(length > p.length ? { min: p.length } : {}),
+      };
       wanted.set(spanKey(s), s);
     }
     const fresh: LocateSpan[] = [];
@@ -123,8 +128,8 @@ export class LocateAhead {
     if (!a) return undefined;
     await a.ready;
     const { batch, located } = a;
-    // Dropped meanwhile: its lease may be over.
-    if (a.done || !located || !batch.lease || batch.released) return undefined;
+    // Dropped meanwhile (its lease may be over), or the read runs past what of the slack is stored.
+    if (a.done || !located || !batch.lease || batch.released || end > a.offset + a.length) return undefined;
     batch.readers++;
     return {
       located: { ...located, runs: sliceRuns(located.runs, s.offset - a.offset, s.length) },
@@ -158,6 +163,7 @@ export class LocateAhead {
         batch.lease = res.lease;
         entries.forEach((a, i) => {
           a.located = res.spans[i] ?? null;
+          if (a.located) a.length = a.located.runs.reduce((n, r) => n + r.length, 0);
         });
         this.#maybeEnd(batch);
       },

@@ -397,6 +397,27 @@ describe("batched locates of a plan window", () => {
     await until(() => svc.stats().leases === 0, "the batch's lease released on close");
   });
 
+  it("locates a planned span in its window's batch when the cache holds only part of its read slack", async () => {
+    const { svc } = await service();
+    const o = objects[0]!;
+    // A cold run stores what its reads took: the span and a few samples past it, not the whole slack.
+    await get(svc, o.path, 0, 3 * BLOCK);
+    await stored(svc, 3);
+    const plane = planeOf(svc);
+    const span = { url: signed(o.path), etag: rs.etag(o.path), offset: 100, length: 2 * BLOCK };
+    plane.plan([{ ...span, size: o.data.length }]);
+    const bytes = await plane.read(span.url, span.offset, span.length, span.etag);
+    expect(Buffer.from(bytes!).equals(o.data.subarray(100, 100 + 2 * BLOCK))).toBe(true);
+    const past = await plane.read(span.url, span.offset, 3 * BLOCK - 100, span.etag);
+    expect(Buffer.from(past!).equals(o.data.subarray(100, 3 * BLOCK))).toBe(true);
+    expect(plane.locates).toBe(1);
+    // Past what is stored, a read is located (and pulled) on its own.
+    const beyond = await plane.read(span.url, span.offset, 3 * BLOCK, span.etag);
+    expect(Buffer.from(beyond!).equals(o.data.subarray(100, 100 + 3 * BLOCK))).toBe(true);
+    expect(plane.locates).toBe(2);
+    expect(plane.fallbacks).toBe(0);
+  });
+
   it("locates again with the next window what was not stored, and releases spans that left the plan", async () => {
     const { svc } = await service();
     const plane = planeOf(svc);
