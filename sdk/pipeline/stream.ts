@@ -61,11 +61,16 @@ export async function* streamBatches(input: StreamInput): AsyncGenerator<Settled
   const slots = new ClipSlots(pool, o.batch, input.clips.length);
   const scheduled = (function* () {
     for (let i = 0; i < input.clips.length; i++) {
-      hints.ahead(i);
-      yield { clip: input.clips.at(i)!, ticket: slots.ticket(i) };
+      const planned = hints.ahead(i);
+      yield { clip: input.clips.at(i)!, ticket: slots.ticket(i), planned };
     }
   })();
-  const outcomes = orderedMap(scheduled, o.prefetch, (s) => produceClip(ctx, s.clip, s.ticket));
+  // A clip is read once the plan that first held it reached the source (at once, but for the first
+  // window): read before, it misses the cache's prefetch and the local plane's batched locate.
+  const outcomes = orderedMap(scheduled, o.prefetch, async (s) => {
+    await s.planned;
+    return produceClip(ctx, s.clip, s.ticket);
+  });
   try {
     yield* batches(outcomes, o.batch, o.dropLast, input.onSkip, pool);
   } finally {
@@ -79,13 +84,22 @@ class PlanHints {
   private hinted = 0;
   /** The last plan handed to the source: hints resolve spans concurrently but are delivered in order. */
   private delivered: Promise<void> = Promise.resolve();
+  /** The plans not yet passed by: each first holds the clips up to `to` (from the previous one's). */
+  private readonly windows: { readonly to: number; readonly delivered: Promise<void> }[] = [];
   constructor(
     private readonly input: StreamInput,
     private readonly inFlight: number,
     private readonly chunk: number,
   ) {}
 
-  ahead(i: number): void {
+  /** Plans the window ahead of clip `i` when due; settles once the plan that first held clip `i` reached the source. */
+  ahead(i: number): Promise<void> {
+    this.hint(i);
+    while (this.windows.length > 0 && this.windows[0]!.to <= i) this.windows.shift();
+    return this.windows[0]?.delivered ?? Promise.resolve();
+  }
+
+  private hint(i: number): void {
     if (i + this.chunk / 2 < this.hinted || this.hinted >= this.input.clips.length) return;
     const to = Math.min(this.input.clips.length, i + this.chunk);
     this.hinted = to;
@@ -102,24 +116,30 @@ class PlanHints {
         // A hint after the consumer stopped (the source closed) is dropped, never an unhandled rejection.
       }
     });
+    this.windows.push({ to, delivered: this.delivered });
   }
 
+  /**
+   * The window's ranges, its indexes awaited together: one at a time, the first window would
+   * reach the source only after every index of it had come, one round trip each, while the
+   * first clips are read already (and their reads miss the plan: no prefetch, no batched locate).
+   */
   private async rangesOf(refs: readonly ClipRef[]): Promise<PlannedRange[]> {
-    const ranges: PlannedRange[] = [];
-    for (const ref of refs) {
-      try {
-        const object = this.input.listing.objects[ref.object]!;
-        // An image is read whole.
-        if ((await this.input.indexes.get(ref.object, object)).index.kind === "image") {
-          ranges.push({ object, offset: 0, length: object.size });
-          continue;
+    const ranges = await Promise.all(
+      refs.map(async (ref): Promise<PlannedRange | undefined> => {
+        try {
+          const object = this.input.listing.objects[ref.object]!;
+          // An image is read whole.
+          if ((await this.input.indexes.get(ref.object, object)).index.kind === "image")
+            return { object, offset: 0, length: object.size };
+          const { span } = await spanOf(this.input, ref);
+          return { object, offset: span.offset, length: span.length };
+        } catch {
+          // A clip without a span fails (and is reported) when it is produced; a hint just skips it.
+          return undefined;
         }
-        const { span } = await spanOf(this.input, ref);
-        ranges.push({ object, offset: span.offset, length: span.length });
-      } catch {
-        // A clip without a span fails (and is reported) when it is produced; a hint just skips it.
-      }
-    }
-    return ranges;
+      }),
+    );
+    return ranges.filter((r) => r !== undefined);
   }
 }
