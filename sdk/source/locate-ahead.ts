@@ -10,6 +10,7 @@ import type {
   LocateBatchResponse,
   LocatedSpan,
   Lease,
+  LocateResponse,
   LocateRun,
   LocateSpan,
 } from "../../common/schema/cache-locate.js";
@@ -40,8 +41,11 @@ interface Batch {
 interface Ahead {
   readonly key: string;
   readonly object: string;
-  readonly batch: Batch;
+  /** The batch that located it, or the lease of a read's single locate of it (adopt). */
+  batch: Batch;
   readonly offset: number;
+  /** The planned bytes, without the read slack. */
+  readonly planned: number;
   /** Asked for; once answered, what the answer holds (the planned span and what of the slack is stored). */
   length: number;
   /** Resolves once the batch is answered; `located` is set then (null: not stored). */
@@ -62,7 +66,7 @@ const objectKey = (s: LocateSpan): string => `${s.etag ?? ""}:${s.url}`;
 const spanKey = (s: LocateSpan): string => `${s.offset}:${s.length}:${objectKey(s)}`;
 
 /** The runs of `[from, from + length)` of a span whose bytes are `runs`, end to end. */
-function sliceRuns(runs: readonly LocateRun[], from: number, length: number): LocateRun[] {
+export function sliceRuns(runs: readonly LocateRun[], from: number, length: number): LocateRun[] {
   const out: LocateRun[] = [];
   let skip = from;
   let left = length;
@@ -141,6 +145,45 @@ export class LocateAhead {
     };
   }
 
+  /**
+   * What to locate for a read that no located span serves: the planned span it starts in, whole
+   * (the cache pulls what it lacks), so that span's later reads (the rest of a GOP run) need no
+   * locate of their own; undefined when it starts in no planned span already answered.
+   */
+  wider(s: LocateSpan): LocateSpan | undefined {
+    const a = this.#unserved(s.url, s.etag, s.offset);
+    if (!a) return undefined;
+    const end = Math.max(s.offset + s.length, a.offset + a.planned);
+    return { ...s, offset: a.offset, length: end - a.offset };
+  }
+
+  /**
+   * Keeps a single locate of `wider`'s span as that span's answer, under the locate's own lease
+   * (ended as a batch's is); false when the span left the plan or was answered meanwhile: the
+   * caller then reads under the lease and ends it.
+   */
+  adopt(span: LocateSpan, located: LocateResponse): boolean {
+    const a = this.#unserved(span.url, span.etag, span.offset);
+    const length = located.runs.reduce((n, r) => n + r.length, 0);
+    if (!a || a.offset !== span.offset || this.#closed || (a.located && length <= a.length)) return false;
+    const { lease, ...where } = located;
+    const old = a.batch;
+    old.open--;
+    this.#maybeEnd(old);
+    a.batch = { lease, open: 1, readers: 0, released: false };
+    a.located = where;
+    a.length = length;
+    return true;
+  }
+
+  /** The answered span in the plan that `offset` starts in (none stored, or too little of it). */
+  #unserved(url: string, etag: string | undefined, offset: number): Ahead | undefined {
+    const list = this.#byObject.get(
+      objectKey(etag === undefined ? { url, offset, length: 0 } : { url, etag, offset, length: 0 }),
+    );
+    return list?.find((x) => !x.done && x.located !== undefined && x.offset <= offset && offset < x.offset + x.planned);
+  }
+
   /** Lets every lease go (each once its reads in flight end); later plans locate nothing. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -179,6 +222,7 @@ export class LocateAhead {
         object: objectKey(s),
         batch,
         offset: s.offset,
+        planned: s.min ?? s.length,
         length: s.length,
         ready,
         located: undefined,
