@@ -102,6 +102,13 @@ class PlanHints {
   private hint(i: number): void {
     if (i + this.chunk / 2 < this.hinted || this.hinted >= this.input.clips.length) return;
     const to = Math.min(this.input.clips.length, i + this.chunk);
+    // The first window goes out twice: its first clips' part, which waits only for the indexes
+    // those clips need anyway, then the whole, so the first reads do not wait for every index.
+    if (this.hinted === 0 && this.inFlight < to) this.send(i, this.inFlight);
+    this.send(i, to);
+  }
+
+  private send(i: number, to: number): void {
     this.hinted = to;
     // A plan replaces the cache's previous one, so it restates the whole window from the oldest
     // clip that may still be unread: up to `inFlight` clips run ahead of the consumer.
