@@ -413,9 +413,10 @@ class RangeCacheImpl implements RangeCache {
           this.#check(s.offset, s.length);
           const url = this.#allow.check(s.url);
           const pin = this.#pins.peek(url);
-          const end = s.offset + s.length;
-          if (!pin || (s.etag !== undefined && pin.etag !== s.etag) || s.length === 0 || end > pin.size) return null;
-          const { first, last, ids } = this.#blockIds(pin, s.offset, s.length);
+          if (!pin || (s.etag !== undefined && pin.etag !== s.etag) || s.length === 0 || s.offset + s.length > pin.size)
+            return null;
+          const end = this.#storedEnd(pin, s);
+          const { first, last, ids } = this.#blockIds(pin, s.offset, end - s.offset);
           const held = await this.#store.hold(ids);
           if (!held) return null;
           releases.push(held.release);
@@ -435,6 +436,17 @@ class RangeCacheImpl implements RangeCache {
       throw new CacheClosedError();
     }
     return releases.length === 0 ? { spans: located } : { spans: located, lease: this.#leases.grant(release, leaseMs) };
+  }
+
+  /** Where a batched span's answer ends: its end, or with `min`, past its first `min` bytes as far as blocks are stored. */
+  #storedEnd(pin: Pin, s: LocateSpan): number {
+    const end = s.offset + s.length;
+    if (s.min === undefined || s.min >= s.length) return end;
+    const bs = this.#o.blockSize;
+    const last = Math.floor((end - 1) / bs);
+    let b = Math.floor((s.offset + s.min - 1) / bs) + 1;
+    while (b <= last && this.#store.has(blockId(pin, b))) b++;
+    return Math.min(end, b * bs);
   }
 
   #blockIds(pin: Pin, offset: number, length: number): { first: number; last: number; ids: BlockId[] } {

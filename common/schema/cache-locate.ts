@@ -55,8 +55,14 @@ export type LocateResponse = z.infer<typeof LocateResponse>;
 /** Most spans one batched locate names: a prefetch window of clips, with room to spare. */
 export const LOCATE_MAX_SPANS = 512;
 
-/** One span of a batched locate: as a single locate names it. */
-export const LocateSpan = LocateRequest.pick({ url: true, etag: true, offset: true, length: true });
+/**
+ * One span of a batched locate: as a single locate names it, and optionally `min`, the bytes from
+ * `offset` on that must be stored: the rest of the span up to `length` is located as far as it is
+ * stored (a read may run a little past its planned span), so the answer may be shorter than asked.
+ */
+export const LocateSpan = LocateRequest.pick({ url: true, etag: true, offset: true, length: true }).extend({
+  min: z.number().int().positive().optional(),
+});
 export type LocateSpan = z.infer<typeof LocateSpan>;
 
 /**
@@ -73,7 +79,8 @@ export type LocatedSpan = z.infer<typeof LocatedSpan>;
 
 export const LocateBatchResponse = z.object({
   /**
-   * Each span asked for, in order: its runs, or null where it is not wholly stored now, or its
+   * Each span asked for, in order: its runs (for a span with `min`, the runs of its stored bytes
+   * from `offset` on, at least `min` of them), or null where it is not wholly stored now, or its
    * object is not pinned at the asked version yet, or the span is invalid (a GET says why).
    */
   spans: z.array(LocatedSpan.nullable()),

@@ -67,11 +67,14 @@ export async function* streamBatches(input: StreamInput): AsyncGenerator<Settled
   const slots = new ClipSlots(pool, o.batch, input.clips.length);
   const scheduled = (function* () {
     for (let i = 0; i < input.clips.length; i++) {
-      hints.ahead(i);
-      yield { index: i, clip: input.clips.at(i)!, ticket: slots.ticket(i) };
+      const planned = hints.ahead(i);
+      yield { index: i, clip: input.clips.at(i)!, ticket: slots.ticket(i), planned };
     }
   })();
+  // A clip is read once the plan that first held it reached the source (at once, but for the first
+  // window): read before, it misses the cache's prefetch and the local plane's batched locate.
   const outcomes = orderedMap(scheduled, o.prefetch, async (s) => {
+    await s.planned;
     const out = await produceClip(ctx, s.clip, s.ticket);
     if (out.kind === "skip") {
       // Known now, before the clips after it take their slots: they move up one place.
@@ -103,15 +106,31 @@ class PlanHints {
   private hinted = 0;
   /** The last plan handed to the source: hints resolve spans concurrently but are delivered in order. */
   private delivered: Promise<void> = Promise.resolve();
+  /** The plans not yet passed by: each first holds the clips up to `to` (from the previous one's). */
+  private readonly windows: { readonly to: number; readonly delivered: Promise<void> }[] = [];
   constructor(
     private readonly input: StreamInput,
     private readonly inFlight: number,
     private readonly chunk: number,
   ) {}
 
-  ahead(i: number): void {
+  /** Plans the window ahead of clip `i` when due; settles once the plan that first held clip `i` reached the source. */
+  ahead(i: number): Promise<void> {
+    this.hint(i);
+    while (this.windows.length > 0 && this.windows[0]!.to <= i) this.windows.shift();
+    return this.windows[0]?.delivered ?? Promise.resolve();
+  }
+
+  private hint(i: number): void {
     if (i + this.chunk / 2 < this.hinted || this.hinted >= this.input.clips.length) return;
     const to = Math.min(this.input.clips.length, i + this.chunk);
+    // The first window goes out twice: its first clips' part, which waits only for the indexes
+    // those clips need anyway, then the whole, so the first reads do not wait for every index.
+    if (this.hinted === 0 && this.inFlight < to) this.send(i, this.inFlight);
+    this.send(i, to);
+  }
+
+  private send(i: number, to: number): void {
     this.hinted = to;
     // A plan replaces the cache's previous one, so it restates the whole window from the oldest
     // clip that may still be unread: up to `inFlight` clips run ahead of the consumer.
@@ -126,24 +145,30 @@ class PlanHints {
         // A hint after the consumer stopped (the source closed) is dropped, never an unhandled rejection.
       }
     });
+    this.windows.push({ to, delivered: this.delivered });
   }
 
+  /**
+   * The window's ranges, its indexes awaited together: one at a time, the first window would
+   * reach the source only after every index of it had come, one round trip each, while the
+   * first clips are read already (and their reads miss the plan: no prefetch, no batched locate).
+   */
   private async rangesOf(refs: readonly ClipRef[]): Promise<PlannedRange[]> {
-    const ranges: PlannedRange[] = [];
-    for (const ref of refs) {
-      try {
-        const object = this.input.listing.objects[ref.object]!;
-        // An image is read whole.
-        if ((await this.input.indexes.get(ref.object, object)).index.kind === "image") {
-          ranges.push({ object, offset: 0, length: object.size });
-          continue;
+    const ranges = await Promise.all(
+      refs.map(async (ref): Promise<PlannedRange | undefined> => {
+        try {
+          const object = this.input.listing.objects[ref.object]!;
+          // An image is read whole.
+          if ((await this.input.indexes.get(ref.object, object)).index.kind === "image")
+            return { object, offset: 0, length: object.size };
+          const { span } = await spanOf(this.input, ref);
+          return { object, offset: span.offset, length: span.length };
+        } catch {
+          // A clip without a span fails (and is reported) when it is produced; a hint just skips it.
+          return undefined;
         }
-        const { span } = await spanOf(this.input, ref);
-        ranges.push({ object, offset: span.offset, length: span.length });
-      } catch {
-        // A clip without a span fails (and is reported) when it is produced; a hint just skips it.
-      }
-    }
-    return ranges;
+      }),
+    );
+    return ranges.filter((r) => r !== undefined);
   }
 }

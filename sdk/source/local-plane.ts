@@ -17,7 +17,7 @@ import {
   type LocateRun,
   type LocateSpan,
 } from "../../common/schema/cache-locate.js";
-import { LocateAhead, type PlannedSpan } from "./locate-ahead.js";
+import { LocateAhead, sliceRuns, type PlannedSpan } from "./locate-ahead.js";
 
 /** Runs of one slab read with one preadv: each run's place in the span and the bytes before it. */
 interface Group {
@@ -132,20 +132,14 @@ export class LocalPlane {
   /** The span's bytes read from the slabs, or undefined when the caller must GET them. */
   async read(url: string, offset: number, length: number, etag: string | undefined): Promise<Uint8Array | undefined> {
     if (!this.enabled || length === 0) return undefined;
-    const ahead = await this.#ahead.take(etag === undefined ? { url, offset, length } : { url, etag, offset, length });
-    if (ahead) {
-      let bytes: Uint8Array | undefined;
-      try {
-        bytes = await this.#readRuns({ ...ahead.located, lease: ahead.lease }, length, etag);
-      } finally {
-        ahead.done();
-      }
-      if (bytes) return bytes;
-      if (!this.enabled) return this.#miss();
-    }
+    const span = { url, ...(etag === undefined ? {} : { etag }), offset, length };
+    const bytes = await this.#readAhead(span, length, etag);
+    if (bytes) return bytes;
+    if (!this.enabled) return this.#miss();
+    const wide = this.#ahead.wider(span);
     let located: LocateResponse;
     try {
-      const res = await this.#post({ url, ...(etag === undefined ? {} : { etag }), offset, length });
+      const res = await this.#post(wide ?? span);
       if (res.statusCode !== 200) {
         await res.body.dump();
         return this.#miss();
@@ -154,10 +148,23 @@ export class LocalPlane {
     } catch {
       return this.#miss();
     }
+    if (wide && this.#ahead.adopt(wide, located)) return (await this.#readAhead(span, length, etag)) ?? this.#miss();
     try {
-      return (await this.#readRuns(located, length, etag)) ?? this.#miss();
+      const runs = wide ? sliceRuns(located.runs, offset - wide.offset, length) : located.runs;
+      return (await this.#readRuns({ ...located, runs }, length, etag)) ?? this.#miss();
     } finally {
       this.#release(located.lease.id);
+    }
+  }
+
+  /** The span read from where a locate made ahead (or adopted) says it lies; undefined when none serves it. */
+  async #readAhead(span: LocateSpan, length: number, etag: string | undefined): Promise<Uint8Array | undefined> {
+    const ahead = await this.#ahead.take(span);
+    if (!ahead) return undefined;
+    try {
+      return await this.#readRuns({ ...ahead.located, lease: ahead.lease }, length, etag);
+    } finally {
+      ahead.done();
     }
   }
 

@@ -10,6 +10,7 @@ import type {
   LocateBatchResponse,
   LocatedSpan,
   Lease,
+  LocateResponse,
   LocateRun,
   LocateSpan,
 } from "../../common/schema/cache-locate.js";
@@ -18,6 +19,7 @@ import { LOCATE_MAX_SPANS } from "../../common/schema/cache-locate.js";
 /**
  * Bytes located past a planned span's end (within the object): a GOP run reads a few samples
  * beyond its clip's last frame (the decoder's reorder delay), and those reads should hit too.
+ * Only the planned span must be stored (`min`): the slack is located as far as the cache has it.
  */
 const READ_SLACK = 64 << 10;
 
@@ -39,9 +41,13 @@ interface Batch {
 interface Ahead {
   readonly key: string;
   readonly object: string;
-  readonly batch: Batch;
+  /** The batch that located it, or the lease of a read's single locate of it (adopt). */
+  batch: Batch;
   readonly offset: number;
-  readonly length: number;
+  /** The planned bytes, without the read slack. */
+  readonly planned: number;
+  /** Asked for; once answered, what the answer holds (the planned span and what of the slack is stored). */
+  length: number;
   /** Resolves once the batch is answered; `located` is set then (null: not stored). */
   readonly ready: Promise<void>;
   located: LocatedSpan | null | undefined;
@@ -60,7 +66,7 @@ const objectKey = (s: LocateSpan): string => `${s.etag ?? ""}:${s.url}`;
 const spanKey = (s: LocateSpan): string => `${s.offset}:${s.length}:${objectKey(s)}`;
 
 /** The runs of `[from, from + length)` of a span whose bytes are `runs`, end to end. */
-function sliceRuns(runs: readonly LocateRun[], from: number, length: number): LocateRun[] {
+export function sliceRuns(runs: readonly LocateRun[], from: number, length: number): LocateRun[] {
   const out: LocateRun[] = [];
   let skip = from;
   let left = length;
@@ -98,10 +104,13 @@ export class LocateAhead {
       if (p.length <= 0) continue;
       const length =
         p.size === undefined ? p.length : Math.max(p.length, Math.min(p.size - p.offset, p.length + READ_SLACK));
-      const s =
-        p.etag === undefined
-          ? { url: p.url, offset: p.offset, length }
-          : { url: p.url, etag: p.etag, offset: p.offset, length };
+      const s: LocateSpan = {
+        url: p.url,
+        ...(p.etag === undefined ? {} : { etag: p.etag }),
+        offset: p.offset,
+        length,
+        ...(length > p.length ? { min: p.length } : {}),
+      };
       wanted.set(spanKey(s), s);
     }
     const fresh: LocateSpan[] = [];
@@ -123,8 +132,8 @@ export class LocateAhead {
     if (!a) return undefined;
     await a.ready;
     const { batch, located } = a;
-    // Dropped meanwhile: its lease may be over.
-    if (a.done || !located || !batch.lease || batch.released) return undefined;
+    // Dropped meanwhile (its lease may be over), or the read runs past what of the slack is stored.
+    if (a.done || !located || !batch.lease || batch.released || end > a.offset + a.length) return undefined;
     batch.readers++;
     return {
       located: { ...located, runs: sliceRuns(located.runs, s.offset - a.offset, s.length) },
@@ -134,6 +143,45 @@ export class LocateAhead {
         this.#maybeEnd(batch);
       },
     };
+  }
+
+  /**
+   * What to locate for a read that no located span serves: the planned span it starts in, whole
+   * (the cache pulls what it lacks), so that span's later reads (the rest of a GOP run) need no
+   * locate of their own; undefined when it starts in no planned span already answered.
+   */
+  wider(s: LocateSpan): LocateSpan | undefined {
+    const a = this.#unserved(s.url, s.etag, s.offset);
+    if (!a) return undefined;
+    const end = Math.max(s.offset + s.length, a.offset + a.planned);
+    return { ...s, offset: a.offset, length: end - a.offset };
+  }
+
+  /**
+   * Keeps a single locate of `wider`'s span as that span's answer, under the locate's own lease
+   * (ended as a batch's is); false when the span left the plan or was answered meanwhile: the
+   * caller then reads under the lease and ends it.
+   */
+  adopt(span: LocateSpan, located: LocateResponse): boolean {
+    const a = this.#unserved(span.url, span.etag, span.offset);
+    const length = located.runs.reduce((n, r) => n + r.length, 0);
+    if (!a || a.offset !== span.offset || this.#closed || (a.located && length <= a.length)) return false;
+    const { lease, ...where } = located;
+    const old = a.batch;
+    old.open--;
+    this.#maybeEnd(old);
+    a.batch = { lease, open: 1, readers: 0, released: false };
+    a.located = where;
+    a.length = length;
+    return true;
+  }
+
+  /** The answered span in the plan that `offset` starts in (none stored, or too little of it). */
+  #unserved(url: string, etag: string | undefined, offset: number): Ahead | undefined {
+    const list = this.#byObject.get(
+      objectKey(etag === undefined ? { url, offset, length: 0 } : { url, etag, offset, length: 0 }),
+    );
+    return list?.find((x) => !x.done && x.located !== undefined && x.offset <= offset && offset < x.offset + x.planned);
   }
 
   /** Lets every lease go (each once its reads in flight end); later plans locate nothing. */
@@ -158,6 +206,7 @@ export class LocateAhead {
         batch.lease = res.lease;
         entries.forEach((a, i) => {
           a.located = res.spans[i] ?? null;
+          if (a.located) a.length = a.located.runs.reduce((n, r) => n + r.length, 0);
         });
         this.#maybeEnd(batch);
       },
@@ -173,6 +222,7 @@ export class LocateAhead {
         object: objectKey(s),
         batch,
         offset: s.offset,
+        planned: s.min ?? s.length,
         length: s.length,
         ready,
         located: undefined,

@@ -397,6 +397,27 @@ describe("batched locates of a plan window", () => {
     await until(() => svc.stats().leases === 0, "the batch's lease released on close");
   });
 
+  it("locates a planned span in its window's batch when the cache holds only part of its read slack", async () => {
+    const { svc } = await service();
+    const o = objects[0]!;
+    // A cold run stores what its reads took: the span and a few samples past it, not the whole slack.
+    await get(svc, o.path, 0, 3 * BLOCK);
+    await stored(svc, 3);
+    const plane = planeOf(svc);
+    const span = { url: signed(o.path), etag: rs.etag(o.path), offset: 100, length: 2 * BLOCK };
+    plane.plan([{ ...span, size: o.data.length }]);
+    const bytes = await plane.read(span.url, span.offset, span.length, span.etag);
+    expect(Buffer.from(bytes!).equals(o.data.subarray(100, 100 + 2 * BLOCK))).toBe(true);
+    const past = await plane.read(span.url, span.offset, 3 * BLOCK - 100, span.etag);
+    expect(Buffer.from(past!).equals(o.data.subarray(100, 3 * BLOCK))).toBe(true);
+    expect(plane.locates).toBe(1);
+    // Past what is stored, a read is located (and pulled) on its own.
+    const beyond = await plane.read(span.url, span.offset, 3 * BLOCK, span.etag);
+    expect(Buffer.from(beyond!).equals(o.data.subarray(100, 100 + 3 * BLOCK))).toBe(true);
+    expect(plane.locates).toBe(2);
+    expect(plane.fallbacks).toBe(0);
+  });
+
   it("locates again with the next window what was not stored, and releases spans that left the plan", async () => {
     const { svc } = await service();
     const plane = planeOf(svc);
@@ -405,22 +426,43 @@ describe("batched locates of a plan window", () => {
     await stored(svc, 2);
     const held = { url: signed(o.path), etag: rs.etag(o.path), offset: 0, length: 2 * BLOCK };
     const cold = { url: signed(o.path), etag: rs.etag(o.path), offset: 6 * BLOCK, length: 2 * BLOCK };
+    const other = { url: signed(o.path), etag: rs.etag(o.path), offset: 9 * BLOCK, length: BLOCK };
     plane.plan([held, cold]);
     await until(() => svc.stats().leases === 1, "the stored span leased ahead");
-    // Not stored when planned: located (and pulled) when read.
-    const bytes = await plane.read(cold.url, cold.offset, BLOCK, cold.etag);
-    expect(Buffer.from(bytes!).equals(o.data.subarray(6 * BLOCK, 7 * BLOCK))).toBe(true);
-    expect(plane.locates).toBe(2);
-    await get(svc, o.path, 7 * BLOCK, BLOCK);
-    await stored(svc, 4);
+    await get(svc, o.path, 9 * BLOCK, BLOCK);
+    await stored(svc, 3);
     // The next window no longer holds the stored span (its clip was skipped): its lease ends; the
-    // span that was not stored is asked for again, and now read without a locate of its own.
-    plane.plan([cold]);
-    await until(() => plane.locates === 3 && svc.stats().leases === 1, "the window located again");
-    const rest = await plane.read(cold.url, 7 * BLOCK, BLOCK, cold.etag);
-    expect(Buffer.from(rest!).equals(o.data.subarray(7 * BLOCK, 8 * BLOCK))).toBe(true);
-    expect(plane.locates).toBe(3);
+    // span that was not stored is asked for again with the new one, now stored.
+    plane.plan([cold, other]);
+    await until(() => plane.locates === 2 && svc.stats().leases === 1, "the window located again");
+    const bytes = await plane.read(other.url, other.offset, BLOCK, other.etag);
+    expect(Buffer.from(bytes!).equals(o.data.subarray(9 * BLOCK, 10 * BLOCK))).toBe(true);
+    expect(plane.locates).toBe(2);
     expect(plane.fallbacks).toBe(0);
+  });
+
+  it("locates a planned span that was not stored whole when its first read comes, so its other reads need no locate", async () => {
+    const { svc } = await service();
+    const plane = planeOf(svc);
+    const o = objects[2]!;
+    const cold = { url: signed(o.path), etag: rs.etag(o.path), offset: 6 * BLOCK + 10, length: 3 * BLOCK };
+    plane.plan([{ ...cold, size: o.data.length }]);
+    await until(() => plane.locates === 1, "the window located");
+    // A GOP run reads its span piece by piece: the first piece locates (and pulls) the whole span.
+    for (const [from, to] of [
+      [cold.offset, cold.offset + 100],
+      [cold.offset + 100, cold.offset + 2 * BLOCK],
+      [cold.offset + 2 * BLOCK, cold.offset + 3 * BLOCK],
+    ] as const) {
+      const bytes = await plane.read(cold.url, from, to - from, cold.etag);
+      expect(Buffer.from(bytes!).equals(o.data.subarray(from, to))).toBe(true);
+    }
+    expect(plane.locates).toBe(2);
+    expect(svc.stats().leases).toBe(1);
+    expect(plane.fallbacks).toBe(0);
+    // Its lease ends once the span leaves the plan.
+    plane.plan([]);
+    await until(() => svc.stats().leases === 0, "the adopted lease released");
   });
 
   it("keeps located slots from reuse until read, when the cache is full", async () => {

@@ -7,7 +7,13 @@ import { makeVideo } from "../../helpers/make-video.js";
 import { open } from "../../../sdk/open.js";
 import type { OpenOptions } from "../../../sdk/options.js";
 import type { DecodeClip, DecodeRequest } from "../../../sdk/pipeline/decode.js";
-import { LocalDirSource, type DatasetObject, type PlannedRange } from "../../../sdk/source/index.js";
+import {
+  LocalDirSource,
+  type DatasetListing,
+  type DatasetObject,
+  type PlannedRange,
+} from "../../../sdk/source/index.js";
+import { tableEntry } from "../../../common/dataset-table/entry.js";
 import { mergeCheckpoints } from "../../../sdk/state/checkpoint.js";
 import { StreamStats } from "../../../sdk/stats.js";
 import type { SdkError } from "../../../sdk/errors.js";
@@ -244,6 +250,42 @@ it("refuses an unknown shuffle name before any I/O", async () => {
     code: "ERR_INVALID_OPTION",
   });
   expect(listed).toBe(false);
+});
+
+it("plans the first window before its clips are read when every index takes a round trip", async () => {
+  let current = new Set<string>();
+  let unplanned = 0;
+  // Planned from a dataset table (no index read at open), each index a round trip away, as from an edge.
+  class FarIndexes extends LocalDirSource {
+    override async list(): Promise<DatasetListing> {
+      const listing = await super.list();
+      const local = new LocalDirSource(dir);
+      return {
+        ...listing,
+        entries: await Promise.all(listing.objects.map(async (o) => tableEntry(await local.index(o)))),
+      };
+    }
+    override async index(object: DatasetObject) {
+      await new Promise((r) => setTimeout(r, 30));
+      return super.index(object);
+    }
+    override plan(ranges: readonly PlannedRange[]): void {
+      current = new Set(ranges.map((r) => `${r.object.key}:${r.offset}:${r.length}`));
+    }
+    override async read(object: DatasetObject, offset: number, length: number): Promise<Uint8Array> {
+      await new Promise((r) => setImmediate(r));
+      if (!current.has(`${object.key}:${offset}:${length}`)) unplanned++;
+      return super.read(object, offset, length);
+    }
+  }
+  const ds = await open(
+    dir,
+    { frames: 2, prefetch: 2, batch: 1, seed: 4 },
+    { source: new FarIndexes(dir), decode: fakeDecoder() },
+  );
+  for await (const _ of ds) void _;
+  expect(ds.clipCount).toBeGreaterThan(8);
+  expect(unplanned).toBe(0);
 });
 
 it("keeps each clip's byte range in the cache's current plan until it is read (a plan replaces the last one)", async () => {
