@@ -5,7 +5,7 @@
  */
 import { compareKeys } from "./dataset-table/entry.js";
 import { sha256 } from "./dataset-table/digest.js";
-import { decodePage } from "./dataset-table/page-decode.js";
+import { decodePageBytes } from "./dataset-table/page-codec.js";
 import { SetDigest } from "./dataset-table/set-digest.js";
 import { ErrorBody } from "./errors.js";
 import {
@@ -92,7 +92,7 @@ export async function readTable(
           ManifestErrorCode.SIGNATURE,
           `Table page ${ref.name} does not match the digest its signed head names`,
         );
-      const entries = decodePage(new TextDecoder().decode(bytes)).entries;
+      const entries = decodePageBytes(bytes).entries.entries();
       pages[i] = inside(ref, dir) ? entries : entries.filter((e) => e.key.startsWith(dir));
     }
   };
