@@ -108,7 +108,7 @@ class PlanHints {
     const ranges: PlannedRange[] = [];
     for (const ref of refs) {
       try {
-        const object = this.input.listing.objects[ref.object]!;
+        const object = this.input.listing.objects.at(ref.object)!;
         // An image is read whole.
         if ((await this.input.indexes.get(ref.object, object)).index.kind === "image") {
           ranges.push({ object, offset: 0, length: object.size });

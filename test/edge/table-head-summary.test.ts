@@ -68,7 +68,7 @@ describe("the table head's page summaries", () => {
     const whole = (await fetchTable(`${BASE}/v1/datasets/sumb`, { token: TOKEN, fetch: edgeFetch }))!;
     expect(whole.digest).toBe(digestOf(entries));
     const sub = (await fetchTable(`${BASE}/v1/datasets/sumb/sub`, { token: TOKEN, fetch: edgeFetch }))!;
-    expect(sub.entries.map((e) => e.key)).toEqual(["sumb/sub/a.mp4", "sumb/sub/b.mp4"]);
+    expect(sub.entries.entries().map((e) => e.key)).toEqual(["sumb/sub/a.mp4", "sumb/sub/b.mp4"]);
     expect(sub.digest).toBe(digestOf(entries.slice(1, 3)));
     expect(sub.digest).not.toBe(whole.digest);
   });
