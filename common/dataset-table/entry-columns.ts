@@ -27,7 +27,9 @@ export interface Columns {
   readonly codec: Uint8Array;
   readonly has: Uint8Array;
   readonly keys: Uint8Array;
+  /** UTF-8 with `etagEnd`, or (`md5`) each a quoted MD5 packed as its 16 bytes, `etagEnd` empty. */
   readonly etags: Uint8Array;
+  readonly md5?: boolean;
 }
 
 /** The column names, in storage order. */
@@ -46,6 +48,7 @@ export const COLUMN_NAMES = [
   "keys",
   "etags",
 ] as const satisfies readonly (keyof Columns)[];
+type ColumnName = (typeof COLUMN_NAMES)[number];
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -127,31 +130,32 @@ export class EntryColumns {
   /** The entries of every part, one after another (each part's offsets moved past the previous parts'). */
   static concat(parts: readonly EntryColumns[]): EntryColumns {
     if (parts.length <= 1) return parts[0] ?? EntryColumns.from([]);
-    const total = (name: keyof Columns) => parts.reduce((s, p) => s + p.columns[name].length, 0);
-    const out = Object.fromEntries(
-      COLUMN_NAMES.map((name) => {
-        // A part read from JSON may hold f64 where the others hold u32: the wider one holds both.
-        const kinds = new Set(parts.map((p) => p.columns[name].constructor as Float64ArrayConstructor));
-        const Kind = kinds.has(Float64Array) ? Float64Array : [...kinds][0]!;
-        return [name, new Kind(total(name))];
-      }),
-    ) as unknown as Columns;
-    const errors = new Map<number, IndexErrorV1>();
-    const at = Object.fromEntries(COLUMN_NAMES.map((name) => [name, 0])) as Record<keyof Columns, number>;
-    for (const p of parts) {
-      const base = at.size;
-      for (const name of COLUMN_NAMES) {
-        const from = p.columns[name];
-        const to = out[name] as Float64Array;
-        to.set(from as Float64Array, at[name]);
-        const shift =
-          name === "keyEnd" ? at.keys : name === "etagEnd" ? at.etags : name === "keyframeEnd" ? at.keyframes : 0;
-        if (shift > 0) for (let i = at[name]; i < at[name] + from.length; i++) to[i] = to[i]! + shift;
-      }
-      for (const name of COLUMN_NAMES) at[name] += p.columns[name].length;
-      for (const [i, e] of p.errors) errors.set(base + i, e);
+    // Packed MD5 etags stay packed when every part has them; else each part's are text.
+    const md5 = parts.every((p) => p.columns.md5);
+    const cols = parts.map((p) => (md5 || !p.columns.md5 ? p.columns : textEtags(p.columns)));
+    const total = (name: ColumnName) => cols.reduce((s, c) => s + c[name].length, 0);
+    const out: Record<string, ArrayLike<number>> = {};
+    for (const name of COLUMN_NAMES) {
+      if (name === "keyEnd" || name === "etagEnd" || name === "keyframeEnd") continue;
+      // A part read from JSON may hold f64 where the others hold u32: the wider one holds both.
+      const wide = cols.some((c) => c[name] instanceof Float64Array);
+      const to = wide
+        ? new Float64Array(total(name))
+        : new (cols[0]![name].constructor as Uint32ArrayConstructor)(total(name));
+      let at = 0;
+      for (const c of cols) to.set(c[name] as Uint32Array, at), (at += c[name].length);
+      out[name] = to;
     }
-    return new EntryColumns(out, errors);
+    out.keyEnd = ends(cols, "keyEnd", "keys");
+    out.etagEnd = md5 ? new Uint32Array(0) : ends(cols, "etagEnd", "etags");
+    out.keyframeEnd = ends(cols, "keyframeEnd", "keyframes");
+    const errors = new Map<number, IndexErrorV1>();
+    let base = 0;
+    parts.forEach((p) => {
+      for (const [i, e] of p.errors) errors.set(base + i, e);
+      base += p.length;
+    });
+    return new EntryColumns({ ...(out as unknown as Columns), ...(md5 ? { md5: true } : {}) }, errors);
   }
 
   /** Entries [from, to) as columns of their own. */
@@ -177,9 +181,13 @@ export class EntryColumns {
   }
 
   etag(i: number): string {
-    return decoder.decode(
-      this.columns.etags.subarray(i === 0 ? 0 : this.columns.etagEnd[i - 1], this.columns.etagEnd[i]),
-    );
+    const c = this.columns;
+    if (c.md5) {
+      let hex = '"';
+      for (let j = 16 * i; j < 16 * i + 16; j++) hex += HEX[c.etags[j]!];
+      return `${hex}"`;
+    }
+    return decoder.decode(c.etags.subarray(i === 0 ? 0 : c.etagEnd[i - 1], c.etagEnd[i]));
   }
 
   size(i: number): number {
@@ -199,6 +207,19 @@ export class EntryColumns {
     if (!(this.columns.has[i]! & HAS.keyframes)) return undefined;
     const c = this.columns;
     return c.keyframes.subarray(i === 0 ? 0 : c.keyframeEnd[i - 1], c.keyframeEnd[i]);
+  }
+
+  /** Whether entries a and b both have frames and keyframes, and the same (compared in place, no view made). */
+  sameFrames(a: number, b: number): boolean {
+    const c = this.columns;
+    const both = HAS.frames | HAS.keyframes;
+    if ((c.has[a]! & both) !== both || (c.has[b]! & both) !== both || c.frames[a] !== c.frames[b]) return false;
+    const a0 = a === 0 ? 0 : c.keyframeEnd[a - 1]!;
+    const b0 = b === 0 ? 0 : c.keyframeEnd[b - 1]!;
+    const n = c.keyframeEnd[a]! - a0;
+    if (c.keyframeEnd[b]! - b0 !== n) return false;
+    for (let i = 0; i < n; i++) if (c.keyframes[a0 + i] !== c.keyframes[b0 + i]) return false;
+    return true;
   }
 
   width(i: number): number | undefined {
@@ -234,6 +255,42 @@ export class EntryColumns {
   entries(): TableEntryV1[] {
     return Array.from({ length: this.length }, (_, i) => this.entry(i));
   }
+}
+
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
+/** End offsets of a column across parts: each part's moved past the previous parts' `block`. */
+function ends(cols: readonly Columns[], name: "keyEnd" | "etagEnd" | "keyframeEnd", block: ColumnName): Uint32Array {
+  const out = new Uint32Array(cols.reduce((n, c) => n + c[name].length, 0));
+  let at = 0;
+  let shift = 0;
+  for (const c of cols) {
+    const from = c[name];
+    for (let i = 0; i < from.length; i++) out[at + i] = from[i]! + shift;
+    at += from.length;
+    shift += c[block].length;
+  }
+  return out;
+}
+
+/** Columns whose packed MD5 etags are written out as text (34 bytes each). */
+function textEtags(c: Columns): Columns {
+  const n = c.etags.length / 16;
+  const etags = new Uint8Array(34 * n);
+  const etagEnd = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    const o = 34 * i;
+    etags[o] = 0x22;
+    etags[o + 33] = 0x22;
+    for (let j = 0; j < 16; j++) {
+      const hex = HEX[c.etags[16 * i + j]!]!;
+      etags[o + 1 + 2 * j] = hex.charCodeAt(0);
+      etags[o + 2 + 2 * j] = hex.charCodeAt(1);
+    }
+    etagEnd[i] = o + 34;
+  }
+  const { md5: _, ...rest } = c;
+  return { ...rest, etags, etagEnd };
 }
 
 function concatBytes(parts: readonly Uint8Array[]): Uint8Array {

@@ -70,7 +70,6 @@ function lengths(h: PageHeaderV2): Record<Section, number> {
 
 const littleEndian = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 const MD5_ETAG = /^"[0-9a-f]{32}"$/;
-const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
 
 /** Lengths from end offsets. */
 function lengthsOf(ends: Uint32Array): Uint32Array {
@@ -203,14 +202,14 @@ export function decodePageBytes(bytes: Uint8Array): { root: string; entries: Ent
     at += want[name] * width;
   }
   const u32 = (name: Section) => got[name] as Uint32Array;
-  const etags = md5 ? md5Text(got.etags as Uint8Array) : (got.etags as Uint8Array);
   const keyEnd = endsOf(u32("keyLength"), header.keyBytes);
-  const etagEnd = md5
-    ? Uint32Array.from({ length: header.count }, (_, i) => 34 * (i + 1))
-    : endsOf(u32("etagLength"), header.etagBytes);
+  // Packed MD5s stay packed: an etag is made as text only when asked for.
+  const etagEnd = md5 ? new Uint32Array(0) : endsOf(u32("etagLength"), header.etagBytes);
   const keyframeEnd = endsOf(u32("keyframeCount"), header.keyframes);
   if (!keyEnd || !etagEnd || !keyframeEnd)
-    throw new TablePageFormatError("Expected key, etag and keyframe lengths that add up to the page's blocks but they do not");
+    throw new TablePageFormatError(
+      "Expected key, etag and keyframe lengths that add up to the page's blocks but they do not",
+    );
   const columns: Columns = {
     size: got.size as Float64Array,
     keyEnd,
@@ -224,28 +223,12 @@ export function decodePageBytes(bytes: Uint8Array): { root: string; entries: Ent
     codec: got.codec as Uint8Array,
     has: got.has as Uint8Array,
     keys: got.keys as Uint8Array,
-    etags,
+    etags: got.etags as Uint8Array,
+    ...(md5 ? { md5: true } : {}),
   };
   const entries = new EntryColumns(columns, new Map(header.errors));
   check(entries, header);
   return { root: header.root, entries };
-}
-
-/** Packed MD5s as the quoted hex etags they are. */
-function md5Text(packed: Uint8Array): Uint8Array {
-  const n = packed.length / 16;
-  const out = new Uint8Array(34 * n);
-  for (let i = 0; i < n; i++) {
-    const o = 34 * i;
-    out[o] = 0x22;
-    out[o + 33] = 0x22;
-    for (let j = 0; j < 16; j++) {
-      const hex = HEX[packed[16 * i + j]!]!;
-      out[o + 1 + 2 * j] = hex.charCodeAt(0);
-      out[o + 2 + 2 * j] = hex.charCodeAt(1);
-    }
-  }
-  return out;
 }
 
 /** What TableEntryV1 would refuse, refused: offsets out of order or past their block, unknown kinds, codecs or bits, sizes not safe integers. */

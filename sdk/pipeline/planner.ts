@@ -61,16 +61,6 @@ function startsOf(
   return { starts: [] };
 }
 
-/** Whether two video entries of the columns have the same frames and keyframes, so the same clip starts. */
-function sameClips(e: EntryColumns, a: number, b: number): boolean {
-  if (e.kind(b) !== "video" || e.frames(a) !== e.frames(b)) return false;
-  const ka = e.keyframes(a);
-  const kb = e.keyframes(b);
-  if (!ka || !kb || ka.length !== kb.length) return false;
-  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return false;
-  return true;
-}
-
 /** One planned object of a table: its clips, its key and etag read from the columns only when asked for. */
 class TablePlanned implements PlannedObject {
   constructor(
@@ -123,7 +113,8 @@ export async function planDataset(
     for (let id = 0; id < e.length; id++) {
       const kind = e.kind(id);
       const clips =
-        last && sameClips(e, last.id, id)
+        // Same frames and keyframes: the same clip starts.
+        last && kind === "video" && e.sameFrames(last.id, id)
           ? last.clips
           : startsOf(() => e.key(id), columnEntry(e, id, kind), o, skipped, id);
       if (kind === "video" && clips.gops) last = { id, clips };
