@@ -288,6 +288,7 @@ async function mainBench(): Promise<void> {
       for (const n of sizes) {
         const dir = values.keep ? join(values.keep, `n${n}`) : await mkdtemp(join(work, `n${n}-`));
         const seeded = await seedOnce(dir, template, n);
+        const tEdge = performance.now();
         const port = await freePort();
         const wan = await startWanEmulator({
           target: `http://127.0.0.1:${port}`,
@@ -311,6 +312,9 @@ async function mainBench(): Promise<void> {
           publicOrigin: wan.url,
         });
         await writeFile(beds.at(-1)!.caFile, wan.ca);
+        process.stderr.write(
+          `[open-scale] ${n} objects: edge up in ${((performance.now() - tEdge) / 1000).toFixed(1)} s\n`,
+        );
       }
       const runs = new Map<string, Record<string, number>[]>();
       const modesOf = (n: number) => (n === indexesAt ? ["table", "indexes"] : ["table"]);
