@@ -74,12 +74,12 @@ async function once(store: TableStore, keys: ReturnType<typeof publicKeys>): Pro
   const t0 = performance.now();
   const t = (await readTable(store, Promise.resolve(keys), "scale"))!;
   const t1 = performance.now();
-  const objects = t.entries.map((e) => ({ key: e.key, size: e.size, etag: e.etag, kind: e.kind }));
-  const shards = tableShards(objects, t.head.shardBytes).map((s) => ({
+  // As EdgeSource lists a table: the columns are the object list.
+  const shards = tableShards(t.entries.columns.size, t.head.shardBytes).map((s) => ({
     objects: Array.from({ length: s.count }, (_, i) => s.first + i),
   }));
   const listing: DatasetListing = {
-    objects,
+    objects: t.entries,
     shards,
     entries: t.entries,
     generation: t.head.generation,

@@ -22,6 +22,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { tableEntry } from "../common/dataset-table/entry.js";
 import { buildGeneration } from "../common/dataset-table/generation.js";
+import { PAGE_FORMAT_VERSION } from "../common/dataset-table/page-codec.js";
 import { tableKeys } from "../common/dataset-table/table-keys.js";
 import { manifestSigner, signJson } from "../common/manifest-sign.js";
 import { buildIndex, bytesReader, encodeIndex } from "../common/media-index/index.js";
@@ -134,12 +135,13 @@ function objectBytes(template: Uint8Array, i: number): Uint8Array {
   return out;
 }
 
-/** Seeds objects, their cached indexes and one table generation into the local R2 of `persistDir`. */
+/** Seeds objects, their cached indexes and one table generation into the local R2 of `persistDir` (`objects: false`: the table only). */
 async function seed(
   persistDir: string,
   manifestKey: string,
   template: Uint8Array,
   n: number,
+  withObjects = true,
 ): Promise<{ seconds: number }> {
   const t0 = performance.now();
   const base = await buildIndex(bytesReader(template), { key: "template.mp4", etag: '"t"' });
@@ -162,7 +164,8 @@ async function seed(
       };
     }
   }
-  await seedLocalR2(persistDir, objects());
+  if (withObjects) await seedLocalR2(persistDir, objects());
+  else for (const _ of objects());
   const { head, pages } = await buildGeneration(undefined, new Map(entries.map((e) => [e.key, e])), async () => [], {
     root: PREFIX,
     shardBytes: DEFAULT_SHARD_TARGET_BYTES,
@@ -173,7 +176,7 @@ async function seed(
     ...pages.map((p) => ({
       key: tableKeys.page(PREFIX, p.name),
       body: p.gz,
-      httpMetadata: { contentType: "application/json", contentEncoding: "gzip" },
+      httpMetadata: { contentType: "application/octet-stream", contentEncoding: "gzip" },
     })),
     { key: tableKeys.generation(PREFIX, head.generation), body },
     { key: tableKeys.head(PREFIX), body },
@@ -183,19 +186,26 @@ async function seed(
 
 /**
  * Seeds `dir` (its .dev.vars and local R2) unless a finished seed of the same size is there
- * (`seeded.json`, written last): a kept directory skips minutes of seeding on a rerun.
+ * (`seeded.json`, written last): a kept directory skips minutes of seeding on a rerun. One
+ * seeded with another page format (a build before or after a codec change) gets its table
+ * rewritten in this build's format; its objects are kept.
  */
 async function seedOnce(dir: string, template: Uint8Array, n: number): Promise<{ seconds: number }> {
   const mark = join(dir, "seeded.json");
   const done = await readFile(mark, "utf8").then(
-    (t) => JSON.parse(t) as { objects: number; seconds: number },
+    (t) => JSON.parse(t) as { objects: number; seconds: number; pageFormat?: number },
     () => undefined,
   );
-  if (done?.objects === n) return { seconds: done.seconds };
+  if (done?.objects === n && (done.pageFormat ?? 1) === PAGE_FORMAT_VERSION) return { seconds: done.seconds };
+  if (done?.objects === n) {
+    await seed(join(dir, "r2"), ensureDevVars(dir).EC_MANIFEST_KEY, template, n, false);
+    await writeFile(mark, JSON.stringify({ ...done, pageFormat: PAGE_FORMAT_VERSION }));
+    return { seconds: done.seconds };
+  }
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   const seeded = await seed(join(dir, "r2"), ensureDevVars(dir).EC_MANIFEST_KEY, template, n);
-  await writeFile(mark, JSON.stringify({ objects: n, seconds: seeded.seconds }));
+  await writeFile(mark, JSON.stringify({ objects: n, seconds: seeded.seconds, pageFormat: PAGE_FORMAT_VERSION }));
   return seeded;
 }
 
@@ -278,6 +288,7 @@ async function mainBench(): Promise<void> {
       for (const n of sizes) {
         const dir = values.keep ? join(values.keep, `n${n}`) : await mkdtemp(join(work, `n${n}-`));
         const seeded = await seedOnce(dir, template, n);
+        const tEdge = performance.now();
         const port = await freePort();
         const wan = await startWanEmulator({
           target: `http://127.0.0.1:${port}`,
@@ -301,6 +312,9 @@ async function mainBench(): Promise<void> {
           publicOrigin: wan.url,
         });
         await writeFile(beds.at(-1)!.caFile, wan.ca);
+        process.stderr.write(
+          `[open-scale] ${n} objects: edge up in ${((performance.now() - tEdge) / 1000).toFixed(1)} s\n`,
+        );
       }
       const runs = new Map<string, Record<string, number>[]>();
       const modesOf = (n: number) => (n === indexesAt ? ["table", "indexes"] : ["table"]);

@@ -17,14 +17,9 @@ import { generateKeyPairSync } from "node:crypto";
 import { parseArgs } from "node:util";
 import { chooseChanges } from "../common/dataset-table/budget.js";
 import { buildGeneration, encodePage, PAGE_TARGET } from "../common/dataset-table/generation.js";
+import { decodePageBytes } from "../common/dataset-table/page-codec.js";
 import { manifestSigner, signJson, type ManifestSigner } from "../common/manifest-sign.js";
-import {
-  SignedManifestV1,
-  TableEntryV1,
-  TableHeadV1,
-  TablePageV1,
-  type TablePageRefV1,
-} from "../common/schema/index.js";
+import { SignedManifestV1, TableEntryV1, TableHeadV1, type TablePageRefV1 } from "../common/schema/index.js";
 import { DEFAULT_SHARD_TARGET_BYTES } from "../common/shards.js";
 import { seededRng } from "../sdk/sampler/rng.js";
 import { syntheticEntry } from "./synthetic-table.js";
@@ -51,10 +46,12 @@ const pageEntries = (p: number) =>
 /** Sequential R2 round trips of one publish: list marks, get head, get pages, put pages, put gen, put head, put keys, delete marks. */
 const R2_ROUNDS = 8;
 
-async function gunzipText(gz: Uint8Array): Promise<string> {
-  return new Response(
-    new Blob([gz as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream("gzip")),
-  ).text();
+async function gunzipBytes(gz: Uint8Array): Promise<Uint8Array> {
+  return new Uint8Array(
+    await new Response(
+      new Blob([gz as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream("gzip")),
+    ).arrayBuffer(),
+  );
 }
 
 interface Measured {
@@ -128,7 +125,7 @@ async function generation(
   const next = await buildGeneration(
     head,
     changes,
-    async (ref) => (read++, TablePageV1.parse(JSON.parse(await gunzipText(bodies.get(ref.name)!))).entries),
+    async (ref) => (read++, decodePageBytes(await gunzipBytes(bodies.get(ref.name)!)).entries.entries()),
     { root: "scale", shardBytes: DEFAULT_SHARD_TARGET_BYTES, now: 1 },
   );
   const body = JSON.stringify(await signJson(next.head, signer));

@@ -14,18 +14,18 @@ export const DEFAULT_SHARD_TARGET_BYTES = 128 * 1024 * 1024;
  * @example
  * groupShards([100, 200, 50], 250, 0); // [{ id: 0, first: 0, count: 2, bytes: 300 }, { id: 1, first: 2, count: 1, bytes: 50 }]
  */
-export function groupShards(sizes: readonly number[], targetBytes: number, firstId: number): ShardV1[] {
+export function groupShards(sizes: ArrayLike<number>, targetBytes: number, firstId: number): ShardV1[] {
   const shards: ShardV1[] = [];
   let current: ShardV1 | undefined;
-  sizes.forEach((size, i) => {
+  for (let i = 0; i < sizes.length; i++) {
     current ??= { id: firstId + shards.length, first: i, count: 0, bytes: 0 };
     current.count++;
-    current.bytes += size;
+    current.bytes += sizes[i]!;
     if (current.bytes >= targetBytes) {
       shards.push(current);
       current = undefined;
     }
-  });
+  }
   if (current) shards.push(current);
   return shards;
 }

@@ -5,7 +5,8 @@
  */
 import { compareKeys } from "./dataset-table/entry.js";
 import { sha256 } from "./dataset-table/digest.js";
-import { decodePage } from "./dataset-table/page-decode.js";
+import { EntryColumns } from "./dataset-table/entry-columns.js";
+import { decodePageBytes } from "./dataset-table/page-codec.js";
 import { SetDigest } from "./dataset-table/set-digest.js";
 import { ErrorBody } from "./errors.js";
 import {
@@ -16,22 +17,15 @@ import {
   type ManifestClientOptions,
 } from "./manifest-client.js";
 import { ManifestError, ManifestErrorCode, verifiedPayload } from "./manifest-sign.js";
-import {
-  EnqueuePageV1,
-  SignedUrlsV1,
-  TableHeadV1,
-  type PublicKeysV1,
-  type TableEntryV1,
-  type TablePageRefV1,
-} from "./schema/index.js";
+import { EnqueuePageV1, SignedUrlsV1, TableHeadV1, type PublicKeysV1, type TablePageRefV1 } from "./schema/index.js";
 
 /** Pages fetched at once: a dataset of 10^7 objects has 10^4 pages. */
 const PAGE_CONCURRENCY = 64;
 
 export interface DatasetTable {
   readonly head: TableHeadV1;
-  /** Entries under the dataset's prefix, in key (listing) order. */
-  readonly entries: TableEntryV1[];
+  /** Entries under the dataset's prefix, in key (listing) order, as columns (no object per entry). */
+  readonly entries: EntryColumns;
   /** HTTP requests made (keys, head, pages). */
   readonly requests: number;
   /** The SetDigest of the entries' (key, etag): from the head's page summaries where a page lies inside the prefix. */
@@ -81,7 +75,8 @@ export async function readTable(
   }
   const dir = `${prefix}/`;
   const wanted = head.pages.filter((p) => overlaps(p, dir));
-  const pages: TableEntryV1[][] = new Array(wanted.length);
+  const pages: EntryColumns[] = new Array(wanted.length);
+  const under = new TextEncoder().encode(dir);
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < wanted.length; i = next++) {
@@ -92,17 +87,26 @@ export async function readTable(
           ManifestErrorCode.SIGNATURE,
           `Table page ${ref.name} does not match the digest its signed head names`,
         );
-      const entries = decodePage(new TextDecoder().decode(bytes)).entries;
-      pages[i] = inside(ref, dir) ? entries : entries.filter((e) => e.key.startsWith(dir));
+      const { entries } = decodePageBytes(bytes);
+      pages[i] = inside(ref, dir) ? entries : within(entries, under);
     }
   };
   await Promise.all(Array.from({ length: Math.min(PAGE_CONCURRENCY, wanted.length) }, worker));
   const digest = new SetDigest();
   wanted.forEach((ref, i) => {
     if (ref.digest !== undefined && inside(ref, dir)) digest.addDigest(ref.digest, ref.count);
-    else for (const e of pages[i]!) digest.add(e.key, e.etag);
+    else for (let j = 0; j < pages[i]!.length; j++) digest.add(pages[i]!.key(j), pages[i]!.etag(j));
   });
-  return { head, entries: pages.flat(), requests: 1 + wanted.length, digest: digest.toString() };
+  return { head, entries: EntryColumns.concat(pages), requests: 1 + wanted.length, digest: digest.toString() };
+}
+
+/** The entries of a page (in key order) whose key is under `dir` (UTF-8 bytes): one run of them. */
+function within(entries: EntryColumns, dir: Uint8Array): EntryColumns {
+  let from = 0;
+  while (from < entries.length && !entries.keyStartsWith(from, dir)) from++;
+  let to = from;
+  while (to < entries.length && entries.keyStartsWith(to, dir)) to++;
+  return entries.slice(from, to);
 }
 
 /**

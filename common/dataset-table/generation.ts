@@ -1,7 +1,8 @@
 import { compareKeys } from "./entry.js";
 import { gzip, sha256 } from "./digest.js";
 import { SetDigest } from "./set-digest.js";
-import type { TableEntryV1, TableHeadV1, TablePageRefV1, TablePageV1 } from "../schema/index.js";
+import type { TableEntryV1, TableHeadV1, TablePageRefV1 } from "../schema/index.js";
+import { encodePageBytes } from "./page-codec.js";
 
 /** Entries a new page is cut to, and the size past which a page is split. */
 export const PAGE_TARGET = 1000;
@@ -110,9 +111,9 @@ export function pageSummary(
   return { digest: digest.toString(), frames, keyframes, errors };
 }
 
-/** A page as stored: its JSON (which the head's digest covers) gzip-compressed. */
+/** A page as stored: its bytes (columns, page-codec.ts; the head's digest covers them) gzip-compressed. */
 export async function encodePage(root: string, entries: TableEntryV1[]): Promise<{ gz: Uint8Array; sha256: string }> {
-  const bytes = new TextEncoder().encode(JSON.stringify({ version: 1, root, entries } satisfies TablePageV1));
+  const bytes = encodePageBytes(root, entries);
   return { gz: await gzip(bytes), sha256: await sha256(bytes) };
 }
 

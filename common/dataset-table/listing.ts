@@ -1,4 +1,4 @@
-import type { ShardV1, TableEntryV1 } from "../schema/index.js";
+import type { ShardV1 } from "../schema/index.js";
 import { groupShards, MAX_MANIFEST_PAGE } from "../shards.js";
 
 /**
@@ -7,17 +7,12 @@ import { groupShards, MAX_MANIFEST_PAGE } from "../shards.js";
  * continuing across runs. Planning from the table and from the manifest then agrees.
  *
  * @example
- * const shards = tableShards(entries, head.shardBytes);
+ * const shards = tableShards(table.entries.columns.size, head.shardBytes);
  */
-export function tableShards(entries: readonly Pick<TableEntryV1, "size">[], shardBytes: number): ShardV1[] {
+export function tableShards(sizes: Float64Array, shardBytes: number): ShardV1[] {
   const shards: ShardV1[] = [];
-  for (let first = 0; first < entries.length; first += MAX_MANIFEST_PAGE) {
-    const page = entries.slice(first, first + MAX_MANIFEST_PAGE);
-    for (const s of groupShards(
-      page.map((e) => e.size),
-      shardBytes,
-      shards.length,
-    ))
+  for (let first = 0; first < sizes.length; first += MAX_MANIFEST_PAGE) {
+    for (const s of groupShards(sizes.subarray(first, first + MAX_MANIFEST_PAGE), shardBytes, shards.length))
       shards.push({ ...s, first: s.first + first });
   }
   return shards;

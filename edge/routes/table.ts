@@ -43,7 +43,8 @@ export const tableRoute = new Hono<EdgeEnv>()
     if (!body) throw new NotFoundError(`No table page ${JSON.stringify(m.page)}`);
     return new Response(body, {
       headers: {
-        "Content-Type": "application/json",
+        // Columns (page format 2), or JSON in a generation written before them: page-codec.ts.
+        "Content-Type": "application/octet-stream",
         "Content-Encoding": "gzip",
         "Cache-Control": "private, max-age=31536000, immutable",
       },

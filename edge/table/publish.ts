@@ -1,7 +1,8 @@
 import { chooseChanges } from "../../common/dataset-table/budget.js";
 import { buildGeneration, PAGE_TARGET, type TableChanges } from "../../common/dataset-table/generation.js";
 import { manifestSigner, publicKeys, signJson } from "../../common/manifest-sign.js";
-import { SignedManifestV1, TableEntryV1, TableHeadV1, TablePageV1 } from "../../common/schema/index.js";
+import { SignedManifestV1, TableEntryV1, TableHeadV1 } from "../../common/schema/index.js";
+import { decodePageBytes } from "../../common/dataset-table/page-codec.js";
 import { DEFAULT_SHARD_TARGET_BYTES } from "../../common/shards.js";
 import { InternalError } from "../errors.js";
 import { envInt } from "../manifest/build-manifest.js";
@@ -45,11 +46,12 @@ export async function readHead(
   return { signed, head: TableHeadV1.parse(JSON.parse(signed.payload)) };
 }
 
-export async function readPage(env: Env, root: string, name: string): Promise<TablePageV1> {
+/** A stored page's entries, in either page format (a generation written before columns is merged the same way). */
+export async function readPage(env: Env, root: string, name: string): Promise<TableEntryV1[]> {
   const got = await env.BUCKET.get(tableKeys.page(root, name));
   if (got === null) throw new InternalError(new Error(`table page ${root}/${name} is missing`));
-  const json = await new Response(got.body.pipeThrough(new DecompressionStream("gzip"))).text();
-  return TablePageV1.parse(JSON.parse(json));
+  const bytes = new Uint8Array(await new Response(got.body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
+  return decodePageBytes(bytes).entries.entries();
 }
 
 /**
@@ -141,17 +143,12 @@ export async function writeGeneration(
   const signer = await manifestSigner(env.EC_MANIFEST_KEY).catch((cause: unknown) => {
     throw new InternalError(cause);
   });
-  const { head, pages } = await buildGeneration(
-    previous,
-    changes,
-    async (ref) => (await readPage(env, root, ref.name)).entries,
-    {
-      root,
-      shardBytes: envInt(env.EC_SHARD_TARGET_BYTES, DEFAULT_SHARD_TARGET_BYTES),
-      now,
-      pageTarget,
-    },
-  );
+  const { head, pages } = await buildGeneration(previous, changes, (ref) => readPage(env, root, ref.name), {
+    root,
+    shardBytes: envInt(env.EC_SHARD_TARGET_BYTES, DEFAULT_SHARD_TARGET_BYTES),
+    now,
+    pageTarget,
+  });
   await Promise.all(
     pages.map((p) =>
       env.BUCKET.put(tableKeys.page(root, p.name), p.gz, {

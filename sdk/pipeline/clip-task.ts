@@ -3,7 +3,7 @@ import { asSdkError, ClipError, indexError, KindUnsupportedError, type SdkError 
 import type { ResolvedOptions } from "../options.js";
 import { clipFrames, type ClipRef } from "../sampler/clip-plan.js";
 import { decodeSpan, type DecodeSpan } from "../sampler/frame-order.js";
-import type { DatasetListing, DatasetSource } from "../source/source.js";
+import type { DatasetListing, DatasetObject, DatasetSource } from "../source/source.js";
 import type { DecodeClip, DecodedClip, DecodeImage, Packet } from "./decode.js";
 import { tsAccessUnit } from "../../common/media-index/index.js";
 import type { VideoTrackV1 } from "../../common/schema/index.js";
@@ -63,7 +63,7 @@ export async function spanOf(
   ctx: Pick<ClipContext, "listing" | "indexes" | "options">,
   ref: ClipRef,
 ): Promise<{ prepared: PreparedIndex; span: DecodeSpan; frames: number[] }> {
-  const object = ctx.listing.objects[ref.object]!;
+  const object = ctx.listing.objects.at(ref.object)!;
   const prepared = await ctx.indexes.get(ref.object, object);
   const { index, order } = prepared;
   if (index.kind !== "video" || !index.video || !order) {
@@ -110,7 +110,7 @@ async function produceInto(
   ticket: SlotTicket | undefined,
   took: (slot: ClipSlot) => void,
 ): Promise<ClipOutcome> {
-  const object = ctx.listing.objects[clip.ref.object]!;
+  const object = ctx.listing.objects.at(clip.ref.object)!;
   const skip = (error?: SdkError): ClipOutcome => ({
     kind: "skip",
     position: clip.position,
@@ -193,11 +193,7 @@ function nalLengthSize(track: VideoTrackV1): number {
   return track.codec === "h264" && track.extradata[0] === 1 ? (track.extradata[4]! & 3) + 1 : 0;
 }
 
-async function fetchSpan(
-  ctx: ClipContext,
-  object: DatasetListing["objects"][number],
-  s: DecodeSpan,
-): Promise<Uint8Array> {
+async function fetchSpan(ctx: ClipContext, object: DatasetObject, s: DecodeSpan): Promise<Uint8Array> {
   const got = await ctx.source.read(object, s.offset, s.length);
   if (got.length !== s.length)
     throw new ClipError(
@@ -227,7 +223,7 @@ const knownStarts = new WeakMap<PreparedIndex, Map<number, KnownStart>>();
  */
 async function startOf(
   ctx: ClipContext,
-  object: DatasetListing["objects"][number],
+  object: DatasetObject,
   prepared: PreparedIndex,
   span: DecodeSpan,
   frames: readonly number[],
@@ -264,7 +260,7 @@ async function startOf(
 /** One clip on its own: its span fetched and decoded with `decode`, from a sync sample that shows its frames. */
 async function decodeOnItsOwn(
   ctx: ClipContext,
-  object: DatasetListing["objects"][number],
+  object: DatasetObject,
   prepared: PreparedIndex,
   planned: DecodeSpan,
   frames: number[],
@@ -360,7 +356,7 @@ async function produceArray(
   const bytes =
     span.length === 0
       ? new Uint8Array(0)
-      : await ctx.source.read(ctx.listing.objects[clip.ref.object]!, span.offset, span.length);
+      : await ctx.source.read(ctx.listing.objects.at(clip.ref.object)!, span.offset, span.length);
   if (bytes.length !== span.length)
     throw new ClipError(
       "ERR_SHORT_READ",
@@ -378,7 +374,7 @@ async function produceImage(
   clip: ScheduledClip,
   image: NonNullable<PreparedIndex["index"]["image"]>,
 ): Promise<ClipOutcome> {
-  const object = ctx.listing.objects[clip.ref.object]!;
+  const object = ctx.listing.objects.at(clip.ref.object)!;
   const bytes = await ctx.source.read(object, 0, object.size);
   if (bytes.length !== object.size)
     throw new ClipError("ERR_SHORT_READ", object.key, `Expected ${object.size} bytes but received ${bytes.length}`);

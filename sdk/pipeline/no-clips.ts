@@ -14,15 +14,18 @@ async function* videoFrames(
   indexes: IndexCache,
   track: number | undefined,
 ): AsyncGenerator<{ key: string; frames: number }> {
-  if (listing.entries && !track) {
-    for (const [id, e] of listing.entries.entries())
-      if (e.kind === "video" && e.frames !== undefined) yield { key: listing.objects[id]!.key, frames: e.frames };
+  const e = listing.entries;
+  if (e && !track) {
+    for (let id = 0; id < e.length; id++) {
+      const frames = e.frames(id);
+      if (e.kind(id) === "video" && frames !== undefined) yield { key: e.key(id), frames };
+    }
     return;
   }
-  const ids = listing.objects.map((_, i) => i);
+  const ids = Array.from({ length: listing.objects.length }, (_, i) => i);
   for await (const got of orderedMap(ids, 64, async (id) => ({
-    key: listing.objects[id]!.key,
-    order: (await indexes.get(id, listing.objects[id]!)).order,
+    key: listing.objects.at(id)!.key,
+    order: (await indexes.get(id, listing.objects.at(id)!)).order,
   }))) {
     if (got.order) yield { key: got.key, frames: got.order.decodeOf.length };
   }

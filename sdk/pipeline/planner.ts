@@ -1,5 +1,6 @@
 import { tableEntry } from "../../common/dataset-table/entry.js";
 import { notStreamed, STREAMED_FORMATS } from "../../common/media-index/index.js";
+import type { EntryColumns } from "../../common/dataset-table/entry-columns.js";
 import type { TableEntryV1 } from "../../common/schema/index.js";
 import { relayedCode, SdkError, SdkErrorCode } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
@@ -19,13 +20,18 @@ function skippedError(key: string, err: { code: string; message: string }): SdkE
   return new SdkError(relayedCode(err.code), err.message.startsWith(key) ? err.message : `${key}: ${err.message}`);
 }
 
+/** What the planner reads of an entry: a TableEntryV1, or one row of a table's columns (`columnEntry`). */
+type PlanEntry = Pick<TableEntryV1, "kind" | "frames" | "width" | "error"> & {
+  readonly keyframes?: ArrayLike<number> | undefined;
+};
+
 /**
  * Clip starts (and GOP of each, for video) of one object from its table entry. Corrupt, empty,
  * unreadable objects and kinds not streamed contribute none and are reported in `skipped`.
  */
 function startsOf(
-  key: string,
-  e: TableEntryV1,
+  keyOf: () => string,
+  e: PlanEntry,
   o: Sampling,
   skipped: SkippedObject[],
   id: number,
@@ -37,6 +43,7 @@ function startsOf(
   // One .npy or image is one sample; its dtype, layout or pixels are checked when it is read.
   if ((e.kind === "array" && e.frames !== undefined) || (e.kind === "image" && e.width !== undefined))
     return { starts: [0] };
+  const key = keyOf();
   if (e.kind === "error")
     skipped[id] = {
       key,
@@ -54,12 +61,25 @@ function startsOf(
   return { starts: [] };
 }
 
-/** Whether two video entries have the same frames and keyframes, so the same clip starts. */
-function sameClips(a: TableEntryV1, b: TableEntryV1): boolean {
-  if (b.kind !== "video" || a.frames !== b.frames || !a.keyframes || !b.keyframes) return false;
-  if (a.keyframes.length !== b.keyframes.length) return false;
-  for (let i = 0; i < a.keyframes.length; i++) if (a.keyframes[i] !== b.keyframes[i]) return false;
-  return true;
+/** One planned object of a table: its clips, its key and etag read from the columns only when asked for. */
+class TablePlanned implements PlannedObject {
+  constructor(
+    private readonly entries: EntryColumns,
+    private readonly id: number,
+    readonly starts: readonly number[],
+    readonly gops?: readonly number[],
+  ) {}
+  get key(): string {
+    return this.entries.key(this.id);
+  }
+  get etag(): string {
+    return this.entries.etag(this.id);
+  }
+}
+
+/** Row `id` of the columns as the planner reads it (the keyframes a view, no copy). */
+function columnEntry(e: EntryColumns, id: number, kind: TableEntryV1["kind"]): PlanEntry {
+  return { kind, frames: e.frames(id), keyframes: e.keyframes(id), width: e.width(id), error: e.error(id) };
 }
 
 type Sampling = Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align"> & { readonly track?: number };
@@ -86,24 +106,25 @@ export async function planDataset(
   const objects: PlannedObject[] = [];
   // The table describes each object's first video track; another track is planned from the indexes.
   if (listing.entries && !o.track) {
-    // Videos encoded alike (same frame count and keyframes) have the same clips: one pair of
-    // arrays serves a run of them, instead of two arrays per object of the dataset.
-    let last: { e: TableEntryV1; clips: Pick<PlannedObject, "starts" | "gops"> } | undefined;
-    listing.objects.forEach((object, id) => {
-      const e = listing.entries![id]!;
-      const clips = last && sameClips(last.e, e) ? last.clips : startsOf(object.key, e, o, skipped, id);
-      if (e.kind === "video" && clips.gops) last = { e, clips };
-      objects.push(
-        clips.gops
-          ? { key: object.key, etag: object.etag, starts: clips.starts, gops: clips.gops }
-          : { key: object.key, etag: object.etag, starts: clips.starts },
-      );
-    });
+    // Read from the columns, no entry object made. Videos encoded alike (same frame count and
+    // keyframes) have the same clips: one pair of arrays serves a run of them.
+    const e = listing.entries;
+    let last: { id: number; clips: Pick<PlannedObject, "starts" | "gops"> } | undefined;
+    for (let id = 0; id < e.length; id++) {
+      const kind = e.kind(id);
+      const clips =
+        // Same frames and keyframes: the same clip starts.
+        last && kind === "video" && e.sameFrames(last.id, id)
+          ? last.clips
+          : startsOf(() => e.key(id), columnEntry(e, id, kind), o, skipped, id);
+      if (kind === "video" && clips.gops) last = { id, clips };
+      objects.push(new TablePlanned(e, id, clips.starts, clips.gops));
+    }
     return { plan: makePlan(objects, listing.shards, o, listing.digest), skipped: skipped.filter(Boolean) };
   }
-  const ids = listing.objects.map((_, i) => i);
+  const ids = Array.from({ length: listing.objects.length }, (_, i) => i);
   for await (const planned of orderedMap(ids, concurrency, async (id) => {
-    const object = listing.objects[id]!;
+    const object = listing.objects.at(id)!;
     const { index, order } = await indexes.get(id, object);
     const why = notStreamed(index);
     if (why) {
@@ -115,7 +136,7 @@ export async function planDataset(
       order && index.video
         ? { ...tableEntry(index, order.keyframes), frames: order.decodeOf.length }
         : tableEntry(index);
-    return { key: object.key, etag: object.etag, ...startsOf(object.key, entry, o, skipped, id) };
+    return { key: object.key, etag: object.etag, ...startsOf(() => object.key, entry, o, skipped, id) };
   })) {
     objects.push(planned);
   }

@@ -157,7 +157,7 @@ class PlanHints {
     const ranges = await Promise.all(
       refs.map(async (ref): Promise<PlannedRange | undefined> => {
         try {
-          const object = this.input.listing.objects[ref.object]!;
+          const object = this.input.listing.objects.at(ref.object)!;
           // An image is read whole.
           if ((await this.input.indexes.get(ref.object, object)).index.kind === "image")
             return { object, offset: 0, length: object.size };

@@ -13,7 +13,7 @@ type Sampling = Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align"> & {
  * @example
  * clipStarts(30, [0, 12, 24], { frames: 4, stride: 1, align: "keyframe" }); // [0, 12, 24]
  */
-export function clipStarts(frameCount: number, keyframes: readonly number[], o: Sampling): number[] {
+export function clipStarts(frameCount: number, keyframes: ArrayLike<number>, o: Sampling): number[] {
   const span = clipSpan(o);
   const hop = o.hop ?? span;
   const starts: number[] = [];
@@ -22,7 +22,8 @@ export function clipStarts(frameCount: number, keyframes: readonly number[], o: 
     return starts;
   }
   let next = 0;
-  for (const k of keyframes) {
+  for (let i = 0; i < keyframes.length; i++) {
+    const k = keyframes[i]!;
     if (k < next) continue;
     if (k + span > frameCount) break;
     starts.push(k);
@@ -51,7 +52,7 @@ export interface PlannedObject {
  * @example
  * gopsOf([0, 16, 32, 300], [0, 300]); // [0, 0, 0, 300]
  */
-export function gopsOf(starts: readonly number[], keyframes: readonly number[]): number[] {
+export function gopsOf(starts: readonly number[], keyframes: ArrayLike<number>): number[] {
   const out: number[] = [];
   let k = 0;
   for (const s of starts) {

@@ -7,6 +7,7 @@
  */
 import { EcError } from "../../common/errors.js";
 import { compareKeys } from "../../common/dataset-table/entry.js";
+import type { EntryColumns } from "../../common/dataset-table/entry-columns.js";
 import { tableShards } from "../../common/dataset-table/listing.js";
 import { fetchIndex, fetchManifest, type DatasetManifest } from "../../common/manifest-client.js";
 import { ManifestErrorCode } from "../../common/manifest-sign.js";
@@ -51,14 +52,14 @@ function deferred(): Deferred {
   return { promise, resolve, reject };
 }
 
-/** The object of `objects` (in key order, as a table lists them) with `key`: no map of the whole listing is built at open. */
-function listedAs(objects: readonly DatasetObject[], key: string): DatasetObject | undefined {
+/** The etag of `key` in a table's entries (in key order): no map of the whole listing is built at open. */
+function listedEtag(entries: EntryColumns, key: string): string | undefined {
   let lo = 0;
-  let hi = objects.length - 1;
+  let hi = entries.length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
-    const c = compareKeys(objects[mid]!.key, key);
-    if (c === 0) return objects[mid];
+    const c = compareKeys(entries.key(mid), key);
+    if (c === 0) return entries.etag(mid);
     if (c < 0) lo = mid + 1;
     else hi = mid - 1;
   }
@@ -73,7 +74,7 @@ export class EdgeSource implements DatasetSource {
   private urls = new Map<string, ManifestObjectV1>();
   private renewing: Promise<void> | undefined;
   /** Table mode: the listed objects (in key order, searched by key), and the URL requests waiting for the next batch. */
-  private listed: readonly DatasetObject[] | undefined;
+  private listed: EntryColumns | undefined;
   private expiresAt = 0;
   private waiting = new Map<string, { object: DatasetObject; done: Deferred }>();
   private signing = new Map<string, Promise<void>>();
@@ -154,7 +155,7 @@ export class EdgeSource implements DatasetSource {
   private async signed(object: DatasetObject): Promise<ManifestObjectV1> {
     if (this.urls.has(object.key) && this.expiresAt - Date.now() / 1000 < RENEW_MARGIN_S) await this.renew();
     if (this.listed && !this.urls.has(object.key)) {
-      if (listedAs(this.listed, object.key)?.etag !== object.etag)
+      if (listedEtag(this.listed, object.key) !== object.etag)
         throw new SdkError("ERR_OBJECT_GONE", `${object.key} is not in the dataset table as listed`);
       await this.signLater(object);
     }
@@ -186,13 +187,18 @@ export class EdgeSource implements DatasetSource {
             fetch: this.control.fetch,
           });
     if (table) {
-      // An entry is a DatasetObject (key, size, etag, kind and more): no copy per object.
-      const objects: readonly DatasetObject[] = table.entries;
-      this.listed = objects;
-      const shards = tableShards(objects, table.head.shardBytes).map((s) => ({
+      // The columns are the object list: each object is made when the pipeline asks for it.
+      this.listed = table.entries;
+      const shards = tableShards(table.entries.columns.size, table.head.shardBytes).map((s) => ({
         objects: Array.from({ length: s.count }, (_, i) => s.first + i),
       }));
-      return { objects, shards, entries: table.entries, generation: table.head.generation, digest: table.digest };
+      return {
+        objects: table.entries,
+        shards,
+        entries: table.entries,
+        generation: table.head.generation,
+        digest: table.digest,
+      };
     }
     if (opts.generation !== undefined && this.opts.table !== false) {
       throw new ResumeError(

@@ -17,11 +17,13 @@ registerSource("s3", s3SourceFactory);
 export { openSource, registerSource } from "./registry.js";
 export { LocalDirSource, shardsBySize } from "./local-dir.js";
 export { EdgeSource } from "./edge-source.js";
+export { listedObjects } from "./source.js";
 export { inProcessCache, remoteCache, type ByteCache } from "./cache-client.js";
 export type {
   DatasetListing,
   DatasetObject,
   DatasetSource,
+  ObjectList,
   PlannedRange,
   SourceFactory,
   SourceStats,

@@ -46,20 +46,24 @@ function unreadable(key: string, cause: unknown): NonNullable<IndexV1["error"]> 
   return { code: IndexErrorCode.UNREADABLE, message: `${key} cannot be read: ${(cause as Error).message}` };
 }
 
-/** Contiguous runs of objects of about `limit` bytes each. */
-export function shardsBySize(objects: readonly { size: number }[], limit = SHARD_BYTES): { objects: number[] }[] {
+/** Contiguous runs of objects (or of a table's sizes) of about `limit` bytes each. */
+export function shardsBySize(
+  objects: readonly { size: number }[] | Float64Array,
+  limit = SHARD_BYTES,
+): { objects: number[] }[] {
   const shards: { objects: number[] }[] = [];
   let current: number[] = [];
   let bytes = 0;
-  objects.forEach((o, i) => {
-    if (current.length > 0 && bytes + o.size > limit) {
+  for (let i = 0; i < objects.length; i++) {
+    const size = objects instanceof Float64Array ? objects[i]! : objects[i]!.size;
+    if (current.length > 0 && bytes + size > limit) {
       shards.push({ objects: current });
       current = [];
       bytes = 0;
     }
     current.push(i);
-    bytes += o.size;
-  });
+    bytes += size;
+  }
   if (current.length > 0) shards.push({ objects: current });
   return shards;
 }
@@ -81,7 +85,7 @@ export class LocalDirSource implements DatasetSource {
     return join(this.root, ...object.key.split("/"));
   }
 
-  async list(): Promise<DatasetListing> {
+  async list(): Promise<DatasetListing & { readonly objects: readonly DatasetObject[] }> {
     let files: string[];
     try {
       files = await walk(this.root);

@@ -1,4 +1,5 @@
-import type { IndexV1, MediaKind, TableEntryV1 } from "../../common/schema/index.js";
+import type { EntryColumns } from "../../common/dataset-table/entry-columns.js";
+import type { IndexV1, MediaKind } from "../../common/schema/index.js";
 import type { SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
 
@@ -11,12 +12,28 @@ export interface DatasetObject {
   readonly kind: MediaKind;
 }
 
+/** Objects by position: an array, or a table's columns (each object made when asked for). */
+export interface ObjectList {
+  readonly length: number;
+  at(i: number): DatasetObject | undefined;
+}
+
+/**
+ * The objects of a list, each made: for tests and tools that want an array.
+ *
+ * @example
+ * listedObjects((await source.list()).objects).map((o) => o.key);
+ */
+export function listedObjects(objects: ObjectList): DatasetObject[] {
+  return Array.from({ length: objects.length }, (_, i) => objects.at(i)!);
+}
+
 export interface DatasetListing {
-  readonly objects: readonly DatasetObject[];
+  readonly objects: ObjectList;
   /** Runs of objects (indices into `objects`) the shard shuffle permutes; together they cover every object once. */
   readonly shards: readonly { readonly objects: readonly number[] }[];
   /** The dataset table's entry of each object (same order as `objects`) when the source has one: planning needs no index then. */
-  readonly entries?: readonly TableEntryV1[];
+  readonly entries?: EntryColumns;
   /** The SetDigest of the objects' (key, etag) where the source has it without hashing each (a table head's page summaries). */
   readonly digest?: string;
   /** The table generation listed, which a checkpoint pins. */

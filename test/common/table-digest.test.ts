@@ -55,7 +55,7 @@ describe("a table's listing digest", () => {
       const listed = entries.filter((e) => e.key.startsWith(`${prefix}/`));
       const summed = await readBack(entries, prefix, false);
       const hashed = await readBack(entries, prefix, true);
-      expect(summed.entries).toEqual(listed);
+      expect(summed.entries.entries()).toEqual(listed);
       expect(summed.digest).toBe(digestOf(listed));
       expect(hashed.digest).toBe(summed.digest);
     }

@@ -1,6 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { tableRoot } from "../../common/dataset-table/entry.js";
-import { TableEntryV1, TableHeadV1, TablePageV1, SignedManifestV1 } from "../../common/schema/index.js";
+import { TableEntryV1, TableHeadV1, SignedManifestV1 } from "../../common/schema/index.js";
+import { decodePageBytes } from "../../common/dataset-table/page-codec.js";
 import { tableKeys } from "../../common/dataset-table/table-keys.js";
 import { BASE, TOKEN } from "./helpers.js";
 
@@ -42,7 +43,7 @@ export async function readTable(
   const entries: TableEntryV1[] = [];
   for (const p of head.pages) {
     const page = await tableRequest(prefix, `table/pages/${p.name}`);
-    entries.push(...TablePageV1.parse(await page.json()).entries);
+    entries.push(...decodePageBytes(new Uint8Array(await page.arrayBuffer())).entries.entries());
   }
   return { head, entries };
 }

@@ -15,7 +15,8 @@ import { sha256 } from "../../../common/dataset-table/digest.js";
 import { tableEntry } from "../../../common/dataset-table/entry.js";
 import { encodePage, mergePages, type TableChanges } from "../../../common/dataset-table/generation.js";
 import { INDEX_FORMAT_VERSION } from "../../../common/media-index/codec.js";
-import { TablePageRefV1, TablePageV1, type IndexV1, type TableEntryV1 } from "../../../common/schema/index.js";
+import { TablePageRefV1, type IndexV1, type TableEntryV1 } from "../../../common/schema/index.js";
+import { decodePageBytes } from "../../../common/dataset-table/page-codec.js";
 import { orderedMap } from "../../pipeline/ordered-map.js";
 import type { DatasetObject } from "../source.js";
 import type { IndexDiskCache } from "./index-disk-cache.js";
@@ -88,9 +89,15 @@ async function readPage(
   return cache.getFile(localPageName(at, ref.name), async (bytes) => {
     const json = new Uint8Array(gunzipSync(bytes));
     if ((await sha256(json)) !== ref.sha256) return undefined;
-    const page = TablePageV1.safeParse(safeJson(json)).data;
-    if (!page || page.root !== at.prefix || page.entries.length !== ref.count) return undefined;
-    return page.entries[0]!.key === ref.first && page.entries.at(-1)!.key === ref.last ? page.entries : undefined;
+    let page: ReturnType<typeof decodePageBytes>;
+    try {
+      page = decodePageBytes(json);
+    } catch {
+      return undefined;
+    }
+    if (page.root !== at.prefix || page.entries.length !== ref.count) return undefined;
+    const entries = page.entries.entries();
+    return entries[0]!.key === ref.first && entries.at(-1)!.key === ref.last ? entries : undefined;
   });
 }
 

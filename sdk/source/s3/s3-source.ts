@@ -16,6 +16,7 @@ import { buildIndex, guessKind, type RangeReader } from "../../../common/media-i
 import type { IndexV1 } from "../../../common/schema/index.js";
 import { inProcessCache, remoteCache, type ByteCache } from "../cache-client.js";
 import { shardsBySize } from "../local-dir.js";
+import { EntryColumns } from "../../../common/dataset-table/entry-columns.js";
 import type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, SourceStats } from "../source.js";
 import { defaultIndexCacheDir, IndexDiskCache } from "./index-disk-cache.js";
 import { localTableEntries } from "./local-table.js";
@@ -63,15 +64,9 @@ export class S3Source implements DatasetSource {
   async list(opts: { readonly generation?: number | undefined } = {}): Promise<DatasetListing> {
     const table = await this.table(opts.generation);
     if (table) {
-      const objects: DatasetObject[] = table.entries.map((e) => ({
-        key: e.key,
-        size: e.size,
-        etag: e.etag,
-        kind: e.kind,
-      }));
       return {
-        objects,
-        shards: shardsBySize(objects),
+        objects: table.entries,
+        shards: shardsBySize(table.entries.columns.size),
         entries: table.entries,
         generation: table.head.generation,
         digest: table.digest,
@@ -92,7 +87,12 @@ export class S3Source implements DatasetSource {
     this.tableIndexed = indexed;
     this.tablePages = { read: pagesRead, written: pagesWritten };
     const objects: DatasetObject[] = entries.map((e) => ({ key: e.key, size: e.size, etag: e.etag, kind: e.kind }));
-    return { objects, shards: shardsBySize(objects), entries, notice: this.tableNotice(entries.length, reused) };
+    return {
+      objects,
+      shards: shardsBySize(objects),
+      entries: EntryColumns.from(entries),
+      notice: this.tableNotice(entries.length, reused),
+    };
   }
 
   /** What open() says once where the bucket has no table: planned from every index, or from the local table. */

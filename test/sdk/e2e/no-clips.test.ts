@@ -2,11 +2,12 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EntryColumns } from "../../../common/dataset-table/entry-columns.js";
 import { tableEntry } from "../../../common/dataset-table/entry.js";
 import { main as stream } from "../../../sdk/cli/stream.js";
 import { open } from "../../../sdk/index.js";
 import { LocalDirSource } from "../../../sdk/source/local-dir.js";
-import type { DatasetListing } from "../../../sdk/source/source.js";
+import type { DatasetListing, DatasetObject } from "../../../sdk/source/source.js";
 import { captureOutput } from "../../helpers/capture-output.js";
 import { makeVideo } from "../../helpers/make-video.js";
 
@@ -31,11 +32,11 @@ afterAll(async () => {
 
 /** The local folder with a dataset table, as the edge lists a prefix it keeps one for. */
 class Tabled extends LocalDirSource {
-  override async list(): Promise<DatasetListing> {
+  override async list(): Promise<DatasetListing & { readonly objects: readonly DatasetObject[] }> {
     const listing = await super.list();
     return {
       ...listing,
-      entries: await Promise.all(listing.objects.map(async (o) => tableEntry(await this.index(o)))),
+      entries: EntryColumns.from(await Promise.all(listing.objects.map(async (o) => tableEntry(await this.index(o))))),
     };
   }
 }

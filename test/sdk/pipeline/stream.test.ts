@@ -13,6 +13,7 @@ import {
   type DatasetObject,
   type PlannedRange,
 } from "../../../sdk/source/index.js";
+import { EntryColumns } from "../../../common/dataset-table/entry-columns.js";
 import { tableEntry } from "../../../common/dataset-table/entry.js";
 import { mergeCheckpoints } from "../../../sdk/state/checkpoint.js";
 import { StreamStats } from "../../../sdk/stats.js";
@@ -257,12 +258,14 @@ it("plans the first window before its clips are read when every index takes a ro
   let unplanned = 0;
   // Planned from a dataset table (no index read at open), each index a round trip away, as from an edge.
   class FarIndexes extends LocalDirSource {
-    override async list(): Promise<DatasetListing> {
+    override async list(): Promise<DatasetListing & { readonly objects: readonly DatasetObject[] }> {
       const listing = await super.list();
       const local = new LocalDirSource(dir);
       return {
         ...listing,
-        entries: await Promise.all(listing.objects.map(async (o) => tableEntry(await local.index(o)))),
+        entries: EntryColumns.from(
+          await Promise.all(listing.objects.map(async (o) => tableEntry(await local.index(o)))),
+        ),
       };
     }
     override async index(object: DatasetObject) {

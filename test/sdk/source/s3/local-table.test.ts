@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { DeleteObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodePageBytes, encodePageBytes } from "../../../../common/dataset-table/page-codec.js";
 import { open, type OpenOptions } from "../../../../sdk/index.js";
 import { shardsBySize } from "../../../../sdk/source/local-dir.js";
 import { IndexDiskCache, openS3Source, type S3Source } from "../../../../sdk/source/s3/index.js";
@@ -157,12 +158,13 @@ describe("r2:// and s3:// keep a local table where the bucket has none", () => {
     const [headBytes, pageBytes] = [await readFile(head), await readFile(page)];
     const parsed = JSON.parse(headBytes.toString()) as { index: number; pages: { sha256: string }[] };
     // An entry altered behind the digest's back: a plausible page, but not the one the head names.
-    const json = JSON.parse(gunzipSync(pageBytes).toString()) as { entries: { key: string; frames?: number }[] };
-    json.entries.find((e) => e.key === "lt/a.mp4")!.frames = 8;
+    const decoded = decodePageBytes(new Uint8Array(gunzipSync(pageBytes)));
+    const altered = decoded.entries.entries();
+    altered.find((e) => e.key === "lt/a.mp4")!.frames = 8;
     const damages: [string, Buffer][] = [
       [head, headBytes.subarray(0, headBytes.length - 7)],
       [page, pageBytes.subarray(0, pageBytes.length - 7)],
-      [page, gzipSync(JSON.stringify(json))],
+      [page, gzipSync(encodePageBytes(decoded.root, altered))],
       // A table an older indexer reduced its entries from (the index format is in its head).
       [head, Buffer.from(JSON.stringify({ ...parsed, index: parsed.index - 1 }))],
       // Another prefix's head under this name.

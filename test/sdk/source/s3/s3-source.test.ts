@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { listedObjects } from "../../../../sdk/source/source.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildIndex, bytesReader } from "../../../../common/media-index/index.js";
 import { openS3Source, S3ErrorCode, type S3Source } from "../../../../sdk/source/s3/index.js";
@@ -49,7 +50,9 @@ describe("S3Source against a real S3-compatible server", () => {
   it("lists the prefix only, with sizes and ETags, without folder markers", async () => {
     const source = await open();
     try {
-      const { objects, shards } = await source.list();
+      const listing = await source.list();
+      const objects = listedObjects(listing.objects);
+      const shards = listing.shards;
       expect(objects.map((o) => o.key)).toEqual(["clips/0.mp4", "clips/1.mp4"]);
       for (const o of objects) {
         expect(o.size).toBe((await readFile(files.get(o.key)!)).length);
@@ -65,7 +68,7 @@ describe("S3Source against a real S3-compatible server", () => {
   it("reads byte-exact ranges through presigned GETs", async () => {
     const source = await open();
     try {
-      const { objects } = await source.list();
+      const objects = listedObjects((await source.list()).objects);
       const object = objects[0]!;
       const local = await readFile(files.get(object.key)!);
       for (const [offset, length] of [
@@ -117,7 +120,7 @@ describe("S3Source against a real S3-compatible server", () => {
   it("keeps indexes on disk keyed by ETag: a second run reads no header bytes", async () => {
     const cacheDir = join(dir, "index-reuse");
     const first = await open("clips", { indexCacheDir: cacheDir });
-    const { objects } = await first.list();
+    const objects = listedObjects((await first.list()).objects);
     const built = await Promise.all(objects.map((o) => first.index(o)));
     await first.close();
     expect((await readdir(cacheDir)).filter((n) => n.endsWith(".idx"))).toHaveLength(2);
@@ -152,7 +155,7 @@ describe("S3Source against a real S3-compatible server", () => {
     await s3.put("vanishing/a.bin", "abc");
     const source = await open("vanishing");
     try {
-      const [object] = (await source.list()).objects;
+      const object = (await source.list()).objects.at(0);
       const { DeleteObjectCommand } = await import("@aws-sdk/client-s3");
       await s3.client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: "vanishing/a.bin" }));
       await expect(source.read(object!, 0, 3)).rejects.toMatchObject({ code: S3ErrorCode.OBJECT_NOT_FOUND });

@@ -10,7 +10,8 @@ import { buildGeneration } from "../../../../common/dataset-table/generation.js"
 import { tableKeys } from "../../../../common/dataset-table/table-keys.js";
 import { manifestSigner, publicKeys, signJson } from "../../../../common/manifest-sign.js";
 import { buildIndex, bytesReader } from "../../../../common/media-index/index.js";
-import { TablePageV1, type TableEntryV1, type TableHeadV1 } from "../../../../common/schema/index.js";
+import type { TableEntryV1, TableHeadV1 } from "../../../../common/schema/index.js";
+import { decodePageBytes } from "../../../../common/dataset-table/page-codec.js";
 import { open, type OpenOptions } from "../../../../sdk/index.js";
 import { openS3Source } from "../../../../sdk/source/s3/index.js";
 import { makeVideo } from "../../../helpers/make-video.js";
@@ -92,7 +93,7 @@ async function publish(keys: readonly string[]): Promise<number> {
       new PutObjectCommand({ Bucket: s3.bucket, Key, Body, ...(ContentEncoding ? { ContentEncoding } : {}) }),
     );
   for (const p of pages) {
-    publishedPages.set(p.name, TablePageV1.parse(JSON.parse(gunzipSync(p.gz).toString())).entries);
+    publishedPages.set(p.name, decodePageBytes(new Uint8Array(gunzipSync(p.gz))).entries.entries());
     await put(tableKeys.page("tbl", p.name), p.gz, "gzip");
   }
   await put(tableKeys.generation("tbl", head.generation), body);

@@ -1,0 +1,42 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { gzip } from "../../common/dataset-table/digest.js";
+import { tableKeys } from "../../common/dataset-table/table-keys.js";
+import type { TableEntryV1 } from "../../common/schema/index.js";
+import { writeGeneration } from "../../edge/table/publish.js";
+import { readTable } from "./table-helpers.js";
+
+const entry = (i: number, etag = "e"): TableEntryV1 => ({
+  key: `fmt/o-${String(i).padStart(3, "0")}.mp4`,
+  size: 1000 + i,
+  etag: `"${etag}${i}"`,
+  kind: "video",
+  frames: 24,
+  keyframes: [0, 12],
+  codec: "h264",
+  width: 64,
+  height: 48,
+});
+
+async function pageBytes(name: string): Promise<Uint8Array> {
+  const got = await env.BUCKET.get(tableKeys.page("fmt", name));
+  return new Uint8Array(await new Response(got!.body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
+}
+
+describe("table pages written as JSON (page format 1) before columns", () => {
+  it("are merged by the publisher into the next generation, which it writes as columns", async () => {
+    const first = Array.from({ length: 5 }, (_, i) => entry(i));
+    const g1 = await writeGeneration(env, "fmt", undefined, new Map(first.map((e) => [e.key, e])), 1000);
+    expect(g1.pages.map((p) => p.name)).toEqual(["1-0"]);
+    // The page as an edge before columns stored it.
+    await env.BUCKET.put(
+      tableKeys.page("fmt", "1-0"),
+      await gzip(new TextEncoder().encode(JSON.stringify({ version: 1, root: "fmt", entries: first }))),
+    );
+    const changed = entry(2, "v2-");
+    const g2 = await writeGeneration(env, "fmt", g1, new Map([[changed.key, changed]]), 2000);
+    expect(g2.pages.map((p) => p.name)).toEqual(["2-0"]);
+    expect(new TextDecoder().decode((await pageBytes("2-0")).subarray(0, 4))).toBe("ECTC");
+    expect((await readTable("fmt", g2.generation))!.entries).toEqual([first[0], first[1], changed, first[3], first[4]]);
+  });
+});
