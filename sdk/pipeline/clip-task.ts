@@ -14,6 +14,7 @@ import { recoveredSample, syncStart, type SyncStart } from "./recovery-point.js"
 import { rotateClip } from "./rotate.js";
 import type { GopDecoder } from "./gop-decode.js";
 import type { ClipSlot, SlotTicket } from "./clip-slots.js";
+import { releaseRead } from "../source/read-pool.js";
 
 /** Errors about this host, not the clip: the decoder cannot load, or the asked-for device is not there. */
 const FATAL_CODES = new Set(["ERR_NATIVE_UNAVAILABLE", "ERR_DEVICE_UNAVAILABLE"]);
@@ -240,10 +241,11 @@ async function startOf(
   const sampleIn = (data: Uint8Array, d: number) =>
     data.subarray(samples.offset[d]! - span.offset, samples.offset[d]! - span.offset + samples.size[d]!);
   if (!k) {
-    const start = syncStart(
-      bytes ? sampleIn(bytes, first) : await ctx.source.read(object, samples.offset[first]!, samples.size[first]!),
-      lengthSize,
-    );
+    const au = bytes
+      ? sampleIn(bytes, first)
+      : await ctx.source.read(object, samples.offset[first]!, samples.size[first]!);
+    const start = syncStart(au, lengthSize);
+    if (!bytes) releaseRead(au);
     k = { start, recovered: (start.recoveryFrames ?? 0) === 0 ? first : undefined, searchedTo: first + 1 };
     known.set(first, k);
   }
@@ -251,6 +253,7 @@ async function startOf(
     const data = bytes ?? (await fetchSpan(ctx, object, span));
     k.recovered = recoveredSample(k.start, first, span.endSample, (d) => sampleIn(data, d), lengthSize);
     k.searchedTo = span.endSample;
+    if (!bytes) releaseRead(data);
   }
   if (k.start.idr) return { recovering: false };
   const earliest = Math.min(...frames.map((f) => samples.pts[prepared.order!.decodeOf[f]!]!));
@@ -278,20 +281,28 @@ async function decodeOnItsOwn(
   const { samples } = track;
   let span = planned;
   let bytes = await fetchSpan(ctx, object, span);
-  // An H.264 recovery point (intra refresh) shows correct pictures only so many frames on:
-  // while the clip's first frame comes sooner, decode from the sync sample before.
-  let start: { recovering: boolean } | undefined;
-  while (!(start = await startOf(ctx, object, prepared, span, frames, bytes))) {
-    span = decodeSpan(samples, prepared.order!, frames, span.firstSample - 1);
-    bytes = await fetchSpan(ctx, object, span);
+  try {
+    // An H.264 recovery point (intra refresh) shows correct pictures only so many frames on:
+    // while the clip's first frame comes sooner, decode from the sync sample before.
+    let start: { recovering: boolean } | undefined;
+    while (!(start = await startOf(ctx, object, prepared, span, frames, bytes))) {
+      span = decodeSpan(samples, prepared.order!, frames, span.firstSample - 1);
+      releaseRead(bytes);
+      bytes = await fetchSpan(ctx, object, span);
+    }
+    const recovering = start.recovering;
+    ctx.onNeeded(span.sampleBytes);
+    const { data, packets } = spanPackets(track, bytes, span);
+    const into = slot ? { into: slot.frames.map((t) => t.view) } : {};
+    const decoded = await ctx.decodeSlots.run(() =>
+      ctx.decode({ ...config, data, packets, keep, recovering, ...into }),
+    );
+    ctx.onDecoded(decoded.decoded ?? packets.length);
+    return decoded;
+  } finally {
+    // The decoder copied every packet in: once its call settles nothing points into the span.
+    releaseRead(bytes);
   }
-  const recovering = start.recovering;
-  ctx.onNeeded(span.sampleBytes);
-  const { data, packets } = spanPackets(track, bytes, span);
-  const into = slot ? { into: slot.frames.map((t) => t.view) } : {};
-  const decoded = await ctx.decodeSlots.run(() => ctx.decode({ ...config, data, packets, keep, recovering, ...into }));
-  ctx.onDecoded(decoded.decoded ?? packets.length);
-  return decoded;
 }
 
 /**

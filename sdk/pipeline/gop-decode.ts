@@ -16,6 +16,7 @@ import type { DecodeSpan, FrameOrder } from "../sampler/frame-order.js";
 import type { DecodedClip, DecodedFrame, Packet } from "./decode.js";
 import type { Limiter } from "../../common/limiter.js";
 import type { FrameTarget, SlotHold } from "./clip-slots.js";
+import { releaseRead } from "../source/read-pool.js";
 
 /** The decoder settings a run is opened with. */
 export interface RunConfig {
@@ -419,9 +420,10 @@ export class GopDecoder {
     const targets = new Map<number, FrameTarget>();
     for (const [pts, t] of run.targets) if (pts >= dropBefore && !st.held.has(pts)) targets.set(pts, t);
     const into = targets.size > 0 ? new Map([...targets].map(([pts, t]) => [pts, t.view] as const)) : undefined;
-    const out = await this.slots.run(() =>
-      decoder.feed(data, packets, { dropBefore, drain, recovering, ...(into ? { into } : {}) }),
-    );
+    // The decoder copies every packet in: once the feed settles nothing points into `data`.
+    const out = await this.slots
+      .run(() => decoder.feed(data, packets, { dropBefore, drain, recovering, ...(into ? { into } : {}) }))
+      .finally(() => releaseRead(data));
     st.next = to;
     if (drain) {
       // Every frame is out: the decoder can serve another run while this one lives on its held frames.

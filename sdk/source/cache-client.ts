@@ -12,6 +12,7 @@ import { ErrorBody } from "../../common/errors.js";
 import { hasTransientCode } from "../../common/transient-errors.js";
 import { relayedCode, SdkError, SdkErrorCode, type RelayedErrorCode } from "../errors.js";
 import { LocalPlane, wantsLocalPlane } from "./local-plane.js";
+import { ReadPool } from "./read-pool.js";
 import type { SourceStats } from "./source.js";
 
 export interface PlanRange {
@@ -100,9 +101,16 @@ export async function inProcessCache(edge: string, maxBytes: number): Promise<By
     throw err;
   }
   const outage = new OutageWindow();
+  const pool = new ReadPool();
   return {
     read: (url, offset, length, etag) =>
-      outage.run(() => cache.read(url, offset, length, etag === undefined ? {} : { etag })),
+      outage.run(async () => {
+        // Read into pooled memory, which the pipeline hands back (releaseRead) once decoded; a
+        // failed read keeps its buffer, as parts of it may still be being written.
+        const into = pool.take(length);
+        await cache.read(url, offset, length, etag === undefined ? { into } : { etag, into });
+        return into;
+      }),
     plan: (ranges) => void cache.plan(ranges),
     stats: () => {
       const s = cache.stats();

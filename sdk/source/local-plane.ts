@@ -18,6 +18,7 @@ import {
   type LocateSpan,
 } from "../../common/schema/cache-locate.js";
 import { LocateAhead, sliceRuns, type PlannedSpan } from "./locate-ahead.js";
+import { ReadPool, releaseRead } from "./read-pool.js";
 
 /** Runs of one slab read with one preadv: each run's place in the span and the bytes before it. */
 interface Group {
@@ -95,8 +96,12 @@ export class LocalPlane {
   /** Locate requests sent: one per batch of planned spans, one per span read that no batch located. */
   locates = 0;
 
-  /** `root`: the cache's base URL, no trailing slash. */
-  constructor(root: string, agent: Dispatcher) {
+  /** `root`: the cache's base URL, no trailing slash; `pool`: where span reads get their memory (see releaseRead). */
+  constructor(
+    root: string,
+    agent: Dispatcher,
+    readonly pool = new ReadPool(),
+  ) {
     this.#root = root;
     this.#agent = agent;
   }
@@ -173,18 +178,19 @@ export class LocalPlane {
     // What a GET with If-Match and a Range checks: the version, and every byte of the span.
     if (etag !== undefined && located.etag !== etag) return undefined;
     if (located.runs.reduce((n, r) => n + r.length, 0) !== length) return undefined;
-    const out = Buffer.allocUnsafeSlow(length);
+    const out = this.pool.take(length);
     try {
       const groups = await this.#groups(located.runs);
       const whole = await Promise.all(groups.map((g) => this.#readGroup(g, out)));
-      if (!whole.every(Boolean)) return undefined;
+      if (!whole.every(Boolean)) return this.#discard(out);
     } catch (err) {
       // A slab this process may not open (permissions, another host's path): GET from now on.
       if (isOpenError(err)) this.#off = true;
+      // Not handed back: other reads of the span may still be writing into it.
       return undefined;
     }
     // Past its lease the cache may have reused the slots while they were read.
-    if (Date.now() >= located.lease.expiresAt) return undefined;
+    if (Date.now() >= located.lease.expiresAt) return this.#discard(out);
     this.hits++;
     return out;
   }
@@ -231,6 +237,12 @@ export class LocalPlane {
   #scratch(bytes: number): Buffer {
     if (this.#gap.length < bytes) this.#gap = Buffer.allocUnsafe(MAX_GAP);
     return this.#gap.subarray(0, bytes);
+  }
+
+  /** A read that failed part-way: nothing else saw its buffer, so it goes straight back. */
+  #discard(out: Buffer): undefined {
+    releaseRead(out);
+    return undefined;
   }
 
   #miss(): undefined {

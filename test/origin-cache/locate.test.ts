@@ -14,6 +14,7 @@ import { LocateBatchResponse, LocateResponse, startCache, type CacheService } fr
 import { slotBytesFor } from "../../origin-cache/store/slot.js";
 import { remoteCache } from "../../sdk/source/cache-client.js";
 import { LocalPlane, wantsLocalPlane } from "../../sdk/source/local-plane.js";
+import { ReadPool, releaseRead } from "../../sdk/source/read-pool.js";
 import { startRangeServer, type RangeServer } from "../helpers/range-server.js";
 import { dirBytes, objectBytes, prng, tempDir, until } from "./fixtures.js";
 
@@ -251,6 +252,27 @@ describe("the SDK's cache client on the same host", () => {
     expect(plane.hits).toBe(40);
     expect(plane.fallbacks).toBe(0);
     await until(() => svc.stats().leases === 0, "every lease released");
+  });
+
+  it("reads spans into pooled memory that serves the next read once handed back", async () => {
+    const { svc } = await service();
+    const agent = new Agent();
+    cleanup.push(() => agent.close());
+    const plane = new LocalPlane(svc.url, agent, new ReadPool(4 << 20, { poison: true }));
+    cleanup.push(() => plane.close());
+    const rand = prng(23);
+    for (let i = 0; i < 20; i++) {
+      const {
+        o,
+        span: { offset, length, etag },
+      } = randomSpan(rand);
+      const local = await plane.read(signed(o.path), offset, length, etag);
+      expect(Buffer.from(local!).equals(o.data.subarray(offset, offset + length))).toBe(true);
+      releaseRead(local);
+    }
+    // Spans up to three blocks: at most the 256 KiB class and the two below it are ever made.
+    expect(plane.pool.stats().allocations).toBeLessThanOrEqual(3);
+    expect(plane.pool.stats().reuses).toBeGreaterThanOrEqual(17);
   });
 
   it("releases each lease with its next locate, or by DELETE when none follows", async () => {
