@@ -33,6 +33,7 @@ import { freePort } from "../sdk/dev/free-port.js";
 import { makeVideo } from "../test/helpers/make-video.js";
 import { seedLocalR2, type SeedObject } from "../test/helpers/seed-r2.js";
 import { startWanEmulator } from "../test/helpers/wan-emulator.js";
+import { keptSeed } from "./open-scale/kept-seed.js";
 
 const { values } = parseArgs({
   options: {
@@ -192,15 +193,13 @@ async function seed(
  */
 async function seedOnce(dir: string, template: Uint8Array, n: number): Promise<{ seconds: number }> {
   const mark = join(dir, "seeded.json");
-  const done = await readFile(mark, "utf8").then(
-    (t) => JSON.parse(t) as { objects: number; seconds: number; pageFormat?: number },
-    () => undefined,
-  );
-  if (done?.objects === n && (done.pageFormat ?? 1) === PAGE_FORMAT_VERSION) return { seconds: done.seconds };
-  if (done?.objects === n) {
+  const kept = await keptSeed(dir, n, PAGE_FORMAT_VERSION);
+  if (kept.kind === "reuse") return { seconds: kept.mark.seconds };
+  process.stderr.write(kept.notice);
+  if (kept.kind === "retable") {
     await seed(join(dir, "r2"), ensureDevVars(dir).EC_MANIFEST_KEY, template, n, false);
-    await writeFile(mark, JSON.stringify({ ...done, pageFormat: PAGE_FORMAT_VERSION }));
-    return { seconds: done.seconds };
+    await writeFile(mark, JSON.stringify({ ...kept.mark, pageFormat: PAGE_FORMAT_VERSION }));
+    return { seconds: kept.mark.seconds };
   }
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
