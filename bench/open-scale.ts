@@ -53,6 +53,8 @@ const { values } = parseArgs({
   },
 });
 const PREFIX = "scale";
+/** A client's open() and first batch take seconds; one still running after this is stuck. */
+const CLIENT_LIMIT_S = 120;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** One rank: open() and its first batch, counted at the emulator (requests, bytes) and in-process (RSS). */
@@ -231,11 +233,16 @@ function runClient(url: string, token: string, mode: string, caFile: string): Pr
     );
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.on("exit", (code) =>
-      code === 0
-        ? resolve(JSON.parse(out.trim().split("\n").pop()!))
-        : reject(new Error(`client exited ${code}: ${out}`)),
-    );
+    // A client that stops (seen at 50,000 objects, rarely) fails the run with where it was, instead of a silent hang.
+    const limit = setTimeout(() => {
+      process.stderr.write(`[open-scale] a client of ${url} has not finished in ${CLIENT_LIMIT_S} s: killing it\n`);
+      child.kill("SIGKILL");
+    }, CLIENT_LIMIT_S * 1000);
+    child.on("exit", (code, signal) => {
+      clearTimeout(limit);
+      if (code === 0) resolve(JSON.parse(out.trim().split("\n").pop()!));
+      else reject(new Error(`client exited ${code ?? signal}: ${out}`));
+    });
   });
 }
 
@@ -322,6 +329,10 @@ async function mainBench(): Promise<void> {
         for (const b of beds) {
           for (const m of modesOf(b.n)) {
             const got = await runClient(`${b.wan.url}/v1/datasets/${PREFIX}`, b.edge!.token, m, b.caFile);
+            // One line per client: a run that stops shows where (a client, or the edges' shutdown below).
+            process.stderr.write(
+              `[open-scale] round ${r + 1}, ${b.n} objects, ${m}: first batch ${got.first_batch_s!.toFixed(3)} s\n`,
+            );
             runs.set(`${b.n}/${m}`, [...(runs.get(`${b.n}/${m}`) ?? []), got]);
           }
         }
@@ -347,6 +358,7 @@ async function mainBench(): Promise<void> {
         }
       }
     } finally {
+      process.stderr.write("[open-scale] stopping the emulators and edges\n");
       for (const b of beds) {
         await b.wan.close();
         await b.edge?.stop();
