@@ -33,6 +33,7 @@ import { freePort } from "../sdk/dev/free-port.js";
 import { makeVideo } from "../test/helpers/make-video.js";
 import { seedLocalR2, type SeedObject } from "../test/helpers/seed-r2.js";
 import { startWanEmulator } from "../test/helpers/wan-emulator.js";
+import { keptSeed } from "./open-scale/kept-seed.js";
 
 const { values } = parseArgs({
   options: {
@@ -52,6 +53,8 @@ const { values } = parseArgs({
   },
 });
 const PREFIX = "scale";
+/** A client's open() and first batch take seconds; one still running after this is stuck. */
+const CLIENT_LIMIT_S = 120;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** One rank: open() and its first batch, counted at the emulator (requests, bytes) and in-process (RSS). */
@@ -192,15 +195,13 @@ async function seed(
  */
 async function seedOnce(dir: string, template: Uint8Array, n: number): Promise<{ seconds: number }> {
   const mark = join(dir, "seeded.json");
-  const done = await readFile(mark, "utf8").then(
-    (t) => JSON.parse(t) as { objects: number; seconds: number; pageFormat?: number },
-    () => undefined,
-  );
-  if (done?.objects === n && (done.pageFormat ?? 1) === PAGE_FORMAT_VERSION) return { seconds: done.seconds };
-  if (done?.objects === n) {
+  const kept = await keptSeed(dir, n, PAGE_FORMAT_VERSION);
+  if (kept.kind === "reuse") return { seconds: kept.mark.seconds };
+  process.stderr.write(kept.notice);
+  if (kept.kind === "retable") {
     await seed(join(dir, "r2"), ensureDevVars(dir).EC_MANIFEST_KEY, template, n, false);
-    await writeFile(mark, JSON.stringify({ ...done, pageFormat: PAGE_FORMAT_VERSION }));
-    return { seconds: done.seconds };
+    await writeFile(mark, JSON.stringify({ ...kept.mark, pageFormat: PAGE_FORMAT_VERSION }));
+    return { seconds: kept.mark.seconds };
   }
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
@@ -232,11 +233,16 @@ function runClient(url: string, token: string, mode: string, caFile: string): Pr
     );
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.on("exit", (code) =>
-      code === 0
-        ? resolve(JSON.parse(out.trim().split("\n").pop()!))
-        : reject(new Error(`client exited ${code}: ${out}`)),
-    );
+    // A client that stops (seen at 50,000 objects, rarely) fails the run with where it was, instead of a silent hang.
+    const limit = setTimeout(() => {
+      process.stderr.write(`[open-scale] a client of ${url} has not finished in ${CLIENT_LIMIT_S} s: killing it\n`);
+      child.kill("SIGKILL");
+    }, CLIENT_LIMIT_S * 1000);
+    child.on("exit", (code, signal) => {
+      clearTimeout(limit);
+      if (code === 0) resolve(JSON.parse(out.trim().split("\n").pop()!));
+      else reject(new Error(`client exited ${code ?? signal}: ${out}`));
+    });
   });
 }
 
@@ -323,6 +329,10 @@ async function mainBench(): Promise<void> {
         for (const b of beds) {
           for (const m of modesOf(b.n)) {
             const got = await runClient(`${b.wan.url}/v1/datasets/${PREFIX}`, b.edge!.token, m, b.caFile);
+            // One line per client: a run that stops shows where (a client, or the edges' shutdown below).
+            process.stderr.write(
+              `[open-scale] round ${r + 1}, ${b.n} objects, ${m}: first batch ${got.first_batch_s!.toFixed(3)} s\n`,
+            );
             runs.set(`${b.n}/${m}`, [...(runs.get(`${b.n}/${m}`) ?? []), got]);
           }
         }
@@ -348,6 +358,7 @@ async function mainBench(): Promise<void> {
         }
       }
     } finally {
+      process.stderr.write("[open-scale] stopping the emulators and edges\n");
       for (const b of beds) {
         await b.wan.close();
         await b.edge?.stop();
