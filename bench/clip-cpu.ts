@@ -10,7 +10,6 @@
  *   npx tsc -p bench/tsconfig.json && node dist/bench/clip-cpu.js [--videos 4] [--frames 900]
  *       [--gop 300] [--clips 224] [--reps 3] [--json]
  */
-import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +17,7 @@ import { parseArgs } from "node:util";
 import { open } from "../sdk/index.js";
 import { nativeOpenRun } from "../sdk/pipeline/native-decode.js";
 import { makeVideo } from "../test/helpers/make-video.js";
+import { threadCpuSeconds } from "./compare/proc-tree.js";
 
 const { values } = parseArgs({
   options: {
@@ -34,15 +34,9 @@ const { values } = parseArgs({
 function threadCpu(): { main: number; other: number } {
   let main = 0;
   let other = 0;
-  for (const tid of readdirSync("/proc/self/task")) {
-    try {
-      const f = readFileSync(`/proc/self/task/${tid}/stat`, "utf8").split(") ")[1]!.split(" ");
-      const ms = (Number(f[11]) + Number(f[12])) * 10;
-      if (Number(tid) === process.pid) main += ms;
-      else other += ms;
-    } catch {
-      // A thread that ended between the listing and the read.
-    }
+  for (const [tid, seconds] of threadCpuSeconds(process.pid)) {
+    if (tid === process.pid) main += seconds * 1000;
+    else other += seconds * 1000;
   }
   return { main, other };
 }

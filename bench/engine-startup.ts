@@ -9,12 +9,12 @@
  *   npx tsc -p bench/tsconfig.json && node dist/bench/engine-startup.js [--runs 5] [--json]
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
+import { cpuSecondsOf } from "./compare/proc-tree.js";
 import { makeBenchVideos } from "./stream-common.js";
 
 const { values } = parseArgs({
@@ -22,17 +22,11 @@ const { values } = parseArgs({
 });
 const runs = Number(values.runs);
 const root = join(import.meta.dirname, "..", "..");
-const TICK_MS = 10; // USER_HZ 100
 
 interface Start {
   readyMs: number;
   openedMs: number;
   cpuMs: number;
-}
-
-function cpuMsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
 
 async function start(bundled: boolean, videos: string): Promise<Start> {
@@ -51,7 +45,7 @@ async function start(bundled: boolean, videos: string): Promise<Start> {
   child.stdin.write(`${JSON.stringify({ op: "open", ds: 1, url: videos, options, slots: 4, dir: tmpdir() })}\n`);
   for (;;) if ((await next()).event === "opened") break;
   const openedMs = performance.now() - t0;
-  const cpuMs = cpuMsOf(child.pid!);
+  const cpuMs = cpuSecondsOf(child.pid!, false) * 1000;
   child.stdin.end(`${JSON.stringify({ op: "close" })}\n`);
   await new Promise((resolve) => child.once("exit", resolve));
   return { readyMs, openedMs, cpuMs };

@@ -16,9 +16,9 @@ function read(path: string): string | undefined {
   }
 }
 
-/** Fields of /proc/PID/stat after the command name (which may hold spaces and parentheses). */
-function statFields(pid: number): string[] | undefined {
-  const text = read(`/proc/${pid}/stat`);
+/** Fields of a stat file after the command name (which may hold spaces and parentheses). */
+function statFields(path: string): string[] | undefined {
+  const text = read(path);
   if (!text) return undefined;
   return text.slice(text.lastIndexOf(")") + 2).split(" ");
 }
@@ -59,10 +59,27 @@ export function memoryOf(pid: number): number {
 
 /** CPU seconds of a live process; with `children`, those of the children it has waited for too. */
 export function cpuSecondsOf(pid: number, children = true): number {
-  const f = statFields(pid);
+  const f = statFields(`/proc/${pid}/stat`);
   if (!f) return 0;
   // utime, stime, cutime, cstime are fields 14–17 of stat; f starts at field 3.
   return (Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0)) / TICKS;
+}
+
+/** CPU seconds of each live thread of a process, by thread id (the main thread's is the pid). */
+export function threadCpuSeconds(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    // A thread that ended between the listing and the read has no stat.
+    const f = statFields(`/proc/${pid}/task/${tid}/stat`);
+    if (f) out.set(Number(tid), (Number(f[11]) + Number(f[12])) / TICKS);
+  }
+  return out;
 }
 
 /** This process's CPU seconds, children it waited for included; what a row reports about itself. */
