@@ -77,11 +77,11 @@ async function get(svc: CacheService, path: string, offset: number, length: numb
   return Buffer.from(await res.body.arrayBuffer());
 }
 
-/** The SDK's local plane over `svc`, closed after the test unless `keep`. */
-function planeOf(svc: CacheService, keep = false): LocalPlane {
+/** The SDK's local plane over `svc` (reading into `pool`, else its own), closed after the test unless `keep`. */
+function planeOf(svc: CacheService, keep = false, pool?: ReadPool): LocalPlane {
   const agent = new Agent();
   cleanup.push(() => agent.close());
-  const plane = new LocalPlane(svc.url, agent);
+  const plane = new LocalPlane(svc.url, agent, pool);
   if (!keep) cleanup.push(() => plane.close());
   return plane;
 }
@@ -256,10 +256,7 @@ describe("the SDK's cache client on the same host", () => {
 
   it("reads spans into pooled memory that serves the next read once handed back", async () => {
     const { svc } = await service();
-    const agent = new Agent();
-    cleanup.push(() => agent.close());
-    const plane = new LocalPlane(svc.url, agent, new ReadPool(4 << 20, { poison: true }));
-    cleanup.push(() => plane.close());
+    const plane = planeOf(svc, false, new ReadPool(4 << 20, { poison: true }));
     const rand = prng(23);
     for (let i = 0; i < 20; i++) {
       const {
