@@ -304,9 +304,14 @@ class RangeCacheImpl implements RangeCache {
   #pinned(raw: string, offset: number, length: number, opts: ReadOptions): { url: URL; pin: Pin } | undefined {
     if (this.#closed) throw new CacheClosedError();
     const url = this.#allow.check(raw);
+    const pin = this.#pinnedAs(url, opts.etag);
+    return pin && this.#within(url, pin, offset, length);
+  }
+
+  /** The version of `url` pinned already, if it is `etag` (when given); no request upstream. */
+  #pinnedAs(url: URL, etag: string | undefined): Pin | undefined {
     const pin = this.#pins.peek(url);
-    if (!pin || (opts.etag !== undefined && pin.etag !== opts.etag)) return undefined;
-    return this.#within(url, pin, offset, length);
+    return pin && (etag === undefined || pin.etag === etag) ? pin : undefined;
   }
 
   #within(url: URL, pin: Pin, offset: number, length: number): { url: URL; pin: Pin } {
@@ -412,9 +417,8 @@ class RangeCacheImpl implements RangeCache {
         try {
           this.#check(s.offset, s.length);
           const url = this.#allow.check(s.url);
-          const pin = this.#pins.peek(url);
-          if (!pin || (s.etag !== undefined && pin.etag !== s.etag) || s.length === 0 || s.offset + s.length > pin.size)
-            return null;
+          const pin = this.#pinnedAs(url, s.etag);
+          if (!pin || s.length === 0 || s.offset + s.length > pin.size) return null;
           const end = this.#storedEnd(pin, s);
           const { first, last, ids } = this.#blockIds(pin, s.offset, end - s.offset);
           const held = await this.#store.hold(ids);
