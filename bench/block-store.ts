@@ -14,6 +14,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { BlockStore } from "../origin-cache/store/block-store.js";
+import { median } from "./stats.js";
 
 const { values } = parseArgs({
   options: {
@@ -95,7 +96,6 @@ async function main(): Promise<void> {
       reads.push({ store: fromStore, file });
     }
     await fh.close();
-    const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
     const mbs = (s: number): number => (READS * READ) / s / 1e6;
     const result = {
       config: {

@@ -16,7 +16,8 @@ import { parseArgs } from "node:util";
 
 import type { VideoTrackV1 } from "../common/schema/index.js";
 import { createDecoder, packetsFromTrack, type Decoder, type DecoderOptions, type Packets } from "../native/index.js";
-import { gopCalls, indexedFile, makeBenchVideo, median } from "./decode-fixtures.js";
+import { gopCalls, indexedFile, makeBenchVideo } from "./decode-fixtures.js";
+import { median } from "./stats.js";
 
 const { values } = parseArgs({
   options: {

@@ -56,5 +56,3 @@ export function gopCalls(track: VideoTrackV1, bytes: Uint8Array): Packets[] {
   keys.push(track.samples.size.length);
   return keys.slice(0, -1).map((k, i) => packetsFromTrack(track, bytes, 0, k, keys[i + 1]! - k));
 }
-
-export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -20,7 +20,8 @@ import {
   type DeviceFrame,
   type DeviceName,
 } from "../native/index.js";
-import { gopCalls, indexedFile, makeBenchVideo, median } from "./decode-fixtures.js";
+import { gopCalls, indexedFile, makeBenchVideo } from "./decode-fixtures.js";
+import { median } from "./stats.js";
 
 const { values } = parseArgs({
   options: {

@@ -18,6 +18,7 @@ import { parseArgs, promisify } from "node:util";
 import { performance } from "node:perf_hooks";
 import { open } from "../sdk/index.js";
 import { createLabelStage } from "../sdk/labels/index.js";
+import { median } from "./stats.js";
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -75,8 +76,6 @@ async function labelPerFrame(clips: unknown[], repeat: number): Promise<number> 
   for (let r = 0; r < repeat; r++) for (const c of clips) await stage.label(info, c);
   return (performance.now() - t0) / (repeat * clips.length * 16);
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const dir = await mkdtemp(join(tmpdir(), "ec-bench-labels-"));
 try {

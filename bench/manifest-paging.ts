@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 import { verifyManifest } from "../common/manifest-sign.js";
 import { PublicKeysV1, SignedManifestV1 } from "../common/schema/index.js";
 import { startLocalEdge, type LocalEdge } from "../sdk/dev/index.js";
+import { median } from "./stats.js";
 
 const { values } = parseArgs({
   options: {
@@ -25,7 +26,6 @@ const OBJECTS = Number(values.objects);
 const ROUNDS = Number(values.rounds);
 const PREFIX = "bench-manifest";
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))]!;
 
 async function seed(edge: LocalEdge): Promise<void> {

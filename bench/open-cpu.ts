@@ -25,6 +25,7 @@ import { epochOrder, epochStream } from "../sdk/sampler/shuffle.js";
 import type { DatasetListing } from "../sdk/source/source.js";
 import { PositionSet } from "../sdk/state/checkpoint.js";
 import { syntheticEntry } from "./synthetic-table.js";
+import { median } from "./stats.js";
 
 const { values } = parseArgs({
   options: {
@@ -33,7 +34,6 @@ const { values } = parseArgs({
     json: { type: "boolean", default: false },
   },
 });
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** N small videos as open-scale seeds them. */
 function entries(n: number): TableEntryV1[] {

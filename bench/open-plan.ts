@@ -18,6 +18,7 @@ import { planDataset } from "../sdk/pipeline/planner.js";
 import type { DatasetSource } from "../sdk/source/source.js";
 import { makeVideo } from "../test/helpers/make-video.js";
 import { startTestbed } from "./compare/testbed.js";
+import { median } from "./stats.js";
 
 const { values } = parseArgs({
   options: {
@@ -31,7 +32,6 @@ const { values } = parseArgs({
 const OBJECTS = Number(values.objects);
 const ROUNDS = Number(values.rounds);
 const LEVELS = values.concurrency.split(",").map(Number);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const work = await mkdtemp(join(tmpdir(), "ec-bench-open-"));
 try {

@@ -34,6 +34,7 @@ import { makeVideo } from "../test/helpers/make-video.js";
 import { seedLocalR2, type SeedObject } from "../test/helpers/seed-r2.js";
 import { startWanEmulator } from "../test/helpers/wan-emulator.js";
 import { keptSeed } from "./open-scale/kept-seed.js";
+import { median } from "./stats.js";
 
 const { values } = parseArgs({
   options: {
@@ -55,7 +56,6 @@ const { values } = parseArgs({
 const PREFIX = "scale";
 /** A client's open() and first batch take seconds; one still running after this is stuck. */
 const CLIENT_LIMIT_S = 120;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** One rank: open() and its first batch, counted at the emulator (requests, bytes) and in-process (RSS). */
 async function client(url: string, token: string, mode: string): Promise<void> {

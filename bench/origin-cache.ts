@@ -24,6 +24,7 @@ import { Agent, Pool, request } from "undici";
 import { createRangeCache, startCache } from "../origin-cache/index.js";
 import { startRangeServer } from "../test/helpers/range-server.js";
 import { startWanEmulator } from "../test/helpers/wan-emulator.js";
+import { median } from "./stats.js";
 
 const { values } = parseArgs({
   options: {
@@ -239,7 +240,6 @@ async function main(): Promise<void> {
     await agent.close();
     await svc.close();
 
-    const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
     // CPU per read suffers less than wall time from other processes on a shared machine.
     const summary = (rounds: Round[]) => {
       const ratios = rounds.map((w) => w.cache / w.file);

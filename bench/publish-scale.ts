@@ -23,6 +23,7 @@ import { SignedManifestV1, TableEntryV1, TableHeadV1, type TablePageRefV1 } from
 import { DEFAULT_SHARD_TARGET_BYTES } from "../common/shards.js";
 import { seededRng } from "../sdk/sampler/rng.js";
 import { syntheticEntry } from "./synthetic-table.js";
+import { median } from "./stats.js";
 
 const { values } = parseArgs({
   options: {
@@ -38,7 +39,6 @@ const MAX_CHANGES_PER_GENERATION = 1000;
 /** edge/table/publish.ts GENERATION_SUBREQUESTS and GENERATION_FIXED (list, head, delete, three puts). */
 const GENERATION_SUBREQUESTS = 400;
 const GENERATION_FIXED = 6;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 /** Page p holds the even slots; a spread change takes an odd slot of some page, an append the page after the last. */
 const keyOf = (p: number, slot: number) => `scale/o-${String(p).padStart(6, "0")}-${String(slot).padStart(5, "0")}.mp4`;
 const pageEntries = (p: number) =>

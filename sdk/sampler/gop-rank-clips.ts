@@ -1,6 +1,6 @@
 import type { ClipRef } from "./clip-plan.js";
 import { TurnDeal, type PlanRuns } from "./partition.js";
-import { shortOrder, type ClipSequence, type ConsumedPositions, type RankClip } from "./rank-clips.js";
+import { shortOrder, StreamedDeal, type ConsumedPositions, type RankClip } from "./rank-clips.js";
 
 /**
  * One rank's clips when clips share GOPs, exactly `partition(consumed.remaining(), rank, world,
@@ -13,13 +13,7 @@ import { shortOrder, type ClipSequence, type ConsumedPositions, type RankClip } 
  * @example
  * const mine = new GopRankClips(() => epochStream(plan, "shard-buffer", p), consumed, planRuns(plan)!, 1, 4);
  */
-export class GopRankClips implements ClipSequence<RankClip> {
-  readonly length: number;
-  private readonly done: RankClip[] = [];
-  private readonly order: Iterator<ClipRef>;
-  /** A copy: the run adds what it consumes to the live set. */
-  private readonly bits: Uint8Array | undefined;
-  private readonly total: number;
+export class GopRankClips extends StreamedDeal {
   /** Unconsumed clips of each run, and where each run starts in the sequence (-1: not met yet). */
   private readonly sizes: Int32Array;
   private readonly startOf: Float64Array;
@@ -27,44 +21,36 @@ export class GopRankClips implements ClipSequence<RankClip> {
   private nextStart = 0;
   /** Undefined when every run left has one clip: then the clips are dealt round-robin, as `partition` does. */
   private readonly deal: TurnDeal | undefined;
-  private orderAt = 0;
   private remainingAt = 0;
 
   constructor(
     order: () => Iterable<ClipRef>,
     consumed: ConsumedPositions,
     private readonly runs: PlanRuns,
-    private readonly rank: number,
-    private readonly world: number,
+    rank: number,
+    world: number,
     limit?: number,
   ) {
-    this.total = consumed.total;
-    this.bits = consumed.count > 0 ? consumed.bits.slice() : undefined;
+    super(consumed, rank, world, limit);
     this.sizes = runs.sizes.slice();
-    if (this.bits) this.takeConsumed(order(), consumed.count);
+    if (this.anyConsumed) this.takeConsumed(order(), consumed.count);
     const n = consumed.total - consumed.count;
     let left = 0;
     for (const s of this.sizes) if (s > 0) left++;
     this.deal = left === n ? undefined : new TurnDeal(n, left, rank, world);
     this.startOf = new Float64Array(runs.count).fill(-1);
     this.seen = new Int32Array(runs.count);
-    this.order = order()[Symbol.iterator]();
-    const share = Math.floor(n / world) + (rank < n % world ? 1 : 0);
-    this.length = limit === undefined ? share : Math.min(share, limit);
+    this.streamFrom(order());
   }
 
-  at(i: number): RankClip | undefined {
-    if (!Number.isInteger(i) || i < 0 || i >= this.length) return undefined;
-    while (this.done.length <= i) {
-      const next = this.order.next();
-      if (next.done) throw shortOrder(this.total, this.orderAt);
-      const position = this.orderAt++;
+  protected dealNext(): RankClip {
+    for (;;) {
+      const position = this.orderAt;
+      const ref = this.nextRef();
       if (this.isConsumed(position)) continue;
       const k = this.remainingAt++;
-      if (this.deal ? this.deal.owns(this.placeOf(next.value)) : k % this.world === this.rank)
-        this.done.push({ position, ref: next.value });
+      if (this.deal ? this.deal.owns(this.placeOf(ref)) : k % this.world === this.rank) return { position, ref };
     }
-    return this.done[i];
   }
 
   /** The clip's place in the runs-end-to-end sequence; clips come in epoch order. */
@@ -75,10 +61,6 @@ export class GopRankClips implements ClipSequence<RankClip> {
       this.nextStart += this.sizes[run]!;
     }
     return this.startOf[run]! + this.seen[run]!++;
-  }
-
-  private isConsumed(p: number): boolean {
-    return this.bits !== undefined && (this.bits[p >> 3]! & (1 << (p & 7))) !== 0;
   }
 
   /** Takes the consumed clips off their runs' sizes: the order up to the last consumed position. */

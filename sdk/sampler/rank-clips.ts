@@ -27,6 +27,74 @@ export function shortOrder(total: number, ordered: number): InvalidOptionError {
   );
 }
 
+/** A rank's share of `n` clips dealt one by one over `world` ranks: the first `n % world` ranks get one more. */
+function rankShare(n: number, rank: number, world: number): number {
+  return Math.floor(n / world) + (rank < n % world ? 1 : 0);
+}
+
+/**
+ * What a rank's streamed deal keeps whatever the dealing rule: the consumed set as it was at
+ * open, the rank's share (at most `limit`), the epoch order taken clip by clip, and the clips
+ * dealt so far, so `at(i)` computes only up to the i-th clip and each clip once.
+ */
+export abstract class StreamedDeal implements ClipSequence<RankClip> {
+  readonly length: number;
+  private readonly done: RankClip[] = [];
+  /** A copy: the run adds what it consumes to the live set, which must not move positions still to deal. */
+  private readonly bits: Uint8Array | undefined;
+  protected readonly total: number;
+  private order: Iterator<ClipRef> | undefined;
+  /** Positions taken from the epoch order. */
+  protected orderAt = 0;
+
+  constructor(
+    consumed: ConsumedPositions,
+    protected readonly rank: number,
+    protected readonly world: number,
+    limit: number | undefined,
+  ) {
+    this.total = consumed.total;
+    this.bits = consumed.count > 0 ? consumed.bits.slice() : undefined;
+    const share = rankShare(consumed.total - consumed.count, rank, world);
+    this.length = limit === undefined ? share : Math.min(share, limit);
+  }
+
+  at(i: number): RankClip | undefined {
+    if (!Number.isInteger(i) || i < 0 || i >= this.length) return undefined;
+    while (this.done.length <= i) this.done.push(this.dealNext());
+    return this.done[i];
+  }
+
+  /** How many clips were dealt so far. */
+  protected get dealt(): number {
+    return this.done.length;
+  }
+
+  /** The rank's next clip; only called while the rank has clips left. */
+  protected abstract dealNext(): RankClip;
+
+  /** The epoch order the clips are dealt from; set once, before the first `at`. */
+  protected streamFrom(order: Iterable<ClipRef>): void {
+    this.order = order[Symbol.iterator]();
+  }
+
+  /** The epoch order's clip at position `orderAt`, which then moves on one. */
+  protected nextRef(): ClipRef {
+    const next = this.order!.next();
+    if (next.done) throw shortOrder(this.total, this.orderAt);
+    this.orderAt++;
+    return next.value;
+  }
+
+  protected get anyConsumed(): boolean {
+    return this.bits !== undefined;
+  }
+
+  protected isConsumed(p: number): boolean {
+    return this.bits !== undefined && (this.bits[p >> 3]! & (1 << (p & 7))) !== 0;
+  }
+}
+
 /**
  * One rank's clips in delivery order, exactly `partition(consumed.remaining(), rank, world)`
  * mapped through the epoch order, but computed as they are asked for: `at(i)` advances the
@@ -38,47 +106,27 @@ export function shortOrder(total: number, ordered: number): InvalidOptionError {
  * const mine = new RankClips(epochStream(plan, "shard-buffer", p), consumed, 0, 8);
  * mine.at(0); // { position: 0, ref: { object, start } }
  */
-export class RankClips implements ClipSequence<RankClip> {
-  readonly length: number;
-  private readonly done: RankClip[] = [];
-  private readonly order: Iterator<ClipRef>;
-  /** A copy: the run adds what it consumes to the live set, which must not move positions still to deal. */
-  private readonly bits: Uint8Array | undefined;
-  private readonly total: number;
-  /** Positions taken from `order`, and the scan over unconsumed positions. */
-  private orderAt = 0;
+export class RankClips extends StreamedDeal {
+  /** The scan over unconsumed positions. */
   private scanAt = 0;
   private unconsumedSeen = 0;
 
-  constructor(
-    order: Iterable<ClipRef>,
-    consumed: ConsumedPositions,
-    private readonly rank: number,
-    private readonly world: number,
-    limit?: number,
-  ) {
-    this.order = order[Symbol.iterator]();
-    this.total = consumed.total;
-    this.bits = consumed.count > 0 ? consumed.bits.slice() : undefined;
-    const dealt = Math.max(0, Math.ceil((consumed.total - consumed.count - rank) / world));
-    this.length = limit === undefined ? dealt : Math.min(dealt, limit);
+  constructor(order: Iterable<ClipRef>, consumed: ConsumedPositions, rank: number, world: number, limit?: number) {
+    super(consumed, rank, world, limit);
+    this.streamFrom(order);
   }
 
-  at(i: number): RankClip | undefined {
-    if (!Number.isInteger(i) || i < 0 || i >= this.length) return undefined;
-    while (this.done.length <= i) {
-      const position = this.unconsumed(this.rank + this.done.length * this.world);
-      this.done.push({ position, ref: this.refAt(position) });
-    }
-    return this.done[i];
+  protected dealNext(): RankClip {
+    const position = this.unconsumed(this.rank + this.dealt * this.world);
+    return { position, ref: this.refAt(position) };
   }
 
   /** The k-th unconsumed position; k only grows from call to call. */
   private unconsumed(k: number): number {
-    if (!this.bits) return k;
+    if (!this.anyConsumed) return k;
     for (;;) {
       const p = this.scanAt++;
-      if ((this.bits[p >> 3]! & (1 << (p & 7))) !== 0) continue;
+      if (this.isConsumed(p)) continue;
       if (this.unconsumedSeen++ === k) return p;
     }
   }
@@ -86,12 +134,7 @@ export class RankClips implements ClipSequence<RankClip> {
   /** The epoch order's clip at `position`; positions only grow from call to call. */
   private refAt(position: number): ClipRef {
     let ref: ClipRef | undefined;
-    while (this.orderAt <= position) {
-      const next = this.order.next();
-      if (next.done) throw shortOrder(this.total, this.orderAt);
-      ref = next.value;
-      this.orderAt++;
-    }
+    while (this.orderAt <= position) ref = this.nextRef();
     return ref!;
   }
 }

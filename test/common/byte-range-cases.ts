@@ -37,6 +37,22 @@ const range = (value: string, expect: RangeExpectation, name = value): RangeCase
   expect,
 });
 
+/** A row reading the 0-byte object. */
+const empty = (name: string, value: string | undefined, expect: RangeExpectation, method?: "HEAD"): RangeCase => ({
+  name,
+  ...(method ? { method } : {}),
+  object: "empty",
+  headers: value === undefined ? {} : { range: value },
+  expect,
+});
+
+/** `bytes=0-9` under one condition. */
+const when = (name: string, condition: Readonly<Record<string, string>>, expect: RangeExpectation): RangeCase => ({
+  name,
+  headers: { range: "bytes=0-9", ...condition },
+  expect,
+});
+
 /**
  * HEAD rows: range handling is defined for GET only (RFC 9110 §14.2), so a HEAD with any Range
  * gets GET's headers for the whole object (200, its full Content-Length); conditions still apply.
@@ -61,20 +77,8 @@ const HEAD_CASES: readonly RangeCase[] = [
   head("bytes=0-9", { status: 200 }, { "if-range": '"other"' }, "If-Range with another ETag"),
   head("bytes=0-9", { status: 412 }, { "if-match": '"other"' }, "If-Match naming another ETag"),
   head("bytes=0-9", { status: 304 }, { "if-none-match": "$ETAG" }, "If-None-Match with the ETag"),
-  {
-    name: "HEAD, 0-byte object, bytes=0-0",
-    method: "HEAD",
-    object: "empty",
-    headers: { range: "bytes=0-0" },
-    expect: { status: 200 },
-  },
-  {
-    name: "HEAD, 0-byte object, a suffix range",
-    method: "HEAD",
-    object: "empty",
-    headers: { range: "bytes=-10" },
-    expect: { status: 200 },
-  },
+  empty("HEAD, 0-byte object, bytes=0-0", "bytes=0-0", { status: 200 }, "HEAD"),
+  empty("HEAD, 0-byte object, a suffix range", "bytes=-10", { status: 200 }, "HEAD"),
 ];
 
 export const RANGE_CASES: readonly RangeCase[] = [
@@ -119,67 +123,26 @@ export const RANGE_CASES: readonly RangeCase[] = [
   { name: "no Range header", headers: {}, expect: { status: 200 } },
 
   // A 0-byte object.
-  { name: "0-byte object, no Range", object: "empty", headers: {}, expect: { status: 200 } },
-  { name: "0-byte object, bytes=0-0", object: "empty", headers: { range: "bytes=0-0" }, expect: { status: 416 } },
-  { name: "0-byte object, bytes=-0", object: "empty", headers: { range: "bytes=-0" }, expect: { status: 416 } },
-  {
-    name: "0-byte object, a suffix range is the empty 200",
-    object: "empty",
-    headers: { range: "bytes=-10" },
-    expect: { status: 200 },
-  },
+  empty("0-byte object, no Range", undefined, { status: 200 }),
+  empty("0-byte object, bytes=0-0", "bytes=0-0", { status: 416 }),
+  empty("0-byte object, bytes=-0", "bytes=-0", { status: 416 }),
+  empty("0-byte object, a suffix range is the empty 200", "bytes=-10", { status: 200 }),
 
   // If-Range: one strong entity tag equal to the current one, or the whole object.
-  {
-    name: "If-Range with the current ETag",
-    headers: { range: "bytes=0-9", "if-range": "$ETAG" },
-    expect: partial(0, 9),
-  },
-  {
-    name: "If-Range with another ETag",
-    headers: { range: "bytes=0-9", "if-range": '"other"' },
-    expect: { status: 200 },
-  },
-  {
-    name: "If-Range with the weak form of the ETag",
-    headers: { range: "bytes=0-9", "if-range": "W/$ETAG" },
-    expect: { status: 200 },
-  },
-  {
-    name: "If-Range with a list is not one tag",
-    headers: { range: "bytes=0-9", "if-range": '"other", $ETAG' },
-    expect: { status: 200 },
-  },
+  when("If-Range with the current ETag", { "if-range": "$ETAG" }, partial(0, 9)),
+  when("If-Range with another ETag", { "if-range": '"other"' }, { status: 200 }),
+  when("If-Range with the weak form of the ETag", { "if-range": "W/$ETAG" }, { status: 200 }),
+  when("If-Range with a list is not one tag", { "if-range": '"other", $ETAG' }, { status: 200 }),
 
   // If-Match: a list of tags, compared strongly.
-  {
-    name: "If-Match with a list naming the ETag",
-    headers: { range: "bytes=0-9", "if-match": '"other", $ETAG' },
-    expect: partial(0, 9),
-  },
-  { name: "If-Match *", headers: { range: "bytes=0-9", "if-match": "*" }, expect: partial(0, 9) },
-  {
-    name: "If-Match naming another ETag",
-    headers: { range: "bytes=0-9", "if-match": '"other"' },
-    expect: { status: 412 },
-  },
-  {
-    name: "If-Match with the weak form of the ETag",
-    headers: { range: "bytes=0-9", "if-match": "W/$ETAG" },
-    expect: { status: 412 },
-  },
+  when("If-Match with a list naming the ETag", { "if-match": '"other", $ETAG' }, partial(0, 9)),
+  when("If-Match *", { "if-match": "*" }, partial(0, 9)),
+  when("If-Match naming another ETag", { "if-match": '"other"' }, { status: 412 }),
+  when("If-Match with the weak form of the ETag", { "if-match": "W/$ETAG" }, { status: 412 }),
 
   // If-None-Match comes before any Range.
-  {
-    name: "If-None-Match with the ETag",
-    headers: { range: "bytes=0-9", "if-none-match": '"other", $ETAG' },
-    expect: { status: 304 },
-  },
-  {
-    name: "If-None-Match with another ETag",
-    headers: { range: "bytes=0-9", "if-none-match": '"other"' },
-    expect: partial(0, 9),
-  },
+  when("If-None-Match with the ETag", { "if-none-match": '"other", $ETAG' }, { status: 304 }),
+  when("If-None-Match with another ETag", { "if-none-match": '"other"' }, partial(0, 9)),
 
   // HEAD ignores Range; its conditions hold as GET's.
   ...HEAD_CASES,

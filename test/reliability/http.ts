@@ -3,11 +3,15 @@
  * would resolve `..` and `%2e%2e` before a byte leaves), and the reply comes back whole.
  */
 import { request } from "node:http";
+import type { RangeAnswer } from "../common/byte-range-cases.js";
+import { wrongBytes } from "../common/byte-range-fuzz.js";
 
 export interface RawReply {
   readonly status: number;
   readonly headers: Record<string, string | string[] | undefined>;
   readonly body: string;
+  /** The body's bytes as they came (`body` is their UTF-8 reading). */
+  readonly bytes: Buffer;
 }
 
 /**
@@ -36,15 +40,39 @@ export function rawRequest(
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }),
-        );
+        res.on("end", () => {
+          const bytes = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: bytes.toString("utf8"), bytes });
+        });
         res.on("error", reject);
       },
     );
     req.on("error", reject);
     req.end(body);
   });
+}
+
+/**
+ * Why `reply` to a GET of an object of `data`, under any Range, If-Range and If-Match, is not
+ * a clean answer with the right bytes; undefined when it is.
+ */
+export function wrongRangeReply(reply: RawReply, data: Uint8Array): string | undefined {
+  if (![200, 206, 412, 416].includes(reply.status)) return uncleanReply(reply) ?? `status ${reply.status}`;
+  return uncleanReply(reply) ?? wrongBytes(data, rangeAnswer(reply));
+}
+
+/** The reply in the form the Range checks of test/common read. */
+function rangeAnswer(reply: RawReply): RangeAnswer {
+  const one = (name: string): string | null => {
+    const v = reply.headers[name];
+    return v === undefined ? null : String(v);
+  };
+  return {
+    status: reply.status,
+    contentRange: one("content-range"),
+    contentLength: one("content-length"),
+    body: reply.bytes,
+  };
 }
 
 /** What an error body must never carry: stack frames, internal error names, file paths. */

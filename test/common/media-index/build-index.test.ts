@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat, truncate, writeFile, copyFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -96,16 +96,12 @@ describe("video samples equal ffprobe -show_packets", () => {
   });
 });
 
+/** Over 256 KiB, so a read of its mdat would show in the bytes read. */
+const BIG: MakeVideoOptions = { codec: "h264", width: 640, height: 360, frames: 50, gop: 10 };
+
 describe("range reads only", () => {
   it("moov at the end is found without reading the mdat", async () => {
-    const file = await makeVideo(dir, {
-      codec: "h264",
-      width: 640,
-      height: 360,
-      frames: 50,
-      gop: 10,
-      name: "big-tail.mp4",
-    });
+    const file = await makeVideo(dir, { ...BIG, name: "big-tail.mp4" });
     const { size } = await stat(file);
     const { index, requests } = await indexFile(file);
     expect(index.kind).toBe("video");
@@ -121,15 +117,7 @@ describe("range reads only", () => {
 
 describe("range reads only (fragmented)", () => {
   it("a fragmented file is indexed from its moov and moofs, stepping over every mdat", async () => {
-    const file = await makeVideo(dir, {
-      codec: "h264",
-      width: 640,
-      height: 360,
-      frames: 50,
-      gop: 10,
-      fragmented: true,
-      name: "big-frag.mp4",
-    });
+    const file = await makeVideo(dir, { ...BIG, fragmented: true, name: "big-frag.mp4" });
     const { size } = await stat(file);
     const { index, requests } = await indexFile(file);
     expect(index.video!.frameCount).toBe(50);
@@ -156,27 +144,25 @@ describe("range reads only (fragmented)", () => {
   });
 });
 
-describe("bad objects become error records, never exceptions", () => {
-  it("truncated moov-at-end file", async () => {
-    const file = await makeVideo(dir, { codec: "h264", width: 160, height: 96, frames: 30, name: "trunc-tail.mp4" });
-    await truncate(file, Math.floor((await stat(file)).size / 2));
-    const { index } = await indexFile(file);
-    expect(index).toMatchObject({ kind: "error", error: { code: "ERR_TRUNCATED" } });
-  });
+const SMALL = { codec: "h264", width: 160, height: 96 } as const;
 
-  it("truncated faststart file", async () => {
-    const file = await makeVideo(dir, {
-      codec: "h264",
-      width: 160,
-      height: 96,
-      frames: 30,
-      faststart: true,
-      name: "trunc-fast.mp4",
+describe("bad objects become error records, never exceptions", () => {
+  const truncated: [string, MakeVideoOptions, (size: number) => number][] = [
+    ["truncated moov-at-end file", { ...SMALL, frames: 30, name: "trunc-tail.mp4" }, (size) => Math.floor(size / 2)],
+    [
+      "truncated faststart file",
+      { ...SMALL, frames: 30, faststart: true, name: "trunc-fast.mp4" },
+      (size) => size - 1000,
+    ],
+  ];
+  for (const [name, opts, cut] of truncated) {
+    it(name, async () => {
+      const file = await makeVideo(dir, opts);
+      await truncate(file, cut((await stat(file)).size));
+      const { index } = await indexFile(file);
+      expect(index).toMatchObject({ kind: "error", error: { code: "ERR_TRUNCATED" } });
     });
-    await truncate(file, (await stat(file)).size - 1000);
-    const { index } = await indexFile(file);
-    expect(index).toMatchObject({ kind: "error", error: { code: "ERR_TRUNCATED" } });
-  });
+  }
 
   it("zero-byte .mp4 and zero-byte unknown file", async () => {
     await writeFile(join(dir, "empty.mp4"), "");
@@ -213,7 +199,6 @@ describe("bad objects become error records, never exceptions", () => {
       fragmented: true,
       name: "segment.mp4",
     });
-    const { readFile } = await import("node:fs/promises");
     const bytes = await readFile(file);
     const moov = bytes.indexOf("moov");
     // Drop ftyp+moov: what is left starts at the first moof.
@@ -224,15 +209,7 @@ describe("bad objects become error records, never exceptions", () => {
   });
 
   it("garbage inside the moov", async () => {
-    const file = await makeVideo(dir, {
-      codec: "h264",
-      width: 160,
-      height: 96,
-      frames: 10,
-      faststart: true,
-      name: "garbled.mp4",
-    });
-    const { readFile } = await import("node:fs/promises");
+    const file = await makeVideo(dir, { ...SMALL, frames: 10, faststart: true, name: "garbled.mp4" });
     const bytes = await readFile(file);
     for (let i = 40; i < 400; i++) bytes[i] = 0xff;
     await writeFile(file, bytes);

@@ -183,3 +183,54 @@ describe("GopRankClips", () => {
     expect(pulled).toBeLessThan(1000);
   });
 });
+
+describe("a small resumed deal, pinned (the epoch order each rank replays)", () => {
+  const p = plan(12, 3);
+  const params = { seed: 7, epoch: 1, buffer: 4 };
+  const consumed = new PositionSet(p.total);
+  for (const at of [0, 2, 5, 6]) consumed.add(at);
+  const dealt = (mine: ClipSequence<RankClip>): string[] =>
+    Array.from({ length: mine.length }, (_, i) => mine.at(i)!).map(
+      (c) => `${c.position}:${c.ref.object}/${c.ref.start}`,
+    );
+
+  it("RankClips", () => {
+    const mine = new RankClips(epochStream(p, "shard-buffer", params), consumed, 1, 3);
+    // Every third unconsumed position from the second on (3, 8, 11: 0, 2, 5 and 6 are consumed).
+    expect(dealt(mine)).toEqual([
+      "3:10/8",
+      "8:10/12",
+      "11:6/12",
+      "14:8/4",
+      "17:2/4",
+      "20:6/0",
+      "23:10/4",
+      "26:4/0",
+      "29:4/16",
+      "32:6/4",
+      "35:5/8",
+      "38:5/20",
+      "41:5/12",
+    ]);
+  });
+
+  it("GopRankClips", () => {
+    const mine = new GopRankClips(() => epochStream(p, "shard-buffer", params), consumed, planRuns(p)!, 1, 3);
+    // Every clip of a GOP run goes to one rank: object 6's at 0 and 4, at 16, 20 and 24.
+    expect(dealt(mine)).toEqual([
+      "16:1/0",
+      "18:1/4",
+      "19:3/8",
+      "20:6/0",
+      "21:10/0",
+      "22:6/16",
+      "23:10/4",
+      "24:6/20",
+      "25:2/8",
+      "26:4/0",
+      "27:3/12",
+      "32:6/4",
+      "40:6/24",
+    ]);
+  });
+});
