@@ -14,6 +14,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseCompareArgs, type CompareConfig, type RowName } from "./compare/args.js";
 import { renderChart } from "./compare/chart.js";
+import type { PythonPairs } from "./compare/python-pairs.js";
 import { figuresOf, ratiosOf, targetsOf, type LocalReference, type RowResult } from "./compare/figures.js";
 import { videoFiles } from "./compare/fixtures.js";
 import type { RowContext, RowDef } from "./compare/row.js";
@@ -119,6 +120,7 @@ async function main(): Promise<number> {
     let gopBytesPerClip: number | undefined;
     let lastLocal: LocalReference | undefined;
     let sameClips: boolean | null = null;
+    let pythonPairs: PythonPairs | undefined;
     const rowLoad: Partial<Record<RowName, number>> = {};
     for (const row of ROWS.filter((r) => config.rows.includes(r.name))) {
       if (row.name !== "local" && !ctx.testbed && !testbedFailed) {
@@ -180,6 +182,7 @@ async function main(): Promise<number> {
           : lastLocal;
         if (after) lastLocal = after;
       }
+      pythonPairs = outcome.pythonPairs ?? pythonPairs;
       const figures = figuresOf(outcome, reference, config.batch);
       results[row.name] = { label: row.label, status: "ran", figures };
       log(`row ${row.name}: ${figures.clips} clips in ${figures.seconds} s = ${figures.clips_per_s} clips/s`);
@@ -198,7 +201,7 @@ async function main(): Promise<number> {
         sameClips = theirs === ctx.clips.map((c) => `${c.key}@${c.start}`).join(",");
       }
     }
-    const ratios = ratiosOf(results, gopBytesPerClip);
+    const ratios = ratiosOf(results, gopBytesPerClip, pythonPairs);
     const targets = targetsOf(ratios);
     const cold = results.ec_cold;
     const scale =
@@ -220,6 +223,8 @@ async function main(): Promise<number> {
         ]),
       ),
       ratios,
+      // The alternating TypeScript/Python runs ec_python_vs_ts is the median of (--pairs).
+      ec_python_pairs: pythonPairs ?? null,
       targets,
       scale: scale === null ? null : { stated: STATED, ...scale },
     };
@@ -231,6 +236,10 @@ async function main(): Promise<number> {
     process.stdout.write(
       `  after the first batch (no target): ec_cold_vs_local_steady = ${ratios.ec_cold_vs_local_steady ?? "-"}, ec_warm_vs_local_steady = ${ratios.ec_warm_vs_local_steady ?? "-"}\n`,
     );
+    if (pythonPairs)
+      process.stdout.write(
+        `  ec_python_vs_ts from ${pythonPairs.pairs.length} alternating pairs (steady): median ${pythonPairs.ratio_median} (${pythonPairs.ratio_min}–${pythonPairs.ratio_max}); start-up included ${pythonPairs.ratio_with_start_median}; first batch ts ${pythonPairs.pairs.map((p) => p.ts_first_batch_s).join("/")} s, py ${pythonPairs.pairs.map((p) => p.py_first_batch_s).join("/")} s\n`,
+      );
     if (scale)
       process.stdout.write(
         `\nscale on paper (${STATED.gpus} GPUs × ${STATED.gpuFps} frames/s per host, ${STATED.hosts} hosts, ${STATED.epochClips} clips/epoch):\n${scale.formulas.map((f) => `  ${f}`).join("\n")}\n`,

@@ -52,7 +52,9 @@ def main():
     waited, first = drive(it, t0, step, take)
     bridge = time.process_time() - bridge0
     del it
-    # The engine is this process's child: its CPU is the row's too (it has exited once the iterator is gone).
+    # The engine is this process's child: its CPU is the row's too. ClipDataset keeps it from epoch to
+    # epoch, so it is stopped and reaped here (else RUSAGE_CHILDREN would not count it).
+    ds.close()
     emit(
         t0, waited, first, **counted,
         cpuSeconds=cpu_seconds(resource.RUSAGE_SELF) - cpu0 + cpu_seconds(resource.RUSAGE_CHILDREN),

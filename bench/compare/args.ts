@@ -30,6 +30,8 @@ export interface CompareConfig {
   readonly blockKib: number;
   /** Simulated training step per batch (a sleep), so stall ratio means "GPU idle". */
   readonly stepMs: number;
+  /** TypeScript/Python run pairs the ec_python row alternates (0: one Python run, set against ec warm). */
+  readonly pairs: number;
   readonly rows: readonly RowName[];
   /** CPU sets of the client side (rows, origin-cache) and of the remote side (edge, WAN emulator). */
   readonly cpus: CpuSets;
@@ -39,7 +41,7 @@ export interface CompareConfig {
 
 export const USAGE = `usage: npm run bench -- [--videos DIR] [--count N] [--size WxH] [--seconds S] [--fps F] [--gop G]
                       [--clips N] [--frames T] [--batch B] [--seed N] [--workers N]
-                      [--rtt-ms MS] [--bandwidth-mbps MBIT] [--block-kib KIB] [--step-ms MS]
+                      [--rtt-ms MS] [--bandwidth-mbps MBIT] [--block-kib KIB] [--step-ms MS] [--pairs N]
                       [--client-cpus LIST --remote-cpus LIST | --no-pin]
                       [--rows ${ROW_NAMES.join(",")}] [--out DIR] [--json]
 `;
@@ -60,6 +62,7 @@ const STRING_FLAGS = [
   "bandwidth-mbps",
   "block-kib",
   "step-ms",
+  "pairs",
   "rows",
   "out",
   "client-cpus",
@@ -129,6 +132,7 @@ export function parseCompareArgs(argv: readonly string[]): CompareConfig {
     bandwidthMbps: int("bandwidth-mbps", s("bandwidth-mbps"), 200),
     blockKib: int("block-kib", s("block-kib"), 16, 4),
     stepMs: int("step-ms", s("step-ms"), 0, 0),
+    pairs: int("pairs", s("pairs"), 3, 0),
     rows: ROW_NAMES.filter((r) => rows.includes(r)),
     cpus,
     json: v.json === true,

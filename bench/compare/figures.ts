@@ -1,5 +1,6 @@
 /** Per-row figures from what a row measured, the headline ratios, and the targets they meet or miss. */
 import type { RowName } from "./args.js";
+import type { PythonPairs } from "./python-pairs.js";
 import type { RowOutcome } from "./row.js";
 
 export interface RowFigures {
@@ -94,8 +95,13 @@ export interface Ratios {
   /** Client-side CPU per frame of ec cold and warm over the local row's. */
   readonly client_cpu_cold_vs_local: number | null;
   readonly client_cpu_warm_vs_local: number | null;
-  /** ec from PyTorch over the TypeScript consumer on the same warm cache, and over PyTorch + PyAV. */
+  /**
+   * ec from PyTorch over the TypeScript consumer on the same warm cache (with `--pairs`, the median
+   * of alternating pairs' steady clips/s), and over PyTorch + PyAV.
+   */
   readonly ec_python_vs_ts: number | null;
+  /** The pairs' median over whole runs, the Python engine's start-up included (null without pairs). */
+  readonly ec_python_vs_ts_with_start: number | null;
   readonly ec_python_vs_torch: number | null;
   readonly bytes_per_clip_vs_gop: number | null;
   /** The same two ratios after the first batch (no target; start-up amortized as in a long epoch). */
@@ -117,9 +123,14 @@ export interface Target {
 
 /**
  * The headline ratios. `gopBytesPerClip` is the bytes from each clip's keyframe to its last
- * sample, averaged (ec's bytes_needed over the local row's clips).
+ * sample, averaged (ec's bytes_needed over the local row's clips); `pythonPairs`, the ec_python
+ * row's alternating pairs, when it ran them.
  */
-export function ratiosOf(rows: Partial<Record<RowName, RowResult>>, gopBytesPerClip: number | undefined): Ratios {
+export function ratiosOf(
+  rows: Partial<Record<RowName, RowResult>>,
+  gopBytesPerClip: number | undefined,
+  pythonPairs?: PythonPairs,
+): Ratios {
   // Each row is normalized by local runs taken next to it, so load that drifts during the run cancels.
   const vs = (n: RowName, key: "vs_local" | "vs_local_steady"): number | undefined => {
     const r = rows[n];
@@ -139,7 +150,8 @@ export function ratiosOf(rows: Partial<Record<RowName, RowResult>>, gopBytesPerC
     ec_vs_torch: div(vs("ec_cold", "vs_local"), vs("torch", "vs_local")),
     client_cpu_cold_vs_local: div(cpu("ec_cold"), cpu("local")),
     client_cpu_warm_vs_local: div(cpu("ec_warm"), cpu("local")),
-    ec_python_vs_ts: div(vs("ec_python", "vs_local"), vs("ec_warm", "vs_local")),
+    ec_python_vs_ts: pythonPairs?.ratio_median ?? div(vs("ec_python", "vs_local"), vs("ec_warm", "vs_local")),
+    ec_python_vs_ts_with_start: pythonPairs?.ratio_with_start_median ?? null,
     ec_python_vs_torch: div(vs("ec_python", "vs_local"), vs("torch", "vs_local")),
     bytes_per_clip_vs_gop: div(
       cold?.status === "ran" ? cold.figures.bytes_per_clip : undefined,

@@ -1,6 +1,7 @@
 /** What each row file provides, and what the harness hands every row. */
 import type { CompareConfig, RowName } from "./args.js";
 import type { ClipRef } from "./row-result.js";
+import type { PythonPairs } from "./python-pairs.js";
 import type { Measured } from "./run-child.js";
 import type { Testbed } from "./testbed.js";
 
@@ -22,7 +23,9 @@ export interface RowContext {
   readonly clips: readonly ClipRef[];
 }
 
-export type RowOutcome = ({ readonly kind: "ran" } & Measured) | { readonly kind: "skipped"; readonly reason: string };
+export type RowOutcome =
+  | ({ readonly kind: "ran"; readonly pythonPairs?: PythonPairs } & Measured)
+  | { readonly kind: "skipped"; readonly reason: string };
 
 export interface RowDef {
   readonly name: RowName;

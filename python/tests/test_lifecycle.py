@@ -122,3 +122,19 @@ def test_a_dataset_iterates_once(videos):
         with pytest.raises(ec.Error) as err:
             iter(ds)
     assert err.value.code == "ERR_ALREADY_ITERATED"
+
+
+def test_torch_is_imported_while_the_engine_opens_not_inside_the_first_batch(videos):
+    # Imported inside the first batch, torch's seconds of import kept the engine's batches waiting for their acks.
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import ec\n"
+        "ds = ec.open(sys.argv[2], frames=2, limit=1)\n"
+        "print('torch' in sys.modules)\n"
+        "print(type(next(iter(ds)).frames).__module__)\n"
+        "ds.close()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "python" / "src"), str(videos)], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "torch"]

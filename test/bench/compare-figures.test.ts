@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { parseCompareArgs } from "../../bench/compare/args.js";
 import { renderChart } from "../../bench/compare/chart.js";
 import { figuresOf, ratiosOf, targetsOf, type RowResult } from "../../bench/compare/figures.js";
+import { runPythonPairs } from "../../bench/compare/python-pairs.js";
+import type { RowContext } from "../../bench/compare/row.js";
 import { scaleOnPaper } from "../../bench/compare/scale.js";
 import type { Measured } from "../../bench/compare/run-child.js";
 
@@ -129,6 +131,54 @@ describe("compare figures", () => {
       class_b_usd_per_epoch: 0.72,
     });
     expect(s.formulas.join("\n")).toContain("Class B per epoch = C × q = 1000000 × 2");
+  });
+});
+
+describe("compare Python pairs", () => {
+  it("alternates TypeScript and Python runs and sets each Python run against the one right before it", async () => {
+    const order: string[] = [];
+    // Load drifts between pairs (the TypeScript rate halves); each pair's ratio stays 0.9, 1.0, 0.8.
+    const ts = [20, 10, 5];
+    const py = [18, 10, 4];
+    let i = 0;
+    let j = 0;
+    const ctx = { config: parseCompareArgs(["--batch", "1"]) } as RowContext;
+    const { outcome, pairs } = await runPythonPairs(
+      ctx,
+      3,
+      async () => (order.push("ts"), measured(ts[i]! * 9 + 1, 10, {})),
+      async () => (order.push("py"), measured(py[i++]! * 9 + 1, 10, { cpuSeconds: ++j })),
+      () => 2,
+      () => {},
+    );
+    expect(order).toEqual(["ts", "py", "ts", "py", "ts", "py"]);
+    expect(pairs?.pairs.map((p) => p.ratio)).toEqual([0.9, 1, 0.8]);
+    expect(pairs).toMatchObject({ ratio_median: 0.9, ratio_min: 0.8, ratio_max: 1 });
+    expect(pairs?.pairs[0]).toMatchObject({
+      ts_steady_clips_per_s: 20,
+      py_steady_clips_per_s: 18,
+      ts_first_batch_s: 1,
+    });
+    // The row's figures are the median pair's Python run.
+    expect(outcome.kind === "ran" && outcome.cpuSeconds).toBe(1);
+    const ratios = ratiosOf({}, undefined, pairs);
+    expect(ratios.ec_python_vs_ts).toBe(0.9);
+    // Whole runs: (18·9 + 1) / (20·9 + 1) clips in the same 10 s.
+    expect(ratios.ec_python_vs_ts_with_start).toBeCloseTo(163 / 181, 3);
+  });
+
+  it("ends the pairs with the outcome of a run that was skipped", async () => {
+    const ctx = { config: parseCompareArgs([]) } as RowContext;
+    const skipped = { kind: "skipped", reason: "no Python" } as const;
+    const r = await runPythonPairs(
+      ctx,
+      3,
+      async () => measured(10, 10),
+      async () => skipped,
+      () => 0,
+      () => {},
+    );
+    expect(r).toEqual({ outcome: skipped });
   });
 });
 

@@ -45,7 +45,8 @@ export async function runThroughCache(
   return { kind: "ran", ...m };
 }
 
-async function runEc(ctx: RowContext): Promise<RowOutcome> {
+/** One TypeScript consumer run through the origin-cache (the ec cold and warm rows, and the Python row's pairs). */
+export async function runEc(ctx: RowContext): Promise<RowOutcome> {
   try {
     return await runThroughCache(ctx, process.execPath, join(ctx.childDir, "ec-stream.js"));
   } catch (err) {

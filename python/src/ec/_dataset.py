@@ -18,8 +18,8 @@ from ._ring import SlotMaps
 _torch: Any = None
 
 
-def _as_tensor(array: np.ndarray) -> Any:
-    """A torch tensor over the same memory when torch is importable, else the array itself."""
+def _load_torch() -> None:
+    """Imports torch once, if it is installed (seconds of CPU: done while the engine opens, not in a batch)."""
     global _torch
     if _torch is None:
         try:
@@ -28,6 +28,11 @@ def _as_tensor(array: np.ndarray) -> Any:
             _torch = torch
         except ImportError:
             _torch = False
+
+
+def _as_tensor(array: np.ndarray) -> Any:
+    """A torch tensor over the same memory when torch is importable, else the array itself."""
+    _load_torch()
     if _torch is False:
         return array
     try:
@@ -118,6 +123,9 @@ class Dataset:
         self._id = self._engine.new_dataset()
         try:
             self._engine.send({"op": "open", "ds": self._id, "url": url, "options": wire, "slots": slots, "dir": _shm_dir(), "ipc": self._cuda})
+            # While the engine starts and opens: imported inside the first batch instead, torch kept the
+            # engine's batches waiting for their acks (with every slot held, the engine stops decoding).
+            _load_torch()
             while True:
                 ev = self._event()
                 if ev["event"] == "error":
