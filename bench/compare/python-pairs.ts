@@ -4,6 +4,7 @@
  * from one adjacent pair's steady clips/s (after the first batch), so load that drifts between
  * runs a minute apart cancels; the time to first batch (the engine's start-up) is reported beside.
  */
+import { median } from "../stats.js";
 import { figuresOf } from "./figures.js";
 import type { RowContext, RowOutcome } from "./row.js";
 
@@ -30,7 +31,6 @@ export interface PythonPairs {
 }
 
 const round = (x: number): number => Number(x.toPrecision(4));
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Median and range of the pairs' ratios. */
 export function summarizePairs(pairs: readonly PythonPair[]): PythonPairs {
