@@ -30,6 +30,12 @@ export interface CompareConfig {
   readonly blockKib: number;
   /** Simulated training step per batch (a sleep), so stall ratio means "GPU idle". */
   readonly stepMs: number;
+  /**
+   * Clips of a separate copy of the videos streamed through the origin-cache before ec cold, not
+   * measured: a deployed cache has served traffic before (JIT-compiled, its pools and connection
+   * to the edge open). 0 measures a cache process fresh from start-up, as before 2026-12-01 21:00.
+   */
+  readonly cacheWarmupClips: number;
   readonly rows: readonly RowName[];
   /** CPU sets of the client side (rows, origin-cache) and of the remote side (edge, WAN emulator). */
   readonly cpus: CpuSets;
@@ -40,6 +46,7 @@ export interface CompareConfig {
 export const USAGE = `usage: npm run bench -- [--videos DIR] [--count N] [--size WxH] [--seconds S] [--fps F] [--gop G]
                       [--clips N] [--frames T] [--batch B] [--seed N] [--workers N]
                       [--rtt-ms MS] [--bandwidth-mbps MBIT] [--block-kib KIB] [--step-ms MS]
+                      [--cache-warmup-clips N]
                       [--client-cpus LIST --remote-cpus LIST | --no-pin]
                       [--rows ${ROW_NAMES.join(",")}] [--out DIR] [--json]
 `;
@@ -60,6 +67,7 @@ const STRING_FLAGS = [
   "bandwidth-mbps",
   "block-kib",
   "step-ms",
+  "cache-warmup-clips",
   "rows",
   "out",
   "client-cpus",
@@ -129,6 +137,7 @@ export function parseCompareArgs(argv: readonly string[]): CompareConfig {
     bandwidthMbps: int("bandwidth-mbps", s("bandwidth-mbps"), 200),
     blockKib: int("block-kib", s("block-kib"), 16, 4),
     stepMs: int("step-ms", s("step-ms"), 0, 0),
+    cacheWarmupClips: int("cache-warmup-clips", s("cache-warmup-clips"), 64, 0),
     rows: ROW_NAMES.filter((r) => rows.includes(r)),
     cpus,
     json: v.json === true,

@@ -148,6 +148,14 @@ describe("compare flags", () => {
     expect(parseCompareArgs(["--rows", "torch,naive"]).rows).toEqual(["local", "naive", "torch"]);
   });
 
+  it("warms the origin-cache up with 64 clips unless told otherwise, 0 turning it off", () => {
+    expect(parseCompareArgs([]).cacheWarmupClips).toBe(64);
+    expect(parseCompareArgs(["--cache-warmup-clips", "0"]).cacheWarmupClips).toBe(0);
+    expect(() => parseCompareArgs(["--cache-warmup-clips", "x"])).toThrow(
+      /Expected a number ≥ 0 for --cache-warmup-clips but received/,
+    );
+  });
+
   it("says what it expected when a flag is wrong", () => {
     expect(() => parseCompareArgs(["--rows", "local,tensorflow"])).toThrow(
       /Expected rows among .* but received "tensorflow"/,
