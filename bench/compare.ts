@@ -19,7 +19,7 @@ import { figuresOf, ratiosOf, targetsOf, type LocalReference, type RowResult } f
 import { videoFiles } from "./compare/fixtures.js";
 import type { RowContext, RowDef } from "./compare/row.js";
 import { downloadRow } from "./compare/rows/download.js";
-import { ecColdRow, ecWarmRow } from "./compare/rows/ec-remote.js";
+import { ecColdRow, ecWarmRow, warmCache } from "./compare/rows/ec-remote.js";
 import { ecPythonRow } from "./compare/rows/ec-python.js";
 import { onClient, pinSelfToRemote, type CpuSets } from "./compare/cpu-sets.js";
 import { localRow } from "./compare/rows/local.js";
@@ -129,6 +129,7 @@ async function main(): Promise<number> {
           testbed = await startTestbed({
             files,
             prefix: "bench",
+            warmupPrefix: config.cacheWarmupClips > 0 ? "warmup" : undefined,
             workDir: join(workDir, "edge"),
             rttMs: config.rttMs,
             bandwidthBytesPerSec: (config.bandwidthMbps * 1e6) / 8,
@@ -152,6 +153,12 @@ async function main(): Promise<number> {
           ctx.cache = { url: c.url, pid: c.pid };
         } catch (err) {
           log(`the origin-cache did not start: ${(err as Error).message}`);
+        }
+        if (ctx.cache && config.cacheWarmupClips > 0) {
+          log(`warming the origin-cache up: ${config.cacheWarmupClips} clips of other keys, not measured`);
+          await warmCache(ctx, config.cacheWarmupClips).catch((err: unknown) =>
+            log(`the cache warm-up failed (the rows meet a fresh cache): ${(err as Error).message.split("\n")[0]}`),
+          );
         }
       }
       rowLoad[row.name] = loadavg()[0]!;

@@ -32,6 +32,12 @@ export interface CompareConfig {
   readonly stepMs: number;
   /** TypeScript/Python run pairs the ec_python row alternates (0: one Python run, set against ec warm). */
   readonly pairs: number;
+  /**
+   * Clips of a separate copy of the videos streamed through the origin-cache before ec cold, not
+   * measured: a deployed cache has served traffic before (JIT-compiled, its pools and connection
+   * to the edge open). 0 measures a cache process fresh from start-up, as before 2026-12-01 21:00.
+   */
+  readonly cacheWarmupClips: number;
   readonly rows: readonly RowName[];
   /** CPU sets of the client side (rows, origin-cache) and of the remote side (edge, WAN emulator). */
   readonly cpus: CpuSets;
@@ -42,6 +48,7 @@ export interface CompareConfig {
 export const USAGE = `usage: npm run bench -- [--videos DIR] [--count N] [--size WxH] [--seconds S] [--fps F] [--gop G]
                       [--clips N] [--frames T] [--batch B] [--seed N] [--workers N]
                       [--rtt-ms MS] [--bandwidth-mbps MBIT] [--block-kib KIB] [--step-ms MS] [--pairs N]
+                      [--cache-warmup-clips N]
                       [--client-cpus LIST --remote-cpus LIST | --no-pin]
                       [--rows ${ROW_NAMES.join(",")}] [--out DIR] [--json]
 `;
@@ -63,6 +70,7 @@ const STRING_FLAGS = [
   "block-kib",
   "step-ms",
   "pairs",
+  "cache-warmup-clips",
   "rows",
   "out",
   "client-cpus",
@@ -133,6 +141,7 @@ export function parseCompareArgs(argv: readonly string[]): CompareConfig {
     blockKib: int("block-kib", s("block-kib"), 16, 4),
     stepMs: int("step-ms", s("step-ms"), 0, 0),
     pairs: int("pairs", s("pairs"), 3, 0),
+    cacheWarmupClips: int("cache-warmup-clips", s("cache-warmup-clips"), 64, 0),
     rows: ROW_NAMES.filter((r) => rows.includes(r)),
     cpus,
     json: v.json === true,

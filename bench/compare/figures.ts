@@ -26,6 +26,11 @@ export interface RowFigures {
   readonly cpu_s_per_frame: number;
   /** The same in ms: the client side's CPU (loader, decoder threads, origin-cache) per delivered frame. */
   readonly client_cpu_ms_per_frame: number;
+  /** The origin-cache process's part of client_cpu_ms_per_frame (ec rows; null for rows without one). */
+  readonly cache_cpu_ms_per_frame: number | null;
+  /** Minor page faults per frame of the row's process (loader and decoder threads), and of the origin-cache. */
+  readonly row_minor_faults_per_frame: number | null;
+  readonly cache_minor_faults_per_frame: number | null;
   /** The Python client's own CPU per frame in ms (ec from PyTorch only): what the bridge adds over the engine. */
   readonly bridge_ms_per_frame: number | null;
   /** CPU seconds the remote side (edge in workerd, WAN emulator) spent meanwhile on these same cores. */
@@ -77,6 +82,11 @@ export function figuresOf(
     peak_rss_mb: round(o.peakMemoryBytes / 2 ** 20),
     cpu_s_per_frame: round(r.frames > 0 ? o.cpuSeconds / r.frames : 0),
     client_cpu_ms_per_frame: round(r.frames > 0 ? (o.cpuSeconds / r.frames) * 1000 : 0),
+    cache_cpu_ms_per_frame:
+      o.alsoCpuSeconds === undefined || r.frames === 0 ? null : round((o.alsoCpuSeconds / r.frames) * 1000),
+    row_minor_faults_per_frame: r.minorFaults === undefined || r.frames === 0 ? null : round(r.minorFaults / r.frames),
+    cache_minor_faults_per_frame:
+      o.alsoMinorFaults === undefined || r.frames === 0 ? null : round(o.alsoMinorFaults / r.frames),
     bridge_ms_per_frame:
       r.bridgeCpuSeconds === undefined || r.frames === 0 ? null : round((r.bridgeCpuSeconds / r.frames) * 1000),
     remote_cpu_s: round(o.remoteCpuSeconds, 3),

@@ -65,6 +65,14 @@ export function cpuSecondsOf(pid: number, children = true): number {
   return (Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0)) / TICKS;
 }
 
+/** Minor page faults of a live process (fresh pages mapped in); with `children`, its waited-for children's too. */
+export function minorFaultsOf(pid: number, children = true): number {
+  const f = statFields(`/proc/${pid}/stat`);
+  if (!f) return 0;
+  // minflt and cminflt are fields 10 and 12 of stat.
+  return Number(f[7]) + (children ? Number(f[9]) : 0);
+}
+
 /** CPU seconds of each live thread of a process, by thread id (the main thread's is the pid). */
 export function threadCpuSeconds(pid: number): Map<number, number> {
   const out = new Map<number, number>();

@@ -27,6 +27,8 @@ export interface ChildReport {
   readonly bytesNeeded?: number;
   /** CPU seconds of the process and the children it waited for, from the loader's creation (imports excluded). */
   readonly cpuSeconds: number;
+  /** Minor page faults of the process and its waited-for children over the same span as `cpuSeconds`. */
+  readonly minorFaults?: number;
   /** The clips delivered, in order (rows that decode ec's clip list echo it). */
   readonly clipList?: readonly ClipRef[];
   readonly device?: string;

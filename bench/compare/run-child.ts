@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { onClient, type CpuSets } from "./cpu-sets.js";
-import { cpuSecondsOf, TreeMemorySampler, treePids } from "./proc-tree.js";
+import { cpuSecondsOf, minorFaultsOf, TreeMemorySampler, treePids } from "./proc-tree.js";
 import { parseReport, type ChildReport } from "./row-result.js";
 
 export interface ChildRun {
@@ -27,6 +27,9 @@ export interface Measured {
   readonly peakMemoryBytes: number;
   /** The row's CPU seconds, including the also-pids' share during the run. */
   readonly cpuSeconds: number;
+  /** The also-pids' (the origin-cache's) part of `cpuSeconds`, and their minor page faults; undefined without any. */
+  readonly alsoCpuSeconds: number | undefined;
+  readonly alsoMinorFaults: number | undefined;
   readonly wanBytes: number | undefined;
   /** HTTP requests the WAN carried during the row (each one a Class B read at the bucket). */
   readonly wanRequests: number | undefined;
@@ -64,6 +67,7 @@ function remoteCpu(also: readonly number[]): number {
 export async function runChild(r: ChildRun): Promise<Measured> {
   const also = r.alsoPids ?? [];
   const cpuBefore = also.reduce((s, p) => s + cpuSecondsOf(p), 0);
+  const faultsBefore = also.reduce((s, p) => s + minorFaultsOf(p), 0);
   const remoteBefore = remoteCpu(also);
   const wanBefore = r.wanBytes?.();
   const reqBefore = r.wanRequests?.();
@@ -87,6 +91,8 @@ export async function runChild(r: ChildRun): Promise<Measured> {
     report,
     peakMemoryBytes: peak,
     cpuSeconds: report.cpuSeconds + cpuAlso,
+    alsoCpuSeconds: also.length > 0 ? cpuAlso : undefined,
+    alsoMinorFaults: also.length > 0 ? also.reduce((s, p) => s + minorFaultsOf(p), 0) - faultsBefore : undefined,
     remoteCpuSeconds,
     wanBytes: wanBefore === undefined ? undefined : r.wanBytes!() - wanBefore,
     wanRequests: reqBefore === undefined ? undefined : r.wanRequests!() - reqBefore,

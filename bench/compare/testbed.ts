@@ -28,6 +28,8 @@ export interface Testbed {
   readonly caFile: string;
   /** Dataset URL through the emulator. */
   readonly datasetUrl: string;
+  /** Dataset URL of the same videos under `warmupPrefix` (other keys, so other cache blocks); undefined without one. */
+  readonly warmupUrl: string | undefined;
   readonly objects: readonly RemoteObject[];
   close(): Promise<void>;
 }
@@ -35,6 +37,8 @@ export interface Testbed {
 export interface TestbedOptions {
   readonly files: readonly string[];
   readonly prefix: string;
+  /** A second prefix the files are uploaded under too, for warming the origin-cache up unmeasured. */
+  readonly warmupPrefix?: string;
   readonly workDir: string;
   readonly rttMs: number;
   readonly bandwidthBytesPerSec: number;
@@ -103,14 +107,16 @@ async function startOnce(o: TestbedOptions): Promise<Testbed> {
       persistDir: join(o.workDir, "r2"),
       publicOrigin: wan.url,
     });
-    for (const file of o.files) await upload(edge, `${o.prefix}/${basename(file)}`, file);
+    const prefixes = o.warmupPrefix === undefined ? [o.prefix] : [o.prefix, o.warmupPrefix];
+    for (const prefix of prefixes) for (const file of o.files) await upload(edge, `${prefix}/${basename(file)}`, file);
     const listed = await manifest(edge, o.prefix);
+    const warmup = o.warmupPrefix === undefined ? [] : await manifest(edge, o.warmupPrefix);
     // Set-up, not measured: straight to the edge, not through the WAN.
     const direct = (url: string): string => {
       const u = new URL(url);
       return `${edge!.url}${u.pathname}${u.search}`;
     };
-    for (const obj of listed) {
+    for (const obj of [...listed, ...warmup]) {
       const res = await request(direct(obj.indexUrl));
       await res.body.dump();
       if (res.statusCode !== 200)
@@ -124,6 +130,8 @@ async function startOnce(o: TestbedOptions): Promise<Testbed> {
       wan,
       caFile,
       datasetUrl: `${wan.url}/v1/datasets/${encodeURIComponent(o.prefix)}`,
+      warmupUrl:
+        o.warmupPrefix === undefined ? undefined : `${wan.url}/v1/datasets/${encodeURIComponent(o.warmupPrefix)}`,
       objects: listed.map((obj) => ({ key: obj.key, size: obj.size, url: obj.url })),
       close: async () => {
         await wan.close();

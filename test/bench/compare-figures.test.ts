@@ -24,6 +24,8 @@ function measured(clips: number, seconds: number, extra: Partial<Measured> = {})
     wanBytes: undefined,
     wanRequests: undefined,
     remoteCpuSeconds: 0,
+    alsoCpuSeconds: undefined,
+    alsoMinorFaults: undefined,
     ...extra,
   };
 }
@@ -54,6 +56,15 @@ describe("compare figures", () => {
     const py = measured(40, 20);
     const python = figuresOf({ ...py, report: { ...py.report, bridgeCpuSeconds: 0.032 } }, ref);
     expect(python.bridge_ms_per_frame).toBe(0.05); // 32 ms over 640 frames
+    expect(local).toMatchObject({ cache_cpu_ms_per_frame: null, cache_minor_faults_per_frame: null });
+    const relay = measured(40, 20, { alsoCpuSeconds: 1.28, alsoMinorFaults: 3200 });
+    const split = figuresOf({ ...relay, report: { ...relay.report, minorFaults: 6400 } }, ref);
+    // 640 frames: 2 ms of the cache's CPU, 10 and 5 faults per frame in the row and the cache.
+    expect(split).toMatchObject({
+      cache_cpu_ms_per_frame: 2,
+      row_minor_faults_per_frame: 10,
+      cache_minor_faults_per_frame: 5,
+    });
   });
 
   it("computes the headline ratios from each row's own local reference and marks targets with their margin", () => {
@@ -185,6 +196,14 @@ describe("compare Python pairs", () => {
 describe("compare flags", () => {
   it("always runs the local row first, since the others decode its clips", () => {
     expect(parseCompareArgs(["--rows", "torch,naive"]).rows).toEqual(["local", "naive", "torch"]);
+  });
+
+  it("warms the origin-cache up with 64 clips unless told otherwise, 0 turning it off", () => {
+    expect(parseCompareArgs([]).cacheWarmupClips).toBe(64);
+    expect(parseCompareArgs(["--cache-warmup-clips", "0"]).cacheWarmupClips).toBe(0);
+    expect(() => parseCompareArgs(["--cache-warmup-clips", "x"])).toThrow(
+      /Expected a number ≥ 0 for --cache-warmup-clips but received/,
+    );
   });
 
   it("says what it expected when a flag is wrong", () => {

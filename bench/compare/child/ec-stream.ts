@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { open, type OpenOptions } from "../../../sdk/index.js";
-import { selfCpuSeconds } from "../proc-tree.js";
+import { minorFaultsOf, selfCpuSeconds } from "../proc-tree.js";
 import { ConsumerClock, emitReport, type ClipRef } from "../row-result.js";
 import { downloadAll, type DownloadPlan } from "./download.js";
 
@@ -20,6 +20,7 @@ interface EcStreamArgs {
 async function main(): Promise<void> {
   const args = JSON.parse(process.argv[2] ?? "{}") as EcStreamArgs;
   const cpu0 = selfCpuSeconds();
+  const faults0 = minorFaultsOf(process.pid);
   const clock = new ConsumerClock();
   const downloaded = args.download ? await downloadAll(args.download, args.url) : 0;
   const ds = await open(args.url, args.options);
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
     bytesFetched: args.download ? downloaded : s.bytes_fetched,
     bytesNeeded: s.bytes_needed,
     cpuSeconds: selfCpuSeconds() - cpu0,
+    minorFaults: minorFaultsOf(process.pid) - faults0,
     clipList,
     device: s.device,
     errors: s.errors,

@@ -17,6 +17,7 @@ export async function runThroughCache(
   command: string,
   script: string,
   env: Readonly<Record<string, string>> = {},
+  dataset: { readonly url?: string; readonly limit?: number } = {},
 ): Promise<RowOutcome> {
   if (!ctx.testbed) return { kind: "skipped", reason: "the local edge did not start (see the message above)" };
   if (!ctx.cache) {
@@ -28,8 +29,13 @@ export async function runThroughCache(
   }
   const bed = ctx.testbed;
   const args = {
-    url: bed.datasetUrl,
-    options: { ...ecOptions(ctx.config), cache: ctx.cache.url, token: bed.edge.token },
+    url: dataset.url ?? bed.datasetUrl,
+    options: {
+      ...ecOptions(ctx.config),
+      ...(dataset.limit === undefined ? {} : { limit: dataset.limit }),
+      cache: ctx.cache.url,
+      token: bed.edge.token,
+    },
     stepMs: ctx.config.stepMs,
   };
   const m = await runChild({
@@ -58,6 +64,16 @@ export async function runEc(ctx: RowContext): Promise<RowOutcome> {
       };
     throw err;
   }
+}
+
+/**
+ * Streams `clips` clips of the warm-up copy of the videos through the origin-cache, unmeasured,
+ * so the ec rows meet a cache process that has served traffic before, as a deployed one has.
+ */
+export async function warmCache(ctx: RowContext, clips: number): Promise<void> {
+  const url = ctx.testbed?.warmupUrl;
+  if (clips === 0 || url === undefined) return;
+  await runThroughCache(ctx, process.execPath, join(ctx.childDir, "ec-stream.js"), {}, { url, limit: clips });
 }
 
 const ecRow = (name: RowName, label: string): RowDef => ({ name, label, run: runEc });
