@@ -3,7 +3,8 @@
  * fetched from the local edge, per page request → first byte and → last byte, (a) straight
  * from workerd one at a time (the edge's own time per page), (b) straight at 64 in flight
  * (workerd's concurrency), (c) through the WAN emulator (TLS, HTTP/2, RTT) at 64 in flight over
- * one HTTP/2 connection, as readTable fetches them; with the peak of pages in flight.
+ * one HTTP/2 connection, and (d) several pages a request (`table/pages?names=…`, as readTable
+ * fetches them) 64, 16 and 8 to a request; with the peak of requests in flight.
  *
  *   npx tsc -p bench/tsconfig.json && node dist/bench/table-pages.js --keep /tmp/columnar-keep-v2/n50000 [--rtt-ms 50] [--rounds 3]
  *
@@ -42,6 +43,7 @@ async function fetchPages(
   names: string[],
   dispatcher: Dispatcher,
   concurrency: number,
+  sep = "/",
 ): Promise<{ times: PageTime[]; wall: number; peak: number }> {
   const times: PageTime[] = [];
   let next = 0;
@@ -53,7 +55,7 @@ async function fetchPages(
       const start = performance.now();
       inFlight++;
       peak = Math.max(peak, inFlight);
-      const res = await request(`${base}/table/pages/${names[i]}`, {
+      const res = await request(`${base}/table/pages${sep}${names[i]}`, {
         headers: { authorization: `Bearer ${token}` },
         dispatcher,
       });
@@ -72,6 +74,28 @@ async function fetchPages(
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, names.length) }, worker));
   return { times, wall: performance.now() - t0, peak };
+}
+
+/** The same pages `perRequest` to a request (GET table/pages?names=…), `concurrency` requests in flight. */
+async function fetchBatches(
+  base: string,
+  token: string,
+  names: string[],
+  dispatcher: Dispatcher,
+  perRequest: number,
+  concurrency: number,
+): Promise<{ times: PageTime[]; wall: number; peak: number }> {
+  const batches = Array.from({ length: Math.ceil(names.length / perRequest) }, (_, b) =>
+    names.slice(b * perRequest, (b + 1) * perRequest),
+  );
+  return fetchPages(
+    base,
+    token,
+    batches.map((b) => `?names=${b.join(",")}`),
+    dispatcher,
+    concurrency,
+    "",
+  );
 }
 
 function report(label: string, r: { times: PageTime[]; wall: number; peak: number }): void {
@@ -137,6 +161,12 @@ async function main(): Promise<void> {
       await h.body.arrayBuffer();
       process.stdout.write(`WAN head (new connection): ${ms(performance.now() - t)} ms\n`);
       report("WAN h2, 64 in flight", await fetchPages(wanBase, edge.token, names, overWan, 64));
+      // Several pages a request (the route readTable uses): responses instead of pages in the report.
+      for (const per of [64, 16, 8])
+        report(
+          `WAN h2, ${per} pages a request, 8 requests in flight (responses)`,
+          await fetchBatches(wanBase, edge.token, names, overWan, per, 8),
+        );
       await overWan.close();
     }
   } finally {

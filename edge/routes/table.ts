@@ -1,14 +1,15 @@
 import { Hono } from "hono";
 import { BadRequestError, NotFoundError } from "../errors.js";
 import { bearerAuth } from "../middleware/bearer-auth.js";
-import { enqueuePrefix, signUrls, tableHead, tablePageBody } from "../table/dataset-ops.js";
+import { MAX_PAGES_PER_REQUEST, PAGE_NAME } from "../../common/dataset-table/page-frames.js";
+import { enqueuePrefix, signUrls, tableHead, tablePageBody, tablePagesBody } from "../table/dataset-ops.js";
 import type { EdgeEnv } from "../types.js";
 import { datasetPrefix } from "./dataset-prefix.js";
 import { intQuery } from "./manifest.js";
 
 const ROUTE = "/v1/datasets/";
 /** The actions of this module, by the path's tail after `{prefix}`; anything else is the manifest route's. */
-const TAIL = /^(.+)\/(table|table\/pages\/([^/]+)|urls|index)$/;
+const TAIL = /^(.+)\/(table|table\/pages|table\/pages\/([^/]+)|urls|index)$/;
 
 function match(c: {
   req: { url: string };
@@ -18,26 +19,46 @@ function match(c: {
   if (!m) return undefined;
   return {
     prefix: datasetPrefix(m[1]!),
-    action: m[2]!.startsWith("table/pages/") ? "page" : m[2]!,
+    action: m[2]!.startsWith("table/pages/") ? "page" : m[2] === "table/pages" ? "pages" : m[2]!,
     page: m[3],
     origin: url.origin,
   };
 }
 
+/** Pages never change under a name (a new generation writes new names). */
+const IMMUTABLE = "private, max-age=31536000, immutable";
+
+/** `?names=A,B,…`: 1 to MAX_PAGES_PER_REQUEST page names. */
+function pageNames(text: string | undefined): string[] {
+  const names = text ? text.split(",") : [];
+  const bad = names.find((n) => !PAGE_NAME.test(n));
+  if (names.length === 0 || names.length > MAX_PAGES_PER_REQUEST || bad !== undefined)
+    throw new BadRequestError(
+      `Expected names as 1 to ${MAX_PAGES_PER_REQUEST} comma-separated page names (like 7-0) but received ${
+        bad === undefined ? `${names.length} names` : JSON.stringify(bad)
+      }`,
+    );
+  return names;
+}
+
 /**
  * The dataset table and what planning from it needs (bearer token):
  * `GET {prefix}/table[?generation=G]` the signed head, `GET {prefix}/table/pages/{name}` a page
- * (gzip), `POST {prefix}/urls` signed URLs of listed objects, `POST {prefix}/index[?cursor]`
+ * (gzip), `GET {prefix}/table/pages?names=A,B,…` up to 64 of them in one body (page-frames.ts), `POST {prefix}/urls` signed URLs of listed objects, `POST {prefix}/index[?cursor]`
  * enqueue one listing page for background indexing.
  */
 export const tableRoute = new Hono<EdgeEnv>()
   .get("/*", async (c, next) => {
     const m = match(c);
-    if (!m || (m.action !== "table" && m.action !== "page")) return next();
+    if (!m || (m.action !== "table" && m.action !== "page" && m.action !== "pages")) return next();
     await bearerAuth()(c, async () => {});
     if (m.action === "table")
       return c.json(await tableHead(c.env, m.prefix, intQuery("generation", c.req.query("generation"))), 200, {
         "Cache-Control": "no-store",
+      });
+    if (m.action === "pages")
+      return new Response(await tablePagesBody(c.env, m.prefix, pageNames(c.req.query("names"))), {
+        headers: { "Content-Type": "application/octet-stream", "Cache-Control": IMMUTABLE },
       });
     const body = await tablePageBody(c.env, m.prefix, m.page!);
     if (!body) throw new NotFoundError(`No table page ${JSON.stringify(m.page)}`);
@@ -46,7 +67,7 @@ export const tableRoute = new Hono<EdgeEnv>()
         // Columns (page format 2), or JSON in a generation written before them: page-codec.ts.
         "Content-Type": "application/octet-stream",
         "Content-Encoding": "gzip",
-        "Cache-Control": "private, max-age=31536000, immutable",
+        "Cache-Control": IMMUTABLE,
       },
       encodeBody: "manual",
     });

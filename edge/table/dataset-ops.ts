@@ -9,10 +9,11 @@ import {
   type SignedManifestV1,
 } from "../../common/schema/index.js";
 import { INDEX_ROUTE, OBJECTS_ROUTE, signedUrl } from "../../common/sign.js";
-import { BadRequestError, EdgeError, InternalError } from "../errors.js";
+import { BadRequestError, EdgeError, InternalError, NotFoundError } from "../errors.js";
 import { DEFAULT_TTL_SECONDS, envInt } from "../manifest/build-manifest.js";
 import { readHead } from "./publish.js";
 import { tableKeys } from "../../common/dataset-table/table-keys.js";
+import { FRAME_HEADER, frameHeader, PAGE_NAME } from "../../common/dataset-table/page-frames.js";
 
 /** 404: the dataset's root has no table (yet, or at that generation); clients fall back to the manifest. */
 export class TableMissingError extends EdgeError {
@@ -38,9 +39,36 @@ export async function tableHead(env: Env, prefix: string, generation?: number): 
 
 /** A stored page, still gzip: served as it is stored (the head's digest covers its JSON). */
 export async function tablePageBody(env: Env, prefix: string, name: string): Promise<ReadableStream | undefined> {
-  if (!/^[0-9]+-[0-9]+$/.test(name)) return undefined;
+  if (!PAGE_NAME.test(name)) return undefined;
   const got = await env.BUCKET.get(tableKeys.page(tableRoot(`${prefix}/`)!, name));
   return got?.body;
+}
+
+/**
+ * Several stored pages in one body (common/dataset-table/page-frames.ts: each page's stored
+ * gzip bytes after its 4-byte length, in the order asked), read from R2 in parallel. A name
+ * the table does not hold is 404 for the whole request, naming it.
+ *
+ * @example
+ * await tablePagesBody(env, "gameplay", ["7-0", "7-1"]); // Uint8Array: [len][gzip][len][gzip]
+ */
+export async function tablePagesBody(env: Env, prefix: string, names: readonly string[]): Promise<Uint8Array> {
+  const root = tableRoot(`${prefix}/`)!;
+  const pages = await Promise.all(
+    names.map(async (name) => {
+      const got = await env.BUCKET.get(tableKeys.page(root, name));
+      if (got === null) throw new NotFoundError(`No table page ${JSON.stringify(name)}`);
+      return new Uint8Array(await got.arrayBuffer());
+    }),
+  );
+  const body = new Uint8Array(pages.reduce((n, p) => n + FRAME_HEADER + p.byteLength, 0));
+  let at = 0;
+  for (const page of pages) {
+    body.set(frameHeader(page.byteLength), at);
+    body.set(page, at + FRAME_HEADER);
+    at += FRAME_HEADER + page.byteLength;
+  }
+  return body;
 }
 
 /**

@@ -16,7 +16,7 @@ import { fetchSignedUrls, fetchTable } from "../../common/table-client.js";
 import { ResumeError, SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
 import { inProcessCache, remoteCache, type ByteCache, type PlanRange } from "./cache-client.js";
-import { edgeFetch } from "./edge-fetch.js";
+import { edgeFetch, inflateBody } from "./edge-fetch.js";
 import { assertNotPublicBucketUrl } from "./s3/s3-url.js";
 import type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, SourceStats } from "./source.js";
 
@@ -185,6 +185,7 @@ export class EdgeSource implements DatasetSource {
             token: this.token,
             generation: opts.generation,
             fetch: this.control.fetch,
+            inflate: inflateBody,
           });
     if (table) {
       // The columns are the object list: each object is made when the pipeline asks for it.
