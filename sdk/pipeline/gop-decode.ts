@@ -265,7 +265,10 @@ export class GopDecoder {
     for (const d of drained) d?.release(true);
   }
 
-  /** Ends a run: its decoder is drained (frames dropped unconverted); resolves to it, or undefined. */
+  /**
+   * Ends a run: its decoder is drained (frames dropped unconverted, but decoded: they count);
+   * resolves to it, or undefined.
+   */
   private retire(run: Run): Promise<RunDecoder | undefined> {
     const decoder = run.state?.decoder;
     dropHeld(run.state);
@@ -274,7 +277,10 @@ export class GopDecoder {
     return this.slots
       .run(() => decoder.feed(new Uint8Array(0), [], { dropBefore: Number.MAX_SAFE_INTEGER, drain: true }))
       .then(
-        () => decoder,
+        (out) => {
+          this.onDecoded(out.decoded, 0);
+          return decoder;
+        },
         () => {
           decoder.release(false);
           return undefined;
