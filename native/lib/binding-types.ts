@@ -56,7 +56,8 @@ export interface RawDecoder {
     recovering: boolean,
     targetPts?: Float64Array,
     targets?: Uint8Array[],
-  ): Promise<(RawHostBatch | { device: RawDeviceFrame[] }) & { decoded: number }>;
+    until?: number | null,
+  ): Promise<(RawHostBatch | { device: RawDeviceFrame[] }) & { decoded: number; fed: number }>;
   close(): void;
 }
 

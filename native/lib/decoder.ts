@@ -31,6 +31,13 @@ export interface DecodeOptions {
    * untouched until the call settles.
    */
   readonly into?: ReadonlyMap<number, Uint8Array>;
+  /**
+   * With `drain: false`: once a frame with pts ≥ `until` is out, the call sends no more packets
+   * and returns (every frame up to it is out: frames come in presentation order). `fed` says how
+   * many packets went in; the next call of the run starts at the first one left. So a run feeds
+   * no packet past the last frame a clip waits for, whatever the reorder delay.
+   */
+  readonly until?: number;
 }
 
 /** What one decode call produced. */
@@ -39,6 +46,8 @@ export interface DecodeRun {
   readonly frames: Frame[];
   /** Frames the codec produced in this call, dropped ones included. */
   readonly decoded: number;
+  /** Packets sent to the codec: all of them, but after an `until` frame came out. */
+  readonly fed: number;
 }
 
 /**
@@ -76,13 +85,15 @@ export class Decoder {
    * const { frames, decoded } = await decoder.decodeRun(packets, { dropBefore, drain: false });
    */
   decodeRun(packets: Packets, options: DecodeOptions = {}): Promise<DecodeRun> {
-    const { dropBefore, drain = true, recovering = false, into } = options;
+    const { dropBefore, drain = true, recovering = false, into, until } = options;
     let targets: { pts: Float64Array; views: Uint8Array[] } | undefined;
     try {
       if (dropBefore !== undefined && !Number.isSafeInteger(dropBefore))
         throw argumentError("an integer pts", "dropBefore", dropBefore);
       if (typeof drain !== "boolean") throw argumentError("a boolean", "drain", drain);
       if (typeof recovering !== "boolean") throw argumentError("a boolean", "recovering", recovering);
+      if (until !== undefined && !Number.isSafeInteger(until)) throw argumentError("an integer pts", "until", until);
+      if (until !== undefined && drain) throw argumentError("drain: false with until", "drain", drain);
       if (into !== undefined) targets = packTargets(into);
     } catch (error) {
       // Always a promise: callers handle bad packets and bad bytes in one place.
@@ -106,11 +117,13 @@ export class Decoder {
           recovering,
           targets?.pts,
           targets?.views,
+          until ?? null,
         );
         this.#continuing = !drain;
         return {
           frames: "device" in out ? deviceFrames(out.device) : hostFrames(out, targets?.views),
           decoded: out.decoded,
+          fed: out.fed,
         };
       } catch (error) {
         throw fromNative(error);

@@ -190,7 +190,7 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
 
  private:
   // decode(data: Uint8Array, table: Float64Array [offset,size,pts,dts]*, keyframes: Uint8Array, dropBefore: number|null,
-  //        drain?: boolean, recovering?: boolean, targetPts?: Float64Array, targets?: Uint8Array[])
+  //        drain?: boolean, recovering?: boolean, targetPts?: Float64Array, targets?: Uint8Array[], until?: number|null)
   Napi::Value Decode(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (!decoder_) throw toJsError(env, "ERR_DECODER_CLOSED", "The decoder is closed");
@@ -205,6 +205,8 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
     if (info[3].IsNumber()) dropBefore = static_cast<int64_t>(info[3].As<Napi::Number>().DoubleValue());
     bool drain = !info[4].IsBoolean() || info[4].As<Napi::Boolean>().Value();
     bool recovering = info[5].IsBoolean() && info[5].As<Napi::Boolean>().Value();
+    std::optional<int64_t> until;
+    if (info[8].IsNumber()) until = static_cast<int64_t>(info[8].As<Napi::Number>().DoubleValue());
     auto packets = std::make_shared<std::vector<ec::PacketView>>(keys.ElementLength());
     for (size_t i = 0; i < packets->size(); ++i) {
       auto& p = (*packets)[i];
@@ -228,16 +230,17 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
     auto result = std::make_shared<ec::DecodeResult>();
     auto* worker = new Worker(
         env,
-        [decoder, packets, dropBefore, drain, recovering, targets, result, busy] {
+        [decoder, packets, dropBefore, drain, recovering, targets, until, result, busy] {
           struct Release {
             std::atomic<bool>* b;
             ~Release() { b->store(false); }
           } release{busy.get()};
-          *result = decoder->decode(*packets, dropBefore, drain, recovering, *targets);
+          *result = decoder->decode(*packets, dropBefore, drain, recovering, *targets, until);
         },
         [result](Napi::Env env) -> Napi::Value {
           Napi::Object out = (!result->device.empty() ? deviceFramesToJs(env, result->device) : hostBatchToJs(env, result->host)).As<Napi::Object>();
           out.Set("decoded", Napi::Number::New(env, static_cast<double>(result->decodedFrames)));
+          out.Set("fed", Napi::Number::New(env, static_cast<double>(result->packetsFed)));
           return out;
         });
     worker->keep(info[0]);  // the packet bytes stay alive until the worker is done

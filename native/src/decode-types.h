@@ -139,6 +139,8 @@ struct DecodeResult {
   // Where kept frames go instead of `host`'s allocation, by pts (input; may be empty).
   const std::vector<FrameTarget>* targets = nullptr;
   size_t decodedFrames = 0;   // frames the codec produced, dropped ones included
+  size_t packetsFed = 0;      // packets sent to the codec (fewer than given once `until` is out)
+  bool reached = false;       // a frame at or past `until` came out
   HostBatch host;
   std::vector<DeviceFrame> device;
 };

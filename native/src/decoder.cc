@@ -57,9 +57,11 @@ Decoder::Decoder(const DecoderOptions& options)
   }
 }
 
-size_t Decoder::receiveAll(DecodeResult& out, std::optional<int64_t> dropBefore, size_t packetIndex) {
+size_t Decoder::receiveAll(DecodeResult& out, std::optional<int64_t> dropBefore, size_t packetIndex,
+                           std::optional<int64_t> until) {
   size_t received = 0;
   for (;; ++received) {
+    if (out.reached) return received;
     int ret = avcodec_receive_frame(ctx_.get(), frame_.get());
     if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return received;
     if (ret < 0) {
@@ -85,6 +87,7 @@ size_t Decoder::receiveAll(DecodeResult& out, std::optional<int64_t> dropBefore,
     if (dropped) continue;
     frame->pts = pts;
     backend_->emit(frame.get(), out);
+    if (until && pts != AV_NOPTS_VALUE && pts >= *until) out.reached = true;
   }
 }
 
@@ -95,7 +98,10 @@ void Decoder::endRecovery() {
 }
 
 DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::optional<int64_t> dropBefore, bool drain,
-                             bool recovering, const std::vector<FrameTarget>& targets) {
+                             bool recovering, const std::vector<FrameTarget>& targets, std::optional<int64_t> until) {
+  if (drain && until) {
+    throw NativeException("ERR_INVALID_ARGUMENT", "Expected drain: false with until but received drain: true");
+  }
   DecodeResult out;
   out.targets = &targets;
   if (recovering) {
@@ -112,11 +118,12 @@ DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::option
   }
   // Size the batch for the frames that will be kept, not for the ones decoded and dropped.
   out.expectedFrames = 0;
-  for (const PacketView& p : packets) out.expectedFrames += (!dropBefore || p.pts >= *dropBefore) ? 1 : 0;
+  for (const PacketView& p : packets)
+    out.expectedFrames += ((!dropBefore || p.pts >= *dropBefore) && (!until || p.pts <= *until)) ? 1 : 0;
   // Frames with a target take no room in the batch.
   out.expectedFrames -= std::min(out.expectedFrames, targets.size());
   FlushOnExit flush{this, ctx_.get()};
-  for (size_t i = 0; i < packets.size(); ++i) {
+  for (size_t i = 0; i < packets.size() && !out.reached; ++i) {
     const PacketView& view = packets[i];
     av_packet_unref(packet_.get());
     // Copied into a padded packet: decoders may read up to AV_INPUT_BUFFER_PADDING_SIZE past the end.
@@ -131,18 +138,21 @@ DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::option
       int ret = avcodec_send_packet(ctx_.get(), packet_.get());
       if (ret == AVERROR(EAGAIN)) {
         // Full output queue: drain it, then resend. No frame and still full means a stuck codec.
-        if (receiveAll(out, dropBefore, i) == 0) {
+        if (receiveAll(out, dropBefore, i, until) == 0) {
           throw NativeException("ERR_DECODER_STALLED", "The decoder accepts no input and returns no frame");
         }
+        // The wanted frame came out of the queue: this packet stays unsent.
+        if (out.reached) break;
         continue;
       }
       if (ret < 0 && !recovering_) {
         throw NativeException("ERR_CORRUPT_PACKET",
                               "The decoder rejected packet " + std::to_string(i) + ": " + avErrorString(ret));
       }
+      out.packetsFed = i + 1;
       break;
     }
-    receiveAll(out, dropBefore, i);
+    receiveAll(out, dropBefore, i, until);
   }
   if (!drain) {
     flush.armed = false;

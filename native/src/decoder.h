@@ -31,9 +31,14 @@ class Decoder {
    * later one of the run) every error fails the call as usual.
    * targets: caller memory that kept host frames of those pts are written into (see FrameTarget);
    * frames without one, or whose target does not fit, land in the result's batch.
+   * until (drain false only): once a frame with pts >= until came out, no more packets are sent
+   * and no more frames received: every frame up to it is out (presentation order), the rest of
+   * the packets stay unsent (packetsFed says how many went in) and frames the codec already
+   * holds come out on the next call, so no packet is decoded that no wanted frame waits for.
    */
   DecodeResult decode(const std::vector<PacketView>& packets, std::optional<int64_t> dropBefore, bool drain = true,
-                      bool recovering = false, const std::vector<FrameTarget>& targets = {});
+                      bool recovering = false, const std::vector<FrameTarget>& targets = {},
+                      std::optional<int64_t> until = std::nullopt);
 
   /** Back to failing on every error (the run's first intact picture came out, or it ended). */
   void endRecovery();
@@ -42,7 +47,8 @@ class Decoder {
 
  private:
   /** Returns how many frames came out, dropped ones included. */
-  size_t receiveAll(DecodeResult& out, std::optional<int64_t> dropBefore, size_t packetIndex);
+  size_t receiveAll(DecodeResult& out, std::optional<int64_t> dropBefore, size_t packetIndex,
+                    std::optional<int64_t> until = std::nullopt);
 
   static constexpr int kExplode = AV_EF_EXPLODE;
 

@@ -43,12 +43,20 @@ export interface RunDecoder {
    * Feeds packets (decode order; the first of a run is a keyframe). Frames with pts below
    * `dropBefore` are decoded but not converted. `drain`: flush every frame out and end the run.
    * `recovering` (a run's first call only): the run starts at an H.264 recovery point, not an IDR.
+   * `until` (not with `drain`): stop sending packets once a frame with pts ≥ it is out; `fed`
+   * says how many went in (the rest are sent again by the next call).
    */
   feed(
     data: Uint8Array,
     packets: readonly Packet[],
-    o: { dropBefore: number; drain: boolean; recovering?: boolean; into?: ReadonlyMap<number, Uint8Array> },
-  ): Promise<{ frames: RunFrame[]; decoded: number }>;
+    o: {
+      dropBefore: number;
+      drain: boolean;
+      recovering?: boolean;
+      into?: ReadonlyMap<number, Uint8Array>;
+      until?: number;
+    },
+  ): Promise<{ frames: RunFrame[]; decoded: number; fed: number }>;
   /** Ends the decoder's use by this run: drained ones may be reused, others are closed. */
   release(drained: boolean): void;
 }
@@ -74,7 +82,10 @@ export interface GopClipRequest {
   readonly into?: readonly FrameTarget[];
 }
 
-/** Samples fed past a clip's last one, so frames still being reordered come out in the same call. */
+/**
+ * Samples offered past a clip's last one, so frames still being reordered come out in the same
+ * call; the decoder stops taking them once the last frame waited for is out (`until`).
+ */
 const REORDER_SLACK = 2;
 
 interface Run {
@@ -254,7 +265,10 @@ export class GopDecoder {
     for (const d of drained) d?.release(true);
   }
 
-  /** Ends a run: its decoder is drained (frames dropped unconverted); resolves to it, or undefined. */
+  /**
+   * Ends a run: its decoder is drained (frames dropped unconverted, but decoded: they count);
+   * resolves to it, or undefined.
+   */
   private retire(run: Run): Promise<RunDecoder | undefined> {
     const decoder = run.state?.decoder;
     dropHeld(run.state);
@@ -263,7 +277,10 @@ export class GopDecoder {
     return this.slots
       .run(() => decoder.feed(new Uint8Array(0), [], { dropBefore: Number.MAX_SAFE_INTEGER, drain: true }))
       .then(
-        () => decoder,
+        (out) => {
+          this.onDecoded(out.decoded, 0);
+          return decoder;
+        },
         () => {
           decoder.release(false);
           return undefined;
@@ -338,7 +355,7 @@ export class GopDecoder {
             `Expected ${keep.length} frames from ${req.frames[0]} but the decoder returned ${keep.filter((p) => st!.held.has(p)).length}`,
           );
         const to = Math.min(total, Math.max(req.span.endSample, st.next + 1) + REORDER_SLACK);
-        await this.feed(run, st, req, to, dropBefore);
+        await this.feed(run, st, req, to, dropBefore, Math.max(...keep));
       }
       const held = keep.map((p, i) => this.intoSlot(st!, p, req.into?.[i]));
       const frames = held.map((h) => h.frame);
@@ -387,17 +404,26 @@ export class GopDecoder {
     return moved;
   }
 
-  /** Feeds samples `next .. to - 1`; at the track's end the decoder is drained. */
-  private async feed(run: Run, st: RunState, req: GopClipRequest, to: number, dropBefore: number): Promise<void> {
+  /**
+   * Feeds samples `next .. to - 1`, stopping once the frame at pts `until` (the highest the run's
+   * clips so far wait for) is out, so no sample past it is decoded before a clip needs it; at
+   * the track's end the decoder is drained.
+   */
+  private async feed(
+    run: Run,
+    st: RunState,
+    req: GopClipRequest,
+    to: number,
+    dropBefore: number,
+    until: number,
+  ): Promise<void> {
     const samples = req.config.track.samples;
     const total = samples.pts.length;
     let lo = Infinity;
     let hi = 0;
-    let bytes = 0;
     for (let d = st.next; d < to; d++) {
       lo = Math.min(lo, samples.offset[d]!);
       hi = Math.max(hi, samples.offset[d]! + samples.size[d]!);
-      bytes += samples.size[d]!;
     }
     const data = to > st.next ? await req.read(lo, hi - lo) : new Uint8Array(0);
     if (data.length !== (to > st.next ? hi - lo : 0))
@@ -420,11 +446,24 @@ export class GopDecoder {
     const targets = new Map<number, FrameTarget>();
     for (const [pts, t] of run.targets) if (pts >= dropBefore && !st.held.has(pts)) targets.set(pts, t);
     const into = targets.size > 0 ? new Map([...targets].map(([pts, t]) => [pts, t.view] as const)) : undefined;
+    // Frames the run's waiting clips want may come out in this call too, straight into their slots.
+    let stop = until;
+    for (const pts of targets.keys()) stop = Math.max(stop, pts);
     // The decoder copies every packet in: once the feed settles nothing points into `data`.
     const out = await this.slots
-      .run(() => decoder.feed(data, packets, { dropBefore, drain, recovering, ...(into ? { into } : {}) }))
+      .run(() =>
+        decoder.feed(data, packets, {
+          dropBefore,
+          drain,
+          recovering,
+          ...(into ? { into } : {}),
+          ...(drain ? {} : { until: stop }),
+        }),
+      )
       .finally(() => releaseRead(data));
-    st.next = to;
+    let bytes = 0;
+    for (let d = st.next; d < st.next + out.fed; d++) bytes += samples.size[d]!;
+    st.next += out.fed;
     if (drain) {
       // Every frame is out: the decoder can serve another run while this one lives on its held frames.
       this.spare(run.decoderKey, Promise.resolve(decoder));

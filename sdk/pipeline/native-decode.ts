@@ -169,13 +169,13 @@ async function openRunRouted(router: DecodeRouter, config: RunConfig): Promise<R
     device,
     ...(fallback ? { fallback } : {}),
     async feed(data, packets, o) {
-      const { frames, decoded } = await decoder.decodeRun({ data, samples: packets }, o);
+      const { frames, decoded, fed } = await decoder.decodeRun({ data, samples: packets }, o);
       const out: RunFrame[] = [];
       for (const f of frames) {
         const d = decodedOf(f);
         out.push(f.kind === "device" ? { frame: await d, gpu: f } : { frame: d as DecodedFrame });
       }
-      return { frames: out, decoded };
+      return { frames: out, decoded, fed };
     },
     release: (drained) => pool.release(key, decoder, drained),
   };

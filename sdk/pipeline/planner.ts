@@ -3,11 +3,19 @@ import { notStreamed, STREAMED_FORMATS } from "../../common/media-index/index.js
 import type { EntryColumns } from "../../common/dataset-table/entry-columns.js";
 import type { TableEntryV1 } from "../../common/schema/index.js";
 import { relayedCode, SdkError, SdkErrorCode } from "../errors.js";
-import type { ResolvedOptions } from "../options.js";
+import { clipSpan, type ResolvedOptions } from "../options.js";
 import { clipStarts, gopsOf, makePlan, type ClipPlan, type PlannedObject } from "../sampler/clip-plan.js";
 import type { DatasetListing } from "../source/source.js";
 import type { IndexCache } from "./index-cache.js";
 import { orderedMap } from "./ordered-map.js";
+
+/**
+ * Exact clips that reach into the next GOP chain it into their run while the run opened fewer
+ * than this many frames before: one run then spans about one 300-frame GOP at most (plus a GOP),
+ * the length the shuffle's scatter is measured at, and short GOPs are not decoded twice at
+ * every boundary a clip straddles.
+ */
+const CHAIN_FRAMES = 300;
 
 /** An object that contributes no clips, and why. */
 export interface SkippedObject {
@@ -38,7 +46,8 @@ function startsOf(
 ): Pick<PlannedObject, "starts" | "gops"> {
   if (e.kind === "video" && e.frames !== undefined && e.keyframes) {
     const starts = clipStarts(e.frames, e.keyframes, o);
-    return { starts, gops: gopsOf(starts, e.keyframes) };
+    const chain = o.align === "exact" ? { span: clipSpan(o), frames: CHAIN_FRAMES } : undefined;
+    return { starts, gops: gopsOf(starts, e.keyframes, chain) };
   }
   // One .npy or image is one sample; its dtype, layout or pixels are checked when it is read.
   if ((e.kind === "array" && e.frames !== undefined) || (e.kind === "image" && e.width !== undefined))

@@ -48,16 +48,33 @@ export interface PlannedObject {
 
 /**
  * The keyframe at or before each start: clips with the same one share a GOP decode.
+ * With `chain`, a clip whose frames reach into the next GOP joins that GOP's clips into its own
+ * run (they get its keyframe): one decoder then goes on across the boundary instead of a second
+ * one decoding the next GOP's first frames again from its keyframe. A run takes in another GOP
+ * only while it opened fewer than `chain.frames` frames before that GOP's keyframe, so the
+ * shuffle's units stay about one long GOP's clips.
  *
  * @example
  * gopsOf([0, 16, 32, 300], [0, 300]); // [0, 0, 0, 300]
+ * gopsOf([0, 16, 32, 48], [0, 30], { span: 16, frames: 300 }); // [0, 0, 0, 0]: 16…31 reaches GOP 30
  */
-export function gopsOf(starts: readonly number[], keyframes: ArrayLike<number>): number[] {
+export function gopsOf(
+  starts: readonly number[],
+  keyframes: ArrayLike<number>,
+  chain?: { readonly span: number; readonly frames: number },
+): number[] {
   const out: number[] = [];
   let k = 0;
-  for (const s of starts) {
+  let prevKey = 0;
+  for (let i = 0; i < starts.length; i++) {
+    const s = starts[i]!;
     while (k + 1 < keyframes.length && keyframes[k + 1]! <= s) k++;
-    out.push(keyframes[k] ?? 0);
+    const key = keyframes[k] ?? 0;
+    const run = out[i - 1];
+    const same = run !== undefined && key === prevKey;
+    const reaches = run !== undefined && chain && starts[i - 1]! + chain.span > key && key - run < chain.frames;
+    out.push(same || reaches ? run! : key);
+    prevKey = key;
   }
   return out;
 }

@@ -1,6 +1,7 @@
 /**
  * The epoch order's version, in every plan fingerprint and checkpoint: a checkpoint of another
  * version is refused, not misread. 3: the fingerprint is over the listing's SetDigest and the
- * shard sizes, not each object's clip count, so a dataset table's head gives it.
+ * shard sizes, not each object's clip count, so a dataset table's head gives it. 4: exact clips
+ * that reach into the next GOP chain it into their GOP run (another grouping of the shuffle).
  */
-export const ORDER_VERSION = 3;
+export const ORDER_VERSION = 4;

@@ -43,6 +43,29 @@ describe("decode with drain: false continues one run across calls", () => {
     await decoder.close();
   });
 
+  it("stops feeding once the frame at `until` is out: the packets left go in with the next call", async () => {
+    const t = v.track;
+    const sorted = t.samples.pts.slice(0, 24).sort((a, b) => a - b);
+    const reference = await ffmpegFrameMd5s(v.file);
+    const decoder = await decoderFor(v, { threads: 1 });
+    // The first 10 frames wanted, 20 packets offered (as a run offers reorder slack past a clip).
+    const first = await decoder.decodeRun(part(0, 20), { drain: false, until: sorted[9]! });
+    const firstPts = (first.frames as HostFrame[]).map((f) => f.pts);
+    expect(firstPts.at(-1)).toBe(sorted[9]);
+    expect(first.fed).toBeLessThan(20);
+    expect(first.decoded).toBeLessThanOrEqual(first.fed);
+    // The run goes on from the first packet not fed, to the end: ffmpeg's frames, each decoded once.
+    const rest = await decoder.decodeRun(part(first.fed, 48 - first.fed), { drain: true });
+    expect(rest.fed).toBe(48 - first.fed);
+    expect(first.decoded + rest.decoded).toBe(48);
+    expect([...(first.frames as HostFrame[]), ...(rest.frames as HostFrame[])].map(frameMd5)).toEqual(reference);
+    await expect(decoder.decodeRun(part(0, 4), { drain: true, until: 0 })).rejects.toMatchObject({
+      code: "ERR_INVALID_ARGUMENT",
+      message: "Expected drain: false with until for drain but received true",
+    });
+    await decoder.close();
+  });
+
   it("counts the frames it dropped before dropBefore among those it decoded", async () => {
     const t = v.track;
     const decoder = await decoderFor(v, { threads: 1 });

@@ -111,4 +111,22 @@ describe("GOP runs over many GOPs", () => {
     // At most 2 × GOP_INTERLEAVE runs decode at once; a run started as another is retired takes its decoder.
     expect(opens).toBeLessThanOrEqual(2 * GOP_INTERLEAVE);
   });
+
+  it("continues a run across the GOP boundaries exact clips straddle: each frame decoded about once", async () => {
+    // 25 clips of 16 frames over 10-frame GOPs: every clip straddles one. Restarted at each GOP's
+    // keyframe, the 10 … 15-frame lead-ins and the straddled frames decode again (≈ 1.4 a frame).
+    const ds = await open(
+      many,
+      { frames: 16, align: "exact", batch: 4, format: "native", device: "cpu", workers: 2 },
+      { openRun: nativeOpenRun },
+    );
+    let checked = 0;
+    for await (const b of ds) checked += expectFramesMatch(b, () => manyMd5s);
+    expect(checked).toBe(25 * 16);
+    const { frames, decoded_frames } = ds.stats();
+    // Two chained runs (clips 0…303, 304…399): every frame once, but frames 300…303 (the second run
+    // opens at keyframe 300) and the reorder delay past each run's last clip (408–412 of 400; 467 before).
+    expect(decoded_frames).toBeGreaterThanOrEqual(frames);
+    expect(decoded_frames).toBeLessThanOrEqual(frames * 1.05);
+  });
 });

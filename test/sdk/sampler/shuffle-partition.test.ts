@@ -146,6 +146,15 @@ describe("GOP runs in the shard-buffer order", () => {
     expect(gopsOf([5], [])).toEqual([0]);
   });
 
+  it("gopsOf chains a GOP into the run of a clip that reaches into it, up to the run's frame bound", () => {
+    const chain = { span: 16, frames: 300 };
+    // 16…31 reaches GOP 30, 48…63 GOP 60; 64…79 ends before 90, so 96 opens a run of its own.
+    expect(gopsOf([0, 16, 32, 48, 64, 96], [0, 30, 60, 90], chain)).toEqual([0, 0, 0, 0, 0, 90]);
+    // A run opened 300 frames or more before a GOP does not take it in: 288…303 still reaches 300.
+    expect(gopsOf([272, 288, 304], [0, 300], chain)).toEqual([0, 0, 300]);
+    expect(gopsOf([16, 32], [0, 30], { span: 16, frames: 30 })).toEqual([0, 30]);
+  });
+
   it("interleaveRuns keeps each run in order and deals from several at once", () => {
     fc.assert(
       fc.property(

@@ -84,12 +84,16 @@ describe("exact resume", () => {
 
   it("refuses a checkpoint of an earlier epoch order and says so, even where its fingerprint would match", () => {
     const { order, ...before } = toCheckpoint(new PositionSet(10), { ...meta, world: 1, rank: 0 });
-    expect(order).toBe(3);
-    for (const old of [before, { ...before, order: 2 }])
+    expect(order).toBe(4);
+    for (const [old, was] of [
+      [before, 2],
+      [{ ...before, order: 2 }, 2],
+      [{ ...before, order: 3 }, 3],
+    ] as const)
       expect(() => restore(old, { fingerprint: "f", total: 10 })).toThrow(
         expect.objectContaining({
           code: "ERR_RESUME_MISMATCH",
-          message: expect.stringContaining("Expected a checkpoint of epoch order 3 but received one of order 2"),
+          message: expect.stringContaining(`Expected a checkpoint of epoch order 4 but received one of order ${was}`),
         }),
       );
   });
