@@ -295,6 +295,13 @@ class RangeCacheImpl implements RangeCache {
     if (this.#closed) throw new CacheClosedError();
     const url = this.#allow.check(raw);
     const ifMatch = opts.ifMatch;
+    // Pinned already and acceptable (every warm GET /v1/fetch): no wait, no close race.
+    const known = this.#pins.peek(url);
+    if (
+      known &&
+      (ifMatch === undefined ? opts.etag === undefined || known.etag === opts.etag : matchesStrong(ifMatch, known.etag))
+    )
+      return known;
     if (ifMatch === undefined) return this.#untilClosed(this.#pins.pin(url, opts.etag));
     return this.#untilClosed(this.#pins.pin(url, ifMatch, (etag) => matchesStrong(ifMatch, etag)));
   }
