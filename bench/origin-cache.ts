@@ -9,9 +9,13 @@
  *    (`read(..., { into })` against `FileHandle.read(buf)`); also through GET /v1/fetch. A first
  *    round warms both sides up and is not counted; before each measured part the heap is
  *    collected, and which side goes first alternates, so neither pays for the other's garbage.
+ *    A round repeats passes of the `--reads` reads, the two sides interleaved (order alternating),
+ *    until `--round-ms` has passed (default 2000; 0 for one pass each, as before 2026-12-01 21:00),
+ *    so that neither one collector or scheduler pause of 10–50 ms nor a burst of the machine's load
+ *    decides a round; each side's MB/s is its bytes over its own passes' time, its CPU per pass.
  * Reports upstream requests in flight (cache and emulator views) and the HTTP version used.
  *
- *   npx tsc -p bench/tsconfig.json && node dist/bench/origin-cache.js [--mib 256] [--objects 4] [--rtt-ms 50] [--mbps 400] [--reads 512] [--range-kib 1024] [--concurrency 16] [--block-mib 8] [--rounds 3] [--json]
+ *   npx tsc -p bench/tsconfig.json && node dist/bench/origin-cache.js [--mib 256] [--objects 4] [--rtt-ms 50] [--mbps 400] [--reads 512] [--range-kib 1024] [--concurrency 16] [--block-mib 8] [--rounds 3] [--round-ms 2000] [--json]
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, open, rm, writeFile } from "node:fs/promises";
@@ -37,6 +41,7 @@ const { values } = parseArgs({
     concurrency: { type: "string", default: "16" },
     "block-mib": { type: "string", default: "8" },
     rounds: { type: "string", default: "3" },
+    "round-ms": { type: "string", default: "2000" },
     json: { type: "boolean", default: false },
   },
 });
@@ -49,6 +54,9 @@ const SPAN = Number(values["range-kib"]) * 1024;
 const CONCURRENCY = Number(values.concurrency);
 const BLOCK = Number(values["block-mib"]) * 2 ** 20;
 const ROUNDS = Number(values.rounds);
+const ROUND_MS = Number(values["round-ms"]);
+if (!Number.isFinite(ROUND_MS) || ROUND_MS < 0)
+  throw new Error(`Expected a non-negative number for --round-ms but received ${values["round-ms"]}`);
 for (const [flag, v] of Object.entries({ objects: OBJECTS, reads: READS, concurrency: CONCURRENCY, rounds: ROUNDS }))
   if (!Number.isSafeInteger(v) || v < 1)
     throw new Error(`Expected a positive integer for --${flag} but received ${values[flag as keyof typeof values]}`);
@@ -170,6 +178,7 @@ async function main(): Promise<void> {
     // Each of the CONCURRENCY readers has its own buffer for the reads into reused buffers.
     const buffers = Array.from({ length: CONCURRENCY }, () => Buffer.allocUnsafeSlow(SPAN));
     type Span = (typeof ranges)[number];
+    // One pass: every range once, CONCURRENCY at a time.
     const reads = (one: (r: Span, into: Buffer | undefined) => Promise<number>, reuse: boolean) =>
       timed(async () => {
         let n = 0;
@@ -188,18 +197,45 @@ async function main(): Promise<void> {
     const url = (o: number) => (objects[o] as { url: string }).url;
     const cacheRead = (reuse: boolean) =>
       reads(async (r, into) => (await cache.read(url(r.o), r.offset, SPAN, into ? { into } : {})).length, reuse);
-    type Round = { file: number; cache: number; fileCpuMs: number; cacheCpuMs: number };
+    /** MB/s of each side and its CPU ms per pass of READS reads; passes: how many the round took. */
+    type Round = {
+      file: number;
+      cache: number;
+      fileCpuMs: number;
+      cacheCpuMs: number;
+      filePasses: number;
+      cachePasses: number;
+    };
     const warm: Round[] = [];
     const warmReused: Round[] = [];
     // Round -1 warms both sides up (JIT, first touches) and is not counted. Each side starts with
     // the other's garbage collected, and the order alternates, so neither pays for the other.
     for (let round = -1; round < ROUNDS; round++) {
       for (const reuse of [false, true]) {
-        const pair: { file?: Awaited<ReturnType<typeof timed>>; cache?: Awaited<ReturnType<typeof timed>> } = {};
-        for (const side of round % 2 === 0 ? (["file", "cache"] as const) : (["cache", "file"] as const)) {
-          gc();
-          pair[side] = await (side === "file" ? fileRead(reuse) : cacheRead(reuse));
+        // Passes of the two sides interleaved (the order alternating) until ROUND_MS has passed, so
+        // a pause or a burst of the machine's load falls on both sides alike, not on one's round.
+        const acc = {
+          file: { bytes: 0, seconds: 0, cpuMs: 0, passes: 0 },
+          cache: { bytes: 0, seconds: 0, cpuMs: 0, passes: 0 },
+        };
+        const t0 = performance.now();
+        for (let i = 0; i === 0 || performance.now() - t0 < ROUND_MS; i++) {
+          for (const side of (round + i) % 2 === 0 ? (["file", "cache"] as const) : (["cache", "file"] as const)) {
+            gc();
+            const t = await (side === "file" ? fileRead(reuse) : cacheRead(reuse));
+            const a = acc[side];
+            a.bytes += t.bytes;
+            a.seconds += t.seconds;
+            a.cpuMs += t.cpuMs;
+            a.passes++;
+          }
         }
+        const side = (a: (typeof acc)["file"]) => ({
+          mbs: a.bytes / a.seconds / 1e6,
+          cpuMs: a.cpuMs / a.passes,
+          passes: a.passes,
+        });
+        const pair = { file: side(acc.file), cache: side(acc.cache) };
         const { file, cache: cached } = pair as Required<typeof pair>;
         if (process.env.EC_BENCH_DEBUG)
           log(
@@ -211,6 +247,8 @@ async function main(): Promise<void> {
             cache: cached.mbs,
             fileCpuMs: file.cpuMs,
             cacheCpuMs: cached.cpuMs,
+            filePasses: file.passes,
+            cachePasses: cached.passes,
           });
       }
     }
@@ -252,6 +290,7 @@ async function main(): Promise<void> {
         pairedRatio: median(ratios),
         minRatio: Math.min(...ratios),
         roundsAtTarget: ratios.filter((r) => r >= 0.9).length,
+        roundRatios: ratios,
         cpuPerRead: {
           cacheUs: (median(rounds.map((w) => w.cacheCpuMs)) * 1000) / READS,
           fileUs: (median(rounds.map((w) => w.fileCpuMs)) * 1000) / READS,
@@ -271,6 +310,7 @@ async function main(): Promise<void> {
         reads: READS,
         rangeKiB: SPAN / 1024,
         concurrency: CONCURRENCY,
+        roundMs: ROUND_MS,
       },
       cold: {
         MBs: cold.mbs,
@@ -304,7 +344,7 @@ async function main(): Promise<void> {
             ["warm reads   ", "a new buffer per read", fresh] as const,
             ["warm reused  ", "each reader reusing its buffer", reused] as const,
           ].flatMap(([label, how, w]) => [
-            `${label} cache ${f(w.cacheMBs)} MB/s vs local file ${f(w.fileMBs)} MB/s (${how}) → ratio ${f(w.ratio)} (target ≥ 0.90); per-round ratios: median ${f(w.pairedRatio)}, lowest ${f(w.minRatio)}, ${w.roundsAtTarget} of ${ROUNDS} rounds ≥ 0.90`,
+            `${label} cache ${f(w.cacheMBs)} MB/s vs local file ${f(w.fileMBs)} MB/s (${how}) → ratio ${f(w.ratio)} (target ≥ 0.90); per-round ratios: median ${f(w.pairedRatio)}, lowest ${f(w.minRatio)}, ${w.roundsAtTarget} of ${ROUNDS} rounds ≥ 0.90 (${w.roundRatios.map(f).join(" ")}; ${median(w.rounds.map((r) => r.cachePasses))} passes a round)`,
             `              CPU cache ${f(w.cpuPerRead.cacheUs)} µs vs local file ${f(w.cpuPerRead.fileUs)} µs per ${SPAN / 1024} KiB read → ${f(w.cpuPerRead.cacheUs / w.cpuPerRead.fileUs)} ×`,
           ]),
           `warm via HTTP ${f(httpWarm.mbs)} MB/s → ratio to local file ${f(result.warmHttp.ratioToFile)}`,

@@ -114,6 +114,8 @@ export interface RangeCache {
 }
 
 const LOOKAHEAD_BLOCKS = 4;
+/** `#untilClosed` without a value of its own: it resolves with what the work did. */
+const OWN_RESULT = Symbol("own result");
 
 function leaseOf(ms: number | undefined): number {
   const leaseMs = ms ?? LOCATE_LEASE_MS;
@@ -266,25 +268,40 @@ class RangeCacheImpl implements RangeCache {
     );
   }
 
-  /** `work`, unless the cache closes first: then CacheClosedError, whatever `work` does after. */
-  async #untilClosed<T>(work: Promise<T>): Promise<T> {
-    work.catch(() => {});
-    let reject!: (err: CacheClosedError) => void;
-    const closing = new Promise<never>((_, rej) => (reject = rej));
-    this.#closeWaiters.add(reject);
-    try {
-      return await Promise.race([work, closing]);
-    } catch (err) {
-      throw this.#closed && !(err instanceof CacheClosedError) ? new CacheClosedError({ cause: err }) : err;
-    } finally {
-      this.#closeWaiters.delete(reject);
-    }
+  /**
+   * `work`, unless the cache closes first: then CacheClosedError, whatever `work` does after.
+   * Resolves with `value` when given (what a read hands back once its fill settles). One promise
+   * per call and no race, since this wraps every warm read.
+   */
+  #untilClosed<T>(work: Promise<T>): Promise<T>;
+  #untilClosed<V>(work: Promise<unknown>, value: V): Promise<V>;
+  #untilClosed(work: Promise<unknown>, value: unknown = OWN_RESULT): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.#closeWaiters.add(reject);
+      work.then(
+        (v) => {
+          this.#closeWaiters.delete(reject);
+          resolve(value === OWN_RESULT ? v : value);
+        },
+        (err) => {
+          this.#closeWaiters.delete(reject);
+          reject(this.#closed && !(err instanceof CacheClosedError) ? new CacheClosedError({ cause: err }) : err);
+        },
+      );
+    });
   }
 
   async object(raw: string, opts: ObjectOptions = {}): Promise<Pin> {
     if (this.#closed) throw new CacheClosedError();
     const url = this.#allow.check(raw);
     const ifMatch = opts.ifMatch;
+    // Pinned already and acceptable (every warm GET /v1/fetch): no wait, no close race.
+    const known = this.#pins.peek(url);
+    if (
+      known &&
+      (ifMatch === undefined ? opts.etag === undefined || known.etag === opts.etag : matchesStrong(ifMatch, known.etag))
+    )
+      return known;
     if (ifMatch === undefined) return this.#untilClosed(this.#pins.pin(url, opts.etag));
     return this.#untilClosed(this.#pins.pin(url, ifMatch, (etag) => matchesStrong(ifMatch, etag)));
   }
@@ -331,33 +348,43 @@ class RangeCacheImpl implements RangeCache {
   read(raw: string, offset: number, length: number, opts: ReadIntoOptions = {}): Promise<Uint8Array> {
     try {
       this.#check(offset, length);
-      const into = opts.into === undefined ? undefined : this.#view(opts.into, length);
-      return this.#untilClosed(this.#read(raw, offset, length, opts, into));
+      const view = opts.into === undefined ? undefined : this.#view(opts.into, length);
+      // A warm read (its object pinned) starts its fill now; else it pins first.
+      const target = this.#pinned(raw, offset, length, opts);
+      if (!target) return this.#untilClosed(this.#read(raw, offset, length, opts, view));
+      const into = view ?? Buffer.allocUnsafeSlow(length);
+      if (length === 0) return Promise.resolve(into);
+      return this.#untilClosed(this.#fill(target.url, target.pin, offset, length, into), into);
     } catch (err) {
       return Promise.reject(err);
     }
   }
 
-  /** The caller's buffer for `into` as a Buffer view of its first `length` bytes. */
+  /** The caller's buffer for `into` as a Buffer of exactly `length` bytes (itself when it is one). */
   #view(into: Uint8Array, length: number): Buffer {
     if (!(into instanceof Uint8Array) || into.byteLength < length) {
       const got = into instanceof Uint8Array ? `${into.byteLength} bytes` : describeReceived(into);
       throw new CacheArgumentError(`Expected a Uint8Array of at least ${length} bytes for into but received ${got}`);
     }
+    if (Buffer.isBuffer(into) && into.byteLength === length) return into;
     return Buffer.from(into.buffer, into.byteOffset, length);
   }
 
   // One buffer for the whole span: stored blocks are read into it in place, the rest copied in.
   async #read(raw: string, offset: number, length: number, opts: ReadOptions, view?: Buffer): Promise<Buffer> {
-    const { url, pin } = this.#pinned(raw, offset, length, opts) ?? (await this.#target(raw, offset, length, opts));
+    const { url, pin } = await this.#target(raw, offset, length, opts);
     // Unless the caller gave one, its own memory, never a slice of the shared pool: a caller that
     // drops it frees it all.
     const into = view ?? Buffer.allocUnsafeSlow(length);
     if (length === 0) return into;
+    await this.#fill(url, pin, offset, length, into);
+    return into;
+  }
+
+  #fill(url: URL, pin: Pin, offset: number, length: number, into: Buffer): Promise<unknown> {
     const bs = this.#o.blockSize;
     const end = offset + length;
-    await this.#lookup.fill(url, pin, offset, end, Math.floor(offset / bs), Math.floor((end - 1) / bs), into);
-    return into;
+    return this.#lookup.fill(url, pin, offset, end, Math.floor(offset / bs), Math.floor((end - 1) / bs), into);
   }
 
   async *stream(raw: string, offset: number, length: number, opts: ReadOptions = {}): AsyncIterable<Uint8Array> {

@@ -26,6 +26,8 @@ export interface LookupOptions {
   readonly noteReads: (key: string, first: number, last: number) => void;
 }
 
+const SETTLED: Promise<unknown> = Promise.resolve();
+
 export type BlockStanding =
   | { readonly kind: "held" }
   | { readonly kind: "pulling"; readonly flight: Promise<Buffer> }
@@ -76,11 +78,10 @@ export class BlockLookup {
   fill(url: URL, pin: Pin, offset: number, end: number, first: number, last: number, into: Buffer): Promise<unknown> {
     const { blockSize: bs, metrics, landing, pulls } = this.#opts;
     const store = this.#opts.store();
-    const waits: Promise<unknown>[] = [];
-    const pieces: Piece[] = [];
-    const missing: number[] = [];
-    const copy = (at: number, start: number, length: number) => (data: Buffer) =>
-      void data.copy(into, at, start, start + length);
+    // Built only when needed: a warm read (every block on disk) makes its pieces and one promise.
+    let waits: Promise<unknown>[] | undefined;
+    let pieces: Piece[] | undefined;
+    let missing: number[] | undefined;
     this.#opts.noteReads(pin.key, first, last);
     for (let b = first; b <= last; b++) {
       const from = Math.max(offset, b * bs);
@@ -98,38 +99,51 @@ export class BlockLookup {
       const flight = pulls.flight(k);
       if (flight) {
         metrics.miss(true);
-        waits.push(flight.then(copy(at, start, length)));
-      } else if (store.hasKey(k)) pieces.push({ id, key: k, start, length, at });
-      else missing.push(b);
+        (waits ??= []).push(flight.then((data) => void data.copy(into, at, start, start + length)));
+      } else if (store.hasKey(k)) (pieces ??= []).push({ id, key: k, start, length, at });
+      else (missing ??= []).push(b);
     }
-    for (const run of runsOf(missing, this.#opts.runBlocks)) {
-      pulls.pullRun(url, pin, run.first, run.count).forEach((pulled, i) => {
-        const b = run.first + i;
-        const from = Math.max(offset, b * bs);
-        metrics.miss(false);
-        waits.push(pulled.then(copy(from - offset, from - b * bs, Math.min(end, (b + 1) * bs) - from)));
+    if (missing) {
+      for (const run of runsOf(missing, this.#opts.runBlocks)) {
+        pulls.pullRun(url, pin, run.first, run.count).forEach((pulled, i) => {
+          const b = run.first + i;
+          const from = Math.max(offset, b * bs);
+          const start = from - b * bs;
+          const length = Math.min(end, (b + 1) * bs) - from;
+          metrics.miss(false);
+          (waits ??= []).push(pulled.then((data) => void data.copy(into, from - offset, start, start + length)));
+        });
+      }
+    }
+    if (pieces) {
+      const read = this.#readPieces(url, pin, pieces, into);
+      if (!waits) return read;
+      waits.push(read);
+    }
+    return waits === undefined ? SETTLED : waits.length === 1 ? (waits[0] as Promise<unknown>) : Promise.all(waits);
+  }
+
+  /** Stored pieces read into place; those the store could not serve (evicted, bad) got elsewhere. */
+  #readPieces(url: URL, pin: Pin, pieces: readonly Piece[], into: Buffer): Promise<unknown> {
+    const metrics = this.#opts.metrics;
+    return this.#opts
+      .store()
+      .readInto(pieces, into)
+      .then((failed) => {
+        let f = 0;
+        for (let i = 0; i < pieces.length; i++) {
+          if (failed[f] === i) f++;
+          else metrics.hit((pieces[i] as Piece).length, true);
+        }
+        if (failed.length === 0) return undefined;
+        // Evicted meanwhile, or dropped as bad: from memory, a pull in flight, or pulled again.
+        return Promise.all(
+          failed.map((i) => {
+            const p = pieces[i] as Piece;
+            return this.#fromDisk(url, pin, p.id.index, p.start, p.length).then((data) => void data.copy(into, p.at));
+          }),
+        );
       });
-    }
-    if (pieces.length > 0) {
-      waits.push(
-        store.readInto(pieces, into).then((failed) => {
-          let f = 0;
-          for (let i = 0; i < pieces.length; i++) {
-            if (failed[f] === i) f++;
-            else metrics.hit((pieces[i] as Piece).length, true);
-          }
-          if (failed.length === 0) return undefined;
-          // Evicted meanwhile, or dropped as bad: from memory, a pull in flight, or pulled again.
-          return Promise.all(
-            failed.map((i) => {
-              const p = pieces[i] as Piece;
-              return this.#fromDisk(url, pin, p.id.index, p.start, p.length).then((data) => void data.copy(into, p.at));
-            }),
-          );
-        }),
-      );
-    }
-    return waits.length === 1 ? (waits[0] as Promise<unknown>) : Promise.all(waits);
   }
 
   /**

@@ -71,6 +71,9 @@ export interface Piece {
 const DEFAULT_SLAB_BYTES = 4 * 2 ** 30;
 /** Most pieces in one preadv: each takes two iovecs (its bytes and the gap to the next), under IOV_MAX (1024). */
 const RUN_PIECES = 256;
+/** What readInto answers for a single piece: read, or not (shared, never changed). */
+const NONE_FAILED: readonly number[] = Object.freeze([]);
+const FIRST_FAILED: readonly number[] = Object.freeze([0]);
 /** Slot headers read at once while rebuilding the index. */
 const REBUILD_READS = 32;
 
@@ -233,7 +236,33 @@ export class BlockStore {
    * of the pieces it did not serve (not stored, or found bad), for the caller to get elsewhere.
    * Blocks not yet verified since a restart are read (and checked) whole, as `read` does.
    */
-  async readInto(pieces: readonly Piece[], into: Buffer): Promise<number[]> {
+  readInto(pieces: readonly Piece[], into: Buffer): Promise<readonly number[]> {
+    const one = pieces.length === 1 ? this.#readOne(pieces[0] as Piece, into) : undefined;
+    return one ?? this.#readRuns(pieces, into);
+  }
+
+  /**
+   * The common warm read, a span inside one verified block: one pread into place and nothing
+   * built per read but its promise. Undefined when the block is not stored or not verified yet.
+   */
+  #readOne(p: Piece, into: Buffer): Promise<readonly number[]> | undefined {
+    const k = p.key ?? blockKey(p.id);
+    const e = this.#entries.get(k);
+    if (e?.verified !== true || this.#closed || p.start + p.length > e.length) return undefined;
+    this.#entries.delete(k);
+    this.#entries.set(k, e);
+    e.readers++;
+    const done = (ok: boolean): readonly number[] => {
+      if (--e.readers === 0 && e.dropped) this.#release(e.slot);
+      return ok ? NONE_FAILED : FIRST_FAILED;
+    };
+    return this.#slabs.readAt(e.slot, into, p.at, p.length, SLOT_HEADER + p.start).then(
+      (n) => done(n === p.length),
+      () => done(false),
+    );
+  }
+
+  async #readRuns(pieces: readonly Piece[], into: Buffer): Promise<number[]> {
     const failed: number[] = [];
     const held: Entry[] = [];
     const work: Promise<void>[] = [];

@@ -5,7 +5,7 @@
  * holds more than its slots, and the slabs together never more than `slots × slotBytes`.
  * Not thread-safe in the sense that matters here: one store owns its directory.
  */
-import { constants } from "node:fs";
+import { constants, read as readFd, readv as readvFd } from "node:fs";
 import { open, readdir, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -36,6 +36,10 @@ export class SlabFiles {
   readonly #open = new Map<number, Promise<SlabFile>>();
   // The same handles once open, so a warm read does not wait a turn for a settled promise.
   readonly #ready = new Map<number, SlabFile>();
+  // Reads on a raw descriptor (see readv) still running: close waits for them before it closes one.
+  #reading = 0;
+  #idle: (() => void) | undefined;
+  #closed = false;
 
   constructor(geometry: SlabGeometry) {
     this.#g = geometry;
@@ -132,15 +136,41 @@ export class SlabFiles {
    * Reads consecutive bytes of one slab, from `at` bytes into `slot` on, scattered over `into` in
    * order (one preadv); the bytes read, short when the slab ends first.
    */
-  async readv(slot: number, into: readonly Buffer[], at: number): Promise<number> {
-    const slab = this.slabOf(slot);
-    const { fh } = this.#ready.get(slab) ?? (await this.file(slab));
-    const one = into.length === 1 ? (into[0] as Buffer) : undefined;
+  readv(slot: number, into: readonly Buffer[], at: number): Promise<number> {
     // A lone buffer (the common case: a span inside one block) takes the plain pread, a little cheaper.
-    const { bytesRead } = one
-      ? await fh.read(one, 0, one.length, this.offsetOf(slot) + at)
-      : await fh.readv(into as Buffer[], this.offsetOf(slot) + at);
-    return bytesRead;
+    if (into.length === 1) {
+      const one = into[0] as Buffer;
+      return this.readAt(slot, one, 0, one.length, at);
+    }
+    return this.#onFd(slot, at, (fd, position, done) => readvFd(fd, into as Buffer[], position, done));
+  }
+
+  /** Reads `length` bytes at `at` inside the slot into `into` at `offset` (one pread); the bytes read. */
+  readAt(slot: number, into: Buffer, offset: number, length: number, at: number): Promise<number> {
+    return this.#onFd(slot, at, (fd, position, done) => readFd(fd, into, offset, length, position, done));
+  }
+
+  // The warm read path: one callback call on the slab's descriptor, not FileHandle.read's promise
+  // chain (an async wrapper, a ref/unref of the handle and a result object per call).
+  #onFd(
+    slot: number,
+    at: number,
+    call: (fd: number, position: number, done: (err: Error | null, n: number) => void) => void,
+  ): Promise<number> {
+    const slab = this.slabOf(slot);
+    const f = this.#ready.get(slab);
+    if (!f) {
+      if (this.#closed) return Promise.reject(Object.assign(new Error("EBADF: slab files closed"), { code: "EBADF" }));
+      return this.file(slab).then(() => this.#onFd(slot, at, call));
+    }
+    this.#reading++;
+    return new Promise<number>((resolve, reject) => {
+      call(f.fh.fd, this.offsetOf(slot) + at, (err, n) => {
+        if (--this.#reading === 0) this.#idle?.();
+        if (err) reject(err);
+        else resolve(n);
+      });
+    });
   }
 
   /** Makes what was written to these slabs durable (data, and the size a write past the end set). */
@@ -149,9 +179,12 @@ export class SlabFiles {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
+    this.#ready.clear();
+    if (this.#reading > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
+    this.#idle = undefined;
     const files = [...this.#open.values()];
     this.#open.clear();
-    this.#ready.clear();
     await Promise.all(files.map((f) => f.then((x) => x.fh.close()).catch(() => {})));
   }
 }

@@ -178,7 +178,9 @@ export async function remoteCache(base: string, rank?: number, opts: RemoteCache
   const timer = setInterval(() => void refresh().catch(() => undefined), 1000);
   timer.unref();
   const outage = new OutageWindow();
-  const plane = wantsLocalPlane(root, opts.local) ? new LocalPlane(root, agent) : undefined;
+  // Span reads over GET land in pooled memory too, which the pipeline hands back once decoded.
+  const pool = new ReadPool();
+  const plane = wantsLocalPlane(root, opts.local) ? new LocalPlane(root, agent, pool) : undefined;
   return {
     read: (url, offset, length, etag) =>
       outage.run(async () => {
@@ -187,8 +189,9 @@ export async function remoteCache(base: string, rank?: number, opts: RemoteCache
         const headers: Record<string, string> = { range: `bytes=${offset}-${offset + length - 1}` };
         if (etag !== undefined) headers["if-match"] = etag;
         const res = await request(`${root}/v1/fetch?url=${encodeURIComponent(url)}`, { dispatcher: agent, headers });
+        if (res.statusCode === 206) return bodyInto(res.body, pool.take(length));
         const body = new Uint8Array(await res.body.arrayBuffer());
-        if (res.statusCode !== 206 && res.statusCode !== 200) {
+        if (res.statusCode !== 200) {
           let detail = "";
           // The cache's own code (ERR_ETAG_CHANGED, ERR_UPSTREAM_STATUS, …) is what callers branch on.
           let code: SdkErrorCode | RelayedErrorCode = SdkErrorCode.CacheHttp;
@@ -203,7 +206,7 @@ export async function remoteCache(base: string, rank?: number, opts: RemoteCache
             status: res.statusCode,
           });
         }
-        return res.statusCode === 200 ? body.subarray(offset, offset + length) : body;
+        return body.subarray(offset, offset + length);
       }),
     plan(ranges) {
       plane?.plan(ranges);
@@ -225,4 +228,27 @@ export async function remoteCache(base: string, rank?: number, opts: RemoteCache
       await agent.close();
     },
   };
+}
+
+/**
+ * A 206 body copied chunk by chunk into `into` (lent by the pool: no buffer of its own per read,
+ * no concatenation); a body of another length than asked is ERR_CACHE_HTTP.
+ */
+async function bodyInto(body: AsyncIterable<Buffer>, into: Buffer): Promise<Uint8Array> {
+  let at = 0;
+  let more = false;
+  for await (const chunk of body) {
+    if (at + chunk.length > into.length) {
+      more = true;
+      break;
+    }
+    chunk.copy(into, at);
+    at += chunk.length;
+  }
+  if (more || at !== into.length)
+    throw new SdkError(
+      SdkErrorCode.CacheHttp,
+      `Expected a body of ${into.length} bytes from the origin-cache but received ${more ? "more" : at}`,
+    );
+  return into;
 }

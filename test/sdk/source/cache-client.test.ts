@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,6 +7,8 @@ import { startCache, type CacheService } from "../../../origin-cache/index.js";
 import { relayedCode, SdkError } from "../../../sdk/errors.js";
 import { inProcessCache, remoteCache, type ByteCache } from "../../../sdk/source/cache-client.js";
 import { isAuthFailure } from "../../../sdk/source/edge-source.js";
+import { releaseRead } from "../../../sdk/source/read-pool.js";
+import { startRangeServer } from "../../helpers/range-server.js";
 import { tempDir } from "../../origin-cache/fixtures.js";
 
 // An edge that refuses /expired/ as an expired signature would and knows no /missing/.
@@ -70,5 +73,32 @@ describe("isAuthFailure branches on code and status, never on the message", () =
     expect(
       isAuthFailure(new SdkError(relayedCode("ERR_UPSTREAM_NOT_ALLOWED"), "Expected a URL under …", { status: 403 })),
     ).toBe(false);
+  });
+});
+
+describe("reads over GET /v1/fetch", () => {
+  it("land in pooled memory that a released read hands to the next, byte-exact", async () => {
+    const origin = await startRangeServer();
+    const d = await tempDir();
+    const service = await startCache({ upstreams: [origin.url], dir: d.path, maxBytes: 4 << 20, logLevel: "silent" });
+    const data = randomBytes(256 << 10);
+    origin.put("/v1/objects/pool/a.mp4", data);
+    const url = `${origin.url}/v1/objects/pool/a.mp4?exp=9999999999&sig=x`;
+    const cache = await remoteCache(service.url, undefined, { local: false });
+    try {
+      const first = await cache.read(url, 1000, 50_000, undefined);
+      expect(Buffer.from(first).equals(data.subarray(1000, 51_000))).toBe(true);
+      const memory = first.buffer;
+      releaseRead(first);
+      const second = await cache.read(url, 70_000, 50_000, undefined);
+      expect(Buffer.from(second).equals(data.subarray(70_000, 120_000))).toBe(true);
+      // The first read's memory, handed back, serves the second: no buffer of its own per read.
+      expect(second.buffer).toBe(memory);
+    } finally {
+      await cache.close();
+      await service.close();
+      await origin.close();
+      await d.remove();
+    }
   });
 });
