@@ -14,7 +14,7 @@ import { recoveredSample, syncStart, type SyncStart } from "./recovery-point.js"
 import { rotateClip } from "./rotate.js";
 import type { GopDecoder } from "./gop-decode.js";
 import type { ClipSlot, SlotTicket } from "./clip-slots.js";
-import { releaseRead } from "../source/read-pool.js";
+import { releaseRead } from "../../common/read-pool.js";
 
 /** Errors about this host, not the clip: the decoder cannot load, or the asked-for device is not there. */
 const FATAL_CODES = new Set(["ERR_NATIVE_UNAVAILABLE", "ERR_DEVICE_UNAVAILABLE"]);

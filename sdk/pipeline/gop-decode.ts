@@ -16,7 +16,7 @@ import type { DecodeSpan, FrameOrder } from "../sampler/frame-order.js";
 import type { DecodedClip, DecodedFrame, Packet } from "./decode.js";
 import type { Limiter } from "../../common/limiter.js";
 import type { FrameTarget, SlotHold } from "./clip-slots.js";
-import { releaseRead } from "../source/read-pool.js";
+import { releaseRead } from "../../common/read-pool.js";
 
 /** The decoder settings a run is opened with. */
 export interface RunConfig {

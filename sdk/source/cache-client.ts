@@ -12,7 +12,7 @@ import { ErrorBody } from "../../common/errors.js";
 import { hasTransientCode } from "../../common/transient-errors.js";
 import { relayedCode, SdkError, SdkErrorCode, type RelayedErrorCode } from "../errors.js";
 import { LocalPlane, wantsLocalPlane } from "./local-plane.js";
-import { ReadPool } from "./read-pool.js";
+import { ReadPool } from "../../common/read-pool.js";
 import type { SourceStats } from "./source.js";
 
 export interface PlanRange {

@@ -18,7 +18,7 @@ import {
   type LocateSpan,
 } from "../../common/schema/cache-locate.js";
 import { LocateAhead, sliceRuns, type PlannedSpan } from "./locate-ahead.js";
-import { ReadPool, releaseRead } from "./read-pool.js";
+import { ReadPool, releaseRead } from "../../common/read-pool.js";
 
 /** Runs of one slab read with one preadv: each run's place in the span and the bytes before it. */
 interface Group {

@@ -14,7 +14,7 @@ import { LocateBatchResponse, LocateResponse, startCache, type CacheService } fr
 import { slotBytesFor } from "../../origin-cache/store/slot.js";
 import { remoteCache } from "../../sdk/source/cache-client.js";
 import { LocalPlane, wantsLocalPlane } from "../../sdk/source/local-plane.js";
-import { ReadPool, releaseRead } from "../../sdk/source/read-pool.js";
+import { ReadPool, releaseRead } from "../../common/read-pool.js";
 import { startRangeServer, type RangeServer } from "../helpers/range-server.js";
 import { dirBytes, objectBytes, prng, tempDir, until } from "./fixtures.js";
 

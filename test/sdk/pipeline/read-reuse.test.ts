@@ -6,7 +6,7 @@ import { expectFramesMatch, ffmpegFrameMd5s } from "../../helpers/ffmpeg-md5.js"
 import { makeVideo } from "../../helpers/make-video.js";
 import { open, type OpenOptions } from "../../../sdk/index.js";
 import { LocalDirSource, type DatasetObject } from "../../../sdk/source/index.js";
-import { ReadPool } from "../../../sdk/source/read-pool.js";
+import { ReadPool } from "../../../common/read-pool.js";
 
 let dir: string;
 const md5s = new Map<string, string[]>();

@@ -7,7 +7,7 @@ import { startCache, type CacheService } from "../../../origin-cache/index.js";
 import { relayedCode, SdkError } from "../../../sdk/errors.js";
 import { inProcessCache, remoteCache, type ByteCache } from "../../../sdk/source/cache-client.js";
 import { isAuthFailure } from "../../../sdk/source/edge-source.js";
-import { releaseRead } from "../../../sdk/source/read-pool.js";
+import { releaseRead } from "../../../common/read-pool.js";
 import { startRangeServer } from "../../helpers/range-server.js";
 import { tempDir } from "../../origin-cache/fixtures.js";
 

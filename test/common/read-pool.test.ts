@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ReadPool, releaseRead } from "../../../sdk/source/read-pool.js";
+import { ReadPool, releaseRead } from "../../common/read-pool.js";
 
 describe("ReadPool", () => {
   it("serves a read with memory handed back, of exactly the asked length", () => {
