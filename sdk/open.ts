@@ -144,6 +144,8 @@ export class Dataset implements AsyncIterable<Batch> {
     } finally {
       this.recorder.end();
       await gen.return(undefined);
+      // A Dataset iterates once: its files need not stay open until close() (or a GC) comes.
+      await this.source.release?.();
     }
   }
 

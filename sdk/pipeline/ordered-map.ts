@@ -1,7 +1,9 @@
 /**
  * Maps an iterable with up to `window` calls in flight, yielding results in input order.
  * Nothing is started beyond the window until the consumer pulls: this is the pipeline's
- * backpressure, so memory is bounded by `window` results whatever the input's length.
+ * backpressure, so memory is bounded by `window` results whatever the input's length. A consumer
+ * that stops early (break, throw) returns once the calls in flight have settled: nothing it
+ * started still runs (and reads) after it closed what those calls use.
  *
  * @example
  * for await (const r of orderedMap(urls, 8, fetchOne)) use(r);
@@ -27,10 +29,14 @@ export async function* orderedMap<T, R>(
       inFlight.push(p);
     }
   };
-  fill();
-  while (inFlight.length > 0) {
-    const result = await inFlight.shift()!;
+  try {
     fill();
-    yield result;
+    while (inFlight.length > 0) {
+      const result = await inFlight.shift()!;
+      fill();
+      yield result;
+    }
+  } finally {
+    await Promise.allSettled(inFlight);
   }
 }

@@ -157,6 +157,10 @@ export class LocalDirSource implements DatasetSource {
     return { bytesFetched: this.bytesFetched, cacheHits: 0, cacheMisses: 0 };
   }
 
+  async release(): Promise<void> {
+    await this.files.close();
+  }
+
   async close(): Promise<void> {
     await this.files.close();
   }

@@ -71,6 +71,12 @@ export interface DatasetSource {
   /** Ranges wanted next, soonest first; a hint, never awaited for correctness. */
   plan(ranges: readonly PlannedRange[]): void;
   stats(): SourceStats;
+  /**
+   * Lets go of what is held between reads only (open files), once a stream's iteration ended:
+   * a consumer that never calls `close()` leaves nothing for the garbage collector to close.
+   * The source stays usable.
+   */
+  release?(): Promise<void>;
   close(): Promise<void>;
 }
 

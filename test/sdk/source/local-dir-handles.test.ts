@@ -1,22 +1,13 @@
-import { mkdtemp, readdir, readlink, rename, rm, utimes, writeFile } from "node:fs/promises";
+import { mkdtemp, rename, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openUnder } from "../../helpers/open-fds.js";
 import { EcError } from "../../../common/errors.js";
 import { LocalDirSource } from "../../../sdk/source/index.js";
 
 let dir: string;
 const FILES = 40;
-
-/** Open descriptors of this process that point into `root`. */
-async function openUnder(root: string): Promise<number> {
-  let n = 0;
-  for (const fd of await readdir("/proc/self/fd")) {
-    const target = await readlink(`/proc/self/fd/${fd}`).catch(() => "");
-    if (target.startsWith(`${root}/`)) n++;
-  }
-  return n;
-}
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ec-local-handles-"));
