@@ -14,7 +14,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseCompareArgs, type CompareConfig, type RowName } from "./compare/args.js";
 import { renderChart } from "./compare/chart.js";
-import type { PythonPairs } from "./compare/python-pairs.js";
+import type { PythonPairs } from "./compare/pair-summary.js";
 import { figuresOf, ratiosOf, targetsOf, type LocalReference, type RowResult } from "./compare/figures.js";
 import { videoFiles } from "./compare/fixtures.js";
 import type { RowContext, RowDef } from "./compare/row.js";

@@ -1,6 +1,6 @@
 /** Per-row figures from what a row measured, the headline ratios, and the targets they meet or miss. */
 import type { RowName } from "./args.js";
-import type { PythonPairs } from "./python-pairs.js";
+import type { PythonPairs } from "./pair-summary.js";
 import type { RowOutcome } from "./row.js";
 
 export interface RowFigures {

@@ -4,45 +4,13 @@
  * from one adjacent pair's steady clips/s (after the first batch), so load that drifts between
  * runs a minute apart cancels; the time to first batch (the engine's start-up) is reported beside.
  */
-import { median } from "../stats.js";
 import { figuresOf } from "./figures.js";
+import { type PythonPair, type PythonPairs, summarizePairs } from "./pair-summary.js";
 import type { RowContext, RowOutcome } from "./row.js";
 
 type Ran = Extract<RowOutcome, { kind: "ran" }>;
 
-export interface PythonPair {
-  readonly ts_steady_clips_per_s: number;
-  readonly py_steady_clips_per_s: number;
-  /** Python's steady clips/s over the TypeScript run's right before it. */
-  readonly ratio: number;
-  /** The same over whole runs, start-up included. */
-  readonly ratio_with_start: number;
-  readonly ts_first_batch_s: number;
-  readonly py_first_batch_s: number;
-  readonly load_average: number;
-}
-
-export interface PythonPairs {
-  readonly pairs: readonly PythonPair[];
-  readonly ratio_median: number;
-  readonly ratio_min: number;
-  readonly ratio_max: number;
-  readonly ratio_with_start_median: number;
-}
-
 const round = (x: number): number => Number(x.toPrecision(4));
-
-/** Median and range of the pairs' ratios. */
-export function summarizePairs(pairs: readonly PythonPair[]): PythonPairs {
-  const ratios = pairs.map((p) => p.ratio);
-  return {
-    pairs,
-    ratio_median: median(ratios),
-    ratio_min: Math.min(...ratios),
-    ratio_max: Math.max(...ratios),
-    ratio_with_start_median: median(pairs.map((p) => p.ratio_with_start)),
-  };
-}
 
 /**
  * Runs `n` pairs, each a TypeScript run then a Python run; returns them and the Python run of

@@ -1,7 +1,7 @@
 /** What each row file provides, and what the harness hands every row. */
 import type { CompareConfig, RowName } from "./args.js";
 import type { ClipRef } from "./row-result.js";
-import type { PythonPairs } from "./python-pairs.js";
+import type { PythonPairs } from "./pair-summary.js";
 import type { Measured } from "./run-child.js";
 import type { Testbed } from "./testbed.js";
 
