@@ -14,7 +14,6 @@
  * `--keep DIR` seeds each size once into DIR/n<size> and reuses it on later runs (seeding
  * 50,000 objects takes minutes); `--client-node-args` are passed to each client process.
  */
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -28,6 +27,7 @@ import { manifestSigner, signJson } from "../common/manifest-sign.js";
 import { buildIndex, bytesReader, encodeIndex } from "../common/media-index/index.js";
 import type { IndexV1, TableEntryV1 } from "../common/schema/index.js";
 import { DEFAULT_SHARD_TARGET_BYTES } from "../common/shards.js";
+import { spawnGroup } from "../sdk/dev/child-group.js";
 import { ensureDevVars, startLocalEdge } from "../sdk/dev/index.js";
 import { freePort } from "../sdk/dev/free-port.js";
 import { makeVideo } from "../test/helpers/make-video.js";
@@ -233,44 +233,40 @@ function runClient(
   caFile: string,
   wan: WanEmulator,
 ): Promise<Record<string, number>> {
-  return new Promise((resolve, reject) => {
-    const nodeArgs = values["client-node-args"].split(" ").filter(Boolean);
-    const child = spawn(
-      process.execPath,
-      [
-        ...nodeArgs,
-        process.argv[1]!,
-        ...["--client", url, "--token", token, "--mode", mode],
-        ...(values["profile-open"] ? ["--profile-open", values["profile-open"]] : []),
-      ],
-      {
-        env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile },
-        stdio: ["ignore", "pipe", "inherit"],
-      },
+  const nodeArgs = values["client-node-args"].split(" ").filter(Boolean);
+  // Its own group: a run stopped by a signal (or killed) takes the client with it.
+  const group = spawnGroup(
+    process.execPath,
+    [
+      ...nodeArgs,
+      process.argv[1]!,
+      ...["--client", url, "--token", token, "--mode", mode],
+      ...(values["profile-open"] ? ["--profile-open", values["profile-open"]] : []),
+    ],
+    { env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile }, echo: "stderr" },
+  );
+  let out = "";
+  group.child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  // A client that stops (seen at 50,000 objects, rarely) fails the run with where it was, instead of a silent hang.
+  let kill: NodeJS.Timeout | undefined;
+  const limit = setTimeout(() => {
+    process.stderr.write(
+      `[open-scale] a client of ${url} has not finished in ${CLIENT_LIMIT_S} s: killing it\n` +
+        `[open-scale] its emulator: ${wan.stats.requests} requests, ${wan.stats.inFlight} in flight, ${wan.stats.sessions} sessions\n` +
+        wan
+          .active()
+          .map((a) => `[open-scale]   ${a.method} ${a.path} (${a.phase}, ${a.ms} ms)\n`)
+          .join(""),
     );
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    // A client that stops (seen at 50,000 objects, rarely) fails the run with where it was, instead of a silent hang.
-    let kill: NodeJS.Timeout | undefined;
-    const limit = setTimeout(() => {
-      process.stderr.write(
-        `[open-scale] a client of ${url} has not finished in ${CLIENT_LIMIT_S} s: killing it\n` +
-          `[open-scale] its emulator: ${wan.stats.requests} requests, ${wan.stats.inFlight} in flight, ${wan.stats.sessions} sessions\n` +
-          wan
-            .active()
-            .map((a) => `[open-scale]   ${a.method} ${a.path} (${a.phase}, ${a.ms} ms)\n`)
-            .join(""),
-      );
-      // The client writes what it has in flight, then goes.
-      child.kill("SIGUSR2");
-      kill = setTimeout(() => child.kill("SIGKILL"), 2000);
-    }, CLIENT_LIMIT_S * 1000);
-    child.on("exit", (code, signal) => {
-      clearTimeout(limit);
-      clearTimeout(kill);
-      if (code === 0) resolve(JSON.parse(out.trim().split("\n").pop()!));
-      else reject(new Error(`client exited ${code ?? signal}: ${out}`));
-    });
+    // The client writes what it has in flight, then goes.
+    group.signal("SIGUSR2");
+    kill = setTimeout(() => group.signal("SIGKILL"), 2000);
+  }, CLIENT_LIMIT_S * 1000);
+  return group.exited.then((code) => {
+    clearTimeout(limit);
+    clearTimeout(kill);
+    if (code === 0) return JSON.parse(out.trim().split("\n").pop()!) as Record<string, number>;
+    throw new Error(`client exited ${code}: ${out}`);
   });
 }
 
