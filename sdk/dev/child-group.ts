@@ -57,7 +57,8 @@ function onParentSignal(signal: NodeJS.Signals): void {
 }
 
 function track(kill: (signal: NodeJS.Signals) => void): () => void {
-  if (live.size === 0) for (const s of PARENT_SIGNALS) process.on(s, onParentSignal);
+  // First in line, so it sees the application's own listeners before any of them removes itself.
+  if (live.size === 0) for (const s of PARENT_SIGNALS) process.prependListener(s, onParentSignal);
   live.add(kill);
   return () => {
     live.delete(kill);

@@ -7,7 +7,8 @@ import { spawnGroup } from "../../../dist/sdk/dev/child-group.js";
 import { startLocalEdge } from "../../../dist/sdk/dev/index.js";
 
 const [what, handles] = process.argv.slice(2);
-if (handles === "handles-sigterm") process.on("SIGTERM", () => process.stdout.write("handled\n"));
+// Like `ec dev` (waitForSignal): a listener that removes itself when the signal comes.
+if (handles === "handles-sigterm") process.once("SIGTERM", () => process.stdout.write("handled\n"));
 if (what === "edge") {
   const dir = mkdtempSync(join(tmpdir(), "ec-group-parent-"));
   await startLocalEdge({ port: 0, quiet: true, varsDir: dir, persistDir: join(dir, "r2") });
