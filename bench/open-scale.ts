@@ -14,7 +14,6 @@
  * `--keep DIR` seeds each size once into DIR/n<size> and reuses it on later runs (seeding
  * 50,000 objects takes minutes); `--client-node-args` are passed to each client process.
  */
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -28,11 +27,13 @@ import { manifestSigner, signJson } from "../common/manifest-sign.js";
 import { buildIndex, bytesReader, encodeIndex } from "../common/media-index/index.js";
 import type { IndexV1, TableEntryV1 } from "../common/schema/index.js";
 import { DEFAULT_SHARD_TARGET_BYTES } from "../common/shards.js";
+import { spawnGroup } from "../sdk/dev/child-group.js";
 import { ensureDevVars, startLocalEdge } from "../sdk/dev/index.js";
 import { freePort } from "../sdk/dev/free-port.js";
 import { makeVideo } from "../test/helpers/make-video.js";
 import { seedLocalR2, type SeedObject } from "../test/helpers/seed-r2.js";
-import { startWanEmulator } from "../test/helpers/wan-emulator.js";
+import { startWanEmulator, type WanEmulator } from "../test/helpers/wan-emulator.js";
+import { trackInFlight } from "./open-scale/in-flight.js";
 import { keptSeed } from "./open-scale/kept-seed.js";
 import { median } from "./stats.js";
 
@@ -45,6 +46,8 @@ const { values } = parseArgs({
     json: { type: "boolean", default: false },
     keep: { type: "string" },
     "client-node-args": { type: "string", default: "" },
+    // A client's open() and first batch take seconds; one still running after this is stuck.
+    "client-limit-s": { type: "string", default: "120" },
     // Writes a CPU profile of each client's open() alone (first batch excluded) into this folder.
     "profile-open": { type: "string" },
     // Internal: one measured open() in a fresh process (a rank), printing one JSON line.
@@ -55,10 +58,16 @@ const { values } = parseArgs({
 });
 const PREFIX = "scale";
 /** A client's open() and first batch take seconds; one still running after this is stuck. */
-const CLIENT_LIMIT_S = 120;
+const CLIENT_LIMIT_S = Number(values["client-limit-s"]);
 
 /** One rank: open() and its first batch, counted at the emulator (requests, bytes) and in-process (RSS). */
 async function client(url: string, token: string, mode: string): Promise<void> {
+  // What this client waits on, written to stderr when the parent finds it stuck (SIGUSR2).
+  const flight = trackInFlight();
+  let stage = "starting";
+  process.on("SIGUSR2", () =>
+    process.stderr.write(`[in-flight] client ${process.pid} at: ${stage}\n${flight.report()}`),
+  );
   const { open } = await import("../sdk/index.js");
   const { EdgeSource, inProcessCache } = await import("../sdk/source/index.js");
   // Not through the global fetch: a process that has used it keeps its dispatcher for the edge too (edge-fetch.ts).
@@ -73,6 +82,7 @@ async function client(url: string, token: string, mode: string): Promise<void> {
   const profiler = values["profile-open"] ? await startProfile() : undefined;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
+  stage = "open()";
   const source = new EdgeSource(url, token, await inProcessCache(new URL(url).origin, 64 << 20), {
     table: mode === "table",
   });
@@ -85,8 +95,10 @@ async function client(url: string, token: string, mode: string): Promise<void> {
   const cpuOpen = process.cpuUsage(cpu0);
   if (profiler) await writeFile(join(values["profile-open"]!, `open-${process.pid}.cpuprofile`), await profiler());
   const atOpen = await wanStats();
+  stage = "first batch";
   const it = ds[Symbol.asyncIterator]();
   const first = await it.next();
+  stage = "closing";
   const tFirst = performance.now();
   const atFirst = await wanStats();
   const rss = process.memoryUsage().rss;
@@ -215,34 +227,47 @@ function indexKeySync(md5: string, key: string): string {
   return `_ec/index/v1/${md5}/${key}`;
 }
 
-function runClient(url: string, token: string, mode: string, caFile: string): Promise<Record<string, number>> {
-  return new Promise((resolve, reject) => {
-    const nodeArgs = values["client-node-args"].split(" ").filter(Boolean);
-    const child = spawn(
-      process.execPath,
-      [
-        ...nodeArgs,
-        process.argv[1]!,
-        ...["--client", url, "--token", token, "--mode", mode],
-        ...(values["profile-open"] ? ["--profile-open", values["profile-open"]] : []),
-      ],
-      {
-        env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile },
-        stdio: ["ignore", "pipe", "inherit"],
-      },
+function runClient(
+  url: string,
+  token: string,
+  mode: string,
+  caFile: string,
+  wan: WanEmulator,
+): Promise<Record<string, number>> {
+  const nodeArgs = values["client-node-args"].split(" ").filter(Boolean);
+  // Its own group: a run stopped by a signal (or killed) takes the client with it.
+  const group = spawnGroup(
+    process.execPath,
+    [
+      ...nodeArgs,
+      process.argv[1]!,
+      ...["--client", url, "--token", token, "--mode", mode],
+      ...(values["profile-open"] ? ["--profile-open", values["profile-open"]] : []),
+    ],
+    { env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile }, echo: "stderr" },
+  );
+  let out = "";
+  group.child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  // A client that stops (seen at 50,000 objects, rarely) fails the run with where it was, instead of a silent hang.
+  let kill: NodeJS.Timeout | undefined;
+  const limit = setTimeout(() => {
+    process.stderr.write(
+      `[open-scale] a client of ${url} has not finished in ${CLIENT_LIMIT_S} s: killing it\n` +
+        `[open-scale] its emulator: ${wan.stats.requests} requests, ${wan.stats.inFlight} in flight, ${wan.stats.sessions} sessions\n` +
+        wan
+          .active()
+          .map((a) => `[open-scale]   ${a.method} ${a.path} (${a.phase}, ${a.ms} ms)\n`)
+          .join(""),
     );
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    // A client that stops (seen at 50,000 objects, rarely) fails the run with where it was, instead of a silent hang.
-    const limit = setTimeout(() => {
-      process.stderr.write(`[open-scale] a client of ${url} has not finished in ${CLIENT_LIMIT_S} s: killing it\n`);
-      child.kill("SIGKILL");
-    }, CLIENT_LIMIT_S * 1000);
-    child.on("exit", (code, signal) => {
-      clearTimeout(limit);
-      if (code === 0) resolve(JSON.parse(out.trim().split("\n").pop()!));
-      else reject(new Error(`client exited ${code ?? signal}: ${out}`));
-    });
+    // The client writes what it has in flight, then goes.
+    group.signal("SIGUSR2");
+    kill = setTimeout(() => group.signal("SIGKILL"), 2000);
+  }, CLIENT_LIMIT_S * 1000);
+  return group.exited.then((code) => {
+    clearTimeout(limit);
+    clearTimeout(kill);
+    if (code === 0) return JSON.parse(out.trim().split("\n").pop()!) as Record<string, number>;
+    throw new Error(`client exited ${code}: ${out}`);
   });
 }
 
@@ -324,11 +349,12 @@ async function mainBench(): Promise<void> {
       }
       const runs = new Map<string, Record<string, number>[]>();
       const modesOf = (n: number) => (n === indexesAt ? ["table", "indexes"] : ["table"]);
-      for (const b of beds) await runClient(`${b.wan.url}/v1/datasets/${PREFIX}`, b.edge!.token, "table", b.caFile); // warm each isolate, as a deployed edge is
+      for (const b of beds)
+        await runClient(`${b.wan.url}/v1/datasets/${PREFIX}`, b.edge!.token, "table", b.caFile, b.wan); // warm each isolate, as a deployed edge is
       for (let r = 0; r < rounds; r++) {
         for (const b of beds) {
           for (const m of modesOf(b.n)) {
-            const got = await runClient(`${b.wan.url}/v1/datasets/${PREFIX}`, b.edge!.token, m, b.caFile);
+            const got = await runClient(`${b.wan.url}/v1/datasets/${PREFIX}`, b.edge!.token, m, b.caFile, b.wan);
             // One line per client: a run that stops shows where (a client, or the edges' shutdown below).
             process.stderr.write(
               `[open-scale] round ${r + 1}, ${b.n} objects, ${m}: first batch ${got.first_batch_s!.toFixed(3)} s\n`,

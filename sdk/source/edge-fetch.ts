@@ -7,7 +7,7 @@
  */
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
-import { Agent, getGlobalDispatcher, request, type buildConnector, type Dispatcher } from "undici";
+import { Agent, buildConnector, getGlobalDispatcher, request, type Dispatcher } from "undici";
 
 const inflate = promisify(gunzip);
 
@@ -17,6 +17,13 @@ export const inflateBody = async (gz: Uint8Array): Promise<Uint8Array<ArrayBuffe
 
 /** Where undici (and Node's fetch) keep the process's global dispatcher once one is set or used. */
 const GLOBAL_DISPATCHER = Symbol.for("undici.globalDispatcher.1");
+
+/**
+ * Streams in flight on one HTTP/2 connection: the table reader keeps 64 pages in flight. Undici
+ * runs one request at a time per connection unless told otherwise, and then opens a connection
+ * (a TLS handshake and one more RTT) per page in flight instead of sharing one.
+ */
+const STREAMS_PER_CONNECTION = 128;
 
 /** Statuses whose Response cannot carry a body. */
 const NO_BODY = new Set([101, 103, 204, 205, 304]);
@@ -38,9 +45,7 @@ export interface EdgeFetch {
  */
 export function edgeFetch(connect?: buildConnector.BuildOptions): EdgeFetch {
   const own =
-    connect || (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER] === undefined
-      ? new Agent({ allowH2: true, keepAliveTimeout: 30_000, ...(connect ? { connect } : {}) })
-      : undefined;
+    connect || (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER] === undefined ? h2Agent(connect) : undefined;
   const dispatcher: Dispatcher = own ?? getGlobalDispatcher();
   const send = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const res = await request(String(input instanceof Request ? input.url : input), {
@@ -65,4 +70,29 @@ export function edgeFetch(connect?: buildConnector.BuildOptions): EdgeFetch {
     return new Response(body, { status: res.statusCode, headers });
   };
   return { fetch: send as typeof fetch, close: async () => own?.close() };
+}
+
+/**
+ * An agent that offers HTTP/2 and, on a connection that took it (ALPN), carries many requests
+ * at once; an HTTP/1.1 connection keeps one at a time (no pipelining).
+ */
+function h2Agent(connect?: buildConnector.BuildOptions): Agent {
+  const base = buildConnector({ ...connect, allowH2: true });
+  // Per origin (protocol//host): every connection to one edge negotiates the same protocol.
+  const h2 = new Set<string>();
+  const agent = new Agent({
+    allowH2: true,
+    keepAliveTimeout: 30_000,
+    connect: (opts, cb) =>
+      base(opts, (err, socket) => {
+        if (socket && (socket as { alpnProtocol?: string | false }).alpnProtocol === "h2")
+          h2.add(`${opts.protocol}//${opts.host}`);
+        cb(err as Error, socket as never);
+      }),
+  });
+  agent.on("connect", (origin, targets) => {
+    const client = targets[targets.length - 1] as Dispatcher & { pipelining: number };
+    if (h2.has(`${origin.protocol}//${origin.host}`)) client.pipelining = STREAMS_PER_CONNECTION;
+  });
+  return agent;
 }

@@ -73,8 +73,13 @@ export interface WanEmulator {
     httpVersions: Set<string>;
     faultsFired: number;
   };
+  /** Requests being handled now, oldest first: path, where each is (phase) and for how long. */
+  active(): { method: string; path: string; phase: WanPhase; ms: number }[];
   close(): Promise<void>;
 }
+
+/** Where a request is in the emulator: its RTT, the upstream's answer, the body paced by the link, or a full write buffer. */
+export type WanPhase = "rtt" | "request-body" | "upstream" | "body" | "drain";
 
 const defaultMatch = (_path: string, range: string | undefined): boolean =>
   range !== undefined && range !== "bytes=0-0";
@@ -156,6 +161,7 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
     httpVersions: new Set<string>(),
     faultsFired: 0,
   };
+  const live = new Map<object, { method: string; path: string; phase: WanPhase; t0: number }>();
   const toNew = (etag: string): string => etag.replace(/"$/, '-v2"');
   const toOld = (etag: string): string => etag.replace(/-v2"$/, '"');
 
@@ -190,6 +196,8 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
     stats.inFlight++;
     stats.peakInFlight = Math.max(stats.peakInFlight, stats.inFlight);
     stats.httpVersions.add(req.httpVersion === "2.0" ? "h2" : "http/1.1");
+    const where = { method: req.method, path: req.url, phase: "rtt" as WanPhase, t0: performance.now() };
+    live.set(req, where);
     try {
       const session: object = (req.httpVersion === "2.0" ? req.stream.session : req.socket) ?? req;
       let ready = sessionReady.get(session);
@@ -222,10 +230,12 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
       const post = req.method === "POST";
       let body: Buffer | undefined;
       if (post) {
+        where.phase = "request-body";
         const chunks: Buffer[] = [];
         for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
         body = Buffer.concat(chunks);
       }
+      where.phase = "upstream";
       const up = await upstream.request({
         path,
         method: post ? "POST" : req.method === "HEAD" ? "HEAD" : "GET",
@@ -246,6 +256,7 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
         if (typeof v === "string") out[name] = name === "etag" && etagsChanged ? toNew(v) : v;
       }
       res.writeHead(up.statusCode, out);
+      where.phase = "body";
       let sent = 0;
       const bodyFault = fault?.kind === "delay" ? undefined : fault;
       for await (const chunk of up.body as AsyncIterable<Buffer>) {
@@ -257,7 +268,11 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
           if (res.destroyed || res.stream?.destroyed) break;
           sent += piece.length;
           stats.bytesSent += piece.length;
-          if (!res.write(piece)) await drained(res);
+          if (!res.write(piece)) {
+            where.phase = "drain";
+            await drained(res);
+            where.phase = "body";
+          }
         }
         if (piece.length < chunk.length && bodyFault) {
           up.body.destroy();
@@ -275,6 +290,7 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
       if (!res.headersSent) res.writeHead(502).end();
       else if (!res.destroyed) res.destroy();
     } finally {
+      live.delete(req);
       stats.inFlight--;
     }
   };
@@ -306,6 +322,10 @@ export async function startWanEmulator(opts: WanEmulatorOptions): Promise<WanEmu
     clearFaults: () => void (rules.length = 0),
     changeEtags: () => void (etagsChanged = true),
     stats,
+    active: () => {
+      const now = performance.now();
+      return [...live.values()].map(({ t0, ...w }) => ({ ...w, ms: Math.round(now - t0) }));
+    },
     close: async () => {
       for (const s of sessions) s.destroy();
       for (const s of sockets) s.destroy();

@@ -58,4 +58,20 @@ describe("edgeFetch", () => {
       await f.close();
     }
   });
+
+  it("carries the table's pages in flight on one HTTP/2 connection, not a TLS handshake each", async () => {
+    const f = edgeFetch({ ca: wan.ca });
+    try {
+      const sessions = wan.stats.sessions;
+      // The head first, then every page at once, as the table reader asks for them.
+      await (await f.fetch(`${wan.url}/page`)).text();
+      const pages = await Promise.all(
+        Array.from({ length: 50 }, async () => (await f.fetch(`${wan.url}/page`)).text()),
+      );
+      expect(pages.every((p) => p === page)).toBe(true);
+      expect(wan.stats.sessions - sessions).toBe(1);
+    } finally {
+      await f.close();
+    }
+  });
 });
