@@ -76,7 +76,7 @@ export function edgeFetch(connect?: buildConnector.BuildOptions): EdgeFetch {
  * An agent that offers HTTP/2 and, on a connection that took it (ALPN), carries many requests
  * at once; an HTTP/1.1 connection keeps one at a time (no pipelining).
  */
-function h2Agent(connect?: buildConnector.BuildOptions): Agent {
+export function h2Agent(connect?: buildConnector.BuildOptions): Agent {
   const base = buildConnector({ ...connect, allowH2: true });
   // Per origin (protocol//host): every connection to one edge negotiates the same protocol.
   const h2 = new Set<string>();
