@@ -127,11 +127,12 @@ export function parseCompareArgs(argv: readonly string[]): CompareConfig {
     count: int("count", s("count"), 16),
     width: Number(size[1]),
     height: Number(size[2]),
-    seconds: int("seconds", s("seconds"), 20),
+    seconds: int("seconds", s("seconds"), 64),
     fps: int("fps", s("fps"), 30),
     gop: int("gop", s("gop"), 30),
-    // Every keyframe-aligned clip of the default videos (16 × 20 s, a GOP a second): rows of ~20 s or more, steady state dominating.
-    clips: int("clips", s("clips"), 320),
+    // Every keyframe-aligned clip of the default videos (16 × 64 s, a GOP a second): 1,024 clips a
+    // row, so steady state dominates even where a row streams 70 clips/s (15 s a row).
+    clips: int("clips", s("clips"), 1024),
     frames: int("frames", s("frames"), 16),
     batch: int("batch", s("batch"), 4),
     seed: int("seed", s("seed"), 1, 0),
