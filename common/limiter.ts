@@ -68,3 +68,23 @@ export class Limiter {
     return this.#peak;
   }
 }
+
+/**
+ * Runs `fn` over `items` with at most `limit` calls in flight, each result at its item's index.
+ * The first rejection rejects the whole; calls already started run on.
+ *
+ * @example
+ * const sizes = await mapLimit(keys, 8, (key) => head(key));
+ */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}

@@ -10,6 +10,7 @@ import { decodePageBytes } from "./dataset-table/page-codec.js";
 import { MAX_PAGES_PER_REQUEST, splitFrames } from "./dataset-table/page-frames.js";
 import { SetDigest } from "./dataset-table/set-digest.js";
 import { ErrorBody } from "./errors.js";
+import { mapLimit } from "./limiter.js";
 import {
   datasetBase,
   fetchPublicKeys,
@@ -24,15 +25,6 @@ import { EnqueuePageV1, SignedUrlsV1, TableHeadV1, type PublicKeysV1, type Table
 const PAGE_CONCURRENCY = 64;
 /** Requests of several pages at once: 8 × 64 pages ≈ 10 MB in flight, a 1 Gbit/s × 50 ms window and more. */
 const BATCH_CONCURRENCY = 8;
-
-/** Runs `fn` over `xs`, at most `width` at a time. */
-async function pool<T>(xs: readonly T[], width: number, fn: (x: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < xs.length; i = next++) await fn(xs[i]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(width, xs.length) }, worker));
-}
 
 export interface DatasetTable {
   readonly head: TableHeadV1;
@@ -121,11 +113,11 @@ export async function readTable(
     await take(i, await store.page(wanted[i]!.name));
   };
   const all = wanted.map((_, i) => i);
-  if (!store.pages) await pool(all, PAGE_CONCURRENCY, one);
+  if (!store.pages) await mapLimit(all, PAGE_CONCURRENCY, one);
   else {
     // ⌈pages / 64⌉ requests for the same bytes; a store that cannot (an older edge) is asked page by page.
     const left: number[] = [];
-    await pool(groups(all), BATCH_CONCURRENCY, async (batch) => {
+    await mapLimit(groups(all), BATCH_CONCURRENCY, async (batch) => {
       const ask = batch.length > 1 && left.length === 0;
       const many = ask ? await store.pages!(batch.map((i) => wanted[i]!.name)) : undefined;
       if (ask) requests++;
@@ -133,7 +125,7 @@ export async function readTable(
         await Promise.all(batch.map((i, k) => take(i, many[k]!)));
       } else left.push(...batch);
     });
-    await pool(left, PAGE_CONCURRENCY, one);
+    await mapLimit(left, PAGE_CONCURRENCY, one);
   }
   const digest = new SetDigest();
   wanted.forEach((ref, i) => {

@@ -3,6 +3,7 @@ import type { VideoCodec, VideoTrackV1 } from "../schema/index.js";
 import { isShown } from "./edit-window.js";
 import { IndexErrorCode, MediaIndexError } from "./errors.js";
 import type { HeadCachedReader } from "./range-reader.js";
+import { mapLimit } from "../limiter.js";
 import { withSampleBounds } from "./sample-bounds.js";
 
 /** Above this the header boxes (moov + moofs) are refused rather than held in a Worker's 128 MB. */
@@ -163,16 +164,7 @@ function editList(track: Track): EditList {
 
 /** Reads boxes with a few requests in flight; their positions are already known from the walk. */
 async function readBoxes(reader: HeadCachedReader, boxes: TopBox[]): Promise<Uint8Array[]> {
-  const out = new Array<Uint8Array>(boxes.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < boxes.length) {
-      const i = next++;
-      out[i] = await reader.read(boxes[i]!.start, boxes[i]!.size);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(8, boxes.length) }, worker));
-  return out;
+  return mapLimit(boxes, 8, (box) => reader.read(box.start, box.size));
 }
 
 /** Where each glued moof came from, so moof-relative sample offsets can be put back in file terms. */

@@ -6,6 +6,7 @@
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
 import { describeReceived, EcError } from "../../common/errors.js";
+import { mapLimit } from "../../common/limiter.js";
 import type { ManifestClientOptions } from "../../common/manifest-client.js";
 import { indexToJson, notStreamed, summarizeIndex } from "../../common/media-index/index.js";
 import type { IndexV1 } from "../../common/schema/index.js";
@@ -117,20 +118,6 @@ function printDataset(s: DatasetSummary): void {
     ...s.errors.map((e) => `  ${e.key}: ${e.code}: ${e.message}`),
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
-}
-
-/** Runs `fn` over `items` with at most `limit` in flight, keeping the order of results. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 async function inspectDataset(catalog: Catalog, json: boolean, concurrency: number): Promise<number> {

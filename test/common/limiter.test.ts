@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Limiter } from "../../common/limiter.js";
+import { Limiter, mapLimit } from "../../common/limiter.js";
 
 const later = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -88,5 +88,29 @@ describe("Limiter", () => {
         }),
       );
     }
+  });
+});
+
+describe("mapLimit", () => {
+  it("keeps each result at its item's index with at most `limit` calls in flight", async () => {
+    let active = 0;
+    let peak = 0;
+    const out = await mapLimit([5, 1, 4, 2, 3, 0], 3, async (ms) => {
+      peak = Math.max(peak, ++active);
+      await later(ms);
+      active--;
+      return ms * 10;
+    });
+    expect(out).toEqual([50, 10, 40, 20, 30, 0]);
+    expect(peak).toBe(3);
+  });
+
+  it("rejects with the first call's error", async () => {
+    await expect(
+      mapLimit([1, 2], 2, async (x) => {
+        if (x === 2) throw new Error("two");
+        return x;
+      }),
+    ).rejects.toThrow("two");
   });
 });
