@@ -7,7 +7,11 @@
  * time of open(), HTTP requests the server received, index range GETs, objects whose index was
  * read, and local table pages read and written.
  *
- *   npx tsc -p bench/tsconfig.json && node dist/bench/open-local-table.js [--objects 1000,5000] [--json]
+ * `--index-bytes N` runs instead, per size, an open that streams its whole epoch over an index
+ * cache bound to N bytes (far below its indexes: the epoch evicts and rebuilds them), then the
+ * open after it: whether that open still finds the local table, or indexes the prefix again.
+ *
+ *   npx tsc -p bench/tsconfig.json && node dist/bench/open-local-table.js [--objects 1000,5000] [--index-bytes 16384] [--json]
  */
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -20,6 +24,7 @@ import { startS3Server, type S3TestServer } from "../test/helpers/s3-server.js";
 const { values } = parseArgs({
   options: {
     objects: { type: "string", default: "1000,5000" },
+    "index-bytes": { type: "string" },
     json: { type: "boolean", default: false },
   },
 });
@@ -38,16 +43,23 @@ function npy(fill: number): Uint8Array {
   return bytes;
 }
 
-async function openOnce(s3: S3TestServer, prefix: string, indexCacheDir: string) {
+async function openOnce(
+  s3: S3TestServer,
+  prefix: string,
+  indexCacheDir: string,
+  o: { indexCacheBytes?: number; epoch?: boolean } = {},
+) {
   const url = `s3://${s3.bucket}/${prefix}`;
   const options = { endpoint: s3.endpoint, region: s3.region, credentials: s3.credentials };
-  const source = await openS3Source(new URL(url), { ...options, indexCacheDir }, {});
+  const bound = o.indexCacheBytes === undefined ? {} : { indexCacheBytes: o.indexCacheBytes };
+  const source = await openS3Source(new URL(url), { ...options, indexCacheDir, ...bound }, {});
   const before = s3.requests;
   const t0 = performance.now();
   const ds = await open(url, { ...options, device: "cpu", batch: 1 }, { source });
   const seconds = (performance.now() - t0) / 1000;
   const requests = s3.requests - before;
   const c = source.counters();
+  if (o.epoch) for await (const _ of ds);
   await ds.close();
   return {
     seconds,
@@ -93,6 +105,14 @@ try {
     const key = (i: number) => `${prefix}/${String(i).padStart(7, "0")}.npy`;
     await s3.seed(Array.from({ length: n }, (_, i) => ({ key: key(i), body: npy(1) })));
     const cache = join(dir, prefix);
+    if (values["index-bytes"] !== undefined) {
+      const indexCacheBytes = Number(values["index-bytes"]);
+      const first = await openOnce(s3, prefix, cache, { indexCacheBytes, epoch: true });
+      const second = await openOnce(s3, prefix, cache, { indexCacheBytes });
+      for (const [open, r] of Object.entries({ "first + epoch": first, "second (past bound)": second }))
+        rows.push({ objects: n, open, ...r, seconds: Number(r.seconds.toFixed(3)) });
+      continue;
+    }
     const listing = await listOnce(s3, prefix, cache);
     const first = await openOnce(s3, prefix, cache);
     const second = await openOnce(s3, prefix, cache);
@@ -114,9 +134,11 @@ try {
 
 if (values.json) console.log(JSON.stringify(rows));
 else {
-  console.log("objects  open           open() s  clips  requests  index GETs  indexes read  pages read  pages written");
+  console.log(
+    "objects  open                 open() s  clips  requests  index GETs  indexes read  pages read  pages written",
+  );
   for (const r of rows)
     console.log(
-      `${String(r.objects).padStart(7)}  ${String(r.open).padEnd(13)}  ${String(r.seconds).padStart(8)}  ${String(r.clips).padStart(5)}  ${String(r.requests).padStart(8)}  ${String(r.indexRequests).padStart(10)}  ${String(r.indexesRead).padStart(12)}  ${String(r.pagesRead).padStart(10)}  ${String(r.pagesWritten).padStart(13)}`,
+      `${String(r.objects).padStart(7)}  ${String(r.open).padEnd(19)}  ${String(r.seconds).padStart(8)}  ${String(r.clips).padStart(5)}  ${String(r.requests).padStart(8)}  ${String(r.indexRequests).padStart(10)}  ${String(r.indexesRead).padStart(12)}  ${String(r.pagesRead).padStart(10)}  ${String(r.pagesWritten).padStart(13)}`,
     );
 }

@@ -156,6 +156,11 @@ export interface S3TestServer {
   readonly client: S3Client;
   /** HTTP requests the server has received so far (listings, GETs, PUTs, refused ones). */
   readonly requests: number;
+  /** ListObjectsV2 requests among them. */
+  readonly listings: number;
+  /** The most requests it has been answering at once since the last `resetPeak()`. */
+  readonly peakInFlight: number;
+  resetPeak(): void;
   /** Stores an object and returns its quoted ETag. */
   put(key: string, body: Uint8Array | string, bucket?: string): Promise<string>;
   /** Stores many small objects through s3rver's own store, skipping HTTP: bulk fixtures in seconds. */
@@ -185,8 +190,20 @@ export async function startS3Server(options: S3TestServerOptions = {}): Promise<
     configureBuckets: buckets.map((name) => ({ name })),
   });
   let requests = 0;
+  let listings = 0;
+  let inFlight = 0;
+  let peakInFlight = 0;
   const front: Middleware = async (ctx, next) => {
     requests++;
+    if (ctx.method === "GET" && ctx.query["list-type"] === "2") listings++;
+    peakInFlight = Math.max(peakInFlight, ++inFlight);
+    try {
+      await answer(ctx, next);
+    } finally {
+      inFlight--;
+    }
+  };
+  const answer: Middleware = async (ctx, next) => {
     const region = signedRegion(ctx);
     if (options.region !== undefined && region !== undefined && region !== options.region) {
       ctx.status = 400;
@@ -234,6 +251,15 @@ export async function startS3Server(options: S3TestServerOptions = {}): Promise<
     client,
     get requests() {
       return requests;
+    },
+    get listings() {
+      return listings;
+    },
+    get peakInFlight() {
+      return peakInFlight;
+    },
+    resetPeak() {
+      peakInFlight = inFlight;
     },
     async put(key, body, inBucket = bucket) {
       const out = await client.send(new PutObjectCommand({ Bucket: inBucket, Key: key, Body: body }));

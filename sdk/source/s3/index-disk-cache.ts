@@ -2,8 +2,9 @@
  * Indexes built on the client, kept on local disk keyed by (bucket, key, ETag) so a second
  * run over the same bucket reads no container headers at all. A changed object has a new ETag
  * and so misses. The same directory holds each bucket prefix's local table (local-table.ts: a
- * head and its pages);
- * it is bounded as a whole, least recently used files go first.
+ * head and its pages). Indexes and tables have a bound each, least recently used files going
+ * first within it: an epoch that reads more indexes than the bound holds (read lazily, ahead of
+ * each object's first clip) must not evict the table that lets the next open skip them all.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
@@ -13,8 +14,15 @@ import { decodeIndex, encodeIndex } from "../../../common/media-index/index.js";
 import type { IndexV1 } from "../../../common/schema/index.js";
 
 const SUFFIX = ".idx";
-/** Files the cache owns and counts toward its bound: indexes, local table heads and their pages. */
+/** Files the cache owns and counts toward its bounds: indexes, local table heads and their pages. */
 const OWNED = [SUFFIX, ".tbl", ".tbp"];
+
+/** What a file counts toward: the bound of indexes, or that of local tables. */
+export type CacheClass = "index" | "table";
+const classOf = (name: string): CacheClass => (name.endsWith(SUFFIX) ? "index" : "table");
+
+/** Default bound of the local tables: about 5 × 10^7 small objects at ≈ 20 B each (bench/README.md). */
+export const DEFAULT_TABLE_BYTES = 1 << 30;
 
 /** $EC_INDEX_CACHE_DIR, else $XDG_CACHE_HOME/ec/index, else ~/.cache/ec/index. */
 export function defaultIndexCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -29,7 +37,7 @@ interface Entry {
 
 export class IndexDiskCache {
   private entries: Map<string, Entry> | undefined;
-  private total = 0;
+  private readonly totals: Record<CacheClass, number> = { index: 0, table: 0 };
   /** Hits and misses since construction, for stats and tests. */
   hits = 0;
   misses = 0;
@@ -41,8 +49,15 @@ export class IndexDiskCache {
    */
   constructor(
     readonly dir: string,
+    /** Bound of the indexes (`.idx`). */
     readonly maxBytes = 256 << 20,
+    /** Bound of the local tables (`.tbl`, `.tbp`), apart from the indexes'. */
+    readonly tableBytes = DEFAULT_TABLE_BYTES,
   ) {}
+
+  private bound(c: CacheClass): number {
+    return c === "index" ? this.maxBytes : this.tableBytes;
+  }
 
   /** The cache file name for one object version; the scope (endpoint and bucket) keeps buckets apart. */
   static id(scope: string, key: string, etag: string): string {
@@ -72,7 +87,7 @@ export class IndexDiskCache {
         await rm(join(this.dir, name), { force: true });
     }
     this.entries = entries;
-    this.total = [...entries.values()].reduce((n, e) => n + e.size, 0);
+    for (const [name, e] of entries) this.totals[classOf(name)] += e.size;
     return entries;
   }
 
@@ -134,10 +149,26 @@ export class IndexDiskCache {
     return undefined;
   }
 
-  /** Stores `bytes` as `name` (atomically: temp file then rename) and evicts down to the bound. */
-  async putFile(name: string, bytes: Uint8Array): Promise<void> {
+  /**
+   * Stores `bytes` as `name` (atomically: temp file then rename) after evicting, least recently
+   * used first, files of its class down to its bound, with room kept for `o.reserve` (a file of
+   * that many bytes to be written later, replacing the one of that name); files whose name starts
+   * with `o.keep` are never evicted. False, and nothing written, where that leaves no room (or
+   * the disk refuses it).
+   */
+  async putFile(
+    name: string,
+    bytes: Uint8Array,
+    o: { keep?: string; reserve?: { name: string; bytes: number } } = {},
+  ): Promise<boolean> {
     const entries = await this.tryLoad();
-    if (!entries || bytes.length > this.maxBytes) return;
+    if (!entries) return false;
+    const c = classOf(name);
+    const size = (n: string) => entries.get(n)?.size ?? 0;
+    const reserve = o.reserve ? Math.max(0, o.reserve.bytes - size(o.reserve.name)) : 0;
+    const room = this.bound(c) - reserve - bytes.length + size(name);
+    if (!(await this.evict(c, room, (id) => id === name || (o.keep !== undefined && id.startsWith(o.keep)))))
+      return false;
     const tmp = join(this.dir, `${name}.${randomBytes(4).toString("hex")}.tmp`);
     try {
       await writeFile(tmp, bytes);
@@ -145,12 +176,12 @@ export class IndexDiskCache {
     } catch {
       // A full or read-only disk costs a rebuild next time, never the stream.
       await rm(tmp, { force: true }).catch(() => {});
-      return;
+      return false;
     }
     const old = entries.get(name);
-    this.total += bytes.length - (old?.size ?? 0);
+    this.totals[c] += bytes.length - (old?.size ?? 0);
     entries.set(name, { size: bytes.length, used: Date.now() });
-    await this.evict(name);
+    return true;
   }
 
   /** Names of the files this process knows of (the directory's at the first use, and since) that start with `prefix`. */
@@ -164,25 +195,34 @@ export class IndexDiskCache {
     if (await this.tryLoad()) await this.drop(name);
   }
 
-  /** Bytes the cache holds now. */
-  async bytes(): Promise<number> {
-    return (await this.tryLoad()) ? this.total : 0;
+  /** Bytes the cache holds now: of one class, or in all. */
+  async bytes(c?: CacheClass): Promise<number> {
+    if (!(await this.tryLoad())) return 0;
+    return c === undefined ? this.totals.index + this.totals.table : this.totals[c];
   }
 
-  private async evict(keep: string): Promise<void> {
-    if (this.total <= this.maxBytes) return;
-    const oldest = [...this.entries!.entries()].filter(([id]) => id !== keep).sort((a, b) => a[1].used - b[1].used);
+  /** Drops files of class `c` but those `kept`, least recently used first, until it holds at most `room` bytes; whether it does. */
+  private async evict(c: CacheClass, room: number, kept: (id: string) => boolean): Promise<boolean> {
+    if (room < 0) return false;
+    if (this.totals[c] <= room) return true;
+    const oldest = [...this.entries!.entries()]
+      .filter(([id]) => classOf(id) === c && !kept(id))
+      .sort((a, b) => a[1].used - b[1].used);
+    // Only what must go: where the kept files alone pass `room`, nothing is dropped in vain.
+    const keptBytes = this.totals[c] - oldest.reduce((n, [, e]) => n + e.size, 0);
+    if (keptBytes > room) return false;
     for (const [id] of oldest) {
-      if (this.total <= this.maxBytes) break;
+      if (this.totals[c] <= room) break;
       await this.drop(id);
     }
+    return true;
   }
 
   private async drop(id: string): Promise<void> {
     const entry = this.entries?.get(id);
     if (!entry) return;
     this.entries!.delete(id);
-    this.total -= entry.size;
+    this.totals[classOf(id)] -= entry.size;
     await rm(this.path(id), { force: true });
   }
 }

@@ -4,9 +4,11 @@
  * cache as the edge keeps its table: pages by key range in the edge's page codec (gzip JSON
  * with a SHA-256), and a small head that names them. The next open plans from it where the
  * listing's (key, etag, size) matches, indexes only new or changed objects and rewrites only
- * the pages those fall into. Every file is a cache entry, evicted least recently used first: a
- * missing page, or one that fails its checksum or schema, only means its objects are indexed
- * again, never a wrong plan, so a table larger than the cache's bound is still used page by page.
+ * the pages those fall into. Tables have a bound of their own in the cache, apart from the
+ * indexes' (an epoch's lazy index reads never evict them); a table past it keeps its pages in key
+ * order up to the bound and counts the objects of the rest, which every open indexes again and
+ * says so. A missing page, or one that fails its checksum or schema, only means its objects are
+ * indexed again, never a wrong plan.
  */
 import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
@@ -111,6 +113,8 @@ export interface LocalTableResult {
   readonly reused: number;
   readonly pagesRead: number;
   readonly pagesWritten: number;
+  /** Objects on pages the table's bound (IndexDiskCache.tableBytes) left out: the next open indexes them again. */
+  readonly unkept: number;
 }
 
 /**
@@ -153,18 +157,31 @@ export async function localTableEntries(
   const listed = new Set(objects.map((o) => o.key));
   for (const key of known.keys()) if (!listed.has(key)) changes.set(key, null);
   const lost = refs.some((ref) => !loaded.has(ref.name));
-  const pagesWritten = changes.size > 0 || lost ? await rewrite(cache, at, head, changes, loaded) : 0;
-  return { entries, indexed, reused: entries.length - indexed, pagesRead: loaded.size, pagesWritten };
+  const { written, unkept } =
+    changes.size > 0 || lost ? await rewrite(cache, at, head, changes, loaded) : { written: 0, unkept: 0 };
+  return {
+    entries,
+    indexed,
+    reused: entries.length - indexed,
+    pagesRead: loaded.size,
+    pagesWritten: written,
+    unkept,
+  };
 }
 
-/** Stores the pages `changes` fall into, then the head, then drops the pages no longer named. */
+/**
+ * Stores the pages `changes` fall into (those they replace dropped first, so their room is the
+ * new pages'; a head naming a missing page only costs its objects' indexes), in key order while
+ * they fit the tables' bound with room left for the head, then the head, then drops the pages
+ * no longer named. Returns the pages stored and the objects of those left out.
+ */
 async function rewrite(
   cache: IndexDiskCache,
   at: LocalTableAt,
   head: LocalTableHead | undefined,
   changes: TableChanges,
   loaded: ReadonlyMap<string, TableEntryV1[]>,
-): Promise<number> {
+): Promise<{ written: number; unkept: number }> {
   const n = (head?.rewrite ?? 0) + 1;
   const merged =
     changes.size === 0
@@ -176,15 +193,9 @@ async function rewrite(
           (i) => `${n}-${i}`,
           at.pageTarget,
         );
-  for (const { ref, entries } of merged.written) {
-    const page = await encodePage(at.prefix, entries);
-    ref.sha256 = page.sha256;
-    await cache.putFile(localPageName(at, ref.name), page.gz);
-  }
-  // A page that could not be read and that no listed object falls into any more: nothing to keep.
-  const written = new Set(merged.written.map((w) => w.ref.name));
-  const pages = merged.pages.filter((ref) => written.has(ref.name) || loaded.has(ref.name));
-  const next: LocalTableHead = {
+  const kept = new Set(merged.pages.map((ref) => ref.name));
+  for (const ref of head?.pages ?? []) if (!kept.has(ref.name)) await cache.dropFile(localPageName(at, ref.name));
+  const headOf = (pages: TablePageRefV1[]): LocalTableHead => ({
     version: 2,
     scope: at.scope,
     prefix: at.prefix,
@@ -192,10 +203,33 @@ async function rewrite(
     rewrite: n,
     objects: pages.reduce((sum, p) => sum + p.count, 0),
     pages,
+  });
+  const json = (h: LocalTableHead) => new TextEncoder().encode(JSON.stringify(h));
+  // The head naming every page, each digest filled in: the most it can take.
+  const sha = await sha256(new Uint8Array(0));
+  const reserve = {
+    name: localTableName(at.scope, at.prefix),
+    bytes: json(headOf(merged.pages.map((ref) => ({ ...ref, sha256: ref.sha256 || sha })))).length,
   };
-  await cache.putFile(localTableName(at.scope, at.prefix), new TextEncoder().encode(JSON.stringify(next)));
+  const keep = `${base(at)}.`;
+  const stored = new Set<string>();
+  let unkept = 0;
+  for (const { ref, entries } of merged.written) {
+    // Past the bound once, past it for every later page: they wait for a larger bound, in key order.
+    if (unkept === 0) {
+      const page = await encodePage(at.prefix, entries);
+      ref.sha256 = page.sha256;
+      if (await cache.putFile(localPageName(at, ref.name), page.gz, { keep, reserve })) {
+        stored.add(ref.name);
+        continue;
+      }
+    }
+    unkept += ref.count;
+  }
+  // A page that could not be read, or not kept, and that no listed object falls into any more: nothing to keep.
+  const pages = merged.pages.filter((ref) => stored.has(ref.name) || loaded.has(ref.name));
+  await cache.putFile(reserve.name, json(headOf(pages)), { keep });
   const named = new Set(pages.map((ref) => localPageName(at, ref.name)));
-  for (const name of await cache.names(`${base(at)}.`))
-    if (name.endsWith(".tbp") && !named.has(name)) await cache.dropFile(name);
-  return merged.written.length;
+  for (const name of await cache.names(keep)) if (name.endsWith(".tbp") && !named.has(name)) await cache.dropFile(name);
+  return { written: stored.size, unkept };
 }

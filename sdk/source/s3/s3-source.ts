@@ -10,7 +10,7 @@ import { tableRoot } from "../../../common/dataset-table/entry.js";
 import { tableKeys } from "../../../common/dataset-table/table-keys.js";
 import { PublicKeysV1 } from "../../../common/schema/index.js";
 import { readTable, type DatasetTable, type TableStore } from "../../../common/table-client.js";
-import { ResumeError, SdkError } from "../../errors.js";
+import { InvalidOptionError, ResumeError, SdkError } from "../../errors.js";
 import { Agent } from "undici";
 import { buildIndex, guessKind, type RangeReader } from "../../../common/media-index/index.js";
 import type { IndexV1 } from "../../../common/schema/index.js";
@@ -18,7 +18,7 @@ import { inProcessCache, remoteCache, type ByteCache } from "../cache-client.js"
 import { shardsBySize } from "../local-dir.js";
 import { EntryColumns } from "../../../common/dataset-table/entry-columns.js";
 import type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, SourceStats } from "../source.js";
-import { defaultIndexCacheDir, IndexDiskCache } from "./index-disk-cache.js";
+import { DEFAULT_TABLE_BYTES, defaultIndexCacheDir, IndexDiskCache } from "./index-disk-cache.js";
 import { localTableEntries } from "./local-table.js";
 import { rangeGet } from "./range-get.js";
 import { S3Bucket } from "./s3-bucket.js";
@@ -37,8 +37,10 @@ export interface S3SourceOptions extends S3Options {
   cacheBytes?: number;
   /** Where client-built indexes are kept; default: defaultIndexCacheDir(). */
   indexCacheDir?: string;
-  /** Bound of that directory in bytes; default 256 MiB. */
+  /** Bound of the indexes in that directory in bytes; default 256 MiB. */
   indexCacheBytes?: number;
+  /** Bound of the local tables in that directory in bytes, apart from the indexes'; default $EC_LOCAL_TABLE_BYTES, else 1 GiB. */
+  localTableBytes?: number;
 }
 
 export class S3Source implements DatasetSource {
@@ -51,6 +53,8 @@ export class S3Source implements DatasetSource {
   private tableIndexed = 0;
   /** Local table pages the last listing read and wrote. */
   private tablePages = { read: 0, written: 0 };
+  /** Objects the last listing could not keep in the local table (past its bound). */
+  private tableUnkept = 0;
 
   /** @internal use openS3Source */
   constructor(
@@ -78,7 +82,7 @@ export class S3Source implements DatasetSource {
         `Expected generation ${opts.generation} of the dataset table (the checkpoint's) but the bucket has none for this prefix`,
       );
     }
-    const { entries, indexed, reused, pagesRead, pagesWritten } = await localTableEntries(
+    const { entries, indexed, reused, pagesRead, pagesWritten, unkept } = await localTableEntries(
       await this.objects(),
       (object) => this.index(object),
       this.indexes,
@@ -86,24 +90,32 @@ export class S3Source implements DatasetSource {
     );
     this.tableIndexed = indexed;
     this.tablePages = { read: pagesRead, written: pagesWritten };
+    this.tableUnkept = unkept;
     const objects: DatasetObject[] = entries.map((e) => ({ key: e.key, size: e.size, etag: e.etag, kind: e.kind }));
     return {
       objects,
       shards: shardsBySize(objects),
       entries: EntryColumns.from(entries),
-      notice: this.tableNotice(entries.length, reused),
+      notice: this.tableNotice(entries.length, reused, unkept),
     };
   }
 
-  /** What open() says once where the bucket has no table: planned from every index, or from the local table. */
-  private tableNotice(objects: number, reused: number): SdkError {
+  /**
+   * What open() says once where the bucket has no table: planned from every index, or from the
+   * local table; and where the table did not fit its bound, how many objects the next open indexes again.
+   */
+  private tableNotice(objects: number, reused: number, unkept: number): SdkError {
     const { scheme, bucket, prefix } = this.bucket.location;
     const missing = `No dataset table for ${scheme}://${bucket}/${prefix} in the bucket (no ec edge indexes it)`;
+    const past =
+      unkept === 0
+        ? ""
+        : `; ${unkept} of ${objects} objects did not fit the local table's bound of ${this.indexes.tableBytes} bytes (EC_LOCAL_TABLE_BYTES) and are indexed again at every open`;
     return new SdkError(
       "ERR_TABLE_MISSING",
       reused === 0
-        ? `${missing} nor on this host yet; planning from every object's index, built on the client, which grows with the dataset (the next open plans from the local table this one keeps in ${this.indexes.dir})`
-        : `${missing}; planned from the local table in ${this.indexes.dir} (${objects - reused} of ${objects} objects indexed again: new, changed, or on a page the cache no longer holds)`,
+        ? `${missing} nor on this host yet; planning from every object's index, built on the client, which grows with the dataset (the next open plans from the local table this one keeps in ${this.indexes.dir})${past}`
+        : `${missing}; planned from the local table in ${this.indexes.dir} (${objects - reused} of ${objects} objects indexed again: new, changed, or on a page the cache no longer holds)${past}`,
     );
   }
 
@@ -229,11 +241,13 @@ export class S3Source implements DatasetSource {
     tableIndexed: number;
     tablePagesRead: number;
     tablePagesWritten: number;
+    tableUnkept: number;
   } {
     return {
       tableIndexed: this.tableIndexed,
       tablePagesRead: this.tablePages.read,
       tablePagesWritten: this.tablePages.written,
+      tableUnkept: this.tableUnkept,
       indexHits: this.indexes.hits,
       indexMisses: this.indexes.misses,
       indexRequests: this.indexRequests,
@@ -276,6 +290,7 @@ export async function openS3Source(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<S3Source> {
   const { credentials } = parseS3Options(options);
+  const tableBytes = localTableBytes(options.localTableBytes, env);
   const location = parseBucketUrl(url, options, env);
   const bucket = new S3Bucket(location, resolveCredentials(location, credentials, env));
   try {
@@ -289,10 +304,21 @@ export async function openS3Source(
     return new S3Source(
       bucket,
       cache,
-      new IndexDiskCache(options.indexCacheDir ?? defaultIndexCacheDir(env), options.indexCacheBytes),
+      new IndexDiskCache(options.indexCacheDir ?? defaultIndexCacheDir(env), options.indexCacheBytes, tableBytes),
     );
   } catch (err) {
     bucket.destroy();
     throw err;
   }
+}
+
+/** The local tables' bound: the option, else $EC_LOCAL_TABLE_BYTES, else 1 GiB; checked before any I/O. */
+function localTableBytes(option: number | undefined, env: NodeJS.ProcessEnv): number {
+  const [name, value] =
+    option !== undefined ? ["localTableBytes", option] : ["EC_LOCAL_TABLE_BYTES", env.EC_LOCAL_TABLE_BYTES];
+  if (value === undefined || value === "") return DEFAULT_TABLE_BYTES;
+  const n = typeof value === "number" ? value : /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n <= 0)
+    throw new InvalidOptionError(`Expected a positive integer of bytes for ${name} but received ${String(value)}`);
+  return n;
 }

@@ -64,22 +64,34 @@ describe("IndexDiskCache", () => {
     expect(await readdir(dir)).toEqual([`${id}.5678.tmp`]);
   });
 
-  it("counts a local table toward the same bound and evicts it by the same rule", async () => {
+  it("bounds local tables apart from indexes: indexes never evict a table", async () => {
     const entry = encodeIndex(array("k0", "e")).length;
-    const cache = new IndexDiskCache(dir, entry * 3);
-    await cache.putFile("t.tbl", new Uint8Array(entry).fill(7));
+    const cache = new IndexDiskCache(dir, entry * 3, 10);
+    expect(await cache.putFile("t.tbl", new Uint8Array(4).fill(7))).toBe(true);
     await new Promise((r) => setTimeout(r, 5));
-    const ids = ["k0", "k1", "k2"].map((k) => IndexDiskCache.id("s", k, "e"));
+    const ids = ["k0", "k1", "k2", "k3"].map((k) => IndexDiskCache.id("s", k, "e"));
     for (const [i, id] of ids.entries()) await cache.put(id, array(`k${i}`, "e"));
-    expect(await cache.bytes()).toBeLessThanOrEqual(entry * 3);
-    // The table was the least recently used file: it went first.
-    expect(await cache.getFile("t.tbl", (b) => b)).toBeUndefined();
-    expect((await readdir(dir)).filter((n) => n.endsWith(".tbl"))).toHaveLength(0);
+    expect(await cache.bytes("index")).toBeLessThanOrEqual(entry * 3);
+    // The table was the least recently used file, but of the other bound: it stays.
+    expect(await cache.getFile("t.tbl", (b) => b.length)).toBe(4);
+    expect(await cache.bytes("table")).toBe(4);
+    // A table file evicts the least recently used of the other tables' files, never those of `keep`.
+    expect(await cache.putFile("a.1.tbp", new Uint8Array(4), { keep: "a." })).toBe(true);
+    expect(await cache.putFile("a.2.tbp", new Uint8Array(4), { keep: "a." })).toBe(true);
+    expect(await readdir(dir)).not.toContain("t.tbl");
+    // No room left with `reserve` kept free, without evicting `keep`'s: refused, nothing dropped.
+    expect(
+      await cache.putFile("a.3.tbp", new Uint8Array(1), { keep: "a.", reserve: { name: "a.tbl", bytes: 2 } }),
+    ).toBe(false);
+    expect(await cache.putFile("b.tbl", new Uint8Array(11))).toBe(false);
+    expect((await readdir(dir)).filter((n) => n.endsWith(".tbp")).sort()).toEqual(["a.1.tbp", "a.2.tbp"]);
+    expect(await cache.bytes("table")).toBe(8);
     // Found again by a new process's scan, and dropped when its decoder rejects it.
-    await cache.putFile("u.tbl", new Uint8Array([1, 2, 3]));
-    expect(await new IndexDiskCache(dir, entry * 3).getFile("u.tbl", (b) => b.length)).toBe(3);
-    expect(await cache.getFile("u.tbl", async () => undefined)).toBeUndefined();
-    expect(await readdir(dir)).not.toContain("u.tbl");
+    const again = new IndexDiskCache(dir, entry * 3, 10);
+    expect([await again.bytes("index"), await again.bytes("table")]).toEqual([await cache.bytes("index"), 8]);
+    expect(await again.getFile("a.1.tbp", (b) => b.length)).toBe(4);
+    expect(await again.getFile("a.2.tbp", async () => undefined)).toBeUndefined();
+    expect(await readdir(dir)).not.toContain("a.2.tbp");
   });
 
   it("only misses, never fails, where its directory cannot be made", async () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
@@ -271,26 +271,103 @@ describe("the local table is kept in pages by key range", () => {
     }
   });
 
-  it("uses what a cache bound smaller than the table keeps of it, page by page", async () => {
+  it("keeps the pages that fit its own bound, in key order, and counts the objects of the rest", async () => {
     const source = await connect(join(dir, "bound-indexes"));
     const entriesIn = async (table: IndexDiskCache) =>
       localTableEntries(await source.objects(), (o) => source.index(o), table, at);
     try {
-      const whole = new IndexDiskCache(join(dir, "bound-whole"));
-      const reference = await entriesIn(whole);
-      // One byte short of the whole table: the least recently written page is evicted.
-      const bounded = new IndexDiskCache(join(dir, "bound"), (await whole.bytes()) - 1);
-      expect(await entriesIn(bounded)).toMatchObject({ indexed: 5, pagesWritten: 3 });
-      expect(await pageFiles(join(dir, "bound"))).toHaveLength(2);
+      const wholeDir = join(dir, "bound-whole");
+      const reference = await entriesIn(new IndexDiskCache(wholeDir));
+      expect(reference.unkept).toBe(0);
+      const size = async (name: string) => (await stat(join(wholeDir, name))).size;
+      const headFile = (await readdir(wholeDir)).find((n) => n.endsWith(".tbl"))!;
+      // Room for the head and the first page [a, broken], not for the second.
+      const bound = (await size(headFile)) + (await size(localPageName(at, "1-0"))) + 10;
+      const bounded = new IndexDiskCache(join(dir, "bound"), undefined, bound);
+      expect(await entriesIn(bounded)).toMatchObject({ indexed: 5, pagesWritten: 1, unkept: 3 });
       for (let i = 0; i < 3; i++) {
         const next = await entriesIn(bounded);
         expect(next.entries).toEqual(reference.entries);
-        expect(next.indexed).toBeGreaterThan(0);
-        expect(next.reused).toBeGreaterThan(0);
+        // The same three objects every time: what was kept stays, the rest never evicts it.
+        expect(next).toMatchObject({ indexed: 3, reused: 2, unkept: 3, pagesRead: 1 });
+        expect(await pageFiles(join(dir, "bound"))).toHaveLength(1);
+        expect(await bounded.bytes("table")).toBeLessThanOrEqual(bound);
       }
     } finally {
       await source.close();
     }
+  });
+});
+
+describe("the local table has a bound of its own", () => {
+  const many = Array.from({ length: 150 }, (_, i) => `lt-many/${String(i).padStart(4, "0")}.npy`);
+  const manyUrl = () => `s3://${s3.bucket}/lt-many`;
+  beforeAll(async () => {
+    const npy = await readFile(await makeNpy(dir, { dtype: "<f4", shape: [2, 3], name: "many.npy" }));
+    await s3.seed(many.map((key) => ({ key, body: npy })));
+  });
+
+  /** open() and the whole epoch over a cache whose bound for indexes is `indexBytes`. */
+  async function streamAll(cacheDir: string, indexBytes: number, tableBytes?: number) {
+    const source = await openS3Source(
+      new URL(manyUrl()),
+      {
+        ...options(),
+        indexCacheDir: cacheDir,
+        indexCacheBytes: indexBytes,
+        ...(tableBytes === undefined ? {} : { localTableBytes: tableBytes }),
+      },
+      {},
+    );
+    const result: { atOpen?: ReturnType<S3Source["counters"]>; clips?: number } = {};
+    const notices = await warningsDuring(async () => {
+      const ds = await open(manyUrl(), { ...options(), seed: 1 }, { source });
+      const atOpen = source.counters();
+      let clips = 0;
+      for await (const b of ds) clips += b.clips.length;
+      await ds.close();
+      Object.assign(result, { atOpen, clips });
+    });
+    return { ...(result as Required<typeof result>), notices: notices.filter((w) => w.code === "ERR_TABLE_MISSING") };
+  }
+
+  it("keeps it while the prefix's indexes pass the cache's bound: the next open indexes nothing", async () => {
+    const cacheDir = join(dir, "own-bound");
+    // Far below the 150 indexes the epoch reads: the stream evicts and rebuilds them as it goes.
+    const first = await streamAll(cacheDir, 2048);
+    expect(first.atOpen).toMatchObject({ tableIndexed: many.length, tableUnkept: 0 });
+    expect(first.clips).toBe(many.length);
+    for (let i = 0; i < 2; i++) {
+      const next = await streamAll(cacheDir, 2048);
+      expect(next.atOpen).toMatchObject({ tableIndexed: 0, indexRequests: 0, tableUnkept: 0 });
+      expect(next.clips).toBe(many.length);
+      expect(next.notices.map((w) => w.message)).toEqual([expect.stringContaining("(0 of 150 objects indexed again")]);
+    }
+  });
+
+  it("says at each open how many objects did not fit the table's bound, and takes the bound from the environment", async () => {
+    const cacheDir = join(dir, "table-bound");
+    const first = await streamAll(cacheDir, 1 << 20, 700);
+    expect(first.atOpen.tableUnkept).toBeGreaterThan(0);
+    const unkept = first.atOpen.tableUnkept;
+    for (const run of [first, await streamAll(cacheDir, 1 << 20, 700)]) {
+      expect(run.atOpen.tableUnkept).toBe(unkept);
+      expect(run.clips).toBe(many.length);
+      expect(run.notices).toHaveLength(1);
+      expect(run.notices[0]!.message).toContain(
+        `${unkept} of 150 objects did not fit the local table's bound of 700 bytes (EC_LOCAL_TABLE_BYTES) and are indexed again at every open`,
+      );
+    }
+    const o = { ...options(), indexCacheDir: cacheDir };
+    const fromEnv = await openS3Source(new URL(manyUrl()), o, { EC_LOCAL_TABLE_BYTES: "700" });
+    await fromEnv.list();
+    expect(fromEnv.counters()).toMatchObject({ tableUnkept: unkept, tableIndexed: unkept });
+    await fromEnv.close();
+    for (const bad of ["0", "-5", "1e9", "lots"])
+      await expect(openS3Source(new URL(manyUrl()), o, { EC_LOCAL_TABLE_BYTES: bad })).rejects.toMatchObject({
+        code: "ERR_INVALID_OPTION",
+        message: `Expected a positive integer of bytes for EC_LOCAL_TABLE_BYTES but received ${bad}`,
+      });
   });
 });
 

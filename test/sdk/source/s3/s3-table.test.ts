@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { DeleteObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { tableEntry } from "../../../../common/dataset-table/entry.js";
 import { buildGeneration } from "../../../../common/dataset-table/generation.js";
@@ -14,7 +14,7 @@ import type { TableEntryV1, TableHeadV1 } from "../../../../common/schema/index.
 import { decodePageBytes } from "../../../../common/dataset-table/page-codec.js";
 import { open, type OpenOptions } from "../../../../sdk/index.js";
 import { openS3Source } from "../../../../sdk/source/s3/index.js";
-import { makeVideo } from "../../../helpers/make-video.js";
+import { makeNpy, makeVideo } from "../../../helpers/make-video.js";
 import { startS3Server, type S3TestServer } from "../../../helpers/s3-server.js";
 
 let dir: string;
@@ -196,6 +196,75 @@ describe("r2:// and s3:// read the edge's dataset table when the bucket has one"
       expect(stale.ids).toEqual(reference.ids.filter((id) => !id.startsWith("tbl/a.mp4@")));
     } finally {
       etags.set("tbl/a.mp4", await s3.put("tbl/a.mp4", files.get("tbl/a.mp4")!));
+    }
+  });
+});
+
+describe("a bucket's table of many pages", () => {
+  const root = "tblpages";
+  const keys = Array.from({ length: 300 }, (_, i) => `${root}/${String(i).padStart(4, "0")}.npy`);
+  const url = `s3://ec-test/${root}`;
+  let pages = 0;
+
+  beforeAll(async () => {
+    const npy = new Uint8Array(await readFile(await makeNpy(dir, { dtype: "<f4", shape: [2, 3], name: "p.npy" })));
+    await s3.seed(keys.map((key) => ({ key, body: npy })));
+    const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `${root}/` }));
+    const etag = listed.Contents![0]!.ETag!;
+    const entries = await Promise.all(
+      keys.map(async (key) => tableEntry(await buildIndex(bytesReader(npy), { key, etag }))),
+    );
+    // Three objects a page: 100 pages, more than the reader keeps in flight.
+    const { head, pages: stored } = await buildGeneration(
+      undefined,
+      new Map(entries.map((e) => [e.key, e])),
+      async () => [],
+      { root, shardBytes: 128 << 20, now: Math.floor(Date.now() / 1000), pageTarget: 3 },
+    );
+    pages = stored.length;
+    const put = (Key: string, Body: Uint8Array | string, ContentEncoding?: string) =>
+      s3.client.send(
+        new PutObjectCommand({ Bucket: s3.bucket, Key, Body, ...(ContentEncoding ? { ContentEncoding } : {}) }),
+      );
+    for (const p of stored) await put(tableKeys.page(root, p.name), p.gz, "gzip");
+    await put(tableKeys.head(root), JSON.stringify(await signJson(head, await signer)));
+    await put(tableKeys.publicKeys(), JSON.stringify(publicKeys([await signer])));
+  }, 120_000);
+
+  /** open() of the prefix: what the bucket saw (requests, listings, most at once) and what was planned. */
+  async function opened() {
+    const source = await openS3Source(new URL(url), { ...options(), indexCacheDir: join(dir, `ic-${Math.random()}`) });
+    const before = { requests: s3.requests, listings: s3.listings };
+    s3.resetPeak();
+    const ds = await open(url, { ...options(), batch: 1 }, { source });
+    const seen = {
+      requests: s3.requests - before.requests,
+      listings: s3.listings - before.listings,
+      peak: s3.peakInFlight,
+      generation: ds.generation,
+      clips: ds.totalClips,
+      built: source.counters().indexMisses,
+    };
+    await ds.close();
+    return seen;
+  }
+
+  it("is read page by page, many at once and no more than the bound, without listing the prefix", async () => {
+    expect(pages).toBe(100);
+    const seen = await opened();
+    // The public keys, the head and each page once: no ListObjectsV2, no index.
+    expect(seen).toMatchObject({ requests: 2 + pages, listings: 0, generation: 1, clips: keys.length, built: 0 });
+    expect(seen.peak).toBeGreaterThan(4);
+    expect(seen.peak).toBeLessThanOrEqual(64);
+  });
+
+  it("leaves an object uploaded after the generation to the next one, as the edge does, and still lists nothing", async () => {
+    const late = `${root}/9999.npy`;
+    await s3.put(late, files.get("tbl/a.mp4")!.slice(0, 64));
+    try {
+      expect(await opened()).toMatchObject({ requests: 2 + pages, listings: 0, generation: 1, clips: keys.length });
+    } finally {
+      await s3.client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: late }));
     }
   });
 });
