@@ -23,10 +23,12 @@ import {
   SLOT_HEADER,
   alignUp,
   decodeSlotHeader,
-  encodeSlotHeader,
   isBlank,
   slotBytesFor,
+  slotName,
+  writeSlotHeader,
   type SlotHeader,
+  type SlotName,
 } from "./slot.js";
 
 export type { BlockId };
@@ -467,6 +469,8 @@ export class BlockStore {
         })
         .catch(() => {});
     };
+    let name: SlotName | undefined;
+    let headers: Buffer | undefined;
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i] as BlockId;
       const data = datas[i] as Uint8Array;
@@ -484,21 +488,25 @@ export class BlockStore {
         out[i] = DECLINED;
         continue;
       }
-      const seq = this.#seq++;
-      const crc = crc32(data);
-      const header = encodeSlotHeader({
-        ...id,
-        dataLength: data.length,
-        dataCrc: crc,
-        slotBytes: this.#slotBytes,
-        seq,
-      });
+      if (name?.key !== id.key || name.etag !== id.etag) name = slotName(id.key, id.etag);
       const last = run[run.length - 1];
-      const slot = header && this.#allocate(last && last.slot + 1);
-      if (header === undefined || slot === undefined) {
+      const slot = name && this.#allocate(last && last.slot + 1);
+      if (name === undefined || slot === undefined) {
         out[i] = DECLINED;
         continue;
       }
+      // One zeroed buffer holds the headers of every block of the call.
+      headers ??= Buffer.alloc(ids.length * SLOT_HEADER);
+      const header = headers.subarray(i * SLOT_HEADER, (i + 1) * SLOT_HEADER);
+      const crc = crc32(data);
+      const h = {
+        index: id.index,
+        dataLength: data.length,
+        dataCrc: crc,
+        slotBytes: this.#slotBytes,
+        seq: this.#seq++,
+      };
+      writeSlotHeader(header, name, h);
       const slabs = this.#slabs;
       if (last && (slot !== last.slot + 1 || slabs.slabOf(slot) !== slabs.slabOf(last.slot) || run.length >= RUN_SLOTS))
         flush();
