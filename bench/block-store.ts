@@ -5,8 +5,10 @@
  * file holding the same bytes.
  *
  * Warm reads take `--reads` (default one per block) random spans of `--read-kib` inside the blocks.
+ * `--run N` stores the blocks N at a time with putRun, as the cache stores the blocks of one pull
+ * (default 1: one put per block).
  *
- *   npx tsc -p bench/tsconfig.json && node dist/bench/block-store.js [--blocks 4096] [--block-kib 16] [--read-kib 16] [--reads N] [--concurrency 16] [--json]
+ *   npx tsc -p bench/tsconfig.json && node dist/bench/block-store.js [--blocks 4096] [--block-kib 16] [--read-kib 16] [--reads N] [--run N] [--concurrency 16] [--json]
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, open, rm, writeFile } from "node:fs/promises";
@@ -23,6 +25,7 @@ const { values } = parseArgs({
     "read-kib": { type: "string", default: "16" },
     reads: { type: "string" },
     concurrency: { type: "string", default: "16" },
+    run: { type: "string", default: "1" },
     rounds: { type: "string", default: "3" },
     json: { type: "boolean", default: false },
   },
@@ -33,6 +36,7 @@ const READ = Math.min(BLOCK, Number(values["read-kib"]) * 1024);
 const READS = Number(values.reads ?? BLOCKS);
 const CONCURRENCY = Number(values.concurrency);
 const ROUNDS = Number(values.rounds);
+const RUN = Number(values.run);
 
 async function pool(n: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
@@ -65,8 +69,21 @@ async function main(): Promise<void> {
       etag: '"bench"',
       index: i,
     });
+    const block = (i: number): Buffer => data.subarray(i * BLOCK, (i + 1) * BLOCK);
+    const runs = Math.ceil(BLOCKS / RUN);
     const put = await measured(() =>
-      pool(BLOCKS, async (i) => void (await store.put(id(i), data.subarray(i * BLOCK, (i + 1) * BLOCK)))),
+      pool(runs, async (r) => {
+        const first = r * RUN;
+        const n = Math.min(RUN, BLOCKS - first);
+        if (n === 1) await store.put(id(first), block(first));
+        else
+          await Promise.all(
+            store.putRun(
+              Array.from({ length: n }, (_, i) => id(first + i)),
+              Array.from({ length: n }, (_, i) => block(first + i)),
+            ),
+          );
+      }),
     );
     if (store.blocks !== BLOCKS) throw new Error(`Expected ${BLOCKS} stored blocks but received ${store.blocks}`);
     let seed = 12345;
@@ -105,6 +122,7 @@ async function main(): Promise<void> {
         reads: READS,
         concurrency: CONCURRENCY,
         rounds: ROUNDS,
+        run: RUN,
         loadavg: loadavg().map((l) => Number(l.toFixed(1))),
       },
       put: { cpuUsPerBlock: put.cpuUs / BLOCKS, blocksPerSec: BLOCKS / put.seconds },
@@ -122,7 +140,7 @@ async function main(): Promise<void> {
       process.stdout.write(
         [
           `load average  ${result.config.loadavg.join(" ")}`,
-          `put           ${BLOCKS} blocks of ${BLOCK / 1024} KiB: ${f(result.put.cpuUsPerBlock)} µs CPU per block, ${f(result.put.blocksPerSec)} blocks/s`,
+          `put           ${BLOCKS} blocks of ${BLOCK / 1024} KiB, ${RUN} a call: ${f(result.put.cpuUsPerBlock)} µs CPU per block, ${f(result.put.blocksPerSec)} blocks/s`,
           `warm read     ${READS} reads of ${READ / 1024} KiB: store ${f(result.read.cpuUsPerRead)} µs CPU per read vs local file ${f(result.read.fileCpuUsPerRead)}`,
           `              store ${f(result.read.storeMBs)} MB/s vs local file ${f(result.read.fileMBs)} MB/s → ratio ${result.read.ratio.toFixed(2)} (median of ${ROUNDS} alternating rounds)`,
         ].join("\n") + "\n",

@@ -160,9 +160,8 @@ export class BlockLookup {
     const written = (k: string) => () => landing.written(k);
     this.#opts.noteReads(pin.key, first, last);
     for (let b = first; b <= last; b++) {
-      const id = blockId(pin, b);
-      const k = blockKey(id);
-      if (store.has(id)) {
+      const k = blockKey(blockId(pin, b));
+      if (store.hasKey(k)) {
         metrics.hit(Math.min(end, (b + 1) * bs) - Math.max(offset, b * bs), true);
         continue;
       }
@@ -186,7 +185,7 @@ export class BlockLookup {
   /** Block `index`'s standing:  /** Block `index`'s standing: stored or in memory, being pulled (with the pull's promise), or to be pulled. */
   standing(pin: Pin, index: number): BlockStanding {
     const k = blockKey(blockId(pin, index));
-    if (this.#opts.landing.get(k) || this.#opts.store().has(blockId(pin, index))) return { kind: "held" };
+    if (this.#opts.landing.get(k) || this.#opts.store().hasKey(k)) return { kind: "held" };
     const flight = this.#opts.pulls.flight(k);
     return flight ? { kind: "pulling", flight } : { kind: "missing" };
   }

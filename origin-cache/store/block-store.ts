@@ -4,7 +4,9 @@
  * slabs hold `floor(maxBytes / slotBytes)` slots and grow only as slots are first used, so the
  * directory never holds more than `maxBytes`, even for an instant. A block is visible to `has`
  * and `read` only once its data and header are durable; until then the caller serves it from
- * memory. Each block's CRC-32 is checked once: when it lands (computed from the bytes in hand)
+ * memory. The blocks of one pull are put together (`putRun`): they take adjacent slots where
+ * those are free and go to disk in one write per run of adjacent slots, each slot still a
+ * self-checking header and its data. Each block's CRC-32 is checked once: when it lands (computed from the bytes in hand)
  * or on its first read after a restart; a mismatch drops the block and reads as a miss.
  * Eviction is least recently used first, blocks the plan needs soon last. When no slot can be
  * had, `put` declines and the caller streams the bytes through uncached.
@@ -13,6 +15,7 @@ import { mkdir, rm, stat, truncate } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
 import { blockKey, type BlockId } from "./block-id.js";
+import { FreeSlots } from "./free-slots.js";
 import { GroupCommit } from "./group-commit.js";
 import { SlabFiles } from "./slab-files.js";
 import {
@@ -20,10 +23,12 @@ import {
   SLOT_HEADER,
   alignUp,
   decodeSlotHeader,
-  encodeSlotHeader,
   isBlank,
   slotBytesFor,
+  slotName,
+  writeSlotHeader,
   type SlotHeader,
+  type SlotName,
 } from "./slot.js";
 
 export type { BlockId };
@@ -58,6 +63,18 @@ interface Entry {
   dropped: boolean;
 }
 
+/** A block on its way into a slot. */
+interface Landing {
+  readonly id: BlockId;
+  readonly k: string;
+  /** Its place in putRun's arguments. */
+  readonly at: number;
+  readonly slot: number;
+  readonly header: Buffer;
+  readonly data: Uint8Array;
+  readonly crc: number;
+}
+
 /** A piece of a stored block for readInto: `[start, start + length)` of its data, to `at` in the buffer. */
 export interface Piece {
   readonly id: BlockId;
@@ -74,6 +91,10 @@ const RUN_PIECES = 256;
 /** What readInto answers for a single piece: read, or not (shared, never changed). */
 const NONE_FAILED: readonly number[] = Object.freeze([]);
 const FIRST_FAILED: readonly number[] = Object.freeze([0]);
+/** Most slots in one slab write: each takes up to three iovecs (header, data, padding), under IOV_MAX (1024). */
+const RUN_SLOTS = 256;
+const STORED = Promise.resolve(true);
+const DECLINED = Promise.resolve(false);
 /** Slot headers read at once while rebuilding the index. */
 const REBUILD_READS = 32;
 
@@ -84,11 +105,13 @@ export class BlockStore {
   readonly #commit: GroupCommit;
   // Map order is recency order: a hit re-inserts its entry at the end.
   readonly #entries = new Map<string, Entry>();
-  // Free slots, lowest last so slabs fill from the front; written slots are in neither place.
-  readonly #free: number[] = [];
+  // Slots holding no block and not being written.
+  readonly #free: FreeSlots;
   readonly #writing = new Map<string, Promise<boolean>>();
   #seq = 0n;
   #scratch = Buffer.alloc(0);
+  #zeros = Buffer.alloc(0);
+  #slabWrites = 0;
   #evictions = 0;
   #closed = false;
 
@@ -96,6 +119,7 @@ export class BlockStore {
     this.#opts = opts;
     this.#slotBytes = slotBytesFor(opts.blockSize);
     const slots = Math.floor(opts.maxBytes / this.#slotBytes);
+    this.#free = new FreeSlots(slots);
     const slotsPerSlab = Math.max(1, Math.floor((opts.slabBytes ?? DEFAULT_SLAB_BYTES) / this.#slotBytes));
     this.#slabs = new SlabFiles({ dir: join(opts.dir, "slabs"), slotBytes: this.#slotBytes, slotsPerSlab, slots });
     this.#commit = new GroupCommit({
@@ -186,7 +210,7 @@ export class BlockStore {
       });
     }
     await Promise.all(stale.map((slot) => slabs.write(slot, [Buffer.alloc(SLOT_HEADER)]).catch(() => {})));
-    for (let s = this.#slots - 1; s >= 0; s--) if (!used.has(s)) this.#free.push(s);
+    for (let s = this.#slots - 1; s >= 0; s--) if (!used.has(s)) this.#free.give(s);
   }
 
   has(id: BlockId): boolean {
@@ -413,47 +437,126 @@ export class BlockStore {
     void this.#slabs
       .write(slot, [Buffer.alloc(SLOT_HEADER)])
       .catch(() => {})
-      .finally(() => this.#free.push(slot));
+      .finally(() => this.#free.give(slot));
   }
 
   /** Stores a block if a slot can be had; false means the caller serves it uncached. */
   put(id: BlockId, data: Uint8Array): Promise<boolean> {
-    const k = blockKey(id);
-    if (this.#entries.has(k)) return Promise.resolve(true);
-    const writing = this.#writing.get(k);
-    if (writing) return writing;
-    if (this.#closed || data.length > this.#slotBytes - SLOT_HEADER) return Promise.resolve(false);
-    const seq = this.#seq++;
-    const crc = crc32(data);
-    const header = encodeSlotHeader({ ...id, dataLength: data.length, dataCrc: crc, slotBytes: this.#slotBytes, seq });
-    const slot = header && this.#allocate();
-    if (header === undefined || slot === undefined) return Promise.resolve(false);
-    const p = this.#write(id, slot, header, data, crc);
-    this.#writing.set(k, p);
-    void p.finally(() => this.#writing.delete(k)).catch(() => {});
-    return p;
+    return this.putRun([id], [data])[0] as Promise<boolean>;
   }
 
-  async #write(id: BlockId, slot: number, header: Buffer, data: Uint8Array, crc: number): Promise<boolean> {
-    const bytes = Buffer.from(data.buffer, data.byteOffset, data.length);
-    const pad = alignUp(data.length, ALIGN) - data.length;
+  /**
+   * Stores consecutive blocks of one pull, `datas[i]` as `ids[i]`: each takes the slot after the
+   * previous one's where that is free (else a free slot or the least recently used block's, as
+   * `put`), and each run of adjacent slots in one slab is written with one `writev`. One promise
+   * per block, as `put` answers; blocks of one run share theirs. The ids are distinct.
+   */
+  putRun(ids: readonly BlockId[], datas: readonly Uint8Array[]): Promise<boolean>[] {
+    const out: Promise<boolean>[] = new Array(ids.length);
+    let run: Landing[] = [];
+    const flush = (): void => {
+      if (run.length === 0) return;
+      const r = run;
+      run = [];
+      const written = this.#writeRun(r);
+      for (const l of r) {
+        out[l.at] = written;
+        this.#writing.set(l.k, written);
+      }
+      void written
+        .finally(() => {
+          for (const l of r) if (this.#writing.get(l.k) === written) this.#writing.delete(l.k);
+        })
+        .catch(() => {});
+    };
+    let name: SlotName | undefined;
+    let headers: Buffer | undefined;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i] as BlockId;
+      const data = datas[i] as Uint8Array;
+      const k = blockKey(id);
+      if (this.#entries.has(k)) {
+        out[i] = STORED;
+        continue;
+      }
+      const writing = this.#writing.get(k);
+      if (writing) {
+        out[i] = writing;
+        continue;
+      }
+      if (this.#closed || data.length > this.#slotBytes - SLOT_HEADER) {
+        out[i] = DECLINED;
+        continue;
+      }
+      if (name?.key !== id.key || name.etag !== id.etag) name = slotName(id.key, id.etag);
+      const last = run[run.length - 1];
+      const slot = name && this.#allocate(last && last.slot + 1);
+      if (name === undefined || slot === undefined) {
+        out[i] = DECLINED;
+        continue;
+      }
+      // One zeroed buffer holds the headers of every block of the call.
+      headers ??= Buffer.alloc(ids.length * SLOT_HEADER);
+      const header = headers.subarray(i * SLOT_HEADER, (i + 1) * SLOT_HEADER);
+      const crc = crc32(data);
+      const h = {
+        index: id.index,
+        dataLength: data.length,
+        dataCrc: crc,
+        slotBytes: this.#slotBytes,
+        seq: this.#seq++,
+      };
+      writeSlotHeader(header, name, h);
+      const slabs = this.#slabs;
+      if (last && (slot !== last.slot + 1 || slabs.slabOf(slot) !== slabs.slabOf(last.slot) || run.length >= RUN_SLOTS))
+        flush();
+      run.push({ id, k, at: i, slot, header, data, crc });
+    }
+    flush();
+    return out;
+  }
+
+  /** Writes a run of adjacent slots of one slab in one call and makes it durable; then the blocks are visible. */
+  async #writeRun(run: readonly Landing[]): Promise<boolean> {
+    const parts: Buffer[] = [];
+    for (let i = 0; i < run.length; i++) {
+      const l = run[i] as Landing;
+      parts.push(l.header, Buffer.from(l.data.buffer, l.data.byteOffset, l.data.length));
+      // The last slot ends at its data's 4 KiB boundary; a slot before another is filled to the next one's header.
+      const pad =
+        (i === run.length - 1 ? alignUp(l.data.length, ALIGN) : this.#slotBytes - SLOT_HEADER) - l.data.length;
+      if (pad > 0) parts.push(this.#zeroes(pad));
+    }
+    const first = (run[0] as Landing).slot;
     try {
-      await this.#slabs.write(slot, pad > 0 ? [header, bytes, Buffer.alloc(pad)] : [header, bytes]);
-      await this.#commit.add(this.#slabs.slabOf(slot));
+      this.#slabWrites++;
+      await this.#slabs.write(first, parts);
+      await this.#commit.add(this.#slabs.slabOf(first), run.length);
     } catch (err) {
-      // Disk full or similar: the slot is free again and the caller serves the bytes uncached
+      // Disk full or similar: the slots are free again and the caller serves the bytes uncached
       // and logs why (a silent decline would hide a full disk).
-      this.#free.push(slot);
+      for (const l of run) this.#free.give(l.slot);
       throw err;
     }
-    // Verified as it lands: the CRC was computed from these very bytes.
-    this.#entries.set(blockKey(id), { id, slot, length: data.length, crc, verified: true, readers: 0, dropped: false });
+    // Verified as they land: each CRC was computed from these very bytes.
+    for (const { id, k, slot, data, crc } of run)
+      this.#entries.set(k, { id, slot, length: data.length, crc, verified: true, readers: 0, dropped: false });
     return true;
   }
 
-  /** A free slot, or the least recently used block's (blocks the plan needs soon last); undefined when every slot is busy. */
-  #allocate(): number | undefined {
-    const free = this.#free.pop();
+  /** Zero bytes to pad a slot with (only read by the write). */
+  #zeroes(bytes: number): Buffer {
+    if (this.#zeros.length < bytes) this.#zeros = Buffer.alloc(bytes);
+    return this.#zeros.subarray(0, bytes);
+  }
+
+  /**
+   * `want` when it is a free slot, else a free slot, or the least recently used block's (blocks
+   * the plan needs soon last); undefined when every slot is busy.
+   */
+  #allocate(want?: number): number | undefined {
+    if (want !== undefined && want < this.#slots && this.#free.takeIf(want)) return want;
+    const free = this.#free.take();
     if (free !== undefined) return free;
     let victim: Entry | undefined;
     for (const e of this.#entries.values()) {
@@ -486,6 +589,10 @@ export class BlockStore {
   }
   get blocks(): number {
     return this.#entries.size;
+  }
+  /** Slab writes of blocks so far (one per run of adjacent slots). */
+  get slabWrites(): number {
+    return this.#slabWrites;
   }
   get evictions(): number {
     return this.#evictions;

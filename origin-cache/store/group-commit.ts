@@ -12,6 +12,8 @@ export interface GroupCommitOptions {
 
 interface Group {
   readonly slabs: Set<number>;
+  /** Blocks written in this group (a write of a run counts each of its blocks). */
+  blocks: number;
   readonly waiters: { resolve: () => void; reject: (err: unknown) => void }[];
 }
 
@@ -25,12 +27,13 @@ export class GroupCommit {
     this.#o = o;
   }
 
-  /** Resolves once a write already done to `slab` is durable. */
-  add(slab: number): Promise<void> {
-    const g = (this.#group ??= { slabs: new Set(), waiters: [] });
+  /** Resolves once a write already done to `slab` (of `blocks` blocks, default one) is durable. */
+  add(slab: number, blocks = 1): Promise<void> {
+    const g = (this.#group ??= { slabs: new Set(), blocks: 0, waiters: [] });
     g.slabs.add(slab);
+    g.blocks += blocks;
     const done = new Promise<void>((resolve, reject) => g.waiters.push({ resolve, reject }));
-    if (g.waiters.length >= this.#o.blocks) void this.flush();
+    if (g.blocks >= this.#o.blocks) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), this.#o.ms);
     return done;
   }

@@ -25,6 +25,10 @@ export interface SlabFile {
 
 const NAME = /^(\d+)-(\d+)\.slab$/;
 
+function closedError(): Error {
+  return Object.assign(new Error("EBADF: slab files closed"), { code: "EBADF" });
+}
+
 function noSpace(wrote: number, expected: number): Error {
   return Object.assign(new Error(`ENOSPC: wrote ${wrote} of ${expected} bytes of a block (disk full)`), {
     code: "ENOSPC",
@@ -91,16 +95,19 @@ export class SlabFiles {
     return keep.sort((a, b) => a - b);
   }
 
-  /** The slab's handle, opened (and created) on first use and kept until close. */
+  /** The slab's handle, opened (and created) on first use and kept until close; EBADF after close. */
   file(slab: number): Promise<SlabFile> {
     let f = this.#open.get(slab);
     if (!f) {
+      // Opened after close, a handle would stay open for good: nothing closes it.
+      if (this.#closed) return Promise.reject(closedError());
       const path = this.pathOf(slab);
       f = open(path, constants.O_RDWR | constants.O_CREAT, 0o644).then(async (fh) => {
         // A new slab's name must outlive a power cut as much as its first blocks do.
         await syncDir(this.#g.dir);
         const file = { slab, path, fh };
-        this.#ready.set(slab, file);
+        // Opened while close ran: close closes it, and no read may take it.
+        if (!this.#closed) this.#ready.set(slab, file);
         return file;
       });
       this.#open.set(slab, f);
@@ -160,7 +167,7 @@ export class SlabFiles {
     const slab = this.slabOf(slot);
     const f = this.#ready.get(slab);
     if (!f) {
-      if (this.#closed) return Promise.reject(Object.assign(new Error("EBADF: slab files closed"), { code: "EBADF" }));
+      if (this.#closed) return Promise.reject(closedError());
       return this.file(slab).then(() => this.#onFd(slot, at, call));
     }
     this.#reading++;

@@ -32,25 +32,38 @@ export function slotBytesFor(blockSize: number): number {
   return SLOT_HEADER + alignUp(blockSize);
 }
 
-/** The header for a block, or undefined when its key and ETag do not fit in one. */
-export function encodeSlotHeader(h: SlotHeader): Buffer | undefined {
-  const key = Buffer.from(h.key);
-  const etag = Buffer.from(h.etag);
-  const end = FIXED + key.length + etag.length;
-  if (end > SLOT_HEADER) return undefined;
-  const buf = Buffer.alloc(SLOT_HEADER);
+/** A block's object key and ETag as a header spells them, encoded once for every block of the object. */
+export interface SlotName {
+  readonly key: string;
+  readonly etag: string;
+  readonly keyBytes: Buffer;
+  readonly etagBytes: Buffer;
+}
+
+/** The name for blocks of (key, etag), or undefined when it does not fit in a header. */
+export function slotName(key: string, etag: string): SlotName | undefined {
+  const keyBytes = Buffer.from(key);
+  const etagBytes = Buffer.from(etag);
+  return FIXED + keyBytes.length + etagBytes.length > SLOT_HEADER ? undefined : { key, etag, keyBytes, etagBytes };
+}
+
+/**
+ * Writes a block's header into `buf` (SLOT_HEADER bytes, zeroed). `name` spells `h.key` and
+ * `h.etag` (from slotName).
+ */
+export function writeSlotHeader(buf: Buffer, name: SlotName, h: Omit<SlotHeader, "key" | "etag">): void {
+  const end = FIXED + name.keyBytes.length + name.etagBytes.length;
   MAGIC.copy(buf, 0);
   buf.writeUInt32LE(h.slotBytes, 12);
   buf.writeUInt32LE(h.index, 16);
   buf.writeUInt32LE(h.dataLength, 20);
   buf.writeUInt32LE(h.dataCrc, 24);
-  buf.writeUInt32LE(key.length, 28);
-  buf.writeUInt32LE(etag.length, 32);
+  buf.writeUInt32LE(name.keyBytes.length, 28);
+  buf.writeUInt32LE(name.etagBytes.length, 32);
   buf.writeBigUInt64LE(h.seq, 40);
-  key.copy(buf, FIXED);
-  etag.copy(buf, FIXED + key.length);
+  name.keyBytes.copy(buf, FIXED);
+  name.etagBytes.copy(buf, FIXED + name.keyBytes.length);
   buf.writeUInt32LE(crc32(buf.subarray(12, end)), 8);
-  return buf;
 }
 
 /** True for a slot never written: its header area reads as zeros (a hole in the slab). */

@@ -1,20 +1,42 @@
 /**
  * Blocks just pulled, on their way to disk: readers take them from memory until the store has
  * them, so a block is never pulled twice while it is being written, and close() waits for the
- * writes still running.
+ * writes still running. The blocks of one pull land one by one as they arrive and go to the
+ * store together when the pull ends (`BlockStore.putRun`: one slab write per run of adjacent
+ * slots, not one per block).
  */
 import type { Logger } from "../log.js";
 import type { CacheMetrics } from "../metrics.js";
 import { blockKey, type BlockId } from "./block-id.js";
 import type { BlockStore } from "./block-store.js";
 
+/** The blocks of one pull as they land; `end` hands them to the store. */
+export interface LandingRun {
+  /** A block just pulled: served from memory from now until the store has it. */
+  land(id: BlockId, data: Buffer): void;
+  /** Writes the blocks landed so far (none may land after). */
+  end(): void;
+}
+
+interface Run {
+  readonly ids: BlockId[];
+  readonly keys: string[];
+  readonly datas: Buffer[];
+  /** Settles once the run's blocks are stored or declined. */
+  readonly done: Promise<void>;
+  readonly settle: () => void;
+  /** Handed to the store already. */
+  writing: boolean;
+}
+
 export class WriteBehind {
   readonly #store: () => BlockStore;
   readonly #metrics: CacheMetrics;
   readonly #log: Logger;
   readonly #pending = new Map<string, Buffer>();
-  readonly #writes = new Set<Promise<unknown>>();
-  readonly #byKey = new Map<string, Promise<unknown>>();
+  readonly #byKey = new Map<string, Promise<void>>();
+  // Runs begun and not yet settled: their blocks landed, their write pending or running.
+  readonly #runs = new Set<Run>();
 
   /** `store` is read at each write: the cache opens its store after it builds this. */
   constructor(store: () => BlockStore, metrics: CacheMetrics, log: Logger) {
@@ -33,30 +55,71 @@ export class WriteBehind {
     return this.#byKey.get(key);
   }
 
-  /** A block just pulled: served from memory until the store has it. */
-  land(id: BlockId, data: Buffer): void {
-    const k = blockKey(id);
-    this.#pending.set(k, data);
-    const write = this.#store()
-      .put(id, data)
-      .then((stored) => {
-        if (!stored) this.#metrics.bytesPassedThrough += data.length;
-      })
-      .catch((err: unknown) => {
-        this.#metrics.bytesPassedThrough += data.length;
-        this.#log.error({ err }, "block write failed: this block is served uncached");
-      })
-      .finally(() => {
-        this.#pending.delete(k);
-        this.#writes.delete(write);
-        if (this.#byKey.get(k) === write) this.#byKey.delete(k);
-      });
-    this.#writes.add(write);
-    this.#byKey.set(k, write);
+  /** The blocks of one pull, landed as they come and written together when it ends. */
+  run(): LandingRun {
+    let settle!: () => void;
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    const run: Run = { ids: [], keys: [], datas: [], done, settle, writing: false };
+    this.#runs.add(run);
+    return {
+      land: (id, data) => {
+        const k = blockKey(id);
+        this.#pending.set(k, data);
+        this.#byKey.set(k, done);
+        run.ids.push(id);
+        run.keys.push(k);
+        run.datas.push(data);
+      },
+      end: () => this.#write(run),
+    };
   }
 
-  /** Settles once every write begun so far has. */
+  #write(run: Run): void {
+    if (run.writing) return;
+    run.writing = true;
+    const { ids, keys, datas } = run;
+    const settled = (): void => {
+      for (const k of keys) {
+        this.#pending.delete(k);
+        if (this.#byKey.get(k) === run.done) this.#byKey.delete(k);
+      }
+      this.#runs.delete(run);
+      run.settle();
+    };
+    if (ids.length === 0) {
+      settled();
+      return;
+    }
+    let results: Promise<boolean>[];
+    try {
+      results = this.#store().putRun(ids, datas);
+    } catch (err) {
+      results = ids.map(() => Promise.reject(err));
+    }
+    let failed: unknown;
+    void Promise.all(
+      results.map((p, i) =>
+        p.then(
+          (stored) => {
+            if (!stored) this.#metrics.bytesPassedThrough += (datas[i] as Buffer).length;
+          },
+          (err: unknown) => {
+            failed ??= err;
+            this.#metrics.bytesPassedThrough += (datas[i] as Buffer).length;
+          },
+        ),
+      ),
+    ).then(() => {
+      if (failed !== undefined)
+        this.#log.error({ err: failed }, "block write failed: the blocks of this pull are served uncached");
+      settled();
+    });
+  }
+
+  /** Writes the runs still open and settles once every write begun so far has. */
   async settled(): Promise<void> {
-    await Promise.allSettled([...this.#writes]);
+    const runs = [...this.#runs];
+    for (const run of runs) this.#write(run);
+    await Promise.all(runs.map((r) => r.done));
   }
 }

@@ -1,7 +1,8 @@
 /**
  * Coalesced pulls: the blocks a read (or the plan) lacks go upstream as one range request per
  * run of consecutive blocks, each block registered as in flight before the request starts (so
- * no block is pulled twice) and handed on, and to the store, as soon as its last byte is in.
+ * no block is pulled twice) and handed on as soon as its last byte is in; the store gets the run's
+ * blocks together when the request ends.
  */
 import { CacheClosedError, EtagChangedError } from "../errors.js";
 import type { CacheMetrics } from "../metrics.js";
@@ -70,6 +71,8 @@ export class Pulls {
     const to = Math.min(pin.size, from + waiting.length * bs);
     const t0 = performance.now();
     let done = 0;
+    // The run's blocks go to the store together, in one slab write per run of adjacent slots.
+    const landed = landing.run();
     // Bytes before `got` are final (a retry resumes after them), so every complete block goes on
     // to its readers and the store at once; a block is never handed on before its last byte.
     const deliver = (out: Buffer, got: number): void => {
@@ -78,7 +81,7 @@ export class Pulls {
         if (got < blockEnd) return;
         const data = out.subarray(done * bs, blockEnd);
         metrics.blockLatency(performance.now() - t0);
-        landing.land(blockId(pin, first + done), data);
+        landed.land(blockId(pin, first + done), data);
         (waiting[done] as Deferred<Buffer>).resolve(data);
         done++;
       }
@@ -92,6 +95,8 @@ export class Pulls {
       // Later reads learn the new version; this one fails rather than mix versions.
       if (err instanceof EtagChangedError) this.#opts.pins.forget(pin);
       for (let i = done; i < waiting.length; i++) (waiting[i] as Deferred<Buffer>).reject(err);
+    } finally {
+      landed.end();
     }
   }
 }

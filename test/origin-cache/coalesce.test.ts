@@ -3,10 +3,12 @@
  * one range request per run of consecutive blocks, split into blocks as the bytes arrive. Counted
  * on a real loopback upstream (HTTP/1.1 object server behind the TLS + HTTP/2 WAN emulator).
  */
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createRangeCache, type RangeCache, type RangeCacheOptions } from "../../origin-cache/index.js";
 import { DEFAULT_MAX_BLOCKS, resolveOptions } from "../../origin-cache/options.js";
-import { dirBytes, objectBytes, tempDir, until, useUpstream } from "./fixtures.js";
+import { SlabFiles } from "../../origin-cache/store/slab-files.js";
+import { slotBytesFor } from "../../origin-cache/store/slot.js";
+import { dirBytes, objectBytes, slabSlots, tempDir, until, useUpstream } from "./fixtures.js";
 
 const BLOCK = 16 << 10;
 const PATH = "/v1/objects/co.mp4";
@@ -34,7 +36,35 @@ async function openCache(
   return opened;
 }
 
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
 describe("coalesced upstream requests", () => {
+  it("writes the blocks of one pull with one slab write, side by side, each slot checked on its own", async () => {
+    const { cache, dir } = await openCache();
+    const write = vi.spyOn(SlabFiles.prototype, "write");
+    const offset = 30 * BLOCK;
+    const length = data.length - offset; // blocks 30..40, the last one short
+    expect(exact(await cache.read(url(), offset, length), offset, length)).toBe(true);
+    expect(up.rs.ranges).toEqual([range(30, 40)]);
+    await until(() => cache.stats().blocks === 11, "eleven blocks on disk");
+    expect(write).toHaveBeenCalledTimes(1);
+    await cache.close();
+    const slots = (await slabSlots(dir)).sort((a, b) => a.offset - b.offset);
+    expect(slots.map((s) => s.header.index)).toEqual(Array.from({ length: 11 }, (_, i) => 30 + i));
+    expect(slots.map((s) => s.offset)).toEqual(Array.from({ length: 11 }, (_, i) => i * slotBytesFor(BLOCK)));
+    expect(slots.at(-1)?.header.dataLength).toBe(1234);
+    // After a restart the slots are indexed one by one, and serve the bytes with no request.
+    const { cache: again } = await up.openCache({}, dir);
+    expect(again.stats().blocks).toBe(11);
+    up.rs.resetCounts();
+    expect(exact(await again.read(url(), offset, length), offset, length)).toBe(true);
+    expect(up.rs.requests()).toBe(1); // the pin only
+    expect(again.stats().hits).toBe(11);
+    expect(again.stats().corruptBlocks).toBe(0);
+  });
+
   it("pulls a read spanning ten missing blocks with one range request over HTTP/2, then serves it from disk", async () => {
     const { cache } = await openCache();
     const offset = 3 * BLOCK + 100;

@@ -120,6 +120,52 @@ describe("BlockStore", () => {
     expect(sync).toHaveBeenCalledTimes(1);
   });
 
+  it("writes a run of blocks into adjacent slots with one write per slab, each slot checked on its own", async () => {
+    const { dir, store } = await fresh(12 * SLOT, { slabBytes: 4 * SLOT });
+    await store.put(id(0, "/first"), objectBytes(BLOCK, "first")); // slot 0
+    const write = vi.spyOn(SlabFiles.prototype, "write");
+    const blocks = [0, 1, 2, 3, 4].map((i) => objectBytes(i === 4 ? 5000 : BLOCK, `run${i}`));
+    const ids = blocks.map((_, i) => id(i));
+    const stored = store.putRun(ids, blocks);
+    expect(await Promise.all(stored)).toEqual([true, true, true, true, true]);
+    // Slots 1..3 fill slab 0 and slots 4..5 begin slab 1: one write each.
+    expect(write).toHaveBeenCalledTimes(2);
+    expect(store.slabWrites).toBe(3);
+    expect(await store.putRun(ids.slice(3), blocks.slice(3))).toHaveLength(2);
+    expect(store.slabWrites).toBe(3); // stored already: nothing written
+    await store.close();
+    const slots = await slabSlots(dir);
+    const where = (i: number) => slots.find((s) => s.header.key === "/k" && s.header.index === i)!;
+    expect([0, 1, 2, 3, 4].map((i) => [where(i).path.endsWith("-0.slab") ? 0 : 1, where(i).offset / SLOT])).toEqual([
+      [0, 1],
+      [0, 2],
+      [0, 3],
+      [1, 0],
+      [1, 1],
+    ]);
+    // A bit flipped in the middle of a run costs that block only.
+    await flipByte(where(2).path, where(2).offset + SLOT_HEADER + 999);
+    const again = await openStore(dir, 12 * SLOT, { slabBytes: 4 * SLOT });
+    expect(again.blocks).toBe(6);
+    for (const [i, data] of blocks.entries())
+      expect((await again.read(id(i), 0, data.length))?.equals(data)).toBe(i === 2 ? undefined : true);
+    expect(again.has(id(2))).toBe(false);
+  });
+
+  it("puts a run where slots are free or evicts least recently used first, one write per run of adjacent slots", async () => {
+    const { store } = await fresh(6 * SLOT);
+    const data = objectBytes(BLOCK, "evict-run");
+    for (let i = 0; i < 6; i++) await store.put(id(i, "/old"), data); // slots 0..5, full
+    await store.read(id(0, "/old"), 0, 1); // slot 0 most recent
+    const write = vi.spyOn(SlabFiles.prototype, "write");
+    const ids = [0, 1, 2].map((i) => id(i));
+    expect(await Promise.all(store.putRun(ids, [data, data, data]))).toEqual([true, true, true]);
+    // The three least recently used (slots 1..3) make way, side by side: one write.
+    expect(write).toHaveBeenCalledTimes(1);
+    expect([0, 1, 2, 3, 4, 5].map((i) => store.has(id(i, "/old")))).toEqual([true, false, false, false, true, true]);
+    expect(store.residentBytes).toBeLessThanOrEqual(6 * SLOT);
+  });
+
   it("spreads slots over several slab files, none larger than its share", async () => {
     const { dir, store } = await fresh(12 * SLOT, { slabBytes: 4 * SLOT });
     for (let i = 0; i < 12; i++) await store.put(id(i), objectBytes(BLOCK, `slab${i}`));
