@@ -20,17 +20,9 @@ import { LOCATE_MAX_SPANS } from "../../common/schema/cache-locate.js";
 /**
  * Bytes located past a planned span's end (within the object): a GOP run reads a few samples
  * beyond its clip's last frame (the decoder's reorder delay), and those reads should hit too.
- * Only the planned span and PULL_TAIL must be stored (`min`): the rest of the slack is located as
- * far as the cache has it.
+ * Only the planned span must be stored (`min`): the slack is located as far as the cache has it.
  */
 const READ_SLACK = 64 << 10;
-
-/**
- * Bytes past a planned span's end that must be stored too (so the batch pulls them): the two
- * samples a GOP run offers past its clip's last one (gop-decode.ts REORDER_SLACK). Without them a
- * cold read of those samples crossed into a block not stored yet and located (and pulled) on its own.
- */
-const PULL_TAIL = 8 << 10;
 
 /** A planned span; `size`, the object's, lets the span be located with READ_SLACK. */
 export type PlannedSpan = LocateSpan & { readonly size?: number };
@@ -128,7 +120,7 @@ export class LocateAhead {
         ...(p.etag === undefined ? {} : { etag: p.etag }),
         offset: p.offset,
         length,
-        ...(length > p.length ? { min: Math.min(length, p.length + PULL_TAIL) } : {}),
+        ...(length > p.length ? { min: p.length } : {}),
       };
       wanted.set(spanKey(s), s);
     }
