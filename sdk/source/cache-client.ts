@@ -82,6 +82,12 @@ export class OutageWindow {
 const IN_PROCESS_BLOCK = 16 << 10;
 
 /**
+ * The counters a client's stats() reports, of the whole CacheStats: the stats are refreshed every
+ * second, and the rest of the shape (latency percentiles, HTTP versions, the plan) is parsed for nothing.
+ */
+const ClientCounters = CacheStats.pick({ bytesFromUpstream: true, hits: true, misses: true });
+
+/**
  * @example
  * const cache = await inProcessCache("http://127.0.0.1:8787", 256 << 20);
  */
@@ -153,7 +159,7 @@ export async function remoteCache(base: string, rank?: number, opts: RemoteCache
       throw new SdkError("ERR_CACHE_HTTP", `GET ${root}/v1/stats answered ${res.statusCode}`, {
         status: res.statusCode,
       });
-    return CacheStats.parse(await res.body.json());
+    return ClientCounters.parse(await res.body.json());
   };
   let base0: { up: number; hits: number; misses: number };
   try {
