@@ -14,6 +14,8 @@ export type { RangeCacheOptions } from "./options.js";
 export { ANONYMOUS_CLIENT, CacheStats, PlanAck, PlanRange, PlanRequest } from "./schema.js";
 export {
   Lease,
+  LOCATE_LINES_TYPE,
+  LocateBatchLine,
   LocateBatchRequest,
   LocateBatchResponse,
   LocatedSpan,

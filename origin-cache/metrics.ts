@@ -19,6 +19,8 @@ export class CacheMetrics {
   retries = 0;
   hedges = 0;
   corruptBlocks = 0;
+  /** Locate requests answered (single, batched or long-polled), each once. */
+  locates = 0;
   readonly #latencies: number[] = [];
   #next = 0;
 

@@ -14,6 +14,7 @@ import { cacheStats } from "./core/stats.js";
 import {
   LOCATE_LEASE_MS,
   LOCATE_MAX_LEASE_MS,
+  type LocateBatchLine,
   type LocateBatchResponse,
   type LocatedSpan,
   type LocateResponse,
@@ -21,6 +22,7 @@ import {
   type LocateSpan,
 } from "../common/schema/cache-locate.js";
 import { Leases } from "./core/leases.js";
+import { locateLines } from "./core/locate-lines.js";
 import {
   CacheArgumentError,
   CacheClosedError,
@@ -76,6 +78,12 @@ export interface LocateOptions extends ReadOptions {
   readonly leaseMs?: number;
 }
 
+export interface LocateLinesOptions {
+  readonly waitMs: number;
+  readonly leaseMs?: number;
+  readonly gone?: () => boolean;
+}
+
 export interface PlanOptions {
   /** Whose plan this is: each client's plan replaces only its own; default one anonymous client. */
   readonly client?: string;
@@ -99,6 +107,17 @@ export interface RangeCache {
    * pulled or probed for it, and a span that is not (or is invalid) is null in the answer.
    */
   locateCached(spans: readonly LocateSpan[], opts?: { readonly leaseMs?: number }): Promise<LocateBatchResponse>;
+  /**
+   * A long-polled batch: `locateCached` for the spans stored now, then each other span pulled
+   * (soonest first, as `locate` would) and answered under a lease of its own once stored; each span
+   * is answered by exactly one `answer` call, those not answered within `waitMs` with null. Once
+   * `gone()` (the asker left), nothing more is pulled for it and a lease granted meanwhile ends.
+   */
+  locateLines(
+    spans: readonly LocateSpan[],
+    opts: LocateLinesOptions,
+    answer: (line: LocateBatchLine) => void,
+  ): Promise<void>;
   /** Ends a lease from `locate`; ERR_LEASE_NOT_FOUND when it is not held (released or expired). */
   release(leaseId: string): void;
   /** Ends a lease from `locate` if it is still held; false when it was not. */
@@ -412,14 +431,27 @@ class RangeCacheImpl implements RangeCache {
     }
   }
 
-  async locate(raw: string, offset: number, length: number, opts: LocateOptions = {}): Promise<LocateResponse> {
+  locate(raw: string, offset: number, length: number, opts: LocateOptions = {}): Promise<LocateResponse> {
+    this.#metrics.locates++;
+    return this.#locate(raw, { offset, length }, opts);
+  }
+
+  /** `locate` of `[offset, offset + length)`; with `min`, only its first `min` bytes are pulled and the rest located as far as stored. */
+  async #locate(
+    raw: string,
+    s: { readonly offset: number; readonly length: number; readonly min?: number | undefined },
+    opts: LocateOptions,
+  ): Promise<LocateResponse> {
     const leaseMs = leaseOf(opts.leaseMs);
-    const { url, pin } = await this.#untilClosed(this.#target(raw, offset, length, opts));
-    const { first, last, ids } = this.#blockIds(pin, offset, length);
-    const end = offset + length;
+    const { offset } = s;
+    const need = Math.min(s.min ?? s.length, s.length);
+    const { url, pin } = await this.#untilClosed(this.#target(raw, offset, need, opts));
+    const wanted = this.#blockIds(pin, offset, need);
     // A block evicted between its write and the hold is pulled once more; then the store is too full.
     for (let attempt = 0; attempt < 2; attempt++) {
-      await this.#untilClosed(this.#lookup.settle(url, pin, offset, end, first, last));
+      await this.#untilClosed(this.#lookup.settle(url, pin, offset, offset + need, wanted.first, wanted.last));
+      const end = need === s.length ? offset + need : Math.min(pin.size, this.#storedEnd(pin, s));
+      const { first, ids } = need === s.length ? wanted : this.#blockIds(pin, offset, end - offset);
       const held = await this.#store.hold(ids);
       if (!held) continue;
       if (this.#closed) {
@@ -429,10 +461,34 @@ class RangeCacheImpl implements RangeCache {
       const runs = this.#runs(held.blocks, first, offset, end);
       return { etag: pin.etag, size: pin.size, runs, lease: this.#leases.grant(held.release, leaseMs) };
     }
-    throw new LocateUnavailableError(pin.key, first, last);
+    throw new LocateUnavailableError(pin.key, wanted.first, wanted.last);
   }
 
-  async locateCached(
+  locateCached(spans: readonly LocateSpan[], opts: { readonly leaseMs?: number } = {}): Promise<LocateBatchResponse> {
+    this.#metrics.locates++;
+    return this.#locateCached(spans, opts);
+  }
+
+  locateLines(
+    spans: readonly LocateSpan[],
+    opts: LocateLinesOptions,
+    answer: (line: LocateBatchLine) => void,
+  ): Promise<void> {
+    this.#metrics.locates++;
+    const leaseMs = opts.leaseMs === undefined ? {} : { leaseMs: opts.leaseMs };
+    leaseOf(opts.leaseMs);
+    if (this.#closed) return Promise.reject(new CacheClosedError());
+    return locateLines(spans, {
+      waitMs: opts.waitMs,
+      gone: opts.gone ?? (() => this.#closed),
+      stored: (some) => this.#locateCached(some, leaseMs),
+      pull: (s) => this.#locate(s.url, s, s.etag === undefined ? leaseMs : { ...leaseMs, etag: s.etag }),
+      release: (id) => void this.#leases.end(id),
+      answer,
+    });
+  }
+
+  async #locateCached(
     spans: readonly LocateSpan[],
     opts: { readonly leaseMs?: number } = {},
   ): Promise<LocateBatchResponse> {
@@ -470,7 +526,7 @@ class RangeCacheImpl implements RangeCache {
   }
 
   /** Where a batched span's answer ends: its end, or with `min`, past its first `min` bytes as far as blocks are stored. */
-  #storedEnd(pin: Pin, s: LocateSpan): number {
+  #storedEnd(pin: Pin, s: Pick<LocateSpan, "offset" | "length" | "min">): number {
     const end = s.offset + s.length;
     if (s.min === undefined || s.min >= s.length) return end;
     const bs = this.#o.blockSize;

@@ -47,6 +47,8 @@ export const CacheStats = z.object({
   httpVersions: z.record(z.string(), z.enum(["h2", "http/1.1"])),
   /** Leases of the local data plane (POST /v1/locate) held now. */
   leases: z.number(),
+  /** Locate requests answered (single, batched or long-polled), each counted once. */
+  locates: z.number(),
   plan: z.object({
     clients: z.number(),
     pendingBlocks: z.number(),

@@ -20,6 +20,8 @@ export interface RowFigures {
   readonly bytes_per_clip: number;
   /** Range requests over the WAN per clip (remote rows): what the bucket bills as Class B. */
   readonly requests_per_clip: number | null;
+  /** Locate requests the origin-cache answered per clip (the local data plane's), where it counts them. */
+  readonly locates_per_clip: number | null;
   readonly time_to_first_batch_s: number;
   readonly stall_ratio: number;
   readonly peak_rss_mb: number;
@@ -77,6 +79,7 @@ export function figuresOf(
     mb_per_s_fetched: round(r.seconds > 0 ? bytes / r.seconds / 1e6 : 0),
     bytes_per_clip: Math.round(r.clips > 0 ? bytes / r.clips : 0),
     requests_per_clip: o.wanRequests === undefined || r.clips === 0 ? null : round(o.wanRequests / r.clips),
+    locates_per_clip: o.cacheLocates === undefined || r.clips === 0 ? null : round(o.cacheLocates / r.clips),
     time_to_first_batch_s: round(r.firstBatchSeconds),
     stall_ratio: round(r.stallRatio, 3),
     peak_rss_mb: round(o.peakMemoryBytes / 2 ** 20),

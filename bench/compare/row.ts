@@ -24,7 +24,12 @@ export interface RowContext {
 }
 
 export type RowOutcome =
-  | ({ readonly kind: "ran"; readonly pythonPairs?: PythonPairs } & Measured)
+  | ({
+      readonly kind: "ran";
+      readonly pythonPairs?: PythonPairs;
+      /** POST /v1/locate requests the origin-cache answered during the row (the local data plane's). */
+      readonly cacheLocates?: number;
+    } & Measured)
   | { readonly kind: "skipped"; readonly reason: string };
 
 export interface RowDef {

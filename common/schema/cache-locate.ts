@@ -4,6 +4,7 @@
  * evicted or overwritten until `DELETE /v1/lease/{id}` or the lease's expiry.
  */
 import { z } from "zod";
+import { ErrorBody } from "../errors.js";
 
 /** Longest lease a client may ask for; the default is LOCATE_LEASE_MS. */
 export const LOCATE_MAX_LEASE_MS = 10 * 60_000;
@@ -65,12 +66,19 @@ export const LocateSpan = LocateRequest.pick({ url: true, etag: true, offset: tr
 });
 export type LocateSpan = z.infer<typeof LocateSpan>;
 
+/** Longest a long-polled batch (`waitMs`) may wait for its spans to be stored. */
+export const LOCATE_MAX_WAIT_MS = 120_000;
+
 /**
- * A batched locate: where each span lies, for the spans wholly stored now. Nothing is pulled for
- * it, so it answers at once; a span it leaves out is read (and pulled) the ordinary way.
+ * A batched locate: where each span lies, for the spans wholly stored now. Without `waitMs`
+ * nothing is pulled for it, so it answers at once (LocateBatchResponse); a span it leaves out is
+ * read (and pulled) the ordinary way. With `waitMs` the cache pulls what the spans lack, soonest
+ * first, and answers as newline-delimited JSON (LocateBatchLine): the spans stored now at once,
+ * then each other span once it is stored, and every span not answered within `waitMs` as null.
  */
 export const LocateBatchRequest = LocateRequest.pick({ leaseMs: true, release: true }).extend({
   spans: z.array(LocateSpan).min(1).max(LOCATE_MAX_SPANS),
+  waitMs: z.number().int().positive().max(LOCATE_MAX_WAIT_MS).optional(),
 });
 export type LocateBatchRequest = z.infer<typeof LocateBatchRequest>;
 
@@ -88,3 +96,19 @@ export const LocateBatchResponse = z.object({
   lease: Lease.optional(),
 });
 export type LocateBatchResponse = z.infer<typeof LocateBatchResponse>;
+
+/** The media type of a long-polled batch's answer: one LocateBatchLine per line. */
+export const LOCATE_LINES_TYPE = "application/x-ndjson";
+
+/**
+ * One line of a long-polled batch's answer. Every span of the request is answered by exactly one
+ * line: `at` names the spans (their indexes in the request), `spans` their answers in that order,
+ * under `lease` (one per line, absent when every answer is null). A null with `error` is a span
+ * the cache could not get (the error a single locate of it answers, e.g. ERR_ETAG_CHANGED); a
+ * null without one was not stored by the deadline, or its request is invalid.
+ */
+export const LocateBatchLine = LocateBatchResponse.extend({
+  at: z.array(z.number().int().nonnegative()).min(1),
+  error: ErrorBody.shape.error.optional(),
+});
+export type LocateBatchLine = z.infer<typeof LocateBatchLine>;

@@ -44,6 +44,7 @@ export function cacheStats(s: StatsSources): CacheStats {
     upstreamLatencyMs: m.latencyPercentiles(),
     httpVersions: s.pools.versions(),
     leases: s.leases,
+    locates: m.locates,
     plan: {
       clients: s.planner.clients,
       pendingBlocks: s.planner.pendingBlocks,

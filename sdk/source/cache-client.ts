@@ -12,7 +12,7 @@ import { ErrorBody } from "../../common/errors.js";
 import { hasTransientCode } from "../../common/transient-errors.js";
 import { relayedCode, SdkError, SdkErrorCode, type RelayedErrorCode } from "../errors.js";
 import { LocalPlane, wantsLocalPlane } from "./local-plane.js";
-import { ReadPool } from "../../common/read-pool.js";
+import { ReadPool, releaseRead } from "../../common/read-pool.js";
 import type { SourceStats } from "./source.js";
 
 export interface PlanRange {
@@ -80,6 +80,12 @@ export class OutageWindow {
  * requests; the store's cost is a 4 KiB header per block (a 256 MiB cache holds ~13 Ki blocks).
  */
 const IN_PROCESS_BLOCK = 16 << 10;
+
+/**
+ * The counters a client's stats() reports, of the whole CacheStats: the stats are refreshed every
+ * second, and the rest of the shape (latency percentiles, HTTP versions, the plan) is parsed for nothing.
+ */
+const ClientCounters = CacheStats.pick({ bytesFromUpstream: true, hits: true, misses: true });
 
 /**
  * @example
@@ -153,7 +159,7 @@ export async function remoteCache(base: string, rank?: number, opts: RemoteCache
       throw new SdkError("ERR_CACHE_HTTP", `GET ${root}/v1/stats answered ${res.statusCode}`, {
         status: res.statusCode,
       });
-    return CacheStats.parse(await res.body.json());
+    return ClientCounters.parse(await res.body.json());
   };
   let base0: { up: number; hits: number; misses: number };
   try {
@@ -232,23 +238,32 @@ export async function remoteCache(base: string, rank?: number, opts: RemoteCache
 
 /**
  * A 206 body copied chunk by chunk into `into` (lent by the pool: no buffer of its own per read,
- * no concatenation); a body of another length than asked is ERR_CACHE_HTTP.
+ * no concatenation); a body of another length than asked is ERR_CACHE_HTTP. A body that fails
+ * gives `into` back to its pool: nothing else writes into it once the copy stopped.
+ * Exported for its tests only.
  */
-async function bodyInto(body: AsyncIterable<Buffer>, into: Buffer): Promise<Uint8Array> {
+export async function bodyInto(body: AsyncIterable<Buffer>, into: Buffer): Promise<Uint8Array> {
   let at = 0;
   let more = false;
-  for await (const chunk of body) {
-    if (at + chunk.length > into.length) {
-      more = true;
-      break;
+  try {
+    for await (const chunk of body) {
+      if (at + chunk.length > into.length) {
+        more = true;
+        break;
+      }
+      chunk.copy(into, at);
+      at += chunk.length;
     }
-    chunk.copy(into, at);
-    at += chunk.length;
+  } catch (err) {
+    releaseRead(into);
+    throw err;
   }
-  if (more || at !== into.length)
+  if (more || at !== into.length) {
+    releaseRead(into);
     throw new SdkError(
       SdkErrorCode.CacheHttp,
       `Expected a body of ${into.length} bytes from the origin-cache but received ${more ? "more" : at}`,
     );
+  }
   return into;
 }

@@ -4,19 +4,15 @@
  * this reads those runs itself (pread, one file descriptor per slab, kept open), checks what a
  * GET would (the version, every byte present, the lease still held), and ends the lease: with
  * its next locate, or by DELETE /v1/lease/{id} when no locate follows soon.
- * The spans of a plan window are located ahead, in one batched locate (locate-ahead.ts); a read
- * that no located span holds is located on its own. Anything else (an error answer, an
+ * The spans of a plan window are located ahead, in one long-polled batched locate whose answer
+ * streams in as the spans are stored (locate-ahead.ts); a read that no located span holds is
+ * located on its own. Anything else (an error answer, an
  * unreadable slab directory, a short read) is a miss, and the caller reads the span with GET
  * /v1/fetch.
  */
 import { close, open, read, readv } from "node:fs";
 import { request, type Dispatcher } from "undici";
-import {
-  LocateBatchResponse,
-  LocateResponse,
-  type LocateRun,
-  type LocateSpan,
-} from "../../common/schema/cache-locate.js";
+import { LocateBatchLine, LocateResponse, type LocateRun, type LocateSpan } from "../../common/schema/cache-locate.js";
 import { LocateAhead, sliceRuns, type PlannedSpan } from "./locate-ahead.js";
 import { ReadPool, releaseRead } from "../../common/read-pool.js";
 
@@ -27,6 +23,12 @@ interface Group {
   end: number;
   readonly runs: { readonly at: number; readonly length: number; readonly gap: number }[];
 }
+
+/**
+ * How long a plan window's batch waits for its spans to be stored: past it a span is read the
+ * per-read way, which waits for the same pull. Long enough for a cold window over a slow link.
+ */
+const BATCH_WAIT_MS = 20_000;
 
 /** A lease done with waits this long for a locate to carry its release before it is DELETEd. */
 const RELEASE_AFTER_MS = 50;
@@ -87,13 +89,13 @@ export class LocalPlane {
   #done: string[] = [];
   #flushing: NodeJS.Timeout | undefined;
   readonly #ahead = new LocateAhead(
-    (spans) => this.#locateMany(spans),
+    (spans, answer, signal) => this.#locateMany(spans, answer, signal),
     (id) => this.#release(id),
   );
   /** Spans read from the slabs, and spans that fell back to GET. */
   hits = 0;
   fallbacks = 0;
-  /** Locate requests sent: one per batch of planned spans, one per span read that no batch located. */
+  /** Locate requests sent: one per plan window's batch, one per span read that no batch located. */
   locates = 0;
 
   /** `root`: the cache's base URL, no trailing slash; `pool`: where span reads get their memory (see releaseRead). */
@@ -111,22 +113,34 @@ export class LocalPlane {
     if (this.enabled) this.#ahead.plan(spans);
   }
 
-  async #locateMany(spans: readonly LocateSpan[]): Promise<LocateBatchResponse> {
-    const res = await this.#post({ spans });
+  /** One long-polled batch: each line of its answer handed to `answer` as it comes. */
+  async #locateMany(
+    spans: readonly LocateSpan[],
+    answer: (line: LocateBatchLine) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const res = await this.#post({ spans, waitMs: BATCH_WAIT_MS }, signal);
     if (res.statusCode !== 200) {
       await res.body.dump();
       throw new Error(`POST /v1/locate answered ${res.statusCode}`);
     }
-    return LocateBatchResponse.parse(await res.body.json());
+    let rest = "";
+    for await (const chunk of res.body) {
+      const text = rest + (chunk as Buffer).toString("utf8");
+      const lines = text.split("\n");
+      rest = lines.pop()!;
+      for (const line of lines) if (line.length > 0) answer(LocateBatchLine.parse(JSON.parse(line)));
+    }
   }
 
-  #post(body: object): Promise<Dispatcher.ResponseData> {
+  #post(body: object, signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
     this.locates++;
     return request(`${this.#root}/v1/locate`, {
       dispatcher: this.#agent,
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(this.#done.length > 0 ? { ...body, release: this.#done.splice(0, 1024) } : body),
+      ...(signal ? { signal } : {}),
     });
   }
 

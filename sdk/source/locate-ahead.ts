@@ -1,13 +1,14 @@
 /**
  * The local data plane's locates made ahead: the spans of a plan window are located in one
- * batched `POST /v1/locate` (stored spans only: nothing is pulled for it), under one lease per
- * batch, so a warm read (the whole span, or any part of it, as a GOP run reads it) costs a pread
- * and no request. A span not stored when planned is asked for again with the next window, by
- * when the cache's prefetch has usually stored it. A batch's lease ends once each of its spans
- * has left the plan and no read of it is in flight.
+ * long-polled batched `POST /v1/locate`: the cache answers the spans stored now at once, under one
+ * lease, and pulls the others, answering each under a lease of its own once it is stored. A read
+ * (the whole span, or any part of it, as a GOP run reads it) waits for its span's answer and
+ * costs a pread and no request, warm or cold. A span the cache could not get (or not within the
+ * wait) is read the per-read way, and asked for again with the next window. A lease ends once
+ * each span it holds has left the plan and no read of it is in flight.
  */
 import type {
-  LocateBatchResponse,
+  LocateBatchLine,
   LocatedSpan,
   Lease,
   LocateResponse,
@@ -38,18 +39,26 @@ interface Batch {
   released: boolean;
 }
 
+/** The plane's side of one long-polled batch: `answer` is called with each line as it comes. */
+export type LocateLines = (
+  spans: readonly LocateSpan[],
+  answer: (line: LocateBatchLine) => void,
+  signal: AbortSignal,
+) => Promise<void>;
+
 interface Ahead {
   readonly key: string;
   readonly object: string;
-  /** The batch that located it, or the lease of a read's single locate of it (adopt). */
-  batch: Batch;
+  /** The answer's lease it lies under (once answered), or that of a read's single locate of it (adopt). */
+  batch: Batch | undefined;
   readonly offset: number;
   /** The planned bytes, without the read slack. */
   readonly planned: number;
   /** Asked for; once answered, what the answer holds (the planned span and what of the slack is stored). */
   length: number;
-  /** Resolves once the batch is answered; `located` is set then (null: not stored). */
+  /** Resolves once the span is answered; `located` is set then (null: not stored). */
   readonly ready: Promise<void>;
+  readonly answered: () => void;
   located: LocatedSpan | null | undefined;
   /** Left the plan (or the plane closed). */
   done: boolean;
@@ -89,10 +98,12 @@ export class LocateAhead {
   /** The same entries by object, to find the span a read lies in. */
   readonly #byObject = new Map<string, Ahead[]>();
   readonly #pending = new Set<Promise<void>>();
+  /** Ends the batches still waiting for spans when the plane closes. */
+  readonly #abort = new AbortController();
   #closed = false;
 
   constructor(
-    private readonly locate: (spans: readonly LocateSpan[]) => Promise<LocateBatchResponse>,
+    private readonly locate: LocateLines,
     private readonly release: (leaseId: string) => void,
   ) {}
 
@@ -133,7 +144,7 @@ export class LocateAhead {
     await a.ready;
     const { batch, located } = a;
     // Dropped meanwhile (its lease may be over), or the read runs past what of the slack is stored.
-    if (a.done || !located || !batch.lease || batch.released || end > a.offset + a.length) return undefined;
+    if (a.done || !located || !batch?.lease || batch.released || end > a.offset + a.length) return undefined;
     batch.readers++;
     return {
       located: { ...located, runs: sliceRuns(located.runs, s.offset - a.offset, s.length) },
@@ -167,9 +178,7 @@ export class LocateAhead {
     const length = located.runs.reduce((n, r) => n + r.length, 0);
     if (!a || a.offset !== span.offset || this.#closed || (a.located && length <= a.length)) return false;
     const { lease, ...where } = located;
-    const old = a.batch;
-    old.open--;
-    this.#maybeEnd(old);
+    this.#leave(a);
     a.batch = { lease, open: 1, readers: 0, released: false };
     a.located = where;
     a.length = length;
@@ -187,6 +196,7 @@ export class LocateAhead {
   /** Lets every lease go (each once its reads in flight end); later plans locate nothing. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#abort.abort();
     await Promise.all(this.#pending);
     for (const a of this.#spans.values()) this.#drop(a);
   }
@@ -194,46 +204,62 @@ export class LocateAhead {
   /** Not stored when located, or its lease nearly over: asked for again. */
   #stale(a: Ahead): boolean {
     if (a.located === undefined) return false;
-    const lease = a.batch.lease;
+    const lease = a.batch?.lease;
     return a.located === null || !lease || lease.expiresAt - Date.now() < LEASE_MARGIN_MS;
   }
 
   #batch(spans: LocateSpan[]): void {
-    const batch: Batch = { lease: undefined, open: spans.length, readers: 0, released: false };
-    const entries: Ahead[] = [];
-    const ready = this.locate(spans).then(
-      (res) => {
-        batch.lease = res.lease;
-        entries.forEach((a, i) => {
-          a.located = res.spans[i] ?? null;
-          if (a.located) a.length = a.located.runs.reduce((n, r) => n + r.length, 0);
-        });
-        this.#maybeEnd(batch);
-      },
-      () => {
-        for (const a of entries) a.located = null;
-      },
-    );
-    const pending = ready.finally(() => this.#pending.delete(pending));
-    this.#pending.add(pending);
-    spans.forEach((s) => {
+    const entries = spans.map((s): Ahead => {
+      let answered!: () => void;
+      const ready = new Promise<void>((resolve) => {
+        answered = resolve;
+      });
       const a: Ahead = {
         key: spanKey(s),
         object: objectKey(s),
-        batch,
+        batch: undefined,
         offset: s.offset,
         planned: s.min ?? s.length,
         length: s.length,
         ready,
+        answered,
         located: undefined,
         done: false,
       };
-      entries.push(a);
       this.#spans.set(a.key, a);
       const list = this.#byObject.get(a.object);
       if (list) list.push(a);
       else this.#byObject.set(a.object, [a]);
+      return a;
     });
+    const answer = (line: LocateBatchLine): void => {
+      const batch: Batch = { lease: line.lease, open: 0, readers: 0, released: false };
+      line.at.forEach((i, k) => {
+        const a = entries[i];
+        if (!a || a.located !== undefined) return;
+        const located = line.spans[k] ?? null;
+        a.located = located;
+        if (located) {
+          a.length = located.runs.reduce((n, r) => n + r.length, 0);
+          a.batch = batch;
+          if (!a.done) batch.open++;
+        }
+        a.answered();
+      });
+      this.#maybeEnd(batch);
+    };
+    const pending = this.locate(spans, answer, this.#abort.signal)
+      .catch(() => undefined)
+      .then(() => {
+        // Spans the answer left out (it failed, or the plane closed) are read the per-read way.
+        for (const a of entries) {
+          if (a.located !== undefined) continue;
+          a.located = null;
+          a.answered();
+        }
+        this.#pending.delete(pending);
+      });
+    this.#pending.add(pending);
   }
 
   #drop(a: Ahead): void {
@@ -243,6 +269,12 @@ export class LocateAhead {
     else this.#byObject.delete(a.object);
     if (a.done) return;
     a.done = true;
+    this.#leave(a);
+  }
+
+  /** The span no longer counts toward its lease's end (dropped, or located anew). */
+  #leave(a: Ahead): void {
+    if (!a.batch || !a.located) return;
     a.batch.open--;
     this.#maybeEnd(a.batch);
   }

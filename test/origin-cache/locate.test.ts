@@ -10,7 +10,15 @@ import { createInterface } from "node:readline";
 import { build } from "esbuild";
 import { Agent, request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { LocateBatchResponse, LocateResponse, startCache, type CacheService } from "../../origin-cache/index.js";
+import { createServer, type Socket } from "node:net";
+import {
+  LOCATE_LINES_TYPE,
+  LocateBatchLine,
+  LocateBatchResponse,
+  LocateResponse,
+  startCache,
+  type CacheService,
+} from "../../origin-cache/index.js";
 import { slotBytesFor } from "../../origin-cache/store/slot.js";
 import { remoteCache } from "../../sdk/source/cache-client.js";
 import { LocalPlane, wantsLocalPlane } from "../../sdk/source/local-plane.js";
@@ -67,6 +75,25 @@ async function locate(svc: CacheService, body: object): Promise<{ status: number
     body: JSON.stringify(body),
   });
   return { status: res.statusCode, json: await res.body.json() };
+}
+
+/** A long-polled batched locate's answer, line by line. */
+async function locateLines(svc: CacheService, body: object): Promise<{ type: string; lines: LocateBatchLine[] }> {
+  const res = await request(`${svc.url}/v1/locate`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  expect(res.statusCode).toBe(200);
+  const text = await res.body.text();
+  expect(text.endsWith("\n")).toBe(true);
+  return {
+    type: String(res.headers["content-type"]),
+    lines: text
+      .trim()
+      .split("\n")
+      .map((l) => LocateBatchLine.parse(JSON.parse(l))),
+  };
 }
 
 async function get(svc: CacheService, path: string, offset: number, length: number): Promise<Buffer> {
@@ -227,6 +254,70 @@ describe("POST /v1/locate", () => {
     expect(await c.exited).toBe("SIGKILL");
     expect(svc.stats().leases).toBe(1);
     await until(() => svc.stats().leases === 0, "the killed client's lease to expire", 5000);
+  });
+});
+
+describe("long-polled batched locates", () => {
+  it("answers the stored spans at once, then each other one once pulled and stored, or with the error that stopped it", async () => {
+    const { svc } = await service();
+    const [a, b] = [objects[0]!, objects[1]!];
+    await get(svc, a.path, 0, 2 * BLOCK);
+    await until(() => svc.stats().blocks === 2, "2 blocks stored");
+    const spans = [
+      { url: signed(a.path), etag: rs.etag(a.path), offset: 10, length: BLOCK },
+      { url: signed(b.path), offset: BLOCK + 5, length: 2 * BLOCK },
+      { url: signed(a.path), etag: '"another"', offset: 0, length: 10 },
+      // Only `min` is pulled; the rest is located as far as it is stored.
+      { url: signed(b.path), offset: 6 * BLOCK, length: 3 * BLOCK, min: BLOCK },
+    ];
+    const { type, lines } = await locateLines(svc, { spans, waitMs: 10_000 });
+    expect(type).toBe(LOCATE_LINES_TYPE);
+    expect(lines[0]).toMatchObject({ at: [0] });
+    expect(lines.flatMap((l) => l.at).sort()).toEqual([0, 1, 2, 3]);
+    const byIndex = new Map(lines.flatMap((l) => l.at.map((i, k) => [i, { line: l, span: l.spans[k] }] as const)));
+    for (const i of [0, 1, 3]) {
+      const { line, span } = byIndex.get(i)!;
+      const want = spans[i]!;
+      const got = await readRuns({ ...span!, lease: line.lease! });
+      expect(got.length).toBeGreaterThanOrEqual(want.min ?? want.length);
+      const o = want.url === signed(a.path) ? a : b;
+      expect(got.equals(o.data.subarray(want.offset, want.offset + got.length))).toBe(true);
+    }
+    expect(byIndex.get(3)!.span!.runs.reduce((n, r) => n + r.length, 0)).toBeLessThan(3 * BLOCK);
+    expect(byIndex.get(2)!.span).toBeNull();
+    expect(byIndex.get(2)!.line.error?.code).toBe("ERR_ETAG_CHANGED");
+    expect(svc.stats().leases).toBe(3); // the stored spans' one, and each pulled span's own
+    expect(svc.stats().locates).toBe(1);
+  });
+
+  it("answers null for the spans not stored when its wait passes", async () => {
+    // An upstream that takes connections and never answers.
+    const sockets = new Set<Socket>();
+    const stall = createServer((s) => void sockets.add(s));
+    await new Promise<void>((r) => stall.listen(0, "127.0.0.1", r));
+    const stallUrl = `http://127.0.0.1:${(stall.address() as { port: number }).port}`;
+    cleanup.push(
+      () =>
+        new Promise<void>((r) => {
+          for (const s of sockets) s.destroy();
+          stall.close(() => r());
+        }),
+    );
+    const d = await tempDir();
+    const svc = await startCache({
+      upstreams: [stallUrl],
+      dir: d.path,
+      maxBytes: 4 << 20,
+      blockSize: BLOCK,
+      logLevel: "silent",
+    });
+    cleanup.push(d.remove, () => svc.close());
+    const { lines } = await locateLines(svc, {
+      spans: [{ url: `${stallUrl}/v1/objects/x.mp4?exp=1&sig=x`, offset: 0, length: 10 }],
+      waitMs: 200,
+    });
+    expect(lines).toEqual([{ at: [0], spans: [null] }]);
+    expect(svc.stats().leases).toBe(0);
   });
 });
 
@@ -437,7 +528,7 @@ describe("batched locates of a plan window", () => {
     expect(plane.fallbacks).toBe(0);
   });
 
-  it("locates again with the next window what was not stored, and releases spans that left the plan", async () => {
+  it("pulls what a window's spans lack and answers each once stored, and releases spans that left the plan", async () => {
     const { svc } = await service();
     const plane = planeOf(svc);
     const o = objects[2]!;
@@ -447,27 +538,29 @@ describe("batched locates of a plan window", () => {
     const cold = { url: signed(o.path), etag: rs.etag(o.path), offset: 6 * BLOCK, length: 2 * BLOCK };
     const other = { url: signed(o.path), etag: rs.etag(o.path), offset: 9 * BLOCK, length: BLOCK };
     plane.plan([held, cold]);
-    await until(() => svc.stats().leases === 1, "the stored span leased ahead");
-    await get(svc, o.path, 9 * BLOCK, BLOCK);
-    await stored(svc, 3);
-    // The next window no longer holds the stored span (its clip was skipped): its lease ends; the
-    // span that was not stored is asked for again with the new one, now stored.
+    // The cold span's read waits for its batch's answer, which comes once the batch pulled it.
+    const first = await plane.read(cold.url, cold.offset, cold.length, cold.etag);
+    expect(Buffer.from(first!).equals(o.data.subarray(6 * BLOCK, 8 * BLOCK))).toBe(true);
+    expect(plane.locates).toBe(1);
+    expect(svc.stats().leases).toBe(2); // the stored span's, and the cold one's own
+    // The next window no longer holds the stored span (its clip was skipped): its lease ends
+    // with the next batch, which asks for the new span only.
     plane.plan([cold, other]);
-    await until(() => plane.locates === 2 && svc.stats().leases === 1, "the window located again");
     const bytes = await plane.read(other.url, other.offset, BLOCK, other.etag);
     expect(Buffer.from(bytes!).equals(o.data.subarray(9 * BLOCK, 10 * BLOCK))).toBe(true);
     expect(plane.locates).toBe(2);
+    expect(svc.stats().locates).toBe(2);
+    expect(svc.stats().leases).toBe(2);
     expect(plane.fallbacks).toBe(0);
   });
 
-  it("locates a planned span that was not stored whole when its first read comes, so its other reads need no locate", async () => {
+  it("reads a cold span piece by piece under its batch's answer, with no locate of its own", async () => {
     const { svc } = await service();
     const plane = planeOf(svc);
     const o = objects[2]!;
     const cold = { url: signed(o.path), etag: rs.etag(o.path), offset: 6 * BLOCK + 10, length: 3 * BLOCK };
     plane.plan([{ ...cold, size: o.data.length }]);
-    await until(() => plane.locates === 1, "the window located");
-    // A GOP run reads its span piece by piece: the first piece locates (and pulls) the whole span.
+    // A GOP run reads its span piece by piece.
     for (const [from, to] of [
       [cold.offset, cold.offset + 100],
       [cold.offset + 100, cold.offset + 2 * BLOCK],
@@ -476,12 +569,67 @@ describe("batched locates of a plan window", () => {
       const bytes = await plane.read(cold.url, from, to - from, cold.etag);
       expect(Buffer.from(bytes!).equals(o.data.subarray(from, to))).toBe(true);
     }
-    expect(plane.locates).toBe(2);
+    expect(plane.locates).toBe(1);
     expect(svc.stats().leases).toBe(1);
     expect(plane.fallbacks).toBe(0);
     // Its lease ends once the span leaves the plan.
     plane.plan([]);
-    await until(() => svc.stats().leases === 0, "the adopted lease released");
+    await until(() => svc.stats().leases === 0, "the span's lease released");
+  });
+
+  it("locates a cold stream with one request per plan window, whatever the number of reads", async () => {
+    const { svc } = await service();
+    const plane = planeOf(svc, true);
+    // Clips of every object in turn, as a stream plans them: a window of WINDOW clips restated
+    // every WINDOW / 2 clips, each clip read in three pieces (a GOP run) and a little past its end.
+    const N = 48;
+    const WINDOW = 16;
+    const clips = Array.from({ length: N }, (_, i) => {
+      const o = objects[i % objects.length]!;
+      const offset = Math.floor(i / objects.length) * 9000 + (i % 3) * 100;
+      return { o, span: { url: signed(o.path), etag: rs.etag(o.path), offset, length: 20_000 + (i % 5) * 3000 } };
+    });
+    let planned = 0;
+    for (let i = 0; i < N; i++) {
+      if (i + WINDOW / 2 >= planned && planned < N) {
+        planned = Math.min(N, i + WINDOW);
+        plane.plan(clips.slice(i, planned).map((c) => ({ ...c.span, size: c.o.data.length })));
+      }
+      const { o, span } = clips[i]!;
+      const third = Math.floor(span.length / 3);
+      for (const [from, to] of [
+        [span.offset, span.offset + third],
+        [span.offset + third, span.offset + 2 * third],
+        [span.offset + 2 * third, span.offset + span.length + 500],
+      ] as const) {
+        const bytes = await plane.read(span.url, from, to - from, span.etag);
+        expect(Buffer.from(bytes!).equals(o.data.subarray(from, to))).toBe(true);
+      }
+    }
+    const windows = Math.ceil(N / (WINDOW / 2));
+    expect(plane.fallbacks).toBe(0);
+    expect(svc.stats().locates).toBeLessThanOrEqual(windows + 2);
+    expect(plane.locates).toBe(svc.stats().locates);
+    await plane.close();
+    await until(() => svc.stats().leases === 0, "every lease released on close");
+  });
+
+  it("leaves a span the cache cannot get to the per-read path, with its typed error", async () => {
+    const { svc } = await service();
+    const plane = planeOf(svc, true);
+    const o = objects[3]!;
+    const changed = { url: signed(o.path), etag: '"another"', offset: 0, length: BLOCK };
+    const good = { url: signed(o.path), etag: rs.etag(o.path), offset: BLOCK, length: BLOCK };
+    plane.plan([changed, good]);
+    expect(await plane.read(changed.url, changed.offset, changed.length, changed.etag)).toBeUndefined();
+    expect(plane.fallbacks).toBe(1);
+    const bytes = await plane.read(good.url, good.offset, good.length, good.etag);
+    expect(Buffer.from(bytes!).equals(o.data.subarray(BLOCK, 2 * BLOCK))).toBe(true);
+    const cache = await remoteCache(svc.url);
+    cleanup.push(() => cache.close());
+    await expect(cache.read(changed.url, 0, BLOCK, changed.etag)).rejects.toMatchObject({ code: "ERR_ETAG_CHANGED" });
+    await plane.close();
+    await until(() => svc.stats().leases === 0, "every lease released on close");
   });
 
   it("keeps located slots from reuse until read, when the cache is full", async () => {

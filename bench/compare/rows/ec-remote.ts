@@ -38,6 +38,7 @@ export async function runThroughCache(
     },
     stepMs: ctx.config.stepMs,
   };
+  const locates0 = await cacheLocates(ctx.cache.url);
   const m = await runChild({
     command,
     args: [script, JSON.stringify(args)],
@@ -48,7 +49,23 @@ export async function runThroughCache(
     timeoutMs: ROW_TIMEOUT_MS,
     cpus: ctx.config.cpus,
   });
-  return { kind: "ran", ...m };
+  const locates1 = await cacheLocates(ctx.cache.url);
+  return {
+    kind: "ran",
+    ...m,
+    ...(locates0 === undefined || locates1 === undefined ? {} : { cacheLocates: locates1 - locates0 }),
+  };
+}
+
+/** The locate requests the origin-cache has answered (its /v1/stats `locates`); undefined from a cache without the count. */
+async function cacheLocates(url: string): Promise<number | undefined> {
+  try {
+    const res = await fetch(`${url}/v1/stats`);
+    const { locates } = (await res.json()) as { locates?: unknown };
+    return typeof locates === "number" ? locates : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One TypeScript consumer run through the origin-cache (the ec cold and warm rows, and the Python row's pairs). */

@@ -1,13 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManifestError, ManifestErrorCode } from "../../../common/manifest-sign.js";
 import { startCache, type CacheService } from "../../../origin-cache/index.js";
 import { relayedCode, SdkError } from "../../../sdk/errors.js";
-import { inProcessCache, remoteCache, type ByteCache } from "../../../sdk/source/cache-client.js";
+import { bodyInto, inProcessCache, remoteCache, type ByteCache } from "../../../sdk/source/cache-client.js";
 import { isAuthFailure } from "../../../sdk/source/edge-source.js";
-import { releaseRead } from "../../../common/read-pool.js";
+import { ReadPool, releaseRead } from "../../../common/read-pool.js";
 import { startRangeServer } from "../../helpers/range-server.js";
 import { tempDir } from "../../origin-cache/fixtures.js";
 
@@ -101,4 +102,34 @@ describe("reads over GET /v1/fetch", () => {
       await d.remove();
     }
   });
+});
+
+describe("a 206 body that fails midway", () => {
+  // Answers 206 with 30,000 bytes, then ends (short of 50,000), sends more (long) or resets.
+  let server: Server;
+  let base: string;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const how = new URL(req.url ?? "/", "http://x").pathname.slice(1);
+      res.writeHead(206, { "content-type": "application/octet-stream" });
+      res.write(Buffer.alloc(30_000, 1));
+      if (how === "reset") setTimeout(() => res.socket?.destroy(), 20);
+      else res.end(how === "long" ? Buffer.alloc(30_000, 2) : undefined);
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  for (const how of ["short", "long", "reset"]) {
+    it(`gives its pooled buffer back when the body is ${how}`, async () => {
+      const pool = new ReadPool();
+      const into = pool.take(50_000);
+      const res = await request(`${base}/${how}`);
+      await expect(bodyInto(res.body, into)).rejects.toThrow();
+      expect(pool.stats().idleBytes).toBeGreaterThan(0);
+      expect(pool.take(50_000).buffer).toBe(into.buffer);
+      expect(pool.stats().reuses).toBe(1);
+    });
+  }
 });
