@@ -6,7 +6,7 @@
  * instead of fetch's streamed decompression chunk by chunk on the main thread; and any other
  * body streamed as it arrives.
  */
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import { Agent, buildConnector, getGlobalDispatcher, request, type Dispatcher } from "undici";
@@ -68,12 +68,29 @@ export function edgeFetch(connect?: buildConnector.BuildOptions): EdgeFetch {
       return new Response(null, { status: res.statusCode, headers });
     }
     // A plain body streams (several table pages are checked as they arrive); a gzip one is inflated whole.
-    const body = gzip
-      ? await inflateBody(new Uint8Array(await res.body.arrayBuffer()))
-      : (Readable.toWeb(res.body) as ReadableStream<Uint8Array>);
+    const body = gzip ? await inflateBody(new Uint8Array(await res.body.arrayBuffer())) : eager(res.body);
     return new Response(body, { status: res.statusCode, headers });
   };
   return { fetch: send as typeof fetch, close: async () => own?.close() };
+}
+
+/**
+ * A body as a web stream that takes every chunk as it arrives, as reading it whole did: no
+ * backpressure on the connection (Readable.toWeb pauses the socket whenever one chunk waits,
+ * which on HTTP/2 holds the stream's flow-control window shut meanwhile).
+ */
+function eager(body: Readable): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        body.on("data", (chunk: Buffer) => c.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
+        body.once("end", () => c.close());
+        body.once("error", (err) => c.error(err));
+      },
+      cancel: () => void body.destroy(),
+    },
+    { highWaterMark: Number.POSITIVE_INFINITY },
+  );
 }
 
 /**
