@@ -7,7 +7,7 @@ import { compareKeys } from "./dataset-table/entry.js";
 import { gunzip, sha256 } from "./dataset-table/digest.js";
 import { EntryColumns } from "./dataset-table/entry-columns.js";
 import { decodePageBytes } from "./dataset-table/page-codec.js";
-import { FrameSplitter, MAX_PAGES_PER_REQUEST } from "./dataset-table/page-frames.js";
+import { MAX_PAGES_PER_REQUEST, splitFrames } from "./dataset-table/page-frames.js";
 import { SetDigest } from "./dataset-table/set-digest.js";
 import { ErrorBody } from "./errors.js";
 import { mapLimit } from "./limiter.js";
@@ -57,19 +57,10 @@ export interface TableStore {
   page(name: string): Promise<Uint8Array>;
   /**
    * Several pages' bytes (decompressed), in the order of `names` (at most
-   * MAX_PAGES_PER_REQUEST), each settled as its bytes arrive so that it is checked while the
-   * rest are on the wire; or undefined where the store cannot (an edge from before the route):
-   * readTable then asks for each with `page`.
+   * MAX_PAGES_PER_REQUEST), or undefined where the store cannot (an edge from before the
+   * route): readTable then asks for each with `page`.
    */
-  pages?(names: readonly string[]): Promise<readonly Promise<Uint8Array>[] | undefined>;
-}
-
-/** A promise settled later from another; one that nobody awaits (a read given up) rejects unreported. */
-function settled<T>(): { promise: Promise<T>; from(p: Promise<T>): void } {
-  let from!: (p: Promise<T>) => void;
-  const promise = new Promise<T>((resolve) => (from = resolve));
-  promise.catch(() => {});
-  return { promise, from };
+  pages?(names: readonly string[]): Promise<Uint8Array[] | undefined>;
 }
 
 /**
@@ -135,7 +126,7 @@ export async function readTable(
       const many = ask ? await store.pages!(batch.map((i) => wanted[i]!.name)) : undefined;
       if (ask) requests++;
       if (many !== undefined) {
-        await Promise.all(batch.map((i, k) => many[k]!.then((bytes) => take(i, bytes))));
+        await Promise.all(batch.map((i, k) => take(i, many[k]!)));
       } else left.push(...batch);
     });
     await mapLimit(left, PAGE_CONCURRENCY, one);
@@ -205,27 +196,17 @@ export async function fetchTable(
       const res = await request(`${base}/table/pages?names=${names.join(",")}`, opts, headers, {}, [404]);
       // 404 from an edge without the route (a missing page is 404 too, and then again page by page).
       if (res.status === 404) return void (await res.arrayBuffer().catch(() => undefined));
-      const waits = names.map(() => settled<Uint8Array>());
-      void (async () => {
-        const split = new FrameSplitter(names.length);
-        let k = 0;
-        try {
-          if (res.body)
-            for await (const chunk of res.body) for (const page of split.push(chunk)) waits[k++]!.from(inflate(page));
-          split.end();
-        } catch (cause) {
-          const err =
-            cause instanceof RangeError
-              ? new ManifestError(
-                  ManifestErrorCode.INVALID,
-                  `${new URL(base).pathname}/table/pages did not return ${names.length} framed pages: ${cause.message}`,
-                  { cause },
-                )
-              : cause;
-          for (const w of waits.slice(k)) w.from(Promise.reject(err));
-        }
-      })();
-      return waits.map((w) => w.promise);
+      let frames: Uint8Array[];
+      try {
+        frames = splitFrames(new Uint8Array(await res.arrayBuffer()), names.length);
+      } catch (cause) {
+        throw new ManifestError(
+          ManifestErrorCode.INVALID,
+          `${new URL(base).pathname}/table/pages did not return ${names.length} framed pages: ${(cause as Error).message}`,
+          { cause },
+        );
+      }
+      return Promise.all(frames.map(inflate));
     },
   };
   const table = await readTable(store, keys, at.prefix, opts.generation, opts.digest);

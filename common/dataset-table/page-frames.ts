@@ -23,73 +23,31 @@ export function frameHeader(length: number): Uint8Array {
 }
 
 /**
- * The pages of a body as its chunks arrive, so that each can be checked while the rest is still
- * on the wire: `push` gives the pages a chunk completes (views where a page lies in one chunk),
- * `end` checks that the body held exactly `count` pages. A body that is cut short, longer, or
- * holds another number of pages throws RangeError ("Expected … but received …").
- *
- * @example
- * const split = new FrameSplitter(2);
- * for await (const chunk of body) for (const page of split.push(chunk)) check(page);
- * split.end();
- */
-export class FrameSplitter {
-  /** Bytes of the page (or length) not yet complete, and where they start in the body. */
-  private rest: Uint8Array = new Uint8Array(0);
-  private at = 0;
-  private pages = 0;
-
-  constructor(private readonly count: number) {}
-
-  push(chunk: Uint8Array): Uint8Array[] {
-    let buf = chunk;
-    if (this.rest.byteLength > 0) {
-      buf = new Uint8Array(this.rest.byteLength + chunk.byteLength);
-      buf.set(this.rest);
-      buf.set(chunk, this.rest.byteLength);
-    }
-    const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-    const out: Uint8Array[] = [];
-    let i = 0;
-    while (i + FRAME_HEADER <= buf.byteLength) {
-      const length = view.getUint32(i);
-      if (i + FRAME_HEADER + length > buf.byteLength) break;
-      if (++this.pages > this.count)
-        throw new RangeError(`Expected ${this.count} pages but received more at byte ${this.at + i}`);
-      out.push(buf.subarray(i + FRAME_HEADER, i + FRAME_HEADER + length));
-      i += FRAME_HEADER + length;
-    }
-    this.rest = buf.subarray(i);
-    this.at += i;
-    return out;
-  }
-
-  end(): void {
-    const left = this.rest.byteLength;
-    if (left > 0 && left < FRAME_HEADER)
-      throw new RangeError(
-        `Expected a ${FRAME_HEADER}-byte page length at byte ${this.at} but received the end of the body`,
-      );
-    if (left > 0) {
-      const length = new DataView(this.rest.buffer, this.rest.byteOffset).getUint32(0);
-      throw new RangeError(
-        `Expected ${length} bytes of page ${this.pages} but received ${left - FRAME_HEADER} before the end`,
-      );
-    }
-    if (this.pages !== this.count) throw new RangeError(`Expected ${this.count} pages but received ${this.pages}`);
-  }
-}
-
-/**
- * The pages of a whole response body, as many as were asked for (views into `body`); throws as
- * FrameSplitter does, never gives fewer pages.
+ * The pages of a response body, as many as were asked for (views into `body`). A body that is
+ * cut short, longer, or holds another number of pages throws RangeError ("Expected … but
+ * received …"), never fewer pages.
  *
  * @example
  * const [a, b] = splitFrames(body, 2); // each still gzip
  */
 export function splitFrames(body: Uint8Array, count: number): Uint8Array[] {
-  const split = new FrameSplitter(count);
-  const pages = split.push(body);
-  split.end();
+  const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
+  const pages: Uint8Array[] = [];
+  let at = 0;
+  while (at < body.byteLength) {
+    if (at + FRAME_HEADER > body.byteLength)
+      throw new RangeError(
+        `Expected a ${FRAME_HEADER}-byte page length at byte ${at} but received the end of the body`,
+      );
+    const length = view.getUint32(at);
+    at += FRAME_HEADER;
+    if (at + length > body.byteLength)
+      throw new RangeError(
+        `Expected ${length} bytes of page ${pages.length} but received ${body.byteLength - at} before the end`,
+      );
+    pages.push(body.subarray(at, at + length));
+    at += length;
+  }
+  if (pages.length !== count) throw new RangeError(`Expected ${count} pages but received ${pages.length}`);
   return pages;
 }

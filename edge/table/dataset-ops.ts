@@ -46,39 +46,29 @@ export async function tablePageBody(env: Env, prefix: string, name: string): Pro
 
 /**
  * Several stored pages in one body (common/dataset-table/page-frames.ts: each page's stored
- * gzip bytes after its 4-byte length, in the order asked), read from R2 in parallel and
- * streamed in order: the first pages go out while later ones are still read, and the client
- * checks each as it arrives. A name the table does not hold is 404 for the whole request,
- * naming it (every page is found before the first byte is sent).
+ * gzip bytes after its 4-byte length, in the order asked), read from R2 in parallel. A name
+ * the table does not hold is 404 for the whole request, naming it.
  *
  * @example
- * await tablePagesBody(env, "gameplay", ["7-0", "7-1"]); // a stream: [len][gzip][len][gzip]
+ * await tablePagesBody(env, "gameplay", ["7-0", "7-1"]); // Uint8Array: [len][gzip][len][gzip]
  */
-export async function tablePagesBody(
-  env: Env,
-  prefix: string,
-  names: readonly string[],
-): Promise<ReadableStream<Uint8Array>> {
+export async function tablePagesBody(env: Env, prefix: string, names: readonly string[]): Promise<Uint8Array> {
   const root = tableRoot(`${prefix}/`)!;
   const pages = await Promise.all(
     names.map(async (name) => {
       const got = await env.BUCKET.get(tableKeys.page(root, name));
       if (got === null) throw new NotFoundError(`No table page ${JSON.stringify(name)}`);
-      return got;
+      return new Uint8Array(await got.arrayBuffer());
     }),
   );
-  // Every length is known: a body cut short errors instead of passing for a whole one.
-  const out = new FixedLengthStream(pages.reduce((n, p) => n + FRAME_HEADER + p.size, 0));
-  void (async () => {
-    for (const page of pages) {
-      const writer = out.writable.getWriter();
-      await writer.write(frameHeader(page.size));
-      writer.releaseLock();
-      await page.body.pipeTo(out.writable, { preventClose: true });
-    }
-    await out.writable.close();
-  })().catch((err: unknown) => out.writable.abort(err).catch(() => {}));
-  return out.readable;
+  const body = new Uint8Array(pages.reduce((n, p) => n + FRAME_HEADER + p.byteLength, 0));
+  let at = 0;
+  for (const page of pages) {
+    body.set(frameHeader(page.byteLength), at);
+    body.set(page, at + FRAME_HEADER);
+    at += FRAME_HEADER + page.byteLength;
+  }
+  return body;
 }
 
 /**

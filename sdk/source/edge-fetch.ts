@@ -2,11 +2,9 @@
  * The fetch an EdgeSource sends its control requests with (keys, table head and pages, signed
  * URLs), cheaper at open than Node's global fetch for a table of many pages (bench/open-scale.ts):
  * HTTP/2 where the edge offers it, so the pages in flight share one connection instead of a TLS
- * handshake each; a gzip body (a table page) inflated in one call on libuv's thread pool,
- * instead of fetch's streamed decompression chunk by chunk on the main thread; and any other
- * body streamed as it arrives.
+ * handshake each; and a gzip body (every table page) inflated in one call on libuv's thread
+ * pool, instead of fetch's streamed decompression chunk by chunk on the main thread.
  */
-import type { Readable } from "node:stream";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import { Agent, buildConnector, getGlobalDispatcher, request, type Dispatcher } from "undici";
@@ -57,40 +55,21 @@ export function edgeFetch(connect?: buildConnector.BuildOptions): EdgeFetch {
       signal: init.signal ?? undefined,
       dispatcher,
     });
+    const raw = new Uint8Array(await res.body.arrayBuffer());
     const gzip = res.headers["content-encoding"] === "gzip";
     const headers = new Headers();
     for (const [k, v] of Object.entries(res.headers)) {
       if (v === undefined || (gzip && (k === "content-encoding" || k === "content-length"))) continue;
       for (const one of Array.isArray(v) ? v : [v]) headers.append(k, one);
     }
-    if (NO_BODY.has(res.statusCode)) {
-      res.body.resume();
-      return new Response(null, { status: res.statusCode, headers });
-    }
-    // A plain body streams (several table pages are checked as they arrive); a gzip one is inflated whole.
-    const body = gzip ? await inflateBody(new Uint8Array(await res.body.arrayBuffer())) : eager(res.body);
+    const body: Uint8Array<ArrayBuffer> | null = NO_BODY.has(res.statusCode)
+      ? null
+      : gzip
+        ? await inflateBody(raw)
+        : raw;
     return new Response(body, { status: res.statusCode, headers });
   };
   return { fetch: send as typeof fetch, close: async () => own?.close() };
-}
-
-/**
- * A body as a web stream that takes every chunk as it arrives, as reading it whole did: no
- * backpressure on the connection (Readable.toWeb pauses the socket whenever one chunk waits,
- * which on HTTP/2 holds the stream's flow-control window shut meanwhile).
- */
-function eager(body: Readable): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>(
-    {
-      start(c) {
-        body.on("data", (chunk: Buffer) => c.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
-        body.once("end", () => c.close());
-        body.once("error", (err) => c.error(err));
-      },
-      cancel: () => void body.destroy(),
-    },
-    { highWaterMark: Number.POSITIVE_INFINITY },
-  );
 }
 
 /**

@@ -1,9 +1,10 @@
+import { generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { buildGeneration } from "../../common/dataset-table/generation.js";
 import { SetDigest } from "../../common/dataset-table/set-digest.js";
-import { publicKeys, signJson } from "../../common/manifest-sign.js";
+import { manifestSigner, publicKeys, signJson } from "../../common/manifest-sign.js";
 import type { TableEntryV1, TableHeadV1 } from "../../common/schema/index.js";
 import { readTable, type TableStore } from "../../common/table-client.js";
-import { tableGeneration } from "../helpers/signed-table.js";
 
 const entry = (key: string, i: number): TableEntryV1 => ({
   key,
@@ -16,7 +17,15 @@ const entry = (key: string, i: number): TableEntryV1 => ({
 
 /** A signed generation of `entries` in pages of `pageTarget`, read back as the SDK reads it; `strip` drops the page summaries. */
 async function readBack(entries: TableEntryV1[], prefix: string, strip: boolean) {
-  const { signer, head, pages } = await tableGeneration(entries, 3);
+  const signer = await manifestSigner(
+    generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
+  );
+  const { head, pages } = await buildGeneration(undefined, new Map(entries.map((e) => [e.key, e])), async () => [], {
+    root: "d",
+    shardBytes: 1 << 20,
+    now: 0,
+    pageTarget: 3,
+  });
   const old: TableHeadV1 = {
     ...head,
     pages: head.pages.map(({ digest, frames, keyframes, errors, ...ref }) => ref),

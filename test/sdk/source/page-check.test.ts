@@ -1,16 +1,34 @@
-import { randomBytes } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { sha256 } from "../../../common/dataset-table/digest.js";
-import { publicKeys, signJson } from "../../../common/manifest-sign.js";
+import { buildGeneration } from "../../../common/dataset-table/generation.js";
+import { manifestSigner, publicKeys, signJson } from "../../../common/manifest-sign.js";
+import type { TableEntryV1 } from "../../../common/schema/index.js";
 import { readTable, type TableStore } from "../../../common/table-client.js";
 import { inflatePage, pageDigest } from "../../../sdk/source/page-check.js";
-import { tableGeneration, videoEntry } from "../../helpers/signed-table.js";
+
+const entry = (i: number): TableEntryV1 => ({
+  key: `d/o-${String(i).padStart(4, "0")}.mp4`,
+  size: 100 + i,
+  etag: `"e${i}"`,
+  kind: "video",
+  frames: 24,
+  keyframes: [0, 6, 12, 18],
+});
 
 /** A signed generation of 12 entries in pages of 4, read as EdgeSource reads it; `tamper` changes a page's bytes. */
 async function read(tamper: boolean) {
-  const entries = Array.from({ length: 12 }, (_, i) => videoEntry(i));
-  const { signer, head, pages } = await tableGeneration(entries, 4);
+  const signer = await manifestSigner(
+    generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
+  );
+  const entries = Array.from({ length: 12 }, (_, i) => entry(i));
+  const { head, pages } = await buildGeneration(undefined, new Map(entries.map((e) => [e.key, e])), async () => [], {
+    root: "d",
+    shardBytes: 1 << 20,
+    now: 0,
+    pageTarget: 4,
+  });
   const signed = await signJson(head, signer);
   const gz = new Map(pages.map((p) => [p.name, p.gz]));
   const store: TableStore = {
