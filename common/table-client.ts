@@ -46,6 +46,9 @@ function overlaps(page: TablePageRefV1, dir: string): boolean {
   return compareKeys(page.last, dir) >= 0 && (compareKeys(page.first, dir) <= 0 || page.first.startsWith(dir));
 }
 
+/** A page's base64url SHA-256, as the head records it: WebCrypto's by default, a runtime's own where it is cheaper. */
+export type PageDigest = (bytes: Uint8Array) => string | Promise<string>;
+
 /** Where a table is read from: the edge's routes, or the bucket itself (direct-bucket mode). */
 export interface TableStore {
   /** The signed head (parsed JSON), or undefined when there is none (at that generation). */
@@ -72,8 +75,8 @@ function groups<T>(xs: readonly T[]): T[][] {
 
 /**
  * Reads and verifies a table from `store`: the head's Ed25519 signature against `keys`, each
- * page's SHA-256 against the head; only pages whose key range overlaps `prefix/` are fetched,
- * PAGE_CONCURRENCY at a time. Undefined when the store has no table.
+ * page's SHA-256 against the head (with `digest`); only pages whose key range overlaps `prefix/`
+ * are fetched, PAGE_CONCURRENCY at a time. Undefined when the store has no table.
  *
  * @example
  * const table = await readTable(store, keys, "gameplay");
@@ -83,6 +86,7 @@ export async function readTable(
   keys: Promise<PublicKeysV1>,
   prefix: string,
   generation?: number,
+  digest: PageDigest = sha256,
 ): Promise<DatasetTable | undefined> {
   const signed = await store.head(generation);
   if (signed === undefined) return undefined;
@@ -99,7 +103,7 @@ export async function readTable(
   const under = new TextEncoder().encode(dir);
   const take = async (i: number, bytes: Uint8Array) => {
     const ref = wanted[i]!;
-    if ((await sha256(bytes)) !== ref.sha256)
+    if ((await digest(bytes)) !== ref.sha256)
       throw new ManifestError(
         ManifestErrorCode.SIGNATURE,
         `Table page ${ref.name} does not match the digest its signed head names`,
@@ -127,12 +131,12 @@ export async function readTable(
     });
     await mapLimit(left, PAGE_CONCURRENCY, one);
   }
-  const digest = new SetDigest();
+  const listed = new SetDigest();
   wanted.forEach((ref, i) => {
-    if (ref.digest !== undefined && inside(ref, dir)) digest.addDigest(ref.digest, ref.count);
-    else for (let j = 0; j < pages[i]!.length; j++) digest.add(pages[i]!.key(j), pages[i]!.etag(j));
+    if (ref.digest !== undefined && inside(ref, dir)) listed.addDigest(ref.digest, ref.count);
+    else for (let j = 0; j < pages[i]!.length; j++) listed.add(pages[i]!.key(j), pages[i]!.etag(j));
   });
-  return { head, entries: EntryColumns.concat(pages), requests, digest: digest.toString() };
+  return { head, entries: EntryColumns.concat(pages), requests, digest: listed.toString() };
 }
 
 /** The entries of a page (in key order) whose key is under `dir` (UTF-8 bytes): one run of them. */
@@ -158,6 +162,8 @@ export async function fetchTable(
     generation?: number | undefined;
     /** Decompresses a page of a several-page response (default: DecompressionStream). */
     inflate?: ((gz: Uint8Array) => Promise<Uint8Array>) | undefined;
+    /** Digests a page for the check against its head (default: WebCrypto's SHA-256). */
+    digest?: PageDigest | undefined;
   } = {},
 ): Promise<DatasetTable | undefined> {
   const at = parseDatasetUrl(datasetUrl);
@@ -203,7 +209,7 @@ export async function fetchTable(
       return Promise.all(frames.map(inflate));
     },
   };
-  const table = await readTable(store, keys, at.prefix, opts.generation);
+  const table = await readTable(store, keys, at.prefix, opts.generation, opts.digest);
   return table && { ...table, requests: table.requests + (opts.keys ? 0 : 1) };
 }
 

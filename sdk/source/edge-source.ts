@@ -16,7 +16,8 @@ import { fetchSignedUrls, fetchTable } from "../../common/table-client.js";
 import { ResumeError, SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
 import { inProcessCache, remoteCache, type ByteCache, type PlanRange } from "./cache-client.js";
-import { edgeFetch, inflateBody } from "./edge-fetch.js";
+import { edgeFetch } from "./edge-fetch.js";
+import { inflatePage, pageDigest } from "./page-check.js";
 import { assertNotPublicBucketUrl } from "./s3/s3-url.js";
 import type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, SourceStats } from "./source.js";
 
@@ -185,7 +186,8 @@ export class EdgeSource implements DatasetSource {
             token: this.token,
             generation: opts.generation,
             fetch: this.control.fetch,
-            inflate: inflateBody,
+            inflate: inflatePage,
+            digest: pageDigest,
           });
     if (table) {
       // The columns are the object list: each object is made when the pipeline asks for it.
