@@ -51,12 +51,15 @@ def main():
     bridge0 = time.process_time()
     waited, first = drive(it, t0, step, take)
     bridge = time.process_time() - bridge0
+    # The stream has ended and its dataset is closed (the TypeScript row's clock stops there too):
+    # the engine process's exit below is paid once per process, like its start-up, not per epoch.
+    end = time.perf_counter()
     del it
     # The engine is this process's child: its CPU is the row's too. ClipDataset keeps it from epoch to
     # epoch, so it is stopped and reaped here (else RUSAGE_CHILDREN would not count it).
     ds.close()
     emit(
-        t0, waited, first, **counted,
+        t0, waited, first, end, **counted,
         cpuSeconds=cpu_seconds(resource.RUSAGE_SELF) - cpu0 + cpu_seconds(resource.RUSAGE_CHILDREN),
         bridgeCpuSeconds=bridge, clipList=clip_list, device="cpu",
     )

@@ -26,9 +26,10 @@ def drive(batches, t0, step_s, take):
     return waited, first
 
 
-def emit(t0, waited, first, **fields):
-    """Prints the row's report as its last line: the timing keys the bench reads, then `fields`."""
-    wall = time.perf_counter() - t0
+def emit(t0, waited, first, end=None, **fields):
+    """Prints the row's report as its last line: the timing keys the bench reads, then `fields`.
+    `end` (a perf_counter time) ends the timed run where the stream ended, before later teardown."""
+    wall = (time.perf_counter() if end is None else end) - t0
     report = {
         "seconds": wall,
         "firstBatchSeconds": first if first is not None else wall,

@@ -138,3 +138,13 @@ def test_torch_is_imported_while_the_engine_opens_not_inside_the_first_batch(vid
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "torch"]
+
+
+def test_ec_node_args_reach_the_engines_node(videos, tmp_path, monkeypatch):
+    # How the bench profiles the engine a Python process starts (EC_BENCH_NODE_ARGS="--cpu-prof …").
+    if not str(os.environ["EC_ENGINE"]).endswith(".js"):
+        pytest.skip("the engine is an installed `ec` command, not a bin/ec.js under node")
+    monkeypatch.setenv("EC_NODE_ARGS", f"--cpu-prof --cpu-prof-dir={tmp_path / 'prof'}")
+    with ec.open(str(videos), frames=8, batch=2, limit=2) as ds:
+        assert sum(len(b.clips) for b in ds) == 2
+    assert list((tmp_path / "prof").glob("*.cpuprofile"))

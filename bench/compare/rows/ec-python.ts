@@ -23,6 +23,8 @@ async function runPython(ctx: RowContext): Promise<RowOutcome> {
   return runThroughCache(ctx, python, join(ctx.root, "bench", "ec_python_loader.py"), {
     EC_ENGINE: join(ctx.root, "bin", "ec.js"),
     EC_NODE: process.execPath,
+    // EC_BENCH_NODE_ARGS (e.g. --cpu-prof) reach the engine the Python process starts, as every node child.
+    EC_NODE_ARGS: process.env.EC_BENCH_NODE_ARGS ?? "",
   });
 }
 

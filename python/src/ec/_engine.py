@@ -11,6 +11,7 @@ import collections
 import json
 import os
 import queue
+import shlex
 import shutil
 import signal
 import subprocess
@@ -24,7 +25,11 @@ _EOF = object()
 
 
 def engine_command() -> List[str]:
-    """The command that starts the engine: ``EC_ENGINE`` (the ``ec`` command or its ``bin/ec.js``), else ``ec`` on PATH."""
+    """The command that starts the engine: ``EC_ENGINE`` (the ``ec`` command or its ``bin/ec.js``), else ``ec`` on PATH.
+
+    A ``.js`` engine runs under ``EC_NODE`` (else ``node``) with the flags in ``EC_NODE_ARGS``, e.g.
+    ``--cpu-prof --cpu-prof-dir=prof``, which node refuses in ``NODE_OPTIONS``.
+    """
     configured = os.environ.get("EC_ENGINE")
     target = configured or shutil.which("ec")
     if not target:
@@ -39,7 +44,7 @@ def engine_command() -> List[str]:
         node = os.environ.get("EC_NODE") or shutil.which("node")
         if not node:
             raise Error("ERR_ENGINE_NOT_FOUND", f"Expected node (Node.js >= 20) on PATH or in EC_NODE to run {target} but found none")
-        return [node, target]
+        return [node, *shlex.split(os.environ.get("EC_NODE_ARGS", "")), target]
     return [target]
 
 
