@@ -2,15 +2,22 @@
  * Blocks just pulled, on their way to disk: readers take them from memory until the store has
  * them, so a block is never pulled twice while it is being written, and close() waits for the
  * writes still running. The blocks of one pull land one by one as they arrive and go to the
- * store together when the pull ends (`BlockStore.putRun`: one slab write per run of adjacent
- * slots, not one per block).
+ * store together, every FLUSH_BYTES and when the pull ends (`BlockStore.putRun`: one slab write
+ * per run of adjacent slots, not one per block).
  */
 import type { Logger } from "../log.js";
 import type { CacheMetrics } from "../metrics.js";
 import { blockKey, type BlockId } from "./block-id.js";
 import type { BlockStore } from "./block-store.js";
 
-/** The blocks of one pull as they land; `end` hands them to the store. */
+/**
+ * A long pull's blocks go to the store in pieces of this many bytes (at least one block): a
+ * located read waits for its blocks to be stored, and should not wait for the rest of an 8 MiB
+ * pull to arrive; 16 blocks of 16 KiB still make one write.
+ */
+export const FLUSH_BYTES = 256 << 10;
+
+/** The blocks of one pull as they land; `end` hands the last of them to the store. */
 export interface LandingRun {
   /** A block just pulled: served from memory from now until the store has it. */
   land(id: BlockId, data: Buffer): void;
@@ -55,23 +62,35 @@ export class WriteBehind {
     return this.#byKey.get(key);
   }
 
-  /** The blocks of one pull, landed as they come and written together when it ends. */
+  /** The blocks of one pull, landed as they come and written together every FLUSH_BYTES and when it ends. */
   run(): LandingRun {
-    let settle!: () => void;
-    const done = new Promise<void>((resolve) => (settle = resolve));
-    const run: Run = { ids: [], keys: [], datas: [], done, settle, writing: false };
-    this.#runs.add(run);
+    let run = this.#begin();
+    let bytes = 0;
     return {
       land: (id, data) => {
         const k = blockKey(id);
         this.#pending.set(k, data);
-        this.#byKey.set(k, done);
+        this.#byKey.set(k, run.done);
         run.ids.push(id);
         run.keys.push(k);
         run.datas.push(data);
+        bytes += data.length;
+        if (bytes >= FLUSH_BYTES) {
+          this.#write(run);
+          run = this.#begin();
+          bytes = 0;
+        }
       },
       end: () => this.#write(run),
     };
+  }
+
+  #begin(): Run {
+    let settle!: () => void;
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    const run: Run = { ids: [], keys: [], datas: [], done, settle, writing: false };
+    this.#runs.add(run);
+    return run;
   }
 
   #write(run: Run): void {

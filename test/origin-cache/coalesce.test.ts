@@ -8,6 +8,7 @@ import { createRangeCache, type RangeCache, type RangeCacheOptions } from "../..
 import { DEFAULT_MAX_BLOCKS, resolveOptions } from "../../origin-cache/options.js";
 import { SlabFiles } from "../../origin-cache/store/slab-files.js";
 import { slotBytesFor } from "../../origin-cache/store/slot.js";
+import { FLUSH_BYTES } from "../../origin-cache/store/write-behind.js";
 import { dirBytes, objectBytes, slabSlots, tempDir, until, useUpstream } from "./fixtures.js";
 
 const BLOCK = 16 << 10;
@@ -63,6 +64,18 @@ describe("coalesced upstream requests", () => {
     expect(up.rs.requests()).toBe(1); // the pin only
     expect(again.stats().hits).toBe(11);
     expect(again.stats().corruptBlocks).toBe(0);
+  });
+
+  it("stores a long pull's blocks every FLUSH_BYTES, so a located read need not wait for the pull's end", async () => {
+    const { cache } = await openCache();
+    const write = vi.spyOn(SlabFiles.prototype, "write");
+    expect(exact(await cache.read(url(), 0, data.length), 0, data.length)).toBe(true);
+    expect(up.rs.ranges).toEqual([range(0, 40)]);
+    await until(() => cache.stats().blocks === 41, "41 blocks on disk");
+    // 41 blocks of 16 KiB in pieces of 256 KiB: 16, 16 and 9 blocks, one write each.
+    expect(FLUSH_BYTES / BLOCK).toBe(16);
+    expect(write).toHaveBeenCalledTimes(3);
+    await cache.close();
   });
 
   it("pulls a read spanning ten missing blocks with one range request over HTTP/2, then serves it from disk", async () => {
