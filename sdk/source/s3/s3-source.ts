@@ -10,6 +10,7 @@ import { tableRoot } from "../../../common/dataset-table/entry.js";
 import { tableKeys } from "../../../common/dataset-table/table-keys.js";
 import { PublicKeysV1 } from "../../../common/schema/index.js";
 import { readTable, type DatasetTable, type TableStore } from "../../../common/table-client.js";
+import { pageDigest } from "../page-check.js";
 import { InvalidOptionError, ResumeError, SdkError } from "../../errors.js";
 import { Agent } from "undici";
 import { buildIndex, guessKind, type RangeReader } from "../../../common/media-index/index.js";
@@ -161,7 +162,8 @@ export class S3Source implements DatasetSource {
         return new Uint8Array(await res.arrayBuffer());
       },
     };
-    return readTable(store, keys, prefix, generation);
+    // Node's synchronous hash, as the edge source checks its pages (see page-check.ts).
+    return readTable(store, keys, prefix, generation, pageDigest);
   }
 
   /** A RangeReader over the listed version of `object`, straight from the bucket; what buildIndex reads through. */
