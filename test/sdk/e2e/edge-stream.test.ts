@@ -11,6 +11,7 @@ import { main as stream } from "../../../sdk/cli/stream.js";
 import { EdgeSource, inProcessCache, type ByteCache } from "../../../sdk/source/index.js";
 import { captureOutput } from "../../helpers/capture-output.js";
 import { uploadBytes } from "../../helpers/edge-upload.js";
+import { COLD_VIDEO, expectLocatesPerWindow } from "../../helpers/cold-locates.js";
 
 let dir: string;
 let edge: LocalEdge;
@@ -152,50 +153,11 @@ describe("open() against a local edge", () => {
     // A GOP run reads two samples past its clip: planned with it, those reads need no locate of their own.
     const md5s = new Map<string, string[]>();
     for (const name of ["a", "b", "c"]) {
-      const file = await makeVideo(dir, {
-        codec: "h264",
-        width: 160,
-        height: 120,
-        frames: 64,
-        gop: 8,
-        bframes: 2,
-        name: `cold-${name}.mp4`,
-      });
+      const file = await makeVideo(dir, { ...COLD_VIDEO, name: `cold-${name}.mp4` });
       md5s.set(`cold/${name}.mp4`, await ffmpegMd5s(file));
       await put(`cold/${name}.mp4`, new Uint8Array(await readFile(file)));
     }
-    const cacheDir = await mkdtemp(join(tmpdir(), "ec-sdk-cache-"));
-    // Blocks of 4 KiB: a run's reads past its clip's span mostly lie in blocks of their own.
-    const svc = await startCache({
-      upstreams: [edge.url],
-      dir: cacheDir,
-      maxBytes: 64 << 20,
-      blockSize: 4096,
-      logLevel: "silent",
-    });
-    try {
-      const prefetch = 2;
-      const ds = await open(`${edge.url}/v1/datasets/cold`, {
-        token: edge.token,
-        cache: svc.url,
-        device: "cpu",
-        format: "native",
-        frames: 8,
-        batch: 2,
-        prefetch,
-      });
-      let frames = 0;
-      for await (const b of ds) frames += expectFramesMatch(b, (key) => md5s.get(key)!);
-      await ds.close();
-      expect(ds.clipCount).toBe(3 * 8);
-      expect(frames).toBe(ds.clipCount * 8);
-      // A window of 4 × prefetch clips goes out every 2 × prefetch clips, the first one twice.
-      const windows = Math.ceil(ds.clipCount / (2 * prefetch)) + 1;
-      expect(svc.stats().locates).toBeLessThanOrEqual(windows + 1);
-    } finally {
-      await svc.close();
-      await rm(cacheDir, { recursive: true, force: true });
-    }
+    await expectLocatesPerWindow(edge.url, `${edge.url}/v1/datasets/cold`, { token: edge.token }, md5s);
   });
 
   it("renews signed URLs when the edge refuses them (expired) and streams on without an error", async () => {
