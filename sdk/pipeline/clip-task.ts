@@ -12,7 +12,7 @@ import type { Limiter } from "../../common/limiter.js";
 import { arrayClip, arraySpan } from "./array-task.js";
 import { recoveredSample, syncStart, type SyncStart } from "./recovery-point.js";
 import { rotateClip } from "./rotate.js";
-import type { GopDecoder } from "./gop-decode.js";
+import { runSpan, type GopDecoder } from "./gop-decode.js";
 import type { ClipSlot, SlotTicket } from "./clip-slots.js";
 import { releaseRead } from "../../common/read-pool.js";
 
@@ -73,6 +73,23 @@ export async function spanOf(
   }
   const frames = clipFrames(ref.start, ctx.options);
   return { prepared, span: decodeSpan(index.video.samples, order, frames), frames };
+}
+
+/** Whether clips of `track` are cut from GOP runs when there are runs: not MPEG-TS (access units inside TS packets). */
+const inRuns = (track: VideoTrackV1, runs: boolean): boolean => runs && !track.mpegts;
+
+/**
+ * The bytes a clip's decode reads, what the plan asks the cache for: a GOP run's span (the clip's
+ * samples and the reorder slack past them) where the clip is cut from one, else the clip's span.
+ */
+export async function plannedSpanOf(
+  ctx: Pick<ClipContext, "listing" | "indexes" | "options">,
+  ref: ClipRef,
+  runs: boolean,
+): Promise<{ offset: number; length: number }> {
+  const { prepared, span } = await spanOf(ctx, ref);
+  const track = prepared.index.video!;
+  return inRuns(track, runs) ? runSpan(track.samples, span) : { offset: span.offset, length: span.length };
 }
 
 /**
@@ -140,7 +157,9 @@ async function produceInto(
     if (slot) took(slot);
     // GOP runs feed samples as the file holds them, from the GOP's sync sample on: MPEG-TS (access
     // units inside TS packets) and clips an H.264 recovery point cannot start decode on their own.
-    const start = ctx.gops && !track.mpegts ? await startOf(ctx, object, prepared, planned.span, frames) : undefined;
+    const start = inRuns(track, ctx.gops !== undefined)
+      ? await startOf(ctx, object, prepared, planned.span, frames)
+      : undefined;
     const decoded = rotateClip(
       ctx.gops && start
         ? await ctx.gops.clip({

@@ -9,7 +9,7 @@
  * (another GOP, an earlier start after a resume, a failed run) starts a new run at the clip's
  * keyframe, so the frames are the same as a decode from the keyframe.
  */
-import type { VideoTrackV1 } from "../../common/schema/index.js";
+import type { SampleTableV1, VideoTrackV1 } from "../../common/schema/index.js";
 import type { DeviceFrame } from "../../native/index.js";
 import { ClipError } from "../errors.js";
 import type { DecodeSpan, FrameOrder } from "../sampler/frame-order.js";
@@ -86,7 +86,36 @@ export interface GopClipRequest {
  * Samples offered past a clip's last one, so frames still being reordered come out in the same
  * call; the decoder stops taking them once the last frame waited for is out (`until`).
  */
-const REORDER_SLACK = 2;
+export const REORDER_SLACK = 2;
+
+/** One past the last sample a run's feed from `next` for a clip ending at `endSample` offers (of `total`). */
+function feedEnd(total: number, endSample: number, next: number): number {
+  return Math.min(total, Math.max(endSample, next + 1) + REORDER_SLACK);
+}
+
+/** The byte range covering samples `from .. to - 1` (decode order), as one read. */
+function sampleRange(samples: SampleTableV1, from: number, to: number): { offset: number; length: number } {
+  let lo = Infinity;
+  let hi = 0;
+  for (let d = from; d < to; d++) {
+    lo = Math.min(lo, samples.offset[d]!);
+    hi = Math.max(hi, samples.offset[d]! + samples.size[d]!);
+  }
+  return to > from ? { offset: lo, length: hi - lo } : { offset: 0, length: 0 };
+}
+
+/**
+ * The bytes a GOP run reads for a clip of `span`: its samples and the REORDER_SLACK ones past
+ * them (a run's later clip reads from where the run is, inside this too). What the plan asks the
+ * cache for, so that its prefetch, the local plane's batched locate and the reads cover the same
+ * bytes.
+ *
+ * @example
+ * const { offset, length } = runSpan(track.samples, decodeSpan(track.samples, order, frames));
+ */
+export function runSpan(samples: SampleTableV1, span: DecodeSpan): { offset: number; length: number } {
+  return sampleRange(samples, span.firstSample, feedEnd(samples.pts.length, span.endSample, span.firstSample));
+}
 
 interface Run {
   readonly object: number;
@@ -354,7 +383,7 @@ export class GopDecoder {
             req.key,
             `Expected ${keep.length} frames from ${req.frames[0]} but the decoder returned ${keep.filter((p) => st!.held.has(p)).length}`,
           );
-        const to = Math.min(total, Math.max(req.span.endSample, st.next + 1) + REORDER_SLACK);
+        const to = feedEnd(total, req.span.endSample, st.next);
         await this.feed(run, st, req, to, dropBefore, Math.max(...keep));
       }
       const held = keep.map((p, i) => this.intoSlot(st!, p, req.into?.[i]));
@@ -419,15 +448,10 @@ export class GopDecoder {
   ): Promise<void> {
     const samples = req.config.track.samples;
     const total = samples.pts.length;
-    let lo = Infinity;
-    let hi = 0;
-    for (let d = st.next; d < to; d++) {
-      lo = Math.min(lo, samples.offset[d]!);
-      hi = Math.max(hi, samples.offset[d]! + samples.size[d]!);
-    }
-    const data = to > st.next ? await req.read(lo, hi - lo) : new Uint8Array(0);
-    if (data.length !== (to > st.next ? hi - lo : 0))
-      throw new ClipError("ERR_SHORT_READ", req.key, `Expected ${hi - lo} bytes at ${lo} but received ${data.length}`);
+    const { offset: lo, length } = sampleRange(samples, st.next, to);
+    const data = to > st.next ? await req.read(lo, length) : new Uint8Array(0);
+    if (data.length !== length)
+      throw new ClipError("ERR_SHORT_READ", req.key, `Expected ${length} bytes at ${lo} but received ${data.length}`);
     const packets: Packet[] = [];
     for (let d = st.next; d < to; d++) {
       packets.push({

@@ -5,7 +5,7 @@ import type { DatasetListing, DatasetSource, PlannedRange } from "../source/sour
 import { batches, type SettledBatch } from "./batcher.js";
 import { BatchPool } from "./batch-pool.js";
 import { ClipSlots } from "./clip-slots.js";
-import { produceClip, spanOf, type ClipOutcome, type ScheduledClip } from "./clip-task.js";
+import { plannedSpanOf, produceClip, type ClipOutcome, type ScheduledClip } from "./clip-task.js";
 import type { DecodeClip, DecodeImage } from "./decode.js";
 import type { IndexCache } from "./index-cache.js";
 import { Limiter } from "../../common/limiter.js";
@@ -161,8 +161,8 @@ class PlanHints {
           // An image is read whole.
           if ((await this.input.indexes.get(ref.object, object)).index.kind === "image")
             return { object, offset: 0, length: object.size };
-          const { span } = await spanOf(this.input, ref);
-          return { object, offset: span.offset, length: span.length };
+          // The bytes its decode reads (a GOP run reads a little past the clip): what the cache then prefetches and locates.
+          return { object, ...(await plannedSpanOf(this.input, ref, this.input.openRun !== undefined)) };
         } catch {
           // A clip without a span fails (and is reported) when it is produced; a hint just skips it.
           return undefined;

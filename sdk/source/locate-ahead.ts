@@ -18,8 +18,9 @@ import type {
 import { LOCATE_MAX_SPANS } from "../../common/schema/cache-locate.js";
 
 /**
- * Bytes located past a planned span's end (within the object): a GOP run reads a few samples
- * beyond its clip's last frame (the decoder's reorder delay), and those reads should hit too.
+ * Bytes located past a planned span's end (within the object): a planned span holds the samples
+ * a GOP run offers past its clip (gop-decode.ts runSpan), but a decoder that waits longer for its
+ * last frame reads further, and those reads should hit too.
  * Only the planned span must be stored (`min`): the slack is located as far as the cache has it.
  */
 const READ_SLACK = 64 << 10;

@@ -56,6 +56,8 @@ export class S3Source implements DatasetSource {
   private tablePages = { read: 0, written: 0 };
   /** Objects the last listing could not keep in the local table (past its bound). */
   private tableUnkept = 0;
+  /** The plans handed over, each passed to the cache once presigned, in order. */
+  private planning: Promise<void> = Promise.resolve();
 
   /** @internal use openS3Source */
   constructor(
@@ -203,6 +205,9 @@ export class S3Source implements DatasetSource {
 
   async read(object: DatasetObject, offset: number, length: number): Promise<Uint8Array> {
     const url = await this.bucket.presignGet(object.key);
+    // The plan handed over before this read is being presigned: the cache gets it first, so the
+    // read finds its span located ahead instead of locating (and pulling) on its own.
+    await this.planning;
     try {
       return await this.cache.read(url, offset, length, object.etag);
     } catch (err) {
@@ -218,14 +223,21 @@ export class S3Source implements DatasetSource {
 
   plan(ranges: readonly PlannedRange[]): void {
     if (ranges.length === 0) return;
-    // A hint: the stream is correct without it, so a failed presign only drops the hint.
-    void Promise.all(
-      ranges.map(async (r) => ({
-        url: await this.bucket.presignGet(r.object.key),
-        offset: r.offset,
-        length: r.length,
-      })),
-    )
+    // A hint: the stream is correct without it, so a failed presign only drops the hint. Plans
+    // reach the cache in order (a later one replaces an earlier one there).
+    this.planning = this.planning
+      .then(() =>
+        Promise.all(
+          // Named as `read` names them (URL and ETag): the cache's plane finds a read's span by both.
+          ranges.map(async (r) => ({
+            url: await this.bucket.presignGet(r.object.key),
+            etag: r.object.etag,
+            offset: r.offset,
+            length: r.length,
+            size: r.object.size,
+          })),
+        ),
+      )
       .then((planned) => this.cache.plan(planned))
       .catch(() => {});
   }

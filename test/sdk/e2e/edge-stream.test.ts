@@ -11,6 +11,7 @@ import { main as stream } from "../../../sdk/cli/stream.js";
 import { EdgeSource, inProcessCache, type ByteCache } from "../../../sdk/source/index.js";
 import { captureOutput } from "../../helpers/capture-output.js";
 import { uploadBytes } from "../../helpers/edge-upload.js";
+import { COLD_VIDEO, expectLocatesPerWindow } from "../../helpers/cold-locates.js";
 
 let dir: string;
 let edge: LocalEdge;
@@ -146,6 +147,17 @@ describe("open() against a local edge", () => {
       await svc?.close();
       await rm(cacheDir, { recursive: true, force: true });
     }
+  });
+
+  it("locates a cold stream through the cache with one batch per plan window, reorder reads included", async () => {
+    // A GOP run reads two samples past its clip: planned with it, those reads need no locate of their own.
+    const md5s = new Map<string, string[]>();
+    for (const name of ["a", "b", "c"]) {
+      const file = await makeVideo(dir, { ...COLD_VIDEO, name: `cold-${name}.mp4` });
+      md5s.set(`cold/${name}.mp4`, await ffmpegMd5s(file));
+      await put(`cold/${name}.mp4`, new Uint8Array(await readFile(file)));
+    }
+    await expectLocatesPerWindow(edge.url, `${edge.url}/v1/datasets/cold`, { token: edge.token }, md5s);
   });
 
   it("renews signed URLs when the edge refuses them (expired) and streams on without an error", async () => {

@@ -7,6 +7,8 @@ import { makeVideo } from "../../helpers/make-video.js";
 import { open, type OpenOptions } from "../../../sdk/index.js";
 import { nativeOpenRun } from "../../../sdk/pipeline/native-decode.js";
 import { GOP_INTERLEAVE } from "../../../sdk/sampler/shuffle.js";
+import { LocalDirSource } from "../../../sdk/source/local-dir.js";
+import type { DatasetObject, PlannedRange } from "../../../sdk/source/source.js";
 
 let dir: string;
 const md5s = new Map<string, string[]>();
@@ -92,6 +94,41 @@ describe("GOP runs over many GOPs", () => {
     manyMd5s = await ffmpegFrameMd5s(join(many, "m.mp4"));
   });
   afterAll(() => rm(many, { recursive: true, force: true }));
+
+  it("reads each run's bytes inside the spans its plan asked the cache for, reorder samples included", async () => {
+    // What the cache prefetches and the local plane locates ahead is the plan: a read past it (the
+    // samples a run offers past its clip's last one) waited on a locate and a pull of its own.
+    let current: readonly PlannedRange[] = [];
+    const reads: string[] = [];
+    const outside: string[] = [];
+    class Recording extends LocalDirSource {
+      override plan(ranges: readonly PlannedRange[]): void {
+        current = ranges;
+      }
+      override async read(object: DatasetObject, offset: number, length: number): Promise<Uint8Array> {
+        // Plans are sent asynchronously: give a pending one its turn before judging.
+        await new Promise((r) => setImmediate(r));
+        const at = `${offset}+${length}`;
+        reads.push(at);
+        const end = offset + length;
+        if (!current.some((r) => r.object.key === object.key && r.offset <= offset && end <= r.offset + r.length))
+          outside.push(at);
+        return super.read(object, offset, length);
+      }
+    }
+    for (const align of ["keyframe", "exact"] as const) {
+      const ds = await open(
+        many,
+        { frames: 8, align, batch: 4, format: "native", device: "cpu", workers: 2, prefetch: 4 },
+        { source: new Recording(many), openRun: nativeOpenRun },
+      );
+      let checked = 0;
+      for await (const b of ds) checked += expectFramesMatch(b, () => manyMd5s);
+      expect(checked).toBe(ds.clipCount * 8);
+    }
+    expect(reads.length).toBeGreaterThan(80);
+    expect(outside).toEqual([]);
+  });
 
   it("reuses retired runs' decoders: codecs opened stay within the runs open at once", async () => {
     let opens = 0;
