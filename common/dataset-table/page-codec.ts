@@ -231,6 +231,30 @@ export function decodePageBytes(bytes: Uint8Array): { root: string; entries: Ent
   return { root: header.root, entries };
 }
 
+/**
+ * A version 2 page's sections as stored, by name (the JSON header first): what a benchmark
+ * weighs section by section (bench/page-sections.ts).
+ *
+ * @example
+ * for (const [name, bytes] of pageSections(encodePageBytes(root, entries))) console.log(name, bytes.length);
+ */
+export function pageSections(bytes: Uint8Array): [string, Uint8Array][] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const jsonLength = view.getUint32(8, true);
+  const header = PageHeaderV2.parse(
+    JSON.parse(new TextDecoder().decode(bytes.subarray(PREAMBLE, PREAMBLE + jsonLength))),
+  );
+  const want = lengths(header);
+  if (header.etagForm === "md5") want.etagLength = 0;
+  const out: [string, Uint8Array][] = [["header", bytes.subarray(0, pad8(PREAMBLE + jsonLength))]];
+  let at = pad8(PREAMBLE + jsonLength);
+  for (const [name, width] of SECTIONS) {
+    out.push([name, bytes.subarray(at, at + want[name] * width)]);
+    at += want[name] * width;
+  }
+  return out;
+}
+
 /** What TableEntryV1 would refuse, refused: offsets out of order or past their block, unknown kinds, codecs or bits, sizes not safe integers. */
 function check(e: EntryColumns, h: PageHeaderV2): void {
   const c = e.columns;
