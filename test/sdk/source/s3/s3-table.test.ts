@@ -11,7 +11,7 @@ import { tableKeys } from "../../../../common/dataset-table/table-keys.js";
 import { manifestSigner, publicKeys, signJson } from "../../../../common/manifest-sign.js";
 import { buildIndex, bytesReader } from "../../../../common/media-index/index.js";
 import type { TableEntryV1, TableHeadV1 } from "../../../../common/schema/index.js";
-import { decodePageBytes } from "../../../../common/dataset-table/page-codec.js";
+import { pageEntries } from "../../../../common/dataset-table/page-pins.js";
 import { open, type OpenOptions } from "../../../../sdk/index.js";
 import { openS3Source } from "../../../../sdk/source/s3/index.js";
 import { makeNpy, makeVideo } from "../../../helpers/make-video.js";
@@ -85,7 +85,7 @@ async function publish(keys: readonly string[]): Promise<number> {
     published,
     new Map(entries.map((e) => [e.key, e])),
     async (ref) => publishedPages.get(ref.name)!,
-    { root: "tbl", shardBytes: 128 << 20, now: Math.floor(Date.now() / 1000) },
+    { root: "tbl", shardBytes: 128 << 20, now: Math.floor(Date.now() / 1000), pinsApart: true },
   );
   const body = JSON.stringify(await signJson(head, await signer));
   const put = (Key: string, Body: Uint8Array | string, ContentEncoding?: string) =>
@@ -93,8 +93,10 @@ async function publish(keys: readonly string[]): Promise<number> {
       new PutObjectCommand({ Bucket: s3.bucket, Key, Body, ...(ContentEncoding ? { ContentEncoding } : {}) }),
     );
   for (const p of pages) {
-    publishedPages.set(p.name, decodePageBytes(new Uint8Array(gunzipSync(p.gz))).entries.entries());
+    const pins = p.pins && new Uint8Array(gunzipSync(p.pins));
+    publishedPages.set(p.name, pageEntries(new Uint8Array(gunzipSync(p.gz)), pins));
     await put(tableKeys.page("tbl", p.name), p.gz, "gzip");
+    if (p.pins) await put(tableKeys.pins("tbl", p.name), p.pins, "gzip");
   }
   await put(tableKeys.generation("tbl", head.generation), body);
   await put(tableKeys.head("tbl"), body);
@@ -219,14 +221,17 @@ describe("a bucket's table of many pages", () => {
       undefined,
       new Map(entries.map((e) => [e.key, e])),
       async () => [],
-      { root, shardBytes: 128 << 20, now: Math.floor(Date.now() / 1000), pageTarget: 3 },
+      { root, shardBytes: 128 << 20, now: Math.floor(Date.now() / 1000), pageTarget: 3, pinsApart: true },
     );
     pages = stored.length;
     const put = (Key: string, Body: Uint8Array | string, ContentEncoding?: string) =>
       s3.client.send(
         new PutObjectCommand({ Bucket: s3.bucket, Key, Body, ...(ContentEncoding ? { ContentEncoding } : {}) }),
       );
-    for (const p of stored) await put(tableKeys.page(root, p.name), p.gz, "gzip");
+    for (const p of stored) {
+      await put(tableKeys.page(root, p.name), p.gz, "gzip");
+      if (p.pins) await put(tableKeys.pins(root, p.name), p.pins, "gzip");
+    }
     await put(tableKeys.head(root), JSON.stringify(await signJson(head, await signer)));
     await put(tableKeys.publicKeys(), JSON.stringify(publicKeys([await signer])));
   }, 120_000);
