@@ -263,6 +263,27 @@ describe("a bucket's table of many pages", () => {
     expect(seen.peak).toBeLessThanOrEqual(64);
   });
 
+  it("fetches a page's pins (its etags) only ahead of reading its objects, once a page", async () => {
+    const source = await openS3Source(new URL(url), { ...options(), indexCacheDir: join(dir, `ic-${Math.random()}`) });
+    const at = s3.gets.length;
+    const ds = await open(url, { ...options(), batch: 1 }, { source });
+    const pinsAt = () => s3.gets.slice(at).filter((p) => p.endsWith(".pins"));
+    expect(pinsAt()).toEqual([]);
+    const it = ds[Symbol.asyncIterator]();
+    const first = await it.next();
+    expect(first.done).toBe(false);
+    // Three objects a page, in key order: page n holds objects 3n to 3n + 2.
+    const pins = pinsAt().map((p) => Number(/-([0-9]+)\.pins$/.exec(p)![1]));
+    const read = s3.gets.slice(at).flatMap((p) => /\/([0-9]{4})\.npy$/.exec(p)?.[1] ?? []);
+    expect(read.length).toBeGreaterThan(0);
+    // The pages of the objects read (the first batch and the window read ahead of it), each once.
+    expect(new Set(pins).size).toBe(pins.length);
+    expect(new Set(pins)).toEqual(new Set(read.map((k) => Math.floor(Number(k) / 3))));
+    expect(pins.length).toBeLessThan(pages);
+    await it.return!(undefined);
+    await ds.close();
+  });
+
   it("leaves an object uploaded after the generation to the next one, as the edge does, and still lists nothing", async () => {
     const late = `${root}/9999.npy`;
     await s3.put(late, files.get("tbl/a.mp4")!.slice(0, 64));
