@@ -1,7 +1,13 @@
+import { generateKeyPairSync } from "node:crypto";
+import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { sha256 } from "../../common/dataset-table/digest.js";
-import { decodePins, encodePins } from "../../common/dataset-table/page-pins.js";
-import type { TablePageRefV1 } from "../../common/schema/index.js";
+import { buildGeneration } from "../../common/dataset-table/generation.js";
+import { decodePins, encodePins, pageEntries } from "../../common/dataset-table/page-pins.js";
+import { SetDigest } from "../../common/dataset-table/set-digest.js";
+import { manifestSigner, publicKeys, signJson } from "../../common/manifest-sign.js";
+import type { TableEntryV1, TableHeadV1, TablePageRefV1 } from "../../common/schema/index.js";
+import { allEntries, readTable, type TableStore } from "../../common/table-client.js";
 import { type PinPart, TablePins } from "../../common/table-pins.js";
 
 const etags = (page: number, n: number) => Array.from({ length: n }, (_, i) => `"${page}-${i}"`);
@@ -55,5 +61,51 @@ describe("a table's pins", () => {
     await pins.ready(0);
     expect(loads).toEqual(["1-0", "1-1", "1-2", "1-0"]);
     expect(pins.fetched).toBe(4);
+  });
+});
+
+describe("a table whose older pages hold their etags and newer ones keep them apart", () => {
+  const entry = (key: string, etag: string): TableEntryV1 => ({ key, size: 10, etag, kind: "other" });
+  const keys = ["d/a", "d/b", "d/s/c", "d/s/d", "d/s/e", "d/s/f", "d/t", "d/u", "d/v"];
+
+  it("reads every entry's etag from where its page keeps it, and the same digest", async () => {
+    const signer = await manifestSigner(
+      generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
+    );
+    const stored = new Map<string, Uint8Array>();
+    const store = (pages: { name: string; gz: Uint8Array; pins?: Uint8Array }[]) => {
+      for (const p of pages) {
+        stored.set(`${p.name}.json`, new Uint8Array(gunzipSync(p.gz)));
+        if (p.pins) stored.set(`${p.name}.pins`, new Uint8Array(gunzipSync(p.pins)));
+      }
+    };
+    const o = { root: "d", shardBytes: 1 << 20, now: 0, pageTarget: 3 };
+    const first = keys.map((k, i) => entry(k, `"${i}"`));
+    // Generation 1 as an edge before the pins wrote it; generation 2 rewrites the page of d/s/c only, which the prefix d/s cuts.
+    const g1 = await buildGeneration(undefined, new Map(first.map((e) => [e.key, e])), async () => [], o);
+    store(g1.pages);
+    const changed = entry("d/s/c", '"new"');
+    const load = async (ref: TablePageRefV1) =>
+      pageEntries(stored.get(`${ref.name}.json`)!, stored.get(`${ref.name}.pins`));
+    const g2 = await buildGeneration(g1.head, new Map([[changed.key, changed]]), load, { ...o, pinsApart: true });
+    store(g2.pages);
+    expect(g2.head.pages.map((p) => p.pins !== undefined)).toEqual([true, false, false]);
+    const signed = await signJson(g2.head satisfies TableHeadV1, signer);
+    const asked: string[] = [];
+    const tableStore: TableStore = {
+      head: async () => signed,
+      page: async (name) => stored.get(`${name}.json`)!,
+      pins: async (name) => (asked.push(name), stored.get(`${name}.pins`)!),
+    };
+    const expected = first.map((e) => (e.key === changed.key ? changed : e));
+    for (const prefix of ["d", "d/s"]) {
+      asked.length = 0;
+      const listed = expected.filter((e) => e.key.startsWith(`${prefix}/`));
+      const table = (await readTable(tableStore, Promise.resolve(publicKeys([signer])), prefix))!;
+      // Whole pages are summed up by the head; a page the prefix cuts is digested entry by entry, pins and all.
+      expect(asked).toEqual(prefix === "d" ? [] : ["2-0"]);
+      expect(await allEntries(table)).toEqual(listed);
+      expect(table.digest).toBe(listed.reduce((d, e) => d.add(e.key, e.etag), new SetDigest()).toString());
+    }
   });
 });
