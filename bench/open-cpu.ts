@@ -6,7 +6,9 @@
  * rank's partition (open() before the order streamed) costs instead of the last step. What bench/open-scale.ts measures end to end through the WAN, taken
  * apart, so each phase's growth with N reads directly.
  *
- *   npx tsc -p bench/tsconfig.json && node dist/bench/open-cpu.js [--sizes 1000,50000,200000] [--rounds 5] [--json]
+ *   npx tsc -p bench/tsconfig.json && node dist/bench/open-cpu.js [--sizes 1000,50000,200000] [--rounds 5] [--pins-inside] [--json]
+ *
+ * `--pins-inside`: pages that hold their etags (format 2's way), against pins apart (what the edge writes).
  */
 import { generateKeyPairSync } from "node:crypto";
 import { parseArgs } from "node:util";
@@ -32,6 +34,7 @@ const { values } = parseArgs({
     sizes: { type: "string", default: "1000,50000,200000" },
     rounds: { type: "string", default: "5" },
     json: { type: "boolean", default: false },
+    "pins-inside": { type: "boolean", default: false },
   },
 });
 
@@ -48,6 +51,7 @@ async function table(n: number): Promise<{ store: TableStore; keys: ReturnType<t
     root: "scale",
     shardBytes: DEFAULT_SHARD_TARGET_BYTES,
     now: 0,
+    pinsApart: !values["pins-inside"],
   });
   const signed = await signJson(head, signer);
   const bodies = new Map(

@@ -185,14 +185,26 @@ async function seed(
     root: PREFIX,
     shardBytes: DEFAULT_SHARD_TARGET_BYTES,
     now: Math.floor(Date.now() / 1000),
+    pinsApart: true,
   });
   const body = JSON.stringify(await signJson(head, await manifestSigner(manifestKey)));
   await seedLocalR2(persistDir, [
-    ...pages.map((p) => ({
-      key: tableKeys.page(PREFIX, p.name),
-      body: p.gz,
-      httpMetadata: { contentType: "application/octet-stream", contentEncoding: "gzip" },
-    })),
+    ...pages.flatMap((p) => [
+      {
+        key: tableKeys.page(PREFIX, p.name),
+        body: p.gz,
+        httpMetadata: { contentType: "application/octet-stream", contentEncoding: "gzip" },
+      },
+      ...(p.pins
+        ? [
+            {
+              key: tableKeys.pins(PREFIX, p.name),
+              body: p.pins,
+              httpMetadata: { contentType: "application/octet-stream", contentEncoding: "gzip" },
+            },
+          ]
+        : []),
+    ]),
     { key: tableKeys.generation(PREFIX, head.generation), body },
     { key: tableKeys.head(PREFIX), body },
   ]);

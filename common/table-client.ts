@@ -9,6 +9,7 @@ import { EntryColumns } from "./dataset-table/entry-columns.js";
 import { decodePageBytes } from "./dataset-table/page-codec.js";
 import { MAX_PAGES_PER_REQUEST, splitFrames } from "./dataset-table/page-frames.js";
 import { SetDigest } from "./dataset-table/set-digest.js";
+import { type PinPart, PINS_KEPT, TablePins } from "./table-pins.js";
 import { ErrorBody } from "./errors.js";
 import { mapLimit } from "./limiter.js";
 import {
@@ -19,7 +20,14 @@ import {
   type ManifestClientOptions,
 } from "./manifest-client.js";
 import { ManifestError, ManifestErrorCode, verifiedPayload } from "./manifest-sign.js";
-import { EnqueuePageV1, SignedUrlsV1, TableHeadV1, type PublicKeysV1, type TablePageRefV1 } from "./schema/index.js";
+import {
+  EnqueuePageV1,
+  SignedUrlsV1,
+  TableHeadV1,
+  type PublicKeysV1,
+  type TableEntryV1,
+  type TablePageRefV1,
+} from "./schema/index.js";
 
 /** Pages fetched at once, one a request: a dataset of 10^7 objects has 10^4 pages. */
 const PAGE_CONCURRENCY = 64;
@@ -34,6 +42,8 @@ export interface DatasetTable {
   readonly requests: number;
   /** The SetDigest of the entries' (key, etag): from the head's page summaries where a page lies inside the prefix. */
   readonly digest: string;
+  /** Where pages keep their etags apart (format 3): the pins, fetched per page as `entries.pinsReady(i)` asks. */
+  readonly pins?: TablePins;
 }
 
 /** Whether every key of a page's range [first, last] is under `dir`: the head's summary of it is the dataset's. */
@@ -55,6 +65,13 @@ export interface TableStore {
   head(generation: number | undefined): Promise<unknown | undefined>;
   /** A page's bytes (decompressed). */
   page(name: string): Promise<Uint8Array>;
+  /**
+   * A page's pins (its etags stored apart, decompressed): asked for ahead of reading an object,
+   * never at open. A store without it reads only tables whose pages hold their etags.
+   */
+  pins?(name: string): Promise<Uint8Array>;
+  /** Several pages' pins (decompressed) in one request, as `pages` (undefined where the store cannot). */
+  pinsMany?(names: readonly string[]): Promise<Uint8Array[] | undefined>;
   /**
    * Several pages' bytes (decompressed), in the order of `names` (at most
    * MAX_PAGES_PER_REQUEST), or undefined where the store cannot (an edge from before the
@@ -100,6 +117,8 @@ export async function readTable(
   const dir = `${prefix}/`;
   const wanted = head.pages.filter((p) => overlaps(p, dir));
   const pages: EntryColumns[] = new Array(wanted.length);
+  /** Where each page's run starts in the page (a page across the prefix's edge is cut). */
+  const from = new Array<number>(wanted.length).fill(0);
   const under = new TextEncoder().encode(dir);
   const take = async (i: number, bytes: Uint8Array) => {
     const ref = wanted[i]!;
@@ -109,7 +128,8 @@ export async function readTable(
         `Table page ${ref.name} does not match the digest its signed head names`,
       );
     const { entries } = decodePageBytes(bytes);
-    pages[i] = inside(ref, dir) ? entries : within(entries, under);
+    if (inside(ref, dir)) pages[i] = entries;
+    else [from[i], pages[i]] = within(entries, under);
   };
   let requests = 1;
   const one = async (i: number) => {
@@ -131,21 +151,70 @@ export async function readTable(
     });
     await mapLimit(left, PAGE_CONCURRENCY, one);
   }
+  let entries = EntryColumns.concat(pages);
+  let pins: TablePins | undefined;
+  const summed = (i: number) => wanted[i]!.digest !== undefined && inside(wanted[i]!, dir);
+  if (entries.columns.apart) {
+    let start = 0;
+    const parts: PinPart[] = wanted.map((ref, i) => {
+      const count = pages[i]!.length;
+      const part = { ref, start, count, from: from[i]!, inline: pages[i]!.columns.apart ? undefined : pages[i] };
+      start += count;
+      return part;
+    });
+    pins = new TablePins(parts, (ref) => pinsOf(store, ref.name), digest, store.pinsMany?.bind(store));
+    entries = entries.withPins(pins);
+    // A page the head's summary does not cover (cut at the prefix's edge: two at most) is digested entry by entry.
+    await Promise.all(wanted.map((_, i) => (summed(i) ? undefined : pins!.readyPart(i))));
+    requests += pins.fetched;
+  }
   const listed = new SetDigest();
+  let at = 0;
   wanted.forEach((ref, i) => {
-    if (ref.digest !== undefined && inside(ref, dir)) listed.addDigest(ref.digest, ref.count);
-    else for (let j = 0; j < pages[i]!.length; j++) listed.add(pages[i]!.key(j), pages[i]!.etag(j));
+    const n = pages[i]!.length;
+    if (summed(i)) listed.addDigest(ref.digest!, ref.count);
+    else for (let j = 0; j < n; j++) listed.add(entries.key(at + j), entries.etag(at + j));
+    at += n;
   });
-  return { head, entries: EntryColumns.concat(pages), requests, digest: listed.toString() };
+  return { head, entries, requests, digest: listed.toString(), ...(pins ? { pins } : {}) };
 }
 
-/** The entries of a page (in key order) whose key is under `dir` (UTF-8 bytes): one run of them. */
-function within(entries: EntryColumns, dir: Uint8Array): EntryColumns {
+/**
+ * Every entry of a table with its etag (each page's pins fetched in turn, where pages keep them
+ * apart): for tools and tests that want the whole table, never what open() does.
+ *
+ * @example
+ * const entries = await allEntries((await fetchTable(url, { token }))!);
+ */
+export async function allEntries(table: DatasetTable): Promise<TableEntryV1[]> {
+  const { entries, pins } = table;
+  if (!pins) return entries.entries();
+  const out: TableEntryV1[] = [];
+  // As many pages at once as the pins keep, PAGE_CONCURRENCY requests in flight.
+  for (let first = 0; first < pins.parts.length; first += PINS_KEPT) {
+    const batch = pins.parts.slice(first, first + PINS_KEPT);
+    await pins.readyParts(batch.map((_, k) => first + k));
+    for (const part of batch) for (let i = part.start; i < part.start + part.count; i++) out.push(entries.entry(i));
+  }
+  return out;
+}
+
+function pinsOf(store: TableStore, name: string): Promise<Uint8Array> {
+  if (!store.pins)
+    throw new ManifestError(
+      ManifestErrorCode.INVALID,
+      `Table page ${name} keeps its etags apart but this store cannot read them`,
+    );
+  return store.pins(name);
+}
+
+/** The entries of a page (in key order) whose key is under `dir` (UTF-8 bytes): one run of them, and where it starts. */
+function within(entries: EntryColumns, dir: Uint8Array): [number, EntryColumns] {
   let from = 0;
   while (from < entries.length && !entries.keyStartsWith(from, dir)) from++;
   let to = from;
   while (to < entries.length && entries.keyStartsWith(to, dir)) to++;
-  return entries.slice(from, to);
+  return [from, entries.slice(from, to)];
 }
 
 /**
@@ -192,23 +261,28 @@ export async function fetchTable(
     },
     page: async (name) =>
       new Uint8Array(await (await request(`${base}/table/pages/${name}`, opts, headers)).arrayBuffer()),
-    async pages(names) {
-      const res = await request(`${base}/table/pages?names=${names.join(",")}`, opts, headers, {}, [404]);
-      // 404 from an edge without the route (a missing page is 404 too, and then again page by page).
-      if (res.status === 404) return void (await res.arrayBuffer().catch(() => undefined));
-      let frames: Uint8Array[];
-      try {
-        frames = splitFrames(new Uint8Array(await res.arrayBuffer()), names.length);
-      } catch (cause) {
-        throw new ManifestError(
-          ManifestErrorCode.INVALID,
-          `${new URL(base).pathname}/table/pages did not return ${names.length} framed pages: ${(cause as Error).message}`,
-          { cause },
-        );
-      }
-      return Promise.all(frames.map(inflate));
-    },
+    pins: async (name) =>
+      new Uint8Array(await (await request(`${base}/table/pins/${name}`, opts, headers)).arrayBuffer()),
+    pages: (names) => framed("pages", names),
+    pinsMany: (names) => framed("pins", names),
   };
+  /** Several pages (or their pins) in one framed body; undefined from an edge without the route. */
+  async function framed(route: "pages" | "pins", names: readonly string[]): Promise<Uint8Array[] | undefined> {
+    const res = await request(`${base}/table/${route}?names=${names.join(",")}`, opts, headers, {}, [404]);
+    // 404 from an edge without the route (a missing page is 404 too, and then again page by page).
+    if (res.status === 404) return void (await res.arrayBuffer().catch(() => undefined));
+    let frames: Uint8Array[];
+    try {
+      frames = splitFrames(new Uint8Array(await res.arrayBuffer()), names.length);
+    } catch (cause) {
+      throw new ManifestError(
+        ManifestErrorCode.INVALID,
+        `${new URL(base).pathname}/table/${route} did not return ${names.length} framed pages: ${(cause as Error).message}`,
+        { cause },
+      );
+    }
+    return Promise.all(frames.map(inflate));
+  }
   const table = await readTable(store, keys, at.prefix, opts.generation, opts.digest);
   return table && { ...table, requests: table.requests + (opts.keys ? 0 : 1) };
 }

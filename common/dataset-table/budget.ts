@@ -15,7 +15,8 @@ export interface PendingChange {
  * as if every change were an insert, so never under the real number) and a get per change whose
  * entry its mark does not carry. Taking stops at the first change that would pass the budget,
  * so at most one page is taken in part; the rest wait for the next generation. However spread
- * the changes, a generation touches at most `budget` pages.
+ * the changes, a generation touches at most `budget` pages. `pinsApart`: the pages written keep
+ * their etags as pins apart (two objects each), and a page read whose head names pins reads them too.
  *
  * @example
  * chooseChanges(head.pages, [{ key: "g/a.mp4", read: false }], 400); // { keys: ["g/a.mp4"], subrequests: 2 }
@@ -25,7 +26,9 @@ export function chooseChanges(
   pending: readonly PendingChange[],
   budget: number,
   pageTarget = PAGE_TARGET,
+  pinsApart = false,
 ): { keys: string[]; subrequests: number } {
+  const objects = pinsApart ? 2 : 1;
   const fresh = previous.length === 0;
   const byPage = new Map<number, PendingChange[]>();
   for (const change of pending) {
@@ -39,12 +42,12 @@ export function chooseChanges(
   for (const p of [...byPage.keys()].sort((a, b) => a - b)) {
     const changes = byPage.get(p)!.sort((a, b) => compareKeys(a.key, b.key));
     const count = fresh ? 0 : previous[p]!.count;
-    const read = fresh ? 0 : 1;
+    const read = fresh ? 0 : previous[p]!.pins === undefined ? 1 : 2;
     let gets = 0;
     let page = 0;
     for (let k = 0; k < changes.length; k++) {
       const get = changes[k]!.read ? 1 : 0;
-      const cost = read + pageParts(count + k + 1, fresh, pageTarget) + gets + get;
+      const cost = read + objects * pageParts(count + k + 1, fresh, pageTarget) + gets + get;
       if (spent + cost > budget) return { keys, subrequests: spent + page };
       gets += get;
       page = cost;

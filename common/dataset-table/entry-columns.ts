@@ -3,6 +3,8 @@
  * typed arrays, every keyframe list packed into one array, error records aside. What a client
  * plans from without one JS object per entry; `entry(i)` gives the TableEntryV1 back, exactly.
  */
+import { EcError } from "../errors.js";
+import { compareKeys } from "./entry.js";
 import { MediaKind, VideoCodec, type IndexErrorV1, type TableEntryV1 } from "../schema/index.js";
 
 export const KINDS: readonly TableEntryV1["kind"][] = MediaKind.options;
@@ -30,6 +32,25 @@ export interface Columns {
   /** UTF-8 with `etagEnd`, or (`md5`) each a quoted MD5 packed as its 16 bytes, `etagEnd` empty. */
   readonly etags: Uint8Array;
   readonly md5?: boolean;
+  /** The etags are stored apart (the pages' pins, page-pins.ts): `etags` and `etagEnd` empty, `etag(i)` asks the pins. */
+  readonly apart?: boolean;
+}
+
+/**
+ * The etags of columns stored apart: `etag(i)` once `ready(i)` has resolved (it fetches and
+ * checks the pins of entry i's page); before, `etag(i)` throws ERR_TABLE_PINS_NOT_READY.
+ */
+export interface PinLookup {
+  etag(i: number): string;
+  ready(i: number): Promise<void>;
+}
+
+/** An etag asked for before its page's pins were fetched: a bug of the caller, which awaits `pinsReady` first. */
+export class PinsNotReadyError extends EcError {
+  constructor(i: number) {
+    super("ERR_TABLE_PINS_NOT_READY", `Expected the pins of entry ${i}'s page to be fetched but they were not`);
+    this.name = "PinsNotReadyError";
+  }
 }
 
 /** The column names, in storage order. */
@@ -70,12 +91,23 @@ export function fitsColumns(entries: readonly TableEntryV1[]): boolean {
 export class EntryColumns {
   readonly length: number;
 
-  /** `errors`: the error record of each entry that has one, by index. */
+  /** `errors`: the error record of each entry that has one, by index; `pins`: where etags stored apart come from. */
   constructor(
     readonly columns: Columns,
     readonly errors: ReadonlyMap<number, IndexErrorV1> = new Map(),
+    private readonly pins?: PinLookup,
   ) {
     this.length = columns.size.length;
+  }
+
+  /** The same columns with their etags from `pins`. */
+  withPins(pins: PinLookup): EntryColumns {
+    return new EntryColumns(this.columns, this.errors, pins);
+  }
+
+  /** Resolves once `etag(i)` can answer (at once where the etags are in the columns). */
+  pinsReady(i: number): Promise<void> {
+    return this.columns.apart && this.pins ? this.pins.ready(i) : Promise.resolve();
   }
 
   /** The columns of `entries` (frames, dimensions and keyframes as u32 where they fit, else f64). */
@@ -130,9 +162,17 @@ export class EntryColumns {
   /** The entries of every part, one after another (each part's offsets moved past the previous parts'). */
   static concat(parts: readonly EntryColumns[]): EntryColumns {
     if (parts.length <= 1) return parts[0] ?? EntryColumns.from([]);
+    // Etags apart in any part: apart in the whole (the caller's pins answer for every part).
+    const apart = parts.some((p) => p.columns.apart);
     // Packed MD5 etags stay packed when every part has them; else each part's are text.
-    const md5 = parts.every((p) => p.columns.md5);
-    const cols = parts.map((p) => (md5 || !p.columns.md5 ? p.columns : textEtags(p.columns)));
+    const md5 = !apart && parts.every((p) => p.columns.md5);
+    const cols = parts.map((p) =>
+      apart
+        ? { ...p.columns, etags: new Uint8Array(0), etagEnd: new Uint32Array(0) }
+        : md5 || !p.columns.md5
+          ? p.columns
+          : textEtags(p.columns),
+    );
     const total = (name: ColumnName) => cols.reduce((s, c) => s + c[name].length, 0);
     const out: Record<string, ArrayLike<number>> = {};
     for (const name of COLUMN_NAMES) {
@@ -147,7 +187,7 @@ export class EntryColumns {
       out[name] = to;
     }
     out.keyEnd = ends(cols, "keyEnd", "keys");
-    out.etagEnd = md5 ? new Uint32Array(0) : ends(cols, "etagEnd", "etags");
+    out.etagEnd = md5 || apart ? new Uint32Array(0) : ends(cols, "etagEnd", "etags");
     out.keyframeEnd = ends(cols, "keyframeEnd", "keyframes");
     const errors = new Map<number, IndexErrorV1>();
     let base = 0;
@@ -155,12 +195,19 @@ export class EntryColumns {
       for (const [i, e] of p.errors) errors.set(base + i, e);
       base += p.length;
     });
-    return new EntryColumns({ ...(out as unknown as Columns), ...(md5 ? { md5: true } : {}) }, errors);
+    const flags = { ...(md5 ? { md5: true } : {}), ...(apart ? { apart: true } : {}) };
+    return new EntryColumns({ ...(out as unknown as Columns), ...flags }, errors);
   }
 
-  /** Entries [from, to) as columns of their own. */
+  /** Entries [from, to) as columns of their own (etags stored apart stay apart: the caller's pins answer). */
   slice(from: number, to: number): EntryColumns {
-    return EntryColumns.from(Array.from({ length: Math.max(0, to - from) }, (_, i) => this.entry(from + i)));
+    const at = (i: number) => (this.columns.apart ? this.entry(from + i, "") : this.entry(from + i));
+    const out = EntryColumns.from(Array.from({ length: Math.max(0, to - from) }, (_, i) => at(i)));
+    if (!this.columns.apart) return out;
+    return new EntryColumns(
+      { ...out.columns, etags: new Uint8Array(0), etagEnd: new Uint32Array(0), apart: true },
+      out.errors,
+    );
   }
 
   private keyStart(i: number): number {
@@ -169,6 +216,27 @@ export class EntryColumns {
 
   key(i: number): string {
     return decoder.decode(this.columns.keys.subarray(this.keyStart(i), this.columns.keyEnd[i]));
+  }
+
+  /** The entry of `key` (the columns in key order, as a table lists them), found by bisection; undefined where none. */
+  indexOf(key: string): number | undefined {
+    let lo = 0;
+    let hi = this.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const c = compareKeys(this.key(mid), key);
+      if (c === 0) return mid;
+      if (c < 0) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return undefined;
+  }
+
+  /** Resolves once the etag of `key`'s entry can be read (its page's pins fetched where they are apart). */
+  async keyPinned(key: string): Promise<void> {
+    if (!this.columns.apart) return;
+    const i = this.indexOf(key);
+    if (i !== undefined) await this.pinsReady(i);
   }
 
   /** Whether entry i's key starts with `prefix` (compared as UTF-8 bytes, no string made). */
@@ -182,6 +250,10 @@ export class EntryColumns {
 
   etag(i: number): string {
     const c = this.columns;
+    if (c.apart) {
+      if (!this.pins) throw new PinsNotReadyError(i);
+      return this.pins.etag(i);
+    }
     if (c.md5) {
       let hex = '"';
       for (let j = 16 * i; j < 16 * i + 16; j++) hex += HEX[c.etags[j]!];
@@ -230,11 +302,11 @@ export class EntryColumns {
     return this.errors.get(i);
   }
 
-  /** Entry i as the JSON page held it. */
-  entry(i: number): TableEntryV1 {
+  /** Entry i as the JSON page held it (`etag` given: that one, so etags stored apart are not asked for). */
+  entry(i: number, etag?: string): TableEntryV1 {
     const c = this.columns;
     const has = c.has[i]!;
-    const e: TableEntryV1 = { key: this.key(i), size: c.size[i]!, etag: this.etag(i), kind: this.kind(i) };
+    const e: TableEntryV1 = { key: this.key(i), size: c.size[i]!, etag: etag ?? this.etag(i), kind: this.kind(i) };
     if (has & HAS.frames) e.frames = c.frames[i]!;
     if (has & HAS.keyframes) e.keyframes = Array.from(this.keyframes(i)!);
     if (has & HAS.codec) e.codec = CODECS[c.codec[i]!]!;
@@ -245,10 +317,24 @@ export class EntryColumns {
     return e;
   }
 
-  /** Entry i as a listing's object (key, size, etag, kind), made when asked for: so the columns are an object list. */
+  /**
+   * Entry i as a listing's object (key, size, etag, kind), made when asked for: so the columns
+   * are an object list. Its etag is read when asked for, so an object whose pins are apart is
+   * made before they are fetched (a source awaits `pinsReady` before it reads the object).
+   */
   at(i: number): { key: string; size: number; etag: string; kind: TableEntryV1["kind"] } | undefined {
     if (!(i >= 0 && i < this.length)) return undefined;
-    return { key: this.key(i), size: this.columns.size[i]!, etag: this.etag(i), kind: this.kind(i) };
+    if (!this.columns.apart)
+      return { key: this.key(i), size: this.columns.size[i]!, etag: this.etag(i), kind: this.kind(i) };
+    const columns = this;
+    return {
+      key: this.key(i),
+      size: this.columns.size[i]!,
+      get etag() {
+        return columns.etag(i);
+      },
+      kind: this.kind(i),
+    };
   }
 
   /** Every entry as an object: for the publisher's merge, which rewrites a page or two. */

@@ -3,6 +3,7 @@ import { gzip, sha256 } from "./digest.js";
 import { SetDigest } from "./set-digest.js";
 import type { TableEntryV1, TableHeadV1, TablePageRefV1 } from "../schema/index.js";
 import { encodePageBytes } from "./page-codec.js";
+import { encodePins } from "./page-pins.js";
 
 /** Entries a new page is cut to, and the size past which a page is split. */
 export const PAGE_TARGET = 1000;
@@ -111,15 +112,36 @@ export function pageSummary(
   return { digest: digest.toString(), frames, keyframes, errors };
 }
 
-/** A page as stored: its bytes (columns, page-codec.ts; the head's digest covers them) gzip-compressed. */
-export async function encodePage(root: string, entries: TableEntryV1[]): Promise<{ gz: Uint8Array; sha256: string }> {
-  const bytes = encodePageBytes(root, entries);
+/** A stored object of a table: its bytes gzip-compressed, and the SHA-256 of the bytes (what the head names). */
+export interface StoredPart {
+  readonly gz: Uint8Array;
+  readonly sha256: string;
+}
+
+async function stored(bytes: Uint8Array): Promise<StoredPart> {
   return { gz: await gzip(bytes), sha256: await sha256(bytes) };
 }
 
 /**
+ * A page as stored: its bytes (columns, page-codec.ts; the head's digest covers them)
+ * gzip-compressed. `apart`: its etags left out of it, as its pins (page-pins.ts), which open()
+ * does not read; a page stored as JSON (numbers past the columns) keeps them and has no pins.
+ */
+export async function encodePage(
+  root: string,
+  entries: TableEntryV1[],
+  o: { readonly apart?: boolean } = {},
+): Promise<StoredPart & { pins?: StoredPart }> {
+  const bytes = encodePageBytes(root, entries, o);
+  const page = await stored(bytes);
+  // A JSON page ("{") holds its etags whatever was asked.
+  if (!o.apart || bytes[0] === 0x7b) return page;
+  return { ...page, pins: await stored(encodePins(entries.map((e) => e.etag))) };
+}
+
+/**
  * The generation after `previous` with `changes` applied: its (unsigned) head and the new
- * pages to store under their names. Pure: the edge's publisher stores and signs it, and a
+ * pages (and their pins, with `pinsApart`) to store under their names. Pure: the edge's publisher stores and signs it, and a
  * benchmark seeds a large table with it.
  *
  * @example
@@ -129,8 +151,15 @@ export async function buildGeneration(
   previous: TableHeadV1 | undefined,
   changes: TableChanges,
   load: (ref: TablePageRefV1) => Promise<readonly TableEntryV1[]>,
-  o: { root: string; shardBytes: number; now: number; pageTarget?: number },
-): Promise<{ head: TableHeadV1; pages: { name: string; gz: Uint8Array }[] }> {
+  o: {
+    root: string;
+    shardBytes: number;
+    now: number;
+    pageTarget?: number;
+    /** Each page's etags stored apart, as its pins (what the edge publishes: open() reads no etag); default inside. */
+    pinsApart?: boolean;
+  },
+): Promise<{ head: TableHeadV1; pages: { name: string; gz: Uint8Array; pins?: Uint8Array }[] }> {
   const generation = (previous?.generation ?? 0) + 1;
   const { pages, written } = await mergePages(
     previous?.pages ?? [],
@@ -141,9 +170,12 @@ export async function buildGeneration(
   );
   const stored = await Promise.all(
     written.map(async ({ ref, entries }) => {
-      const page = await encodePage(o.root, entries);
+      // Etags apart: open() reads the planning columns only (bench/page-sections.ts: 16 of 19.8 B an object).
+      const page = await encodePage(o.root, entries, { apart: o.pinsApart === true });
       ref.sha256 = page.sha256;
-      return { name: ref.name, gz: page.gz };
+      if (!page.pins) return { name: ref.name, gz: page.gz };
+      ref.pins = page.pins.sha256;
+      return { name: ref.name, gz: page.gz, pins: page.pins.gz };
     }),
   );
   const head: TableHeadV1 = {

@@ -1,36 +1,33 @@
 /**
- * Table pages as stored (before gzip; the head's SHA-256 covers these bytes). Version 2, the
+ * Table pages as stored (before gzip; the head's SHA-256 covers these bytes). Version 3, the
  * one written: "ECTC", u32 version, u32 length of a JSON header (root, counts, error records),
  * padding to 8 bytes, then the columns of `entry-columns.ts` in SECTIONS order, little-endian.
- * Decoding makes typed-array views on the bytes, no object per entry. Version 1 (a JSON
- * TablePageV1, written before) is still read, through `decodePage`; any other is refused
- * with ERR_TABLE_PAGE_FORMAT.
+ * In version 3 a page's etags may be stored apart (`etagForm: "apart"`, page-pins.ts): the
+ * etag sections are then empty. Decoding makes typed-array views on the bytes, no object per
+ * entry. Version 2 (the same layout, etags always inside) and version 1 (a JSON TablePageV1)
+ * are still read; any other is refused with ERR_TABLE_PAGE_FORMAT.
  */
 import { z } from "zod";
-import { EcError } from "../errors.js";
 import { IndexErrorV1, type TableEntryV1 } from "../schema/index.js";
 import { CODECS, type Columns, EntryColumns, fitsColumns, HAS, HAS_ALL, KINDS } from "./entry-columns.js";
 import { decodePage } from "./page-decode.js";
+import { TablePageFormatError } from "./page-errors.js";
 
-export const PAGE_FORMAT_VERSION = 2;
+export { TablePageFormatError };
+export const PAGE_FORMAT_VERSION = 3;
 const MAGIC = [0x45, 0x43, 0x54, 0x43]; // "ECTC"
 const PREAMBLE = 12;
-
-/** A page that is no table page this client reads (another format version, or bytes that do not add up). */
-export class TablePageFormatError extends EcError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("ERR_TABLE_PAGE_FORMAT", message, options);
-    this.name = "TablePageFormatError";
-  }
-}
 
 const PageHeaderV2 = z.object({
   root: z.string(),
   count: z.number().int().nonnegative(),
   keyframes: z.number().int().nonnegative(),
   keyBytes: z.number().int().nonnegative(),
-  /** "md5": every etag is a quoted MD5 (R2's single-part ETag), stored as its 16 bytes; else "text", UTF-8. */
-  etagForm: z.enum(["text", "md5"]),
+  /**
+   * "md5": every etag is a quoted MD5 (R2's single-part ETag), stored as its 16 bytes; "text",
+   * UTF-8; "apart" (format 3 only): in the page's pins, not here.
+   */
+  etagForm: z.enum(["text", "md5", "apart"]),
   etagBytes: z.number().int().nonnegative(),
   /** [entry index, record] for each entry with an error record. */
   errors: z.array(z.tuple([z.number().int().nonnegative(), IndexErrorV1])),
@@ -93,20 +90,27 @@ function endsOf(lengths: Uint32Array, total: number): Uint32Array | undefined {
 const bytesOf = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
 /**
- * A page's bytes: version 2 columns, or version 1 JSON where a number does not fit a column
- * (never so for real media: frames, dimensions and keyframes past 2^32).
+ * A page's bytes: version 3 columns, or version 1 JSON where a number does not fit a column
+ * (never so for real media: frames, dimensions and keyframes past 2^32). `apart`: the etags
+ * are left out (the caller stores them as the page's pins, page-pins.ts); a JSON page always
+ * holds them.
  *
  * @example
  * const bytes = encodePageBytes("gameplay", entries);
  */
-export function encodePageBytes(root: string, entries: readonly TableEntryV1[]): Uint8Array {
+export function encodePageBytes(
+  root: string,
+  entries: readonly TableEntryV1[],
+  o: { readonly apart?: boolean } = {},
+): Uint8Array {
   if (!littleEndian || !fitsColumns(entries))
     return new TextEncoder().encode(JSON.stringify({ version: 1, root, entries }));
   const cols = EntryColumns.from(entries);
   const c = cols.columns;
-  const md5 = entries.every((e) => MD5_ETAG.test(e.etag));
-  const etags = md5 ? new Uint8Array(16 * entries.length) : c.etags;
-  if (md5)
+  const apart = o.apart === true;
+  const md5 = apart || entries.every((e) => MD5_ETAG.test(e.etag));
+  const etags = apart ? new Uint8Array(0) : md5 ? new Uint8Array(16 * entries.length) : c.etags;
+  if (md5 && !apart)
     entries.forEach((e, i) => {
       for (let j = 0; j < 16; j++) etags[16 * i + j] = Number.parseInt(e.etag.slice(1 + 2 * j, 3 + 2 * j), 16);
     });
@@ -115,7 +119,7 @@ export function encodePageBytes(root: string, entries: readonly TableEntryV1[]):
     count: cols.length,
     keyframes: c.keyframes.length,
     keyBytes: c.keys.length,
-    etagForm: md5 ? "md5" : "text",
+    etagForm: apart ? "apart" : md5 ? "md5" : "text",
     etagBytes: etags.length,
     errors: [...cols.errors],
   };
@@ -152,7 +156,7 @@ export function encodePageBytes(root: string, entries: readonly TableEntryV1[]):
 }
 
 /**
- * A page's bytes (as the head's digest covers them) to its root and entry columns: version 2
+ * A page's bytes (as the head's digest covers them) to its root and entry columns: versions 2 and 3
  * as views on the bytes (offsets summed from the lengths), checked column by column; version 1
  * through `decodePage` (the same entries, or the same ZodError, as before).
  *
@@ -168,9 +172,9 @@ export function decodePageBytes(bytes: Uint8Array): { root: string; entries: Ent
     throw new TablePageFormatError("Expected a table page (JSON or ECTC columns) but received other bytes");
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const version = view.getUint32(4, true);
-  if (version !== PAGE_FORMAT_VERSION)
+  if (version !== 2 && version !== PAGE_FORMAT_VERSION)
     throw new TablePageFormatError(
-      `Expected table page format 1 or ${PAGE_FORMAT_VERSION} but received format ${version} (written by a newer edge: update ec)`,
+      `Expected table page format 1 to ${PAGE_FORMAT_VERSION} but received format ${version} (written by a newer edge: update ec)`,
     );
   if (!littleEndian)
     throw new TablePageFormatError("Expected a little-endian machine to read table pages but this one is not");
@@ -182,10 +186,17 @@ export function decodePageBytes(bytes: Uint8Array): { root: string; entries: Ent
     throw new TablePageFormatError("Expected a table page header but received something else", { cause });
   }
   const md5 = header.etagForm === "md5";
+  const apart = header.etagForm === "apart";
+  if (apart && version === 2)
+    throw new TablePageFormatError("Expected etags inside a table page of format 2 but it says they are apart");
   const want = lengths(header);
-  if (md5) want.etagLength = 0;
+  if (md5 || apart) want.etagLength = 0;
   if (md5 && header.etagBytes !== 16 * header.count)
     throw new TablePageFormatError(`Expected ${16 * header.count} bytes of MD5 etags but received ${header.etagBytes}`);
+  if (apart && header.etagBytes !== 0)
+    throw new TablePageFormatError(
+      `Expected no etag bytes in a page whose pins are apart but received ${header.etagBytes}`,
+    );
   let size = pad8(PREAMBLE + jsonLength);
   for (const [name, width] of SECTIONS) size += want[name] * width;
   if (size !== bytes.byteLength)
@@ -204,7 +215,7 @@ export function decodePageBytes(bytes: Uint8Array): { root: string; entries: Ent
   const u32 = (name: Section) => got[name] as Uint32Array;
   const keyEnd = endsOf(u32("keyLength"), header.keyBytes);
   // Packed MD5s stay packed: an etag is made as text only when asked for.
-  const etagEnd = md5 ? new Uint32Array(0) : endsOf(u32("etagLength"), header.etagBytes);
+  const etagEnd = md5 || apart ? new Uint32Array(0) : endsOf(u32("etagLength"), header.etagBytes);
   const keyframeEnd = endsOf(u32("keyframeCount"), header.keyframes);
   if (!keyEnd || !etagEnd || !keyframeEnd)
     throw new TablePageFormatError(
@@ -225,10 +236,35 @@ export function decodePageBytes(bytes: Uint8Array): { root: string; entries: Ent
     keys: got.keys as Uint8Array,
     etags: got.etags as Uint8Array,
     ...(md5 ? { md5: true } : {}),
+    ...(apart ? { apart: true } : {}),
   };
   const entries = new EntryColumns(columns, new Map(header.errors));
   check(entries, header);
   return { root: header.root, entries };
+}
+
+/**
+ * A version 2 or 3 page's sections as stored, by name (the JSON header first): what a benchmark
+ * weighs section by section (bench/page-sections.ts).
+ *
+ * @example
+ * for (const [name, bytes] of pageSections(encodePageBytes(root, entries))) console.log(name, bytes.length);
+ */
+export function pageSections(bytes: Uint8Array): [string, Uint8Array][] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const jsonLength = view.getUint32(8, true);
+  const header = PageHeaderV2.parse(
+    JSON.parse(new TextDecoder().decode(bytes.subarray(PREAMBLE, PREAMBLE + jsonLength))),
+  );
+  const want = lengths(header);
+  if (header.etagForm !== "text") want.etagLength = 0;
+  const out: [string, Uint8Array][] = [["header", bytes.subarray(0, pad8(PREAMBLE + jsonLength))]];
+  let at = pad8(PREAMBLE + jsonLength);
+  for (const [name, width] of SECTIONS) {
+    out.push([name, bytes.subarray(at, at + want[name] * width)]);
+    at += want[name] * width;
+  }
+  return out;
 }
 
 /** What TableEntryV1 would refuse, refused: offsets out of order or past their block, unknown kinds, codecs or bits, sizes not safe integers. */

@@ -37,7 +37,8 @@ export const tablePrefix = (root: string) => `${RESERVED_PREFIX}table/v1/${root}
  * Where a table's parts live under `_ec/table/v1/{root}/`: `entries/{key}` (the latest entry
  * of each object, written by the indexer), `pending/{key}/{etag}` (entries not yet in a
  * generation; named key first so that they list in key order and neighbouring changes share
- * pages), `pages/{generation}-{n}.json` (immutable, gzip), `gen/{generation}.json` (each
+ * pages), `pages/{generation}-{n}.json` (immutable, gzip) and `pages/{generation}-{n}.pins` (its
+ * etags where the page leaves them out, immutable, gzip), `gen/{generation}.json` (each
  * signed head, kept so checkpoints stay resumable) and `head.json` (the latest).
  */
 export const tableKeys = {
@@ -46,6 +47,7 @@ export const tableKeys = {
   pending: (root: string, key: string, etag: string) =>
     reservedKey(`${tablePrefix(root)}pending/`, `${key}/${bareEtag(etag) || "deleted"}`),
   page: (root: string, name: string) => `${tablePrefix(root)}pages/${name}.json`,
+  pins: (root: string, name: string) => `${tablePrefix(root)}pages/${name}.pins`,
   generation: (root: string, generation: number) => `${tablePrefix(root)}gen/${generation}.json`,
   head: (root: string) => `${tablePrefix(root)}head.json`,
   /** The public keys that verify every head, for clients that read the bucket without the edge. */

@@ -53,6 +53,11 @@ export const TablePageRefV1 = z.object({
   frames: z.number().int().nonnegative().optional(),
   keyframes: z.number().int().nonnegative().optional(),
   errors: z.number().int().nonnegative().optional(),
+  /**
+   * base64url SHA-256 of the page's pins (its etags, stored apart: page-pins.ts), where the page
+   * leaves them out (page format 3): a client fetches them only ahead of reading an object.
+   */
+  pins: z.string().optional(),
 });
 export type TablePageRefV1 = z.infer<typeof TablePageRefV1>;
 

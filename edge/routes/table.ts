@@ -9,7 +9,7 @@ import { intQuery } from "./manifest.js";
 
 const ROUTE = "/v1/datasets/";
 /** The actions of this module, by the path's tail after `{prefix}`; anything else is the manifest route's. */
-const TAIL = /^(.+)\/(table|table\/pages|table\/pages\/([^/]+)|urls|index)$/;
+const TAIL = /^(.+)\/(table|table\/pages|table\/pins|table\/(?:pages|pins)\/([^/]+)|urls|index)$/;
 
 function match(c: {
   req: { url: string };
@@ -19,7 +19,15 @@ function match(c: {
   if (!m) return undefined;
   return {
     prefix: datasetPrefix(m[1]!),
-    action: m[2]!.startsWith("table/pages/") ? "page" : m[2] === "table/pages" ? "pages" : m[2]!,
+    action: m[2]!.startsWith("table/pages/")
+      ? "page"
+      : m[2]!.startsWith("table/pins/")
+        ? "pins"
+        : m[2] === "table/pages"
+          ? "pages"
+          : m[2] === "table/pins"
+            ? "pinsMany"
+            : m[2]!,
     page: m[3],
     origin: url.origin,
   };
@@ -44,27 +52,38 @@ function pageNames(text: string | undefined): string[] {
 /**
  * The dataset table and what planning from it needs (bearer token):
  * `GET {prefix}/table[?generation=G]` the signed head, `GET {prefix}/table/pages/{name}` a page
- * (gzip), `GET {prefix}/table/pages?names=A,B,…` up to 64 of them in one body (page-frames.ts), `POST {prefix}/urls` signed URLs of listed objects, `POST {prefix}/index[?cursor]`
+ * (gzip), `GET {prefix}/table/pages?names=A,B,…` up to 64 of them in one body (page-frames.ts),
+ * `GET {prefix}/table/pins/{name}` a page's etags where it keeps them apart (gzip, page-pins.ts),
+ * `GET {prefix}/table/pins?names=A,B,…` several pages' pins in one body, framed as pages,
+ * `POST {prefix}/urls` signed URLs of listed objects, `POST {prefix}/index[?cursor]`
  * enqueue one listing page for background indexing.
  */
 export const tableRoute = new Hono<EdgeEnv>()
   .get("/*", async (c, next) => {
     const m = match(c);
-    if (!m || (m.action !== "table" && m.action !== "page" && m.action !== "pages")) return next();
+    if (!m || !["table", "page", "pages", "pins", "pinsMany"].includes(m.action)) return next();
     await bearerAuth()(c, async () => {});
     if (m.action === "table")
       return c.json(await tableHead(c.env, m.prefix, intQuery("generation", c.req.query("generation"))), 200, {
         "Cache-Control": "no-store",
       });
-    if (m.action === "pages")
-      return new Response(await tablePagesBody(c.env, m.prefix, pageNames(c.req.query("names"))), {
-        headers: { "Content-Type": "application/octet-stream", "Cache-Control": IMMUTABLE },
-      });
-    const body = await tablePageBody(c.env, m.prefix, m.page!);
-    if (!body) throw new NotFoundError(`No table page ${JSON.stringify(m.page)}`);
+    if (m.action === "pages" || m.action === "pinsMany")
+      return new Response(
+        await tablePagesBody(
+          c.env,
+          m.prefix,
+          pageNames(c.req.query("names")),
+          m.action === "pinsMany" ? "pins" : "page",
+        ),
+        { headers: { "Content-Type": "application/octet-stream", "Cache-Control": IMMUTABLE } },
+      );
+    const part = m.action === "pins" ? "pins" : "page";
+    const body = await tablePageBody(c.env, m.prefix, m.page!, part);
+    if (!body)
+      throw new NotFoundError(`No table ${part === "pins" ? "pins of page" : "page"} ${JSON.stringify(m.page)}`);
     return new Response(body, {
       headers: {
-        // Columns (page format 2), or JSON in a generation written before them: page-codec.ts.
+        // Columns (page format 3 or 2) or pins, or JSON in a generation written before them: page-codec.ts.
         "Content-Type": "application/octet-stream",
         "Content-Encoding": "gzip",
         "Cache-Control": IMMUTABLE,

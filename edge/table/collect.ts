@@ -64,11 +64,16 @@ export async function collectTable(
     // Without the next generation the pages still referenced are unknown: delete nothing.
     if (!next) break;
     const live = new Set(next.head.pages.map((p) => p.name));
-    const dead = here.head.pages.filter((p) => !live.has(p.name)).map((p) => tableKeys.page(root, p.name));
+    const gone = here.head.pages.filter((p) => !live.has(p.name));
+    // A page's pins (format 3) go with it.
+    const dead = gone.flatMap((p) => [
+      tableKeys.page(root, p.name),
+      ...(p.pins === undefined ? [] : [tableKeys.pins(root, p.name)]),
+    ]);
     for (let i = 0; i < dead.length; i += DELETE_BATCH) await env.BUCKET.delete(dead.slice(i, i + DELETE_BATCH));
     await env.BUCKET.delete(tableKeys.generation(root, g));
     dropped.push(g);
-    pages += dead.length;
+    pages += gone.length;
   }
   if (g !== from)
     await env.BUCKET.put(oldestKey(root), JSON.stringify({ oldest: g }), {

@@ -37,27 +37,42 @@ export async function tableHead(env: Env, prefix: string, generation?: number): 
   return found.signed;
 }
 
-/** A stored page, still gzip: served as it is stored (the head's digest covers its JSON). */
-export async function tablePageBody(env: Env, prefix: string, name: string): Promise<ReadableStream | undefined> {
+/**
+ * A stored page, or (`part: "pins"`) its pins, still gzip: served as stored (the head's digests
+ * cover their bytes).
+ */
+export async function tablePageBody(
+  env: Env,
+  prefix: string,
+  name: string,
+  part: "page" | "pins" = "page",
+): Promise<ReadableStream | undefined> {
   if (!PAGE_NAME.test(name)) return undefined;
-  const got = await env.BUCKET.get(tableKeys.page(tableRoot(`${prefix}/`)!, name));
+  const got = await env.BUCKET.get(tableKeys[part](tableRoot(`${prefix}/`)!, name));
   return got?.body;
 }
 
 /**
- * Several stored pages in one body (common/dataset-table/page-frames.ts: each page's stored
- * gzip bytes after its 4-byte length, in the order asked), read from R2 in parallel. A name
+ * Several stored pages (or, `part: "pins"`, their pins) in one body
+ * (common/dataset-table/page-frames.ts: each one's stored gzip bytes after its 4-byte length,
+ * in the order asked), read from R2 in parallel. A name
  * the table does not hold is 404 for the whole request, naming it.
  *
  * @example
  * await tablePagesBody(env, "gameplay", ["7-0", "7-1"]); // Uint8Array: [len][gzip][len][gzip]
  */
-export async function tablePagesBody(env: Env, prefix: string, names: readonly string[]): Promise<Uint8Array> {
+export async function tablePagesBody(
+  env: Env,
+  prefix: string,
+  names: readonly string[],
+  part: "page" | "pins" = "page",
+): Promise<Uint8Array> {
   const root = tableRoot(`${prefix}/`)!;
   const pages = await Promise.all(
     names.map(async (name) => {
-      const got = await env.BUCKET.get(tableKeys.page(root, name));
-      if (got === null) throw new NotFoundError(`No table page ${JSON.stringify(name)}`);
+      const got = await env.BUCKET.get(tableKeys[part](root, name));
+      if (got === null)
+        throw new NotFoundError(`No table ${part === "pins" ? "pins of page" : "page"} ${JSON.stringify(name)}`);
       return new Uint8Array(await got.arrayBuffer());
     }),
   );

@@ -1,8 +1,8 @@
 import { chooseChanges } from "../../common/dataset-table/budget.js";
 import { buildGeneration, PAGE_TARGET, type TableChanges } from "../../common/dataset-table/generation.js";
 import { manifestSigner, publicKeys, signJson } from "../../common/manifest-sign.js";
-import { SignedManifestV1, TableEntryV1, TableHeadV1 } from "../../common/schema/index.js";
-import { decodePageBytes } from "../../common/dataset-table/page-codec.js";
+import { SignedManifestV1, TableEntryV1, TableHeadV1, type TablePageRefV1 } from "../../common/schema/index.js";
+import { pageEntries } from "../../common/dataset-table/page-pins.js";
 import { DEFAULT_SHARD_TARGET_BYTES } from "../../common/shards.js";
 import { InternalError } from "../errors.js";
 import { envInt } from "../manifest/build-manifest.js";
@@ -21,8 +21,8 @@ export const MAX_CHANGES_PER_GENERATION = 1000;
  */
 export const GENERATION_SUBREQUESTS = 400;
 export const GENERATION_FIXED = 6;
-/** The least budget that always takes one change: fixed, a page read, up to three page writes, an entry get. */
-export const MIN_GENERATION_SUBREQUESTS = GENERATION_FIXED + 5;
+/** The least budget that always takes one change: fixed, a page and its pins read, up to three pages written with their pins, an entry get. */
+export const MIN_GENERATION_SUBREQUESTS = GENERATION_FIXED + 9;
 
 export interface PublishOptions {
   /** Subrequests the generation may make (default GENERATION_SUBREQUESTS, at least MIN_GENERATION_SUBREQUESTS). */
@@ -46,12 +46,23 @@ export async function readHead(
   return { signed, head: TableHeadV1.parse(JSON.parse(signed.payload)) };
 }
 
-/** A stored page's entries, in either page format (a generation written before columns is merged the same way). */
-export async function readPage(env: Env, root: string, name: string): Promise<TableEntryV1[]> {
-  const got = await env.BUCKET.get(tableKeys.page(root, name));
-  if (got === null) throw new InternalError(new Error(`table page ${root}/${name} is missing`));
-  const bytes = new Uint8Array(await new Response(got.body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
-  return decodePageBytes(bytes).entries.entries();
+/** A stored object of the table, decompressed. */
+async function readStored(env: Env, key: string): Promise<Uint8Array> {
+  const got = await env.BUCKET.get(key);
+  if (got === null) throw new InternalError(new Error(`table object ${key} is missing`));
+  return new Uint8Array(await new Response(got.body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
+}
+
+/**
+ * A stored page's entries, in any page format (a generation written before columns is merged
+ * the same way), with their etags from the page's pins where it keeps them apart.
+ */
+export async function readPage(env: Env, root: string, ref: TablePageRefV1): Promise<TableEntryV1[]> {
+  const [bytes, pins] = await Promise.all([
+    readStored(env, tableKeys.page(root, ref.name)),
+    ref.pins === undefined ? undefined : readStored(env, tableKeys.pins(root, ref.name)),
+  ]);
+  return pageEntries(bytes, pins);
 }
 
 /**
@@ -103,6 +114,7 @@ export async function publishTable(
     [...marks].map(([key, m]) => ({ key, read: carriedEntry(m.carried) === undefined })),
     budget - GENERATION_FIXED,
     o.pageTarget,
+    true,
   );
   const changes = new Map<string, TableEntryV1 | null>();
   await Promise.all(
@@ -143,18 +155,27 @@ export async function writeGeneration(
   const signer = await manifestSigner(env.EC_MANIFEST_KEY).catch((cause: unknown) => {
     throw new InternalError(cause);
   });
-  const { head, pages } = await buildGeneration(previous, changes, (ref) => readPage(env, root, ref.name), {
+  const { head, pages } = await buildGeneration(previous, changes, (ref) => readPage(env, root, ref), {
     root,
     shardBytes: envInt(env.EC_SHARD_TARGET_BYTES, DEFAULT_SHARD_TARGET_BYTES),
     now,
     pageTarget,
+    pinsApart: true,
   });
+  // Pages and their pins before the head: a head never names one that is not stored.
   await Promise.all(
-    pages.map((p) =>
+    pages.flatMap((p) => [
       env.BUCKET.put(tableKeys.page(root, p.name), p.gz, {
         httpMetadata: { contentType: "application/json", contentEncoding: "gzip" },
       }),
-    ),
+      ...(p.pins
+        ? [
+            env.BUCKET.put(tableKeys.pins(root, p.name), p.pins, {
+              httpMetadata: { contentType: "application/octet-stream", contentEncoding: "gzip" },
+            }),
+          ]
+        : []),
+    ]),
   );
   const body = JSON.stringify(await signJson(head, signer));
   // The generation first: a head never names a generation that is not stored.

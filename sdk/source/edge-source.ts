@@ -6,7 +6,6 @@
  * Signed URLs that expire mid-run are renewed.
  */
 import { EcError } from "../../common/errors.js";
-import { compareKeys } from "../../common/dataset-table/entry.js";
 import type { EntryColumns } from "../../common/dataset-table/entry-columns.js";
 import { tableShards } from "../../common/dataset-table/listing.js";
 import { fetchIndex, fetchManifest, type DatasetManifest } from "../../common/manifest-client.js";
@@ -53,18 +52,15 @@ function deferred(): Deferred {
   return { promise, resolve, reject };
 }
 
-/** The etag of `key` in a table's entries (in key order): no map of the whole listing is built at open. */
-function listedEtag(entries: EntryColumns, key: string): string | undefined {
-  let lo = 0;
-  let hi = entries.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const c = compareKeys(entries.key(mid), key);
-    if (c === 0) return entries.etag(mid);
-    if (c < 0) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return undefined;
+/**
+ * The etag of `key` in a table's entries (in key order): no map of the whole listing is built
+ * at open; the pins of its page are fetched first where the page keeps them apart.
+ */
+async function listedEtag(entries: EntryColumns, key: string): Promise<string | undefined> {
+  const i = entries.indexOf(key);
+  if (i === undefined) return undefined;
+  await entries.pinsReady(i);
+  return entries.etag(i);
 }
 
 /** Objects per POST /urls: the edge signs at most 1000 at once. */
@@ -156,7 +152,7 @@ export class EdgeSource implements DatasetSource {
   private async signed(object: DatasetObject): Promise<ManifestObjectV1> {
     if (this.urls.has(object.key) && this.expiresAt - Date.now() / 1000 < RENEW_MARGIN_S) await this.renew();
     if (this.listed && !this.urls.has(object.key)) {
-      if (listedEtag(this.listed, object.key) !== object.etag)
+      if ((await listedEtag(this.listed, object.key)) !== object.etag)
         throw new SdkError("ERR_OBJECT_GONE", `${object.key} is not in the dataset table as listed`);
       await this.signLater(object);
     }
@@ -169,6 +165,8 @@ export class EdgeSource implements DatasetSource {
 
   /** Runs `fn` with the object's signed URLs; a 401/403 renews them once and retries. */
   private async withUrls<R>(object: DatasetObject, fn: (o: ManifestObjectV1) => Promise<R>): Promise<R> {
+    // Its page's pins (the etags a table keeps apart) before anything reads object.etag.
+    await this.listed?.keyPinned(object.key);
     try {
       return await fn(await this.signed(object));
     } catch (err) {

@@ -127,11 +127,11 @@ describe("the columnar table page codec", () => {
   it("refuses a page of another format version, or bytes that do not add up, with ERR_TABLE_PAGE_FORMAT", () => {
     const good = encodePageBytes("d", [video(0), video(1)]);
     const newer = good.slice();
-    new DataView(newer.buffer).setUint32(4, 3, true);
+    new DataView(newer.buffer).setUint32(4, 4, true);
     expect(() => decodePageBytes(newer)).toThrow(
       expect.objectContaining({
         code: "ERR_TABLE_PAGE_FORMAT",
-        message: expect.stringMatching(/^Expected table page format 1 or 2 but received format 3/),
+        message: expect.stringMatching(/^Expected table page format 1 to 3 but received format 4/),
       }),
     );
     expect(() => decodePageBytes(good.subarray(0, good.length - 1))).toThrow(

@@ -57,7 +57,9 @@ describe("garbage collection of old table generations (local R2)", () => {
     });
     expect(await stored(`${tablePrefix("gca")}gen/`)).toEqual(["3.json", "4.json"]);
     // 1-2 died with generation 1, 1-0 with 2; 2-0 is still generation 3's.
-    expect(await stored(`${tablePrefix("gca")}pages/`)).toEqual(["1-1.json", "2-0.json", "3-0.json", "4-0.json"]);
+    expect(await stored(`${tablePrefix("gca")}pages/`)).toEqual(
+      ["1-1", "2-0", "3-0", "4-0"].flatMap((p) => [`${p}.json`, `${p}.pins`]),
+    );
     // What is kept reads whole, through the edge's routes.
     for (const g of [3, 4]) expect((await readTable("gca", g))!.entries).toHaveLength(2500);
     expect((await readTable("gca"))!.head.generation).toBe(4);
@@ -66,7 +68,9 @@ describe("garbage collection of old table generations (local R2)", () => {
     // The next publish rewrites 1-1 and lets generation 3 go, and 2-0 with it; 1-1 stays while generation 4 lists it.
     await writeGeneration(env, "gca", heads[3], new Map([[entry("gca", 1200).key, entry("gca", 1200, "v5-")]]), 6000);
     expect(await collectTable(env, "gca", { generations: 2, seconds: 1 }, 10_000)).toEqual({ dropped: [3], pages: 1 });
-    expect(await stored(`${tablePrefix("gca")}pages/`)).toEqual(["1-1.json", "3-0.json", "4-0.json", "5-0.json"]);
+    expect(await stored(`${tablePrefix("gca")}pages/`)).toEqual(
+      ["1-1", "3-0", "4-0", "5-0"].flatMap((p) => [`${p}.json`, `${p}.pins`]),
+    );
   });
 
   it("keeps every generation younger than the minimum age, however many there are", async () => {

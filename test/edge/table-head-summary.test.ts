@@ -2,7 +2,7 @@ import { env, SELF } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { SetDigest } from "../../common/dataset-table/set-digest.js";
 import type { TableEntryV1, TableHeadV1 } from "../../common/schema/index.js";
-import { decodePageBytes } from "../../common/dataset-table/page-codec.js";
+import { pageEntries } from "../../common/dataset-table/page-pins.js";
 import { fetchTable } from "../../common/table-client.js";
 import { writeGeneration } from "../../edge/table/publish.js";
 import { BASE, TOKEN } from "./helpers.js";
@@ -17,7 +17,11 @@ async function summariesOf(prefix: string, head: TableHeadV1) {
   return Promise.all(
     head.pages.map(async (ref) => {
       const page = await tableRequest(prefix, `table/pages/${ref.name}`);
-      const entries = decodePageBytes(new Uint8Array(await page.arrayBuffer())).entries.entries();
+      const pins = ref.pins === undefined ? undefined : await tableRequest(prefix, `table/pins/${ref.name}`);
+      const entries = pageEntries(
+        new Uint8Array(await page.arrayBuffer()),
+        pins && new Uint8Array(await pins.arrayBuffer()),
+      );
       const digest = new SetDigest();
       for (const e of entries) digest.add(e.key, e.etag);
       return {

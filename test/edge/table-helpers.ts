@@ -1,7 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { tableRoot } from "../../common/dataset-table/entry.js";
 import { TableEntryV1, TableHeadV1, SignedManifestV1 } from "../../common/schema/index.js";
-import { decodePageBytes } from "../../common/dataset-table/page-codec.js";
+import { pageEntries } from "../../common/dataset-table/page-pins.js";
 import { tableKeys } from "../../common/dataset-table/table-keys.js";
 import { BASE, TOKEN } from "./helpers.js";
 
@@ -32,7 +32,7 @@ export function tableRequest(prefix: string, tail: string, init: RequestInit = {
   });
 }
 
-/** The latest (or a pinned) generation through the edge's routes: head and every page's entries. */
+/** The latest (or a pinned) generation through the edge's routes: head and every page's entries (with their pins). */
 export async function readTable(
   prefix: string,
   generation?: number,
@@ -43,7 +43,10 @@ export async function readTable(
   const entries: TableEntryV1[] = [];
   for (const p of head.pages) {
     const page = await tableRequest(prefix, `table/pages/${p.name}`);
-    entries.push(...decodePageBytes(new Uint8Array(await page.arrayBuffer())).entries.entries());
+    const pins = p.pins === undefined ? undefined : await tableRequest(prefix, `table/pins/${p.name}`);
+    entries.push(
+      ...pageEntries(new Uint8Array(await page.arrayBuffer()), pins && new Uint8Array(await pins.arrayBuffer())),
+    );
   }
   return { head, entries };
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { gunzip } from "../../common/dataset-table/digest.js";
 import { MAX_PAGES_PER_REQUEST, splitFrames } from "../../common/dataset-table/page-frames.js";
 import type { TableEntryV1, TableHeadV1 } from "../../common/schema/index.js";
-import { fetchTable } from "../../common/table-client.js";
+import { allEntries, fetchTable } from "../../common/table-client.js";
 import { writeGeneration } from "../../edge/table/publish.js";
 import { BASE, TOKEN } from "./helpers.js";
 import { tableRequest } from "./table-helpers.js";
@@ -74,7 +74,7 @@ describe("several table pages in one response", () => {
     const table = (await fetchTable(URL_OF, { token: TOKEN, fetch }))!;
     expect(seen).toEqual({ pages: 2, page: 0 });
     expect(table.requests).toBe(1 + 1 + 2); // keys, head, two batches
-    expect(table.entries.entries()).toEqual(entries);
+    expect(await allEntries(table)).toEqual(entries);
     // The same bytes under other names (two pages swapped) fail the digest of the page asked for.
     const swapped = counting((u) => {
       if (!u.includes("/table/pages?")) return u;
@@ -96,6 +96,6 @@ describe("several table pages in one response", () => {
     expect(seen.pages).toBe(2); // both batches were in flight before the first 404 came
     expect(seen.page).toBe(75);
     expect(table.requests).toBe(1 + 1 + 2 + 75);
-    expect(table.entries.entries()).toEqual(entries);
+    expect(await allEntries(table)).toEqual(entries);
   });
 });

@@ -158,6 +158,8 @@ export interface S3TestServer {
   readonly requests: number;
   /** ListObjectsV2 requests among them. */
   readonly listings: number;
+  /** The path of each GET it has received, in order. */
+  readonly gets: readonly string[];
   /** The most requests it has been answering at once since the last `resetPeak()`. */
   readonly peakInFlight: number;
   resetPeak(): void;
@@ -191,11 +193,13 @@ export async function startS3Server(options: S3TestServerOptions = {}): Promise<
   });
   let requests = 0;
   let listings = 0;
+  const gets: string[] = [];
   let inFlight = 0;
   let peakInFlight = 0;
   const front: Middleware = async (ctx, next) => {
     requests++;
     if (ctx.method === "GET" && ctx.query["list-type"] === "2") listings++;
+    if (ctx.method === "GET") gets.push(ctx.path);
     peakInFlight = Math.max(peakInFlight, ++inFlight);
     try {
       await answer(ctx, next);
@@ -255,6 +259,7 @@ export async function startS3Server(options: S3TestServerOptions = {}): Promise<
     get listings() {
       return listings;
     },
+    gets,
     get peakInFlight() {
       return peakInFlight;
     },

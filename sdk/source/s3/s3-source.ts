@@ -58,6 +58,8 @@ export class S3Source implements DatasetSource {
   private tableUnkept = 0;
   /** The plans handed over, each passed to the cache once presigned, in order. */
   private planning: Promise<void> = Promise.resolve();
+  /** The bucket's table as last listed, whose pins a read awaits (page format 3 keeps etags apart). */
+  private listed: EntryColumns | undefined;
 
   /** @internal use openS3Source */
   constructor(
@@ -70,6 +72,7 @@ export class S3Source implements DatasetSource {
 
   async list(opts: { readonly generation?: number | undefined } = {}): Promise<DatasetListing> {
     const table = await this.table(opts.generation);
+    this.listed = table?.entries;
     if (table) {
       return {
         objects: table.entries,
@@ -152,17 +155,16 @@ export class S3Source implements DatasetSource {
       PublicKeysV1.parse(res ? await res.json() : { keys: [] }),
     );
     keys.catch(() => {});
+    const stored = async (key: string) => {
+      const res = await get(key);
+      if (!res)
+        throw mapS3Error({ name: "NoSuchKey", $metadata: { httpStatusCode: 404 } }, this.bucket.context("read", key));
+      return new Uint8Array(await res.arrayBuffer());
+    };
     const store: TableStore = {
       head: async (g) => (await get(g === undefined ? tableKeys.head(root) : tableKeys.generation(root, g)))?.json(),
-      page: async (name) => {
-        const res = await get(tableKeys.page(root, name));
-        if (!res)
-          throw mapS3Error(
-            { name: "NoSuchKey", $metadata: { httpStatusCode: 404 } },
-            this.bucket.context("read", tableKeys.page(root, name)),
-          );
-        return new Uint8Array(await res.arrayBuffer());
-      },
+      page: (name) => stored(tableKeys.page(root, name)),
+      pins: (name) => stored(tableKeys.pins(root, name)),
     };
     // Node's synchronous hash, as the edge source checks its pages (see page-check.ts).
     return readTable(store, keys, prefix, generation, pageDigest);
@@ -189,6 +191,8 @@ export class S3Source implements DatasetSource {
   }
 
   async index(object: DatasetObject): Promise<IndexV1> {
+    // Ahead of an object's first clip: the etag that pins its reads, from its table page's pins.
+    await this.listed?.keyPinned(object.key);
     const id = IndexDiskCache.id(this.scope, object.key, object.etag);
     const cached = await this.indexes.get(id, object);
     if (cached) return cached;
@@ -204,6 +208,7 @@ export class S3Source implements DatasetSource {
   }
 
   async read(object: DatasetObject, offset: number, length: number): Promise<Uint8Array> {
+    await this.listed?.keyPinned(object.key);
     const url = await this.bucket.presignGet(object.key);
     // The plan handed over before this read is being presigned: the cache gets it first, so the
     // read finds its span located ahead instead of locating (and pulling) on its own.

@@ -11,7 +11,7 @@ import { tableKeys } from "../../../../common/dataset-table/table-keys.js";
 import { manifestSigner, publicKeys, signJson } from "../../../../common/manifest-sign.js";
 import { buildIndex, bytesReader } from "../../../../common/media-index/index.js";
 import type { TableEntryV1, TableHeadV1 } from "../../../../common/schema/index.js";
-import { decodePageBytes } from "../../../../common/dataset-table/page-codec.js";
+import { pageEntries } from "../../../../common/dataset-table/page-pins.js";
 import { open, type OpenOptions } from "../../../../sdk/index.js";
 import { openS3Source } from "../../../../sdk/source/s3/index.js";
 import { makeNpy, makeVideo } from "../../../helpers/make-video.js";
@@ -85,7 +85,7 @@ async function publish(keys: readonly string[]): Promise<number> {
     published,
     new Map(entries.map((e) => [e.key, e])),
     async (ref) => publishedPages.get(ref.name)!,
-    { root: "tbl", shardBytes: 128 << 20, now: Math.floor(Date.now() / 1000) },
+    { root: "tbl", shardBytes: 128 << 20, now: Math.floor(Date.now() / 1000), pinsApart: true },
   );
   const body = JSON.stringify(await signJson(head, await signer));
   const put = (Key: string, Body: Uint8Array | string, ContentEncoding?: string) =>
@@ -93,8 +93,10 @@ async function publish(keys: readonly string[]): Promise<number> {
       new PutObjectCommand({ Bucket: s3.bucket, Key, Body, ...(ContentEncoding ? { ContentEncoding } : {}) }),
     );
   for (const p of pages) {
-    publishedPages.set(p.name, decodePageBytes(new Uint8Array(gunzipSync(p.gz))).entries.entries());
+    const pins = p.pins && new Uint8Array(gunzipSync(p.pins));
+    publishedPages.set(p.name, pageEntries(new Uint8Array(gunzipSync(p.gz)), pins));
     await put(tableKeys.page("tbl", p.name), p.gz, "gzip");
+    if (p.pins) await put(tableKeys.pins("tbl", p.name), p.pins, "gzip");
   }
   await put(tableKeys.generation("tbl", head.generation), body);
   await put(tableKeys.head("tbl"), body);
@@ -219,14 +221,17 @@ describe("a bucket's table of many pages", () => {
       undefined,
       new Map(entries.map((e) => [e.key, e])),
       async () => [],
-      { root, shardBytes: 128 << 20, now: Math.floor(Date.now() / 1000), pageTarget: 3 },
+      { root, shardBytes: 128 << 20, now: Math.floor(Date.now() / 1000), pageTarget: 3, pinsApart: true },
     );
     pages = stored.length;
     const put = (Key: string, Body: Uint8Array | string, ContentEncoding?: string) =>
       s3.client.send(
         new PutObjectCommand({ Bucket: s3.bucket, Key, Body, ...(ContentEncoding ? { ContentEncoding } : {}) }),
       );
-    for (const p of stored) await put(tableKeys.page(root, p.name), p.gz, "gzip");
+    for (const p of stored) {
+      await put(tableKeys.page(root, p.name), p.gz, "gzip");
+      if (p.pins) await put(tableKeys.pins(root, p.name), p.pins, "gzip");
+    }
     await put(tableKeys.head(root), JSON.stringify(await signJson(head, await signer)));
     await put(tableKeys.publicKeys(), JSON.stringify(publicKeys([await signer])));
   }, 120_000);
@@ -256,6 +261,27 @@ describe("a bucket's table of many pages", () => {
     expect(seen).toMatchObject({ requests: 2 + pages, listings: 0, generation: 1, clips: keys.length, built: 0 });
     expect(seen.peak).toBeGreaterThan(4);
     expect(seen.peak).toBeLessThanOrEqual(64);
+  });
+
+  it("fetches a page's pins (its etags) only ahead of reading its objects, once a page", async () => {
+    const source = await openS3Source(new URL(url), { ...options(), indexCacheDir: join(dir, `ic-${Math.random()}`) });
+    const at = s3.gets.length;
+    const ds = await open(url, { ...options(), batch: 1 }, { source });
+    const pinsAt = () => s3.gets.slice(at).filter((p) => p.endsWith(".pins"));
+    expect(pinsAt()).toEqual([]);
+    const it = ds[Symbol.asyncIterator]();
+    const first = await it.next();
+    expect(first.done).toBe(false);
+    // Three objects a page, in key order: page n holds objects 3n to 3n + 2.
+    const pins = pinsAt().map((p) => Number(/-([0-9]+)\.pins$/.exec(p)![1]));
+    const read = s3.gets.slice(at).flatMap((p) => /\/([0-9]{4})\.npy$/.exec(p)?.[1] ?? []);
+    expect(read.length).toBeGreaterThan(0);
+    // The pages of the objects read (the first batch and the window read ahead of it), each once.
+    expect(new Set(pins).size).toBe(pins.length);
+    expect(new Set(pins)).toEqual(new Set(read.map((k) => Math.floor(Number(k) / 3))));
+    expect(pins.length).toBeLessThan(pages);
+    await it.return!(undefined);
+    await ds.close();
   });
 
   it("leaves an object uploaded after the generation to the next one, as the edge does, and still lists nothing", async () => {
