@@ -15,7 +15,7 @@
  * had, `put` declines and the caller streams the bytes through uncached.
  */
 import { mkdir, rm, stat, truncate } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import { blockKey, type BlockId } from "./block-id.js";
 import { FreeSlots } from "./free-slots.js";
@@ -383,6 +383,7 @@ export class BlockStore {
     ids: readonly BlockId[],
   ): Promise<{ blocks: { path: string; offset: number; length: number }[]; release: () => void } | undefined> {
     const held: Entry[] = [];
+    const keys: string[] = [];
     let released = false;
     const release = (): void => {
       if (released) return;
@@ -390,10 +391,12 @@ export class BlockStore {
       for (const e of held) if (--e.readers === 0 && e.dropped) this.#release(e.slot);
     };
     for (const id of ids) {
-      const e = this.#entries.get(blockKey(id));
+      const k = blockKey(id);
+      const e = this.#entries.get(k);
       if (!e || this.#closed) return void release();
       e.readers++;
       held.push(e);
+      keys.push(k);
     }
     try {
       for (const e of held) {
@@ -407,12 +410,12 @@ export class BlockStore {
     }
     // Checked, but dropped meanwhile (a failed read elsewhere): not to be handed out.
     if (held.some((e) => e.dropped)) return void release();
-    const blocks = held.map((e) => {
-      const k = blockKey(e.id);
+    const blocks = held.map((e, i) => {
+      const k = keys[i] as string;
       this.#entries.delete(k);
       this.#entries.set(k, e);
       return {
-        path: resolve(this.#slabs.pathOf(this.#slabs.slabOf(e.slot))),
+        path: this.#slabs.absolutePathOf(this.#slabs.slabOf(e.slot)),
         offset: this.#slabs.offsetOf(e.slot) + SLOT_HEADER,
         length: e.length,
       };
