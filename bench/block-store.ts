@@ -6,7 +6,8 @@
  *
  * Warm reads take `--reads` (default one per block) random spans of `--read-kib` inside the blocks.
  * `--run N` stores the blocks N at a time with putRun, as the cache stores the blocks of one pull
- * (default 1: one put per block).
+ * (default 1: one put per block). The put phase ends once every block is durable (the last group's
+ * fdatasync included).
  *
  *   npx tsc -p bench/tsconfig.json && node dist/bench/block-store.js [--blocks 4096] [--block-kib 16] [--read-kib 16] [--reads N] [--run N] [--concurrency 16] [--json]
  */
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
               Array.from({ length: n }, (_, i) => block(first + i)),
             ),
           );
-      }),
+      }).then(() => store.flush()),
     );
     if (store.blocks !== BLOCKS) throw new Error(`Expected ${BLOCKS} stored blocks but received ${store.blocks}`);
     let seed = 12345;

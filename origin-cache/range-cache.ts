@@ -280,6 +280,7 @@ class RangeCacheImpl implements RangeCache {
         this.#metrics.corruptBlocks++;
         this.#log.warn({ path }, "dropped a block that failed verification");
       },
+      onSyncError: (err, blocks) => this.#log.error({ err, blocks }, "block sync failed: its blocks are pulled again"),
     });
     this.#log.info(
       { dir: this.#o.dir, blocks: this.#store.blocks, residentBytes: this.#store.residentBytes },

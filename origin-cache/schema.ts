@@ -49,6 +49,8 @@ export const CacheStats = z.object({
   leases: z.number(),
   /** Locate requests answered (single, batched or long-polled), each counted once. */
   locates: z.number(),
+  /** fdatasync calls of the block store's group commits (one per slab a group wrote), each syncing many pulls' blocks. */
+  syncs: z.number(),
   plan: z.object({
     clients: z.number(),
     pendingBlocks: z.number(),

@@ -22,6 +22,7 @@ export interface RowFigures {
   readonly requests_per_clip: number | null;
   /** Locate requests the origin-cache answered per clip (the local data plane's), where it counts them. */
   readonly locates_per_clip: number | null;
+  readonly cache_syncs_per_clip: number | null;
   readonly time_to_first_batch_s: number;
   readonly stall_ratio: number;
   readonly peak_rss_mb: number;
@@ -80,6 +81,7 @@ export function figuresOf(
     bytes_per_clip: Math.round(r.clips > 0 ? bytes / r.clips : 0),
     requests_per_clip: o.wanRequests === undefined || r.clips === 0 ? null : round(o.wanRequests / r.clips),
     locates_per_clip: o.cacheLocates === undefined || r.clips === 0 ? null : round(o.cacheLocates / r.clips),
+    cache_syncs_per_clip: o.cacheSyncs === undefined || r.clips === 0 ? null : round(o.cacheSyncs / r.clips),
     time_to_first_batch_s: round(r.firstBatchSeconds),
     stall_ratio: round(r.stallRatio, 3),
     peak_rss_mb: round(o.peakMemoryBytes / 2 ** 20),

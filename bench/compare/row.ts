@@ -29,6 +29,8 @@ export type RowOutcome =
       readonly pythonPairs?: PythonPairs;
       /** POST /v1/locate requests the origin-cache answered during the row (the local data plane's). */
       readonly cacheLocates?: number;
+      /** fdatasync calls of the origin-cache's store during the row. */
+      readonly cacheSyncs?: number;
     } & Measured)
   | { readonly kind: "skipped"; readonly reason: string };
 

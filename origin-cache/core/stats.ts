@@ -45,6 +45,7 @@ export function cacheStats(s: StatsSources): CacheStats {
     httpVersions: s.pools.versions(),
     leases: s.leases,
     locates: m.locates,
+    syncs: s.store.syncs,
     plan: {
       clients: s.planner.clients,
       pendingBlocks: s.planner.pendingBlocks,

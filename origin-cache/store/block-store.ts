@@ -3,8 +3,11 @@
  * slot.ts), written at offsets through one long-lived handle per slab, fsynced in groups. The
  * slabs hold `floor(maxBytes / slotBytes)` slots and grow only as slots are first used, so the
  * directory never holds more than `maxBytes`, even for an instant. A block is visible to `has`
- * and `read` only once its data and header are durable; until then the caller serves it from
- * memory. The blocks of one pull are put together (`putRun`): they take adjacent slots where
+ * and `read` once its data and header are written (until then the caller serves it from
+ * memory), and durable once the group fdatasync that follows, at most `commitMs` later, has run:
+ * one sync covers the writes of many pulls. A power cut can lose only blocks not yet synced; their
+ * slots fail their header or CRC check on restart and read as misses, pulled again. A block whose
+ * sync fails is dropped. The blocks of one pull are put together (`putRun`): they take adjacent slots where
  * those are free and go to disk in one write per run of adjacent slots, each slot still a
  * self-checking header and its data. Each block's CRC-32 is checked once: when it lands (computed from the bytes in hand)
  * or on its first read after a restart; a mismatch drops the block and reads as a miss.
@@ -12,7 +15,7 @@
  * had, `put` declines and the caller streams the bytes through uncached.
  */
 import { mkdir, rm, stat, truncate } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import { blockKey, type BlockId } from "./block-id.js";
 import { FreeSlots } from "./free-slots.js";
@@ -40,15 +43,17 @@ export interface BlockStoreOptions {
   readonly blockSize: number;
   /** Most bytes in one slab file; default 4 GiB. */
   readonly slabBytes?: number;
-  /** A write waits at most this long for the group fsync that makes it visible; default 5 ms. */
+  /** A write is made durable at most this long after it is done, by one fdatasync for every write meanwhile; default 1 s. */
   readonly commitMs?: number;
-  /** A group fsync starts at once when this many writes wait; default 64. */
-  readonly commitBlocks?: number;
+  /** A group fdatasync starts at once when this many bytes have been written since the last; default 64 MiB. */
+  readonly commitBytes?: number;
   /** True while the plan needs the block soon; such blocks are evicted last. */
   readonly protect?: (key: string, index: number) => boolean;
   readonly onEvict?: (bytes: number) => void;
   /** A block that failed verification, by where it was (slab path @ offset). */
   readonly onCorrupt?: (where: string) => void;
+  /** A group fdatasync failed: the blocks written in its group were dropped. */
+  readonly onSyncError?: (err: unknown, blocks: number) => void;
 }
 
 interface Entry {
@@ -112,6 +117,7 @@ export class BlockStore {
   #scratch = Buffer.alloc(0);
   #zeros = Buffer.alloc(0);
   #slabWrites = 0;
+  #syncs = 0;
   #evictions = 0;
   #closed = false;
 
@@ -123,9 +129,12 @@ export class BlockStore {
     const slotsPerSlab = Math.max(1, Math.floor((opts.slabBytes ?? DEFAULT_SLAB_BYTES) / this.#slotBytes));
     this.#slabs = new SlabFiles({ dir: join(opts.dir, "slabs"), slotBytes: this.#slotBytes, slotsPerSlab, slots });
     this.#commit = new GroupCommit({
-      ms: opts.commitMs ?? 5,
-      blocks: opts.commitBlocks ?? 64,
-      sync: (s) => this.#slabs.sync(s),
+      ms: opts.commitMs ?? 1000,
+      bytes: opts.commitBytes ?? 64 << 20,
+      sync: (s) => {
+        this.#syncs += s.size;
+        return this.#slabs.sync(s);
+      },
     });
   }
 
@@ -374,6 +383,7 @@ export class BlockStore {
     ids: readonly BlockId[],
   ): Promise<{ blocks: { path: string; offset: number; length: number }[]; release: () => void } | undefined> {
     const held: Entry[] = [];
+    const keys: string[] = [];
     let released = false;
     const release = (): void => {
       if (released) return;
@@ -381,10 +391,12 @@ export class BlockStore {
       for (const e of held) if (--e.readers === 0 && e.dropped) this.#release(e.slot);
     };
     for (const id of ids) {
-      const e = this.#entries.get(blockKey(id));
+      const k = blockKey(id);
+      const e = this.#entries.get(k);
       if (!e || this.#closed) return void release();
       e.readers++;
       held.push(e);
+      keys.push(k);
     }
     try {
       for (const e of held) {
@@ -398,12 +410,12 @@ export class BlockStore {
     }
     // Checked, but dropped meanwhile (a failed read elsewhere): not to be handed out.
     if (held.some((e) => e.dropped)) return void release();
-    const blocks = held.map((e) => {
-      const k = blockKey(e.id);
+    const blocks = held.map((e, i) => {
+      const k = keys[i] as string;
       this.#entries.delete(k);
       this.#entries.set(k, e);
       return {
-        path: resolve(this.#slabs.pathOf(this.#slabs.slabOf(e.slot))),
+        path: this.#slabs.absolutePathOf(this.#slabs.slabOf(e.slot)),
         offset: this.#slabs.offsetOf(e.slot) + SLOT_HEADER,
         length: e.length,
       };
@@ -516,7 +528,7 @@ export class BlockStore {
     return out;
   }
 
-  /** Writes a run of adjacent slots of one slab in one call and makes it durable; then the blocks are visible. */
+  /** Writes a run of adjacent slots of one slab in one call; then the blocks are visible, and durable after the group's sync. */
   async #writeRun(run: readonly Landing[]): Promise<boolean> {
     const parts: Buffer[] = [];
     for (let i = 0; i < run.length; i++) {
@@ -528,10 +540,11 @@ export class BlockStore {
       if (pad > 0) parts.push(this.#zeroes(pad));
     }
     const first = (run[0] as Landing).slot;
+    let bytes = 0;
+    for (const p of parts) bytes += p.length;
     try {
       this.#slabWrites++;
       await this.#slabs.write(first, parts);
-      await this.#commit.add(this.#slabs.slabOf(first), run.length);
     } catch (err) {
       // Disk full or similar: the slots are free again and the caller serves the bytes uncached
       // and logs why (a silent decline would hide a full disk).
@@ -539,9 +552,34 @@ export class BlockStore {
       throw err;
     }
     // Verified as they land: each CRC was computed from these very bytes.
-    for (const { id, k, slot, data, crc } of run)
-      this.#entries.set(k, { id, slot, length: data.length, crc, verified: true, readers: 0, dropped: false });
+    const entries = run.map(
+      ({ id, slot, data, crc }): Entry => ({
+        id,
+        slot,
+        length: data.length,
+        crc,
+        verified: true,
+        readers: 0,
+        dropped: false,
+      }),
+    );
+    for (let i = 0; i < run.length; i++) this.#entries.set((run[i] as Landing).k, entries[i] as Entry);
+    this.#commit.add(this.#slabs.slabOf(first), bytes).catch((err: unknown) => this.#unsynced(entries, err));
     return true;
+  }
+
+  /** The blocks of a group whose sync failed: dropped (those still stored), to be pulled again. */
+  #unsynced(entries: readonly Entry[], err: unknown): void {
+    let dropped = 0;
+    for (const e of entries) {
+      const k = blockKey(e.id);
+      if (this.#entries.get(k) !== e) continue;
+      this.#entries.delete(k);
+      dropped++;
+      if (e.readers === 0) this.#release(e.slot);
+      else e.dropped = true;
+    }
+    if (!this.#closed) this.#opts.onSyncError?.(err, dropped);
   }
 
   /** Zero bytes to pad a slot with (only read by the write). */
@@ -574,6 +612,11 @@ export class BlockStore {
     return victim.slot;
   }
 
+  /** Makes every write done so far durable now, without waiting for its group's time. */
+  async flush(): Promise<void> {
+    await this.#commit.flush();
+  }
+
   /** Waits for writes in flight to be committed, then closes every slab handle. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -593,6 +636,10 @@ export class BlockStore {
   /** Slab writes of blocks so far (one per run of adjacent slots). */
   get slabWrites(): number {
     return this.#slabWrites;
+  }
+  /** fdatasync calls of group commits so far (one per slab a group touched). */
+  get syncs(): number {
+    return this.#syncs;
   }
   get evictions(): number {
     return this.#evictions;

@@ -1,19 +1,18 @@
 /**
  * Batched fsync: writes that finished join the open group, and the group is made durable with
- * one sync per slab it touched when it has waited `ms` or holds `blocks` writes, whichever comes
- * first. Syncs run one at a time; writes that finish during one join the next group.
+ * one sync per slab it touched when it has waited `ms` or holds `bytes` of writes, whichever
+ * comes first. Syncs run one at a time; writes that finish during one join the next group.
  */
 export interface GroupCommitOptions {
   readonly ms: number;
-  readonly blocks: number;
+  readonly bytes: number;
   /** Makes every write to these slabs so far durable. */
   readonly sync: (slabs: ReadonlySet<number>) => Promise<void>;
 }
 
 interface Group {
   readonly slabs: Set<number>;
-  /** Blocks written in this group (a write of a run counts each of its blocks). */
-  blocks: number;
+  bytes: number;
   readonly waiters: { resolve: () => void; reject: (err: unknown) => void }[];
 }
 
@@ -27,13 +26,13 @@ export class GroupCommit {
     this.#o = o;
   }
 
-  /** Resolves once a write already done to `slab` (of `blocks` blocks, default one) is durable. */
-  add(slab: number, blocks = 1): Promise<void> {
-    const g = (this.#group ??= { slabs: new Set(), blocks: 0, waiters: [] });
+  /** Resolves once a write of `bytes` already done to `slab` is durable. */
+  add(slab: number, bytes: number): Promise<void> {
+    const g = (this.#group ??= { slabs: new Set(), bytes: 0, waiters: [] });
     g.slabs.add(slab);
-    g.blocks += blocks;
+    g.bytes += bytes;
     const done = new Promise<void>((resolve, reject) => g.waiters.push({ resolve, reject }));
-    if (g.blocks >= this.#o.blocks) void this.flush();
+    if (g.bytes >= this.#o.bytes) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), this.#o.ms);
     return done;
   }

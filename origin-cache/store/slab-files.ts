@@ -7,7 +7,7 @@
  */
 import { constants, read as readFd, readv as readvFd } from "node:fs";
 import { open, readdir, unlink, type FileHandle } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 
 export interface SlabGeometry {
   readonly dir: string;
@@ -44,6 +44,7 @@ export class SlabFiles {
   #reading = 0;
   #idle: (() => void) | undefined;
   #closed = false;
+  readonly #absolute: string[] = [];
 
   constructor(geometry: SlabGeometry) {
     this.#g = geometry;
@@ -59,6 +60,11 @@ export class SlabFiles {
 
   pathOf(slab: number): string {
     return join(this.#g.dir, `${this.#g.slotBytes}-${slab}.slab`);
+  }
+
+  /** `pathOf` made absolute, built once per slab: every located block names its slab's path. */
+  absolutePathOf(slab: number): string {
+    return (this.#absolute[slab] ??= resolve(this.pathOf(slab)));
   }
 
   slabOf(slot: number): number {

@@ -7,7 +7,7 @@
  */
 import type { Logger } from "../log.js";
 import type { CacheMetrics } from "../metrics.js";
-import { blockKey, type BlockId } from "./block-id.js";
+import type { BlockId } from "./block-id.js";
 import type { BlockStore } from "./block-store.js";
 
 /**
@@ -19,8 +19,8 @@ export const FLUSH_BYTES = 256 << 10;
 
 /** The blocks of one pull as they land; `end` hands the last of them to the store. */
 export interface LandingRun {
-  /** A block just pulled: served from memory from now until the store has it. */
-  land(id: BlockId, data: Buffer): void;
+  /** A block just pulled (keyed `key`, its blockKey): served from memory from now until the store has it. */
+  land(id: BlockId, key: string, data: Buffer): void;
   /** Writes the blocks landed so far (none may land after). */
   end(): void;
 }
@@ -67,8 +67,7 @@ export class WriteBehind {
     let run = this.#begin();
     let bytes = 0;
     return {
-      land: (id, data) => {
-        const k = blockKey(id);
+      land: (id, k, data) => {
         this.#pending.set(k, data);
         this.#byKey.set(k, run.done);
         run.ids.push(id);
@@ -115,20 +114,26 @@ export class WriteBehind {
     } catch (err) {
       results = ids.map(() => Promise.reject(err));
     }
+    // The blocks of one slab write share a promise: one reaction per write, not per block.
     let failed: unknown;
-    void Promise.all(
-      results.map((p, i) =>
+    const writes: Promise<void>[] = [];
+    for (let i = 0; i < results.length; ) {
+      const p = results[i] as Promise<boolean>;
+      let bytes = 0;
+      for (; i < results.length && results[i] === p; i++) bytes += (datas[i] as Buffer).length;
+      writes.push(
         p.then(
           (stored) => {
-            if (!stored) this.#metrics.bytesPassedThrough += (datas[i] as Buffer).length;
+            if (!stored) this.#metrics.bytesPassedThrough += bytes;
           },
           (err: unknown) => {
             failed ??= err;
-            this.#metrics.bytesPassedThrough += (datas[i] as Buffer).length;
+            this.#metrics.bytesPassedThrough += bytes;
           },
         ),
-      ),
-    ).then(() => {
+      );
+    }
+    void (writes.length === 1 ? (writes[0] as Promise<void>) : Promise.all(writes)).then(() => {
       if (failed !== undefined)
         this.#log.error({ err: failed }, "block write failed: the blocks of this pull are served uncached");
       settled();

@@ -2,11 +2,12 @@
  * Hedged requests for slow tails: when the headers of an answer take longer than `afterMs`, an
  * identical second request goes out; whichever answers first is used and the other is cancelled
  * (its body destroyed), so no body is left unconsumed. The hedge rides on the in-flight slot of
- * the request it hedges.
+ * the request it hedges. Without a hedge or an outer signal nothing can cancel a request, and it
+ * goes out with no signal: undici then registers no abort listener on it or on its body.
  */
 import type { Dispatcher } from "undici";
 
-type Send = (signal: AbortSignal) => Promise<Dispatcher.ResponseData>;
+type Send = (signal: AbortSignal | undefined) => Promise<Dispatcher.ResponseData>;
 
 function drop(p: Promise<Dispatcher.ResponseData>): void {
   // undici emits an abort error when an unread body is destroyed; unheard, it would crash the process.
@@ -26,6 +27,7 @@ export async function hedged(
   onHedge?: () => void,
   outer?: AbortSignal,
 ): Promise<Dispatcher.ResponseData> {
+  if (!afterMs && !outer) return send(undefined);
   const a = new AbortController();
   const b = new AbortController();
   const forward = (): void => {

@@ -11,7 +11,6 @@ import type { WriteBehind } from "../store/write-behind.js";
 import type { Pin } from "./etag-pin.js";
 import type { Pins } from "./pins.js";
 import { fetchRange, type RangeFetchContext } from "./range-fetch.js";
-import { SingleFlight } from "./single-flight.js";
 
 interface Deferred<T> {
   readonly promise: Promise<T>;
@@ -38,7 +37,8 @@ export interface PullsOptions {
 
 export class Pulls {
   readonly #opts: PullsOptions;
-  readonly #flights = new SingleFlight<Buffer>();
+  // Each block's pull in flight, by blockKey: added before its request starts, removed as it settles.
+  readonly #flights = new Map<string, Promise<Buffer>>();
 
   constructor(opts: PullsOptions) {
     this.#opts = opts;
@@ -56,16 +56,39 @@ export class Pulls {
    * complete (served and stored) and rejects only the rest.
    */
   pullRun(url: URL, pin: Pin, first: number, count: number): Promise<Buffer>[] {
-    const waiting = Array.from({ length: count }, () => deferred<Buffer>());
-    const promises = waiting.map(
-      (w, i) => this.#flights.do(blockKey(blockId(pin, first + i)), () => w.promise).promise,
-    );
-    void this.#fetchRun(url, pin, first, waiting);
+    const waiting: Deferred<Buffer>[] = new Array(count);
+    const keys: string[] = new Array(count);
+    const promises: Promise<Buffer>[] = new Array(count);
+    for (let i = 0; i < count; i++) {
+      const k = blockKey(blockId(pin, first + i));
+      const w = deferred<Buffer>();
+      waiting[i] = w;
+      keys[i] = k;
+      // Already in flight after all: the caller joins that pull; this one's copy goes to no reader.
+      const running = this.#flights.get(k);
+      if (running) {
+        promises[i] = running;
+        w.promise.catch(() => {}); // nobody waits on this copy: its failure is not unhandled
+      } else this.#flights.set(k, (promises[i] = w.promise));
+    }
+    void this.#fetchRun(url, pin, first, waiting, keys);
     return promises;
   }
 
+  /** Block `i` of a run settled: no longer in flight (unless another pull holds its key). */
+  #landed(keys: readonly string[], waiting: readonly Deferred<Buffer>[], i: number): void {
+    const k = keys[i] as string;
+    if (this.#flights.get(k) === (waiting[i] as Deferred<Buffer>).promise) this.#flights.delete(k);
+  }
+
   /** The upstream side of pullRun; never rejects (its failures reject the blocks still waiting). */
-  async #fetchRun(url: URL, pin: Pin, first: number, waiting: readonly Deferred<Buffer>[]): Promise<void> {
+  async #fetchRun(
+    url: URL,
+    pin: Pin,
+    first: number,
+    waiting: readonly Deferred<Buffer>[],
+    keys: readonly string[],
+  ): Promise<void> {
     const { blockSize: bs, metrics, landing, closed } = this.#opts;
     const from = first * bs;
     const to = Math.min(pin.size, from + waiting.length * bs);
@@ -81,8 +104,9 @@ export class Pulls {
         if (got < blockEnd) return;
         const data = out.subarray(done * bs, blockEnd);
         metrics.blockLatency(performance.now() - t0);
-        landed.land(blockId(pin, first + done), data);
+        landed.land(blockId(pin, first + done), keys[done] as string, data);
         (waiting[done] as Deferred<Buffer>).resolve(data);
+        this.#landed(keys, waiting, done);
         done++;
       }
     };
@@ -94,7 +118,10 @@ export class Pulls {
     } catch (err) {
       // Later reads learn the new version; this one fails rather than mix versions.
       if (err instanceof EtagChangedError) this.#opts.pins.forget(pin);
-      for (let i = done; i < waiting.length; i++) (waiting[i] as Deferred<Buffer>).reject(err);
+      for (let i = done; i < waiting.length; i++) {
+        (waiting[i] as Deferred<Buffer>).reject(err);
+        this.#landed(keys, waiting, i);
+      }
     } finally {
       landed.end();
     }

@@ -61,7 +61,7 @@ export async function fetchRange(
               path,
               method: "GET",
               headers: { range: `bytes=${from}-${end - 1}`, ...ifMatch(pin) },
-              signal: sig,
+              ...(sig ? { signal: sig } : {}),
             }),
           ctx.hedgeAfterMs,
           () => {

@@ -44,13 +44,18 @@ describe("compare figures", () => {
       peak_rss_mb: 100,
       cpu_s_per_frame: 0.01,
     });
-    const cold = figuresOf({ ...measured(40, 20, { wanBytes: 80_000, wanRequests: 60 }), cacheLocates: 10 }, ref);
+    const cold = figuresOf(
+      { ...measured(40, 20, { wanBytes: 80_000, wanRequests: 60 }), cacheLocates: 10, cacheSyncs: 4 },
+      ref,
+    );
     expect(local.locates_per_clip).toBeNull();
+    expect(local.cache_syncs_per_clip).toBeNull();
     expect(cold).toMatchObject({
       clips_per_s: 2,
       bytes_per_clip: 2000,
       requests_per_clip: 1.5,
       locates_per_clip: 0.25,
+      cache_syncs_per_clip: 0.1,
       vs_local: 0.5,
       mb_per_s_fetched: 0.004,
       bridge_ms_per_frame: null,

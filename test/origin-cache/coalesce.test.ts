@@ -66,6 +66,22 @@ describe("coalesced upstream requests", () => {
     expect(again.stats().corruptBlocks).toBe(0);
   });
 
+  it("makes the blocks of ten cold pulls durable with one fdatasync, readable before it", async () => {
+    const { cache } = await openCache();
+    const t0 = Date.now();
+    // Ten cold reads of four blocks each, one after another: ten pulls, ten slab writes.
+    for (let p = 0; p < 10; p++) {
+      const offset = p * 4 * BLOCK;
+      expect(exact(await cache.read(url(), offset, 4 * BLOCK), offset, 4 * BLOCK)).toBe(true);
+      await until(() => cache.stats().blocks === 4 * (p + 1), `pull ${p} on disk`);
+    }
+    expect(up.rs.requests()).toBe(10);
+    // A group syncs a second after its first write: stored and served before that, one sync for all.
+    expect(cache.stats().syncs).toBeLessThanOrEqual(Math.floor((Date.now() - t0) / 1000));
+    await until(() => cache.stats().syncs >= 1, "the group synced", 5000);
+    expect(cache.stats().syncs).toBeLessThanOrEqual(Math.ceil((Date.now() - t0) / 1000));
+  });
+
   it("stores a long pull's blocks every FLUSH_BYTES, so a located read need not wait for the pull's end", async () => {
     const { cache } = await openCache();
     const write = vi.spyOn(SlabFiles.prototype, "write");

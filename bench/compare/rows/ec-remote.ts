@@ -38,7 +38,7 @@ export async function runThroughCache(
     },
     stepMs: ctx.config.stepMs,
   };
-  const locates0 = await cacheLocates(ctx.cache.url);
+  const before = await cacheCounters(ctx.cache.url);
   const m = await runChild({
     command,
     args: [script, JSON.stringify(args)],
@@ -49,22 +49,33 @@ export async function runThroughCache(
     timeoutMs: ROW_TIMEOUT_MS,
     cpus: ctx.config.cpus,
   });
-  const locates1 = await cacheLocates(ctx.cache.url);
+  const after = await cacheCounters(ctx.cache.url);
+  const during = (k: "locates" | "syncs") => {
+    const a = before[k];
+    const b = after[k];
+    return a === undefined || b === undefined ? undefined : b - a;
+  };
+  const locates = during("locates");
+  const syncs = during("syncs");
   return {
     kind: "ran",
     ...m,
-    ...(locates0 === undefined || locates1 === undefined ? {} : { cacheLocates: locates1 - locates0 }),
+    ...(locates === undefined ? {} : { cacheLocates: locates }),
+    ...(syncs === undefined ? {} : { cacheSyncs: syncs }),
   };
 }
 
-/** The locate requests the origin-cache has answered (its /v1/stats `locates`); undefined from a cache without the count. */
-async function cacheLocates(url: string): Promise<number | undefined> {
+/** The origin-cache's locates answered and store syncs (its /v1/stats); a count it lacks is undefined. */
+async function cacheCounters(url: string): Promise<{ locates?: number; syncs?: number }> {
   try {
     const res = await fetch(`${url}/v1/stats`);
-    const { locates } = (await res.json()) as { locates?: unknown };
-    return typeof locates === "number" ? locates : undefined;
+    const { locates, syncs } = (await res.json()) as { locates?: unknown; syncs?: unknown };
+    return {
+      ...(typeof locates === "number" ? { locates } : {}),
+      ...(typeof syncs === "number" ? { syncs } : {}),
+    };
   } catch {
-    return undefined;
+    return {};
   }
 }
 

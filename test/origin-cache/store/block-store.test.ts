@@ -96,8 +96,8 @@ describe("BlockStore", () => {
     expect(await dirBytes(dir)).toBe(0);
   });
 
-  it("shows a block only once it is durable, with one fsync for a group of writes", async () => {
-    const { store } = await fresh(80 * SLOT, { commitMs: 60_000, commitBlocks: 16 });
+  it("shows a block once written and makes the writes of many pulls durable with one fdatasync", async () => {
+    const { store } = await fresh(80 * SLOT, { slabBytes: 40 * SLOT });
     // Every FileHandle shares one prototype: count the syncs of all of them.
     const probeDir = await tempDir();
     dirs.push(probeDir);
@@ -107,17 +107,59 @@ describe("BlockStore", () => {
     const datasync = vi.spyOn(proto, "datasync");
     const sync = vi.spyOn(proto, "sync");
     const data = objectBytes(BLOCK, "group");
-    const puts = Array.from({ length: 15 }, (_, i) => store.put(id(i), data));
-    // Written, but the group (15 of 16) is not committed yet: nobody may read them from disk.
-    await new Promise((r) => setTimeout(r, 300));
-    expect(store.blocks).toBe(0);
-    expect(store.has(id(0))).toBe(false);
-    const last = store.put(id(15), data);
-    expect(await Promise.all([...puts, last])).toEqual(Array(16).fill(true));
-    expect(store.blocks).toBe(16);
-    // One data sync for the sixteen blocks; the one full sync is the directory's, for the new slab's name.
+    // Ten pulls of three blocks, one after another, as the cold path stores them.
+    for (let p = 0; p < 10; p++) {
+      const ids = [0, 1, 2].map((i) => id(p * 3 + i));
+      expect(await Promise.all(store.putRun(ids, [data, data, data]))).toEqual([true, true, true]);
+      // Readable at once, before any sync.
+      expect(store.has(ids[2]!)).toBe(true);
+      expect((await store.read(ids[0]!, 0, BLOCK))?.equals(data)).toBe(true);
+    }
+    expect(store.blocks).toBe(30);
+    expect(datasync).not.toHaveBeenCalled();
+    expect(store.syncs).toBe(0);
+    await store.close();
+    // One data sync for all thirty blocks; the one full sync is the directory's, for the new slab's name.
     expect(datasync).toHaveBeenCalledTimes(1);
+    expect(store.syncs).toBe(1);
     expect(sync).toHaveBeenCalledTimes(1);
+  });
+
+  it("syncs a group at once when commitBytes have been written, and within commitMs otherwise", async () => {
+    const { store } = await fresh(80 * SLOT, { commitMs: 60_000, commitBytes: 4 * SLOT });
+    const data = objectBytes(BLOCK, "bytes");
+    await Promise.all(
+      store.putRun(
+        [0, 1, 2].map((i) => id(i)),
+        [data, data, data],
+      ),
+    );
+    expect(store.syncs).toBe(0);
+    await store.put(id(3), data); // the fourth slot's worth: the group is full
+    await vi.waitFor(() => expect(store.syncs).toBe(1));
+    const timed = await fresh(80 * SLOT, { commitMs: 20 });
+    await timed.store.put(id(0), data);
+    await vi.waitFor(() => expect(timed.store.syncs).toBe(1));
+  });
+
+  it("drops the blocks of a group whose sync fails, so they are pulled again", async () => {
+    const errors: number[] = [];
+    const { store } = await fresh(80 * SLOT, { commitMs: 10, onSyncError: (_err, blocks) => errors.push(blocks) });
+    const probeDir = await tempDir();
+    dirs.push(probeDir);
+    const probe = await open(join(probeDir.path, "probe"), "w");
+    const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+    await probe.close();
+    vi.spyOn(proto, "datasync").mockRejectedValueOnce(Object.assign(new Error("EIO: sync failed"), { code: "EIO" }));
+    const data = objectBytes(BLOCK, "eio");
+    expect(await Promise.all(store.putRun([id(0), id(1)], [data, data]))).toEqual([true, true]);
+    await vi.waitFor(() => expect(errors).toEqual([2]));
+    expect(store.has(id(0))).toBe(false);
+    expect(store.has(id(1))).toBe(false);
+    // The next writes sync as usual and stay.
+    expect(await store.put(id(2), data)).toBe(true);
+    await vi.waitFor(() => expect(store.syncs).toBe(2));
+    expect(store.has(id(2))).toBe(true);
   });
 
   it("writes a run of blocks into adjacent slots with one write per slab, each slot checked on its own", async () => {
