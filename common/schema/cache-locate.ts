@@ -79,6 +79,8 @@ export const LOCATE_MAX_WAIT_MS = 120_000;
 export const LocateBatchRequest = LocateRequest.pick({ leaseMs: true, release: true }).extend({
   spans: z.array(LocateSpan).min(1).max(LOCATE_MAX_SPANS),
   waitMs: z.number().int().positive().max(LOCATE_MAX_WAIT_MS).optional(),
+  /** `"compact"`: the answer's runs as LocateCompactSpan (each slab path once), not LocateRun objects. */
+  form: z.enum(["compact"]).optional(),
 });
 export type LocateBatchRequest = z.infer<typeof LocateBatchRequest>;
 
@@ -112,3 +114,23 @@ export const LocateBatchLine = LocateBatchResponse.extend({
   error: ErrorBody.shape.error.optional(),
 });
 export type LocateBatchLine = z.infer<typeof LocateBatchLine>;
+
+/**
+ * A located span in a compact answer: `runs` is a flat list of triples (index into the answer's
+ * `paths`, offset, length), so a batch names each slab file once, not once per run.
+ */
+export const LocateCompactSpan = LocatedSpan.omit({ runs: true }).extend({
+  runs: z.array(z.number().int().nonnegative()),
+});
+export type LocateCompactSpan = z.infer<typeof LocateCompactSpan>;
+
+/** LocateBatchResponse in the compact form (`"form": "compact"`): the slab paths once, runs by number. */
+export const LocateCompactResponse = LocateBatchResponse.omit({ spans: true }).extend({
+  paths: z.array(z.string().min(1)),
+  spans: z.array(LocateCompactSpan.nullable()),
+});
+export type LocateCompactResponse = z.infer<typeof LocateCompactResponse>;
+
+/** LocateBatchLine in the compact form: each line has its own table of paths. */
+export const LocateCompactLine = LocateCompactResponse.extend(LocateBatchLine.pick({ at: true, error: true }).shape);
+export type LocateCompactLine = z.infer<typeof LocateCompactLine>;

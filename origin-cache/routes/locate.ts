@@ -12,13 +12,15 @@ import {
   LocateBatchRequest,
   LocateRequest,
 } from "../../common/schema/cache-locate.js";
+import { compactAnswer } from "../core/compact-runs.js";
 import type { RangeCache } from "../range-cache.js";
 import { checkJson, readJson } from "./body.js";
 
 /** A batch of signed URLs: LOCATE_MAX_SPANS of them at up to ~2 KiB each. */
 const MAX_BODY = 1 << 20;
 const SINGLE = "a locate request {url, etag?, offset, length, leaseMs?, release?}";
-const BATCH = "a batched locate request {spans: [{url, etag?, offset, length, min?}], waitMs?, leaseMs?, release?}";
+const BATCH =
+  'a batched locate request {spans: [{url, etag?, offset, length, min?}], waitMs?, leaseMs?, release?, form?: "compact"}';
 export const LEASE_PATH = "/v1/lease/";
 
 export async function handleLocate(cache: RangeCache, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -29,7 +31,9 @@ export async function handleLocate(cache: RangeCache, req: IncomingMessage, res:
       : checkJson(json, LocateRequest, SINGLE);
   for (const id of body.release ?? []) cache.releaseIfHeld(id);
   const leaseMs = body.leaseMs !== undefined ? { leaseMs: body.leaseMs } : {};
-  if ("spans" in body && body.waitMs !== undefined) return streamLines(cache, body.spans, body.waitMs, leaseMs, res);
+  const compact = "spans" in body && body.form === "compact";
+  if ("spans" in body && body.waitMs !== undefined)
+    return streamLines(cache, body.spans, body.waitMs, leaseMs, compact, res);
   const located =
     "spans" in body
       ? await cache.locateCached(body.spans, leaseMs)
@@ -43,7 +47,7 @@ export async function handleLocate(cache: RangeCache, req: IncomingMessage, res:
     return;
   }
   res.setHeader("content-type", "application/json");
-  res.end(JSON.stringify(located));
+  res.end(JSON.stringify(compact && "spans" in located ? compactAnswer(located) : located));
 }
 
 /** A long-polled batch's answer, one line per answer as the spans land; a line nobody reads ends its lease. */
@@ -52,6 +56,7 @@ async function streamLines(
   spans: LocateBatchRequest["spans"],
   waitMs: number,
   leaseMs: { leaseMs?: number },
+  compact: boolean,
   res: ServerResponse,
 ): Promise<void> {
   const gone = (): boolean => res.destroyed || res.writableEnded;
@@ -65,7 +70,7 @@ async function streamLines(
       started = true;
       res.setHeader("content-type", LOCATE_LINES_TYPE);
     }
-    res.write(`${JSON.stringify(line)}\n`);
+    res.write(`${JSON.stringify(compact ? compactAnswer(line) : line)}\n`);
   };
   // The answer starts with its first line (an error before it is an ordinary error answer).
   await cache.locateLines(spans, { waitMs, gone, ...leaseMs }, answer);

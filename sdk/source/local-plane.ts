@@ -12,7 +12,13 @@
  */
 import { close, open, read, readv } from "node:fs";
 import { request, type Dispatcher } from "undici";
-import { LocateBatchLine, LocateResponse, type LocateRun, type LocateSpan } from "../../common/schema/cache-locate.js";
+import {
+  type LocateBatchLine,
+  LocateResponse,
+  type LocateRun,
+  type LocateSpan,
+} from "../../common/schema/cache-locate.js";
+import { readCompactLine } from "./compact-lines.js";
 import { LocateAhead, sliceRuns, type PlannedSpan } from "./locate-ahead.js";
 import { ReadPool, releaseRead } from "../../common/read-pool.js";
 
@@ -119,7 +125,7 @@ export class LocalPlane {
     answer: (line: LocateBatchLine) => void,
     signal: AbortSignal,
   ): Promise<void> {
-    const res = await this.#post({ spans, waitMs: BATCH_WAIT_MS }, signal);
+    const res = await this.#post({ spans, waitMs: BATCH_WAIT_MS, form: "compact" }, signal);
     if (res.statusCode !== 200) {
       await res.body.dump();
       throw new Error(`POST /v1/locate answered ${res.statusCode}`);
@@ -129,7 +135,7 @@ export class LocalPlane {
       const text = rest + (chunk as Buffer).toString("utf8");
       const lines = text.split("\n");
       rest = lines.pop()!;
-      for (const line of lines) if (line.length > 0) answer(LocateBatchLine.parse(JSON.parse(line)));
+      for (const line of lines) if (line.length > 0) answer(readCompactLine(line));
     }
   }
 
