@@ -343,6 +343,31 @@ describe("long-polled batched locates", () => {
     svc.cache.release(compact.lease!.id);
   });
 
+  it("checks leaseMs of every locate kind, and grants the lease asked for to stored and pulled spans alike", async () => {
+    const { svc } = await service();
+    const [a, b] = [objects[0]!, objects[1]!];
+    const span = { url: signed(a.path), offset: 0, length: 10 };
+    const bad = { code: "ERR_INVALID_ARGUMENT", message: expect.stringMatching(/^Expected leaseMs from 1 to/) };
+    await expect(svc.cache.locate(span.url, 0, 10, { leaseMs: 0 })).rejects.toMatchObject(bad);
+    await expect(svc.cache.locateCached([span], { leaseMs: 1.5 })).rejects.toMatchObject(bad);
+    await expect(svc.cache.locateLines([span], { waitMs: 100, leaseMs: 10 ** 9 }, () => {})).rejects.toMatchObject(bad);
+    await get(svc, a.path, 0, BLOCK);
+    await until(() => svc.stats().blocks === 1, "1 block stored");
+    const lines: LocateBatchLine[] = [];
+    const before = Date.now();
+    await svc.cache.locateLines(
+      [span, { url: signed(b.path), offset: 0, length: 10 }],
+      { waitMs: 10_000, leaseMs: 90_000 },
+      (l) => lines.push(l),
+    );
+    expect(lines).toHaveLength(2); // the stored span now, the other once pulled
+    for (const l of lines) {
+      expect(l.lease!.expiresAt).toBeGreaterThanOrEqual(before + 90_000);
+      expect(l.lease!.expiresAt).toBeLessThan(Date.now() + 91_000);
+      svc.cache.release(l.lease!.id);
+    }
+  });
+
   it("answers null for the spans not stored when its wait passes", async () => {
     // An upstream that takes connections and never answers.
     const sockets = new Set<Socket>();
