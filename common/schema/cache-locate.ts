@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { ErrorBody } from "../errors.js";
+import { ObjectId, ObjectRef } from "./object-ids.js";
 
 /** Longest lease a client may ask for; the default is LOCATE_LEASE_MS. */
 export const LOCATE_MAX_LEASE_MS = 10 * 60_000;
@@ -66,6 +67,10 @@ export const LocateSpan = LocateRequest.pick({ url: true, etag: true, offset: tr
 });
 export type LocateSpan = z.infer<typeof LocateSpan>;
 
+/** A span of an object named by its id (object-ids.ts) instead of its URL and ETag. */
+export const LocateSpanById = LocateSpan.omit({ url: true, etag: true }).extend({ object: ObjectId });
+export type LocateSpanById = z.infer<typeof LocateSpanById>;
+
 /** Longest a long-polled batch (`waitMs`) may wait for its spans to be stored. */
 export const LOCATE_MAX_WAIT_MS = 120_000;
 
@@ -77,7 +82,13 @@ export const LOCATE_MAX_WAIT_MS = 120_000;
  * then each other span once it is stored, and every span not answered within `waitMs` as null.
  */
 export const LocateBatchRequest = LocateRequest.pick({ leaseMs: true, release: true }).extend({
-  spans: z.array(LocateSpan).min(1).max(LOCATE_MAX_SPANS),
+  spans: z
+    .array(z.union([LocateSpan, LocateSpanById]))
+    .min(1)
+    .max(LOCATE_MAX_SPANS),
+  /** Whose ids the spans' `object`s are, and the objects this request registers (or refreshes). */
+  client: z.string().min(1).max(256).optional(),
+  objects: z.array(ObjectRef).max(LOCATE_MAX_SPANS).optional(),
   waitMs: z.number().int().positive().max(LOCATE_MAX_WAIT_MS).optional(),
   /** `"compact"`: the answer's runs as LocateCompactSpan (each slab path once), not LocateRun objects. */
   form: z.enum(["compact"]).optional(),

@@ -10,9 +10,14 @@ import {
   LOCATE_LINES_TYPE,
   type LocateBatchLine,
   LocateBatchRequest,
+  type LocateBatchResponse,
   LocateRequest,
+  type LocateResponse,
+  type LocateSpan,
 } from "../../common/schema/cache-locate.js";
 import { compactAnswer } from "../core/compact-runs.js";
+import type { ObjectIds } from "../core/object-ids.js";
+import { ANONYMOUS_CLIENT } from "../schema.js";
 import type { RangeCache } from "../range-cache.js";
 import { checkJson, readJson } from "./body.js";
 
@@ -20,27 +25,34 @@ import { checkJson, readJson } from "./body.js";
 const MAX_BODY = 1 << 20;
 const SINGLE = "a locate request {url, etag?, offset, length, leaseMs?, release?}";
 const BATCH =
-  'a batched locate request {spans: [{url, etag?, offset, length, min?}], waitMs?, leaseMs?, release?, form?: "compact"}';
+  'a batched locate request {spans: [{url, etag?, offset, length, min?} | {object, offset, length, min?}], client?, objects?, waitMs?, leaseMs?, release?, form?: "compact"}';
 export const LEASE_PATH = "/v1/lease/";
 
-export async function handleLocate(cache: RangeCache, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleLocate(
+  cache: RangeCache,
+  req: IncomingMessage,
+  res: ServerResponse,
+  ids: ObjectIds,
+): Promise<void> {
   const json: unknown = await readJson(req, z.unknown(), SINGLE, MAX_BODY);
-  const body =
-    typeof json === "object" && json !== null && "spans" in json
-      ? checkJson(json, LocateBatchRequest, BATCH)
-      : checkJson(json, LocateRequest, SINGLE);
-  for (const id of body.release ?? []) cache.releaseIfHeld(id);
-  const leaseMs = body.leaseMs !== undefined ? { leaseMs: body.leaseMs } : {};
-  const compact = "spans" in body && body.form === "compact";
-  if ("spans" in body && body.waitMs !== undefined)
-    return streamLines(cache, body.spans, body.waitMs, leaseMs, compact, res);
-  const located =
-    "spans" in body
-      ? await cache.locateCached(body.spans, leaseMs)
-      : await cache.locate(body.url, body.offset, body.length, {
-          ...(body.etag !== undefined ? { etag: body.etag } : {}),
-          ...leaseMs,
-        });
+  const batch = typeof json === "object" && json !== null && "spans" in json;
+  const body = batch ? checkJson(json, LocateBatchRequest, BATCH) : checkJson(json, LocateRequest, SINGLE);
+  let located: LocateResponse | LocateBatchResponse;
+  let compact = false;
+  if ("spans" in body) {
+    // Its releases count even when an unknown id refuses it: the client asks again without them.
+    const leaseMs = releaseFirst(cache, body);
+    const spans = ids.resolve<LocateSpan>(body.client ?? ANONYMOUS_CLIENT, body.objects, body.spans);
+    if (body.waitMs !== undefined) return streamLines(cache, spans, body.waitMs, leaseMs, body.form === "compact", res);
+    located = await cache.locateCached(spans, leaseMs);
+    compact = body.form === "compact";
+  } else {
+    const leaseMs = releaseFirst(cache, body);
+    located = await cache.locate(body.url, body.offset, body.length, {
+      ...(body.etag !== undefined ? { etag: body.etag } : {}),
+      ...leaseMs,
+    });
+  }
   if (res.destroyed) {
     // The asker is gone: nobody will read these slots or release them.
     if (located.lease) cache.release(located.lease.id);
@@ -50,10 +62,19 @@ export async function handleLocate(cache: RangeCache, req: IncomingMessage, res:
   res.end(JSON.stringify(compact && "spans" in located ? compactAnswer(located) : located));
 }
 
+/** Ends the leases the request lets go of; its own lease's length, if it names one. */
+function releaseFirst(
+  cache: RangeCache,
+  body: { readonly release?: readonly string[] | undefined; readonly leaseMs?: number | undefined },
+): { leaseMs?: number } {
+  for (const id of body.release ?? []) cache.releaseIfHeld(id);
+  return body.leaseMs !== undefined ? { leaseMs: body.leaseMs } : {};
+}
+
 /** A long-polled batch's answer, one line per answer as the spans land; a line nobody reads ends its lease. */
 async function streamLines(
   cache: RangeCache,
-  spans: LocateBatchRequest["spans"],
+  spans: readonly LocateSpan[],
   waitMs: number,
   leaseMs: { leaseMs?: number },
   compact: boolean,
