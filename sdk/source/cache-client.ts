@@ -191,8 +191,7 @@ export async function remoteCache(base: string, rank?: number, opts: RemoteCache
   const ids = new ObjectIdClient(client);
   const plane = wantsLocalPlane(root, opts.local) ? new LocalPlane(root, agent, pool, ids) : undefined;
   const sendPlan = async (ranges: readonly PlanRange[]): Promise<void> => {
-    const items = ranges.map((r) => ({ url: r.url, etag: r.etag, offset: r.offset, length: r.length }));
-    const res = await ids.send(items, (ref) =>
+    const res = await ids.send(ranges, (ref) =>
       request(`${root}/v1/plan`, {
         dispatcher: agent,
         method: "POST",
@@ -200,7 +199,7 @@ export async function remoteCache(base: string, rank?: number, opts: RemoteCache
         body: JSON.stringify({
           client,
           ...(ref.objects.length > 0 ? { objects: ref.objects } : {}),
-          ranges: ref.items,
+          ranges: ranges.map((r, i) => ({ object: ref.ids[i], offset: r.offset, length: r.length })),
         }),
       }),
     );

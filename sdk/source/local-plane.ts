@@ -135,7 +135,11 @@ export class LocalPlane {
         {
           client: this.ids.client,
           ...(ref.objects.length > 0 ? { objects: ref.objects } : {}),
-          spans: ref.items,
+          spans: spans.map((s, i) =>
+            s.min === undefined
+              ? { object: ref.ids[i]!, offset: s.offset, length: s.length }
+              : { object: ref.ids[i]!, offset: s.offset, length: s.length, min: s.min },
+          ),
           waitMs: BATCH_WAIT_MS,
           form: "compact",
         },

@@ -11,16 +11,19 @@ import { OBJECT_ID_UNKNOWN, OBJECT_IDS_MAX, type ObjectRef } from "../../common/
 
 interface Entry {
   readonly id: string;
+  readonly etag: string | undefined;
   /** The URL the cache acknowledged for the id; undefined while it may not hold it. */
   known: string | undefined;
 }
 
-/** A request's items by id, the objects it registers, and `confirm` once the cache answered it. */
-export interface Referred<T> {
-  readonly items: (Omit<T, "url" | "etag"> & { object: string })[];
+/** The objects of a request's items by id (`ids[i]` names `items[i]`'s), those it registers, and `confirm` once the cache answered it. */
+export interface Referred {
+  readonly ids: readonly string[];
   readonly objects: ObjectRef[];
   readonly confirm: () => void;
 }
+
+type Named = { readonly url: string; readonly etag?: string | undefined };
 
 /** The object's identity for its id: its URL without the signature's query, and its version. */
 const identity = (url: string, etag: string | undefined): string => {
@@ -29,8 +32,10 @@ const identity = (url: string, etag: string | undefined): string => {
 };
 
 export class ObjectIdClient {
-  /** Most recently used last; bounded as the cache's map is. */
+  /** By identity, most recently registered last; bounded as the cache's map is. */
   readonly #entries = new Map<string, Entry>();
+  /** The same entries by the exact URL last seen, so a window of known URLs builds no identity. */
+  readonly #byUrl = new Map<string, Entry>();
   #next = 0;
 
   /** `client`: whose ids these are, the name the client's plans and batches carry. */
@@ -39,28 +44,21 @@ export class ObjectIdClient {
     readonly max = OBJECT_IDS_MAX,
   ) {}
 
-  /** `items` named by id, registering each object the cache is not known to hold at its URL (every one with `all`). */
-  refer<T extends { readonly url: string; readonly etag?: string | undefined }>(
-    items: readonly T[],
-    all = false,
-  ): Referred<T> {
+  /** The ids of `items`' objects, registering each the cache is not known to hold at its URL (every one with `all`). */
+  refer(items: readonly Named[], all = false): Referred {
     const objects: ObjectRef[] = [];
     const sent = new Map<Entry, string>();
-    const out = items.map(({ url, etag, ...rest }) => {
-      const key = identity(url, etag);
-      let e = this.#entries.get(key);
-      if (e) this.#entries.delete(key);
-      else e = { id: (this.#next++).toString(36), known: undefined };
-      this.#entries.set(key, e);
-      if (this.#entries.size > this.max) this.#entries.delete(this.#entries.keys().next().value!);
+    const ids = items.map(({ url, etag }) => {
+      let e = this.#byUrl.get(url);
+      if (!e || e.etag !== etag) e = this.#entry(url, etag);
       if ((all || e.known !== url) && !sent.has(e)) {
         sent.set(e, url);
         objects.push(etag === undefined ? { id: e.id, url } : { id: e.id, url, etag });
       }
-      return { ...rest, object: e.id };
+      return e.id;
     });
     return {
-      items: out,
+      ids,
       objects,
       confirm: () => {
         for (const [e, url] of sent) e.known = url;
@@ -68,13 +66,26 @@ export class ObjectIdClient {
     };
   }
 
+  /** The entry of an object by its identity (a new id for a new one), found again by `url` from now on. */
+  #entry(url: string, etag: string | undefined): Entry {
+    const key = identity(url, etag);
+    let e = this.#entries.get(key);
+    if (e) this.#entries.delete(key);
+    else e = { id: (this.#next++).toString(36), etag, known: undefined };
+    this.#entries.set(key, e);
+    this.#byUrl.set(url, e);
+    for (const map of [this.#entries, this.#byUrl] as Map<string, Entry>[])
+      if (map.size > this.max) map.delete(map.keys().next().value!);
+    return e;
+  }
+
   /**
    * Sends a request of `items` by id (`post` builds it from them), and once more with every
    * object registered should the cache not hold an id; the answer is the last request's.
    */
-  async send<T extends { readonly url: string; readonly etag?: string | undefined }>(
-    items: readonly T[],
-    post: (ref: Referred<T>) => Promise<Dispatcher.ResponseData>,
+  async send(
+    items: readonly Named[],
+    post: (ref: Referred) => Promise<Dispatcher.ResponseData>,
   ): Promise<Dispatcher.ResponseData> {
     for (let all = false; ; all = true) {
       const ref = this.refer(items, all);
