@@ -98,15 +98,17 @@ function planeOf(svc: CacheService): LocalPlane {
 }
 
 /** A TCP relay in front of the cache that counts the bytes clients send it. */
-async function countingRelay(target: CacheService): Promise<{ url: string; sent: () => number }> {
+async function countingRelay(target: CacheService): Promise<{ url: string; sent: () => number; text: () => string }> {
   const port = Number(new URL(target.url).port);
   let sent = 0;
+  const seen: Buffer[] = [];
   const sockets = new Set<Socket>();
   const relay = createServer((client) => {
     const upstream = connect(port, "127.0.0.1");
     sockets.add(client).add(upstream);
     client.on("data", (b: Buffer) => {
       sent += b.length;
+      seen.push(b);
       upstream.write(b);
     });
     upstream.pipe(client);
@@ -125,7 +127,11 @@ async function countingRelay(target: CacheService): Promise<{ url: string; sent:
         relay.close(() => r());
       }),
   );
-  return { url: `http://127.0.0.1:${(relay.address() as { port: number }).port}`, sent: () => sent };
+  return {
+    url: `http://127.0.0.1:${(relay.address() as { port: number }).port}`,
+    sent: () => sent,
+    text: () => Buffer.concat(seen).toString("latin1"),
+  };
 }
 
 type Range = { url: string; etag?: string; offset: number; length: number };
@@ -242,6 +248,45 @@ describe("a stream over object ids", () => {
     const window2 = relay.sent() - before;
     // 16 spans' signed URLs (~700 bytes each) in the plan and again in the batch: ~22 KiB by URL.
     expect(window2).toBeLessThan(6 * 1024);
+  });
+
+  it("registers a re-signed URL again under the object's id, and reads through it", async () => {
+    const svc = await service();
+    const relay = await countingRelay(svc);
+    const agent = new Agent();
+    const plane = new LocalPlane(relay.url, agent);
+    cleanup.push(
+      () => agent.close(),
+      () => plane.close(),
+    );
+    const o = objects[2]!;
+    const at = (exp: number, offset: number) => ({
+      url: signed(o.path, exp),
+      etag: rs.etag(o.path)!,
+      offset,
+      length: 5000,
+    });
+    for (const [exp, offset] of [
+      [1, 0],
+      [1, 9000],
+      [2, 20_000],
+    ] as const) {
+      const span = at(exp, offset);
+      plane.plan([{ ...span, size: o.data.length }]);
+      const bytes = await plane.read(span.url, span.offset, span.length, span.etag);
+      expect(Buffer.from(bytes!).equals(o.data.subarray(offset, offset + 5000))).toBe(true);
+    }
+    // Each POST /v1/locate's body, by its content-length.
+    const text = relay.text();
+    const bodies = [...text.matchAll(/POST \/v1\/locate HTTP\/1\.1\r\n([\s\S]*?)\r\n\r\n/g)].map((m) => {
+      const length = Number(/content-length: *(\d+)/i.exec(m[1]!)![1]);
+      const from = m.index + m[0].length;
+      return text.slice(from, from + length);
+    });
+    const batches = bodies.map((b) => JSON.parse(b) as { objects?: { id: string; url: string }[] });
+    expect(batches.map((b) => b.objects?.map((x) => x.url.match(/exp=(\d)/)![1]))).toEqual([["1"], undefined, ["2"]]);
+    expect(new Set(batches.flatMap((b) => b.objects?.map((x) => x.id) ?? []))).toEqual(new Set(["0"]));
+    expect(plane.fallbacks).toBe(0);
   });
 
   it("goes on when the cache restarts and forgets every id", async () => {
