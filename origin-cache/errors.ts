@@ -1,4 +1,5 @@
 import { EcError } from "../common/errors.js";
+import { OBJECT_ID_UNKNOWN } from "../common/schema/object-ids.js";
 
 /** Base of every origin-cache error; `status` is what the HTTP layer answers with. */
 export class CacheError extends EcError {
@@ -124,4 +125,16 @@ export class LeaseNotFoundError extends CacheError {
 export function redact(url: string): string {
   const q = url.indexOf("?");
   return q < 0 ? url : `${url.slice(0, q)}?…`;
+}
+
+/** A plan or batched locate names an object id the cache does not hold (never registered, dropped, or the cache restarted): register it and ask again. */
+export class ObjectIdUnknownError extends CacheError {
+  constructor(client: string, ids: readonly string[]) {
+    super(
+      OBJECT_ID_UNKNOWN,
+      `Expected object ids that client ${client} registered but received unknown ${ids.slice(0, 8).join(", ")}${ids.length > 8 ? ` and ${ids.length - 8} more` : ""}; send the request again with its objects`,
+      404,
+    );
+    this.name = "ObjectIdUnknownError";
+  }
 }

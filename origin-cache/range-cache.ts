@@ -432,18 +432,21 @@ class RangeCacheImpl implements RangeCache {
     }
   }
 
-  locate(raw: string, offset: number, length: number, opts: LocateOptions = {}): Promise<LocateResponse> {
+  async locate(raw: string, offset: number, length: number, opts: LocateOptions = {}): Promise<LocateResponse> {
     this.#metrics.locates++;
-    return this.#locate(raw, { offset, length }, opts);
+    return this.#locate(raw, { offset, length }, opts, leaseOf(opts.leaseMs));
   }
 
-  /** `locate` of `[offset, offset + length)`; with `min`, only its first `min` bytes are pulled and the rest located as far as stored. */
+  /**
+   * `locate` of `[offset, offset + length)`; with `min`, only its first `min` bytes are pulled and
+   * the rest located as far as stored. `leaseMs` is checked by the public caller (leaseOf), once.
+   */
   async #locate(
     raw: string,
     s: { readonly offset: number; readonly length: number; readonly min?: number | undefined },
-    opts: LocateOptions,
+    opts: ReadOptions,
+    leaseMs: number,
   ): Promise<LocateResponse> {
-    const leaseMs = leaseOf(opts.leaseMs);
     const { offset } = s;
     const need = Math.min(s.min ?? s.length, s.length);
     const { url, pin } = await this.#untilClosed(this.#target(raw, offset, need, opts));
@@ -465,35 +468,34 @@ class RangeCacheImpl implements RangeCache {
     throw new LocateUnavailableError(pin.key, wanted.first, wanted.last);
   }
 
-  locateCached(spans: readonly LocateSpan[], opts: { readonly leaseMs?: number } = {}): Promise<LocateBatchResponse> {
+  async locateCached(
+    spans: readonly LocateSpan[],
+    opts: { readonly leaseMs?: number } = {},
+  ): Promise<LocateBatchResponse> {
     this.#metrics.locates++;
-    return this.#locateCached(spans, opts);
+    return this.#locateCached(spans, leaseOf(opts.leaseMs));
   }
 
-  locateLines(
+  async locateLines(
     spans: readonly LocateSpan[],
     opts: LocateLinesOptions,
     answer: (line: LocateBatchLine) => void,
   ): Promise<void> {
     this.#metrics.locates++;
-    const leaseMs = opts.leaseMs === undefined ? {} : { leaseMs: opts.leaseMs };
-    leaseOf(opts.leaseMs);
-    if (this.#closed) return Promise.reject(new CacheClosedError());
+    const leaseMs = leaseOf(opts.leaseMs);
+    if (this.#closed) throw new CacheClosedError();
     return locateLines(spans, {
       waitMs: opts.waitMs,
       gone: opts.gone ?? (() => this.#closed),
       stored: (some) => this.#locateCached(some, leaseMs),
-      pull: (s) => this.#locate(s.url, s, s.etag === undefined ? leaseMs : { ...leaseMs, etag: s.etag }),
+      pull: (s) => this.#locate(s.url, s, s.etag === undefined ? {} : { etag: s.etag }, leaseMs),
       release: (id) => void this.#leases.end(id),
       answer,
     });
   }
 
-  async #locateCached(
-    spans: readonly LocateSpan[],
-    opts: { readonly leaseMs?: number } = {},
-  ): Promise<LocateBatchResponse> {
-    const leaseMs = leaseOf(opts.leaseMs);
+  /** `locateCached` with `leaseMs` checked by the public caller (leaseOf), once. */
+  async #locateCached(spans: readonly LocateSpan[], leaseMs: number): Promise<LocateBatchResponse> {
     if (this.#closed) throw new CacheClosedError();
     const releases: (() => void)[] = [];
     const located = await Promise.all(

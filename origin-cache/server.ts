@@ -5,6 +5,7 @@ import { describeReceived } from "../common/errors.js";
 import { CacheArgumentError, CacheError } from "./errors.js";
 import { createLogger } from "./log.js";
 import type { RangeCacheOptions } from "./options.js";
+import { ObjectIds } from "./core/object-ids.js";
 import { createRangeCache, type RangeCache } from "./range-cache.js";
 import { handleFetch } from "./routes/fetch.js";
 import { handleLocate, handleRelease, LEASE_PATH } from "./routes/locate.js";
@@ -15,6 +16,8 @@ import type { CacheStats } from "./schema.js";
 export interface StartCacheOptions extends RangeCacheOptions {
   /** Where to listen; default 127.0.0.1 on a free port. Loopback unless said otherwise. */
   readonly listen?: { readonly host?: string; readonly port?: number };
+  /** Object ids kept for plans and batched locates (common/schema/object-ids.ts); default OBJECT_IDS_MAX. */
+  readonly objectIds?: number;
 }
 
 export interface CacheService {
@@ -31,13 +34,14 @@ type Route = (
   req: IncomingMessage,
   res: ServerResponse,
   query: URLSearchParams,
+  ids: ObjectIds,
 ) => Promise<void> | void;
 
 const routes = new Map<string, Route>([
   ["GET /v1/fetch", handleFetch],
   ["HEAD /v1/fetch", handleFetch],
-  ["POST /v1/plan", handlePlan],
-  ["POST /v1/locate", handleLocate],
+  ["POST /v1/plan", (cache, req, res, _query, ids) => handlePlan(cache, req, res, ids)],
+  ["POST /v1/locate", (cache, req, res, _query, ids) => handleLocate(cache, req, res, ids)],
   ["GET /v1/stats", (cache, _req, res) => handleStats(cache, res)],
   ["GET /metrics", (cache, _req, res) => handleMetrics(cache, res)],
   ["GET /v1/health", (_cache, _req, res) => void res.end('{"ok":true}')],
@@ -61,6 +65,7 @@ export async function startCache(opts: StartCacheOptions): Promise<CacheService>
   }
   const log = opts.logger ?? createLogger(opts.logLevel ?? "info");
   const cache = await createRangeCache({ ...opts, logger: log });
+  const ids = new ObjectIds(opts.objectIds);
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     const u = new URL(req.url ?? "/", "http://local");
     const route: Route | undefined =
@@ -84,7 +89,7 @@ export async function startCache(opts: StartCacheOptions): Promise<CacheService>
     };
     if (!route) return fail(new CacheError("ERR_NOT_FOUND", `No route for ${req.method} ${u.pathname}`, 404));
     try {
-      void Promise.resolve(route(cache, req, res, u.searchParams)).catch(fail);
+      void Promise.resolve(route(cache, req, res, u.searchParams, ids)).catch(fail);
     } catch (err) {
       fail(err);
     }

@@ -37,6 +37,8 @@ export const SdkErrorCode = {
   /** An origin-cache answered with an error that is no ec error body. */
   CacheHttp: "ERR_CACHE_HTTP",
   CacheUnreachable: "ERR_CACHE_UNREACHABLE",
+  /** An origin-cache answer (a compact locate line) that is not of its wire shape. */
+  CacheProtocol: "ERR_CACHE_PROTOCOL",
   S3UrlInvalid: "ERR_S3_URL_INVALID",
   S3PublicUrl: "ERR_S3_PUBLIC_URL",
   S3CredentialsMissing: "ERR_S3_CREDENTIALS_MISSING",

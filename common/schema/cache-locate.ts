@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { ErrorBody } from "../errors.js";
+import { ObjectId, ObjectRef } from "./object-ids.js";
 
 /** Longest lease a client may ask for; the default is LOCATE_LEASE_MS. */
 export const LOCATE_MAX_LEASE_MS = 10 * 60_000;
@@ -66,6 +67,10 @@ export const LocateSpan = LocateRequest.pick({ url: true, etag: true, offset: tr
 });
 export type LocateSpan = z.infer<typeof LocateSpan>;
 
+/** A span of an object named by its id (object-ids.ts) instead of its URL and ETag. */
+export const LocateSpanById = LocateSpan.omit({ url: true, etag: true }).extend({ object: ObjectId });
+export type LocateSpanById = z.infer<typeof LocateSpanById>;
+
 /** Longest a long-polled batch (`waitMs`) may wait for its spans to be stored. */
 export const LOCATE_MAX_WAIT_MS = 120_000;
 
@@ -77,8 +82,16 @@ export const LOCATE_MAX_WAIT_MS = 120_000;
  * then each other span once it is stored, and every span not answered within `waitMs` as null.
  */
 export const LocateBatchRequest = LocateRequest.pick({ leaseMs: true, release: true }).extend({
-  spans: z.array(LocateSpan).min(1).max(LOCATE_MAX_SPANS),
+  spans: z
+    .array(z.union([LocateSpan, LocateSpanById]))
+    .min(1)
+    .max(LOCATE_MAX_SPANS),
+  /** Whose ids the spans' `object`s are, and the objects this request registers (or refreshes). */
+  client: z.string().min(1).max(256).optional(),
+  objects: z.array(ObjectRef).max(LOCATE_MAX_SPANS).optional(),
   waitMs: z.number().int().positive().max(LOCATE_MAX_WAIT_MS).optional(),
+  /** `"compact"`: the answer's runs as LocateCompactSpan (each slab path once), not LocateRun objects. */
+  form: z.enum(["compact"]).optional(),
 });
 export type LocateBatchRequest = z.infer<typeof LocateBatchRequest>;
 
@@ -112,3 +125,23 @@ export const LocateBatchLine = LocateBatchResponse.extend({
   error: ErrorBody.shape.error.optional(),
 });
 export type LocateBatchLine = z.infer<typeof LocateBatchLine>;
+
+/**
+ * A located span in a compact answer: `runs` is a flat list of triples (index into the answer's
+ * `paths`, offset, length), so a batch names each slab file once, not once per run.
+ */
+export const LocateCompactSpan = LocatedSpan.omit({ runs: true }).extend({
+  runs: z.array(z.number().int().nonnegative()),
+});
+export type LocateCompactSpan = z.infer<typeof LocateCompactSpan>;
+
+/** LocateBatchResponse in the compact form (`"form": "compact"`): the slab paths once, runs by number. */
+export const LocateCompactResponse = LocateBatchResponse.omit({ spans: true }).extend({
+  paths: z.array(z.string().min(1)),
+  spans: z.array(LocateCompactSpan.nullable()),
+});
+export type LocateCompactResponse = z.infer<typeof LocateCompactResponse>;
+
+/** LocateBatchLine in the compact form: each line has its own table of paths. */
+export const LocateCompactLine = LocateCompactResponse.extend(LocateBatchLine.pick({ at: true, error: true }).shape);
+export type LocateCompactLine = z.infer<typeof LocateCompactLine>;

@@ -10,48 +10,74 @@ import {
   LOCATE_LINES_TYPE,
   type LocateBatchLine,
   LocateBatchRequest,
+  type LocateBatchResponse,
   LocateRequest,
+  type LocateResponse,
+  type LocateSpan,
 } from "../../common/schema/cache-locate.js";
+import { compactAnswer } from "../core/compact-runs.js";
+import type { ObjectIds } from "../core/object-ids.js";
+import { ANONYMOUS_CLIENT } from "../schema.js";
 import type { RangeCache } from "../range-cache.js";
 import { checkJson, readJson } from "./body.js";
 
 /** A batch of signed URLs: LOCATE_MAX_SPANS of them at up to ~2 KiB each. */
 const MAX_BODY = 1 << 20;
 const SINGLE = "a locate request {url, etag?, offset, length, leaseMs?, release?}";
-const BATCH = "a batched locate request {spans: [{url, etag?, offset, length, min?}], waitMs?, leaseMs?, release?}";
+const BATCH =
+  'a batched locate request {spans: [{url, etag?, offset, length, min?} | {object, offset, length, min?}], client?, objects?, waitMs?, leaseMs?, release?, form?: "compact"}';
 export const LEASE_PATH = "/v1/lease/";
 
-export async function handleLocate(cache: RangeCache, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleLocate(
+  cache: RangeCache,
+  req: IncomingMessage,
+  res: ServerResponse,
+  ids: ObjectIds,
+): Promise<void> {
   const json: unknown = await readJson(req, z.unknown(), SINGLE, MAX_BODY);
-  const body =
-    typeof json === "object" && json !== null && "spans" in json
-      ? checkJson(json, LocateBatchRequest, BATCH)
-      : checkJson(json, LocateRequest, SINGLE);
-  for (const id of body.release ?? []) cache.releaseIfHeld(id);
-  const leaseMs = body.leaseMs !== undefined ? { leaseMs: body.leaseMs } : {};
-  if ("spans" in body && body.waitMs !== undefined) return streamLines(cache, body.spans, body.waitMs, leaseMs, res);
-  const located =
-    "spans" in body
-      ? await cache.locateCached(body.spans, leaseMs)
-      : await cache.locate(body.url, body.offset, body.length, {
-          ...(body.etag !== undefined ? { etag: body.etag } : {}),
-          ...leaseMs,
-        });
+  const batch = typeof json === "object" && json !== null && "spans" in json;
+  const body = batch ? checkJson(json, LocateBatchRequest, BATCH) : checkJson(json, LocateRequest, SINGLE);
+  let located: LocateResponse | LocateBatchResponse;
+  let compact = false;
+  if ("spans" in body) {
+    // Its releases count even when an unknown id refuses it: the client asks again without them.
+    const leaseMs = releaseFirst(cache, body);
+    const spans = ids.resolve<LocateSpan>(body.client ?? ANONYMOUS_CLIENT, body.objects, body.spans);
+    if (body.waitMs !== undefined) return streamLines(cache, spans, body.waitMs, leaseMs, body.form === "compact", res);
+    located = await cache.locateCached(spans, leaseMs);
+    compact = body.form === "compact";
+  } else {
+    const leaseMs = releaseFirst(cache, body);
+    located = await cache.locate(body.url, body.offset, body.length, {
+      ...(body.etag !== undefined ? { etag: body.etag } : {}),
+      ...leaseMs,
+    });
+  }
   if (res.destroyed) {
     // The asker is gone: nobody will read these slots or release them.
     if (located.lease) cache.release(located.lease.id);
     return;
   }
   res.setHeader("content-type", "application/json");
-  res.end(JSON.stringify(located));
+  res.end(JSON.stringify(compact && "spans" in located ? compactAnswer(located) : located));
+}
+
+/** Ends the leases the request lets go of; its own lease's length, if it names one. */
+function releaseFirst(
+  cache: RangeCache,
+  body: { readonly release?: readonly string[] | undefined; readonly leaseMs?: number | undefined },
+): { leaseMs?: number } {
+  for (const id of body.release ?? []) cache.releaseIfHeld(id);
+  return body.leaseMs !== undefined ? { leaseMs: body.leaseMs } : {};
 }
 
 /** A long-polled batch's answer, one line per answer as the spans land; a line nobody reads ends its lease. */
 async function streamLines(
   cache: RangeCache,
-  spans: LocateBatchRequest["spans"],
+  spans: readonly LocateSpan[],
   waitMs: number,
   leaseMs: { leaseMs?: number },
+  compact: boolean,
   res: ServerResponse,
 ): Promise<void> {
   const gone = (): boolean => res.destroyed || res.writableEnded;
@@ -65,7 +91,7 @@ async function streamLines(
       started = true;
       res.setHeader("content-type", LOCATE_LINES_TYPE);
     }
-    res.write(`${JSON.stringify(line)}\n`);
+    res.write(`${JSON.stringify(compact ? compactAnswer(line) : line)}\n`);
   };
   // The answer starts with its first line (an error before it is an ordinary error answer).
   await cache.locateLines(spans, { waitMs, gone, ...leaseMs }, answer);

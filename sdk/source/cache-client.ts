@@ -12,6 +12,7 @@ import { ErrorBody } from "../../common/errors.js";
 import { hasTransientCode } from "../../common/transient-errors.js";
 import { relayedCode, SdkError, SdkErrorCode, type RelayedErrorCode } from "../errors.js";
 import { LocalPlane, wantsLocalPlane } from "./local-plane.js";
+import { ObjectIdClient } from "./object-ids.js";
 import { ReadPool, releaseRead } from "../../common/read-pool.js";
 import type { SourceStats } from "./source.js";
 
@@ -186,7 +187,24 @@ export async function remoteCache(base: string, rank?: number, opts: RemoteCache
   const outage = new OutageWindow();
   // Span reads over GET land in pooled memory too, which the pipeline hands back once decoded.
   const pool = new ReadPool();
-  const plane = wantsLocalPlane(root, opts.local) ? new LocalPlane(root, agent, pool) : undefined;
+  // Plans and the plane's batches name objects by ids of this client's.
+  const ids = new ObjectIdClient(client);
+  const plane = wantsLocalPlane(root, opts.local) ? new LocalPlane(root, agent, pool, ids) : undefined;
+  const sendPlan = async (ranges: readonly PlanRange[]): Promise<void> => {
+    const res = await ids.send(ranges, (ref) =>
+      request(`${root}/v1/plan`, {
+        dispatcher: agent,
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          client,
+          ...(ref.objects.length > 0 ? { objects: ref.objects } : {}),
+          ranges: ranges.map((r, i) => ({ object: ref.ids[i], offset: r.offset, length: r.length })),
+        }),
+      }),
+    );
+    await res.body.dump();
+  };
   return {
     read: (url, offset, length, etag) =>
       outage.run(async () => {
@@ -216,14 +234,7 @@ export async function remoteCache(base: string, rank?: number, opts: RemoteCache
       }),
     plan(ranges) {
       plane?.plan(ranges);
-      void request(`${root}/v1/plan`, {
-        dispatcher: agent,
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ client, ranges }),
-      })
-        .then((r) => r.body.dump())
-        .catch(() => undefined);
+      void sendPlan(ranges).catch(() => undefined);
     },
     stats: () => last,
     refresh,

@@ -12,7 +12,14 @@
  */
 import { close, open, read, readv } from "node:fs";
 import { request, type Dispatcher } from "undici";
-import { LocateBatchLine, LocateResponse, type LocateRun, type LocateSpan } from "../../common/schema/cache-locate.js";
+import {
+  type LocateBatchLine,
+  LocateResponse,
+  type LocateRun,
+  type LocateSpan,
+} from "../../common/schema/cache-locate.js";
+import { readCompactLine } from "./compact-lines.js";
+import { ObjectIdClient } from "./object-ids.js";
 import { LocateAhead, sliceRuns, type PlannedSpan } from "./locate-ahead.js";
 import { ReadPool, releaseRead } from "../../common/read-pool.js";
 
@@ -98,11 +105,15 @@ export class LocalPlane {
   /** Locate requests sent: one per plan window's batch, one per span read that no batch located. */
   locates = 0;
 
-  /** `root`: the cache's base URL, no trailing slash; `pool`: where span reads get their memory (see releaseRead). */
+  /**
+   * `root`: the cache's base URL, no trailing slash; `pool`: where span reads get their memory
+   * (see releaseRead); `ids`: the objects' ids at the cache, shared with the client's plans.
+   */
   constructor(
     root: string,
     agent: Dispatcher,
     readonly pool = new ReadPool(),
+    readonly ids = new ObjectIdClient(`plane:${process.pid}:${Math.random().toString(36).slice(2)}`),
   ) {
     this.#root = root;
     this.#agent = agent;
@@ -119,9 +130,24 @@ export class LocalPlane {
     answer: (line: LocateBatchLine) => void,
     signal: AbortSignal,
   ): Promise<void> {
-    const res = await this.#post({ spans, waitMs: BATCH_WAIT_MS }, signal);
+    const res = await this.ids.send(spans, (ref) =>
+      this.#post(
+        {
+          client: this.ids.client,
+          ...(ref.objects.length > 0 ? { objects: ref.objects } : {}),
+          spans: spans.map((s, i) =>
+            s.min === undefined
+              ? { object: ref.ids[i]!, offset: s.offset, length: s.length }
+              : { object: ref.ids[i]!, offset: s.offset, length: s.length, min: s.min },
+          ),
+          waitMs: BATCH_WAIT_MS,
+          form: "compact",
+        },
+        signal,
+      ),
+    );
     if (res.statusCode !== 200) {
-      await res.body.dump();
+      await res.body.dump().catch(() => undefined);
       throw new Error(`POST /v1/locate answered ${res.statusCode}`);
     }
     let rest = "";
@@ -129,7 +155,7 @@ export class LocalPlane {
       const text = rest + (chunk as Buffer).toString("utf8");
       const lines = text.split("\n");
       rest = lines.pop()!;
-      for (const line of lines) if (line.length > 0) answer(LocateBatchLine.parse(JSON.parse(line)));
+      for (const line of lines) if (line.length > 0) answer(readCompactLine(line));
     }
   }
 

@@ -15,6 +15,8 @@ import {
   LOCATE_LINES_TYPE,
   LocateBatchLine,
   LocateBatchResponse,
+  LocateCompactLine,
+  LocateCompactResponse,
   LocateResponse,
   startCache,
   type CacheService,
@@ -288,6 +290,82 @@ describe("long-polled batched locates", () => {
     expect(byIndex.get(2)!.line.error?.code).toBe("ERR_ETAG_CHANGED");
     expect(svc.stats().leases).toBe(3); // the stored spans' one, and each pulled span's own
     expect(svc.stats().locates).toBe(1);
+  });
+
+  it("names each slab file once per answer in the compact form, runs by number", async () => {
+    const { svc } = await service();
+    for (const o of objects) await get(svc, o.path, 0, o.data.length);
+    await until(
+      () => svc.stats().blocks === objects.reduce((n, o) => n + Math.ceil(o.data.length / BLOCK), 0),
+      "stored",
+    );
+    // Many spans, each of several blocks: runs of few slab files.
+    const rand = prng(41);
+    const spans = Array.from({ length: 64 }, () => randomSpan(rand).span);
+    const res = await request(`${svc.url}/v1/locate`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ spans, waitMs: 5000, form: "compact" }),
+    });
+    expect(res.statusCode).toBe(200);
+    const text = await res.body.text();
+    const lines = text
+      .trim()
+      .split("\n")
+      .map((l) => LocateCompactLine.parse(JSON.parse(l)));
+    expect(lines).toHaveLength(1); // every span stored: one line under one lease
+    const [line] = lines as [LocateCompactLine];
+    const paths = new Set(line.paths);
+    expect(paths.size).toBe(line.paths.length);
+    for (const p of paths) expect(text.split(JSON.stringify(p)).length - 1).toBe(1);
+    // Decoded, the runs are those of the object form, byte for byte the spans.
+    const full = await locate(svc, { spans });
+    const objectForm = LocateBatchResponse.parse(full.json);
+    svc.cache.release(objectForm.lease!.id);
+    for (const [k, i] of line.at.entries()) {
+      const s = line.spans[k]!;
+      const runs = Array.from({ length: s.runs.length / 3 }, (_, r) => ({
+        path: line.paths[s.runs[3 * r]!]!,
+        offset: s.runs[3 * r + 1]!,
+        length: s.runs[3 * r + 2]!,
+      }));
+      expect(runs).toEqual(objectForm.spans[i]!.runs);
+      const want = spans[i]!;
+      const o = objects.find((x) => signed(x.path) === want.url)!;
+      const got = await readRuns({ etag: s.etag, size: s.size, runs, lease: line.lease! });
+      expect(got.equals(o.data.subarray(want.offset, want.offset + want.length))).toBe(true);
+    }
+    // The immediate (not long-polled) batch answers in the same form.
+    const now = await locate(svc, { spans: spans.slice(0, 4), form: "compact" });
+    const compact = LocateCompactResponse.parse(now.json);
+    expect(compact.spans.every((s) => s !== null)).toBe(true);
+    svc.cache.release(line.lease!.id);
+    svc.cache.release(compact.lease!.id);
+  });
+
+  it("checks leaseMs of every locate kind, and grants the lease asked for to stored and pulled spans alike", async () => {
+    const { svc } = await service();
+    const [a, b] = [objects[0]!, objects[1]!];
+    const span = { url: signed(a.path), offset: 0, length: 10 };
+    const bad = { code: "ERR_INVALID_ARGUMENT", message: expect.stringMatching(/^Expected leaseMs from 1 to/) };
+    await expect(svc.cache.locate(span.url, 0, 10, { leaseMs: 0 })).rejects.toMatchObject(bad);
+    await expect(svc.cache.locateCached([span], { leaseMs: 1.5 })).rejects.toMatchObject(bad);
+    await expect(svc.cache.locateLines([span], { waitMs: 100, leaseMs: 10 ** 9 }, () => {})).rejects.toMatchObject(bad);
+    await get(svc, a.path, 0, BLOCK);
+    await until(() => svc.stats().blocks === 1, "1 block stored");
+    const lines: LocateBatchLine[] = [];
+    const before = Date.now();
+    await svc.cache.locateLines(
+      [span, { url: signed(b.path), offset: 0, length: 10 }],
+      { waitMs: 10_000, leaseMs: 90_000 },
+      (l) => lines.push(l),
+    );
+    expect(lines).toHaveLength(2); // the stored span now, the other once pulled
+    for (const l of lines) {
+      expect(l.lease!.expiresAt).toBeGreaterThanOrEqual(before + 90_000);
+      expect(l.lease!.expiresAt).toBeLessThan(Date.now() + 91_000);
+      svc.cache.release(l.lease!.id);
+    }
   });
 
   it("answers null for the spans not stored when its wait passes", async () => {
