@@ -7,7 +7,9 @@
  * a run: that block and the planned blocks right after it that continue it in the same object
  * (up to `runBlocks`), so a clip's span goes upstream as one range request, not one per block.
  * A client that neither plans nor reads its planned blocks for `idleMs` is dropped, so a dead
- * rank's plan does not pin the cache.
+ * rank's plan does not pin the cache. A restated plan keeps what its predecessor started or saw
+ * read: the SDK restates its whole window every few clips, and pulling those blocks again (or,
+ * warm, looking each one up again) is work for nothing; a block whose pull failed is taken again.
  */
 export interface PlannedBlock {
   readonly url: string;
@@ -37,6 +39,10 @@ interface ClientPlan {
   readonly positions: Map<string, Map<number, number>>;
   readonly consumed: Set<number>;
   readonly started: Set<number>;
+  /** Positions marked started because the previous plan had started or read them. */
+  readonly carried: Set<number>;
+  /** Positions whose pull failed: a restatement takes them again. */
+  readonly failed: Set<number>;
   /** This client's own cap, in blocks (its plan's budgetBytes). */
   readonly cap: number;
   cursor: number;
@@ -81,6 +87,8 @@ export class Planner {
       positions: new Map(),
       consumed: new Set(),
       started: new Set(),
+      carried: new Set(),
+      failed: new Set(),
       cap: this.#blocksOf(budget),
       cursor: 0,
       scan: 0,
@@ -97,6 +105,8 @@ export class Planner {
         plan.blocks.push({ url: r.url, key: r.key, index: b });
       }
     }
+    const old = this.#clients.get(client);
+    if (old) carryOver(old, plan);
     // Re-inserted so the map's order stays by arrival; the round-robin turn is an index into it.
     this.#clients.delete(client);
     if (plan.blocks.length > 0) this.#clients.set(client, plan);
@@ -214,22 +224,22 @@ export class Planner {
   }
 
   #pump(): void {
-    const plans = [...this.#clients.values()];
+    const clients = [...this.#clients];
     let idle = 0;
     // One run per client per turn until the pulls are at the cap or no window has work left.
-    while (this.#running < this.#opts.concurrency && plans.length > 0 && idle < plans.length) {
-      const plan = plans[this.#turn++ % plans.length] as ClientPlan;
+    while (this.#running < this.#opts.concurrency && clients.length > 0 && idle < clients.length) {
+      const [client, plan] = clients[this.#turn++ % clients.length] as [string, ClientPlan];
       const run = this.#take(plan);
       if (!run) {
         idle++;
         continue;
       }
       idle = 0;
-      this.#start(run);
+      this.#start(client, plan, run);
     }
   }
 
-  #start(run: readonly PlannedBlock[]): void {
+  #start(client: string, plan: ClientPlan, run: readonly PlannedBlock[]): void {
     this.#running++;
     this.#opts
       .prefetch(run)
@@ -237,6 +247,7 @@ export class Planner {
         () => void (this.prefetched += run.length),
         (err: unknown) => {
           this.errors++;
+          this.#failed(client, plan, run);
           this.#opts.onError?.(err, run[0] as PlannedBlock);
         },
       )
@@ -244,5 +255,35 @@ export class Planner {
         this.#running--;
         this.#pump();
       });
+  }
+
+  /** A failed run's blocks are taken again by a later plan, and by the client's current one if it carried them over. */
+  #failed(client: string, plan: ClientPlan, run: readonly PlannedBlock[]): void {
+    for (const b of run) {
+      const at = plan.positions.get(b.key)?.get(b.index);
+      if (at !== undefined) plan.failed.add(at);
+    }
+    const now = this.#clients.get(client);
+    if (!now || now === plan) return;
+    for (const b of run) {
+      const at = now.positions.get(b.key)?.get(b.index);
+      if (at === undefined || !now.carried.delete(at)) continue;
+      now.started.delete(at);
+      now.scan = Math.min(now.scan, at);
+    }
+  }
+}
+
+/** Marks started in `next` the blocks `prev` started or saw read, unless their pull failed. */
+function carryOver(prev: ClientPlan, next: ClientPlan): void {
+  for (const [key, of] of next.positions) {
+    const before = prev.positions.get(key);
+    if (!before) continue;
+    for (const [index, at] of of) {
+      const was = before.get(index);
+      if (was === undefined || prev.failed.has(was) || !(prev.started.has(was) || prev.consumed.has(was))) continue;
+      next.started.add(at);
+      next.carried.add(at);
+    }
   }
 }

@@ -60,6 +60,33 @@ describe("per-client prefetch plans", () => {
     expect(up.rs.requests(a)).toBe(1);
   });
 
+  it("a restated plan does not take again the blocks its predecessor prefetched", async () => {
+    const cache = await openCache({ prefetchBudgetBytes: 6 * BLOCK, coalesceBytes: 6 * BLOCK });
+    cache.plan(whole(a, 3), { client: "rank0" });
+    await until(() => cache.stats().plan.prefetchedBlocks >= 3, "the first plan prefetched");
+    // The SDK restates its window every few clips: the same blocks and one more.
+    cache.plan(whole(a, 3), { client: "rank0" });
+    cache.plan(whole(a, 4), { client: "rank0" });
+    await until(() => cache.stats().plan.prefetchedBlocks >= 4, "the new block prefetched");
+    await until(() => cache.stats().residentBytes >= 4 * BLOCK, "the new block on disk");
+    // Before, each restatement ran the prefetch over its whole window again (3 + 3 + 4 blocks).
+    expect(cache.stats().plan.prefetchedBlocks).toBe(4);
+    expect(up.rs.requests(a)).toBe(2);
+    expect(up.rs.ranges.at(-1)).toBe(`bytes=${3 * BLOCK}-${4 * BLOCK - 1}`);
+  });
+
+  it("a restated plan takes again a block whose prefetch failed", async () => {
+    const cache = await openCache({ prefetchBudgetBytes: 6 * BLOCK, coalesceBytes: 6 * BLOCK, retries: 0 });
+    up.wan.inject({ fault: { kind: "503" }, match: (path) => path.startsWith(a) });
+    cache.plan(whole(a, 2), { client: "rank0" });
+    await until(() => cache.stats().plan.prefetchErrors >= 1, "the failed prefetch");
+    cache.plan(whole(a, 2), { client: "rank0" });
+    await until(() => cache.stats().plan.prefetchedBlocks >= 2, "the retaken blocks");
+    const misses = cache.stats().misses;
+    await cache.read(signed(a), 0, 2 * BLOCK);
+    expect(cache.stats().misses).toBe(misses);
+  });
+
   it("drops an idle client's plan, so its blocks are no longer spared by eviction", async () => {
     const cache = await openCache({ maxBytes: 4.5 * BLOCK, prefetchBudgetBytes: 3 * BLOCK, planIdleMs: 100 });
     cache.plan(whole(a, 3), { client: "dead-rank" });
