@@ -3,7 +3,6 @@
  * refusal of an unknown id, the client's registration and refresh, and a stream whose cache
  * restarts or drops ids going on, against a real origin-cache service over loopback.
  */
-import { connect, createServer, type Socket } from "node:net";
 import { request, Agent } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ObjectIds } from "../../origin-cache/core/object-ids.js";
@@ -12,6 +11,7 @@ import { remoteCache } from "../../sdk/source/cache-client.js";
 import { LocalPlane } from "../../sdk/source/local-plane.js";
 import { ObjectIdClient } from "../../sdk/source/object-ids.js";
 import { startRangeServer, type RangeServer } from "../helpers/range-server.js";
+import { tcpRelay, type TcpRelay } from "../helpers/tcp-relay.js";
 import { objectBytes, prng, tempDir, until } from "./fixtures.js";
 
 const BLOCK = 64 << 10;
@@ -98,40 +98,10 @@ function planeOf(svc: CacheService): LocalPlane {
 }
 
 /** A TCP relay in front of the cache that counts the bytes clients send it. */
-async function countingRelay(target: CacheService): Promise<{ url: string; sent: () => number; text: () => string }> {
-  const port = Number(new URL(target.url).port);
-  let sent = 0;
-  const seen: Buffer[] = [];
-  const sockets = new Set<Socket>();
-  const relay = createServer((client) => {
-    const upstream = connect(port, "127.0.0.1");
-    sockets.add(client).add(upstream);
-    client.on("data", (b: Buffer) => {
-      sent += b.length;
-      seen.push(b);
-      upstream.write(b);
-    });
-    upstream.pipe(client);
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on("close", end).on("error", end);
-    upstream.on("close", end).on("error", end);
-  });
-  await new Promise<void>((r) => relay.listen(0, "127.0.0.1", r));
-  cleanup.push(
-    () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        relay.close(() => r());
-      }),
-  );
-  return {
-    url: `http://127.0.0.1:${(relay.address() as { port: number }).port}`,
-    sent: () => sent,
-    text: () => Buffer.concat(seen).toString("latin1"),
-  };
+async function countingRelay(target: CacheService): Promise<TcpRelay> {
+  const relay = await tcpRelay(target.url);
+  cleanup.push(() => relay.close());
+  return relay;
 }
 
 type Range = { url: string; etag?: string; offset: number; length: number };
