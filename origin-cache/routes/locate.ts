@@ -16,7 +16,10 @@ import {
   type LocateSpan,
 } from "../../common/schema/cache-locate.js";
 import { compactAnswer } from "../core/compact-runs.js";
+import type { ClientLeases } from "../core/client-leases.js";
 import type { ObjectIds } from "../core/object-ids.js";
+import { CacheArgumentError } from "../errors.js";
+import { describeReceived } from "../../common/errors.js";
 import { ANONYMOUS_CLIENT } from "../schema.js";
 import type { RangeCache } from "../range-cache.js";
 import { checkJson, readJson } from "./body.js";
@@ -32,8 +35,9 @@ export async function handleLocate(
   cache: RangeCache,
   req: IncomingMessage,
   res: ServerResponse,
-  ids: ObjectIds,
+  ctx: { readonly ids: ObjectIds; readonly leases: ClientLeases },
 ): Promise<void> {
+  const { ids } = ctx;
   const json: unknown = await readJson(req, z.unknown(), SINGLE, MAX_BODY);
   const batch = typeof json === "object" && json !== null && "spans" in json;
   const body = batch ? checkJson(json, LocateBatchRequest, BATCH) : checkJson(json, LocateRequest, SINGLE);
@@ -43,8 +47,14 @@ export async function handleLocate(
     // Its releases count even when an unknown id refuses it: the client asks again without them.
     const leaseMs = releaseFirst(cache, body);
     const spans = ids.resolve<LocateSpan>(body.client ?? ANONYMOUS_CLIENT, body.objects, body.spans);
-    if (body.waitMs !== undefined) return streamLines(cache, spans, body.waitMs, leaseMs, body.form === "compact", res);
+    // A named client's leases are noted, so that it can end them all when it closes.
+    const handed = (id: string): void => {
+      if (body.client !== undefined) ctx.leases.add(body.client, id);
+    };
+    if (body.waitMs !== undefined)
+      return streamLines(cache, spans, body.waitMs, leaseMs, body.form === "compact", res, handed);
     located = await cache.locateCached(spans, leaseMs);
+    if (located.lease) handed(located.lease.id);
     compact = body.form === "compact";
   } else {
     const leaseMs = releaseFirst(cache, body);
@@ -79,6 +89,7 @@ async function streamLines(
   leaseMs: { leaseMs?: number },
   compact: boolean,
   res: ServerResponse,
+  handed: (id: string) => void,
 ): Promise<void> {
   const gone = (): boolean => res.destroyed || res.writableEnded;
   let started = false;
@@ -91,12 +102,32 @@ async function streamLines(
       started = true;
       res.setHeader("content-type", LOCATE_LINES_TYPE);
     }
+    if (line.lease) handed(line.lease.id);
     res.write(`${JSON.stringify(compact ? compactAnswer(line) : line)}\n`);
   };
   // The answer starts with its first line (an error before it is an ordinary error answer).
   await cache.locateLines(spans, { waitMs, gone, ...leaseMs }, answer);
   if (!started) res.setHeader("content-type", LOCATE_LINES_TYPE);
   res.end();
+}
+
+/**
+ * `DELETE /v1/leases?client=C`: ends every lease the cache's answers handed to client C (a client
+ * closing: some lines of a batch it aborted may never have reached it). 200 `{"ended": n}`.
+ */
+export function handleReleaseClient(
+  cache: RangeCache,
+  res: ServerResponse,
+  query: URLSearchParams,
+  leases: ClientLeases,
+): void {
+  const client = query.get("client");
+  if (!client)
+    throw new CacheArgumentError(`Expected a client query parameter but received ${describeReceived(client)}`);
+  let ended = 0;
+  for (const id of leases.take(client)) if (cache.releaseIfHeld(id)) ended++;
+  res.setHeader("content-type", "application/json");
+  res.end(JSON.stringify({ ended }));
 }
 
 export function handleRelease(cache: RangeCache, res: ServerResponse, pathname: string): void {

@@ -92,6 +92,10 @@ export class LocalPlane {
   /** Set when a slab could not be opened (another user's cache, another host's path): GET from then on. */
   #off = false;
   #closed = false;
+  /** Whether a batch named this plane's client to the cache (whose leases close then ends). */
+  #batched = false;
+  /** Reads not yet returned: close ends the client's leases after them. */
+  readonly #reads = new Set<Promise<Uint8Array | undefined>>();
   /** Leases done with, not yet released: the next locate carries them. */
   #done: string[] = [];
   #flushing: NodeJS.Timeout | undefined;
@@ -130,6 +134,7 @@ export class LocalPlane {
     answer: (line: LocateBatchLine) => void,
     signal: AbortSignal,
   ): Promise<void> {
+    this.#batched = true;
     const res = await this.ids.send(spans, (ref) =>
       this.#post(
         {
@@ -176,6 +181,16 @@ export class LocalPlane {
 
   /** The span's bytes read from the slabs, or undefined when the caller must GET them. */
   async read(url: string, offset: number, length: number, etag: string | undefined): Promise<Uint8Array | undefined> {
+    const reading = this.#read(url, offset, length, etag);
+    this.#reads.add(reading);
+    try {
+      return await reading;
+    } finally {
+      this.#reads.delete(reading);
+    }
+  }
+
+  async #read(url: string, offset: number, length: number, etag: string | undefined): Promise<Uint8Array | undefined> {
     if (!this.enabled || length === 0) return undefined;
     const span = { url, ...(etag === undefined ? {} : { etag }), offset, length };
     const bytes = await this.#readAhead(span, length, etag);
@@ -331,6 +346,17 @@ export class LocalPlane {
     this.#closed = true;
     await this.#ahead.close();
     await this.#flush();
+    // A batch's line on its way when the batch was aborted is lost, and with it the lease it
+    // carried: the cache ends every lease it handed this client (a cache without the route: 404),
+    // once no read is left under one.
+    await Promise.allSettled([...this.#reads]);
+    if (this.#batched)
+      await request(`${this.#root}/v1/leases?client=${encodeURIComponent(this.ids.client)}`, {
+        dispatcher: this.#agent,
+        method: "DELETE",
+      })
+        .then((r) => r.body.dump())
+        .catch(() => undefined);
     const fds = [...this.#fds.values()];
     this.#fds.clear();
     this.#open.clear();

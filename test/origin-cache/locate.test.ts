@@ -26,6 +26,7 @@ import { remoteCache } from "../../sdk/source/cache-client.js";
 import { LocalPlane, wantsLocalPlane } from "../../sdk/source/local-plane.js";
 import { ReadPool, releaseRead } from "../../common/read-pool.js";
 import { startRangeServer, type RangeServer } from "../helpers/range-server.js";
+import { tcpRelay } from "../helpers/tcp-relay.js";
 import { dirBytes, objectBytes, prng, tempDir, until } from "./fixtures.js";
 
 const BLOCK = 64 << 10;
@@ -738,5 +739,43 @@ describe("batched locates of a plan window", () => {
     await until(() => svc.stats().leases === 1, "the window leased ahead");
     await plane.close();
     await until(() => svc.stats().leases === 0, "the lease released on close");
+  });
+
+  it("close ends a lease whose batch line never reached the plane", async () => {
+    const { svc } = await service();
+    for (const o of objects) await get(svc, o.path, 0, o.data.length);
+    await stored(svc, ALL_BLOCKS);
+    // A relay that passes nothing the cache sends back on the connections it accepts while
+    // held: the batch's answer (its lease granted) is written but never reaches the plane.
+    const relay = await tcpRelay(svc.url);
+    cleanup.push(() => relay.close());
+    relay.hold = true;
+    const agent = new Agent();
+    cleanup.push(() => agent.close());
+    const plane = new LocalPlane(relay.url, agent);
+    plane.plan(window(8, 9).map((s) => s.span));
+    await until(() => svc.stats().leases === 1, "the window leased ahead");
+    relay.hold = false;
+    await plane.close();
+    // Not left to its expiry (LOCATE_LEASE_MS, 30 s): ended at close.
+    await until(() => svc.stats().leases === 0, "the unread lease ended on close", 5_000);
+  });
+
+  it("ends only the named client's leases, and wants a client", async () => {
+    const { svc } = await service();
+    for (const o of objects) await get(svc, o.path, 0, o.data.length);
+    await stored(svc, ALL_BLOCKS);
+    const spans = window(4, 3).map((s) => s.span);
+    for (const client of ["a", "b"]) expect((await locate(svc, { client, spans })).status).toBe(200);
+    expect(svc.stats().leases).toBe(2);
+    const end = (query: string) => request(`${svc.url}/v1/leases${query}`, { method: "DELETE" });
+    const res = await end("?client=a");
+    expect(res.statusCode).toBe(200);
+    expect(await res.body.json()).toEqual({ ended: 1 });
+    expect(svc.stats().leases).toBe(1);
+    const bad = await end("");
+    expect(bad.statusCode).toBe(400);
+    expect(((await bad.body.json()) as { error: { code: string } }).error.code).toBe("ERR_INVALID_ARGUMENT");
+    expect(svc.stats().leases).toBe(1);
   });
 });
