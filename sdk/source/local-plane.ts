@@ -37,6 +37,8 @@ interface Group {
  */
 const BATCH_WAIT_MS = 20_000;
 
+/** Longest close waits for the cache to end its client's leases. */
+const CLOSE_RELEASE_MS = 5_000;
 /** A lease done with waits this long for a locate to carry its release before it is DELETEd. */
 const RELEASE_AFTER_MS = 50;
 
@@ -354,6 +356,8 @@ export class LocalPlane {
       await request(`${this.#root}/v1/leases?client=${encodeURIComponent(this.ids.client)}`, {
         dispatcher: this.#agent,
         method: "DELETE",
+        // A cache that does not answer cannot hold close up: the leases then expire.
+        signal: AbortSignal.timeout(CLOSE_RELEASE_MS),
       })
         .then((r) => r.body.dump())
         .catch(() => undefined);
