@@ -81,6 +81,8 @@ export interface LocateOptions extends ReadOptions {
 export interface LocateLinesOptions {
   readonly waitMs: number;
   readonly leaseMs?: number;
+  /** Whose leases these are (a batch's `client`): `releaseOwned` ends them. */
+  readonly owner?: string | undefined;
   readonly gone?: () => boolean;
 }
 
@@ -106,7 +108,10 @@ export interface RangeCache {
    * `locate` for many spans at once, under one lease, for the spans wholly stored now: nothing is
    * pulled or probed for it, and a span that is not (or is invalid) is null in the answer.
    */
-  locateCached(spans: readonly LocateSpan[], opts?: { readonly leaseMs?: number }): Promise<LocateBatchResponse>;
+  locateCached(
+    spans: readonly LocateSpan[],
+    opts?: { readonly leaseMs?: number; readonly owner?: string | undefined },
+  ): Promise<LocateBatchResponse>;
   /**
    * A long-polled batch: `locateCached` for the spans stored now, then each other span pulled
    * (soonest first, as `locate` would) and answered under a lease of its own once stored; each span
@@ -122,6 +127,8 @@ export interface RangeCache {
   release(leaseId: string): void;
   /** Ends a lease from `locate` if it is still held; false when it was not. */
   releaseIfHeld(leaseId: string): boolean;
+  /** Ends every lease granted to `owner` (a batch's `client`), read or not; how many. */
+  releaseOwned(owner: string): number;
   /** The pinned version and size of the object at `url`. */
   object(url: string, opts?: ObjectOptions): Promise<Pin>;
   /** Replaces the client's prefetch plan with these upcoming ranges, soonest first; other clients' plans stay. */
@@ -446,6 +453,7 @@ class RangeCacheImpl implements RangeCache {
     s: { readonly offset: number; readonly length: number; readonly min?: number | undefined },
     opts: ReadOptions,
     leaseMs: number,
+    owner?: string,
   ): Promise<LocateResponse> {
     const { offset } = s;
     const need = Math.min(s.min ?? s.length, s.length);
@@ -463,17 +471,17 @@ class RangeCacheImpl implements RangeCache {
         throw new CacheClosedError();
       }
       const runs = this.#runs(held.blocks, first, offset, end);
-      return { etag: pin.etag, size: pin.size, runs, lease: this.#leases.grant(held.release, leaseMs) };
+      return { etag: pin.etag, size: pin.size, runs, lease: this.#leases.grant(held.release, leaseMs, owner) };
     }
     throw new LocateUnavailableError(pin.key, wanted.first, wanted.last);
   }
 
   async locateCached(
     spans: readonly LocateSpan[],
-    opts: { readonly leaseMs?: number } = {},
+    opts: { readonly leaseMs?: number; readonly owner?: string | undefined } = {},
   ): Promise<LocateBatchResponse> {
     this.#metrics.locates++;
-    return this.#locateCached(spans, leaseOf(opts.leaseMs));
+    return this.#locateCached(spans, leaseOf(opts.leaseMs), opts.owner);
   }
 
   async locateLines(
@@ -487,15 +495,15 @@ class RangeCacheImpl implements RangeCache {
     return locateLines(spans, {
       waitMs: opts.waitMs,
       gone: opts.gone ?? (() => this.#closed),
-      stored: (some) => this.#locateCached(some, leaseMs),
-      pull: (s) => this.#locate(s.url, s, s.etag === undefined ? {} : { etag: s.etag }, leaseMs),
+      stored: (some) => this.#locateCached(some, leaseMs, opts.owner),
+      pull: (s) => this.#locate(s.url, s, s.etag === undefined ? {} : { etag: s.etag }, leaseMs, opts.owner),
       release: (id) => void this.#leases.end(id),
       answer,
     });
   }
 
   /** `locateCached` with `leaseMs` checked by the public caller (leaseOf), once. */
-  async #locateCached(spans: readonly LocateSpan[], leaseMs: number): Promise<LocateBatchResponse> {
+  async #locateCached(spans: readonly LocateSpan[], leaseMs: number, owner?: string): Promise<LocateBatchResponse> {
     if (this.#closed) throw new CacheClosedError();
     const releases: (() => void)[] = [];
     const located = await Promise.all(
@@ -525,7 +533,9 @@ class RangeCacheImpl implements RangeCache {
       release();
       throw new CacheClosedError();
     }
-    return releases.length === 0 ? { spans: located } : { spans: located, lease: this.#leases.grant(release, leaseMs) };
+    return releases.length === 0
+      ? { spans: located }
+      : { spans: located, lease: this.#leases.grant(release, leaseMs, owner) };
   }
 
   /** Where a batched span's answer ends: its end, or with `min`, past its first `min` bytes as far as blocks are stored. */
@@ -567,6 +577,10 @@ class RangeCacheImpl implements RangeCache {
 
   releaseIfHeld(leaseId: string): boolean {
     return this.#leases.end(leaseId);
+  }
+
+  releaseOwned(owner: string): number {
+    return this.#leases.endOwned(owner);
   }
 
   plan(ranges: readonly PlanRange[], opts: PlanOptions = {}): PlanAck {

@@ -9,7 +9,6 @@ import { ObjectIds } from "./core/object-ids.js";
 import { createRangeCache, type RangeCache } from "./range-cache.js";
 import { handleFetch } from "./routes/fetch.js";
 import { handleLocate, handleRelease, handleReleaseClient, LEASE_PATH } from "./routes/locate.js";
-import { ClientLeases } from "./core/client-leases.js";
 import { handlePlan } from "./routes/plan.js";
 import { handleMetrics, handleStats } from "./routes/stats.js";
 import type { CacheStats } from "./schema.js";
@@ -35,21 +34,15 @@ type Route = (
   req: IncomingMessage,
   res: ServerResponse,
   query: URLSearchParams,
-  ctx: RouteContext,
+  ids: ObjectIds,
 ) => Promise<void> | void;
-
-/** What the routes share besides the cache: the clients' object ids and the leases handed to each. */
-interface RouteContext {
-  readonly ids: ObjectIds;
-  readonly leases: ClientLeases;
-}
 
 const routes = new Map<string, Route>([
   ["GET /v1/fetch", handleFetch],
   ["HEAD /v1/fetch", handleFetch],
-  ["POST /v1/plan", (cache, req, res, _query, ctx) => handlePlan(cache, req, res, ctx.ids)],
-  ["POST /v1/locate", (cache, req, res, _query, ctx) => handleLocate(cache, req, res, ctx)],
-  ["DELETE /v1/leases", (cache, _req, res, query, ctx) => handleReleaseClient(cache, res, query, ctx.leases)],
+  ["POST /v1/plan", (cache, req, res, _query, ids) => handlePlan(cache, req, res, ids)],
+  ["POST /v1/locate", (cache, req, res, _query, ids) => handleLocate(cache, req, res, ids)],
+  ["DELETE /v1/leases", (cache, _req, res, query) => handleReleaseClient(cache, res, query)],
   ["GET /v1/stats", (cache, _req, res) => handleStats(cache, res)],
   ["GET /metrics", (cache, _req, res) => handleMetrics(cache, res)],
   ["GET /v1/health", (_cache, _req, res) => void res.end('{"ok":true}')],
@@ -73,7 +66,7 @@ export async function startCache(opts: StartCacheOptions): Promise<CacheService>
   }
   const log = opts.logger ?? createLogger(opts.logLevel ?? "info");
   const cache = await createRangeCache({ ...opts, logger: log });
-  const ctx: RouteContext = { ids: new ObjectIds(opts.objectIds), leases: new ClientLeases() };
+  const ids = new ObjectIds(opts.objectIds);
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     const u = new URL(req.url ?? "/", "http://local");
     const route: Route | undefined =
@@ -97,7 +90,7 @@ export async function startCache(opts: StartCacheOptions): Promise<CacheService>
     };
     if (!route) return fail(new CacheError("ERR_NOT_FOUND", `No route for ${req.method} ${u.pathname}`, 404));
     try {
-      void Promise.resolve(route(cache, req, res, u.searchParams, ctx)).catch(fail);
+      void Promise.resolve(route(cache, req, res, u.searchParams, ids)).catch(fail);
     } catch (err) {
       fail(err);
     }

@@ -9,17 +9,19 @@ import type { Lease } from "../../common/schema/cache-locate.js";
 interface Held {
   readonly release: () => void;
   readonly timer: NodeJS.Timeout;
+  /** The client it was granted to, where the request named one. */
+  readonly owner: string | undefined;
 }
 
 export class Leases {
   readonly #held = new Map<string, Held>();
 
-  /** A lease over what `release` lets go, ended by `end(id)` or after `ms`. */
-  grant(release: () => void, ms: number): Lease {
+  /** A lease over what `release` lets go (granted to `owner`, if named), ended by `end(id)` or after `ms`. */
+  grant(release: () => void, ms: number, owner?: string): Lease {
     const id = randomUUID();
     const timer = setTimeout(() => this.end(id), ms);
     timer.unref();
-    this.#held.set(id, { release, timer });
+    this.#held.set(id, { release, timer, owner });
     return { id, expiresAt: Date.now() + ms };
   }
 
@@ -31,6 +33,13 @@ export class Leases {
     clearTimeout(h.timer);
     h.release();
     return true;
+  }
+
+  /** Ends every lease granted to `owner`; how many. */
+  endOwned(owner: string): number {
+    let ended = 0;
+    for (const [id, h] of [...this.#held]) if (h.owner === owner && this.end(id)) ended++;
+    return ended;
   }
 
   /** Ends every lease (the cache is closing). */

@@ -16,7 +16,6 @@ import {
   type LocateSpan,
 } from "../../common/schema/cache-locate.js";
 import { compactAnswer } from "../core/compact-runs.js";
-import type { ClientLeases } from "../core/client-leases.js";
 import type { ObjectIds } from "../core/object-ids.js";
 import { CacheArgumentError } from "../errors.js";
 import { describeReceived } from "../../common/errors.js";
@@ -35,9 +34,8 @@ export async function handleLocate(
   cache: RangeCache,
   req: IncomingMessage,
   res: ServerResponse,
-  ctx: { readonly ids: ObjectIds; readonly leases: ClientLeases },
+  ids: ObjectIds,
 ): Promise<void> {
-  const { ids } = ctx;
   const json: unknown = await readJson(req, z.unknown(), SINGLE, MAX_BODY);
   const batch = typeof json === "object" && json !== null && "spans" in json;
   const body = batch ? checkJson(json, LocateBatchRequest, BATCH) : checkJson(json, LocateRequest, SINGLE);
@@ -47,14 +45,10 @@ export async function handleLocate(
     // Its releases count even when an unknown id refuses it: the client asks again without them.
     const leaseMs = releaseFirst(cache, body);
     const spans = ids.resolve<LocateSpan>(body.client ?? ANONYMOUS_CLIENT, body.objects, body.spans);
-    // A named client's leases are noted, so that it can end them all when it closes.
-    const handed = (id: string): void => {
-      if (body.client !== undefined) ctx.leases.add(body.client, id);
-    };
-    if (body.waitMs !== undefined)
-      return streamLines(cache, spans, body.waitMs, leaseMs, body.form === "compact", res, handed);
-    located = await cache.locateCached(spans, leaseMs);
-    if (located.lease) handed(located.lease.id);
+    // Granted to the named client, so that it can end them all when it closes.
+    const lease = { ...leaseMs, owner: body.client };
+    if (body.waitMs !== undefined) return streamLines(cache, spans, body.waitMs, lease, body.form === "compact", res);
+    located = await cache.locateCached(spans, lease);
     compact = body.form === "compact";
   } else {
     const leaseMs = releaseFirst(cache, body);
@@ -86,10 +80,9 @@ async function streamLines(
   cache: RangeCache,
   spans: readonly LocateSpan[],
   waitMs: number,
-  leaseMs: { leaseMs?: number },
+  lease: { leaseMs?: number; owner?: string | undefined },
   compact: boolean,
   res: ServerResponse,
-  handed: (id: string) => void,
 ): Promise<void> {
   const gone = (): boolean => res.destroyed || res.writableEnded;
   let started = false;
@@ -102,11 +95,10 @@ async function streamLines(
       started = true;
       res.setHeader("content-type", LOCATE_LINES_TYPE);
     }
-    if (line.lease) handed(line.lease.id);
     res.write(`${JSON.stringify(compact ? compactAnswer(line) : line)}\n`);
   };
   // The answer starts with its first line (an error before it is an ordinary error answer).
-  await cache.locateLines(spans, { waitMs, gone, ...leaseMs }, answer);
+  await cache.locateLines(spans, { waitMs, gone, ...lease }, answer);
   if (!started) res.setHeader("content-type", LOCATE_LINES_TYPE);
   res.end();
 }
@@ -115,19 +107,12 @@ async function streamLines(
  * `DELETE /v1/leases?client=C`: ends every lease the cache's answers handed to client C (a client
  * closing: some lines of a batch it aborted may never have reached it). 200 `{"ended": n}`.
  */
-export function handleReleaseClient(
-  cache: RangeCache,
-  res: ServerResponse,
-  query: URLSearchParams,
-  leases: ClientLeases,
-): void {
+export function handleReleaseClient(cache: RangeCache, res: ServerResponse, query: URLSearchParams): void {
   const client = query.get("client");
   if (!client)
     throw new CacheArgumentError(`Expected a client query parameter but received ${describeReceived(client)}`);
-  let ended = 0;
-  for (const id of leases.take(client)) if (cache.releaseIfHeld(id)) ended++;
   res.setHeader("content-type", "application/json");
-  res.end(JSON.stringify({ ended }));
+  res.end(JSON.stringify({ ended: cache.releaseOwned(client) }));
 }
 
 export function handleRelease(cache: RangeCache, res: ServerResponse, pathname: string): void {
