@@ -31,13 +31,19 @@ export class Answer implements Dispatcher.DispatchHandler {
   #ended = false;
   #error: unknown;
   #abortWith: Error | undefined;
+  #unlisten: (() => void) | undefined;
 
   /** Sends a GET of `req` on `dispatcher`; `signal`, when given, aborts it. */
   constructor(dispatcher: Dispatcher, req: AnswerRequest, signal?: AbortSignal) {
     this.started = new Promise<Answer>((resolve, reject) => (this.#start = { resolve, reject }));
     if (signal) {
-      if (signal.aborted) this.abort(abortError(signal.reason));
-      else signal.addEventListener("abort", () => this.abort(abortError(signal.reason)), { once: true });
+      const onAbort = (): void => this.abort(abortError(signal.reason));
+      if (signal.aborted) onAbort();
+      else {
+        signal.addEventListener("abort", onAbort, { once: true });
+        // A long-lived signal must not keep a listener per answer it ever saw.
+        this.#unlisten = () => signal.removeEventListener("abort", onAbort);
+      }
     }
     dispatcher.dispatch({ origin: req.origin, path: req.path, method: "GET", headers: req.headers }, this);
   }
@@ -89,12 +95,14 @@ export class Answer implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     this.#ended = true;
+    this.#unlisten?.();
     this.#end?.resolve();
   }
 
   onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
     if (this.#ended || this.#error !== undefined) return;
     this.#error = err;
+    this.#unlisten?.();
     this.#queued = [];
     this.#start.reject(err);
     this.#end?.reject(err);

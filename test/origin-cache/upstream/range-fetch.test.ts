@@ -3,8 +3,10 @@
  * object server): its bookkeeping does not grow with the chunks of the body.
  */
 import { AsyncResource, createHook } from "node:async_hooks";
+import { getEventListeners } from "node:events";
 import { afterAll, describe, expect, it } from "vitest";
 import { Limiter } from "../../../common/limiter.js";
+import { Answer } from "../../../origin-cache/upstream/answer.js";
 import { UpstreamPools } from "../../../origin-cache/upstream/pool.js";
 import { fetchRange, type RangeFetchContext } from "../../../origin-cache/upstream/range-fetch.js";
 import { objectBytes, useUpstream } from "../fixtures.js";
@@ -74,5 +76,21 @@ describe("fetchRange", () => {
     expect(small.out.equals(data.subarray(0, 1024))).toBe(true);
     expect(big.chunks).toBeGreaterThan(16);
     expect(big.made).toBe(small.made);
+  });
+
+  it("leaves no listener on a long-lived signal once an answer is read", async () => {
+    const { dispatcher } = context();
+    const outer = new AbortController();
+    for (let i = 0; i < 3; i++) {
+      const res = await new Answer(
+        dispatcher,
+        { origin: new URL(up.wan.url).origin, path: PATH, headers: { range: "bytes=0-99" } },
+        outer.signal,
+      ).started;
+      let got = 0;
+      await res.read((chunk) => void (got += chunk.length));
+      expect(got).toBe(100);
+    }
+    expect(getEventListeners(outer.signal, "abort")).toHaveLength(0);
   });
 });
