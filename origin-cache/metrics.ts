@@ -56,7 +56,7 @@ export class CacheMetrics {
   });
   readonly #latency = new Histogram({
     name: "ec_cache_upstream_block_seconds",
-    help: "Time to pull one block from upstream",
+    help: "Time from an upstream pull's request to its first block, one sample per pull",
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
@@ -110,13 +110,14 @@ export class CacheMetrics {
     this.retries++;
     this.#retries.inc();
   }
+  /** A pull's first block came in `ms` after its request began (one sample per pull, whatever its blocks). */
   blockLatency(ms: number): void {
     this.#latency.observe(ms / 1000);
     this.#latencies[this.#next] = ms;
     this.#next = (this.#next + 1) % LATENCY_WINDOW;
   }
 
-  /** p50/p90/p99 over the most recent block pulls, in milliseconds. */
+  /** p50/p90/p99 over the most recent pulls (time to each one's first block), in milliseconds. */
   latencyPercentiles(): { p50: number; p90: number; p99: number; samples: number } {
     const s = [...this.#latencies].sort((a, b) => a - b);
     const at = (q: number): number => (s.length ? (s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0) : 0);

@@ -7,26 +7,25 @@
  */
 import type { Dispatcher } from "undici";
 
-type Send = (signal: AbortSignal | undefined) => Promise<Dispatcher.ResponseData>;
+type Send<R> = (signal: AbortSignal | undefined) => Promise<R>;
 
-function drop(p: Promise<Dispatcher.ResponseData>): void {
+/** Ends an answer nobody reads: `request`'s by destroying its body. */
+function dropBody(res: Dispatcher.ResponseData): void {
   // undici emits an abort error when an unread body is destroyed; unheard, it would crash the process.
-  p.then(
-    (res) => res.body.on("error", () => {}).destroy(),
-    () => {},
-  );
+  res.body.on("error", () => {}).destroy();
 }
 
 /**
  * @example
  * const res = await hedged((signal) => pool.request({ ...opts, signal }), 200, () => hedges++);
  */
-export async function hedged(
-  send: Send,
+export async function hedged<R = Dispatcher.ResponseData>(
+  send: Send<R>,
   afterMs: number | undefined,
   onHedge?: () => void,
   outer?: AbortSignal,
-): Promise<Dispatcher.ResponseData> {
+  abandon: (res: R) => void = dropBody as (res: R) => void,
+): Promise<R> {
   if (!afterMs && !outer) return send(undefined);
   const a = new AbortController();
   const b = new AbortController();
@@ -50,7 +49,7 @@ export async function hedged(
         second.then((res) => ({ res, lost: first, abort: a })),
       ]);
       won.abort.abort();
-      drop(won.lost);
+      won.lost.then(abandon, () => {});
       return won.res;
     } catch (err) {
       throw err instanceof AggregateError ? err.errors[0] : err;

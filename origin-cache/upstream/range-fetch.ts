@@ -7,6 +7,7 @@ import type { Dispatcher } from "undici";
 import { parseContentRange } from "../../common/byte-range.js";
 import { isTransientStatus } from "../../common/transient-errors.js";
 import { UpstreamStatusError } from "../errors.js";
+import { Answer } from "./answer.js";
 import { hedged } from "./hedge.js";
 import { checkPinned, ifMatch, type Pin } from "./etag-pin.js";
 import type { Limiter } from "../../common/limiter.js";
@@ -54,21 +55,16 @@ export async function fetchRange(
       try {
         ctx.onRequest?.();
         const from = start + got;
+        const headers = { range: `bytes=${from}-${end - 1}`, ...ifMatch(pin) };
         const res = await hedged(
-          (sig) =>
-            ctx.dispatcher.request({
-              origin: url.origin,
-              path,
-              method: "GET",
-              headers: { range: `bytes=${from}-${end - 1}`, ...ifMatch(pin) },
-              ...(sig ? { signal: sig } : {}),
-            }),
+          (sig) => new Answer(ctx.dispatcher, { origin: url.origin, path, headers }, sig).started,
           ctx.hedgeAfterMs,
           () => {
             ctx.onRequest?.();
             ctx.onHedge?.();
           },
           signal,
+          (lost) => lost.abort(),
         );
         let consumed = false;
         try {
@@ -88,21 +84,20 @@ export async function fetchRange(
             }
           }
           try {
-            for await (const chunk of res.body as AsyncIterable<Buffer>) {
+            await res.read((chunk) => {
               if (got + chunk.length > out.length)
                 throw new TransientUpstreamError("upstream sent more bytes than the range holds");
               chunk.copy(out, got);
               got += chunk.length;
               ctx.onBytes?.(chunk.length);
               onProgress?.(out, got);
-            }
+            });
           } catch (err) {
             if (got !== out.length || err instanceof TransientUpstreamError) throw err;
           }
           consumed = true;
         } finally {
-          // undici emits an abort error when an unread body is destroyed; unheard, it would crash the process.
-          if (!consumed) res.body.on("error", () => {}).destroy();
+          if (!consumed) res.abort();
         }
         if (got < out.length) throw new TransientUpstreamError(`short body: ${got - before} of ${end - from} bytes`);
       } finally {

@@ -66,6 +66,17 @@ describe("coalesced upstream requests", () => {
     expect(again.stats().corruptBlocks).toBe(0);
   });
 
+  it("takes one latency sample per pull, however many blocks it brings", async () => {
+    const { cache } = await openCache();
+    const offset = 30 * BLOCK;
+    expect(exact(await cache.read(url(), offset, data.length - offset), offset, data.length - offset)).toBe(true);
+    expect(exact(await cache.read(url(OTHER), 0, 3 * BLOCK), 0, 3 * BLOCK, other)).toBe(true);
+    expect(up.rs.ranges).toEqual([range(30, 40), range(0, 2, other.length)]);
+    expect(cache.stats().upstreamLatencyMs.samples).toBe(2);
+    expect(await cache.metrics()).toMatch(/^ec_cache_upstream_block_seconds_count 2$/m);
+    await cache.close();
+  });
+
   it("makes the blocks of ten cold pulls durable with one fdatasync, readable before it", async () => {
     const { cache } = await openCache();
     const t0 = Date.now();
