@@ -4,8 +4,10 @@
  * plan from a client replaces only what is left of that client's plan (pulls already running
  * finish). The global byte budget is shared out evenly among the clients that still have blocks
  * ahead, and pulls go round-robin over the clients, each one's soonest block first. A pull takes
- * a run: that block and the planned blocks right after it that continue it in the same object
- * (up to `runBlocks`), so a clip's span goes upstream as one range request, not one per block.
+ * a run: that block and the planned blocks in the window that continue it in the same object
+ * (up to `runBlocks`), wherever the plan has them, so a clip's span goes upstream as one range
+ * request, not one per block, and so do consecutive clips of one object that the window names
+ * apart (a random order's window often holds a video's next GOP a few clips later).
  * A client that neither plans nor reads its planned blocks for `idleMs` is dropped, so a dead
  * rank's plan does not pin the cache. A restated plan keeps what its predecessor started or saw
  * read: the SDK restates its whole window every few clips, and pulling those blocks again (or,
@@ -201,8 +203,8 @@ export class Planner {
   }
 
   /**
-   * The soonest unstarted block in the client's window and the unstarted blocks after it in the
-   * plan that continue it (same object, next index), all inside the window; marked started.
+   * The soonest unstarted block in the client's window and the unstarted blocks of the window
+   * that continue it (same object, next index), wherever they lie in it; marked started.
    */
   #take(plan: ClientPlan): PlannedBlock[] | undefined {
     plan.scan = Math.max(plan.scan, plan.cursor);
@@ -210,14 +212,15 @@ export class Planner {
     while (plan.scan < plan.blocks.length && !free(plan.scan)) plan.scan++;
     const end = Math.min(plan.blocks.length, plan.cursor + plan.window);
     if (plan.scan >= end) return undefined;
-    const run = [plan.blocks[plan.scan] as PlannedBlock];
+    const head = plan.blocks[plan.scan] as PlannedBlock;
+    const run = [head];
     plan.started.add(plan.scan);
     const most = Math.max(1, this.#opts.runBlocks ?? 1);
-    for (let at = plan.scan + 1; at < end && run.length < most && free(at); at++) {
-      const prev = run[run.length - 1] as PlannedBlock;
-      const next = plan.blocks[at] as PlannedBlock;
-      if (next.key !== prev.key || next.index !== prev.index + 1) break;
-      run.push(next);
+    const of = plan.positions.get(head.key);
+    for (let index = head.index + 1; run.length < most; index++) {
+      const at = of?.get(index);
+      if (at === undefined || at < plan.cursor || at >= end || !free(at)) break;
+      run.push(plan.blocks[at] as PlannedBlock);
       plan.started.add(at);
     }
     return run;

@@ -60,6 +60,29 @@ describe("per-client prefetch plans", () => {
     expect(up.rs.requests(a)).toBe(1);
   });
 
+  it("pulls one object's consecutive spans as one run where the plan names them apart", async () => {
+    const cache = await openCache({ prefetchBudgetBytes: 6 * BLOCK, coalesceBytes: 6 * BLOCK });
+    // A random order's window: a's next span two spans after its first, b's in between.
+    cache.plan(
+      [
+        { url: signed(a), offset: 0, length: 2 * BLOCK },
+        { url: signed(b), offset: 0, length: 2 * BLOCK },
+        { url: signed(a), offset: 2 * BLOCK, length: 2 * BLOCK },
+      ],
+      { client: "rank0" },
+    );
+    await until(() => cache.stats().plan.prefetchedBlocks >= 6, "the plan prefetched");
+    await until(() => cache.stats().residentBytes >= 6 * BLOCK, "its blocks on disk");
+    // Before, a's two spans went upstream as two requests (a run stopped at b's span).
+    expect(up.rs.requests(a)).toBe(1);
+    expect(up.rs.requests(b)).toBe(1);
+    expect(up.rs.ranges).toContain(`bytes=0-${4 * BLOCK - 1}`);
+    const misses = cache.stats().misses;
+    await cache.read(signed(a), 0, 4 * BLOCK);
+    await cache.read(signed(b), 0, 2 * BLOCK);
+    expect(cache.stats().misses).toBe(misses);
+  });
+
   it("a restated plan does not take again the blocks its predecessor prefetched", async () => {
     const cache = await openCache({ prefetchBudgetBytes: 6 * BLOCK, coalesceBytes: 6 * BLOCK });
     cache.plan(whole(a, 3), { client: "rank0" });
