@@ -76,12 +76,19 @@ export function decodePins(bytes: Uint8Array, count: number): PagePins {
         `Expected ${PREAMBLE + 16 * n} bytes of MD5 pins but received ${bytes.byteLength}`,
       );
     const md5 = bytes.subarray(PREAMBLE);
+    // Each etag written out once, when first asked for: a read asks for its object's on every
+    // read (a page's strings stay bounded by its entries, and the pages kept by TablePins).
+    const text: (string | undefined)[] = new Array(n);
     return {
       length: n,
       etag(i) {
-        let hex = '"';
-        for (let j = 16 * i; j < 16 * i + 16; j++) hex += HEX[md5[j]!];
-        return `${hex}"`;
+        let etag = text[i];
+        if (etag === undefined) {
+          etag = '"';
+          for (let j = 16 * i; j < 16 * i + 16; j++) etag += HEX[md5[j]!];
+          text[i] = etag = `${etag}"`;
+        }
+        return etag;
       },
     };
   }
