@@ -239,6 +239,21 @@ export class EntryColumns {
     if (i !== undefined) await this.pinsReady(i);
   }
 
+  /**
+   * The entry of `object`: the one it was made from where these columns made it (`at`), with no
+   * search (a read asks this of every object it reads); else found by key.
+   */
+  entryOf(object: { readonly key: string }): number | undefined {
+    return ListedObject.entryIn(this, object) ?? this.indexOf(object.key);
+  }
+
+  /** Resolves once `object`'s etag can be read (its page's pins fetched where they are apart). */
+  async objectPinned(object: { readonly key: string }): Promise<void> {
+    if (!this.columns.apart) return;
+    const i = this.entryOf(object);
+    if (i !== undefined) await this.pinsReady(i);
+  }
+
   /** Whether entry i's key starts with `prefix` (compared as UTF-8 bytes, no string made). */
   keyStartsWith(i: number, prefix: Uint8Array): boolean {
     const start = this.keyStart(i);
@@ -319,27 +334,49 @@ export class EntryColumns {
 
   /**
    * Entry i as a listing's object (key, size, etag, kind), made when asked for: so the columns
-   * are an object list. Its etag is read when asked for, so an object whose pins are apart is
-   * made before they are fetched (a source awaits `pinsReady` before it reads the object).
+   * are an object list. Its etag is read when first asked for, so an object whose pins are apart
+   * is made before they are fetched (a source awaits `objectPinned` before it reads the object).
    */
-  at(i: number): { key: string; size: number; etag: string; kind: TableEntryV1["kind"] } | undefined {
+  at(i: number): ListedObject | undefined {
     if (!(i >= 0 && i < this.length)) return undefined;
-    if (!this.columns.apart)
-      return { key: this.key(i), size: this.columns.size[i]!, etag: this.etag(i), kind: this.kind(i) };
-    const columns = this;
-    return {
-      key: this.key(i),
-      size: this.columns.size[i]!,
-      get etag() {
-        return columns.etag(i);
-      },
-      kind: this.kind(i),
-    };
+    return new ListedObject(this, i);
   }
 
   /** Every entry as an object: for the publisher's merge, which rewrites a page or two. */
   entries(): TableEntryV1[] {
     return Array.from({ length: this.length }, (_, i) => this.entry(i));
+  }
+}
+
+/**
+ * One entry as a listing's object: its four fields, and (private, so it compares and serializes
+ * as those) the columns and entry it was made from, so a source finds its entry without a search.
+ */
+export class ListedObject {
+  readonly key: string;
+  readonly size: number;
+  readonly etag!: string;
+  readonly kind: TableEntryV1["kind"];
+  readonly #columns: EntryColumns;
+  readonly #index: number;
+
+  constructor(columns: EntryColumns, index: number) {
+    this.#columns = columns;
+    this.#index = index;
+    this.key = columns.key(index);
+    this.size = columns.size(index);
+    if (!columns.columns.apart) (this as { etag: string }).etag = columns.etag(index);
+    else {
+      let etag: string | undefined;
+      // Read when first asked for: before its page's pins are fetched it throws ERR_TABLE_PINS_NOT_READY.
+      Object.defineProperty(this, "etag", { get: () => (etag ??= columns.etag(index)), enumerable: true });
+    }
+    this.kind = columns.kind(index);
+  }
+
+  /** The entry `object` was made from where `columns` made it, else undefined. */
+  static entryIn(columns: EntryColumns, object: unknown): number | undefined {
+    return object instanceof ListedObject && object.#columns === columns ? object.#index : undefined;
   }
 }
 

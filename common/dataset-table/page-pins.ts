@@ -14,6 +14,8 @@ const MAGIC = [0x45, 0x43, 0x54, 0x50]; // "ECTP"
 const PREAMBLE = 16;
 const MD5_ETAG = /^"[0-9a-f]{32}"$/;
 const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+/** Etags written out kept per page (a power of two): the objects of a prefetch window, not the page's thousand. */
+const MEMO = 64;
 
 /** The etags of one page, in entry order. */
 export interface PagePins {
@@ -76,12 +78,19 @@ export function decodePins(bytes: Uint8Array, count: number): PagePins {
         `Expected ${PREAMBLE + 16 * n} bytes of MD5 pins but received ${bytes.byteLength}`,
       );
     const md5 = bytes.subarray(PREAMBLE);
+    // An etag written out is kept for the next ask (a read asks for its object's on every read),
+    // in one of MEMO slots by entry: a page's strings stay few whatever its entry count.
+    const memoOf = new Int32Array(MEMO).fill(-1);
+    const memo: string[] = new Array(MEMO);
     return {
       length: n,
       etag(i) {
-        let hex = '"';
-        for (let j = 16 * i; j < 16 * i + 16; j++) hex += HEX[md5[j]!];
-        return `${hex}"`;
+        const slot = i & (MEMO - 1);
+        if (memoOf[slot] === i) return memo[slot]!;
+        const hex: string[] = new Array(16);
+        for (let j = 0; j < 16; j++) hex[j] = HEX[md5[16 * i + j]!]!;
+        memoOf[slot] = i;
+        return (memo[slot] = `"${hex.join("")}"`);
       },
     };
   }

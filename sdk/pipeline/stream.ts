@@ -108,6 +108,8 @@ class PlanHints {
   private delivered: Promise<void> = Promise.resolve();
   /** The plans not yet passed by: each first holds the clips up to `to` (from the previous one's). */
   private readonly windows: { readonly to: number; readonly delivered: Promise<void> }[] = [];
+  /** The range of each clip of the last window, by clip: a restatement reuses them instead of resolving each again. */
+  private ranges = new Map<number, Promise<PlannedRange | undefined>>();
   constructor(
     private readonly input: StreamInput,
     private readonly inFlight: number,
@@ -135,9 +137,7 @@ class PlanHints {
     // A plan replaces the cache's previous one, so it restates the whole window from the oldest
     // clip that may still be unread: up to `inFlight` clips run ahead of the consumer.
     // Delivered in order, or a slow older window could land last and drop the newer clips.
-    const refs: ClipRef[] = [];
-    for (let j = Math.max(0, i - this.inFlight + 1); j < to; j++) refs.push(this.input.clips.at(j)!.ref);
-    const ranges = this.rangesOf(refs);
+    const ranges = this.rangesOf(Math.max(0, i - this.inFlight + 1), to);
     this.delivered = Promise.all([ranges, this.delivered]).then(([r]) => {
       try {
         if (r.length > 0) this.input.source.plan(r);
@@ -149,26 +149,33 @@ class PlanHints {
   }
 
   /**
-   * The window's ranges, its indexes awaited together: one at a time, the first window would
-   * reach the source only after every index of it had come, one round trip each, while the
-   * first clips are read already (and their reads miss the plan: no prefetch, no batched locate).
+   * The ranges of clips [from, to), their indexes awaited together: one at a time, the first
+   * window would reach the source only after every index of it had come, one round trip each,
+   * while the first clips are read already (and their reads miss the plan: no prefetch, no
+   * batched locate). A clip still in the window keeps the range the previous window resolved.
    */
-  private async rangesOf(refs: readonly ClipRef[]): Promise<PlannedRange[]> {
-    const ranges = await Promise.all(
-      refs.map(async (ref): Promise<PlannedRange | undefined> => {
-        try {
-          const object = this.input.listing.objects.at(ref.object)!;
-          // An image is read whole.
-          if ((await this.input.indexes.get(ref.object, object)).index.kind === "image")
-            return { object, offset: 0, length: object.size };
-          // The bytes its decode reads (a GOP run reads a little past the clip): what the cache then prefetches and locates.
-          return { object, ...(await plannedSpanOf(this.input, ref, this.input.openRun !== undefined)) };
-        } catch {
-          // A clip without a span fails (and is reported) when it is produced; a hint just skips it.
-          return undefined;
-        }
-      }),
-    );
+  private async rangesOf(from: number, to: number): Promise<PlannedRange[]> {
+    const kept = this.ranges;
+    this.ranges = new Map();
+    for (let j = from; j < to; j++) this.ranges.set(j, kept.get(j) ?? this.rangeOf(j));
+    const ranges = await Promise.all(this.ranges.values());
     return ranges.filter((r) => r !== undefined);
+  }
+
+  private async rangeOf(j: number): Promise<PlannedRange | undefined> {
+    const ref: ClipRef = this.input.clips.at(j)!.ref;
+    try {
+      const object = this.input.listing.objects.at(ref.object)!;
+      // An image is read whole.
+      if ((await this.input.indexes.get(ref.object, object)).index.kind === "image")
+        return { object, offset: 0, length: object.size };
+      // The bytes its decode reads (a GOP run reads a little past the clip): what the cache then prefetches and locates.
+      return { object, ...(await plannedSpanOf(this.input, ref, this.input.openRun !== undefined)) };
+    } catch {
+      // A clip without a span fails (and is reported) when it is produced; a hint just skips it,
+      // and the next window asks again (an index fetch that failed may succeed then).
+      this.ranges.delete(j);
+      return undefined;
+    }
   }
 }

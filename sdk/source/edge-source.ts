@@ -53,11 +53,12 @@ function deferred(): Deferred {
 }
 
 /**
- * The etag of `key` in a table's entries (in key order): no map of the whole listing is built
- * at open; the pins of its page are fetched first where the page keeps them apart.
+ * The etag of `object` in a table's entries (its own entry where the table made it, else found by
+ * key): no map of the whole listing is built at open; the pins of its page are fetched first
+ * where the page keeps them apart.
  */
-async function listedEtag(entries: EntryColumns, key: string): Promise<string | undefined> {
-  const i = entries.indexOf(key);
+async function listedEtag(entries: EntryColumns, object: DatasetObject): Promise<string | undefined> {
+  const i = entries.entryOf(object);
   if (i === undefined) return undefined;
   await entries.pinsReady(i);
   return entries.etag(i);
@@ -152,7 +153,7 @@ export class EdgeSource implements DatasetSource {
   private async signed(object: DatasetObject): Promise<ManifestObjectV1> {
     if (this.urls.has(object.key) && this.expiresAt - Date.now() / 1000 < RENEW_MARGIN_S) await this.renew();
     if (this.listed && !this.urls.has(object.key)) {
-      if ((await listedEtag(this.listed, object.key)) !== object.etag)
+      if ((await listedEtag(this.listed, object)) !== object.etag)
         throw new SdkError("ERR_OBJECT_GONE", `${object.key} is not in the dataset table as listed`);
       await this.signLater(object);
     }
@@ -166,7 +167,7 @@ export class EdgeSource implements DatasetSource {
   /** Runs `fn` with the object's signed URLs; a 401/403 renews them once and retries. */
   private async withUrls<R>(object: DatasetObject, fn: (o: ManifestObjectV1) => Promise<R>): Promise<R> {
     // Its page's pins (the etags a table keeps apart) before anything reads object.etag.
-    await this.listed?.keyPinned(object.key);
+    await this.listed?.objectPinned(object);
     try {
       return await fn(await this.signed(object));
     } catch (err) {

@@ -1,7 +1,8 @@
 import { generateKeyPairSync } from "node:crypto";
 import { gunzipSync } from "node:zlib";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { sha256 } from "../../common/dataset-table/digest.js";
+import { EntryColumns } from "../../common/dataset-table/entry-columns.js";
 import { buildGeneration } from "../../common/dataset-table/generation.js";
 import { decodePins, encodePins, pageEntries } from "../../common/dataset-table/page-pins.js";
 import { SetDigest } from "../../common/dataset-table/set-digest.js";
@@ -61,6 +62,35 @@ describe("a table's pins", () => {
     await pins.ready(0);
     expect(loads).toEqual(["1-0", "1-1", "1-2", "1-0"]);
     expect(pins.fetched).toBe(4);
+  });
+
+  it("pin an object the columns made by its own entry, with no search by key; any other by key", async () => {
+    const { pins, loads } = await pinsOf(4);
+    const listed = Array.from(
+      { length: 12 },
+      (_, i): TableEntryV1 => ({
+        key: `d/${String(i).padStart(2, "0")}`,
+        size: 100 + i,
+        etag: "",
+        kind: "video",
+      }),
+    );
+    const made = EntryColumns.from(listed).columns;
+    const entries = new EntryColumns({ ...made, etags: new Uint8Array(0), etagEnd: new Uint32Array(0), apart: true });
+    const table = entries.withPins(pins);
+    const object = table.at(7)!;
+    const search = vi.spyOn(table, "indexOf");
+    await table.objectPinned(object);
+    expect(search).not.toHaveBeenCalled();
+    expect(loads).toEqual(["1-2"]);
+    // Its four fields, nothing else: it compares and serializes as a listing's object.
+    expect(object).toEqual({ key: "d/07", size: 107, etag: '"2-1"', kind: "video" });
+    expect(JSON.parse(JSON.stringify(object))).toEqual({ key: "d/07", size: 107, etag: '"2-1"', kind: "video" });
+    // A copy, or an object of other columns, is found by key.
+    await table.objectPinned({ ...object, key: "d/01" });
+    await table.objectPinned(entries.withPins(pins).at(4)!);
+    expect(search).toHaveBeenCalledTimes(2);
+    expect(loads).toEqual(["1-2", "1-0", "1-1"]);
   });
 });
 

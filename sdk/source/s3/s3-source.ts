@@ -192,7 +192,7 @@ export class S3Source implements DatasetSource {
 
   async index(object: DatasetObject): Promise<IndexV1> {
     // Ahead of an object's first clip: the etag that pins its reads, from its table page's pins.
-    await this.listed?.keyPinned(object.key);
+    await this.listed?.objectPinned(object);
     const id = IndexDiskCache.id(this.scope, object.key, object.etag);
     const cached = await this.indexes.get(id, object);
     if (cached) return cached;
@@ -208,7 +208,7 @@ export class S3Source implements DatasetSource {
   }
 
   async read(object: DatasetObject, offset: number, length: number): Promise<Uint8Array> {
-    await this.listed?.keyPinned(object.key);
+    await this.listed?.objectPinned(object);
     const url = await this.bucket.presignGet(object.key);
     // The plan handed over before this read is being presigned: the cache gets it first, so the
     // read finds its span located ahead instead of locating (and pulling) on its own.

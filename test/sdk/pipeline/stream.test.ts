@@ -291,6 +291,26 @@ it("plans the first window before its clips are read when every index takes a ro
   expect(unplanned).toBe(0);
 });
 
+it("resolves each clip's byte range once however often its window is restated", async () => {
+  const seen = new Set<PlannedRange>();
+  let planned = 0;
+  class Recording extends LocalDirSource {
+    override plan(ranges: readonly PlannedRange[]): void {
+      planned += ranges.length;
+      for (const r of ranges) seen.add(r);
+    }
+  }
+  const ds = await open(
+    dir,
+    { frames: 2, align: "exact", prefetch: 2, batch: 1 },
+    { source: new Recording(dir), decode: fakeDecoder() },
+  );
+  for await (const _ of ds) void _;
+  // Restated: most ranges went out in more than one plan, yet each clip's was made once.
+  expect(planned).toBeGreaterThan(2 * ds.clipCount);
+  expect(seen.size).toBe(ds.clipCount);
+});
+
 it("keeps each clip's byte range in the cache's current plan until it is read (a plan replaces the last one)", async () => {
   let current = new Set<string>();
   let unplanned = 0;
