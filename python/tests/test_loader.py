@@ -117,3 +117,40 @@ def test_one_engine_serves_every_epoch_of_a_clip_dataset(videos):
     again = clips_of(DataLoader(ds, batch_size=None))
     assert sorted(again) == sorted(epoch(videos, epoch=2))
     ds.close()
+
+
+def test_the_ring_is_kept_from_epoch_to_epoch_and_a_kept_batch_stays_intact(videos):
+    ds = ec.torch.ClipDataset(str(videos), **OPTS)
+    rings, seen = [], []
+    for e in range(3):
+        ds.set_epoch(e)
+        for i, batch in enumerate(DataLoader(ds, batch_size=None)):
+            rings.append(id(ds._live._maps))
+            seen.append(md5(batch.frames.numpy()))
+            if e == 0 and i == 0:
+                held, copy = batch.frames, batch.frames.clone()
+    # One ring for every epoch (its shared-memory pages are faulted in once), and a batch kept from
+    # the first epoch is still what it was after two more epochs went through the same slots.
+    assert len(set(rings)) == 1
+    assert bool((held == copy).all())
+    again = clips_of(DataLoader(ds, batch_size=None))
+    assert sorted(again) == sorted(epoch(videos, epoch=2))
+    ds.close()
+
+
+def test_a_ring_of_another_size_is_made_anew(videos):
+    from ec._dataset import Dataset
+    from ec._engine import Engine
+
+    engine = Engine()
+    try:
+        small = Dataset(str(videos), {**OPTS, "prefetch": 1, "batch": 1}, engine=engine)
+        first = clips_of(small)
+        small_maps = small._maps
+        small.close()
+        big = Dataset(str(videos), {**OPTS, "prefetch": 16, "batch": 1}, engine=engine)
+        assert big._maps is not small_maps and len(big._maps) != len(small_maps)
+        assert sorted(clips_of(big)) == sorted(first)
+        big.close()
+    finally:
+        engine.close()

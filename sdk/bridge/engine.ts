@@ -49,10 +49,20 @@ interface Current {
   readonly snapshots: Map<number, Snapshot>;
   acked: number;
   stopped: boolean;
+  /** The stream loop, settled once it has stopped handing out batches. */
+  streaming: Promise<void>;
 }
+
+/** How long a stopped dataset's stream may take to wind down before its ring is freed rather than kept. */
+const WIND_DOWN_MS = 2000;
 
 export class EngineSession {
   private current: Current | undefined;
+  /**
+   * The last dataset's ring, kept for the next open of the same slot count (the next epoch): its
+   * tmpfs pages are faulted in once per process, not once per dataset. At most one ring is held.
+   */
+  private kept: SlotRing | undefined;
   /** The dataset being opened: requests about it wait for the open to end. */
   private opening: Promise<void> = Promise.resolve();
   private closed = false;
@@ -106,7 +116,7 @@ export class EngineSession {
     switch (req.op) {
       case "open":
         this.opening = this.opening.then(() =>
-          this.open(req.ds, req.url, req.options as OpenOptions, req.slots, req.dir, req.ipc),
+          this.open(req.ds, req.url, req.options as OpenOptions, req.slots, req.dir, req.ipc, req.keep),
         );
         return;
       case "reset":
@@ -177,12 +187,19 @@ export class EngineSession {
     slots: number,
     dir: string,
     ipc: boolean,
+    keep: boolean,
   ): Promise<void> {
     await this.stop();
     let ds: Dataset | undefined;
     let ring: SlotRing | undefined;
+    const kept = this.kept;
+    this.kept = undefined;
+    const reuse = keep && !ipc && kept?.fits(dir, slots) === true;
+    if (!reuse) kept?.close();
     try {
-      ring = new SlotRing(dir, slots);
+      ring = reuse ? kept! : new SlotRing(dir, slots);
+      // A batch the client kept from the last dataset keeps its memory; its slot gets a new file.
+      if (reuse) ring.renewHeld();
       const lender = ring;
       ds = await open(
         url,
@@ -216,13 +233,21 @@ export class EngineSession {
       snapshots: new Map([[0, { state: ds.state(), stats: ds.stats() }]]),
       acked: 0,
       stopped: false,
+      streaming: Promise.resolve(),
     };
     this.current = cur;
     this.send(
-      { event: "opened", protocol: PROTOCOL_VERSION, clips: ds.clipCount, total: ds.totalClips, slots: ring.files },
+      {
+        event: "opened",
+        protocol: PROTOCOL_VERSION,
+        clips: ds.clipCount,
+        total: ds.totalClips,
+        slots: ring.files,
+        ...(reuse ? { kept: true } : {}),
+      },
       id,
     );
-    void this.stream(cur, ipc);
+    cur.streaming = this.stream(cur, ipc);
   }
 
   private async stream(cur: Current, ipc: boolean): Promise<void> {
@@ -281,24 +306,40 @@ export class EngineSession {
     }
   }
 
-  /** Closes the current dataset, if any, and frees its ring. */
+  /**
+   * Closes the current dataset, if any. Its ring is kept for the next open once the stream has
+   * wound down with every lent slot back (a decoder may still write into one that is not); else freed.
+   */
   private async stop(): Promise<void> {
     const cur = this.current;
     this.current = undefined;
     if (!cur) return;
     cur.stopped = true;
-    cur.ring.close();
+    // Ending for good (the client is gone or said close): nothing is kept, nothing waited for.
+    if (this.closed) cur.ring.close();
+    else cur.ring.detach();
     try {
       await cur.ds.close();
     } catch {
       // Closing is best effort.
     }
+    if (this.closed) return;
+    let timer: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([
+      cur.streaming.then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), WIND_DOWN_MS))),
+    ]);
+    clearTimeout(timer);
+    if (ended && !this.closed && cur.ring.fits(cur.ring.dir, cur.ring.files.length)) this.kept = cur.ring;
+    else cur.ring.close();
   }
 
   private async shutdown(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.stop();
+    this.kept?.close();
+    this.kept = undefined;
     this.finish();
   }
 }

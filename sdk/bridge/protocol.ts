@@ -24,6 +24,8 @@ export const OpenRequest = z.object({
   dir: z.string(),
   /** The client maps CUDA IPC handles: batches decoded on a GPU stay there. */
   ipc: z.boolean().default(false),
+  /** The client still maps the previous dataset's ring: the engine may hand it over again (`kept` in `opened`). */
+  keep: z.boolean().default(false),
 });
 
 export const Request = z.discriminatedUnion("op", [
@@ -57,6 +59,8 @@ export const Event = z.discriminatedUnion("event", [
     clips: z.number().int(),
     total: z.number().int(),
     slots: z.array(SlotFile),
+    /** The previous dataset's ring, handed over again: the client uses its mappings of it (the files are unlinked). */
+    kept: z.boolean().optional(),
   }),
   z.object({
     event: z.literal("batch"),

@@ -13,15 +13,19 @@ import type { SlotRing } from "./slot-ring.js";
 const RESERVE = 2;
 
 export class SlotPool extends BatchPool {
+  /** The stream of the ring this pool serves: once the ring serves the next one, this pool lends no more. */
+  private readonly epoch: number;
+
   constructor(
     private readonly ring: SlotRing,
     maxFree: number,
   ) {
     super(maxFree);
+    this.epoch = ring.epoch;
   }
 
   override take(bytes: number): ArrayBuffer {
-    const lent = this.ring.lend(bytes, RESERVE);
+    const lent = this.ring.epoch === this.epoch ? this.ring.lend(bytes, RESERVE) : undefined;
     if (!lent) return super.take(bytes);
     this.taken++;
     return lent;

@@ -17,8 +17,8 @@ import { mapShared } from "../../native/lib/shared-map.js";
 const GROW_STEP = 2 << 20;
 
 interface Slot {
-  readonly path: string;
-  readonly fd: number;
+  path: string;
+  fd: number;
   capacity: number;
   /** The client's (a batch handed out and not yet released) or lent to the pipeline. */
   held: boolean;
@@ -42,24 +42,36 @@ export class SlotRing {
   /** Bytes of batches written into slots with pwritev, and of batches handed out where they were decoded. */
   bytesCopied = 0;
   bytesPlaced = 0;
+  /** Counts the streams the ring has served (`detach`): a pool made for an earlier one no longer lends. */
+  epoch = 0;
+  private readonly stem: string;
+  /** Slot files made since the ring was (`renewHeld`), for fresh names. */
+  private renewed = 0;
 
   /** Creates `count` empty slot files under `dir`, readable and writable by this user only. */
-  constructor(dir: string, count: number) {
-    const stem = join(dir, `ec-${process.pid}-${randomBytes(6).toString("hex")}`);
+  constructor(
+    readonly dir: string,
+    count: number,
+  ) {
+    this.stem = join(dir, `ec-${process.pid}-${randomBytes(6).toString("hex")}`);
     this.slots = [];
     try {
       for (let i = 0; i < count; i++) {
-        const path = `${stem}-${i}`;
+        const path = `${this.stem}-${i}`;
         this.slots.push({ path, fd: openSync(path, "wx+", 0o600), capacity: 0, held: false, lent: false });
       }
     } catch (err) {
       this.close();
-      throw new SdkError(
-        SdkErrorCode.ShmUnavailable,
-        `Expected a writable folder for shared memory at ${dir} but creating a slot file failed: ${(err as Error).message}`,
-        { cause: err },
-      );
+      throw this.unavailable(err);
     }
+  }
+
+  private unavailable(err: unknown): SdkError {
+    return new SdkError(
+      SdkErrorCode.ShmUnavailable,
+      `Expected a writable folder for shared memory at ${this.dir} but creating a slot file failed: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
 
   get files(): { path: string; capacity: number }[] {
@@ -246,6 +258,47 @@ export class SlotRing {
     let at = 0;
     for (const f of frames) at += packDeviceFrame(s.gpu.buffer, at, f);
     return { handle: s.gpu.handle, capacity: s.gpu.buffer.byteLength };
+  }
+
+  /**
+   * The stream the ring served is stopped; the ring stays, with its files and mappings, for the
+   * next one (whose pages are then not faulted in again). Whoever waits for a slot gets -1, a
+   * batch handed out in place becomes a plain held slot (the client's release frees it), and the
+   * stopped stream's pool lends no more. Slots still lent come back with `give`.
+   */
+  detach(): void {
+    this.epoch++;
+    this.bytesCopied = 0;
+    this.bytesPlaced = 0;
+    for (const s of this.slots) s.onRelease = undefined;
+    for (const w of this.waiters.splice(0)) w(-1);
+    this.poke();
+  }
+
+  /**
+   * Gives each slot the client still holds (a batch it kept from the last stream) a new, empty
+   * file, so the next stream starts with every slot free; the kept batch stays in the old file,
+   * which lives as long as the client's mapping of it. The new names go once the client maps them (`unlink`).
+   */
+  renewHeld(): void {
+    for (const s of this.slots) {
+      if (!s.held) continue;
+      const path = `${this.stem}-r${++this.renewed}`;
+      let fd: number;
+      try {
+        fd = openSync(path, "wx+", 0o600);
+      } catch (err) {
+        throw this.unavailable(err);
+      }
+      closeSync(s.fd);
+      Object.assign(s, { path, fd, capacity: 0, held: false, lent: false, memory: undefined });
+      this.linked = true;
+    }
+  }
+
+  /** Whether the next stream may take the ring: open, `count` slots under `dir`, none still lent to a stopped stream. */
+  fits(dir: string, count: number): boolean {
+    return !this.closed && this.dir === dir && this.slots.length === count && this.lentCount === 0;
   }
 
   close(): void {

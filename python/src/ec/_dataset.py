@@ -121,8 +121,12 @@ class Dataset:
         self._owns_engine = engine is None
         self._engine = engine if engine is not None else Engine()
         self._id = self._engine.new_dataset()
+        # The previous dataset's mappings on this engine (the last epoch's): the engine may hand its ring over again.
+        kept, self._engine.kept_maps = self._engine.kept_maps, None
         try:
-            self._engine.send({"op": "open", "ds": self._id, "url": url, "options": wire, "slots": slots, "dir": _shm_dir(), "ipc": self._cuda})
+            self._engine.send(
+                {"op": "open", "ds": self._id, "url": url, "options": wire, "slots": slots, "dir": _shm_dir(), "ipc": self._cuda, "keep": kept is not None}
+            )
             # While the engine starts and opens: imported inside the first batch instead, torch kept the
             # engine's batches waiting for their acks (with every slot held, the engine stops decoding).
             _load_torch()
@@ -136,11 +140,19 @@ class Dataset:
                     break
             self.clip_count: int = ev["clips"]
             self.total_clips: int = ev["total"]
-            self._maps = SlotMaps([s["path"] for s in ev["slots"]])
+            paths = [s["path"] for s in ev["slots"]]
+            if ev.get("kept") and kept is not None and len(kept) == len(paths):
+                self._maps, kept = kept, None
+                self._maps.renew(paths)
+            else:
+                self._maps = SlotMaps(paths)
             self._engine.send({"op": "mapped", "ds": self._id})
         except BaseException:
             self.close()
             raise
+        finally:
+            if kept is not None:
+                kept.close()
 
     def _event(self) -> Dict[str, Any]:
         """The next event about this dataset (those of an earlier one on the same engine are dropped)."""
@@ -235,16 +247,21 @@ class Dataset:
     def close(self) -> None:
         """Stops the engine and unmaps what no batch still uses. Safe to call twice."""
         engine, self._engine = self._engine, None
+        maps, self._maps = self._maps, None
         if engine is not None:
             if self._owns_engine:
                 engine.close()
             elif engine.usable():
                 try:
+                    if maps is not None and not self._cuda:
+                        # Slots already let go are the ring's again before the next dataset takes it.
+                        engine.send({"op": "ack", "ds": self._id, "seq": self._seq, "release": maps.take_released()})
+                        engine.kept_maps, maps = maps, None
                     engine.send({"op": "reset"})
                 except Error:
                     pass
-        if self._maps is not None:
-            self._maps.close()
+        if maps is not None:
+            maps.close()
 
     def __enter__(self) -> "Dataset":
         return self

@@ -73,6 +73,8 @@ class Engine:
         self.owner_pid = os.getpid()
         self._stderr_tail: "collections.deque[str]" = collections.deque(maxlen=40)
         self._exited: Optional[Error] = None
+        # The last dataset's slot mappings, for the next dataset's open to reuse with the engine's kept ring.
+        self.kept_maps: Any = None
         threading.Thread(target=self._read_stdout, name=f"ec-engine-{self.pid}-out", daemon=True).start()
         threading.Thread(target=self._read_stderr, name=f"ec-engine-{self.pid}-err", daemon=True).start()
 
@@ -167,6 +169,9 @@ class Engine:
 
     def close(self, timeout: float = 5.0) -> None:
         """Asks the engine to stop, closes its stdin and reaps it (killing it if it does not go)."""
+        maps, self.kept_maps = self.kept_maps, None
+        if maps is not None:
+            maps.close()
         if self._proc.poll() is None:
             try:
                 self.send({"op": "close"})

@@ -19,20 +19,31 @@ import numpy as np
 from ._errors import Error
 
 
+def _open_slot(path: str) -> int:
+    try:
+        return os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        raise Error("ERR_SHM_UNAVAILABLE", f"Expected to open the engine's shared-memory slot {err.filename} but could not: {err.strerror}") from err
+
+
 class SlotMaps:
     """Descriptors and mappings of the engine's slot files. Not thread-safe, except ``released``."""
 
     def __init__(self, paths: Sequence[str]) -> None:
         self._fds: List[int] = []
+        self._paths = list(paths)
+        # Bumped when a slot gets a new file (``renew``): releases of views of the old one are dropped.
+        self._gen = [0] * len(self._paths)
         try:
             for p in paths:
-                self._fds.append(os.open(p, os.O_RDWR | getattr(os, "O_CLOEXEC", 0)))
-        except OSError as err:
+                self._fds.append(_open_slot(p))
+        except Error:
             self.close()
-            raise Error("ERR_SHM_UNAVAILABLE", f"Expected to open the engine's shared-memory slot {err.filename} but could not: {err.strerror}") from err
+            raise
         self._maps: Dict[int, mmap.mmap] = {}
         self.held = set()  # slots handed out whose views are alive
-        self.released: "collections.deque[int]" = collections.deque()
+        # (slot, the slot's file generation) of views gone: those of a slot renewed since are dropped.
+        self.released: "collections.deque[Tuple[int, int]]" = collections.deque()
         # Device slots: released when their tensors die, handed back once the GPU work queued on them is done.
         self._device: Any = None
         self._device_released: "collections.deque[Tuple[int, int]]" = collections.deque()
@@ -40,6 +51,19 @@ class SlotMaps:
 
     def __len__(self) -> int:
         return len(self._fds)
+
+    def renew(self, paths: Sequence[str]) -> None:
+        """The engine's ring handed over again for the next dataset: slots under a new name are new
+        files (their old ones were still held: those views keep their mapping, and their releases are dropped)."""
+        for slot, path in enumerate(paths):
+            if path == self._paths[slot]:
+                continue
+            fd = _open_slot(path)
+            os.close(self._fds[slot])
+            self._fds[slot], self._paths[slot] = fd, path
+            self._gen[slot] += 1
+            self._maps.pop(slot, None)
+            self.held.discard(slot)
 
     def view(self, slot: int, capacity: int, nbytes: int, shape: Sequence[int], dtype: str) -> np.ndarray:
         """A read-write array of the batch in ``slot``; the slot is released when its last view dies."""
@@ -51,7 +75,7 @@ class SlotMaps:
         dt = np.dtype(dtype)
         base = np.frombuffer(mm, dtype=dt, count=nbytes // dt.itemsize, offset=0)
         self.held.add(slot)
-        weakref.finalize(base, self.released.append, slot)
+        weakref.finalize(base, self.released.append, (slot, self._gen[slot]))
         return base.reshape(tuple(shape))
 
     def view_device(self, slot: int, handle: str, nbytes: int, shape: Sequence[int], dtype: str, device: str) -> Any:
@@ -74,9 +98,10 @@ class SlotMaps:
         """Slots to hand back now; device slots once the work queued on them finished (``wait``: block for it)."""
         out = []
         while self.released:
-            slot = self.released.popleft()
-            self.held.discard(slot)
-            out.append(slot)
+            slot, gen = self.released.popleft()
+            if gen == self._gen[slot]:
+                self.held.discard(slot)
+                out.append(slot)
         if self._device_released or self._fenced:
             import torch
 

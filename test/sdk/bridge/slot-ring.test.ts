@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { SlotPool } from "../../../sdk/bridge/slot-pool.js";
 import { SlotRing } from "../../../sdk/bridge/slot-ring.js";
 
 const dirs: string[] = [];
@@ -119,6 +120,43 @@ describe("SlotRing", () => {
     const slot = r.handOver([new Uint8Array(big, 0, 3 << 20)], 3 << 20, () => undefined)!;
     expect(r.capacityOf(slot)).toBe(4 << 20);
     expect((await readFile(r.files[slot]!.path))[(3 << 20) - 1]).toBe(7);
+    r.close();
+  });
+
+  it("serves the next stream with its mappings kept, a slot the client still holds renewed, a stopped pool lending no more", async () => {
+    const { ring: r, dir } = await ring(4);
+    const oldPool = new SlotPool(r, 4);
+    const kept = oldPool.take(6);
+    new Uint8Array(kept, 0, 6).set([1, 2, 3, 4, 5, 6]);
+    let released = 0;
+    const keptSlot = r.handOver([new Uint8Array(kept, 0, 6)], 6, () => released++)!;
+    const lent = oldPool.take(6); // being decoded into when the stream stops
+    const inUse = r.lend(6, 0)!;
+    r.give(inUse);
+    r.unlink();
+    r.detach();
+    expect(r.fits(dir, 4)).toBe(false); // a slot is still lent to the stopped stream's decoder
+    oldPool.give(lent);
+    expect(r.fits(dir, 4)).toBe(true);
+    expect(r.fits(dir, 5)).toBe(false);
+    expect(oldPool.take(6)).not.toBe(inUse); // the stopped stream's pool decodes into heap memory now
+    expect(r.lentCount).toBe(0);
+    const before = r.files.map((f) => f.path);
+    r.renewHeld();
+    const after = r.files.map((f) => f.path);
+    // The slot the client still maps a batch of gets a new, empty file; the kept batch is untouched.
+    expect(after[keptSlot]).not.toBe(before[keptSlot]);
+    expect(r.files[keptSlot]!.capacity).toBe(0);
+    expect([...new Uint8Array(kept, 0, 6)]).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(after.filter((p, i) => p === before[i])).toHaveLength(3);
+    const next = new SlotPool(r, 4);
+    // Every slot is free for the next stream, and one mapped before is lent again as it was.
+    const again = [next.take(6), next.take(6)];
+    expect(again).toContain(lent);
+    expect(r.lentCount).toBe(2);
+    r.unlink();
+    expect(await readdir(dir)).toEqual([]);
+    expect(released).toBe(0);
     r.close();
   });
 });
