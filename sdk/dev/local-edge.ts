@@ -37,6 +37,10 @@ export interface LocalEdge {
   readonly manifestKey: string;
   /** Stops wrangler and workerd, and waits until they are gone. */
   stop(): Promise<void>;
+  /** wrangler's exit code (or signal name) once it has exited, on its own or stopped; undefined while it runs. */
+  exitStatus(): number | string | undefined;
+  /** The last output of wrangler and workerd (stdout and stderr, up to 16 KiB), for error messages. */
+  output(): string;
 }
 
 /** The empty folder, beside a config copy, that the copy's no-op build watches. */
@@ -185,12 +189,16 @@ async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Pr
     await group.stop();
     throw err;
   }
+  let exitStatus: number | string | undefined;
+  void group.exited.then((code) => (exitStatus = code));
   return {
     url,
     token: devToken(vars),
     signingKey: vars.EC_SIGNING_KEY,
     manifestKey: vars.EC_MANIFEST_KEY,
     stop: () => group.stop(),
+    exitStatus: () => exitStatus,
+    output: () => group.output(),
   };
 }
 
