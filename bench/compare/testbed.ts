@@ -4,15 +4,14 @@
  * cap) in front of it. The Worker is told the emulator's origin is its own, so the manifest's
  * signed URLs lead through the WAN.
  */
-import { createReadStream } from "node:fs";
-import { stat, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { request } from "undici";
-import { encodeKeyPath } from "../../common/keys.js";
 import { ManifestV1, SignedManifestV1 } from "../../common/schema/index.js";
 import { freePort } from "../../sdk/dev/free-port.js";
 import { startLocalEdge, type LocalEdge } from "../../sdk/dev/index.js";
 import { startWanEmulator, type WanEmulator } from "../../test/helpers/wan-emulator.js";
+import { putFile } from "./seed.js";
 
 export interface RemoteObject {
   readonly key: string;
@@ -42,17 +41,6 @@ export interface TestbedOptions {
   readonly workDir: string;
   readonly rttMs: number;
   readonly bandwidthBytesPerSec: number;
-}
-
-async function upload(edge: LocalEdge, key: string, file: string): Promise<void> {
-  const { size } = await stat(file);
-  const res = await request(`${edge.url}/v1/objects/${encodeKeyPath(key)}`, {
-    method: "PUT",
-    headers: { authorization: `Bearer ${edge.token}`, "content-length": String(size), "content-type": "video/mp4" },
-    body: createReadStream(file),
-  });
-  const text = await res.body.text();
-  if (res.statusCode >= 300) throw new Error(`Expected 2xx for PUT ${key} but received ${res.statusCode}: ${text}`);
 }
 
 async function manifest(edge: LocalEdge, prefix: string): Promise<ManifestV1["objects"]> {
@@ -108,7 +96,7 @@ async function startOnce(o: TestbedOptions): Promise<Testbed> {
       publicOrigin: wan.url,
     });
     const prefixes = o.warmupPrefix === undefined ? [o.prefix] : [o.prefix, o.warmupPrefix];
-    for (const prefix of prefixes) for (const file of o.files) await upload(edge, `${prefix}/${basename(file)}`, file);
+    for (const prefix of prefixes) for (const file of o.files) await putFile(edge, `${prefix}/${basename(file)}`, file);
     const listed = await manifest(edge, o.prefix);
     const warmup = o.warmupPrefix === undefined ? [] : await manifest(edge, o.warmupPrefix);
     // Set-up, not measured: straight to the edge, not through the WAN.

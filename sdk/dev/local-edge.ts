@@ -37,22 +37,47 @@ export interface LocalEdge {
   readonly manifestKey: string;
   /** Stops wrangler and workerd, and waits until they are gone. */
   stop(): Promise<void>;
+  /** wrangler's exit code (or signal name) once it has exited, on its own or stopped; undefined while it runs. */
+  exitStatus(): number | string | undefined;
+  /** The last output of wrangler and workerd (stdout and stderr, up to 16 KiB), for error messages. */
+  output(): string;
 }
+
+/** The empty folder, beside a config copy, that the copy's no-op build watches. */
+const FROZEN_WATCH_DIR = ".ec-watch";
 
 /**
  * wrangler reads `.dev.vars` next to its config file, so a custom vars folder gets a copy of
  * wrangler.toml whose `main` points back at the project's entry.
+ *
+ * The copy also keeps the Worker as it was built at start. wrangler dev otherwise rebuilds on
+ * every change to a file its bundle read (edge/, common/, their packages in node_modules) and
+ * restarts workerd, which answers an upload in flight across the restart with 503 "Your worker
+ * restarted mid-request" (or resets it): an edit or a checkout in the tree while a bench seeds
+ * its edge lost the bench its rows. So the copy names a no-op custom build watching only an
+ * empty folder of its own; wrangler does not watch what it bundles after a custom build, and
+ * `WRANGLER_CI_DISABLE_CONFIG_WATCHING` (see {@link startOnce}) stops it watching the copy.
+ * The checkout's own config (no vars folder given) still reloads on edits, as `wrangler dev` does.
  */
-function configFor(root: string, varsDir: string): string {
+function configFor(root: string, varsDir: string): { path: string; frozen: boolean } {
   const rootConfig = join(root, "wrangler.toml");
-  if (resolve(varsDir) === root) return rootConfig;
+  if (resolve(varsDir) === root) return { path: rootConfig, frozen: false };
   const text = readFileSync(rootConfig, "utf8");
   const main = /^main\s*=\s*"([^"]+)"/m.exec(text);
   if (!main) throw new DevServiceError("ERR_DEV_CONFIG", `Expected a main = "..." line in ${rootConfig}`);
-  const copy = text.replace(main[0], `main = ${JSON.stringify(join(root, main[1]!))}`);
+  if (/^\s*\[build\]/m.test(text))
+    throw new DevServiceError(
+      "ERR_DEV_CONFIG",
+      `Expected no [build] table in ${rootConfig} (the local edge adds its own)`,
+    );
+  mkdirSync(join(varsDir, FROZEN_WATCH_DIR), { recursive: true });
+  const copy =
+    `${text.replace(main[0], `main = ${JSON.stringify(join(root, main[1]!))}`).trimEnd()}\n\n` +
+    "# Added by ec's local edge: build once, never rebuild on an edit (see sdk/dev/local-edge.ts).\n" +
+    `[build]\ncommand = "exit 0"\nwatch_dir = ${JSON.stringify(FROZEN_WATCH_DIR)}\n`;
   const path = join(varsDir, "wrangler.toml");
   writeFileSync(path, copy);
-  return path;
+  return { path, frozen: true };
 }
 
 /**
@@ -128,7 +153,7 @@ async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Pr
     "dev",
     "--local",
     "--config",
-    config,
+    config.path,
     "--ip",
     "127.0.0.1",
     "--port",
@@ -153,6 +178,8 @@ async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Pr
       NO_UPDATE_NOTIFIER: "1",
       CLOUDFLARE_CF_FETCH_ENABLED: "false",
       FORCE_COLOR: "0",
+      // A copy is private to this edge; nobody edits it while it runs.
+      ...(config.frozen ? { WRANGLER_CI_DISABLE_CONFIG_WATCHING: "true" } : {}),
     },
   });
   const url = `http://127.0.0.1:${port}`;
@@ -162,12 +189,16 @@ async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Pr
     await group.stop();
     throw err;
   }
+  let exitStatus: number | string | undefined;
+  void group.exited.then((code) => (exitStatus = code));
   return {
     url,
     token: devToken(vars),
     signingKey: vars.EC_SIGNING_KEY,
     manifestKey: vars.EC_MANIFEST_KEY,
     stop: () => group.stop(),
+    exitStatus: () => exitStatus,
+    output: () => group.output(),
   };
 }
 

@@ -97,7 +97,11 @@ describe("startLocalEdge", () => {
 
   it("stops: the port no longer answers", async () => {
     const { url } = edge;
+    expect(edge.exitStatus()).toBeUndefined();
     await edge.stop();
     await expect(fetch(`${url}/v1/health`)).rejects.toThrow();
+    // What a caller reports when the edge is gone: that it exited, and its last words.
+    expect(edge.exitStatus()).toBeDefined();
+    expect(typeof edge.output()).toBe("string");
   });
 });
