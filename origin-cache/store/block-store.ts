@@ -102,6 +102,10 @@ const STORED = Promise.resolve(true);
 const DECLINED = Promise.resolve(false);
 /** Slot headers read at once while rebuilding the index. */
 const REBUILD_READS = 32;
+/** Header pages allocated at once when none is free (one allocation, not one per pull). */
+const HEADER_PAGES_AT_ONCE = 16;
+/** Free header pages kept past the writes that used them (4 KiB each). */
+const HEADER_PAGES_KEPT = 512;
 
 export class BlockStore {
   readonly #opts: BlockStoreOptions;
@@ -116,6 +120,10 @@ export class BlockStore {
   #seq = 0n;
   #scratch = Buffer.alloc(0);
   #zeros = Buffer.alloc(0);
+  // Pages for the headers of slab writes: one is taken per block written and given back when its
+  // write ends (only that write reads it). A zeroed allocation per pull was fresh memory each time:
+  // its pages faulted in and cleared by the kernel, then zeroed again.
+  readonly #headerPages: Buffer[] = [];
   #slabWrites = 0;
   #syncs = 0;
   #evictions = 0;
@@ -482,7 +490,6 @@ export class BlockStore {
         .catch(() => {});
     };
     let name: SlotName | undefined;
-    let headers: Buffer | undefined;
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i] as BlockId;
       const data = datas[i] as Uint8Array;
@@ -507,9 +514,7 @@ export class BlockStore {
         out[i] = DECLINED;
         continue;
       }
-      // One zeroed buffer holds the headers of every block of the call.
-      headers ??= Buffer.alloc(ids.length * SLOT_HEADER);
-      const header = headers.subarray(i * SLOT_HEADER, (i + 1) * SLOT_HEADER);
+      const header = this.#headerPage();
       const crc = crc32(data);
       const h = {
         index: id.index,
@@ -550,6 +555,9 @@ export class BlockStore {
       // and logs why (a silent decline would hide a full disk).
       for (const l of run) this.#free.give(l.slot);
       throw err;
+    } finally {
+      // The write has ended (done or failed): nothing reads its headers any more.
+      for (const l of run) this.#giveHeaderPage(l.header);
     }
     // Verified as they land: each CRC was computed from these very bytes.
     const entries = run.map(
@@ -580,6 +588,20 @@ export class BlockStore {
       else e.dropped = true;
     }
     if (!this.#closed) this.#opts.onSyncError?.(err, dropped);
+  }
+
+  /** A zeroed SLOT_HEADER-byte page for one block's header, reused from an ended write where one is free. */
+  #headerPage(): Buffer {
+    const pages = this.#headerPages;
+    const page = pages.pop();
+    if (page) return page.fill(0);
+    const chunk = Buffer.alloc(HEADER_PAGES_AT_ONCE * SLOT_HEADER);
+    for (let i = 1; i < HEADER_PAGES_AT_ONCE; i++) pages.push(chunk.subarray(i * SLOT_HEADER, (i + 1) * SLOT_HEADER));
+    return chunk.subarray(0, SLOT_HEADER);
+  }
+
+  #giveHeaderPage(page: Buffer): void {
+    if (this.#headerPages.length < HEADER_PAGES_KEPT) this.#headerPages.push(page);
   }
 
   /** Zero bytes to pad a slot with (only read by the write). */

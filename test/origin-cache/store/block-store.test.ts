@@ -162,6 +162,28 @@ describe("BlockStore", () => {
     expect(store.has(id(2))).toBe(true);
   });
 
+  it("writes the headers of each pull into pages earlier writes gave back, not a new zeroed buffer per pull", async () => {
+    const { dir, store } = await fresh(80 * SLOT, { slabBytes: 40 * SLOT });
+    const data = objectBytes(5000, "pages");
+    const longKey = `/${"k".repeat(900)}`;
+    await Promise.all(store.putRun([id(0, longKey), id(1, longKey), id(2, longKey)], [data, data, data]));
+    const alloc = vi.spyOn(Buffer, "alloc");
+    // Ten more pulls of three blocks, one after another, as the cold path stores them; the
+    // pages come back from writes whose keys were longer than these.
+    for (let p = 0; p < 10; p++) {
+      const ids = [0, 1, 2].map((i) => id(p * 3 + i));
+      expect(await Promise.all(store.putRun(ids, [data, data, data]))).toEqual([true, true, true]);
+    }
+    expect(alloc.mock.calls.filter(([size]) => size >= SLOT_HEADER)).toEqual([]);
+    alloc.mockRestore();
+    await store.close();
+    // Every header reads back whole after a restart: no byte of an earlier, longer one is left.
+    const again = await openStore(dir, 80 * SLOT, { slabBytes: 40 * SLOT });
+    expect(again.blocks).toBe(33);
+    for (let i = 0; i < 30; i++) expect((await again.read(id(i), 0, data.length))?.equals(data)).toBe(true);
+    expect((await again.read(id(2, longKey), 0, data.length))?.equals(data)).toBe(true);
+  });
+
   it("writes a run of blocks into adjacent slots with one write per slab, each slot checked on its own", async () => {
     const { dir, store } = await fresh(12 * SLOT, { slabBytes: 4 * SLOT });
     await store.put(id(0, "/first"), objectBytes(BLOCK, "first")); // slot 0
