@@ -10,6 +10,7 @@ import { stat } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
 import { encodeKeyPath } from "../../common/keys.js";
+import { hasTransientCode } from "../../common/transient-errors.js";
 import type { LocalEdge } from "../../sdk/dev/index.js";
 
 /** What an upload needs of the edge: where it is, its token, and (for the error) whether it still runs. */
@@ -22,17 +23,7 @@ export interface PutFileOptions {
   readonly backoffMs?: number;
 }
 
-/** Socket errors of a connection the edge dropped mid-request (undici's and the kernel's names). */
-const RESET_CODES = new Set(["ECONNRESET", "EPIPE", "ECONNREFUSED", "UND_ERR_SOCKET", "UND_ERR_CLOSED"]);
-
 const OUTPUT_TAIL = 2000;
-
-function errorCode(err: unknown): string | undefined {
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
-    if (typeof e.code === "string" && RESET_CODES.has(e.code)) return e.code;
-  }
-  return undefined;
-}
 
 function tail(edge: SeedEdge): string {
   const out = edge.output?.() ?? "";
@@ -51,9 +42,9 @@ async function putOnce(edge: SeedEdge, key: string, file: string, size: number):
       body: createReadStream(file),
     });
   } catch (err) {
-    const code = errorCode(err);
-    if (code === undefined) throw err;
-    throw new Retryable(`PUT ${key}: ${code}`, { cause: err });
+    // A connection the edge dropped mid-request: the codes every retrying client of ec shares.
+    if (!hasTransientCode(err)) throw err;
+    throw new Retryable(`PUT ${key}: ${(err as Error).message}`, { cause: err });
   }
   const text = await res.body.text();
   if (res.statusCode < 300) return;
