@@ -35,8 +35,9 @@ export interface EdgeFetch {
 
 /**
  * `connect`: TLS options of the connections (a test's own CA); the system's trust otherwise.
- * A process that has a global dispatcher already (set for a proxy or a CA, or made by an
- * earlier fetch) keeps it: requests go through it, HTTP/1.1 unless it allows HTTP/2.
+ * A process whose global dispatcher is a user's (set for a proxy or a CA) keeps it: requests go
+ * through it, HTTP/1.1 unless it allows HTTP/2; undici's own default is not a user's
+ * (`ownsDispatcher`).
  *
  * @example
  * const f = edgeFetch();
@@ -44,8 +45,7 @@ export interface EdgeFetch {
  * await f.close();
  */
 export function edgeFetch(connect?: buildConnector.BuildOptions): EdgeFetch {
-  const own =
-    connect || (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER] === undefined ? h2Agent(connect) : undefined;
+  const own = ownsDispatcher(connect) ? h2Agent(connect) : undefined;
   const dispatcher: Dispatcher = own ?? getGlobalDispatcher();
   const send = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const res = await request(String(input instanceof Request ? input.url : input), {
@@ -70,6 +70,35 @@ export function edgeFetch(connect?: buildConnector.BuildOptions): EdgeFetch {
     return new Response(body, { status: res.statusCode, headers });
   };
   return { fetch: send as typeof fetch, close: async () => own?.close() };
+}
+
+/**
+ * Whether edgeFetch sends through an agent of its own: with TLS options of its caller, or where
+ * the process's global dispatcher is nobody's choice: none yet, or the option-less Agent that
+ * undici (ours, or Node's own for fetch) installs the moment it is loaded. Importing undici
+ * anywhere in the process installs one, so "a global dispatcher is set" alone says nothing of a
+ * user's proxy or CA; a dispatcher made with options, composed with interceptors or of another
+ * class is theirs, and kept.
+ */
+export function ownsDispatcher(connect?: buildConnector.BuildOptions): boolean {
+  if (connect) return true;
+  const current = (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER];
+  return current === undefined || isDefaultAgent(current);
+}
+
+/**
+ * Undici's `new Agent()` with no options: an Agent whose options, kept under its `options`
+ * symbol, are the defaults alone (no connect or TLS options, no limit of origins).
+ */
+function isDefaultAgent(d: unknown): boolean {
+  if (typeof d !== "object" || d === null || d.constructor?.name !== "Agent") return false;
+  // compose() answers with a Proxy of the agent whose dispatch alone is the interceptors'.
+  const { dispatch } = d as { dispatch?: unknown };
+  if (dispatch !== (Object.getPrototypeOf(d) as { dispatch?: unknown }).dispatch) return false;
+  const key = Object.getOwnPropertySymbols(d).find((s) => s.description === "options");
+  const options = key === undefined ? undefined : (d as Record<symbol, unknown>)[key];
+  if (typeof options !== "object" || options === null) return false;
+  return Object.entries(options).every(([k, v]) => v === undefined || (k === "maxOrigins" && v === Infinity));
 }
 
 /**
