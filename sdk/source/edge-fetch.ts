@@ -15,9 +15,6 @@ const inflate = promisify(gunzip);
 export const inflateBody = async (gz: Uint8Array): Promise<Uint8Array<ArrayBuffer>> =>
   new Uint8Array(await inflate(gz, { chunkSize: 1 << 20 }));
 
-/** Where undici (and Node's fetch) keep the process's global dispatcher once one is set or used. */
-const GLOBAL_DISPATCHER = Symbol.for("undici.globalDispatcher.1");
-
 /**
  * Streams in flight on one HTTP/2 connection: the table reader keeps 64 pages in flight. Undici
  * runs one request at a time per connection unless told otherwise, and then opens a connection
@@ -74,16 +71,14 @@ export function edgeFetch(connect?: buildConnector.BuildOptions): EdgeFetch {
 
 /**
  * Whether edgeFetch sends through an agent of its own: with TLS options of its caller, or where
- * the process's global dispatcher is nobody's choice: none yet, or the option-less Agent that
- * undici (ours, or Node's own for fetch) installs the moment it is loaded. Importing undici
- * anywhere in the process installs one, so "a global dispatcher is set" alone says nothing of a
- * user's proxy or CA; a dispatcher made with options, composed with interceptors or of another
+ * the process's global dispatcher is nobody's choice: the option-less Agent that undici (ours,
+ * or Node's own for fetch) installs the moment it is loaded, unless one is set already. The
+ * import above guarantees a global dispatcher, so its presence alone says nothing of a user's
+ * proxy or CA; a dispatcher made with options, composed with interceptors or of another
  * class is theirs, and kept.
  */
 export function ownsDispatcher(connect?: buildConnector.BuildOptions): boolean {
-  if (connect) return true;
-  const current = (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER];
-  return current === undefined || isDefaultAgent(current);
+  return connect !== undefined || isDefaultAgent(getGlobalDispatcher());
 }
 
 /**
