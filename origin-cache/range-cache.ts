@@ -9,6 +9,7 @@
 import { matchesStrong } from "../common/entity-tags.js";
 import { describeReceived } from "../common/errors.js";
 import { Limiter } from "../common/limiter.js";
+import { ReadPool } from "../common/read-pool.js";
 import { BlockLookup } from "./core/lookup.js";
 import { cacheStats } from "./core/stats.js";
 import {
@@ -180,6 +181,7 @@ class RangeCacheImpl implements RangeCache {
   readonly #pins: Pins;
   readonly #landing: WriteBehind;
   readonly #pulls: Pulls;
+  readonly #pullBuffers = new ReadPool();
   readonly #lookup: BlockLookup;
   readonly #fetchCtx: RangeFetchContext;
   /** Most blocks in one upstream request. */
@@ -245,6 +247,8 @@ class RangeCacheImpl implements RangeCache {
       landing: this.#landing,
       pins: this.#pins,
       closed,
+      // At most READ_POOL_IDLE_BYTES (32 MiB) of them idle; pulls over a quarter of that are not pooled.
+      buffers: this.#pullBuffers,
     });
     this.#lookup = new BlockLookup({
       blockSize: o.blockSize,

@@ -28,6 +28,14 @@ export interface LookupOptions {
 
 const SETTLED: Promise<unknown> = Promise.resolve();
 
+/**
+ * `[start, start + length)` of a block just pulled, copied: a pull's buffer goes back to its pool
+ * once written (upstream/pulls.ts), so a reader that keeps bytes keeps a copy, taken at once.
+ */
+function copyOf(block: Buffer, start: number, length: number): Buffer {
+  return Buffer.from(block.subarray(start, start + length));
+}
+
 export type BlockStanding =
   | { readonly kind: "held" }
   | { readonly kind: "pulling"; readonly flight: Promise<Buffer> }
@@ -64,7 +72,7 @@ export class BlockLookup {
         const b = run.first + i;
         const { start, length } = bounds(b);
         this.#opts.metrics.miss(false);
-        parts[b - first] = pulled.then((data) => data.subarray(start, start + length));
+        parts[b - first] = pulled.then((data) => copyOf(data, start, length));
       });
     }
     return parts;
@@ -205,12 +213,12 @@ export class BlockLookup {
     const mem = this.#opts.landing.get(k);
     if (mem) {
       this.#opts.metrics.hit(length, false);
-      return Promise.resolve(mem.subarray(start, start + length));
+      return Promise.resolve(copyOf(mem, start, length));
     }
     const flight = this.#opts.pulls.flight(k);
     if (flight) {
       this.#opts.metrics.miss(true);
-      return flight.then((data) => data.subarray(start, start + length));
+      return flight.then((data) => copyOf(data, start, length));
     }
     return undefined;
   }
@@ -226,6 +234,6 @@ export class BlockLookup {
     if (near) return near;
     this.#opts.metrics.miss(false);
     const data = await (this.#opts.pulls.pullRun(url, pin, index, 1)[0] as Promise<Buffer>);
-    return data.subarray(start, start + length);
+    return copyOf(data, start, length);
   }
 }

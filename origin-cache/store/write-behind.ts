@@ -21,8 +21,8 @@ export const FLUSH_BYTES = 256 << 10;
 export interface LandingRun {
   /** A block just pulled (keyed `key`, its blockKey): served from memory from now until the store has it. */
   land(id: BlockId, key: string, data: Buffer): void;
-  /** Writes the blocks landed so far (none may land after). */
-  end(): void;
+  /** Writes the blocks landed so far (none may land after); settles once every block landed is stored or declined. */
+  end(): Promise<void>;
 }
 
 interface Run {
@@ -66,6 +66,8 @@ export class WriteBehind {
   run(): LandingRun {
     let run = this.#begin();
     let bytes = 0;
+    // The pieces written before the last: a pull's buffer is free once all of them are.
+    let earlier: Promise<void>[] | undefined;
     return {
       land: (id, k, data) => {
         this.#pending.set(k, data);
@@ -76,11 +78,17 @@ export class WriteBehind {
         bytes += data.length;
         if (bytes >= FLUSH_BYTES) {
           this.#write(run);
+          (earlier ??= []).push(run.done);
           run = this.#begin();
           bytes = 0;
         }
       },
-      end: () => this.#write(run),
+      end: () => {
+        this.#write(run);
+        if (!earlier) return run.done;
+        earlier.push(run.done);
+        return Promise.all(earlier).then(() => undefined);
+      },
     };
   }
 

@@ -26,9 +26,10 @@ export interface RangeFetchContext {
 }
 
 /**
- * Fetches `[start, end)` of the pinned object at `url` (path and signed query). `onProgress`
- * hears, after every chunk, the buffer and how many of its bytes are final: bytes before `got`
- * never change, however many retries follow, so a caller may hand them on at once.
+ * Fetches `[start, end)` of the pinned object at `url` (path and signed query) into `out` (a
+ * fresh buffer unless given; exactly `end - start` bytes). `onProgress` hears, after every chunk,
+ * the buffer and how many of its bytes are final: bytes before `got` never change, however many
+ * retries follow, so a caller may hand them on at once. Nothing writes into `out` once this settles.
  *
  * @example
  * const bytes = await fetchRange(ctx, new URL(signedUrl), pin, 0, 8 << 20);
@@ -41,8 +42,12 @@ export async function fetchRange(
   end: number,
   signal?: AbortSignal,
   onProgress?: (out: Buffer, got: number) => void,
+  out: Buffer = Buffer.allocUnsafe(end - start),
 ): Promise<Buffer> {
-  const out = Buffer.allocUnsafe(end - start);
+  if (out.length !== end - start)
+    throw new RangeError(
+      `Expected a buffer of ${end - start} bytes for bytes=${start}-${end - 1} but received ${out.length}`,
+    );
   let got = 0;
   let before = 0;
   const path = url.pathname + url.search;
