@@ -181,7 +181,6 @@ class RangeCacheImpl implements RangeCache {
   readonly #pins: Pins;
   readonly #landing: WriteBehind;
   readonly #pulls: Pulls;
-  readonly #pullBuffers = new ReadPool();
   readonly #lookup: BlockLookup;
   readonly #fetchCtx: RangeFetchContext;
   /** Most blocks in one upstream request. */
@@ -248,7 +247,7 @@ class RangeCacheImpl implements RangeCache {
       pins: this.#pins,
       closed,
       // At most READ_POOL_IDLE_BYTES (32 MiB) of them idle; pulls over a quarter of that are not pooled.
-      buffers: this.#pullBuffers,
+      buffers: new ReadPool(),
     });
     this.#lookup = new BlockLookup({
       blockSize: o.blockSize,
