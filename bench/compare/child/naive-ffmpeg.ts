@@ -2,11 +2,12 @@
  * Row child: a decoder pointed at the signed URL, one ffmpeg per random clip with an input
  * seek (`-ss T -i URL`), as many at once as there are cores. Frames are converted to RGB
  * (`-pix_fmt rgb24`) so the work matches the other rows; `-f null` drops them.
- * argv[2]: JSON { clips: [{ url, clip }], concurrency, batch, stepMs }.
+ * argv[2]: `@PATH` of a JSON file (or the JSON itself) { clips: [{ url, clip }], concurrency, batch, stepMs }.
  */
 import { execFile } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
+import { readChildArgs } from "../child-args.js";
 import { selfCpuSeconds } from "../proc-tree.js";
 import { ConsumerClock, emitReport, type ClipRef } from "../row-result.js";
 
@@ -44,7 +45,7 @@ async function decodeClip(url: string, clip: ClipRef): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const args = JSON.parse(process.argv[2] ?? "{}") as NaiveArgs;
+  const args = readChildArgs<NaiveArgs>(process.argv[2]);
   const cpu0 = selfCpuSeconds();
   const clock = new ConsumerClock();
   // Clips finish out of order; the consumer takes batches in clip order, as a loader delivers them.

@@ -1,6 +1,7 @@
 /** Naive streaming: ffmpeg pointed at each clip's signed URL through the WAN, with an input seek. */
 import { join } from "node:path";
 import { ROW_TIMEOUT_MS, urlFor, type RowDef } from "../row.js";
+import { writeChildArgs } from "../child-args.js";
 import { runChild } from "../run-child.js";
 
 export const naiveRow: RowDef = {
@@ -17,7 +18,8 @@ export const naiveRow: RowDef = {
     };
     const m = await runChild({
       command: process.execPath,
-      args: [join(ctx.childDir, "naive-ffmpeg.js"), JSON.stringify(args)],
+      // In a file: every clip with its signed URL is far more than one argument may hold.
+      args: [join(ctx.childDir, "naive-ffmpeg.js"), await writeChildArgs(ctx.workDir, "naive-args", args)],
       wanBytes: () => bed.wan.stats.bytesSent,
       wanRequests: () => bed.wan.stats.requests,
       timeoutMs: ROW_TIMEOUT_MS,
