@@ -18,6 +18,7 @@ import type { PythonPairs } from "./compare/pair-summary.js";
 import { figuresOf, ratiosOf, targetsOf, type LocalReference, type RowResult } from "./compare/figures.js";
 import { videoFiles } from "./compare/fixtures.js";
 import type { RowContext, RowDef } from "./compare/row.js";
+import type { ClipRef } from "./compare/row-result.js";
 import { downloadRow } from "./compare/rows/download.js";
 import { ecColdRow, ecWarmRow, warmCache } from "./compare/rows/ec-remote.js";
 import { ecPythonRow } from "./compare/rows/ec-python.js";
@@ -64,13 +65,28 @@ async function startCacheProcess(
   return { url: (JSON.parse(first) as { url: string }).url, pid: proc.pid!, proc };
 }
 
+/** The context of a slow row: the first `n` clips, and local runs limited to them. */
+function firstClips(ctx: RowContext, n: number): RowContext {
+  const count = Math.min(n, ctx.clips.length);
+  return { ...ctx, config: { ...ctx.config, clips: count }, clips: ctx.clips.slice(0, count) };
+}
+
+/** The mean of the local runs before and after a row; either alone if the other failed. */
+function meanReference(a: LocalReference | undefined, b: LocalReference | undefined): LocalReference | undefined {
+  if (!a || !b) return a ?? b;
+  return { clipsPerS: (a.clipsPerS + b.clipsPerS) / 2, steadyClipsPerS: (a.steadyClipsPerS + b.steadyClipsPerS) / 2 };
+}
+
 /** One more run of the local row, as the reference of the row just measured; undefined if it fails. */
 async function localReference(ctx: RowContext): Promise<LocalReference | undefined> {
   try {
     const o = await localRow.run(ctx);
     if (o.kind !== "ran") return undefined;
     const f = figuresOf(o, undefined, ctx.config.batch);
-    log(`  local reference: ${f.clips_per_s} clips/s`);
+    log(`  local reference: ${f.clips_per_s} clips/s (${f.clips} clips)`);
+    const id = (c: ClipRef): string => `${c.key}@${c.start}`;
+    if ((o.report.clipList ?? []).map(id).join(",") !== ctx.clips.map(id).join(","))
+      log("  the local reference decoded other clips than the row's: read its ratio with care");
     return { clipsPerS: f.clips_per_s, steadyClipsPerS: f.steady_clips_per_s };
   } catch (err) {
     log(`  local reference failed: ${(err as Error).message.split("\n")[0]}`);
@@ -161,11 +177,14 @@ async function main(): Promise<number> {
           );
         }
       }
+      // A slow row decodes the first clips only, and is set against local runs of those same clips.
+      const rowCtx = row.slow && ctx.clips.length > 0 ? firstClips(ctx, config.slowClips) : ctx;
+      const slowBefore = rowCtx !== ctx ? await localReference(rowCtx) : undefined;
       rowLoad[row.name] = loadavg()[0]!;
       log(`row ${row.name}: ${row.label} (load average ${rowLoad[row.name]!.toFixed(1)})`);
       let outcome;
       try {
-        outcome = await row.run(ctx);
+        outcome = await row.run(rowCtx);
       } catch (err) {
         outcome = {
           kind: "skipped" as const,
@@ -179,7 +198,8 @@ async function main(): Promise<number> {
       }
       // Load on shared cores drifts: each row is set against local runs right before and after it.
       let reference: LocalReference | undefined;
-      if (row.name !== "local" && lastLocal) {
+      if (rowCtx !== ctx) reference = meanReference(slowBefore, await localReference(rowCtx));
+      else if (row.name !== "local" && lastLocal) {
         const after = await localReference(ctx);
         reference = after
           ? {

@@ -38,6 +38,12 @@ export interface CompareConfig {
    * to the edge open). 0 measures a cache process fresh from start-up, as before 2026-12-01 21:00.
    */
   readonly cacheWarmupClips: number;
+  /**
+   * Clips the slow rows (naive, torch) decode: the first N of the local row's, each row set
+   * against local runs of those same N clips. At 1–4 clips/s all 1,024 would take 5–12 minutes a
+   * row, past the row timeout.
+   */
+  readonly slowClips: number;
   readonly rows: readonly RowName[];
   /** CPU sets of the client side (rows, origin-cache) and of the remote side (edge, WAN emulator). */
   readonly cpus: CpuSets;
@@ -48,7 +54,7 @@ export interface CompareConfig {
 export const USAGE = `usage: npm run bench -- [--videos DIR] [--count N] [--size WxH] [--seconds S] [--fps F] [--gop G]
                       [--clips N] [--frames T] [--batch B] [--seed N] [--workers N]
                       [--rtt-ms MS] [--bandwidth-mbps MBIT] [--block-kib KIB] [--step-ms MS] [--pairs N]
-                      [--cache-warmup-clips N]
+                      [--cache-warmup-clips N] [--slow-clips N]
                       [--client-cpus LIST --remote-cpus LIST | --no-pin]
                       [--rows ${ROW_NAMES.join(",")}] [--out DIR] [--json]
 `;
@@ -71,6 +77,7 @@ const STRING_FLAGS = [
   "step-ms",
   "pairs",
   "cache-warmup-clips",
+  "slow-clips",
   "rows",
   "out",
   "client-cpus",
@@ -143,6 +150,7 @@ export function parseCompareArgs(argv: readonly string[]): CompareConfig {
     stepMs: int("step-ms", s("step-ms"), 0, 0),
     pairs: int("pairs", s("pairs"), 3, 0),
     cacheWarmupClips: int("cache-warmup-clips", s("cache-warmup-clips"), 64, 0),
+    slowClips: int("slow-clips", s("slow-clips"), 128),
     rows: ROW_NAMES.filter((r) => rows.includes(r)),
     cpus,
     json: v.json === true,

@@ -38,6 +38,8 @@ export interface RowDef {
   readonly name: RowName;
   /** Column label in the table and chart. */
   readonly label: string;
+  /** Decodes only the first `slowClips` clips (ffmpeg or PyAV per clip: 1–4 clips/s), against local runs of those. */
+  readonly slow?: boolean;
   run(ctx: RowContext): Promise<RowOutcome>;
 }
 

@@ -205,6 +205,12 @@ describe("compare flags", () => {
     expect(parseCompareArgs(["--rows", "torch,naive"]).rows).toEqual(["local", "naive", "torch"]);
   });
 
+  it("gives the slow rows (naive, torch) the first 128 clips unless told otherwise", () => {
+    expect(parseCompareArgs([]).slowClips).toBe(128);
+    expect(parseCompareArgs(["--slow-clips", "32"]).slowClips).toBe(32);
+    expect(() => parseCompareArgs(["--slow-clips", "0"])).toThrow(/--slow-clips/);
+  });
+
   it("warms the origin-cache up with 64 clips unless told otherwise, 0 turning it off", () => {
     expect(parseCompareArgs([]).cacheWarmupClips).toBe(64);
     expect(parseCompareArgs(["--cache-warmup-clips", "0"]).cacheWarmupClips).toBe(0);

@@ -7,6 +7,7 @@ import { runChild } from "../run-child.js";
 export const naiveRow: RowDef = {
   name: "naive",
   label: "naive: ffmpeg -ss T -i URL",
+  slow: true,
   async run(ctx) {
     const bed = ctx.testbed;
     if (!bed) return { kind: "skipped", reason: "the local edge did not start (see the message above)" };

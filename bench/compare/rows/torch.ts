@@ -39,6 +39,7 @@ function ensurePackages(): string | undefined {
 export const torchRow: RowDef = {
   name: "torch",
   label: "PyTorch DataLoader + PyAV",
+  slow: true,
   async run(ctx) {
     const bed = ctx.testbed;
     if (!bed) return { kind: "skipped", reason: "the local edge did not start (see the message above)" };
