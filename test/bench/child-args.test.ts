@@ -34,11 +34,15 @@ describe("a row child's arguments", () => {
   const dir = mkdtempSync(join(tmpdir(), "ec-child-args-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("cannot pass 1,024 clips inline: one argument over 128 KiB fails to spawn", () => {
-    const inline = JSON.stringify(args);
-    expect(inline.length).toBeGreaterThan(128 * 1024);
-    expect(spawnWith(inline).error?.code).toBe("E2BIG");
-  });
+  // Linux caps one argument at 128 KiB (MAX_ARG_STRLEN); other systems cap only the total.
+  it.runIf(process.platform === "linux")(
+    "cannot pass 1,024 clips inline: one argument over 128 KiB fails to spawn",
+    () => {
+      const inline = JSON.stringify(args);
+      expect(inline.length).toBeGreaterThan(128 * 1024);
+      expect(spawnWith(inline).error?.code).toBe("E2BIG");
+    },
+  );
 
   it("passes them in a file the child reads back whole", async () => {
     const arg = await writeChildArgs(dir, "naive-args", args);
