@@ -65,6 +65,11 @@ async function startCacheProcess(
   return { url: (JSON.parse(first) as { url: string }).url, pid: proc.pid!, proc };
 }
 
+/** A clip as the clip-list checks compare it: its key (below the dataset prefix) and first frame. */
+function clipIds(clips: readonly ClipRef[], key: (k: string) => string = (k) => k): string {
+  return clips.map((c) => `${key(c.key)}@${c.start}`).join(",");
+}
+
 /** The context of a slow row: the first `n` clips, and local runs limited to them. */
 function firstClips(ctx: RowContext, n: number): RowContext {
   const count = Math.min(n, ctx.clips.length);
@@ -84,8 +89,7 @@ async function localReference(ctx: RowContext): Promise<LocalReference | undefin
     if (o.kind !== "ran") return undefined;
     const f = figuresOf(o, undefined, ctx.config.batch);
     log(`  local reference: ${f.clips_per_s} clips/s (${f.clips} clips)`);
-    const id = (c: ClipRef): string => `${c.key}@${c.start}`;
-    if ((o.report.clipList ?? []).map(id).join(",") !== ctx.clips.map(id).join(","))
+    if (clipIds(o.report.clipList ?? []) !== clipIds(ctx.clips))
       log("  the local reference decoded other clips than the row's: read its ratio with care");
     return { clipsPerS: f.clips_per_s, steadyClipsPerS: f.steady_clips_per_s };
   } catch (err) {
@@ -201,12 +205,7 @@ async function main(): Promise<number> {
       if (rowCtx !== ctx) reference = meanReference(slowBefore, await localReference(rowCtx));
       else if (row.name !== "local" && lastLocal) {
         const after = await localReference(ctx);
-        reference = after
-          ? {
-              clipsPerS: (lastLocal.clipsPerS + after.clipsPerS) / 2,
-              steadyClipsPerS: (lastLocal.steadyClipsPerS + after.steadyClipsPerS) / 2,
-            }
-          : lastLocal;
+        reference = meanReference(lastLocal, after);
         if (after) lastLocal = after;
       }
       pythonPairs = outcome.pythonPairs ?? pythonPairs;
@@ -224,8 +223,7 @@ async function main(): Promise<number> {
       }
       if (row.name === "ec_cold") {
         const strip = (k: string): string => k.slice(k.indexOf("/") + 1);
-        const theirs = (outcome.report.clipList ?? []).map((c) => `${strip(c.key)}@${c.start}`).join(",");
-        sameClips = theirs === ctx.clips.map((c) => `${c.key}@${c.start}`).join(",");
+        sameClips = clipIds(outcome.report.clipList ?? [], strip) === clipIds(ctx.clips);
       }
     }
     const ratios = ratiosOf(results, gopBytesPerClip, pythonPairs);
