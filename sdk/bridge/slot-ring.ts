@@ -10,8 +10,7 @@ import { closeSync, ftruncateSync, openSync, unlinkSync, writevSync } from "node
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { SdkError, SdkErrorCode } from "../errors.js";
-import type { DeviceBuffer, DeviceFrame } from "../../native/index.js";
-import { mapShared } from "../../native/lib/shared-map.js";
+import { type DeviceBuffer, type DeviceFrame, mapShared } from "../../native/index.js";
 
 /** Slot files grow in steps of this, so a batch slightly larger than the last does not resize them again. */
 const GROW_STEP = 2 << 20;
