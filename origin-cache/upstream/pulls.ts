@@ -5,8 +5,8 @@
  * blocks together when the request ends.
  *
  * A pull's buffer comes from a pool and goes back to it once the store has written every block
- * of it: a fresh buffer per pull (~130 MB of them in a 1,024-clip cold row) is external memory
- * that V8 counts towards its next full collection, and those came every half second. So a
+ * of it: a fresh buffer per pull is external memory that V8 counts towards its next full
+ * collection, and a cold stream's pulls made those frequent (bench/README.md). So a
  * block's bytes are only lent: its readers copy what they keep (core/lookup.ts) in the reaction
  * to its promise or at once from the write-behind, never holding the block itself.
  */
