@@ -5,6 +5,7 @@
  * slot the client has mapped.
  */
 import { z } from "zod";
+import { ClipInfoSchema } from "../clip-info.js";
 
 /** Bump when a message changes shape; the client checks it in `opened`. */
 export const PROTOCOL_VERSION = 1;
@@ -75,7 +76,8 @@ export const Event = z.discriminatedUnion("event", [
     device: z.string(),
     /** Set when the batch is in device memory: its CUDA IPC handle (base64); `capacity` is that memory's size. */
     ipc: z.string().optional(),
-    clips: z.array(z.record(z.string(), z.unknown())),
+    /** One per batch row: `shape[0]` is their count. */
+    clips: z.array(ClipInfoSchema),
   }),
   /** A skipped object or clip (the stream goes on). */
   z.object({
