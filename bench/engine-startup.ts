@@ -42,7 +42,7 @@ async function start(bundled: boolean, videos: string): Promise<Start> {
   await next();
   const readyMs = performance.now() - t0;
   const options = { frames: 4, size: [64, 64], batch: 2 };
-  child.stdin.write(`${JSON.stringify({ op: "open", ds: 1, url: videos, options, slots: 4, dir: tmpdir() })}\n`);
+  child.stdin.write(`${JSON.stringify({ op: "open", ds: 1, url: videos, options, dir: tmpdir() })}\n`);
   for (;;) if ((await next()).event === "opened") break;
   const openedMs = performance.now() - t0;
   const cpuMs = cpuSecondsOf(child.pid!, false) * 1000;

@@ -80,6 +80,22 @@ export const SdkErrorCode = {
   NoClips: "ERR_NO_CLIPS",
   /** The edge has no dataset table for the prefix yet: open() plans from every index and says so once. */
   TableMissing: "ERR_TABLE_MISSING",
+
+  // — raised by the Python client itself (python/src/ec, docs/python.md) —
+  /** Every shared-memory slot holds a batch the user still references. */
+  RingFull: "ERR_RING_FULL",
+  /** The engine process ended before the stream did. */
+  EngineExited: "ERR_ENGINE_EXITED",
+  /** No engine to start: neither EC_ENGINE nor `ec` on PATH (or no node to run it). */
+  EngineNotFound: "ERR_ENGINE_NOT_FOUND",
+  /** The engine sent a message out of protocol (a slot it does not have, a shape past the slot, a bad CUDA IPC handle). */
+  EngineProtocol: "ERR_ENGINE_PROTOCOL",
+  /** The engine speaks another protocol version than the client. */
+  EngineMismatch: "ERR_ENGINE_MISMATCH",
+  /** `state()` or `stats()` of a closed dataset. */
+  Closed: "ERR_CLOSED",
+  /** `ClipDataset.state_dict()` in a process that cannot see what the loop took (DataLoader workers). */
+  StateUnavailable: "ERR_STATE_UNAVAILABLE",
 } as const;
 export type SdkErrorCode = (typeof SdkErrorCode)[keyof typeof SdkErrorCode];
 

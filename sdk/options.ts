@@ -44,7 +44,11 @@ const DeviceSchema = z.string().regex(/^(cpu|auto|cuda(:\d+)?)$/, {
   error: expected('"cpu", "auto" or "cuda:N"', "device"),
 });
 
-/** The schema of every option; defaults are filled in after environment defaults (RANK, WORLD_SIZE). */
+/**
+ * The schema of every option; defaults are filled in after environment defaults (RANK, WORLD_SIZE).
+ * `defaultFrom` marks a default that is no constant (the environment, the machine, the checkpoint):
+ * other clients (the Python one) leave those unset rather than repeat a value.
+ */
 export const OpenOptionsSchema = z
   .object({
     // — what to iterate —
@@ -104,22 +108,25 @@ export const OpenOptionsSchema = z
     cacheLocal: z.boolean({ error: expected("a boolean", "cacheLocal") }).optional(),
     /** In-process cache budget in bytes (only without `cache`). */
     cacheBytes: positiveInt("cacheBytes").default(256 << 20),
-    seed: nonNegativeInt("seed").default(0),
-    epoch: nonNegativeInt("epoch").default(0),
+    /** With `resume`, the checkpoint's seed and epoch are the defaults (another is ERR_RESUME_MISMATCH). */
+    seed: nonNegativeInt("seed").default(0).meta({ defaultFrom: "resume" }),
+    epoch: nonNegativeInt("epoch").default(0).meta({ defaultFrom: "resume" }),
     /** Name of a registered shuffle algorithm ("shard-buffer", "global", "none") or false. */
     shuffle: z
       .union([z.string(), z.literal(false)], { error: expected("a shuffle name or false", "shuffle") })
       .default("shard-buffer"),
     shuffleBuffer: positiveInt("shuffleBuffer").default(256),
-    rank: nonNegativeInt("rank").default(0),
-    world: positiveInt("world").default(1),
+    rank: nonNegativeInt("rank").default(0).meta({ defaultFrom: "RANK" }),
+    world: positiveInt("world").default(1).meta({ defaultFrom: "WORLD_SIZE" }),
     batch: positiveInt("batch").default(1),
     /** Drop a last, smaller batch. */
     dropLast: z.boolean({ error: expected("a boolean", "dropLast") }).default(false),
     /** Clips fetched and decoded ahead of the consumer: the memory bound. */
     prefetch: positiveInt("prefetch").default(8),
     /** Clips decoded in parallel; default: the cores of this machine. */
-    workers: positiveInt("workers").default(Math.max(1, availableParallelism())),
+    workers: positiveInt("workers")
+      .default(Math.max(1, availableParallelism()))
+      .meta({ defaultFrom: "availableParallelism" }),
     device: DeviceSchema.default("auto"),
     /** A checkpoint from `ds.state()`, or the checkpoints of every rank. */
     resume: z

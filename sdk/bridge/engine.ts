@@ -15,7 +15,7 @@ import { type DeviceFrame, packedBytes } from "../../native/index.js";
 import type { DecodedClip } from "../pipeline/decode.js";
 import { PROTOCOL_VERSION, Request, type Event } from "./protocol.js";
 import { SlotPool } from "./slot-pool.js";
-import { SlotRing } from "./slot-ring.js";
+import { ringSlots, SlotRing } from "./slot-ring.js";
 
 /** What the client can ask of a batch it has been handed: the checkpoint and counters as of then. */
 interface Snapshot {
@@ -115,7 +115,7 @@ export class EngineSession {
     switch (req.op) {
       case "open":
         this.opening = this.opening.then(() =>
-          this.open(req.ds, req.url, req.options as OpenOptions, req.slots, req.dir, req.ipc, req.keep),
+          this.open(req.ds, req.url, req.options as OpenOptions, req.dir, req.ipc, req.keep),
         );
         return;
       case "reset":
@@ -183,7 +183,6 @@ export class EngineSession {
     id: number,
     url: string,
     options: OpenOptions,
-    slots: number,
     dir: string,
     ipc: boolean,
     keep: boolean,
@@ -191,15 +190,10 @@ export class EngineSession {
     await this.stop();
     let ds: Dataset | undefined;
     let ring: SlotRing | undefined;
-    const kept = this.kept;
+    let kept = this.kept;
     this.kept = undefined;
-    const reuse = keep && !ipc && kept?.fits(dir, slots) === true;
-    if (!reuse) kept?.close();
+    let reuse = false;
     try {
-      ring = reuse ? kept! : new SlotRing(dir, slots);
-      // A batch the client kept from the last dataset keeps its memory; its slot gets a new file.
-      if (reuse) ring.renewHeld();
-      const lender = ring;
       ds = await open(
         url,
         {
@@ -215,10 +209,20 @@ export class EngineSession {
               id,
             ),
         },
-        // Host batches are decoded into the slots the client maps; GPU ones stay in device memory.
-        ipc ? {} : { batchPool: (maxFree) => new SlotPool(lender, maxFree) },
+        // Host batches are decoded into the slots the client maps (the pool is made when the stream
+        // starts, after the ring below); GPU ones stay in device memory.
+        ipc ? {} : { batchPool: (maxFree) => new SlotPool(ring!, maxFree) },
       );
+      // The ring's size follows the options as the engine resolved them: one place decides it.
+      const slots = ringSlots(ds.options);
+      reuse = keep && !ipc && kept?.fits(dir, slots) === true;
+      if (!reuse) kept?.close();
+      ring = reuse ? kept! : new SlotRing(dir, slots);
+      kept = undefined;
+      // A batch the client kept from the last dataset keeps its memory; its slot gets a new file.
+      if (reuse) ring.renewHeld();
     } catch (err) {
+      kept?.close();
       ring?.close();
       await ds?.close().catch(() => undefined);
       // The dataset failed, not the engine: the client may open another.

@@ -5,9 +5,10 @@
  * slot the client has mapped.
  */
 import { z } from "zod";
+import { ClipInfoSchema } from "../clip-info.js";
 
 /** Bump when a message changes shape; the client checks it in `opened`. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** The client's number for a dataset of the session; the engine tags that dataset's events with it (`ds`). */
 const DatasetId = z.number().int().nonnegative();
@@ -18,8 +19,6 @@ export const OpenRequest = z.object({
   url: z.string(),
   /** `open()` options as JSON (camelCase names); the engine validates them like any caller's. */
   options: z.record(z.string(), z.unknown()),
-  /** Slots in the ring: the most batches the client may hold plus those written ahead. */
-  slots: z.number().int().min(1).max(64),
   /** A tmpfs folder for the slot files (e.g. /dev/shm); they are unlinked once mapped. */
   dir: z.string(),
   /** The client maps CUDA IPC handles: batches decoded on a GPU stay there. */
@@ -58,6 +57,7 @@ export const Event = z.discriminatedUnion("event", [
     /** Clips this rank delivers in this run, and in the whole epoch. */
     clips: z.number().int(),
     total: z.number().int(),
+    /** The ring the engine sized for these options (`ringSlots`): the client maps every file. */
     slots: z.array(SlotFile),
     /** The previous dataset's ring, handed over again: the client uses its mappings of it (the files are unlinked). */
     kept: z.boolean().optional(),
@@ -75,7 +75,8 @@ export const Event = z.discriminatedUnion("event", [
     device: z.string(),
     /** Set when the batch is in device memory: its CUDA IPC handle (base64); `capacity` is that memory's size. */
     ipc: z.string().optional(),
-    clips: z.array(z.record(z.string(), z.unknown())),
+    /** One per batch row: `shape[0]` is their count. */
+    clips: z.array(ClipInfoSchema),
   }),
   /** A skipped object or clip (the stream goes on). */
   z.object({

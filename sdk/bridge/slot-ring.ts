@@ -15,6 +15,22 @@ import { type DeviceBuffer, type DeviceFrame, mapShared } from "../../native/ind
 /** Slot files grow in steps of this, so a batch slightly larger than the last does not resize them again. */
 const GROW_STEP = 2 << 20;
 
+/** The fewest and most slots of a ring, whatever the options. */
+const MIN_SLOTS = 4;
+const MAX_SLOTS = 64;
+
+/**
+ * Slots of the ring for a dataset: the batches being decoded ahead (into their slots), the one in
+ * the user's hands, one more for a batch the engine must copy, and one for the group the decoder
+ * starts next. The engine alone decides it; the client maps the files `opened` lists.
+ *
+ * @example
+ * ringSlots({ prefetch: 8, batch: 1 }); // 11
+ */
+export function ringSlots(o: { readonly prefetch: number; readonly batch: number }): number {
+  return Math.min(MAX_SLOTS, Math.max(MIN_SLOTS, Math.ceil(o.prefetch / o.batch) + 3));
+}
+
 interface Slot {
   path: string;
   fd: number;

@@ -8,11 +8,23 @@ Three lines::
 
 The ec engine (Node.js, the ``ec`` command) fetches, decodes and batches; this package starts it,
 maps its shared-memory batches as tensors and checkpoints. ``ec.torch.ClipDataset`` wraps it for
-``torch.utils.data.DataLoader``.
+``torch.utils.data.DataLoader``. The API reference is docs/python.md.
 """
 
 from ._dataset import Batch, Dataset, merge_checkpoints, open
-from ._errors import Error
+from ._errors import Error, InvalidOptionError, InvalidOptionTypeError
+from ._types import Clip, ClipSource, ErrorClip
 
-__all__ = ["open", "merge_checkpoints", "Dataset", "Batch", "Error"]
+__all__ = [
+    "open",
+    "merge_checkpoints",
+    "Dataset",
+    "Batch",
+    "Clip",
+    "ClipSource",
+    "ErrorClip",
+    "Error",
+    "InvalidOptionError",
+    "InvalidOptionTypeError",
+]
 __version__ = "0.1.0"

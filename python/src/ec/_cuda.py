@@ -4,7 +4,6 @@ extra dependency), wrapped for torch with ``__cuda_array_interface__``. Used onl
 
 from __future__ import annotations
 
-import base64
 import ctypes
 from typing import Any, Dict, Optional, Sequence, Tuple
 
@@ -50,6 +49,8 @@ class _Driver:
         self.lib.cuCtxPopCurrent_v2(ctypes.byref(popped))
 
     def open(self, index: int, handle: bytes) -> int:
+        if len(handle) != ctypes.sizeof(_IpcHandle):
+            raise Error("ERR_ENGINE_PROTOCOL", f"Expected a CUDA IPC handle of {ctypes.sizeof(_IpcHandle)} bytes but received {len(handle)}")
         h = _IpcHandle()
         ctypes.memmove(h.reserved, handle, 64)
         ptr = ctypes.c_uint64()
@@ -101,16 +102,16 @@ class DeviceSlots:
     """The engine's device slots opened in this process, by slot: (handle, device index, pointer)."""
 
     def __init__(self) -> None:
-        self._open: Dict[int, Tuple[str, int, int]] = {}
+        self._open: Dict[int, Tuple[bytes, int, int]] = {}
 
-    def pointer(self, slot: int, handle_b64: str, device: str) -> Tuple[int, int]:
+    def pointer(self, slot: int, handle: bytes, device: str) -> Tuple[int, int]:
         index = int(device.split(":")[1])
         current = self._open.get(slot)
-        if current is None or current[0] != handle_b64:
+        if current is None or current[0] != handle:
             if current is not None:
                 driver().close(current[1], current[2])  # the slot was free: no tensor over it is alive
-            pointer = driver().open(index, base64.b64decode(handle_b64))
-            current = (handle_b64, index, pointer)
+            pointer = driver().open(index, handle)
+            current = (handle, index, pointer)
             self._open[slot] = current
         return current[2], index
 

@@ -19,7 +19,7 @@ import sys
 import threading
 from typing import Any, Dict, List, Optional
 
-from ._errors import Error
+from ._errors import Error, error_for
 
 _EOF = object()
 
@@ -93,12 +93,14 @@ class Engine:
         assert self._proc.stdout is not None
         for raw in self._proc.stdout:
             try:
-                ev = json.loads(raw)
+                ev: Dict[str, Any] = json.loads(raw)
             except ValueError:
+                continue
+            if not isinstance(ev, dict):  # pyright: ignore[reportUnnecessaryIsInstance] - a JSON line need not be an object
                 continue
             if ev.get("event") == "reply":
                 with self._replies_lock:
-                    waiter = self._replies.pop(ev.get("id"), None)
+                    waiter = self._replies.pop(ev.get("id", 0), None)  # ids start at 1
                 if waiter is not None:
                     waiter.put(ev)
                 continue
@@ -164,7 +166,7 @@ class Engine:
         if reply is _EOF:
             raise self.exit_error()
         if reply.get("error"):
-            raise Error(reply["error"]["code"], reply["error"]["message"])
+            raise error_for(reply["error"]["code"], reply["error"]["message"])
         return reply.get("value")
 
     def close(self, timeout: float = 5.0) -> None:

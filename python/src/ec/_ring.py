@@ -12,9 +12,10 @@ import collections
 import mmap
 import os
 import weakref
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Set, Tuple
 
 import numpy as np
+import numpy.typing as npt
 
 from ._errors import Error
 
@@ -41,7 +42,7 @@ class SlotMaps:
             self.close()
             raise
         self._maps: Dict[int, mmap.mmap] = {}
-        self.held = set()  # slots handed out whose views are alive
+        self.held: Set[int] = set()  # slots handed out whose views are alive
         # (slot, the slot's file generation) of views gone: those of a slot renewed since are dropped.
         self.released: "collections.deque[Tuple[int, int]]" = collections.deque()
         # Device slots: released when their tensors die, handed back once the GPU work queued on them is done.
@@ -65,11 +66,15 @@ class SlotMaps:
             self._maps.pop(slot, None)
             self.held.discard(slot)
 
-    def view(self, slot: int, capacity: int, nbytes: int, shape: Sequence[int], dtype: str) -> np.ndarray:
+    def view(self, slot: int, capacity: int, nbytes: int, shape: Sequence[int], dtype: str) -> npt.NDArray[Any]:
         """A read-write array of the batch in ``slot``; the slot is released when its last view dies."""
         mm = self._maps.get(slot)
         if mm is None or len(mm) < capacity:
             # The engine grew the file for a larger batch; no view of the old mapping is alive (the slot was free).
+            size = os.fstat(self._fds[slot]).st_size
+            if size < capacity:
+                # Mapped past its end, the file would fault (SIGBUS) where a view is read.
+                raise Error("ERR_ENGINE_PROTOCOL", f"Expected slot {slot}'s file to hold the {capacity} bytes the ec engine said but it holds {size}")
             mm = mmap.mmap(self._fds[slot], capacity, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
             self._maps[slot] = mm
         dt = np.dtype(dtype)
@@ -78,7 +83,7 @@ class SlotMaps:
         weakref.finalize(base, self.released.append, (slot, self._gen[slot]))
         return base.reshape(tuple(shape))
 
-    def view_device(self, slot: int, handle: str, nbytes: int, shape: Sequence[int], dtype: str, device: str) -> Any:
+    def view_device(self, slot: int, handle: bytes, shape: Sequence[int], dtype: str, device: str) -> Any:
         """A CUDA tensor over the engine's device memory for ``slot`` (CUDA IPC, no host copy)."""
         from . import _cuda
 
@@ -96,7 +101,7 @@ class SlotMaps:
 
     def take_released(self, wait: bool = False) -> List[int]:
         """Slots to hand back now; device slots once the work queued on them finished (``wait``: block for it)."""
-        out = []
+        out: List[int] = []
         while self.released:
             slot, gen = self.released.popleft()
             if gen == self._gen[slot]:
@@ -110,7 +115,7 @@ class SlotMaps:
                 fence = torch.cuda.Event()
                 fence.record(torch.cuda.current_stream(index))
                 self._fenced.append((slot, fence))
-            still = []
+            still: List[Tuple[int, Any]] = []
             for slot, fence in self._fenced:
                 if wait:
                     fence.synchronize()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from typing import Any, Dict, Iterator, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 import torch.distributed as dist
 import torch.utils.data as tud
@@ -18,20 +18,22 @@ import torch.utils.data as tud
 from ._dataset import Batch, Dataset
 from ._engine import Engine
 from ._errors import Error
+from ._options import check_options
+from ._types import Checkpoint, ErrorHandler
 
 __all__ = ["ClipDataset"]
 
 
 def _env_share() -> Tuple[Optional[int], Optional[int]]:
     """RANK and WORLD_SIZE when they are whole numbers; otherwise the engine reports them."""
-    out = []
+    out: List[Optional[int]] = []
     for name in ("RANK", "WORLD_SIZE"):
         raw = os.environ.get(name, "")
         out.append(int(raw) if raw.isdigit() else None)
     return out[0], out[1]
 
 
-class ClipDataset(tud.IterableDataset):
+class ClipDataset(tud.IterableDataset):  # pyright: ignore[reportMissingTypeArgument] - torch < 2 has no generic IterableDataset
     """ec's stream for a DataLoader. Each ``iter()`` opens one engine for this process's share.
 
     Example::
@@ -40,11 +42,94 @@ class ClipDataset(tud.IterableDataset):
         for batch in DataLoader(ds, batch_size=None): train(batch.frames, batch.clips)
     """
 
-    def __init__(self, url: str, **options: Any) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        frames: int = 16,
+        stride: int = 1,
+        hop: Optional[int] = None,
+        align: Literal["keyframe", "exact"] = "exact",
+        size: Optional[Tuple[int, int]] = None,
+        format: Literal["rgb24", "native"] = "rgb24",  # noqa: A002 - the engine's name
+        rotate: Literal["none", "auto"] = "none",
+        track: int = 0,
+        limit: Optional[int] = None,
+        labels: Union[bool, Sequence[str], Mapping[str, Any], None] = None,
+        filter: Optional[Literal["drop", "tag"]] = None,  # noqa: A002 - the engine's name
+        token: Optional[str] = None,
+        cache: Optional[str] = None,
+        cache_local: Optional[bool] = None,
+        cache_bytes: int = 268435456,
+        seed: Optional[int] = None,
+        epoch: Optional[int] = None,
+        shuffle: Union[str, Literal[False]] = "shard-buffer",
+        shuffle_buffer: int = 256,
+        rank: Optional[int] = None,
+        world: Optional[int] = None,
+        batch: int = 1,
+        drop_last: bool = False,
+        prefetch: int = 8,
+        workers: Optional[int] = None,
+        device: str = "auto",
+        resume: Union[Checkpoint, Sequence[Checkpoint], None] = None,
+        endpoint: Optional[str] = None,
+        region: Optional[str] = None,
+        credentials: Optional[Mapping[str, str]] = None,
+        force_path_style: Optional[bool] = None,
+        on_error: Optional[ErrorHandler] = None,
+    ) -> None:
+        """Takes every option of ``ec.open``, with the same defaults; nothing is opened before ``iter()``.
+
+        Unlike ``ec.open``, rank and world come from ``torch.distributed`` when it is initialized (else
+        ``RANK``/``WORLD_SIZE``), and each DataLoader worker takes a disjoint share of them.
+
+        Args:
+            url: The dataset: ``https://EDGE/v1/datasets/PREFIX``, ``r2://ACCOUNT/BUCKET/PREFIX``, ``s3://BUCKET/PREFIX`` or a local folder.
+            frames: Frames per clip.
+            stride: Step between consecutive frames of a clip (1: every frame).
+            hop: Frames between clip starts; None: the clip's span, so clips do not overlap.
+            align: "exact": a clip every ``hop`` frames, every frame covered; "keyframe": clips only on keyframes.
+            size: Output ``(height, width)``; None: the video's own size.
+            format: "rgb24": uint8 ``[B, T, H, W, 3]``; "native": the decoder's pixel format, unconverted ``[B, T, bytes]``.
+            rotate: "none": frames as coded; "auto": turned upright by the video's rotation, as ffmpeg's autorotate does.
+            track: Which video track of objects with several (0-based, among tracks of a supported codec).
+            limit: At most this many clips for this rank; None: every clip.
+            labels: Labelers to run: True (every built-in), a list of names, or a dict of name to settings; None: none.
+            filter: With labelers, "drop" (the default: clips failing validation are dropped) or "tag" (keep all).
+            token: Bearer token for the edge; None: the ``EC_TOKEN`` environment variable.
+            cache: The host's origin-cache URL (e.g. ``http://127.0.0.1:7070``); None: an in-process cache.
+            cache_local: With a loopback ``cache``, read its hits from its slab files directly; None: on unless ``EC_CACHE_LOCAL=0``.
+            cache_bytes: The in-process cache's budget in bytes (only without ``cache``).
+            seed: Seed of the epoch order; None: 0, or the checkpoint's with ``resume``.
+            epoch: Which epoch's order to stream; None: 0, or the checkpoint's with ``resume``.
+            shuffle: A registered shuffle ("shard-buffer", "global", "none") or False.
+            shuffle_buffer: Clips the "shard-buffer" shuffle mixes at a time.
+            rank: This process's rank; None: ``RANK``, else 0.
+            world: How many ranks share the epoch; None: ``WORLD_SIZE``, else 1.
+            batch: Clips per batch.
+            drop_last: Drop a last, smaller batch.
+            prefetch: Clips fetched and decoded ahead of the loop: the memory bound (the engine sizes the shared-memory ring from it).
+            workers: Clips decoded in parallel; None: the machine's cores.
+            device: "cpu", "auto" (the GPU where one decodes, batches through host memory) or "cuda:N" (CUDA tensors that stay on the device).
+            resume: A checkpoint from ``Dataset.state()``, or the checkpoints of every rank: continues exactly where they stopped.
+            endpoint: r2:// and s3:// only: the S3 API endpoint; None: ``AWS_ENDPOINT_URL_S3``, ``AWS_ENDPOINT_URL``, else AWS S3.
+            region: r2:// and s3:// only: the signing region; None: ``AWS_REGION``, else "auto" for R2 and "us-east-1" elsewhere.
+            credentials: r2:// and s3:// only: ``{"access_key_id", "secret_access_key", "session_token"}``; None: from the environment.
+            force_path_style: r2:// and s3:// only: path-style addressing; None: on for any endpoint but AWS's own.
+            on_error: ``on_error(code, message, clip)``, called once per skipped object or clip; the stream goes on.
+
+        Raises:
+            InvalidOptionTypeError: An option of the wrong type (a ``TypeError``); the engine checks the values at ``iter()``.
+        """
+        options: Dict[str, Any] = dict(locals())
+        for name in ("self", "url", "__class__"):
+            options.pop(name, None)
+        check_options(ClipDataset.__init__, options)
         super().__init__()
         self.url = url
-        self._epoch: Optional[int] = options.pop("epoch", None)
-        self._resume: Any = options.pop("resume", None)
+        self._epoch: Optional[int] = options.pop("epoch")
+        self._resume: Union[Checkpoint, Sequence[Checkpoint], None] = options.pop("resume")
         self._options = options
         self._live: Optional[Dataset] = None
         # One engine per process, kept from epoch to epoch: its start-up is paid once, not per iter().
@@ -60,7 +145,7 @@ class ClipDataset(tud.IterableDataset):
                 rank, world = dist.get_rank(), dist.get_world_size()
             else:
                 rank, world = _env_share()
-        info = tud.get_worker_info()
+        info: Any = tud.get_worker_info()  # torch < 2 types none of its fields
         if info is not None:
             self._in_workers.value = 1
         if info is None or info.num_workers == 1:
@@ -108,7 +193,7 @@ class ClipDataset(tud.IterableDataset):
             checkpoint = self._last_state if self._last_state is not None else self._resume
         return {"checkpoint": checkpoint, "epoch": self._epoch}
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Resumes from ``state_dict()``: the next ``iter()`` delivers exactly the clips not yet delivered."""
         if not isinstance(state, dict) or "checkpoint" not in state:
             raise Error("ERR_RESUME_INVALID", f"Expected a ClipDataset.state_dict() but received {state!r:.200}")

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SlotPool } from "../../../sdk/bridge/slot-pool.js";
-import { SlotRing } from "../../../sdk/bridge/slot-ring.js";
+import { ringSlots, SlotRing } from "../../../sdk/bridge/slot-ring.js";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -15,6 +15,15 @@ async function ring(count: number): Promise<{ ring: SlotRing; dir: string }> {
   dirs.push(dir);
   return { ring: new SlotRing(dir, count), dir };
 }
+
+describe("ringSlots: the engine alone sizes the ring its client maps", () => {
+  it("holds the batches decoded ahead plus three, from 4 to 64 slots", () => {
+    expect(ringSlots({ prefetch: 8, batch: 1 })).toBe(11);
+    expect(ringSlots({ prefetch: 8, batch: 3 })).toBe(6);
+    expect(ringSlots({ prefetch: 1, batch: 1 })).toBe(4);
+    expect(ringSlots({ prefetch: 1000, batch: 1 })).toBe(64);
+  });
+});
 
 describe("SlotRing", () => {
   it("writes frames back to back from the slot's start and grows the file only when a batch needs more", async () => {

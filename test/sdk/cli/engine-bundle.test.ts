@@ -19,7 +19,7 @@ async function session(bin: string, dir: string, env: NodeJS.ProcessEnv = {}): P
   const events: string[] = [];
   const lines = createInterface({ input: child.stdout });
   const send = (m: object) => child.stdin.write(`${JSON.stringify(m)}\n`);
-  send({ op: "open", ds: 1, url: dir, options: { frames: 2, size: [16, 16], batch: 2 }, slots: 4, dir: tmpdir() });
+  send({ op: "open", ds: 1, url: dir, options: { frames: 2, size: [16, 16], batch: 2 }, dir: tmpdir() });
   for await (const line of lines) {
     const ev = JSON.parse(line) as { event: string; seq?: number; slot?: number };
     events.push(ev.event);
