@@ -4,17 +4,24 @@
 // nvcc from native/cuda/toolkit.sh; EC_NO_CUDA=1 leaves them out), stripped, and copies it with
 // the licences of what it links to native/prebuilds/linux-x64/. It builds in .ec/prebuild so
 // native/build (the developer build the tests load) is left alone.
-// Usage: npm run native:prebuild [-- --out DIR]
+// With --if-stale (what `npm pack` runs) it builds only when the addon is missing or was built
+// from other inputs than these: a hash of the native sources, this script, node-addon-api's
+// version and the build's EC_* settings is kept beside the addon in inputs.sha256.
+// Usage: npm run native:prebuild [-- --out DIR] [--if-stale]
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
-  options: { out: { type: "string", default: join(root, "native", "prebuilds", "linux-x64") } },
+  options: {
+    out: { type: "string", default: join(root, "native", "prebuilds", "linux-x64") },
+    "if-stale": { type: "boolean", default: false },
+  },
 });
 const require = createRequire(import.meta.url);
 const { unexpectedLibraries } = require("../native/ffmpeg/check-linked.cjs");
@@ -23,11 +30,48 @@ function log(msg) {
   process.stderr.write(`[prebuild] ${msg}\n`);
 }
 
+/** Every file under `dir`, sorted, as paths relative to the repository. */
+function filesUnder(dir) {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => relative(root, join(e.parentPath, e.name)))
+    .sort();
+}
+
+/** What the addon is built from: contents (not times), so a copy of the sources hashes the same. */
+function inputsHash() {
+  const native = (p) => join(root, "native", p);
+  const files = [
+    ...["binding.gyp", "find-cuda.cjs", "embed-kernels.cjs", "cuda/toolkit.sh"].map((p) => relative(root, native(p))),
+    ...filesUnder(native("src")),
+    ...filesUnder(native("ffmpeg")),
+    "scripts/prebuild.mjs",
+  ];
+  const hash = createHash("sha256");
+  for (const file of files)
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(join(root, file)))
+      .update("\0");
+  hash.update(`node-addon-api ${require("node-addon-api/package.json").version}\0`);
+  for (const name of ["EC_NO_CUDA", "EC_NO_KERNELS", "EC_CUDA_ARCHS"])
+    hash.update(`${name}=${process.env[name] ?? ""}\0`);
+  return hash.digest("hex");
+}
+
+const addon = join(values.out, "ec_native.node");
+const stamp = join(values.out, "inputs.sha256");
+const inputs = inputsHash();
+if (values["if-stale"] && existsSync(addon) && existsSync(stamp) && readFileSync(stamp, "utf8").trim() === inputs) {
+  log(`${addon} is built from these sources`);
+  process.exit(0);
+}
 if (process.platform !== "linux" || process.arch !== "x64") {
   log(`Expected linux-x64 but this is ${process.platform}-${process.arch}`);
   process.exit(1);
 }
 const start = Date.now();
+log(`building ${addon}${values["if-stale"] ? " (missing, or built from other sources)" : ""}`);
 const env = { ...process.env };
 if (!process.env.EC_NO_CUDA) {
   env.CUDA_HOME = execFileSync("bash", [join(root, "native", "cuda", "toolkit.sh")], {
@@ -63,8 +107,9 @@ if (extra.length > 0) {
   process.exit(1);
 }
 mkdirSync(values.out, { recursive: true });
-const addon = join(values.out, "ec_native.node");
+rmSync(stamp, { force: true });
 execFileSync("strip", ["--strip-unneeded", "-o", addon, built]);
 rmSync(join(values.out, "licenses"), { recursive: true, force: true });
 cpSync(join(work, "build", "Release", "licenses"), join(values.out, "licenses"), { recursive: true });
+writeFileSync(stamp, `${inputs}\n`);
 log(`${addon} (${(Date.now() - start) / 1000} s)`);

@@ -26,22 +26,35 @@ export function addonCandidates(): string[] {
   return [...new Set([...fromEnv, ...builds, ...prebuilt])];
 }
 
+/** How a user builds the addon from source, and what that takes. */
+const BUILD_FROM_SOURCE =
+  "build it from source with `npx ec build-native` where ec is installed (`npm run setup` in a checkout)";
+const BUILD_NEEDS =
+  "which needs a C++17 compiler, make, python3 and node-gyp (npm's own serves), and first builds the minimal static FFmpeg the addon links with native/ffmpeg/build.sh (Debian or Ubuntu: it apt-gets its build packages, as root the first time; EC_FFMPEG_PREFIX names one built elsewhere)";
+
 function advice(failures: string[]): string {
   const text = failures.join("\n");
+  const platform = `${process.platform}-${process.arch}`;
+  if (/GLIBC_[0-9.]+'? not found|GLIBCXX_|CXXABI_/.test(text)) {
+    return `The prebuilt addon needs glibc 2.35 or newer (Debian 12, Ubuntu 22.04 and later); here, ${BUILD_FROM_SOURCE}, ${BUILD_NEEDS}.`;
+  }
   if (/lib(avcodec|avutil|swscale)[^ ]*\.so/.test(text)) {
-    return "The FFmpeg shared libraries it was built against are missing: apt-get install ffmpeg (or libavcodec59 libswscale6), or rebuild with `npm run setup`.";
+    return `A build linked against shared FFmpeg libraries (from an older ec) is in the way; the addon carries its own FFmpeg now: ${BUILD_FROM_SOURCE}, ${BUILD_NEEDS}.`;
   }
   if (/NODE_MODULE_VERSION|invalid ELF|wrong ELF class/.test(text)) {
-    return "The build is for another Node or platform: rebuild with `npm run setup` (or `npm run build:native`).";
+    return `The build is for another Node or platform: ${BUILD_FROM_SOURCE}, ${BUILD_NEEDS}.`;
   }
-  return "Build it with `npm run setup` in a checkout or `npm rebuild ec` where ec is installed (needs a C++17 compiler, python3, make and apt-get install pkg-config libavcodec-dev libavutil-dev libswscale-dev).";
+  if (platform === "linux-x64") {
+    return `No build loads, not even the prebuilt one the package ships for linux-x64: reinstall ec, or ${BUILD_FROM_SOURCE}, ${BUILD_NEEDS}.`;
+  }
+  return `No prebuilt addon ships for ${platform} (the package carries one for linux-x64): ${BUILD_FROM_SOURCE}, ${BUILD_NEEDS}.`;
 }
 
 /**
- * The first of `paths` that loads; otherwise one NativeUnavailableError that lists every
- * attempt and says what to install. @internal exported for tests.
+ * The first of `paths` that loads, with its path; otherwise one NativeUnavailableError that
+ * lists every attempt and says what to do. @internal exported for tests and `ec build-native`.
  */
-export function loadFirst(paths: readonly string[]): Binding {
+export function findBuild(paths: readonly string[]): { path: string; binding: Binding } {
   const failures: string[] = [];
   for (const path of paths) {
     if (!existsSync(path)) {
@@ -49,7 +62,7 @@ export function loadFirst(paths: readonly string[]): Binding {
       continue;
     }
     try {
-      return require(path) as Binding;
+      return { path, binding: require(path) as Binding };
     } catch (error) {
       failures.push(`${path}: ${(error as Error).message.split("\n")[0]}`);
     }
@@ -57,6 +70,11 @@ export function loadFirst(paths: readonly string[]): Binding {
   throw new NativeUnavailableError(
     `The ec native addon could not be loaded. ${advice(failures)}\nTried:\n  ${failures.join("\n  ")}`,
   );
+}
+
+/** The first of `paths` that loads (see findBuild). @internal exported for tests. */
+export function loadFirst(paths: readonly string[]): Binding {
+  return findBuild(paths).binding;
 }
 
 let cached: Binding | undefined;

@@ -15,6 +15,7 @@ const commands = new Map<string, () => Promise<Command>>([
   ["demo", async () => (await import("./demo.js")).main],
   ["cache", async () => (await import("./cache.js")).main],
   ["engine", async () => (await import("./engine.js")).main],
+  ["build-native", async () => (await import("./build-native.js")).main],
 ]);
 
 export async function run(argv: string[]): Promise<number> {

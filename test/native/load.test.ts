@@ -1,10 +1,11 @@
+import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { NativeUnavailableError } from "../../native/index.js";
-import { addonCandidates, loadFirst } from "../../native/lib/load.js";
+import { addonCandidates, findBuild, loadFirst } from "../../native/lib/load.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -30,13 +31,27 @@ describe("the loader", () => {
     expect(e.code).toBe("ERR_NATIVE_UNAVAILABLE");
     expect(e.message).toContain(`${missing}: not built`);
     expect(e.message).toContain(`${broken}: `);
-    expect(e.message).toMatch(/npm run setup/);
+    expect(e.message).toMatch(/npx ec build-native/);
   });
 
-  it("with nothing built, names the build command and the system packages it needs", () => {
-    expect(() => loadFirst([join(dir, "none.node")])).toThrow(
-      /npm run setup.*libavcodec-dev libavutil-dev libswscale-dev/s,
-    );
+  it("with nothing built, names the build command and what it really needs, and no system FFmpeg", () => {
+    let message = "";
+    try {
+      loadFirst([join(dir, "none.node")]);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain("`npx ec build-native` where ec is installed (`npm run setup` in a checkout)");
+    expect(message).toContain("a C++17 compiler, make, python3 and node-gyp");
+    expect(message).toContain("the minimal static FFmpeg the addon links with native/ffmpeg/build.sh");
+    expect(message).not.toMatch(/libav\w*-dev|pkg-config|npm rebuild/);
+    if (`${process.platform}-${process.arch}` === "linux-x64")
+      expect(message).toContain("not even the prebuilt one the package ships for linux-x64");
+  });
+
+  it("findBuild says which build loaded", () => {
+    const built = addonCandidates().find((p) => existsSync(p))!;
+    expect(findBuild([join(dir, "none.node"), built]).path).toBe(built);
   });
 
   it("looks for the shipped prebuilt for this platform after the local builds", () => {
