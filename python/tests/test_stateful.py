@@ -127,3 +127,18 @@ def test_resume_across_set_epoch(videos, workers, epoch_clips):
     _, dl3 = restored(videos, workers, dl2.state_dict(), epoch=3)
     e3, _ = batches(loader(videos, workers, epoch=3)[1])
     assert batches(dl3)[0] == e3 and sorted(flat(e3)) == epoch_clips
+
+
+def test_ranks_with_workers_resume_each_from_its_own_loader_state(videos, monkeypatch, epoch_clips):
+    """Two ranks of two workers (sub-ranks 0..3 of 4), each restarted from its own loader state alone."""
+    taken, states = [], []
+    for rank in (0, 1):
+        monkeypatch.setenv("RANK", str(rank))
+        monkeypatch.setenv("WORLD_SIZE", "2")
+        first, state = batches(loader(videos, 2)[1], stop=rank + 2)
+        taken += flat(first)
+        states.append(state)
+    for rank in (0, 1):
+        monkeypatch.setenv("RANK", str(rank))
+        taken += flat(batches(restored(videos, 2, states[rank])[1])[0])
+    assert sorted(taken) == epoch_clips
