@@ -12,6 +12,7 @@ import type { ClipPlan } from "./sampler/clip-plan.js";
 import { GopRankClips } from "./sampler/gop-rank-clips.js";
 import { planRuns } from "./sampler/partition.js";
 import { RankClips, type ClipSequence, type RankClip } from "./sampler/rank-clips.js";
+import { SkipTaken } from "./sampler/skip-taken.js";
 import { epochStream, shuffleAlgorithm } from "./sampler/shuffle.js";
 import { openSource } from "./source/index.js";
 import type { DatasetListing, DatasetSource } from "./source/source.js";
@@ -39,6 +40,8 @@ export interface DatasetInit {
   readonly mine: ClipSequence<RankClip>;
   /** Positions consumed so far (by the resumed run, then by this one). */
   readonly consumed: PositionSet;
+  /** With a world above 1: the set this run's shares were dealt from, written into each checkpoint as `base`. */
+  readonly base?: PositionSet | undefined;
   readonly skipped: readonly SkippedObject[];
   readonly decode: DecodeClip;
   readonly decodeImage: DecodeImage;
@@ -73,6 +76,7 @@ export class Dataset implements AsyncIterable<Batch> {
   /** The dataset table generation planned from; undefined when planned from every object's index. */
   readonly generation: number | undefined;
   private readonly consumed: PositionSet;
+  private readonly base: PositionSet | undefined;
   private readonly recorder: StatsRecorder;
   private started = false;
 
@@ -84,6 +88,7 @@ export class Dataset implements AsyncIterable<Batch> {
     this.plan = init.plan;
     this.mine = init.mine;
     this.consumed = init.consumed;
+    this.base = init.base;
     this.decode = init.decode;
     this.decodeImage = init.decodeImage;
     this.options = init.options;
@@ -163,6 +168,7 @@ export class Dataset implements AsyncIterable<Batch> {
       world: this.options.world,
       rank: this.options.rank,
       generation: this.listing.generation,
+      base: this.base,
     });
   }
 
@@ -209,7 +215,9 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
     const { plan, skipped } = await planDataset(listing, indexes, o);
     // Nothing to stream: say why instead of an empty iterator.
     if (plan.total === 0) throw skipped.length > 0 ? nothingToStream(skipped) : await noClipsError(listing, indexes, o);
-    const resumed = o.resume ? restore(o.resume, { fingerprint: plan.fingerprint, total: plan.total }) : undefined;
+    const resumed = o.resume
+      ? restore(o.resume, { fingerprint: plan.fingerprint, total: plan.total, rank: o.rank, world: o.world })
+      : undefined;
     for (const k of ["seed", "epoch"] as const) {
       if (resumed && options[k] !== undefined && options[k] !== resumed[k]) {
         throw new ResumeError(
@@ -220,14 +228,19 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
     }
     const epoch = resumed ? { seed: resumed.seed, epoch: resumed.epoch } : { seed: o.seed, epoch: o.epoch };
     const consumed = resumed?.set ?? new PositionSet(plan.total);
+    // The shares are dealt from what the run starts from; a rank resuming alone from its own
+    // checkpoint deals from that checkpoint's base, the set its earlier run dealt from.
+    const dealFrom = resumed?.base ?? consumed;
+    const base = o.world > 1 ? (resumed?.base ?? new PositionSet(plan.total, consumed.bits.slice())) : undefined;
     const stream = () => epochStream(plan, o.shuffle, { ...epoch, buffer: o.shuffleBuffer });
     // Several ranks and GOPs shared by clips: a GOP run's clips go to one rank, so each rank decodes
     // the GOPs it touches about once. Either way the order streams: open() and the first batch
     // compute only the positions they reach.
     const runs = o.world > 1 ? planRuns(plan) : undefined;
-    const mine: ClipSequence<RankClip> = runs
-      ? new GopRankClips(stream, consumed, runs, o.rank, o.world, o.limit)
-      : new RankClips(stream(), consumed, o.rank, o.world, o.limit);
+    const share: ClipSequence<RankClip> = runs
+      ? new GopRankClips(stream, dealFrom, runs, o.rank, o.world, o.limit)
+      : new RankClips(stream(), dealFrom, o.rank, o.world, o.limit);
+    const mine = resumed?.base ? new SkipTaken(share, consumed, consumed.count - resumed.base.count) : share;
     return new Dataset({
       source,
       listing,
@@ -235,6 +248,7 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
       plan,
       mine,
       consumed,
+      base,
       skipped,
       decode,
       decodeImage,

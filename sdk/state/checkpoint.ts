@@ -1,7 +1,9 @@
 /**
  * Exact resume. A checkpoint names the epoch order (dataset fingerprint + seed + epoch) and the
  * set of positions of that order already consumed, as a bitmap. Because positions are global,
- * any world size can re-partition what is left: none lost, none repeated.
+ * any world size can re-partition what is left: none lost, none repeated. A rank's own
+ * checkpoint also says what its run started from (`base`), so that rank alone can go on with
+ * its own share on the same world (as a DataLoader worker restores from its own state).
  */
 import { z } from "zod";
 import { ResumeError } from "../errors.js";
@@ -26,6 +28,13 @@ export const Checkpoint = z.object({
   ranks: z.array(z.number().int().nonnegative()),
   /** The dataset table generation the plan was made from, where the dataset has a table: a resume plans from the same one. */
   generation: z.number().int().positive().optional(),
+  /**
+   * Written by a rank of a world above 1: the positions consumed when its run opened (what the
+   * run resumed from), encoded as `consumed`, or "" for none. The run's shares were dealt from
+   * it, so this checkpoint alone resumes the same rank of the same world: its share, less what
+   * it consumed. Merging drops it (a merged checkpoint re-partitions what is left).
+   */
+  base: z.string().optional(),
 });
 export type Checkpoint = z.infer<typeof Checkpoint>;
 
@@ -73,10 +82,13 @@ export function toCheckpoint(
     world: number;
     rank: number;
     generation?: number | undefined;
+    /** What the run started from, for a rank of a world above 1 (see `Checkpoint.base`). */
+    base?: PositionSet | undefined;
   },
 ): Checkpoint {
   return {
     ...(meta.generation !== undefined ? { generation: meta.generation } : {}),
+    ...(meta.base ? { base: meta.base.count > 0 ? Buffer.from(meta.base.bits).toString("base64") : "" } : {}),
     version: 1,
     order: ORDER_VERSION,
     fingerprint: meta.fingerprint,
@@ -90,8 +102,10 @@ export function toCheckpoint(
   };
 }
 
-function decodeBits(c: Checkpoint): Uint8Array {
-  const bits = new Uint8Array(Buffer.from(c.consumed, "base64"));
+function decodeBits(c: Checkpoint, field: "consumed" | "base" = "consumed"): Uint8Array {
+  const encoded = c[field] ?? "";
+  if (field === "base" && encoded === "") return new Uint8Array(Math.ceil(c.total / 8));
+  const bits = new Uint8Array(Buffer.from(encoded, "base64"));
   if (bits.length !== Math.ceil(c.total / 8)) {
     throw new ResumeError(
       "ERR_RESUME_INVALID",
@@ -131,8 +145,9 @@ export function mergeCheckpoints(list: readonly Checkpoint[]): Checkpoint {
     for (const r of c.ranks) ranks.add(r);
   }
   const set = new PositionSet(first.total, bits);
+  const { base: _base, ...rest } = first;
   return {
-    ...first,
+    ...rest,
     consumed: Buffer.from(bits).toString("base64"),
     count: set.count,
     ranks: [...ranks].sort((a, b) => a - b),
@@ -141,12 +156,14 @@ export function mergeCheckpoints(list: readonly Checkpoint[]): Checkpoint {
 
 /**
  * Checks a (merged) checkpoint against the run about to start and returns its consumed set.
- * Every rank of the writing run must be merged in, else the missing ranks' clips would repeat.
+ * Every rank of the writing run must be merged in, else the missing ranks' clips would repeat;
+ * only a rank's own checkpoint with its `base` resumes alone, on that rank of that world, and
+ * then `base` is the set its share is dealt from.
  */
 export function restore(
   resume: Checkpoint | readonly Checkpoint[],
-  expected: { fingerprint: string; total: number },
-): { set: PositionSet; seed: number; epoch: number } {
+  expected: { fingerprint: string; total: number; rank?: number; world?: number },
+): { set: PositionSet; seed: number; epoch: number; base?: PositionSet } {
   const c = Array.isArray(resume) ? mergeCheckpoints(resume) : (resume as Checkpoint);
   // Before the order had a version in checkpoints it was 2; another version's positions mean other clips.
   if ((c.order ?? 2) !== ORDER_VERSION) {
@@ -162,11 +179,29 @@ export function restore(
     );
   }
   if (c.ranks.length !== c.world) {
+    const alone = c.base !== undefined && c.ranks.length === 1;
+    if (alone && c.ranks[0] === expected.rank && c.world === expected.world) return ownShare(c);
     const missing = [...Array(c.world).keys()].filter((r) => !c.ranks.includes(r));
+    const own = alone ? `, or resume rank ${c.ranks[0]} of world ${c.world} with it alone` : "";
     throw new ResumeError(
       "ERR_RESUME_INCOMPLETE",
-      `Expected the checkpoints of all ${c.world} ranks but received ranks ${c.ranks.join(", ")}; missing ${missing.join(", ")} (merge them with mergeCheckpoints)`,
+      `Expected the checkpoints of all ${c.world} ranks but received ranks ${c.ranks.join(", ")}; missing ${missing.join(", ")} (merge them with mergeCheckpoints${own})`,
     );
   }
   return { set: new PositionSet(c.total, decodeBits(c)), seed: c.seed, epoch: c.epoch };
+}
+
+/** A rank's own checkpoint: what it consumed, and the set its run's shares were dealt from. */
+function ownShare(c: Checkpoint): { set: PositionSet; seed: number; epoch: number; base: PositionSet } {
+  const set = new PositionSet(c.total, decodeBits(c));
+  const base = new PositionSet(c.total, decodeBits(c, "base"));
+  for (let i = 0; i < base.bits.length; i++) {
+    if ((base.bits[i]! & ~set.bits[i]!) !== 0) {
+      throw new ResumeError(
+        "ERR_RESUME_INVALID",
+        "Expected every position of the checkpoint's base among its consumed positions but some are not",
+      );
+    }
+  }
+  return { set, seed: c.seed, epoch: c.epoch, base };
 }

@@ -156,6 +156,9 @@ class ClipDataset(tud.IterableDataset):  # pyright: ignore[reportMissingTypeArgu
             return {"rank": rank, "world": world}  # the engine says what is wrong
         return {"rank": rank * info.num_workers + info.id, "world": world * info.num_workers}
 
+    # Whether the last iter() ran to the end of its share (then _last_state is that end).
+    _ended = False
+
     def __iter__(self) -> Iterator[Batch]:
         opts = {**self._options, **self._share()}
         if self._resume is not None:
@@ -165,41 +168,58 @@ class ClipDataset(tud.IterableDataset):  # pyright: ignore[reportMissingTypeArgu
         if self._engine is None or not self._engine.usable():
             self._engine = Engine()
         ds = Dataset(self.url, opts, engine=self._engine)
-        self._live = ds
+        # A resume serves one iter(): the next one streams a whole epoch, as after an uninterrupted one.
+        self._live, self._resume, self._last_state, self._ended = ds, None, None, False
         try:
             yield from ds
-            self._last_state = ds.state()
+            self._ended = True
         finally:
             self._live = None
+            try:
+                # Also when the loop left early: a state_dict() after it still counts what was taken.
+                self._last_state = ds.state()
+            except Error:
+                pass
             ds.close()
 
     def state_dict(self) -> Dict[str, Any]:
-        """Where this process's stream stands: ``{"checkpoint": …, "epoch": …}``, for ``load_state_dict``.
+        """Where this process's stream stands: ``{"checkpoint": …, "epoch": …, "ended": …}``, for ``load_state_dict``.
 
-        Exact with ``num_workers=0`` (the engine already decodes on every core). With DataLoader
-        workers the batches the loop has taken are known only in the workers, so the main process
-        raises ``ERR_STATE_UNAVAILABLE`` rather than return a checkpoint that would repeat or lose clips.
+        Exact with ``num_workers=0`` (the engine already decodes on every core), and with workers
+        under torchdata's ``StatefulDataLoader``, which calls it in each worker as the worker yields
+        and keeps, per worker, the state of the batches the loop took: a worker's checkpoint is its
+        sub-rank's, which resumes that sub-rank alone. With a plain DataLoader's workers the main
+        process cannot see which prefetched batches the loop took, so it raises
+        ``ERR_STATE_UNAVAILABLE`` rather than return a checkpoint that would repeat or lose clips.
         """
         if tud.get_worker_info() is None and self._in_workers.value:
             raise Error(
                 "ERR_STATE_UNAVAILABLE",
                 "Expected a DataLoader with num_workers=0 for an exact state_dict() but this dataset is iterated by "
                 "worker processes, whose prefetched batches the main process cannot see; use num_workers=0 "
-                "(ec's engine decodes in parallel on its own) to checkpoint",
+                "(ec's engine decodes in parallel on its own), or torchdata's StatefulDataLoader, which keeps "
+                "each worker's state_dict() of the batches the loop took",
             )
         if self._live is not None:
-            checkpoint = self._live.state()
-        else:
-            checkpoint = self._last_state if self._last_state is not None else self._resume
-        return {"checkpoint": checkpoint, "epoch": self._epoch}
+            return {"checkpoint": self._live.state(), "epoch": self._epoch, "ended": False}
+        checkpoint = self._last_state if self._last_state is not None else self._resume
+        return {"checkpoint": checkpoint, "epoch": self._epoch, "ended": self._ended}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Resumes from ``state_dict()``: the next ``iter()`` delivers exactly the clips not yet delivered."""
+        """Resumes from ``state_dict()``: the next ``iter()`` delivers exactly the clips not yet delivered.
+
+        The state of an epoch that ran to its end makes the next ``iter()`` a whole epoch (the one
+        ``set_epoch`` says), as it would have been without the restart; in a DataLoader worker it
+        resumes that worker's finished share instead (nothing left), as its loader expects.
+        """
         if not isinstance(state, dict) or "checkpoint" not in state:
             raise Error("ERR_RESUME_INVALID", f"Expected a ClipDataset.state_dict() but received {state!r:.200}")
+        self._last_state, self._ended = None, False
+        if state.get("ended") and tud.get_worker_info() is None:
+            self._resume = None
+            return
         self._resume = state["checkpoint"]
         self._epoch = state.get("epoch", self._epoch)
-        self._last_state = None
 
     def close(self) -> None:
         """Stops this process's engine (it also stops when the process exits)."""
@@ -225,4 +245,4 @@ class ClipDataset(tud.IterableDataset):  # pyright: ignore[reportMissingTypeArgu
         if self._resume is not None and isinstance(self._resume, dict) and self._resume.get("epoch") != epoch:
             self._resume = None
         self._epoch = epoch
-        self._last_state = None
+        self._last_state, self._ended = None, False

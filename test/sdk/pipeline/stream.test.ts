@@ -150,6 +150,52 @@ describe("open() over a local directory with a stand-in decoder", () => {
     await expect(collect({ frames: 4, resume })).rejects.toMatchObject({ code: "ERR_RESUME_MISMATCH" });
   });
 
+  it("resumes one rank alone from its own checkpoint, twice, as the uninterrupted rank would go on", async () => {
+    const base = { frames: 8, seed: 3, world: 3, batch: 1, align: "exact", hop: 4 } as const;
+    /** Rank `rank`'s clips from `resume`, stopping after `stop` batches; its checkpoint through JSON. */
+    async function take(rank: number, resume: OpenOptions["resume"], stop = Infinity) {
+      const ds = await open(
+        dir,
+        { ...base, rank, device: "cpu", ...(resume ? { resume } : {}) },
+        { source: new LocalDirSource(dir), decode: fakeDecoder() },
+      );
+      const seen: string[] = [];
+      let n = 0;
+      if (stop > 0)
+        for await (const b of ds) {
+          seen.push(...ids(b.clips));
+          if (++n === stop) break;
+        }
+      return { seen, state: JSON.parse(JSON.stringify(ds.state())) };
+    }
+    // From a merged checkpoint of three ranks that stopped at different places, then alone.
+    const first = await Promise.all([0, 1, 2].map((rank) => take(rank, undefined, rank + 1)));
+    const merged = mergeCheckpoints(first.map((r) => r.state));
+    expect(merged.base).toBeUndefined();
+    const whole = (await take(1, merged)).seen;
+    const a = await take(1, merged, 2);
+    expect(a.state.base).toBe(merged.consumed);
+    const b = await take(1, a.state, 1);
+    const c = await take(1, b.state);
+    expect([...a.seen, ...b.seen, ...c.seen]).toEqual(whole);
+    // The ranks of the last run merge as any others do: with the other ranks' runs from `merged`, the epoch.
+    const others = await Promise.all([0, 2].map((rank) => take(rank, merged)));
+    const all = ids((await collect({ frames: 8, seed: 3, align: "exact", hop: 4 })).clips).sort();
+    const delivered = [...first.flatMap((r) => r.seen), ...whole, ...others.flatMap((r) => r.seen)];
+    expect(delivered.sort()).toEqual(all);
+    const end = mergeCheckpoints([others[0]!.state, c.state, others[1]!.state]);
+    expect(end.count).toBe(all.length);
+    // A fresh rank's checkpoint resumes alone too (nothing was consumed when it opened).
+    const fresh = await take(2, undefined, 1);
+    expect(fresh.state.base).toBe("");
+    expect([...fresh.seen, ...(await take(2, fresh.state)).seen]).toEqual((await take(2, undefined)).seen);
+    // Alone it resumes its own rank of its own world only.
+    await expect(take(0, a.state)).rejects.toMatchObject({ code: "ERR_RESUME_INCOMPLETE" });
+    await expect(collect({ ...base, rank: 1, world: 2, resume: a.state })).rejects.toMatchObject({
+      code: "ERR_RESUME_INCOMPLETE",
+    });
+  });
+
   it("keeps at most prefetch clips in flight ahead of a consumer that stops pulling", async () => {
     let started = 0;
     const inner = fakeDecoder();

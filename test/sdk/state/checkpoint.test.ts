@@ -82,6 +82,32 @@ describe("exact resume", () => {
     );
   });
 
+  it("resumes a rank's own checkpoint alone on that rank and world, dealing from its base", () => {
+    const base = new PositionSet(10);
+    base.add(1);
+    const set = new PositionSet(10, base.bits.slice());
+    set.add(4);
+    const own = toCheckpoint(set, { ...meta, world: 2, rank: 1, base });
+    const r = restore(own, { fingerprint: "f", total: 10, rank: 1, world: 2 });
+    expect([r.set.count, r.base?.count, r.base?.has(1)]).toEqual([2, 1, true]);
+    expect(toCheckpoint(set, { ...meta, world: 2, rank: 1, base: new PositionSet(10) }).base).toBe("");
+    for (const [rank, world] of [
+      [0, 2],
+      [1, 3],
+    ] as const)
+      expect(() => restore(own, { fingerprint: "f", total: 10, rank, world })).toThrow(
+        expect.objectContaining({ code: "ERR_RESUME_INCOMPLETE" }),
+      );
+    expect(mergeCheckpoints([own]).base).toBeUndefined();
+    const broken = {
+      ...own,
+      base: toCheckpoint(new PositionSet(10, new Uint8Array([0, 2])), { ...meta, world: 2, rank: 1 }).consumed,
+    };
+    expect(() => restore(broken, { fingerprint: "f", total: 10, rank: 1, world: 2 })).toThrow(
+      expect.objectContaining({ code: "ERR_RESUME_INVALID" }),
+    );
+  });
+
   it("refuses a checkpoint of an earlier epoch order and says so, even where its fingerprint would match", () => {
     const { order, ...before } = toCheckpoint(new PositionSet(10), { ...meta, world: 1, rank: 0 });
     expect(order).toBe(4);

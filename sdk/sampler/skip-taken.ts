@@ -1,0 +1,37 @@
+import type { ClipSequence, ConsumedPositions, RankClip } from "./rank-clips.js";
+
+/**
+ * A rank's share less the clips it already took: how one rank resumes alone from its own
+ * checkpoint. The share is dealt from what its run started from (the checkpoint's base), so it
+ * is the very share the rank was walking; the positions taken since are skipped as the pipeline
+ * reaches them, and the order of the rest is the uninterrupted run's.
+ *
+ * @example
+ * const mine = new SkipTaken(new RankClips(order, base, 1, 4), consumed, consumed.count - base.count);
+ */
+export class SkipTaken implements ClipSequence<RankClip> {
+  readonly length: number;
+  /** A copy: the run adds what it consumes to the live set, and those clips are still to deliver. */
+  private readonly bits: Uint8Array;
+  private readonly kept: RankClip[] = [];
+  private shareAt = 0;
+
+  constructor(
+    private readonly share: ClipSequence<RankClip>,
+    taken: ConsumedPositions,
+    takenCount: number,
+  ) {
+    this.bits = taken.bits.slice();
+    this.length = Math.max(0, share.length - takenCount);
+  }
+
+  at(i: number): RankClip | undefined {
+    if (!Number.isInteger(i) || i < 0 || i >= this.length) return undefined;
+    while (this.kept.length <= i) {
+      const clip = this.share.at(this.shareAt++);
+      if (!clip) return undefined;
+      if ((this.bits[clip.position >> 3]! & (1 << (clip.position & 7))) === 0) this.kept.push(clip);
+    }
+    return this.kept[i];
+  }
+}
