@@ -24,7 +24,7 @@ fi
 # What goes into the bundle: the native sources and build scripts, the bundled TypeScript and
 # the lock file. A stamp per hash of them records a pass on this machine.
 inputs=$(cd "$root_dir" && git ls-files -s native common sdk test/gpu test/helpers test/sdk/labels/fixtures.ts \
-  bench/decode-fixtures.ts scripts/gpu-bundle.mjs scripts/gpu-bundle-verify.sh scripts/prebuild.mjs package-lock.json |
+  bench/decode-fixtures.ts scripts/gpu-bundle.mjs scripts/gpu-bundle-verify.sh scripts/prebuild.mjs scripts/prebuilt.mjs package-lock.json |
   sha256sum | cut -c1-16)
 stamp=$cache/gpu-bundle-verified/$inputs
 if [[ ${1:-} == --if-changed && -f $stamp && -z $(cd "$root_dir" && git status --porcelain -- native common sdk test/gpu scripts) ]]; then
