@@ -24,6 +24,11 @@ from ._errors import Error
 _EOF = object()
 
 
+# The engine's wire version (sdk/bridge/protocol.ts PROTOCOL_VERSION): the engine sends it in
+# `opened`, and a client refuses an engine that speaks another.
+PROTOCOL_VERSION = 1
+
+
 def engine_command() -> List[str]:
     """The command that starts the engine: ``EC_ENGINE`` (the ``ec`` command or its ``bin/ec.js``), else ``ec`` on PATH.
 
@@ -48,11 +53,24 @@ def engine_command() -> List[str]:
     return [target]
 
 
+def check_protocol(event: Dict[str, Any], command: List[str]) -> None:
+    """Refuses an engine whose wire is not this client's (an ``ec`` of another release on PATH or in EC_ENGINE)."""
+    theirs = event.get("protocol")
+    if theirs != PROTOCOL_VERSION:
+        raise Error(
+            "ERR_ENGINE_MISMATCH",
+            f"Expected an ec engine speaking protocol {PROTOCOL_VERSION} (this Python package's) but {' '.join(command)} "
+            f"speaks protocol {theirs}: use the ec Python package and engine of one release (the wheel carries its own; "
+            "unset EC_ENGINE to use it)",
+        )
+
+
 class Engine:
     """One ``ec engine`` child. Thread-safe for ``send``; events are consumed by one thread."""
 
     def __init__(self) -> None:
         cmd = engine_command() + ["engine"]
+        self.command = cmd
         try:
             self._proc = subprocess.Popen(
                 cmd,
@@ -138,6 +156,8 @@ class Engine:
         if ev is _EOF:
             self._events.put(_EOF)
             raise self.exit_error()
+        if ev.get("event") == "opened":
+            check_protocol(ev, self.command)
         return ev
 
     # — writing —
