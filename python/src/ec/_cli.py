@@ -34,7 +34,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         command = engine_command()
     except Error as err:
-        sys.stderr.write(f"ec: [{err.code}] {err.message}\n")
+        sys.stderr.write(f"ec: {err}\n")
         return 1
     if args[:1] and args[0] in _NEEDS_WRANGLER and command[-1] == bundled_cli():
         sys.stderr.write(
