@@ -5,8 +5,8 @@
 
 Without a dataset it makes four short sample videos with ffmpeg (as `npm start` does) and
 streams them from their folder; give it `http://127.0.0.1:8787/v1/datasets/PREFIX` (with
-EC_TOKEN set) to stream through a local edge instead. Needs the ec package (`pip install
-./python`), torch, and the ec engine (`ec` on PATH or EC_ENGINE).
+EC_TOKEN set) to stream through a local edge instead. Needs the ec wheel with torch (`pip install
+"ec-*.whl[torch]"`), or `pip install ./python`, torch and the ec engine (`ec` on PATH or EC_ENGINE).
 """
 
 import argparse

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// Bundles `ec engine` (what the Python client starts) from dist/ into one CommonJS file with
-// esbuild, dist/sdk/cli/engine.bundle.cjs: the child then compiles one script (with V8's code
-// cache, see bin/ec.js) instead of loading hundreds of modules (zod, undici, the SDK,
-// origin-cache), which was most of its start-up. The native addon stays external
-// (native/lib/load.ts finds it from there as from dist/native/lib). bin/ec.js runs it for
-// `ec engine` when it is at least as new as dist/, else the unbundled CLI.
+// Bundles the `ec` CLI from dist/ into one CommonJS file with esbuild,
+// dist/sdk/cli/engine.bundle.cjs, exporting `(argv) => exit code`: `ec engine` (what the Python
+// client starts) then compiles one script (with V8's code cache, see bin/bundle-runner.cjs)
+// instead of loading hundreds of modules (zod, undici, the SDK, origin-cache), which was most of
+// its start-up. The whole CLI is in it (each command's modules run only when that command does),
+// so the Python wheel (scripts/wheel.mjs) ships this one file as its `ec` too. The native addon
+// stays external (native/lib/load.ts finds it from there as from dist/native/lib). bin/ec.js runs
+// it for `ec engine` when it is at least as new as dist/, else the unbundled CLI.
 // Usage: node scripts/bundle-engine.mjs   (after tsc -p tsconfig.build.json; setup.mjs runs both)
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -16,11 +18,11 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const cli = join(root, "dist", "sdk", "cli");
 
 const outfile = join(cli, "engine.bundle.cjs");
-await build({
+const { metafile } = await build({
   stdin: {
-    contents: 'const { main } = require("./engine.js");\nmodule.exports = (argv) => main(argv);\n',
+    contents: 'const { run } = require("./main.js");\nmodule.exports = (argv) => run(argv);\n',
     resolveDir: cli,
-    sourcefile: "engine-entry.js",
+    sourcefile: "ec-entry.js",
     loader: "js",
   },
   outfile,
@@ -33,6 +35,9 @@ await build({
   keepNames: true,
   legalComments: "none",
   logLevel: "warning",
+  metafile: true,
+  // Paths in the metafile relative to the checkout.
+  absWorkingDir: root,
   // The ESM sources' import.meta.url (the addon's loader looks for the build from there).
   define: { "import.meta.url": "__ecModuleUrl" },
   banner: {
@@ -48,5 +53,12 @@ const code = readFileSync(outfile, "utf8").replaceAll('import("node:', '__ecImpo
 const left = code.match(/\bimport\([^)]{0,60}\)/g);
 if (left) throw new Error(`Expected only node: modules imported with import() but found ${left.join(", ")}`);
 writeFileSync(outfile, code);
+// The npm packages inside (legalComments drops their notices): the wheel carries their licences.
+const packages = new Set();
+for (const input of Object.keys(metafile.inputs)) {
+  const m = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input.replaceAll("\\", "/"));
+  if (m) packages.add(m[1]);
+}
+writeFileSync(join(cli, "engine.bundle.packages.json"), `${JSON.stringify([...packages].sort(), null, 1)}\n`);
 // A code cache of the previous bundle would only be rejected.
 rmSync(join(cli, "engine.bundle.cache"), { force: true });

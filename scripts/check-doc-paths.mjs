@@ -25,13 +25,16 @@ const docs =
           p.endsWith(".md") && !p.startsWith("node_modules/") && p !== "bench/HISTORY.md" && !p.includes("/fixtures/"),
       );
 
+/** Ignored by git, as a file or (for a path not on disk, whose kind git cannot see) as a folder. */
 function ignored(path) {
-  try {
-    git("check-ignore", "-q", "--no-index", path);
-    return true;
-  } catch {
-    return false;
-  }
+  return [path, `${path}/`].some((p) => {
+    try {
+      git("check-ignore", "-q", "--no-index", p);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 const exists = (path) => existsSync(join(root, path));

