@@ -74,8 +74,6 @@ export const SdkErrorCode = {
   RotateUnsupported: "ERR_ROTATE_UNSUPPORTED",
   /** The engine (`ec engine`): a request out of protocol, no shared memory to write batches to, or no room left there. */
   Protocol: "ERR_PROTOCOL",
-  /** The Python client: the engine it started speaks another protocol version (sdk/bridge/protocol.ts) than its own; both are named. */
-  EngineMismatch: "ERR_ENGINE_MISMATCH",
   ShmUnavailable: "ERR_SHM_UNAVAILABLE",
   ShmFull: "ERR_SHM_FULL",
   /** open(): the dataset holds no object, or only videos shorter than a clip (objects that stream nothing are reported by their own codes). */
@@ -92,7 +90,7 @@ export const SdkErrorCode = {
   EngineNotFound: "ERR_ENGINE_NOT_FOUND",
   /** The engine sent a message out of protocol (a slot it does not have, a shape past the slot, a bad CUDA IPC handle). */
   EngineProtocol: "ERR_ENGINE_PROTOCOL",
-  /** The engine speaks another protocol version than the client. */
+  /** The engine speaks another protocol version (sdk/bridge/protocol.ts) than the client; both are named. */
   EngineMismatch: "ERR_ENGINE_MISMATCH",
   /** `state()` or `stats()` of a closed dataset. */
   Closed: "ERR_CLOSED",
