@@ -6,11 +6,13 @@
 // native/build (the developer build the tests load) is left alone.
 // With --if-stale (what `npm pack` runs) it builds only when the addon is missing or was built
 // from other inputs than these: a hash of the native sources, this script, node-addon-api's
-// version and the build's EC_* settings is kept beside the addon in inputs.sha256.
+// version and the build's EC_* settings is kept beside the addon in inputs.sha256; a build of the
+// same inputs that another clone made on this machine (kept under ~/.cache/ec) is copied instead.
 // Usage: npm run native:prebuild [-- --out DIR] [--if-stale]
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -62,9 +64,23 @@ function inputsHash() {
 const addon = join(values.out, "ec_native.node");
 const stamp = join(values.out, "inputs.sha256");
 const inputs = inputsHash();
-if (values["if-stale"] && existsSync(addon) && existsSync(stamp) && readFileSync(stamp, "utf8").trim() === inputs) {
-  log(`${addon} is built from these sources`);
-  process.exit(0);
+// Builds of other clones on this machine, by their inputs (a fresh clone in CI has none of its own).
+const kept = join(
+  process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"),
+  "ec",
+  `prebuilt-linux-x64-${inputs.slice(0, 16)}`,
+);
+if (values["if-stale"]) {
+  if (existsSync(addon) && existsSync(stamp) && readFileSync(stamp, "utf8").trim() === inputs) {
+    log(`${addon} is built from these sources`);
+    process.exit(0);
+  }
+  if (existsSync(join(kept, "ec_native.node"))) {
+    rmSync(values.out, { recursive: true, force: true });
+    cpSync(kept, values.out, { recursive: true });
+    log(`${addon}: this machine's build of these sources`);
+    process.exit(0);
+  }
 }
 if (process.platform !== "linux" || process.arch !== "x64") {
   log(`Expected linux-x64 but this is ${process.platform}-${process.arch}`);
@@ -113,3 +129,11 @@ rmSync(join(values.out, "licenses"), { recursive: true, force: true });
 cpSync(join(work, "build", "Release", "licenses"), join(values.out, "licenses"), { recursive: true });
 writeFileSync(stamp, `${inputs}\n`);
 log(`${addon} (${(Date.now() - start) / 1000} s)`);
+const partial = `${kept}.partial-${process.pid}`;
+cpSync(values.out, partial, { recursive: true });
+try {
+  renameSync(partial, kept);
+} catch {
+  // Another clone kept a build of the same inputs first.
+  rmSync(partial, { recursive: true, force: true });
+}
