@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Runs the Python client's tests (python/tests) with pytest against this checkout's engine.
 import { spawnSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { findPython, PYTHON_APT_PACKAGES } from "./python-env.mjs";
@@ -18,6 +20,9 @@ const env = {
   EC_ENGINE: join(root, "bin", "ec.js"),
   EC_NODE: process.execPath,
   PYTHONDONTWRITEBYTECODE: "1",
+  // Local edges on port 0 with fresh keys: the keys they are first seen with are this run's alone.
+  EC_KNOWN_EDGES:
+    process.env.EC_KNOWN_EDGES ?? join(mkdtempSync(join(tmpdir(), "ec-known-edges-")), "known-edges.json"),
 };
 const r = spawnSync(
   python,
