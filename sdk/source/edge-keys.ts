@@ -28,7 +28,7 @@ export async function pinnedKeys(input: unknown, name: string): Promise<PublicKe
   const parsed = EdgeKeysSchema.safeParse(value);
   const listed = parsed.success ? (Array.isArray(parsed.data) ? parsed.data : parsed.data.keys) : [];
   const keys = await Promise.all(listed.map((k) => publicKeyEntry(typeof k === "string" ? k : k.publicKey)));
-  const bad = keys.findIndex((k) => k === undefined);
+  const bad = keys.indexOf(undefined);
   if (!parsed.success || keys.length === 0 || bad >= 0)
     throw new InvalidOptionError(
       `Expected ${name} as the edge's Ed25519 public keys (base64url, as \`ec keys URL\` prints them) but received ${
