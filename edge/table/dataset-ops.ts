@@ -9,7 +9,7 @@ import {
   type SignedManifestV1,
 } from "../../common/schema/index.js";
 import { INDEX_ROUTE, OBJECTS_ROUTE, signedUrl } from "../../common/sign.js";
-import { BadRequestError, EdgeError, InternalError, NotFoundError } from "../errors.js";
+import { BadRequestError, EdgeError, NotFoundError } from "../errors.js";
 import { urlSigning } from "../http/url-signing.js";
 import { readHead } from "./publish.js";
 import { tableKeys } from "../../common/dataset-table/table-keys.js";
