@@ -64,11 +64,17 @@ async function readKnown(path: string): Promise<KnownEdges> {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return { version: 1, edges: {} };
     throw err;
   }
-  const parsed = KnownEdges.safeParse(JSON.parse(text || "{}"));
+  let json: unknown;
+  try {
+    json = JSON.parse(text || "{}");
+  } catch {
+    json = undefined;
+  }
+  const parsed = KnownEdges.safeParse(json);
   if (!parsed.success)
     throw new ManifestError(
       ManifestErrorCode.INVALID,
-      `${path} is not a known-edges file of this version (${parsed.error.issues[0]?.message}); move it away to start again`,
+      `${path} is not a known-edges file of this version (${parsed.error.issues[0]?.message ?? "not JSON"}); move it away to start again`,
     );
   return parsed.data;
 }

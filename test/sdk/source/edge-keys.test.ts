@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from "node:crypto";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -140,6 +140,16 @@ describe("edge keys: pinned, or trusted on first use", () => {
     const got = await Promise.all(Array.from({ length: 16 }, () => trustedKeys(base, { path: knownEdges })));
     for (const k of got) expect(k.keys.map((e) => e.publicKey)).toEqual([await publicKeyOf(GENUINE)]);
     expect(JSON.parse(await readFile(knownEdges, "utf8")).edges[base].keys).toEqual([await publicKeyOf(GENUINE)]);
+  });
+
+  it("a known-edges file that is not one is a typed error, never a silent first use", async () => {
+    const knownEdges = join(dir, "torn", "known-edges.json");
+    await mkdir(join(dir, "torn"), { recursive: true });
+    await writeFile(knownEdges, '{"version":1,"edges":{');
+    await expect(trustedKeys(base, { path: knownEdges })).rejects.toMatchObject({
+      code: ManifestErrorCode.INVALID,
+      message: expect.stringContaining("move it away"),
+    });
   });
 
   it("the file lives under XDG_CONFIG_HOME, else ~/.config", () => {
