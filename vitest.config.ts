@@ -34,7 +34,7 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ["test/edge/**", "node_modules/**"],
           environment: "node",
-          setupFiles: ["test/setup/fast-check.ts"],
+          setupFiles: ["test/setup/fast-check.ts", "test/setup/known-edges.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },

@@ -6,13 +6,18 @@
 import { ErrorBody } from "./errors.js";
 import { ManifestError, ManifestErrorCode, verifyManifest } from "./manifest-sign.js";
 import { decodeIndex } from "./media-index/index.js";
+import { INDEX_ROUTE, OBJECTS_ROUTE } from "./sign.js";
 import { PublicKeysV1, type IndexV1, type ManifestObjectV1, type ManifestV1, type ShardV1 } from "./schema/index.js";
 
 export interface ManifestClientOptions {
   /** Bearer token for the manifest route. */
   readonly token?: string | undefined;
-  /** Trusted public keys; when absent they are fetched from the edge's GET /v1/keys. */
-  readonly keys?: PublicKeysV1 | undefined;
+  /**
+   * Trusted public keys (pinned, or remembered from the first use of the edge); when absent
+   * they are fetched from the edge's GET /v1/keys, which vouches for nothing that the same edge
+   * serves: whoever can rewrite a manifest can rewrite its keys.
+   */
+  readonly keys?: PublicKeysV1 | Promise<PublicKeysV1> | undefined;
   /** Objects per page (1..1000); the edge's default when absent. */
   readonly limit?: number | undefined;
   /** Virtual shard target in bytes; the edge's default when absent. */
@@ -70,7 +75,13 @@ export async function request(
 ): Promise<Response> {
   let res: Response;
   try {
-    res = await (opts.fetch ?? fetch)(url, { ...init, headers, ...(opts.signal ? { signal: opts.signal } : {}) });
+    // No redirect is followed: an answer of the edge must not send this host's GETs elsewhere.
+    res = await (opts.fetch ?? fetch)(url, {
+      ...init,
+      headers,
+      redirect: "manual",
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
   } catch (cause) {
     throw new ManifestError(
       ManifestErrorCode.HTTP,
@@ -79,6 +90,14 @@ export async function request(
     );
   }
   if (res.ok || pass.includes(res.status)) return res;
+  if (res.status >= 300 && res.status < 400) {
+    await res.body?.cancel().catch(() => {});
+    throw new ManifestError(
+      ManifestErrorCode.REDIRECT,
+      `${new URL(url).pathname} answered ${res.status}, a redirect${res.headers.get("location") ? ` to ${JSON.stringify(res.headers.get("location"))}` : ""}; ec follows none from the edge`,
+      { status: res.status },
+    );
+  }
   const text = await res.text().catch(() => "");
   let detail = text.slice(0, 200);
   try {
@@ -109,6 +128,45 @@ export async function fetchPublicKeys(edge: string, opts: ManifestClientOptions 
       `GET /v1/keys did not return PublicKeysV1: ${parsed.error.message}`,
     );
   return parsed.data;
+}
+
+/**
+ * Throws ERR_MANIFEST_FOREIGN_URL unless `url` is of the edge's own origin and under `route`
+ * (`/v1/objects/`, `/v1/index/`): a forged manifest or /urls answer must not make training hosts
+ * send requests to other hosts (internal addresses) or to other routes of the edge.
+ *
+ * @example
+ * assertEdgeUrl("http://127.0.0.1:8787", OBJECTS_ROUTE, object.url, object.key);
+ */
+export function assertEdgeUrl(edge: string, route: string, url: string, key: string): void {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (
+    parsed?.origin === new URL(edge).origin &&
+    parsed.pathname.startsWith(route) &&
+    !parsed.username &&
+    !parsed.password
+  )
+    return;
+  throw new ManifestError(
+    ManifestErrorCode.FOREIGN_URL,
+    `Expected the URLs of ${JSON.stringify(key)} under ${new URL(edge).origin}${route} (the edge's own) but received ${JSON.stringify(url.slice(0, 200))}`,
+  );
+}
+
+/** Every object URL and index URL of a manifest page or /urls answer checked with assertEdgeUrl. */
+export function assertEdgeUrls(
+  edge: string,
+  objects: readonly { readonly key: string; readonly url: string; readonly indexUrl: string }[],
+): void {
+  for (const o of objects) {
+    assertEdgeUrl(edge, OBJECTS_ROUTE, o.url, o.key);
+    assertEdgeUrl(edge, INDEX_ROUTE, o.indexUrl, o.key);
+  }
 }
 
 /** `EDGE/v1/datasets/{prefix}` with the prefix percent-encoded segment by segment. */
@@ -158,6 +216,7 @@ export async function* manifestPages(datasetUrl: string, opts: ManifestClientOpt
         ManifestErrorCode.INVALID,
         `Manifest of ${JSON.stringify(at.prefix)} lists ${JSON.stringify(stray.key)} outside the prefix`,
       );
+    assertEdgeUrls(at.edge, page.objects);
     yield page;
     cursor = page.cursor;
   } while (cursor);
@@ -206,8 +265,12 @@ export async function fetchManifest(datasetUrl: string, opts: ManifestClientOpti
  */
 export async function fetchIndex(
   indexUrl: string,
-  opts: Pick<ManifestClientOptions, "fetch" | "signal"> = {},
+  opts: Pick<ManifestClientOptions, "fetch" | "signal"> & {
+    /** The edge's origin: an index URL elsewhere is refused (ERR_MANIFEST_FOREIGN_URL) before any request. */
+    readonly edge?: string | undefined;
+  } = {},
 ): Promise<IndexV1> {
+  if (opts.edge !== undefined) assertEdgeUrl(opts.edge, INDEX_ROUTE, indexUrl, indexUrl);
   const res = await request(indexUrl, opts);
   return decodeIndex(new Uint8Array(await res.arrayBuffer()));
 }

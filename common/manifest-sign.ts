@@ -19,6 +19,12 @@ export const ManifestErrorCode = {
   KEY_CONFIG: "ERR_MANIFEST_KEY",
   /** The edge answered a manifest, keys or index request with an error or not at all. */
   HTTP: "ERR_MANIFEST_HTTP",
+  /** The edge serves other manifest keys than the ones pinned or first seen for its origin. */
+  KEY_CHANGED: "ERR_MANIFEST_KEY_CHANGED",
+  /** A manifest or /urls answer holds a URL of another origin or route than the edge's own. */
+  FOREIGN_URL: "ERR_MANIFEST_FOREIGN_URL",
+  /** The edge answered a manifest, keys, table or index request with a redirect; none is followed. */
+  REDIRECT: "ERR_MANIFEST_REDIRECT",
 } as const;
 
 /** A manifest could not be signed, fetched or trusted. */
@@ -94,8 +100,25 @@ async function importSigner(pkcs8Base64: string): Promise<ManifestSigner> {
     );
   }
   const raw = fromBase64(x)!;
-  const keyId = toBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", raw))).slice(0, 16);
-  return { privateKey, keyId, publicKey: toBase64Url(raw) };
+  return { privateKey, keyId: await keyIdOf(raw), publicKey: toBase64Url(raw) };
+}
+
+async function keyIdOf(raw: Uint8Array<ArrayBuffer>): Promise<string> {
+  return toBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", raw))).slice(0, 16);
+}
+
+/**
+ * The /v1/keys entry of a raw Ed25519 public key given as base64url (or base64), its keyId
+ * derived as the edge derives it; undefined for anything that is not 32 bytes of key. A pinned
+ * key names its own id, so a keyId written beside it cannot point elsewhere.
+ *
+ * @example
+ * const entry = await publicKeyEntry("mZ3…"); // { keyId: "…", alg: "Ed25519", publicKey: "mZ3…" }
+ */
+export async function publicKeyEntry(publicKey: string): Promise<PublicKeysV1["keys"][number] | undefined> {
+  const raw = fromBase64(publicKey.trim());
+  if (raw?.length !== 32) return undefined;
+  return { keyId: await keyIdOf(raw), alg: "Ed25519", publicKey: toBase64Url(raw) };
 }
 
 /**

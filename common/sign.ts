@@ -77,8 +77,30 @@ export async function verifyPath(
   return crypto.subtle.verify("HMAC", await hmacKey(secret), bytes, message(route, key, exp));
 }
 
+const keyIds = new Map<string, Promise<string>>();
+
 /**
- * A full signed URL `edgeBase + route + encoded key + ?exp=…&sig=…`.
+ * The key id (`kid`) a signed URL names its key by: 8 base64url characters of a SHA-256 of the
+ * secret, so the edge picks the one key (of the current and the previous ones) that verifies it.
+ * It tells no more of the secret than a signature does.
+ *
+ * @example
+ * await signingKeyId("secret"); // "T3bW…" (8 characters)
+ */
+export function signingKeyId(secret: string): Promise<string> {
+  let id = keyIds.get(secret);
+  if (!id) {
+    id = crypto.subtle
+      .digest("SHA-256", encoder.encode(`ec-url-kid\n${secret}`))
+      .then((d) => toBase64Url(d).slice(0, 8));
+    if (keyIds.size > 16) keyIds.clear();
+    keyIds.set(secret, id);
+  }
+  return id;
+}
+
+/**
+ * A full signed URL `edgeBase + route + encoded key + ?exp=…&kid=…&sig=…`.
  *
  * @example
  * await signedUrl("http://127.0.0.1:8787", INDEX_ROUTE, "a/b.mp4", 1900000000, "secret");
@@ -90,8 +112,8 @@ export async function signedUrl(
   exp: number,
   secret: string,
 ): Promise<string> {
-  const sig = await signPath(secret, route, key, exp);
-  return `${edgeBase.replace(/\/+$/, "")}${route}${encodeKeyPath(key)}?exp=${exp}&sig=${sig}`;
+  const [sig, kid] = await Promise.all([signPath(secret, route, key, exp), signingKeyId(secret)]);
+  return `${edgeBase.replace(/\/+$/, "")}${route}${encodeKeyPath(key)}?exp=${exp}&kid=${kid}&sig=${sig}`;
 }
 
 /**

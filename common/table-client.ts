@@ -13,6 +13,7 @@ import { type PinPart, PINS_KEPT, TablePins } from "./table-pins.js";
 import { ErrorBody } from "./errors.js";
 import { mapLimit } from "./limiter.js";
 import {
+  assertEdgeUrls,
   datasetBase,
   fetchPublicKeys,
   parseDatasetUrl,
@@ -314,6 +315,7 @@ export async function fetchSignedUrls(
       ManifestErrorCode.INVALID,
       `POST /urls did not return SignedUrlsV1: ${parsed.error.message}`,
     );
+  assertEdgeUrls(at.edge, parsed.data.objects);
   return parsed.data;
 }
 

@@ -64,6 +64,21 @@ export class SignatureExpiredError extends EdgeError {
   }
 }
 
+/**
+ * 403: a genuine signature whose expiry lies further ahead than the edge signs
+ * (EC_URL_MAX_TTL_SECONDS): a URL made with a leaked key, or by a signer that ignores the bound.
+ */
+export class SignatureLifetimeError extends EdgeError {
+  constructor(maxSeconds: number) {
+    super(
+      "ERR_SIGNATURE_LIFETIME",
+      403,
+      `Expected a signed URL valid for at most ${maxSeconds} s from now but its exp lies further ahead`,
+    );
+    this.name = "SignatureLifetimeError";
+  }
+}
+
 /** 404: no object under that key, or no such route. */
 export class NotFoundError extends EdgeError {
   constructor(message = "Not found") {
@@ -88,13 +103,14 @@ export class PreconditionFailedError extends EdgeError {
   }
 }
 
-/** 413: larger than one R2 put accepts; bigger objects go through the S3 multipart API. */
+/** 413: larger than the route takes (one R2 put for objects; bigger ones go through the S3 multipart API). */
 export class PayloadTooLargeError extends EdgeError {
-  constructor(limit: number, received: number) {
+  /** `received`: the body's Content-Length, or undefined for a body without one that ran past `limit`. */
+  constructor(limit: number, received: number | undefined) {
     super(
       "ERR_PAYLOAD_TOO_LARGE",
       413,
-      `Expected a body of at most ${limit} bytes but received Content-Length ${received}`,
+      `Expected a body of at most ${limit} bytes but received ${received === undefined ? "more" : `Content-Length ${received}`}`,
     );
     this.name = "PayloadTooLargeError";
   }

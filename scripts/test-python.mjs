@@ -4,6 +4,8 @@
 // StatefulDataLoader) with the environment scripts/torch2-env.mjs makes once per machine.
 // Arguments go to both pytest runs (e.g. -k NAME; a run they select nothing from passes).
 import { spawnSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { findPython, PYTHON_APT_PACKAGES } from "./python-env.mjs";
@@ -30,6 +32,9 @@ const env = {
   EC_ENGINE: join(root, "bin", "ec.js"),
   EC_NODE: process.execPath,
   PYTHONDONTWRITEBYTECODE: "1",
+  // Local edges on port 0 with fresh keys: the keys they are first seen with are this run's alone.
+  EC_KNOWN_EDGES:
+    process.env.EC_KNOWN_EDGES ?? join(mkdtempSync(join(tmpdir(), "ec-known-edges-")), "known-edges.json"),
 };
 
 function pytest(py, targets) {

@@ -3,7 +3,7 @@
  *
  * Two groups, as a researcher thinks of them:
  * - what to iterate: `frames`, `stride`, `hop`, `align`, `size`, `format`, `rotate`, `track`, `limit`, `labels`, `filter`;
- * - how to iterate: `token`, `cache`, `seed`, `epoch`, `shuffle`, `shuffleBuffer`, `rank`, `world`,
+ * - how to iterate: `token`, `edgeKeys`, `cache`, `seed`, `epoch`, `shuffle`, `shuffleBuffer`, `rank`, `world`,
  *   `batch`, `dropLast`, `prefetch`, `workers`, `device`, `resume`, `onError`;
  *   and for r2:// / s3:// datasets read without the edge: `endpoint`, `region`, `credentials`, `forcePathStyle`.
  */
@@ -15,6 +15,7 @@ import type { ClipInfo } from "./clip-info.js";
 import { Checkpoint } from "./state/checkpoint.js";
 import { labelOptionHooks } from "./labels/option-hooks.js";
 import type { LabelsSpec } from "./labels/registry.js";
+import { EdgeKeysSchema, edgeKeysFromText } from "./source/edge-keys-option.js";
 import { S3OptionsSchema } from "./source/s3/s3-url.js";
 
 const expected = (what: string, name: string) => (iss: { input?: unknown }) =>
@@ -99,6 +100,12 @@ export const OpenOptionsSchema = z
       .string({ error: expected("a string", "token") })
       .min(1, { error: expected("a non-empty string", "token") })
       .optional(),
+    /**
+     * The edge's Ed25519 public keys, as `ec keys URL` prints them (several while it rotates):
+     * manifests and tables signed by any other key are refused. Default: the EC_EDGE_KEYS
+     * environment variable, else the keys first seen for the edge's origin (known-edges.json).
+     */
+    edgeKeys: EdgeKeysSchema.optional(),
     /** origin-cache URL (e.g. http://127.0.0.1:7070); default: an in-process cache. */
     cache: z.url({ error: expected("an http(s) URL", "cache") }).optional(),
     /**
@@ -172,6 +179,7 @@ export function resolveOptions(input: OpenOptions = {}, env: NodeJS.ProcessEnv =
   if (withEnv.rank === undefined) withEnv.rank = envInt(env, "RANK");
   if (withEnv.world === undefined) withEnv.world = envInt(env, "WORLD_SIZE");
   if (withEnv.token === undefined && env.EC_TOKEN) withEnv.token = env.EC_TOKEN;
+  if (withEnv.edgeKeys === undefined && env.EC_EDGE_KEYS) withEnv.edgeKeys = edgeKeysFromText(env.EC_EDGE_KEYS);
   for (const k of Object.keys(withEnv)) if (withEnv[k] === undefined) delete withEnv[k];
   const parsed = OpenOptionsSchema.safeParse(withEnv);
   if (!parsed.success) {

@@ -87,6 +87,8 @@ async function startOnce(o: TestbedOptions): Promise<Testbed> {
     bandwidthBytesPerSec: o.bandwidthBytesPerSec,
   });
   let edge: LocalEdge | undefined;
+  // This run's edge has fresh manifest keys: remember them for this run, not in the user's known-edges.json.
+  process.env.EC_KNOWN_EDGES ??= join(o.workDir, "known-edges.json");
   try {
     edge = await startLocalEdge({
       port,

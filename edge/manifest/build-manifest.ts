@@ -4,11 +4,11 @@ import { guessKind } from "../../common/media-index/index.js";
 import type { ManifestObjectV1, ManifestV1, SignedManifestV1 } from "../../common/schema/index.js";
 import { INDEX_ROUTE, OBJECTS_ROUTE, signedUrl } from "../../common/sign.js";
 import { BadRequestError, InternalError } from "../errors.js";
+import { urlSigning } from "../http/url-signing.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { DEFAULT_SHARD_TARGET_BYTES, groupShards, MAX_MANIFEST_PAGE } from "../../common/shards.js";
 
 export const MAX_PAGE = MAX_MANIFEST_PAGE;
-export const DEFAULT_TTL_SECONDS = 3600;
 
 export interface ManifestPageArgs {
   /** Dataset prefix without a trailing slash, already validated as a key. */
@@ -50,15 +50,13 @@ export async function buildManifestPage(env: Env, args: ManifestPageArgs): Promi
     envInt(env.EC_SHARD_TARGET_BYTES, DEFAULT_SHARD_TARGET_BYTES),
   );
   const from = args.cursor ? decodeCursor(args.cursor) : undefined;
-  const secret = env.EC_SIGNING_KEY;
-  if (!secret) throw new InternalError(new Error("EC_SIGNING_KEY is not set"));
+  const now = args.now ?? Math.floor(Date.now() / 1000);
+  const { secret, exp } = urlSigning(env, now);
   const signer = await manifestSigner(env.EC_MANIFEST_KEY).catch((cause: unknown) => {
     throw new InternalError(cause);
   });
 
   const listed = await env.BUCKET.list({ prefix: `${args.prefix}/`, limit, ...(from ? { cursor: from.r2 } : {}) });
-  const now = args.now ?? Math.floor(Date.now() / 1000);
-  const exp = now + envInt(env.EC_URL_TTL_SECONDS, DEFAULT_TTL_SECONDS);
   const visible = listed.objects.filter((o) => !o.key.startsWith(RESERVED_PREFIX));
   const objects: ManifestObjectV1[] = await Promise.all(
     visible.map(async (o) => ({

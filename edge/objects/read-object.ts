@@ -25,6 +25,8 @@ function baseHeaders(meta: R2Object): Headers {
     // explicit identity coding stops compressors that ignore it (wrangler dev gzips text types).
     "Cache-Control": "private, no-transform",
     "Content-Encoding": "identity",
+    // Uploaded bytes are never a page of the edge's origin: no browser guesses HTML from them.
+    "X-Content-Type-Options": "nosniff",
   });
 }
 

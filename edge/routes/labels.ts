@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { bearerAuth } from "../middleware/bearer-auth.js";
-import { PayloadTooLargeError } from "../errors.js";
+import { boundedBody } from "../http/bounded-body.js";
 import { MAX_SIDECAR_BYTES, parseSidecarPath, readLabelSidecar, writeLabelSidecar } from "../labels/sidecar.js";
 import type { EdgeEnv } from "../types.js";
 
@@ -10,9 +10,8 @@ export const labels = new Hono<EdgeEnv>()
     c.json(await readLabelSidecar(c.env, parseSidecarPath(c.req.param()))),
   )
   .put("/:config/:etag/:clip", bearerAuth(), async (c) => {
-    // Refuse an oversized body before buffering it.
-    const declared = Number(c.req.header("content-length") ?? "0");
-    if (declared > MAX_SIDECAR_BYTES) throw new PayloadTooLargeError(MAX_SIDECAR_BYTES, declared);
-    const stored = await writeLabelSidecar(c.env, parseSidecarPath(c.req.param()), await c.req.text());
+    // Refused before buffering more than the limit, with or without a Content-Length.
+    const body = new TextDecoder().decode(await boundedBody(c.req.raw, MAX_SIDECAR_BYTES));
+    const stored = await writeLabelSidecar(c.env, parseSidecarPath(c.req.param()), body);
     return c.json({ config: stored.config, etag: stored.etag, start: stored.start }, 201);
   });

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { BadRequestError, NotFoundError } from "../errors.js";
+import { boundedBody } from "../http/bounded-body.js";
 import { bearerAuth } from "../middleware/bearer-auth.js";
 import { MAX_PAGES_PER_REQUEST, PAGE_NAME } from "../../common/dataset-table/page-frames.js";
 import { enqueuePrefix, signUrls, tableHead, tablePageBody, tablePagesBody } from "../table/dataset-ops.js";
@@ -8,6 +9,8 @@ import { datasetPrefix } from "./dataset-prefix.js";
 import { intQuery } from "./manifest.js";
 
 const ROUTE = "/v1/datasets/";
+/** The largest `POST {prefix}/urls` body: 1000 objects of the longest keys, escaped, fit in it. */
+export const MAX_URLS_BODY_BYTES = 4 << 20;
 /** The actions of this module, by the path's tail after `{prefix}`; anything else is the manifest route's. */
 const TAIL = /^(.+)\/(table|table\/pages|table\/pins|table\/(?:pages|pins)\/([^/]+)|urls|index)$/;
 
@@ -97,9 +100,14 @@ export const tableRoute = new Hono<EdgeEnv>()
     await bearerAuth()(c, async () => {});
     if (m.action === "index")
       return c.json(await enqueuePrefix(c.env, { prefix: m.prefix, cursor: c.req.query("cursor") }), 202);
-    const body = await c.req.json().catch((cause: unknown) => {
+    // 1000 keys of at most 1 KiB each and their etags: refused before buffering more.
+    const bytes = await boundedBody(c.req.raw, MAX_URLS_BODY_BYTES);
+    let body: unknown;
+    try {
+      body = JSON.parse(new TextDecoder().decode(bytes));
+    } catch (cause) {
       throw new BadRequestError("Expected a JSON body but received something else", { cause });
-    });
+    }
     return c.json(await signUrls(c.env, { prefix: m.prefix, edge: m.origin, body }), 200, {
       "Cache-Control": "no-store",
     });

@@ -9,8 +9,8 @@ import {
   type SignedManifestV1,
 } from "../../common/schema/index.js";
 import { INDEX_ROUTE, OBJECTS_ROUTE, signedUrl } from "../../common/sign.js";
-import { BadRequestError, EdgeError, InternalError, NotFoundError } from "../errors.js";
-import { DEFAULT_TTL_SECONDS, envInt } from "../manifest/build-manifest.js";
+import { BadRequestError, EdgeError, NotFoundError } from "../errors.js";
+import { urlSigning } from "../http/url-signing.js";
 import { readHead } from "./publish.js";
 import { tableKeys } from "../../common/dataset-table/table-keys.js";
 import { FRAME_HEADER, frameHeader, PAGE_NAME } from "../../common/dataset-table/page-frames.js";
@@ -102,8 +102,7 @@ export async function signUrls(
     throw new BadRequestError(
       `Expected { objects: [{ key, etag }] } of 1 to 1000 objects but received ${parsed.error.issues[0]?.message ?? "something else"}`,
     );
-  const secret = env.EC_SIGNING_KEY;
-  if (!secret) throw new InternalError(new Error("EC_SIGNING_KEY is not set"));
+  const { secret, exp } = urlSigning(env, args.now ?? Math.floor(Date.now() / 1000));
   const stray = parsed.data.objects.find(
     (o) => !o.key.startsWith(`${args.prefix}/`) || o.key.startsWith(RESERVED_PREFIX),
   );
@@ -111,7 +110,6 @@ export async function signUrls(
     throw new BadRequestError(
       `Expected keys under ${JSON.stringify(`${args.prefix}/`)} but received ${JSON.stringify(stray.key)}`,
     );
-  const exp = (args.now ?? Math.floor(Date.now() / 1000)) + envInt(env.EC_URL_TTL_SECONDS, DEFAULT_TTL_SECONDS);
   const objects = await Promise.all(
     parsed.data.objects.map(async (o) => ({
       key: o.key,

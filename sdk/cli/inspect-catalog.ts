@@ -13,6 +13,7 @@ import type { IndexV1 } from "../../common/schema/index.js";
 import { guessKind } from "../../common/media-index/index.js";
 import { fileURLToPath } from "node:url";
 import { LocalDirSource } from "../source/local-dir.js";
+import { pinnedKeys, trustedKeys } from "../source/edge-keys.js";
 import type { S3Options } from "../source/s3/s3-url.js";
 
 export interface CatalogObject {
@@ -74,18 +75,22 @@ export async function openCatalog(
       close: () => source.close(),
     };
   }
-  const { prefix } = parseDatasetUrl(url);
+  const { prefix, edge } = parseDatasetUrl(url);
   const indexUrls = new Map<string, string>();
+  // Pinned (EC_EDGE_KEYS) or first-seen keys, as open() trusts them.
+  const pinned = process.env.EC_EDGE_KEYS ? await pinnedKeys(process.env.EC_EDGE_KEYS, "EC_EDGE_KEYS") : undefined;
+  const keys = client.keys ?? trustedKeys(edge, { pinned, fetch: client.fetch });
+  Promise.resolve(keys).catch(() => {}); // surfaced where the pages await it
   return {
     prefix,
     name: prefix,
     async *pages() {
-      for await (const page of manifestPages(url, client)) {
+      for await (const page of manifestPages(url, { ...client, keys })) {
         for (const o of page.objects) indexUrls.set(o.key, o.indexUrl);
         yield page.objects;
       }
     },
-    index: (o) => fetchIndex(indexUrls.get(o.key)!, client),
+    index: (o) => fetchIndex(indexUrls.get(o.key)!, { ...client, edge }),
     close: async () => {},
   };
 }

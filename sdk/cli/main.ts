@@ -10,6 +10,7 @@ const commands = new Map<string, () => Promise<Command>>([
   ["labels", async () => (await import("./labels.js")).main],
   ["dev", async () => (await import("./dev.js")).main],
   ["sign", async () => (await import("./sign.js")).main],
+  ["keys", async () => (await import("./keys.js")).main],
   ["push", async () => (await import("./push.js")).main],
   ["index", async () => (await import("./index-prefix.js")).main],
   ["demo", async () => (await import("./demo.js")).main],

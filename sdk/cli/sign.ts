@@ -7,6 +7,9 @@ import { resolveEdge, resolveSigningKey } from "../dev/connection.js";
 import { reportErrors } from "../dev/cli-report.js";
 import { InvalidOptionError } from "../errors.js";
 
+/** The edge's default bound on a signed URL's lifetime (edge/http/url-signing.ts). */
+const MAX_URL_TTL_SECONDS = 7 * 24 * 3600;
+
 const USAGE =
   "usage: ec sign KEY [--exp SECONDS] [--edge URL] [--index]\n  (the secret comes from EC_SIGNING_KEY or the project's .dev.vars)\n";
 
@@ -38,9 +41,13 @@ async function run(argv: string[]): Promise<number> {
   const key = positionals[0]!;
   const problem = keyProblem(key);
   if (problem) throw new InvalidOptionError(problem);
-  if (!/^\d+$/.test(values.exp) || Number(values.exp) <= 0) {
+  // The edge refuses URLs valid for longer than EC_URL_MAX_TTL_SECONDS (7 days unless it says otherwise).
+  const max = /^\d+$/.test(process.env.EC_URL_MAX_TTL_SECONDS ?? "")
+    ? Number(process.env.EC_URL_MAX_TTL_SECONDS)
+    : MAX_URL_TTL_SECONDS;
+  if (!/^\d+$/.test(values.exp) || Number(values.exp) <= 0 || Number(values.exp) > max) {
     throw new InvalidOptionError(
-      `Expected a positive number of seconds for --exp but received ${describeReceived(values.exp)}`,
+      `Expected a number of seconds from 1 to ${max} (EC_URL_MAX_TTL_SECONDS) for --exp but received ${describeReceived(values.exp)}`,
     );
   }
   const secret = resolveSigningKey();

@@ -10,12 +10,13 @@ import type { EntryColumns } from "../../common/dataset-table/entry-columns.js";
 import { tableShards } from "../../common/dataset-table/listing.js";
 import { fetchIndex, fetchManifest, type DatasetManifest } from "../../common/manifest-client.js";
 import { ManifestErrorCode } from "../../common/manifest-sign.js";
-import type { IndexV1, ManifestObjectV1 } from "../../common/schema/index.js";
+import type { IndexV1, ManifestObjectV1, PublicKeysV1 } from "../../common/schema/index.js";
 import { fetchSignedUrls, fetchTable } from "../../common/table-client.js";
 import { ResumeError, SdkError } from "../errors.js";
 import type { ResolvedOptions } from "../options.js";
 import { inProcessCache, remoteCache, type ByteCache, type PlanRange } from "./cache-client.js";
 import { edgeFetch } from "./edge-fetch.js";
+import { pinnedKeys, trustedKeys } from "./edge-keys.js";
 import { inflatePage, pageDigest } from "./page-check.js";
 import { assertNotPublicBucketUrl } from "./s3/s3-url.js";
 import type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, SourceStats } from "./source.js";
@@ -79,16 +80,44 @@ export class EdgeSource implements DatasetSource {
   /** Table head, pages and signed URLs over one HTTP/2 connection. */
   private readonly control = edgeFetch();
 
-  /** `table: false` always lists through the manifest (benchmarks and tests compare both). */
+  /** The edge's origin: every URL taken from it must be of it. */
+  private readonly edge: string;
+  /** The keys its manifests and table heads must be signed with, asked for once. */
+  private trusted: Promise<PublicKeysV1> | undefined;
+
+  /**
+   * `table: false` always lists through the manifest (benchmarks and tests compare both);
+   * `edgeKeys`: pinned keys (else trusted on first use, edge-keys.ts); `knownEdges`: the file
+   * of keys first seen (default: under the user's config folder).
+   */
   constructor(
     private readonly datasetUrl: string,
     private readonly token: string | undefined,
     private readonly cache: ByteCache,
-    private readonly opts: { readonly table?: boolean } = {},
-  ) {}
+    private readonly opts: {
+      readonly table?: boolean;
+      readonly edgeKeys?: PublicKeysV1 | undefined;
+      readonly knownEdges?: string | undefined;
+    } = {},
+  ) {
+    this.edge = new URL(datasetUrl).origin;
+  }
+
+  private keys(): Promise<PublicKeysV1> {
+    if (!this.trusted) {
+      this.trusted = trustedKeys(this.edge, {
+        pinned: this.opts.edgeKeys,
+        path: this.opts.knownEdges,
+        fetch: this.control.fetch,
+      });
+      // A failure is surfaced where the keys are awaited; the next open asks again.
+      this.trusted.catch(() => (this.trusted = undefined));
+    }
+    return this.trusted;
+  }
 
   private async load(): Promise<void> {
-    this.manifest = await fetchManifest(this.datasetUrl, { token: this.token });
+    this.manifest = await fetchManifest(this.datasetUrl, { token: this.token, keys: this.keys() });
     this.expiresAt = this.manifest.expiresAt;
     this.urls = new Map(this.manifest.objects.map((o) => [o.key, o]));
   }
@@ -183,6 +212,7 @@ export class EdgeSource implements DatasetSource {
         ? undefined
         : await fetchTable(this.datasetUrl, {
             token: this.token,
+            keys: this.keys(),
             generation: opts.generation,
             fetch: this.control.fetch,
             inflate: inflatePage,
@@ -225,7 +255,7 @@ export class EdgeSource implements DatasetSource {
   }
 
   index(object: DatasetObject): Promise<IndexV1> {
-    return this.withUrls(object, (o) => fetchIndex(o.indexUrl));
+    return this.withUrls(object, (o) => fetchIndex(o.indexUrl, { edge: this.edge }));
   }
 
   read(object: DatasetObject, offset: number, length: number): Promise<Uint8Array> {
@@ -260,5 +290,6 @@ export async function edgeSource(url: URL, o: ResolvedOptions): Promise<DatasetS
   const cache = o.cache
     ? await remoteCache(o.cache, o.rank, o.cacheLocal === undefined ? {} : { local: o.cacheLocal })
     : await inProcessCache(url.origin, o.cacheBytes);
-  return new EdgeSource(url.href, o.token, cache);
+  const edgeKeys = o.edgeKeys === undefined ? undefined : await pinnedKeys(o.edgeKeys, "edgeKeys");
+  return new EdgeSource(url.href, o.token, cache, { edgeKeys });
 }

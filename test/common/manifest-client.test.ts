@@ -14,9 +14,22 @@ const OTHER_KEY = pkcs8();
 const TOKEN = "secret-token";
 
 /** How the test server misbehaves on the next manifest pages. */
-let mode: "ok" | "tamper" | "other-key" | "expired" | "other-dataset" | "stray-key" = "ok";
+let mode:
+  | "ok"
+  | "tamper"
+  | "other-key"
+  | "expired"
+  | "other-dataset"
+  | "stray-key"
+  | "foreign-index"
+  | "foreign-object"
+  | "other-route" = "ok";
 let server: Server;
 let base: string;
+/** An internal service a forged manifest would aim at: it must receive nothing. */
+let bystander: Server;
+let inside: string;
+let bystanderHits = 0;
 
 function pageOf(n: number, cursor: string | null, now: number): ManifestV1 {
   const objects = Array.from({ length: 3 }, (_, i) => {
@@ -26,8 +39,14 @@ function pageOf(n: number, cursor: string | null, now: number): ManifestV1 {
       size: 10 * (i + 1),
       etag: `"e${n}${i}"`,
       kind: "video" as const,
-      url: `${base}/v1/objects/${key}?exp=1&sig=x`,
-      indexUrl: `${base}/v1/index/${key}?exp=1&sig=x`,
+      url:
+        mode === "foreign-object" && i === 2
+          ? `${inside}/admin?k=${key}`
+          : mode === "other-route" && i === 2
+            ? `${base}/v1/datasets/ds/manifest`
+            : `${base}/v1/objects/${key}?exp=1&sig=x`,
+      indexUrl:
+        mode === "foreign-index" && i === 2 ? `${inside}/latest/meta-data/` : `${base}/v1/index/${key}?exp=1&sig=x`,
     };
   });
   return {
@@ -73,6 +92,12 @@ beforeAll(async () => {
         res.end(JSON.stringify(signed));
         return;
       }
+      if (url.pathname.startsWith("/v1/index/redirect")) {
+        res.statusCode = 302;
+        res.setHeader("location", `${inside}/latest/meta-data/`);
+        res.end();
+        return;
+      }
       if (url.pathname.startsWith("/v1/index/")) {
         res.end(
           encodeIndex({
@@ -92,8 +117,17 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  bystander = createServer((_req, res) => {
+    bystanderHits++;
+    res.end("secret");
+  });
+  await new Promise<void>((r) => bystander.listen(0, "127.0.0.1", r));
+  inside = `http://127.0.0.1:${(bystander.address() as AddressInfo).port}`;
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
+afterAll(async () => {
+  await new Promise<void>((r) => server.close(() => r()));
+  await new Promise<void>((r) => bystander.close(() => r()));
+});
 
 describe("manifest client", () => {
   it("follows cursors, verifies every page and merges shards with global offsets", async () => {
@@ -189,6 +223,29 @@ describe("manifest client", () => {
       image: { width: 2 },
     });
     await expect(fetchIndex(`${base}/nope`)).rejects.toMatchObject({ code: ManifestErrorCode.HTTP });
+  });
+
+  it("a validly signed manifest with URLs of another origin or route fails with ERR_MANIFEST_FOREIGN_URL", async () => {
+    for (const m of ["foreign-index", "foreign-object", "other-route"] as const) {
+      mode = m;
+      await expect(fetchManifest(`${base}/v1/datasets/ds`, { token: TOKEN }), m).rejects.toMatchObject({
+        name: "ManifestError",
+        code: ManifestErrorCode.FOREIGN_URL,
+      });
+    }
+    mode = "ok";
+    await expect(fetchIndex(`${inside}/latest/meta-data/?exp=1&sig=x`, { edge: base })).rejects.toMatchObject({
+      code: ManifestErrorCode.FOREIGN_URL,
+    });
+    expect(bystanderHits).toBe(0);
+  });
+
+  it("follows no redirect from the edge: ERR_MANIFEST_REDIRECT, and the target is never asked", async () => {
+    await expect(fetchIndex(`${base}/v1/index/redirect?exp=1&sig=x`, { edge: base })).rejects.toMatchObject({
+      code: ManifestErrorCode.REDIRECT,
+      status: 302,
+    });
+    expect(bystanderHits).toBe(0);
   });
 
   it("parseDatasetUrl takes the URL apart and refuses others", () => {

@@ -23,6 +23,7 @@ export async function s3SourceFactory(url: URL, options: ResolvedOptions): Promi
     ...(o.cacheLocal === undefined ? {} : { cacheLocal: o.cacheLocal }),
     rank: o.rank,
     cacheBytes: o.cacheBytes,
+    ...(o.edgeKeys === undefined ? {} : { edgeKeys: o.edgeKeys }),
   });
 }
 

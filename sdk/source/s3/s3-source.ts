@@ -11,6 +11,8 @@ import { tableKeys } from "../../../common/dataset-table/table-keys.js";
 import { PublicKeysV1 } from "../../../common/schema/index.js";
 import { readTable, type DatasetTable, type TableStore } from "../../../common/table-client.js";
 import { pageDigest } from "../page-check.js";
+import { pinnedKeys, trustFirstSeen } from "../edge-keys.js";
+import type { EdgeKeysInput } from "../edge-keys-option.js";
 import { InvalidOptionError, ResumeError, SdkError } from "../../errors.js";
 import { Agent } from "undici";
 import { buildIndex, guessKind, type RangeReader } from "../../../common/media-index/index.js";
@@ -38,6 +40,10 @@ export interface S3SourceOptions extends S3Options {
   cacheBytes?: number;
   /** Where client-built indexes are kept; default: defaultIndexCacheDir(). */
   indexCacheDir?: string;
+  /** The keys the bucket's dataset table must be signed with (`edgeKeys`); default: those first seen for the bucket. */
+  edgeKeys?: EdgeKeysInput | undefined;
+  /** The file of keys first seen (default: knownEdgesPath()). */
+  knownEdges?: string | undefined;
   /** Bound of the indexes in that directory in bytes; default 256 MiB. */
   indexCacheBytes?: number;
   /** Bound of the local tables in that directory in bytes, apart from the indexes'; default $EC_LOCAL_TABLE_BYTES, else 1 GiB. */
@@ -66,6 +72,7 @@ export class S3Source implements DatasetSource {
     readonly bucket: S3Bucket,
     private readonly cache: ByteCache,
     private readonly indexes: IndexDiskCache,
+    private readonly trust: { edgeKeys?: PublicKeysV1 | undefined; knownEdges?: string | undefined } = {},
   ) {
     this.scope = `${bucket.endpoint}\n${bucket.location.bucket}`;
   }
@@ -136,8 +143,9 @@ export class S3Source implements DatasetSource {
 
   /**
    * The edge's table of this prefix, read from the bucket with presigned GETs and verified
-   * with the public keys the indexer stores next to it (which vouch for the table's integrity;
-   * whoever may write the bucket may also replace them). Undefined where there is none.
+   * with the pinned keys (`edgeKeys`, EC_EDGE_KEYS), else with the public keys the indexer stores
+   * next to it as first seen for this bucket (whoever may write the bucket may also replace
+   * them: a change is ERR_MANIFEST_KEY_CHANGED). Undefined where there is none.
    */
   private async table(generation: number | undefined): Promise<DatasetTable | undefined> {
     const prefix = this.bucket.location.prefix.replace(/\/+$/, "");
@@ -151,8 +159,12 @@ export class S3Source implements DatasetSource {
       await res.body?.cancel();
       return undefined;
     };
-    const keys = get(tableKeys.publicKeys()).then(async (res) =>
-      PublicKeysV1.parse(res ? await res.json() : { keys: [] }),
+    const identity = `${this.bucket.endpoint.replace(/\/+$/, "")}/${this.bucket.location.bucket}`;
+    const keys = trustFirstSeen(
+      identity,
+      () => get(tableKeys.publicKeys()).then(async (res) => PublicKeysV1.parse(res ? await res.json() : { keys: [] })),
+      `\`ec keys\` on an edge that indexes this bucket, or by removing the entry ${JSON.stringify(identity)}`,
+      { pinned: this.trust.edgeKeys, path: this.trust.knownEdges },
     );
     keys.catch(() => {});
     const stored = async (key: string) => {
@@ -311,6 +323,7 @@ export async function openS3Source(
   const { credentials } = parseS3Options(options);
   const tableBytes = localTableBytes(options.localTableBytes, env);
   const location = parseBucketUrl(url, options, env);
+  const edgeKeys = options.edgeKeys === undefined ? undefined : await pinnedKeys(options.edgeKeys, "edgeKeys");
   const bucket = new S3Bucket(location, resolveCredentials(location, credentials, env));
   try {
     const cache = options.cache
@@ -324,6 +337,7 @@ export async function openS3Source(
       bucket,
       cache,
       new IndexDiskCache(options.indexCacheDir ?? defaultIndexCacheDir(env), options.indexCacheBytes, tableBytes),
+      { edgeKeys, knownEdges: options.knownEdges },
     );
   } catch (err) {
     bucket.destroy();

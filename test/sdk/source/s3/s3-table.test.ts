@@ -294,3 +294,44 @@ describe("a bucket's table of many pages", () => {
     }
   });
 });
+
+describe("the bucket's table is trusted as an edge's is", () => {
+  it("a table re-signed by whoever may write the bucket: ERR_MANIFEST_KEY_CHANGED after first use, ERR_MANIFEST_UNKNOWN_KEY against a pin", async () => {
+    if (!published) await publish([...files.keys()]);
+    const head = published!;
+    const knownEdges = join(dir, "known-edges.json");
+    const list = async (o: { edgeKeys?: string[] } = {}) => {
+      const source = await openS3Source(new URL(datasetUrl("s3")), {
+        ...options(),
+        indexCacheDir: join(dir, `ic-${Math.random()}`),
+        knownEdges,
+        ...o,
+      });
+      try {
+        return await source.list();
+      } finally {
+        await source.close();
+      }
+    };
+    const put = (Key: string, Body: string) => s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key, Body }));
+    const sign = async (by: Awaited<typeof signer>) => {
+      await put(tableKeys.head("tbl"), JSON.stringify(await signJson(head, by)));
+      await put(tableKeys.publicKeys(), JSON.stringify(publicKeys([by])));
+    };
+    expect((await list()).generation).toBe(head.generation);
+
+    const forger = await manifestSigner(
+      generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
+    );
+    await sign(forger);
+    try {
+      await expect(list()).rejects.toMatchObject({ code: "ERR_MANIFEST_KEY_CHANGED" });
+      await expect(list({ edgeKeys: [(await signer).publicKey] })).rejects.toMatchObject({
+        code: "ERR_MANIFEST_UNKNOWN_KEY",
+      });
+    } finally {
+      await sign(await signer);
+    }
+    expect((await list({ edgeKeys: [(await signer).publicKey] })).generation).toBe(head.generation);
+  });
+});
