@@ -326,6 +326,7 @@ def open(  # noqa: A001 - the API's name
     labels: Union[bool, Sequence[str], Mapping[str, Any], None] = None,
     filter: Optional[Literal["drop", "tag"]] = None,  # noqa: A002 - the engine's name
     token: Optional[str] = None,
+    edge_keys: Union[Sequence[str], Mapping[str, Any], None] = None,
     cache: Optional[str] = None,
     cache_local: Optional[bool] = None,
     cache_bytes: int = 268435456,
@@ -371,6 +372,7 @@ def open(  # noqa: A001 - the API's name
         labels: Labelers to run: True (every built-in), a list of names, or a dict of name to settings; None: none.
         filter: With labelers, "drop" (the default: clips failing validation are dropped) or "tag" (keep all).
         token: Bearer token for the edge; None: the ``EC_TOKEN`` environment variable.
+        edge_keys: The edge's Ed25519 public keys (base64url, as ``ec keys URL`` prints them, or its /v1/keys document); None: ``EC_EDGE_KEYS``, else the keys first seen for the edge.
         cache: The host's origin-cache URL (e.g. ``http://127.0.0.1:7070``); None: an in-process cache.
         cache_local: With a loopback ``cache``, read its hits from its slab files directly; None: on unless ``EC_CACHE_LOCAL=0``.
         cache_bytes: The in-process cache's budget in bytes (only without ``cache``).
