@@ -9,7 +9,7 @@ import type { VideoCodec, VideoTrackV1 } from "../schema/index.js";
 import { children, elementAt, readFloat, readUint, vint, Window, type Element } from "./ebml.js";
 import { IndexErrorCode, MediaIndexError } from "./errors.js";
 import type { HeadCachedReader } from "./range-reader.js";
-import { MAX_SAMPLES } from "./sample-bounds.js";
+import { overMemory } from "./index-memory.js";
 
 const ID = {
   EBML: 0x1a45dfa3,
@@ -202,8 +202,9 @@ async function walkClusters(
   const add = (track: number, dataStart: number, dataEnd: number, timestamp: number, key: boolean) => {
     const table = tables.get(track);
     if (!table) return;
-    if (++budget.samples > MAX_SAMPLES)
-      throw corrupt(`more than ${MAX_SAMPLES} blocks; at most ${MAX_SAMPLES} are indexed`);
+    const { memory } = window.reader;
+    if (++budget.samples > memory.maxWalkSamples)
+      throw overMemory(`more than ${memory.maxWalkSamples} video blocks`, memory);
     table.offset.push(dataStart);
     table.size.push(dataEnd - dataStart);
     table.keyframe.push(key ? 1 : 0);
@@ -216,7 +217,10 @@ async function walkClusters(
     const dataEnd = e.size === undefined ? end : e.dataStart + e.size;
     if (dataEnd > size) return size; // cut off: keep what came before
     if (e.id === ID.Timestamp) {
-      clusterTime = readUint(await window.at(e.dataStart, e.size ?? 0));
+      // Bounded before it is read: a declared size of gigabytes would otherwise be one read.
+      if (e.size === undefined || e.size > 8)
+        throw corrupt(`Cluster Timestamp at byte ${e.start} of ${e.size ?? "unknown"} bytes`);
+      clusterTime = readUint(await window.at(e.dataStart, e.size));
     } else if (e.id === ID.SimpleBlock) {
       const b = await blockHeader(window, e.dataStart, dataEnd);
       if (b.flags & 0x06 && tables.has(b.track)) throw corrupt(`laced video block at byte ${e.start}`);
@@ -313,7 +317,10 @@ export async function indexMatroska(reader: HeadCachedReader): Promise<VideoTrac
       throw corrupt(`video track ${t.number} has no dimensions (${t.width}x${t.height})`);
     const pts = Float64Array.from(table.pts);
     const frameTicks = t.defaultDuration !== undefined ? t.defaultDuration / timestampScale : undefined;
-    const span = Math.max(...table.pts) - Math.min(...table.pts) + (frameTicks ?? 0);
+    // A loop, not Math.max(...pts): spreading 10^5 arguments overflows the stack.
+    let [low, high] = [Infinity, -Infinity];
+    for (const p of table.pts) [low, high] = [Math.min(low, p), Math.max(high, p)];
+    const span = high - low + (frameTicks ?? 0);
     const fps = frameTicks ? timescale / frameTicks : span > 0 ? (n * timescale) / span : 0;
     return {
       trackId: t.number,

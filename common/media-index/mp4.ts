@@ -5,9 +5,7 @@ import { IndexErrorCode, MediaIndexError } from "./errors.js";
 import type { HeadCachedReader } from "./range-reader.js";
 import { mapLimit } from "../limiter.js";
 import { withSampleBounds } from "./sample-bounds.js";
-
-/** Above this the header boxes (moov + moofs) are refused rather than held in a Worker's 128 MB. */
-const MAX_HEADER_BYTES = 64 * 1024 * 1024;
+import { overMemory } from "./index-memory.js";
 
 /** Top-level box types that may open an ISO BMFF file; used to sniff the format. */
 const OPENING_BOXES = new Set(["ftyp", "moov", "mdat", "free", "skip", "wide", "pnot", "styp", "sidx", "moof"]);
@@ -81,6 +79,8 @@ async function topLevelBoxes(reader: HeadCachedReader): Promise<TopBox[]> {
         `box ${type} at ${pos} declares ${size} bytes but only ${reader.size - pos} remain`,
       );
     }
+    if (boxes.length >= reader.memory.maxBoxes)
+      throw overMemory(`more than ${reader.memory.maxBoxes} top-level boxes`, reader.memory);
     boxes.push({ type, start: pos, size });
     pos += size;
   }
@@ -193,11 +193,10 @@ export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1[]
   const ftyp = boxes.find((b) => b.type === "ftyp" && b.size <= 4096);
   const parts = [...(ftyp ? [ftyp] : []), moov, ...moofs];
   const headerBytes = parts.reduce((a, b) => a + b.size, 0);
-  if (headerBytes > MAX_HEADER_BYTES)
-    throw new MediaIndexError(
-      IndexErrorCode.TOO_LARGE,
-      `moov and moofs are ${headerBytes} bytes; at most ${MAX_HEADER_BYTES} are indexed`,
-    );
+  // Parsed into JS arrays several times their size: refused rather than held in a Worker's 128 MB.
+  const { memory } = reader;
+  if (headerBytes > memory.maxMp4Header)
+    throw overMemory(`moov and moofs are ${headerBytes} bytes; at most ${memory.maxMp4Header} are indexed`, memory);
   // Sample offsets in stco/co64 are absolute, so mp4box can parse the header boxes glued
   // together without the mdat; fragment offsets are moof-relative and get shifted back below.
   const bytes = await readBoxes(reader, parts);
@@ -208,7 +207,8 @@ export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1[]
     if (box.type === "moof") glued.moofShift.push(box.start - at);
     at += box.size;
   });
-  const { file, info } = withSampleBounds(reader.size, () => parseMovie(glued.bytes));
+  const limit = { maxSamples: memory.maxMp4Samples, over: (message: string) => overMemory(message, memory) };
+  const { file, info } = withSampleBounds(reader.size, limit, () => parseMovie(glued.bytes));
   if (info.videoTracks.length === 0)
     throw new MediaIndexError(
       IndexErrorCode.NO_VIDEO,

@@ -9,7 +9,7 @@ import type { VideoCodec, VideoTrackV1 } from "../schema/index.js";
 import { Window } from "./ebml.js";
 import { IndexErrorCode, MediaIndexError } from "./errors.js";
 import type { HeadCachedReader } from "./range-reader.js";
-import { MAX_SAMPLES } from "./sample-bounds.js";
+import { overMemory, type IndexMemory } from "./index-memory.js";
 import { spsDimensions } from "./sps.js";
 
 const TS = 188;
@@ -135,7 +135,8 @@ interface StreamTable {
   readonly keyframe: number[];
   readonly pts: number[];
   readonly dts: number[];
-  au: { start: number; end: number; parts: Uint8Array[] } | undefined;
+  /** The access unit being collected: its payload copied out (so no window stays held) and its byte count. */
+  au: { start: number; end: number; parts: Uint8Array[]; bytes: number } | undefined;
   unwrap: ((t: number) => number) | undefined;
   extradata: Uint8Array<ArrayBuffer> | undefined;
 }
@@ -157,6 +158,7 @@ function collect(
   pkt: NonNullable<ReturnType<typeof parsePacket>>,
   at: number,
   packetSize: number,
+  memory: IndexMemory,
 ): void {
   if (pkt.start) {
     finish(st);
@@ -164,17 +166,25 @@ function collect(
     if (p[0] !== 0 || p[1] !== 0 || p[2] !== 1) throw corrupt(`PES packet at byte ${at} has no start code`);
     const flags = p[7]!;
     if (!(flags & 0x80)) throw corrupt(`PES packet at byte ${at} has no PTS`);
-    if (st.offset.length >= MAX_SAMPLES)
-      throw corrupt(`more than ${MAX_SAMPLES} access units; at most ${MAX_SAMPLES} are indexed`);
+    if (st.offset.length >= memory.maxWalkSamples)
+      throw overMemory(`more than ${memory.maxWalkSamples} access units`, memory);
     const raw = pts33(p, 9);
     const rawDts = flags & 0x40 ? pts33(p, 14) : raw;
     st.unwrap ??= wrapOf(rawDts);
     st.offset.push(at);
     st.pts.push(st.unwrap(raw));
     st.dts.push(st.unwrap(rawDts));
-    st.au = { start: at, end: at + packetSize, parts: [p.subarray(9 + p[8]!)] };
+    const first = p.slice(9 + p[8]!);
+    st.au = { start: at, end: at + packetSize, parts: [first], bytes: first.length };
   } else if (st.au) {
-    st.au.parts.push(pkt.payload);
+    // An access unit runs to the next PES start of its PID: one that never comes must not hold the object.
+    st.au.bytes += pkt.payload.length;
+    if (st.au.bytes > memory.maxAccessUnit)
+      throw overMemory(
+        `the access unit at byte ${st.au.start} of PID ${st.pid} runs past ${memory.maxAccessUnit} bytes`,
+        memory,
+      );
+    st.au.parts.push(pkt.payload.slice());
     st.au.end = at + packetSize;
   }
 }
@@ -231,7 +241,7 @@ export async function indexMpegTs(reader: HeadCachedReader, packetSize: 188 | 19
     if (!pkt) continue;
     const st = streams?.get(pkt.pid);
     if (st) {
-      collect(st, pkt, at, packetSize);
+      collect(st, pkt, at, packetSize, reader.memory);
     } else if (pkt.pid === 0 && pkt.start && pmtPid === undefined) {
       const s = section(pkt.payload);
       const length = ((s[1]! & 0x0f) << 8) | s[2]!;
