@@ -58,6 +58,7 @@ const TOP_LEVEL = new Set([
 const codecById = new Map<string, VideoCodec>([
   ["V_MPEG4/ISO/AVC", "h264"],
   ["V_MPEGH/ISO/HEVC", "hevc"],
+  ["V_VP8", "vp8"],
   ["V_VP9", "vp9"],
   ["V_AV1", "av1"],
 ]);
@@ -104,7 +105,7 @@ function codecString(codec: VideoCodec, extradata: Uint8Array): string {
   if (codec === "h264" && extradata.length >= 4 && extradata[0] === 1) {
     return `avc1.${Array.from(extradata.subarray(1, 4), (b) => b.toString(16).padStart(2, "0")).join("")}`;
   }
-  return { h264: "avc1", hevc: "hvc1", vp9: "vp09", av1: "av01" }[codec];
+  return { h264: "avc1", hevc: "hvc1", vp8: "vp8", vp9: "vp09", av1: "av01" }[codec];
 }
 
 function parseTracks(data: Uint8Array): TrackInfo[] {
@@ -136,8 +137,11 @@ function parseTracks(data: Uint8Array): TrackInfo[] {
       number,
       codec,
       codecId,
-      // VP9's CodecPrivate lists features, not a vpcC: the decoder reads all of it from the frames.
-      extradata: codec === "vp9" ? new Uint8Array(0) : (first(e, ID.CodecPrivate) ?? new Uint8Array(0)).slice(),
+      // VP9's CodecPrivate lists features, not a vpcC (VP8 has none): the decoder reads all of it from the frames.
+      extradata:
+        codec === "vp9" || codec === "vp8"
+          ? new Uint8Array(0)
+          : (first(e, ID.CodecPrivate) ?? new Uint8Array(0)).slice(),
       width: readUint(first(video, ID.PixelWidth) ?? new Uint8Array(0)),
       height: readUint(first(video, ID.PixelHeight) ?? new Uint8Array(0)),
       defaultDuration: dd ? readUint(dd) : undefined,
@@ -300,13 +304,14 @@ export async function indexMatroska(reader: HeadCachedReader): Promise<VideoTrac
   if (!(timestampScale > 0) || 1e9 % timestampScale !== 0)
     throw corrupt(`TimestampScale ${timestampScale} ns does not divide a second`);
   const timescale = 1e9 / timestampScale;
-  const video = tracks.filter((t) => t.width > 0 || codecById.has(t.codecId));
+  // Every track here is of TrackType video, whatever its codec: one ec does not decode is named, not missed.
+  const video = tracks;
   if (video.length === 0) throw new MediaIndexError(IndexErrorCode.NO_VIDEO, "no video track");
   const supported = video.filter((t) => codecById.has(t.codecId));
   if (supported.length === 0) {
     throw new MediaIndexError(
       IndexErrorCode.UNSUPPORTED_CODEC,
-      `video codec ${JSON.stringify(video[0]!.codecId)} is not one of h264, hevc, av1, vp9`,
+      `video codec ${JSON.stringify(video[0]!.codecId)} is not one of h264, hevc, av1, vp8, vp9`,
     );
   }
   return supported.map((t) => {

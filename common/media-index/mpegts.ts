@@ -17,6 +17,15 @@ const codecByStreamType = new Map<number, VideoCodec>([
   [0x1b, "h264"],
   [0x24, "hevc"],
 ]);
+/** Video stream types ec does not decode, as ffprobe names their codecs. */
+const otherVideo = new Map<number, string>([
+  [0x01, "mpeg1video"],
+  [0x02, "mpeg2video"],
+  [0x10, "mpeg4"],
+  [0x33, "vvc"],
+  [0x42, "cavs"],
+  [0xea, "vc1"],
+]);
 const corrupt = (message: string) => new MediaIndexError(IndexErrorCode.CORRUPT, message);
 
 /** The TS packet size (188, or 192 for M2TS's 4-byte time prefix) when the first bytes are a transport stream. */
@@ -278,7 +287,7 @@ export async function indexMpegTs(reader: HeadCachedReader, packetSize: 188 | 19
             extradata: undefined,
           });
         // MPEG-1/2, MPEG-4 Part 2, VVC, AVS, VC-1: video ec does not decode.
-        if (!codec && [0x01, 0x02, 0x10, 0x33, 0x42, 0xea].includes(s[i]!)) unsupported ??= s[i];
+        if (!codec && otherVideo.has(s[i]!)) unsupported ??= s[i];
       }
       if (found.size > 0) streams = found;
     }
@@ -287,7 +296,7 @@ export async function indexMpegTs(reader: HeadCachedReader, packetSize: 188 | 19
     if (unsupported !== undefined)
       throw new MediaIndexError(
         IndexErrorCode.UNSUPPORTED_CODEC,
-        `video stream type 0x${unsupported.toString(16)} is not H.264 or HEVC`,
+        `video stream type 0x${unsupported.toString(16)} (${otherVideo.get(unsupported)}) is not H.264 or HEVC`,
       );
     throw new MediaIndexError(IndexErrorCode.NO_VIDEO, "no H.264 or HEVC stream in the transport stream's PMT");
   }
