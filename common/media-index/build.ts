@@ -8,6 +8,7 @@ import { indexMp4, looksLikeMp4 } from "./mp4.js";
 import { indexMpegTs, tsPacketSize } from "./mpegts.js";
 import { indexNpy, looksLikeNpy } from "./npy.js";
 import { HeadCachedReader, type RangeReader } from "./range-reader.js";
+import { indexMemory, INDEX_MEMORY_BYTES } from "./index-memory.js";
 
 type Fields = Pick<IndexV1, "kind" | "video" | "moreVideo" | "image" | "array">;
 
@@ -53,7 +54,9 @@ const SNIFF_BYTES = 1024;
  * format are kind "other".
  * Only a failing reader throws (MediaIndexError ERR_READ_FAILED), since that is no fact
  * about the object worth caching. `maxReads` caps the range requests (a Worker's
- * subrequest budget); past it the result is an ERR_HEADER_TOO_LARGE record.
+ * subrequest budget); past it the result is an ERR_HEADER_TOO_LARGE record. `memoryBytes`
+ * (INDEX_MEMORY_BYTES, 32 MiB, unless given) bounds what the build holds whatever the object
+ * declares; past it the result is an ERR_INDEX_MEMORY_LIMIT record.
  *
  * @example
  * const index = await buildIndex({ size, read: (o, n) => readRange(o, n) }, { key: "clips/a.mp4", etag });
@@ -61,7 +64,7 @@ const SNIFF_BYTES = 1024;
  */
 export async function buildIndex(
   reader: RangeReader,
-  meta: { key: string; etag: string; maxReads?: number },
+  meta: { key: string; etag: string; maxReads?: number; memoryBytes?: number },
 ): Promise<IndexV1> {
   const base = { version: 1 as const, key: meta.key, etag: meta.etag, size: reader.size };
   const expected: MediaKind = guessKind(meta.key);
@@ -75,7 +78,8 @@ export async function buildIndex(
           : `${meta.key} is empty but its extension says ${expected}`,
       );
     }
-    const cached = new HeadCachedReader(reader, undefined, meta.maxReads);
+    const memory = indexMemory(meta.memoryBytes ?? INDEX_MEMORY_BYTES);
+    const cached = new HeadCachedReader(reader, undefined, meta.maxReads, memory);
     const head = await cached.read(0, Math.min(SNIFF_BYTES, reader.size));
     for (const format of formats.values()) {
       if (format.sniff(head)) return { ...base, ...(await format.index(cached, head)) };

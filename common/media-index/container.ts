@@ -5,7 +5,7 @@
 
 /** What ec streams, for messages about what it does not. */
 export const STREAMED_FORMATS =
-  "MP4/MOV and Matroska/WebM video (H.264, HEVC, AV1, VP9), MPEG-TS video (H.264, HEVC), JPEG/PNG/WebP images and .npy arrays";
+  "MP4/MOV and Matroska/WebM video (H.264, HEVC, AV1, VP8, VP9), MPEG-TS video (H.264, HEVC), JPEG/PNG/WebP images and .npy arrays";
 
 const ascii = (head: Uint8Array, at: number, length: number) => String.fromCharCode(...head.subarray(at, at + length));
 const bytesAt = (head: Uint8Array, at: number, bytes: readonly number[]) =>

@@ -23,12 +23,17 @@ export const IndexErrorCode = {
   KIND_UNSUPPORTED: "ERR_KIND_UNSUPPORTED",
   /** The object exists but cannot be read (permissions, a dangling link, gone since it was listed). */
   UNREADABLE: "ERR_UNREADABLE_OBJECT",
-  /** A video codec outside h264/hevc/av1/vp9. */
+  /** A video codec outside h264/hevc/av1/vp8/vp9 (the message names it, as ffprobe would). */
   UNSUPPORTED_CODEC: "ERR_UNSUPPORTED_CODEC",
   /** An MP4 edit list beyond delays and one cut (rate changes, dwells, reordered segments). */
   UNSUPPORTED_EDIT_LIST: "ERR_UNSUPPORTED_EDIT_LIST",
-  /** moov larger than the indexer will hold in memory. */
+  /** More range reads than the build may make (a Worker's subrequest budget). */
   TOO_LARGE: "ERR_HEADER_TOO_LARGE",
+  /**
+   * Declared sizes (an element, a header, an access unit, a sample count) past the memory one
+   * index build may hold (index-memory.ts): recorded as the object's error, never retried.
+   */
+  MEMORY_LIMIT: "ERR_INDEX_MEMORY_LIMIT",
   /** The object changed or vanished while it was being read. */
   READ_FAILED: "ERR_READ_FAILED",
 } as const;

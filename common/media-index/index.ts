@@ -7,5 +7,6 @@ export { guessKind } from "./kind.js";
 export { STREAMED_FORMATS } from "./container.js";
 export { notStreamed } from "./streamable.js";
 export { tsAccessUnit } from "./mpegts.js";
-export { bytesReader, type RangeReader } from "./range-reader.js";
+export { bytesReader, MAX_INDEX_READS, type RangeReader } from "./range-reader.js";
+export { HOST_INDEX_MEMORY_BYTES, INDEX_MEMORY_BYTES } from "./index-memory.js";
 export { indexToJson, summarizeIndex, type IndexSummary } from "./summary.js";

@@ -9,7 +9,7 @@ import type { VideoCodec, VideoTrackV1 } from "../schema/index.js";
 import { children, elementAt, readFloat, readUint, vint, Window, type Element } from "./ebml.js";
 import { IndexErrorCode, MediaIndexError } from "./errors.js";
 import type { HeadCachedReader } from "./range-reader.js";
-import { MAX_SAMPLES } from "./sample-bounds.js";
+import { overMemory } from "./index-memory.js";
 
 const ID = {
   EBML: 0x1a45dfa3,
@@ -58,6 +58,7 @@ const TOP_LEVEL = new Set([
 const codecById = new Map<string, VideoCodec>([
   ["V_MPEG4/ISO/AVC", "h264"],
   ["V_MPEGH/ISO/HEVC", "hevc"],
+  ["V_VP8", "vp8"],
   ["V_VP9", "vp9"],
   ["V_AV1", "av1"],
 ]);
@@ -104,7 +105,7 @@ function codecString(codec: VideoCodec, extradata: Uint8Array): string {
   if (codec === "h264" && extradata.length >= 4 && extradata[0] === 1) {
     return `avc1.${Array.from(extradata.subarray(1, 4), (b) => b.toString(16).padStart(2, "0")).join("")}`;
   }
-  return { h264: "avc1", hevc: "hvc1", vp9: "vp09", av1: "av01" }[codec];
+  return { h264: "avc1", hevc: "hvc1", vp8: "vp8", vp9: "vp09", av1: "av01" }[codec];
 }
 
 function parseTracks(data: Uint8Array): TrackInfo[] {
@@ -136,8 +137,11 @@ function parseTracks(data: Uint8Array): TrackInfo[] {
       number,
       codec,
       codecId,
-      // VP9's CodecPrivate lists features, not a vpcC: the decoder reads all of it from the frames.
-      extradata: codec === "vp9" ? new Uint8Array(0) : (first(e, ID.CodecPrivate) ?? new Uint8Array(0)).slice(),
+      // VP9's CodecPrivate lists features, not a vpcC (VP8 has none): the decoder reads all of it from the frames.
+      extradata:
+        codec === "vp9" || codec === "vp8"
+          ? new Uint8Array(0)
+          : (first(e, ID.CodecPrivate) ?? new Uint8Array(0)).slice(),
       width: readUint(first(video, ID.PixelWidth) ?? new Uint8Array(0)),
       height: readUint(first(video, ID.PixelHeight) ?? new Uint8Array(0)),
       defaultDuration: dd ? readUint(dd) : undefined,
@@ -202,8 +206,9 @@ async function walkClusters(
   const add = (track: number, dataStart: number, dataEnd: number, timestamp: number, key: boolean) => {
     const table = tables.get(track);
     if (!table) return;
-    if (++budget.samples > MAX_SAMPLES)
-      throw corrupt(`more than ${MAX_SAMPLES} blocks; at most ${MAX_SAMPLES} are indexed`);
+    const { memory } = window.reader;
+    if (++budget.samples > memory.maxWalkSamples)
+      throw overMemory(`more than ${memory.maxWalkSamples} video blocks`, memory);
     table.offset.push(dataStart);
     table.size.push(dataEnd - dataStart);
     table.keyframe.push(key ? 1 : 0);
@@ -216,7 +221,10 @@ async function walkClusters(
     const dataEnd = e.size === undefined ? end : e.dataStart + e.size;
     if (dataEnd > size) return size; // cut off: keep what came before
     if (e.id === ID.Timestamp) {
-      clusterTime = readUint(await window.at(e.dataStart, e.size ?? 0));
+      // Bounded before it is read: a declared size of gigabytes would otherwise be one read.
+      if (e.size === undefined || e.size > 8)
+        throw corrupt(`Cluster Timestamp at byte ${e.start} of ${e.size ?? "unknown"} bytes`);
+      clusterTime = readUint(await window.at(e.dataStart, e.size));
     } else if (e.id === ID.SimpleBlock) {
       const b = await blockHeader(window, e.dataStart, dataEnd);
       if (b.flags & 0x06 && tables.has(b.track)) throw corrupt(`laced video block at byte ${e.start}`);
@@ -296,13 +304,14 @@ export async function indexMatroska(reader: HeadCachedReader): Promise<VideoTrac
   if (!(timestampScale > 0) || 1e9 % timestampScale !== 0)
     throw corrupt(`TimestampScale ${timestampScale} ns does not divide a second`);
   const timescale = 1e9 / timestampScale;
-  const video = tracks.filter((t) => t.width > 0 || codecById.has(t.codecId));
+  // Every track here is of TrackType video, whatever its codec: one ec does not decode is named, not missed.
+  const video = tracks;
   if (video.length === 0) throw new MediaIndexError(IndexErrorCode.NO_VIDEO, "no video track");
   const supported = video.filter((t) => codecById.has(t.codecId));
   if (supported.length === 0) {
     throw new MediaIndexError(
       IndexErrorCode.UNSUPPORTED_CODEC,
-      `video codec ${JSON.stringify(video[0]!.codecId)} is not one of h264, hevc, av1, vp9`,
+      `video codec ${JSON.stringify(video[0]!.codecId)} is not one of h264, hevc, av1, vp8, vp9`,
     );
   }
   return supported.map((t) => {
@@ -313,7 +322,10 @@ export async function indexMatroska(reader: HeadCachedReader): Promise<VideoTrac
       throw corrupt(`video track ${t.number} has no dimensions (${t.width}x${t.height})`);
     const pts = Float64Array.from(table.pts);
     const frameTicks = t.defaultDuration !== undefined ? t.defaultDuration / timestampScale : undefined;
-    const span = Math.max(...table.pts) - Math.min(...table.pts) + (frameTicks ?? 0);
+    // A loop, not Math.max(...pts): spreading 10^5 arguments overflows the stack.
+    let [low, high] = [Infinity, -Infinity];
+    for (const p of table.pts) [low, high] = [Math.min(low, p), Math.max(high, p)];
+    const span = high - low + (frameTicks ?? 0);
     const fps = frameTicks ? timescale / frameTicks : span > 0 ? (n * timescale) / span : 0;
     return {
       trackId: t.number,

@@ -5,9 +5,7 @@ import { IndexErrorCode, MediaIndexError } from "./errors.js";
 import type { HeadCachedReader } from "./range-reader.js";
 import { mapLimit } from "../limiter.js";
 import { withSampleBounds } from "./sample-bounds.js";
-
-/** Above this the header boxes (moov + moofs) are refused rather than held in a Worker's 128 MB. */
-const MAX_HEADER_BYTES = 64 * 1024 * 1024;
+import { overMemory } from "./index-memory.js";
 
 /** Top-level box types that may open an ISO BMFF file; used to sniff the format. */
 const OPENING_BOXES = new Set(["ftyp", "moov", "mdat", "free", "skip", "wide", "pnot", "styp", "sidx", "moof"]);
@@ -18,14 +16,54 @@ const codecBySampleEntry = new Map<string, VideoCodec>([
   ["hvc1", "hevc"],
   ["hev1", "hevc"],
   ["av01", "av1"],
+  ["vp08", "vp8"],
   ["vp09", "vp9"],
 ]);
 const configBoxByCodec: Record<VideoCodec, "avcC" | "hvcC" | "av1C" | "vpcC"> = {
   h264: "avcC",
   hevc: "hvcC",
   av1: "av1C",
+  vp8: "vpcC",
   vp9: "vpcC",
 };
+
+/** ffprobe's names of video sample entries ec does not decode; mp4v is named by its object type below. */
+const otherCodecByEntry = new Map<string, string>([
+  ["jpeg", "mjpeg"],
+  ["mjpa", "mjpeg"],
+  ["mjpb", "mjpeg"],
+  ["s263", "h263"],
+  ["h263", "h263"],
+  ["vvc1", "vvc"],
+  ["vvi1", "vvc"],
+  ["apch", "prores"],
+  ["apcn", "prores"],
+  ["apcs", "prores"],
+  ["apco", "prores"],
+  ["ap4h", "prores"],
+  ["ap4x", "prores"],
+]);
+
+/** ffprobe's name of an mp4v entry's MPEG-4 object type indication (ISO/IEC 14496-1 table 5, as libavformat maps it). */
+function mp4vCodec(oti: number): string | undefined {
+  if (oti === 0x20) return "mpeg4";
+  if (oti >= 0x60 && oti <= 0x65) return "mpeg2video";
+  if (oti === 0x6a) return "mpeg1video";
+  if (oti === 0x6c) return "mjpeg";
+  return undefined;
+}
+
+/** The codec of a sample entry ec does not decode, as ffprobe names it, with the entry (and object type) it came from. */
+function unsupportedName(entry: VisualSampleEntry | undefined): string {
+  if (!entry) return "unknown";
+  if (entry.type === "mp4v") {
+    const oti = (entry as { esds?: { esd?: { getOTI?: () => number } } }).esds?.esd?.getOTI?.() ?? 0;
+    const name = mp4vCodec(oti);
+    return name ? `${name} (sample entry mp4v, object type 0x${oti.toString(16)})` : "mp4v";
+  }
+  const name = otherCodecByEntry.get(entry.type);
+  return name ? `${name} (sample entry ${entry.type})` : entry.type;
+}
 
 // mp4box logs parse problems to the console; the indexer reports them as error records instead.
 Log.setLogLevel(() => {});
@@ -81,6 +119,8 @@ async function topLevelBoxes(reader: HeadCachedReader): Promise<TopBox[]> {
         `box ${type} at ${pos} declares ${size} bytes but only ${reader.size - pos} remain`,
       );
     }
+    if (boxes.length >= reader.memory.maxBoxes)
+      throw overMemory(`more than ${reader.memory.maxBoxes} top-level boxes`, reader.memory);
     boxes.push({ type, start: pos, size });
     pos += size;
   }
@@ -193,11 +233,10 @@ export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1[]
   const ftyp = boxes.find((b) => b.type === "ftyp" && b.size <= 4096);
   const parts = [...(ftyp ? [ftyp] : []), moov, ...moofs];
   const headerBytes = parts.reduce((a, b) => a + b.size, 0);
-  if (headerBytes > MAX_HEADER_BYTES)
-    throw new MediaIndexError(
-      IndexErrorCode.TOO_LARGE,
-      `moov and moofs are ${headerBytes} bytes; at most ${MAX_HEADER_BYTES} are indexed`,
-    );
+  // Parsed into JS arrays several times their size: refused rather than held in a Worker's 128 MB.
+  const { memory } = reader;
+  if (headerBytes > memory.maxMp4Header)
+    throw overMemory(`moov and moofs are ${headerBytes} bytes; at most ${memory.maxMp4Header} are indexed`, memory);
   // Sample offsets in stco/co64 are absolute, so mp4box can parse the header boxes glued
   // together without the mdat; fragment offsets are moof-relative and get shifted back below.
   const bytes = await readBoxes(reader, parts);
@@ -208,7 +247,8 @@ export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1[]
     if (box.type === "moof") glued.moofShift.push(box.start - at);
     at += box.size;
   });
-  const { file, info } = withSampleBounds(reader.size, () => parseMovie(glued.bytes));
+  const limit = { maxSamples: memory.maxMp4Samples, over: (message: string) => overMemory(message, memory) };
+  const { file, info } = withSampleBounds(reader.size, limit, () => parseMovie(glued.bytes));
   if (info.videoTracks.length === 0)
     throw new MediaIndexError(
       IndexErrorCode.NO_VIDEO,
@@ -221,7 +261,7 @@ export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1[]
     const entry = file.getTrackById(track.id)?.mdia?.minf?.stbl?.stsd?.entries?.[0] as VisualSampleEntry | undefined;
     const codec = entry ? codecBySampleEntry.get(entry.type) : undefined;
     if (!entry || !codec) {
-      unsupported ||= entry?.type ?? "unknown";
+      unsupported ||= unsupportedName(entry);
       continue;
     }
     tracks.push(trackTable(file, track, entry, codec, glued, reader.size));
@@ -229,7 +269,7 @@ export async function indexMp4(reader: HeadCachedReader): Promise<VideoTrackV1[]
   if (tracks.length === 0)
     throw new MediaIndexError(
       IndexErrorCode.UNSUPPORTED_CODEC,
-      `video codec ${JSON.stringify(unsupported)} is not one of h264, hevc, av1, vp9`,
+      `video codec ${unsupported} is not one of h264, hevc, av1, vp8, vp9`,
     );
   return tracks;
 }

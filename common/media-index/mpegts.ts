@@ -9,13 +9,22 @@ import type { VideoCodec, VideoTrackV1 } from "../schema/index.js";
 import { Window } from "./ebml.js";
 import { IndexErrorCode, MediaIndexError } from "./errors.js";
 import type { HeadCachedReader } from "./range-reader.js";
-import { MAX_SAMPLES } from "./sample-bounds.js";
+import { overMemory, type IndexMemory } from "./index-memory.js";
 import { spsDimensions } from "./sps.js";
 
 const TS = 188;
 const codecByStreamType = new Map<number, VideoCodec>([
   [0x1b, "h264"],
   [0x24, "hevc"],
+]);
+/** Video stream types ec does not decode, as ffprobe names their codecs. */
+const otherVideo = new Map<number, string>([
+  [0x01, "mpeg1video"],
+  [0x02, "mpeg2video"],
+  [0x10, "mpeg4"],
+  [0x33, "vvc"],
+  [0x42, "cavs"],
+  [0xea, "vc1"],
 ]);
 const corrupt = (message: string) => new MediaIndexError(IndexErrorCode.CORRUPT, message);
 
@@ -135,7 +144,8 @@ interface StreamTable {
   readonly keyframe: number[];
   readonly pts: number[];
   readonly dts: number[];
-  au: { start: number; end: number; parts: Uint8Array[] } | undefined;
+  /** The access unit being collected: its payload copied out (so no window stays held) and its byte count. */
+  au: { start: number; end: number; parts: Uint8Array[]; bytes: number } | undefined;
   unwrap: ((t: number) => number) | undefined;
   extradata: Uint8Array<ArrayBuffer> | undefined;
 }
@@ -157,6 +167,7 @@ function collect(
   pkt: NonNullable<ReturnType<typeof parsePacket>>,
   at: number,
   packetSize: number,
+  memory: IndexMemory,
 ): void {
   if (pkt.start) {
     finish(st);
@@ -164,17 +175,25 @@ function collect(
     if (p[0] !== 0 || p[1] !== 0 || p[2] !== 1) throw corrupt(`PES packet at byte ${at} has no start code`);
     const flags = p[7]!;
     if (!(flags & 0x80)) throw corrupt(`PES packet at byte ${at} has no PTS`);
-    if (st.offset.length >= MAX_SAMPLES)
-      throw corrupt(`more than ${MAX_SAMPLES} access units; at most ${MAX_SAMPLES} are indexed`);
+    if (st.offset.length >= memory.maxWalkSamples)
+      throw overMemory(`more than ${memory.maxWalkSamples} access units`, memory);
     const raw = pts33(p, 9);
     const rawDts = flags & 0x40 ? pts33(p, 14) : raw;
     st.unwrap ??= wrapOf(rawDts);
     st.offset.push(at);
     st.pts.push(st.unwrap(raw));
     st.dts.push(st.unwrap(rawDts));
-    st.au = { start: at, end: at + packetSize, parts: [p.subarray(9 + p[8]!)] };
+    const first = p.slice(9 + p[8]!);
+    st.au = { start: at, end: at + packetSize, parts: [first], bytes: first.length };
   } else if (st.au) {
-    st.au.parts.push(pkt.payload);
+    // An access unit runs to the next PES start of its PID: one that never comes must not hold the object.
+    st.au.bytes += pkt.payload.length;
+    if (st.au.bytes > memory.maxAccessUnit)
+      throw overMemory(
+        `the access unit at byte ${st.au.start} of PID ${st.pid} runs past ${memory.maxAccessUnit} bytes`,
+        memory,
+      );
+    st.au.parts.push(pkt.payload.slice());
     st.au.end = at + packetSize;
   }
 }
@@ -231,7 +250,7 @@ export async function indexMpegTs(reader: HeadCachedReader, packetSize: 188 | 19
     if (!pkt) continue;
     const st = streams?.get(pkt.pid);
     if (st) {
-      collect(st, pkt, at, packetSize);
+      collect(st, pkt, at, packetSize, reader.memory);
     } else if (pkt.pid === 0 && pkt.start && pmtPid === undefined) {
       const s = section(pkt.payload);
       const length = ((s[1]! & 0x0f) << 8) | s[2]!;
@@ -268,7 +287,7 @@ export async function indexMpegTs(reader: HeadCachedReader, packetSize: 188 | 19
             extradata: undefined,
           });
         // MPEG-1/2, MPEG-4 Part 2, VVC, AVS, VC-1: video ec does not decode.
-        if (!codec && [0x01, 0x02, 0x10, 0x33, 0x42, 0xea].includes(s[i]!)) unsupported ??= s[i];
+        if (!codec && otherVideo.has(s[i]!)) unsupported ??= s[i];
       }
       if (found.size > 0) streams = found;
     }
@@ -277,7 +296,7 @@ export async function indexMpegTs(reader: HeadCachedReader, packetSize: 188 | 19
     if (unsupported !== undefined)
       throw new MediaIndexError(
         IndexErrorCode.UNSUPPORTED_CODEC,
-        `video stream type 0x${unsupported.toString(16)} is not H.264 or HEVC`,
+        `video stream type 0x${unsupported.toString(16)} (${otherVideo.get(unsupported)}) is not H.264 or HEVC`,
       );
     throw new MediaIndexError(IndexErrorCode.NO_VIDEO, "no H.264 or HEVC stream in the transport stream's PMT");
   }

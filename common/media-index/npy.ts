@@ -4,6 +4,12 @@ import type { HeadCachedReader } from "./range-reader.js";
 
 const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59];
 
+/**
+ * The longest header read: numpy writes a dict of a few hundred bytes and its own reader refuses
+ * headers over 10,000 bytes unless told otherwise; a v2/v3 length field says up to 4 GiB.
+ */
+const MAX_HEADER_BYTES = 1 << 20;
+
 /** True when the bytes start with the NumPy .npy magic. */
 export function looksLikeNpy(head: Uint8Array): boolean {
   return head.length >= 10 && MAGIC.every((b, i) => head[i] === b);
@@ -26,6 +32,11 @@ export async function indexNpy(reader: HeadCachedReader): Promise<ArrayInfoV1> {
   const [headerLength, headerStart] =
     major === 1 ? [v.getUint16(8, true), 10] : major === 2 || major === 3 ? [v.getUint32(8, true), 12] : [-1, 0];
   if (headerLength < 0) throw new MediaIndexError(IndexErrorCode.CORRUPT, `unknown .npy format version ${major}`);
+  if (headerLength > MAX_HEADER_BYTES)
+    throw new MediaIndexError(
+      IndexErrorCode.CORRUPT,
+      `.npy header declares ${headerLength} bytes; a header holds a dtype/shape dict of at most ${MAX_HEADER_BYTES}`,
+    );
   const header = new TextDecoder().decode(await reader.read(headerStart, headerLength));
   const descr = /'descr'\s*:\s*'([^']*)'/.exec(header)?.[1];
   const fortran = /'fortran_order'\s*:\s*(True|False)/.exec(header)?.[1];

@@ -1,4 +1,13 @@
 import { IndexErrorCode, MediaIndexError } from "./errors.js";
+import { indexMemory, overMemory, type IndexMemory } from "./index-memory.js";
+
+/**
+ * Range reads one index build may make where each costs a request: a Worker invocation gets
+ * ~1000 subrequests and the edge's route spends a few on head, cache get and put. Only long
+ * fragmented files come near it; a crafted MP4 of many tiny top-level boxes costs one read
+ * per box past the head, and without the cap a build of it never ends.
+ */
+export const MAX_INDEX_READS = 900;
 
 /** Random access to one object's bytes: R2 range gets on the edge, a file handle in Node. */
 export interface RangeReader {
@@ -21,9 +30,12 @@ export function bytesReader(bytes: Uint8Array): RangeReader {
 /**
  * Serves small reads from one cached head read so that walking headers costs one range
  * request, not one per header; anything outside the head goes to the underlying reader.
+ * No read is larger than `memory.maxRead`, whatever size the object declares for it.
  */
 export class HeadCachedReader {
   readonly size: number;
+  /** The bounds of this build's memory, for the format indexers. */
+  readonly memory: IndexMemory;
   private head: Uint8Array | undefined;
   /** Ranges actually requested from the underlying reader, for tests and metrics. */
   readonly requests: { offset: number; length: number }[] = [];
@@ -32,8 +44,10 @@ export class HeadCachedReader {
     private readonly inner: RangeReader,
     private readonly headBytes = 64 * 1024,
     private readonly maxReads = Number.POSITIVE_INFINITY,
+    memory: IndexMemory = indexMemory(),
   ) {
     this.size = inner.size;
+    this.memory = memory;
   }
 
   async read(offset: number, length: number): Promise<Uint8Array> {
@@ -56,6 +70,8 @@ export class HeadCachedReader {
   }
 
   private async fetch(offset: number, length: number): Promise<Uint8Array> {
+    if (length > this.memory.maxRead)
+      throw overMemory(`a read of ${length} bytes at ${offset} (a size the object declares)`, this.memory);
     if (this.requests.length >= this.maxReads) {
       throw new MediaIndexError(
         IndexErrorCode.TOO_LARGE,

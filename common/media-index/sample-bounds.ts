@@ -16,10 +16,13 @@ import { IndexErrorCode, MediaIndexError } from "./errors.js";
 /** 2^24 frames is over a week of 25 fps video in one file; beyond is corruption, not video. */
 export const MAX_SAMPLES = 1 << 24;
 
-/** The object being parsed and the samples its boxes have declared so far. */
+/** The object being parsed, the samples its boxes have declared so far, and the most the build holds. */
 interface Budget {
   objectSize: number;
   samples: number;
+  maxSamples: number;
+  /** The error for a file whose boxes declare more than maxSamples in all. */
+  over: (message: string) => Error;
 }
 let budget: Budget | undefined;
 
@@ -52,13 +55,11 @@ function peek(stream: Stream, n: number): number[] | undefined {
 
 function admit(box: string, count: number, bound: number, why: string): void {
   const used = budget?.samples ?? 0;
-  const limit = Math.min(bound, MAX_SAMPLES - used);
-  if (count > limit) {
-    throw corrupt(
-      count > bound
-        ? `${box} declares ${count} samples, more than ${why} can hold (${bound})`
-        : `${box} declares ${count} samples after ${used} in this file; at most ${MAX_SAMPLES} are indexed`,
-    );
+  const max = budget?.maxSamples ?? MAX_SAMPLES;
+  if (count > bound) throw corrupt(`${box} declares ${count} samples, more than ${why} can hold (${bound})`);
+  if (count > max - used) {
+    const message = `${box} declares ${count} samples after ${used} in this file; at most ${max} are indexed`;
+    throw budget ? budget.over(message) : corrupt(message);
   }
   if (budget) budget.samples += count;
 }
@@ -115,16 +116,21 @@ guard("trun", (box, stream) => {
 
 /**
  * Runs `parse` (mp4box parsing the header boxes of one object of `objectSize` bytes) with every
- * stsz and trun it meets checked: more samples than the bytes behind them can hold, or more
- * than MAX_SAMPLES in all, throw ERR_CORRUPT_MEDIA from inside the parse. mp4box parses
- * synchronously, so one budget at a time is the parse in progress.
+ * stsz and trun it meets checked: more samples than the bytes behind them can hold throw
+ * ERR_CORRUPT_MEDIA from inside the parse, more than `maxSamples` in all the error `over`
+ * makes (the build's memory limit). mp4box parses synchronously, so one budget at a time is
+ * the parse in progress.
  *
  * @example
- * const movie = withSampleBounds(reader.size, () => parseMovie(headerBytes));
+ * const movie = withSampleBounds(reader.size, { maxSamples, over }, () => parseMovie(headerBytes));
  */
-export function withSampleBounds<T>(objectSize: number, parse: () => T): T {
+export function withSampleBounds<T>(
+  objectSize: number,
+  limit: { maxSamples: number; over: (message: string) => Error },
+  parse: () => T,
+): T {
   const outer = budget;
-  budget = { objectSize, samples: 0 };
+  budget = { objectSize, samples: 0, maxSamples: Math.min(limit.maxSamples, MAX_SAMPLES), over: limit.over };
   try {
     return parse();
   } finally {

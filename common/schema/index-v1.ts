@@ -4,7 +4,8 @@ import { z } from "zod";
 export const MediaKind = z.enum(["video", "image", "array", "other", "error"]);
 export type MediaKind = z.infer<typeof MediaKind>;
 
-export const VideoCodec = z.enum(["h264", "hevc", "av1", "vp9"]);
+// Appended, never reordered: the dataset table stores a codec as its position here.
+export const VideoCodec = z.enum(["h264", "hevc", "av1", "vp9", "vp8"]);
 export type VideoCodec = z.infer<typeof VideoCodec>;
 
 /**

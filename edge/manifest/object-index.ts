@@ -2,7 +2,9 @@ import { indexCacheKey } from "../../common/dataset-table/table-keys.js";
 import {
   buildIndex,
   encodeIndex,
+  INDEX_MEMORY_BYTES,
   IndexErrorCode,
+  MAX_INDEX_READS,
   MediaIndexError,
   type RangeReader,
 } from "../../common/media-index/index.js";
@@ -14,11 +16,8 @@ export const INDEX_CONTENT_TYPE = "application/vnd.ec.index.v1";
 /** Where an object's index is cached (common/dataset-table/table-keys.ts). */
 export { indexCacheKey };
 
-/**
- * Range reads one index build may make: a Worker invocation gets ~1000 subrequests and the
- * route spends a few on head, cache get and put. Only long fragmented files come near it.
- */
-export const MAX_INDEX_READS = 900;
+/** Range reads one index build may make (common/media-index: the SDK's bucket source uses the same). */
+export { MAX_INDEX_READS };
 
 const unquote = (etag: string) => etag.replace(/^W\//, "").replace(/^"(.*)"$/, "$1");
 
@@ -87,7 +86,14 @@ export async function objectIndex(
   const count = { reads: 0 };
   let index;
   try {
-    index = await buildIndex(r2Reader(env, args.key, meta, count), { key: args.key, etag: meta.httpEtag, maxReads });
+    // Bounded memory whatever the object declares: past it an error record, cached like any other,
+    // so neither the queue nor the next GET builds it again.
+    index = await buildIndex(r2Reader(env, args.key, meta, count), {
+      key: args.key,
+      etag: meta.httpEtag,
+      maxReads,
+      memoryBytes: INDEX_MEMORY_BYTES,
+    });
   } catch (cause) {
     if (cause instanceof MediaIndexError) throw new ObjectChangingError(args.key);
     throw cause;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the minimal FFmpeg the addon links statically: FFmpeg 5.1.9 and dav1d 1.0.0 from
 # Debian bookworm's own source packages (pinned below), static PIC libraries, LGPL only,
-# decoders only (h264 hevc vp9 av1 via libdav1d + the native av1 for NVDEC, mjpeg png webp),
+# decoders only (h264 hevc vp8 vp9 av1 via libdav1d + the native av1 for NVDEC, mjpeg png webp),
 # swscale, the NVDEC hwaccels through nv-codec-headers, no encoders, no network, nothing
 # autodetected. The result is cached outside the clone, keyed by a hash of this file, so a
 # machine builds it once:  ${XDG_CACHE_HOME:-$HOME/.cache}/ec/ffmpeg-5.1.9-<hash>
@@ -16,7 +16,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 FFMPEG_VERSION=7:5.1.9-0+deb12u1
 DAV1D_VERSION=1.0.0-2+deb12u1
 BUILD_DEPS=(build-essential pkg-config nasm meson ninja-build dpkg-dev zlib1g-dev libffmpeg-nvenc-dev)
-DECODERS=h264,hevc,vp9,av1,libdav1d,mjpeg,png,webp
+DECODERS=h264,hevc,vp8,vp9,av1,libdav1d,mjpeg,png,webp
 HWACCELS=h264_nvdec,hevc_nvdec,vp9_nvdec,av1_nvdec
 
 hash=$(sha256sum "$here/build.sh" | cut -c1-12)

@@ -19,6 +19,8 @@ export const NativeErrorCode = {
   CorruptImage: "ERR_CORRUPT_IMAGE",
   UnsupportedImage: "ERR_UNSUPPORTED_IMAGE",
   CorruptFrame: "ERR_CORRUPT_FRAME",
+  /** A frame of other dimensions than the index gave, or a stream declaring pictures past them (max_pixels). */
+  FrameDimensions: "ERR_FRAME_DIMENSIONS",
   PacketOutOfRange: "ERR_PACKET_OUT_OF_RANGE",
   PacketOrder: "ERR_PACKET_ORDER",
   NoKeyframe: "ERR_NO_KEYFRAME",

@@ -1,6 +1,6 @@
 import { argumentError } from "./errors.js";
 
-export const CODECS = ["h264", "hevc", "av1", "vp9"] as const;
+export const CODECS = ["h264", "hevc", "av1", "vp9", "vp8"] as const;
 export type Codec = (typeof CODECS)[number];
 
 export const OUTPUTS = ["native", "rgb24", "rgbf32-planar"] as const;

@@ -10,7 +10,8 @@ namespace {
 
 const std::map<std::string, AVCodecID>& codecIds() {
   static const std::map<std::string, AVCodecID> ids = {
-      {"av1", AV_CODEC_ID_AV1}, {"h264", AV_CODEC_ID_H264}, {"hevc", AV_CODEC_ID_HEVC}, {"vp9", AV_CODEC_ID_VP9}};
+      {"av1", AV_CODEC_ID_AV1}, {"h264", AV_CODEC_ID_H264}, {"hevc", AV_CODEC_ID_HEVC},
+      {"vp8", AV_CODEC_ID_VP8}, {"vp9", AV_CODEC_ID_VP9}};
   return ids;
 }
 
@@ -31,18 +32,18 @@ bool startsWithStartCode(const std::vector<uint8_t>& r) {
 }
 
 // The vpcC box is a FullBox; accept its payload with or without the version/flags word.
-// It only describes the stream (profile, bit depth): libavcodec's VP9 decoder reads all
-// of that from the frame headers, so it is checked and not passed on.
-void checkVpcc(const std::vector<uint8_t>& r) {
+// It only describes the stream (profile, bit depth): libavcodec's VP8 and VP9 decoders read
+// all of that from the frame headers, so it is checked and not passed on.
+void checkVpcc(const std::string& codec, const std::vector<uint8_t>& r) {
   if (r.empty()) return;
   bool fullBox = r.size() >= 12 && r[0] == 1 && r[1] == 0 && r[2] == 0 && r[3] == 0;
   size_t base = fullBox ? 4 : 0;
-  if (r.size() < base + 8) badRecord("vp9", "vpcC needs at least 8 bytes but has " + std::to_string(r.size() - base));
+  if (r.size() < base + 8) badRecord(codec, "vpcC needs at least 8 bytes but has " + std::to_string(r.size() - base));
   int profile = r[base];
   int bitDepth = r[base + 2] >> 4;
-  if (profile > 3) badRecord("vp9", "profile " + std::to_string(profile) + " is not 0-3");
+  if (profile > 3) badRecord(codec, "profile " + std::to_string(profile) + " is not 0-3");
   if (bitDepth != 8 && bitDepth != 10 && bitDepth != 12) {
-    badRecord("vp9", "bit depth " + std::to_string(bitDepth) + " is not 8, 10 or 12");
+    badRecord(codec, "bit depth " + std::to_string(bitDepth) + " is not 8, 10 or 12");
   }
 }
 
@@ -100,7 +101,7 @@ AVCodecID codecIdFor(const std::string& codec) {
   auto image = imageCodecIds().find(codec);
   if (image != imageCodecIds().end()) return image->second;
   throw NativeException("ERR_UNSUPPORTED_CODEC",
-                        "Unsupported codec \"" + codec + "\"; expected h264, hevc, av1, vp9 (video) or jpeg, png, webp (image)");
+                        "Unsupported codec \"" + codec + "\"; expected h264, hevc, av1, vp8, vp9 (video) or jpeg, png, webp (image)");
 }
 
 std::vector<std::string> knownCodecs() {
@@ -136,8 +137,9 @@ CodecConfig resolveCodecConfig(const std::string& codec, const std::vector<uint8
       if (record[0] != 0x81) badRecord(codec, "av1C must start with marker/version byte 0x81");
       config.extradata = record;
       break;
+    case AV_CODEC_ID_VP8:
     case AV_CODEC_ID_VP9:
-      checkVpcc(record);
+      checkVpcc(codec, record);
       break;
     default:
       break;

@@ -11,7 +11,7 @@ namespace ec {
 
 struct CodecConfig {
   AVCodecID id = AV_CODEC_ID_NONE;
-  std::vector<uint8_t> extradata;  // empty when the decoder takes none (VP9)
+  std::vector<uint8_t> extradata;  // empty when the decoder takes none (VP8, VP9)
 };
 
 /** Throws ERR_UNSUPPORTED_CODEC or ERR_BAD_EXTRADATA. */

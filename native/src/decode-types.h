@@ -16,7 +16,7 @@ namespace ec {
 enum class OutputFormat { Native, Rgb24, RgbF32Planar };
 
 struct DecoderOptions {
-  std::string codec;  // "h264" | "hevc" | "av1" | "vp9"
+  std::string codec;  // "h264" | "hevc" | "av1" | "vp8" | "vp9"
   std::vector<uint8_t> extradata;
   int width = 0;
   int height = 0;

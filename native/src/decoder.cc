@@ -24,6 +24,40 @@ struct FlushOnExit {
 
 bool damaged(const AVFrame* frame) { return frame->decode_error_flags != 0 || (frame->flags & AV_FRAME_FLAG_CORRUPT); }
 
+int64_t alignUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+// The pixels libavcodec may allocate a picture of: the index's size, padded as its buffers are
+// (rows to the SIMD stride, coded sizes to whole macroblocks or superblocks), and no more. A
+// stream that declares a larger picture than its index fails before any frame is allocated.
+int64_t maxPixelsFor(int width, int height) { return alignUp(width, 128) * alignUp(height, 128); }
+
+std::string sizeText(int width, int height) { return std::to_string(width) + "x" + std::to_string(height); }
+
+}  // namespace
+
+void Decoder::checkSize(const AVFrame* frame, size_t packetIndex) const {
+  if (frame->width == options_.width && frame->height == options_.height) return;
+  throw NativeException("ERR_FRAME_DIMENSIONS", "A decoded frame is " + sizeText(frame->width, frame->height) +
+                                                    " but the index says " + sizeText(options_.width, options_.height) +
+                                                    " (near packet " + std::to_string(packetIndex) + ")");
+}
+
+[[noreturn]] void Decoder::rejected(const std::string& what, int ret) const {
+  // A picture past max_pixels fails in ff_get_buffer, reported as whatever the codec makes of a
+  // failed slice (h264: AVERROR_INVALIDDATA); the size it was refused for is in the context.
+  int width = ctx_->width, height = ctx_->height;
+  bool otherSize = width > 0 && height > 0 && (width != options_.width || height != options_.height);
+  if (otherSize || ret == AVERROR(EINVAL)) {
+    throw NativeException("ERR_FRAME_DIMENSIONS",
+                          what + ": the stream declares " + (otherSize ? sizeText(width, height) : "a picture size") +
+                              " where the index says " + sizeText(options_.width, options_.height) + " (at most " +
+                              std::to_string(ctx_->max_pixels) + " pixels are decoded)");
+  }
+  throw NativeException("ERR_CORRUPT_PACKET", what + ": " + avErrorString(ret));
+}
+
+namespace {
+
 }  // namespace
 
 Decoder::Decoder(const DecoderOptions& options)
@@ -44,6 +78,8 @@ Decoder::Decoder(const DecoderOptions& options)
   }
   ctx_->width = options.width;
   ctx_->height = options.height;
+  // The stream's own dimensions are a declared size like any other: bounded by the index's.
+  ctx_->max_pixels = maxPixelsFor(options.width, options.height);
   ctx_->thread_count = options.threads;
   ctx_->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
   // Detected bitstream damage fails the call instead of being concealed into wrong pixels.
@@ -67,13 +103,13 @@ size_t Decoder::receiveAll(DecodeResult& out, std::optional<int64_t> dropBefore,
     if (ret < 0) {
       // Frame threads report a picture that lacked references here, not at send time.
       if (recovering_) continue;
-      throw NativeException("ERR_CORRUPT_PACKET", "The decoder rejected the stream near packet " +
-                                                      std::to_string(packetIndex) + ": " + avErrorString(ret));
+      rejected("The decoder rejected the stream near packet " + std::to_string(packetIndex), ret);
     }
     FramePtr frame(av_frame_alloc());
     if (!frame) throw NativeException("ERR_OUT_OF_MEMORY", "av_frame_alloc failed");
     av_frame_move_ref(frame.get(), frame_.get());
     ++out.decodedFrames;
+    checkSize(frame.get(), packetIndex);
     int64_t pts = frame->pts != AV_NOPTS_VALUE ? frame->pts : frame->best_effort_timestamp;
     bool dropped = dropBefore && pts != AV_NOPTS_VALUE && pts < *dropBefore;
     if (damaged(frame.get())) {
@@ -145,10 +181,7 @@ DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::option
         if (out.reached) break;
         continue;
       }
-      if (ret < 0 && !recovering_) {
-        throw NativeException("ERR_CORRUPT_PACKET",
-                              "The decoder rejected packet " + std::to_string(i) + ": " + avErrorString(ret));
-      }
+      if (ret < 0 && !recovering_) rejected("The decoder rejected packet " + std::to_string(i), ret);
       out.packetsFed = i + 1;
       break;
     }
@@ -159,9 +192,7 @@ DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::option
     return out;
   }
   int ret = avcodec_send_packet(ctx_.get(), nullptr);
-  if (ret < 0 && ret != AVERROR_EOF) {
-    throw NativeException("ERR_CORRUPT_PACKET", "The decoder failed to drain: " + avErrorString(ret));
-  }
+  if (ret < 0 && ret != AVERROR_EOF) rejected("The decoder failed to drain", ret);
   receiveAll(out, dropBefore, packets.size());
   return out;
 }

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "decode-types.h"
@@ -49,6 +50,11 @@ class Decoder {
   /** Returns how many frames came out, dropped ones included. */
   size_t receiveAll(DecodeResult& out, std::optional<int64_t> dropBefore, size_t packetIndex,
                     std::optional<int64_t> until = std::nullopt);
+
+  /** Throws ERR_FRAME_DIMENSIONS for a frame of other dimensions than the index gave. */
+  void checkSize(const AVFrame* frame, size_t packetIndex) const;
+  /** Throws for an error libavcodec returned: ERR_FRAME_DIMENSIONS past max_pixels, else ERR_CORRUPT_PACKET. */
+  [[noreturn]] void rejected(const std::string& what, int ret) const;
 
   static constexpr int kExplode = AV_EF_EXPLODE;
 

@@ -7,7 +7,7 @@ import { open as openFile, type FileHandle } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
 import { describeReceived, EcError } from "../../common/errors.js";
-import { buildIndex, isShown, type RangeReader } from "../../common/media-index/index.js";
+import { buildIndex, HOST_INDEX_MEMORY_BYTES, isShown, type RangeReader } from "../../common/media-index/index.js";
 import type { VideoTrackV1 } from "../../common/schema/index.js";
 import {
   createDecoder,
@@ -181,7 +181,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     handle = await openFile(args.file, "r");
     const reader = fileReader(handle, (await handle.stat()).size);
-    const index = await buildIndex(reader, { key: args.file, etag: "local" });
+    const index = await buildIndex(reader, { key: args.file, etag: "local", memoryBytes: HOST_INDEX_MEMORY_BYTES });
     if (!index.video)
       throw new EcError(
         index.error?.code ?? "ERR_NOT_VIDEO",

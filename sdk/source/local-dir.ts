@@ -7,7 +7,13 @@ import { readdir, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RESERVED_PREFIX } from "../../common/keys.js";
-import { buildIndex, guessKind, IndexErrorCode, type RangeReader } from "../../common/media-index/index.js";
+import {
+  buildIndex,
+  HOST_INDEX_MEMORY_BYTES,
+  guessKind,
+  IndexErrorCode,
+  type RangeReader,
+} from "../../common/media-index/index.js";
 import type { IndexV1 } from "../../common/schema/index.js";
 import { SdkError } from "../errors.js";
 import { fileEtag, OpenFiles } from "./open-files.js";
@@ -127,7 +133,7 @@ export class LocalDirSource implements DatasetSource {
     // Header reads for the index are not media bytes: they stay out of bytes_fetched.
     const reader: RangeReader = { size: object.size, read: (offset, length) => this.readFile(object, offset, length) };
     try {
-      return await buildIndex(reader, { key: object.key, etag: object.etag });
+      return await buildIndex(reader, { key: object.key, etag: object.etag, memoryBytes: HOST_INDEX_MEMORY_BYTES });
     } catch (err) {
       const error = unreadable(object.key, (err as Error).cause);
       if (error) return { ...base, error };

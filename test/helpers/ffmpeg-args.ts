@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 
 const run = promisify(execFile);
 
-export type FixtureCodec = "h264" | "hevc" | "av1" | "vp9";
+export type FixtureCodec = "h264" | "hevc" | "av1" | "vp8" | "vp9";
 
 /**
  * Runs ffmpeg without its banner and chatter, overwriting the output; rejects with its stderr.
@@ -49,5 +49,20 @@ const encoders: Record<FixtureCodec, (gop: string, bframes: string) => string[]>
     ...["-x265-params", `log-level=error:bframes=${bframes}:keyint=${gop}:min-keyint=${gop}:scenecut=0`],
   ],
   av1: (gop) => ["-c:v", "libsvtav1", "-preset", "12", "-g", gop, "-svtav1-params", "verbosity=0"],
+  // VP8 goes in WebM (name the file .webm): the MP4 muxer takes no VP8.
+  vp8: (gop) => [
+    "-c:v",
+    "libvpx",
+    "-deadline",
+    "realtime",
+    "-cpu-used",
+    "8",
+    "-b:v",
+    "1M",
+    "-g",
+    gop,
+    "-keyint_min",
+    gop,
+  ],
   vp9: (gop) => ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-g", gop, "-keyint_min", gop],
 };

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { encoderArgs, ffmpeg, SINE_INPUT, testsrc2 } from "./ffmpeg-args.js";
 
 export interface MatroskaOptions {
-  codec: "h264" | "hevc" | "vp9" | "av1";
+  codec: "h264" | "hevc" | "vp8" | "vp9" | "av1";
   frames: number;
   width?: number;
   height?: number;
@@ -18,7 +18,7 @@ export interface MatroskaOptions {
 }
 
 /** The most consecutive B-frames of the container fixtures (VP9 and AV1 take none). */
-const BFRAMES: Record<MatroskaOptions["codec"], number> = { h264: 2, hevc: 3, vp9: 0, av1: 0 };
+const BFRAMES: Record<MatroskaOptions["codec"], number> = { h264: 2, hevc: 3, vp8: 0, vp9: 0, av1: 0 };
 
 /** `frames` of testsrc2 (96x64 unless sized) at 25 fps in yuv420p, with the sine when `audio`. */
 function synthetic(o: { frames: number; width?: number; height?: number; audio?: boolean }): string[] {

@@ -25,6 +25,7 @@ const cases: [string, MakeVideoOptions, string][] = [
   ],
   ["av1", { codec: "av1", width: 160, height: 96, frames: 24 }, "yuv420p"],
   ["vp9", { codec: "vp9", width: 160, height: 96, frames: 24 }, "yuv420p"],
+  ["vp8 in WebM", { codec: "vp8", width: 160, height: 96, frames: 24, name: "vp8.webm" }, "yuv420p"],
   // Odd row lengths (175 bytes in every plane): the packing copy's unaligned head and tail.
   [
     "h264 4:4:4, odd size",

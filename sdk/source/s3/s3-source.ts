@@ -15,7 +15,13 @@ import { pinnedKeys, trustFirstSeen } from "../edge-keys.js";
 import type { EdgeKeysInput } from "../edge-keys-option.js";
 import { InvalidOptionError, ResumeError, SdkError } from "../../errors.js";
 import { Agent } from "undici";
-import { buildIndex, guessKind, type RangeReader } from "../../../common/media-index/index.js";
+import {
+  buildIndex,
+  guessKind,
+  HOST_INDEX_MEMORY_BYTES,
+  MAX_INDEX_READS,
+  type RangeReader,
+} from "../../../common/media-index/index.js";
 import type { IndexV1 } from "../../../common/schema/index.js";
 import { inProcessCache, remoteCache, type ByteCache } from "../cache-client.js";
 import { shardsBySize } from "../local-dir.js";
@@ -210,7 +216,14 @@ export class S3Source implements DatasetSource {
     if (cached) return cached;
     let index: IndexV1;
     try {
-      index = await buildIndex(this.reader(object), { key: object.key, etag: object.etag });
+      // Each read is a ranged GET: the edge's cap keeps a file of many tiny boxes from costing one
+      // per box without end (an ERR_HEADER_TOO_LARGE record instead).
+      index = await buildIndex(this.reader(object), {
+        key: object.key,
+        etag: object.etag,
+        maxReads: MAX_INDEX_READS,
+        memoryBytes: HOST_INDEX_MEMORY_BYTES,
+      });
     } catch (err) {
       // The indexer wraps failed reads; the bucket's own reason (changed, denied, gone) is what a user acts on.
       const cause = (err as { cause?: unknown }).cause;

@@ -50,7 +50,7 @@ describe("objects of a kind ec does not stream are named by their container", ()
       expect(index).toMatchObject({ kind: "error", error: { code: "ERR_KIND_UNSUPPORTED" } });
       expect(index.error!.message).toMatch(message);
       expect(index.error!.message).toMatch(
-        /it streams MP4\/MOV and Matroska\/WebM video \(H\.264, HEVC, AV1, VP9\), MPEG-TS video/,
+        /it streams MP4\/MOV and Matroska\/WebM video \(H\.264, HEVC, AV1, VP8, VP9\), MPEG-TS video/,
       );
       expect(notStreamed(index)).toEqual(index.error);
     },
