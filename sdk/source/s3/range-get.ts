@@ -3,9 +3,9 @@
  * through an origin-cache's /v1/fetch). The listed ETag is sent as If-Match and checked on
  * the answer, so bytes of two versions are never mixed even where the server ignores If-Match.
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import { request, type Dispatcher } from "undici";
 import { parseContentRange } from "../../../common/byte-range.js";
+import { retry, TransientError } from "../../../common/retry-policy.js";
 import { isTransientStatus } from "../../../common/transient-errors.js";
 import { mapS3Error, objectChanged, S3ErrorCode, S3SourceError, type S3RequestContext } from "./s3-errors.js";
 
@@ -31,7 +31,8 @@ export function sameEtag(a: string, b: string): boolean {
   return strip(a) === strip(b);
 }
 
-class Retryable extends Error {}
+/** The wait between attempts (common/retry-policy.ts); a presigned GET is retried a few times only. */
+const RANGE_BACKOFF = { minDelayMs: 50, maxDelayMs: 1000 };
 
 /** The S3 error code inside an XML error body, e.g. "AccessDenied". */
 function xmlCode(body: string): { name?: string; message?: string; Region?: string } {
@@ -69,23 +70,23 @@ export async function rangeGet(
   }
   if (length === 0) return new Uint8Array(0);
   const attempts = options.attempts ?? 3;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await attemptRange(target, offset, length, context, options);
-    } catch (err) {
-      const transient =
-        err instanceof Retryable ||
-        (err instanceof Error && !(err instanceof S3SourceError) && err.name !== "AbortError");
-      if (!transient || attempt >= attempts) {
-        if (err instanceof S3SourceError) throw err;
-        throw new S3SourceError(
-          S3ErrorCode.REQUEST_FAILED,
-          `Could not read ${length} bytes at ${offset} of ${JSON.stringify(context.key)} from ${context.endpoint} after ${attempt} attempt(s): ${(err as Error).message}`,
-          { cause: err },
-        );
-      }
-      await sleep(50 * 2 ** attempt * Math.random(), undefined, options.signal ? { signal: options.signal } : {});
-    }
+  let made = 0;
+  try {
+    return await retry(
+      (n) => {
+        made = n + 1;
+        return attemptRange(target, offset, length, context, options);
+      },
+      { ...RANGE_BACKOFF, retries: attempts - 1 },
+      options.signal ? { signal: options.signal } : {},
+    );
+  } catch (err) {
+    if (err instanceof S3SourceError) throw err;
+    throw new S3SourceError(
+      S3ErrorCode.REQUEST_FAILED,
+      `Could not read ${length} bytes at ${offset} of ${JSON.stringify(context.key)} from ${context.endpoint} after ${made} attempt(s): ${(err as Error).message}`,
+      { cause: err },
+    );
   }
 }
 
@@ -106,7 +107,7 @@ async function attemptRange(
   let consumed = false;
   try {
     const status = res.statusCode;
-    if (isTransientStatus(status)) throw new Retryable(`${context.endpoint} answered ${status}`);
+    if (isTransientStatus(status)) throw new TransientError(`${context.endpoint} answered ${status}`);
     if (status === 412) throw objectChanged(context, "If-Match failed");
     if (status >= 300) {
       const body = await res.body.text();
@@ -135,7 +136,7 @@ async function attemptRange(
       const raw = res.headers["content-range"];
       const cr = parseContentRange(Array.isArray(raw) ? raw[0] : raw);
       if (cr?.start !== offset || cr.end !== last)
-        throw new Retryable(`Content-Range ${String(raw)} does not match bytes=${offset}-${last}`);
+        throw new TransientError(`Content-Range ${String(raw)} does not match bytes=${offset}-${last}`);
       if (cr.size !== undefined && cr.size !== target.size)
         throw objectChanged(context, `size ${cr.size}, listed ${target.size}`);
     } else if (!(status === 200 && offset === 0 && length === target.size)) {
@@ -149,12 +150,12 @@ async function attemptRange(
     let filled = 0;
     for await (const chunk of res.body as AsyncIterable<Buffer>) {
       if (filled + chunk.length > length)
-        throw new Retryable(`${context.endpoint} sent more than the ${length} bytes asked for`);
+        throw new TransientError(`${context.endpoint} sent more than the ${length} bytes asked for`);
       out.set(chunk, filled);
       filled += chunk.length;
     }
     consumed = true;
-    if (filled !== length) throw new Retryable(`short body: ${filled} of ${length} bytes`);
+    if (filled !== length) throw new TransientError(`short body: ${filled} of ${length} bytes`);
     return out;
   } finally {
     if (!consumed) {
