@@ -127,7 +127,7 @@ export function demoText(c: DemoChecks, s: DemoStream, stepMs: number, seconds: 
       `ec demo: ${c.pushed.files} videos, ${mb(c.pushed.bytes)} pushed to ${c.edge} in ${c.pushed.seconds.toFixed(2)} s${c.pushed.failed ? `, ${c.pushed.failed} PUSH FAILURES` : ""}`,
       `  ${c.reads} signed reads (${mb(c.readBytes)}) checked byte for byte: ${c.mismatches === 0 ? "all exact" : `${c.mismatches} MISMATCHES`}`,
       c.table
-        ? `  dataset table generation ${c.table.generation} (${c.table.objects} objects) published by the edge's indexing queue ${c.table.seconds.toFixed(1)} s after the push`
+        ? `  dataset table generation ${c.table.generation} (${c.table.objects} objects, built by the edge's indexing queue) ready ${c.table.seconds.toFixed(1)} s after the push`
         : "  no dataset table yet: the edge's indexing queue had not published one",
       `  a training run of ${s.epochs.length} epochs: batches of ${batch} clips x ${frames} frames at ${size[0]}x${size[1]}, ${stepMs > 0 ? `a simulated ${stepMs} ms training step per batch` : "no training step (--step-ms 0)"}`,
       ...s.epochs.flatMap((e) => epochLines(e, stepMs)),

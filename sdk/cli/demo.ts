@@ -131,7 +131,7 @@ async function awaitTable(
   const ready = await waitForTable(demoDatasetUrl(edge.url, prefix), pushed.pushed, { token: edge.token });
   say(
     ready
-      ? `dataset table generation ${ready.generation} is published (${ready.objects} objects, ${ready.seconds.toFixed(1)} s after the push): the stream plans from it`
+      ? `dataset table generation ${ready.generation} is ready (${ready.objects} objects, ${ready.seconds.toFixed(1)} s after the push): the stream plans from it`
       : "no dataset table after 60 s: the stream plans from every object's index instead",
   );
   return ready;

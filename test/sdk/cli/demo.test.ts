@@ -68,7 +68,7 @@ describe("ec demo", () => {
     // Both epochs planned from the table the edge published for the pushed videos.
     expect(s.table_generation).toBeGreaterThan(0);
     expect(s.per_epoch.map((e) => e.table_generation)).toEqual([s.table_generation, s.table_generation]);
-    expect(err).toContain(`dataset table generation ${s.table_generation} is published`);
+    expect(err).toContain(`dataset table generation ${s.table_generation} is ready`);
     // 48 and 36 frames: 6 + 4 exact 8-frame clips per epoch (every frame of each video, the default).
     expect(s).toMatchObject({
       files: 2,
@@ -167,7 +167,7 @@ describe("ec demo", () => {
     );
     expect(text).toContain("planned from every object's index");
     expect(text).toContain(
-      "dataset table generation 3 (2 objects) published by the edge's indexing queue 11.2 s after the push",
+      "dataset table generation 3 (2 objects, built by the edge's indexing queue) ready 11.2 s after the push",
     );
     expect(text).toContain("first batch after 0.41 s, then GPU idle 3.0 % at a 50 ms step");
     expect(text).toContain("fetched 0.80 MB from the edge for 0.32 MB of GOP bytes the clips needed (2.50×");
