@@ -18,7 +18,7 @@ import { manifestSigner, publicKeys, signJson } from "../common/manifest-sign.js
 import type { TableEntryV1 } from "../common/schema/index.js";
 import { DEFAULT_SHARD_TARGET_BYTES } from "../common/shards.js";
 import { readTable, type TableStore } from "../common/table-client.js";
-import { resolveOptions } from "../sdk/options.js";
+import { resolveOptions } from "../sdk/internal.js";
 import type { IndexCache } from "../sdk/pipeline/index-cache.js";
 import { planDataset } from "../sdk/pipeline/planner.js";
 import { RankClips } from "../sdk/sampler/rank-clips.js";

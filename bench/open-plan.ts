@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Agent, setGlobalDispatcher } from "undici";
 import { fetchIndex, fetchManifest } from "../common/manifest-client.js";
-import { resolveOptions } from "../sdk/options.js";
+import { resolveOptions } from "../sdk/internal.js";
 import { IndexCache } from "../sdk/pipeline/index-cache.js";
 import { planDataset } from "../sdk/pipeline/planner.js";
 import type { DatasetSource } from "../sdk/source/source.js";

@@ -21,8 +21,11 @@ function entityTags(header: string): "*" | EntityTag[] {
   }));
 }
 
+/** The opaque part of one entity tag, its weakness and quotes aside: `W/"a"`, `"a"` and `a` all give `a`. */
 function opaque(etag: string): string {
-  return etag.startsWith("W/") ? etag.slice(2) : etag;
+  const t = etag.trim();
+  const bare = t.startsWith("W/") ? t.slice(2) : t;
+  return bare.length >= 2 && bare.startsWith('"') && bare.endsWith('"') ? bare.slice(1, -1) : bare;
 }
 
 function strongEqual(tag: EntityTag, etag: string): boolean {
@@ -67,7 +70,20 @@ export function sameStrong(value: string, etag: string): boolean {
 }
 
 /**
- * Weak comparison: equal opaque tags, weakness ignored. Used by If-None-Match.
+ * Weak comparison (§8.8.3.2) of two entity tags: equal opaque tags, weakness ignored. What the
+ * clients that pin an object version use: R2 and S3 send strong tags, proxies may weaken them,
+ * and some S3-compatible stores leave the quotes off.
+ *
+ * @example
+ * sameWeak('W/"a"', '"a"'); // true
+ * sameWeak('"a"', '"b"'); // false
+ */
+export function sameWeak(a: string, b: string): boolean {
+  return opaque(a) === opaque(b);
+}
+
+/**
+ * Weak comparison of a list (or `*`) with `etag`: some tag in it is weakly equal. Used by If-None-Match.
  *
  * @example
  * matchesWeak('W/"a"', '"a"'); // true
@@ -75,5 +91,5 @@ export function sameStrong(value: string, etag: string): boolean {
 export function matchesWeak(header: string, etag: string): boolean {
   const tags = entityTags(header);
   if (tags === "*") return true;
-  return tags.some((t) => t.opaque === opaque(etag));
+  return tags.some((t) => sameWeak(t.opaque, etag));
 }

@@ -33,6 +33,10 @@ export class UpstreamNotAllowedError extends CacheError {
 
 /** The object changed upstream while it was pinned; bytes of two versions are never mixed. */
 export class EtagChangedError extends CacheError {
+  /** The ETag the object was pinned to. */
+  readonly pinned: string;
+  /** The ETag upstream answered with; undefined: it answered 412. */
+  readonly seen: string | undefined;
   constructor(key: string, pinned: string, seen: string | undefined, options?: { cause?: unknown }) {
     super(
       "ERR_ETAG_CHANGED",
@@ -41,6 +45,8 @@ export class EtagChangedError extends CacheError {
       options,
     );
     this.name = "EtagChangedError";
+    this.pinned = pinned;
+    this.seen = seen;
   }
 }
 

@@ -11,6 +11,7 @@ export {
   type Pin,
 } from "./range-cache.js";
 export type { RangeCacheOptions } from "./options.js";
+export { fetchRange, type RangeFetchContext } from "./upstream/range-fetch.js";
 export { ANONYMOUS_CLIENT, CacheStats, PlanAck, PlanRange, PlanRequest } from "./schema.js";
 export {
   Lease,

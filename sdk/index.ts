@@ -1,25 +1,16 @@
-/** ec: stream raw video from a bucket into a training loop. The package's public surface. */
+/**
+ * ec: stream raw video from a bucket into a training loop. The package's public surface: `open`,
+ * the types of its options, batches, clips, checkpoints and stats, the error classes and codes,
+ * and the extension points the README documents (sources, shuffles, labelers, label caches,
+ * contact sheets). Everything else is internal: `ec/internal` (sdk/internal.ts) for embedders
+ * and the repository's own tools, with no promise of stability.
+ */
 export { EcError } from "../common/errors.js";
-export { open, Dataset, type OpenParts } from "./open.js";
-export {
-  resolveOptions,
-  type OpenOptions,
-  type ResolvedOptions,
-  type LabelsHook,
-  type FilterHook,
-  type ErrorHook,
-} from "./options.js";
+export { open, Dataset } from "./open.js";
+export type { OpenOptions, LabelsHook, FilterHook, ErrorHook } from "./options.js";
 export type { ClipInfo } from "./clip-info.js";
 export type { Batch } from "./pipeline/batcher.js";
-export type {
-  DecodeClip,
-  DecodeRequest,
-  DecodedClip,
-  DecodedFrame,
-  DecodeImage,
-  DecodeImageRequest,
-  Packet,
-} from "./pipeline/decode.js";
+export type { DecodedClip, DecodedFrame } from "./pipeline/decode.js";
 export type { Tensor } from "./tensor.js";
 export { StreamStats } from "./stats.js";
 export { contactSheet, type ContactSheet, type SheetTile } from "./preview/index.js";
@@ -45,9 +36,6 @@ export {
   createLabelStage,
   registerLabeler,
   labelerFromFunction,
-  resolveLabelers,
-  labelClip,
-  MemoryLabelCache,
   DirLabelCache,
   EdgeLabelCache,
   type LabelStage,

@@ -5,6 +5,7 @@
  */
 import type { IncomingHttpHeaders } from "node:http";
 import { parseContentRange } from "../../common/byte-range.js";
+import { sameWeak } from "../../common/entity-tags.js";
 import { isTransientStatus } from "../../common/transient-errors.js";
 import { EtagChangedError, MissingEtagError, UpstreamStatusError } from "../errors.js";
 import { TransientUpstreamError } from "./retry.js";
@@ -40,11 +41,16 @@ export function pinFromProbe(key: string, url: string, status: number, headers: 
   return { key, etag, size };
 }
 
-/** Checks a range answer against the pin; throws ERR_ETAG_CHANGED on a different version. */
-export function checkPinned(pin: Pin, status: number, headers: IncomingHttpHeaders): void {
+/**
+ * Checks a range answer against the pin; throws ERR_ETAG_CHANGED on a different version (ETags
+ * compared weakly: a proxy may weaken a strong one). `requireEtag`: a 200/206 without an ETag is
+ * ERR_UPSTREAM_NO_ETAG, for upstreams whose answers cannot be trusted to honour If-Match.
+ */
+export function checkPinned(pin: Pin, status: number, headers: IncomingHttpHeaders, requireEtag = false): void {
   if (status === 412) throw new EtagChangedError(pin.key, pin.etag, header(headers, "etag"));
   const etag = header(headers, "etag");
-  if (etag !== undefined && etag !== pin.etag) throw new EtagChangedError(pin.key, pin.etag, etag);
+  if (etag === undefined && requireEtag && (status === 200 || status === 206)) throw new MissingEtagError(pin.key);
+  if (etag !== undefined && !sameWeak(etag, pin.etag)) throw new EtagChangedError(pin.key, pin.etag, etag);
   const size = parseContentRange(header(headers, "content-range"))?.size;
   if (status === 206 && size !== undefined && size !== pin.size) throw new EtagChangedError(pin.key, pin.etag, etag);
 }

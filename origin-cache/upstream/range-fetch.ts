@@ -1,7 +1,8 @@
 /**
- * One upstream range read into memory: gated by the in-flight cap, pinned to an ETag, retried
- * on transient failures, and resumed from the first missing byte after a partial body. Every
- * response body is either read to the end or destroyed.
+ * The one ETag-pinned ranged GET of ec (the origin-cache's pulls, the SDK's presigned S3 reads):
+ * one range read into memory, gated by an in-flight cap, pinned to an ETag, retried on transient
+ * failures (common/retry-policy.ts), and resumed from the first missing byte after a partial
+ * body. Every response body is either read to the end or destroyed.
  */
 import type { Dispatcher } from "undici";
 import { parseContentRange } from "../../common/byte-range.js";
@@ -23,6 +24,27 @@ export interface RangeFetchContext {
   /** Send a second request when headers take longer than this; off when undefined. */
   readonly hedgeAfterMs?: number;
   readonly onHedge?: () => void;
+  /** Refuse a 200/206 without an ETag (checkPinned); for upstreams not known to honour If-Match. */
+  readonly requireEtag?: boolean;
+  /**
+   * The error for a final (not transient) status of 300 or more, from its body (the first
+   * REFUSED_BODY bytes); undefined or absent: ERR_UPSTREAM_STATUS, the body unread.
+   */
+  readonly refused?: (status: number, body: string) => Error | undefined;
+}
+
+/** Bytes of a refusal's body read for `refused`: an S3 or JSON error body fits in far less. */
+const REFUSED_BODY = 64 << 10;
+
+/** The first REFUSED_BODY bytes of an answer's body, as text; the rest is dropped. */
+async function refusalBody(res: Answer): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  await res.read((chunk) => {
+    if (size < REFUSED_BODY) chunks.push(chunk.subarray(0, REFUSED_BODY - size));
+    size += chunk.length;
+  });
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 /**
@@ -73,9 +95,17 @@ export async function fetchRange(
         );
         let consumed = false;
         try {
-          checkPinned(pin, res.statusCode, res.headers);
+          checkPinned(pin, res.statusCode, res.headers, ctx.requireEtag);
           if (isTransientStatus(res.statusCode)) {
             throw new TransientUpstreamError(`upstream answered ${res.statusCode}`);
+          }
+          if (res.statusCode >= 300 && ctx.refused) {
+            const body = await refusalBody(res);
+            consumed = true;
+            throw (
+              ctx.refused(res.statusCode, body) ??
+              new UpstreamStatusError(url.href, res.statusCode, `expected 206 for bytes=${from}-${end - 1}`)
+            );
           }
           const whole = res.statusCode === 200 && from === 0 && end === pin.size;
           if (res.statusCode !== 206 && !whole)

@@ -22,7 +22,7 @@ import {
   type HostFrame,
 } from "../../native/index.js";
 import { InvalidOptionError } from "../errors.js";
-import { spanPackets } from "../pipeline/clip-task.js";
+import { spanPackets } from "../pipeline/span-packets.js";
 
 const USAGE = `usage: ec decode FILE [--device cpu|cuda:N] [--framemd5] [--start FRAME --frames N]
                  [--threads N] [--output native|rgb24|rgbf32-planar] [--size HxW] [--json]

@@ -2,6 +2,7 @@
  * What `ec demo` ends with: a summary a newcomer can read (each figure says what it means) and
  * the same figures as one JSON object for machines.
  */
+import type { TableReady } from "../dev/table-ready.js";
 import type { PushSummary } from "../push/index.js";
 import type { DemoEpoch, DemoStream } from "./stream-demo.js";
 import { DEMO_STREAM } from "./stream-demo.js";
@@ -14,6 +15,8 @@ export interface DemoChecks {
   readonly reads: number;
   readonly readBytes: number;
   readonly mismatches: number;
+  /** The dataset table generation published for the pushed objects; undefined when none came in time. */
+  readonly table: TableReady | undefined;
 }
 
 const round = (n: number, digits = 3) => (Number.isFinite(n) ? Number(n.toFixed(digits)) : null);
@@ -48,6 +51,8 @@ export function demoJson(c: DemoChecks, s: DemoStream, stepMs: number, seconds: 
     reads: c.reads,
     read_bytes: c.readBytes,
     mismatches: c.mismatches,
+    table_generation: c.table?.generation ?? null,
+    table_wait_s: c.table ? round(c.table.seconds) : null,
     epochs: s.epochs.length,
     step_ms: stepMs,
     clips: s.epochs.reduce((n, e) => n + e.stats.clips, 0),
@@ -66,6 +71,7 @@ export function demoJson(c: DemoChecks, s: DemoStream, stepMs: number, seconds: 
     per_epoch: s.epochs.map((e) => ({
       ...e.stats,
       epoch: e.epoch + 1,
+      table_generation: e.generation ?? null,
       first_batch_s: round(e.first_batch_s),
       gpu_idle_ratio: round(e.gpu_idle_ratio, 4),
     })),
@@ -76,8 +82,9 @@ function epochLines(e: DemoEpoch, stepMs: number): string[] {
   const s = e.stats;
   const rate = (n: number) => (s.seconds > 0 ? (n / s.seconds).toFixed(1) : "0");
   const head = `  epoch ${e.epoch + 1} (${e.epoch === 0 ? "cold" : "warm"}): ${s.clips} clips, ${s.frames} frames in ${s.seconds.toFixed(2)} s on ${s.device}`;
+  const plan = e.generation === undefined ? "every object's index" : `the dataset table (generation ${e.generation})`;
   const lines = [
-    `${head}: ${rate(s.clips)} clips/s, ${rate(s.frames)} frames/s`,
+    `${head}: ${rate(s.clips)} clips/s, ${rate(s.frames)} frames/s, planned from ${plan}`,
     `    first batch after ${Number.isFinite(e.first_batch_s) ? e.first_batch_s.toFixed(2) : "-"} s, then ${
       stepMs > 0
         ? `GPU idle ${pct(e.gpu_idle_ratio)} at a ${stepMs} ms step (the share of the time a GPU would have waited for data)`
@@ -119,6 +126,9 @@ export function demoText(c: DemoChecks, s: DemoStream, stepMs: number, seconds: 
     [
       `ec demo: ${c.pushed.files} videos, ${mb(c.pushed.bytes)} pushed to ${c.edge} in ${c.pushed.seconds.toFixed(2)} s${c.pushed.failed ? `, ${c.pushed.failed} PUSH FAILURES` : ""}`,
       `  ${c.reads} signed reads (${mb(c.readBytes)}) checked byte for byte: ${c.mismatches === 0 ? "all exact" : `${c.mismatches} MISMATCHES`}`,
+      c.table
+        ? `  dataset table generation ${c.table.generation} (${c.table.objects} objects, built by the edge's indexing queue) ready ${c.table.seconds.toFixed(1)} s after the push`
+        : "  no dataset table yet: the edge's indexing queue had not published one",
       `  a training run of ${s.epochs.length} epochs: batches of ${batch} clips x ${frames} frames at ${size[0]}x${size[1]}, ${stepMs > 0 ? `a simulated ${stepMs} ms training step per batch` : "no training step (--step-ms 0)"}`,
       ...s.epochs.flatMap((e) => epochLines(e, stepMs)),
       `  labels: ${labeled} clips checked by the built-in labelers; ${flags.length === 0 ? "none flagged" : `flagged ${flags.map(([f, n]) => `${f} ×${n}`).join(", ")}`}`,

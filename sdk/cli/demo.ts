@@ -3,7 +3,8 @@
  * 1. start the local edge (workerd, persisted R2);
  * 2. make a few sample videos with ffmpeg (cached in .ec/samples) unless --videos is given;
  * 3. push them under a prefix;
- * 4. read each back through signed URLs, whole and by random ranges, byte-exact;
+ * 4. read each back through signed URLs, whole and by random ranges, byte-exact, while the edge
+ *    indexes them and publishes the dataset table (waited for: open() plans from it);
  * 5. start an origin-cache and stream the dataset through it as a training run would: a simulated
  *    step per batch, two epochs (the second warm), the built-in labelers, a contact sheet of the
  *    first batch written as PNG;
@@ -21,7 +22,8 @@ import { rangesFor, rng, verifyObject, type VerifyResult } from "../dev/verify-o
 import { InvalidOptionError } from "../errors.js";
 import { pushDirWithProgress, type PushSummary } from "../push/index.js";
 import { demoJson, demoText } from "./demo-summary.js";
-import { streamDemo } from "./stream-demo.js";
+import { waitForTable, type TableReady } from "../dev/table-ready.js";
+import { demoDatasetUrl, streamDemo } from "./stream-demo.js";
 
 const USAGE = `usage: ec demo [--videos DIR] [--prefix P] [--ranges N] [--seed N] [--port N] [--json]
                [--step-ms MS]   (the simulated training step per batch; default 50)
@@ -117,6 +119,24 @@ async function verify(
   return results;
 }
 
+/** Waits for the dataset table that lists every pushed object, and says what came. */
+async function awaitTable(
+  edge: LocalEdge,
+  prefix: string,
+  pushed: PushSummary,
+  say: (line: string) => void,
+): Promise<TableReady | undefined> {
+  if (pushed.pushed.length === 0) return undefined;
+  say(`the edge indexes the ${pushed.pushed.length} objects and publishes the dataset table open() plans from`);
+  const ready = await waitForTable(demoDatasetUrl(edge.url, prefix), pushed.pushed, { token: edge.token });
+  say(
+    ready
+      ? `dataset table generation ${ready.generation} is ready (${ready.objects} objects, ${ready.seconds.toFixed(1)} s after the push): the stream plans from it`
+      : "no dataset table after 60 s: the stream plans from every object's index instead",
+  );
+  return ready;
+}
+
 /**
  * @example
  * await main([]); // the whole first hop with generated samples
@@ -135,15 +155,26 @@ async function run(argv: string[]): Promise<number> {
   const started = performance.now();
 
   say(`starting the local edge (workerd, persisted R2 in ${opts.persist})`);
-  const edge = await startLocalEdge({ port: opts.port, persistDir: opts.persist, quiet: true });
+  const edge = await startLocalEdge({
+    port: opts.port,
+    persistDir: opts.persist,
+    quiet: true,
+    // A deployed edge waits for uploads to settle before it publishes a table; the demo's few
+    // videos need not keep a newcomer waiting for that.
+    vars: { EC_PUBLISH_DELAY_SECONDS: "1" },
+  });
   try {
     say(`edge is up at ${edge.url}`);
     const dir = await videosDir(opts, say);
     say(`pushing ${dir} to ${opts.prefix}/`);
     const pushed = await pushDirWithProgress({ dir, prefix: opts.prefix, edge: edge.url, token: edge.token });
     for (const e of pushed.errors) say(`push failed: ${e.key}: [${e.code}] ${e.message}`);
+    // The edge indexes what was pushed and publishes the dataset table in the background; the
+    // stream waits for it, so it plans from the table as a deployed dataset would.
+    const tableReady = awaitTable(edge, opts.prefix, pushed, say);
     say(`reading every object back through signed URLs: whole, plus ${opts.ranges + 2} ranges each`);
     const results = await verify(edge, pushed, opts, say);
+    const table = await tableReady;
     const streamed = await streamDemo(
       edge,
       opts.prefix,
@@ -159,6 +190,7 @@ async function run(argv: string[]): Promise<number> {
       reads: results.reduce((n, r) => n + r.reads, 0),
       readBytes: results.reduce((n, r) => n + r.bytes, 0),
       mismatches,
+      table,
     };
     const seconds = (performance.now() - started) / 1000;
     if (opts.json) process.stdout.write(`${JSON.stringify(demoJson(checks, streamed, opts.stepMs, seconds))}\n`);

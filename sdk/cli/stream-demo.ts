@@ -26,6 +26,8 @@ export interface DemoEpoch {
   readonly flags: Readonly<Record<string, number>>;
   /** Clips the labelers looked at. */
   readonly labeled: number;
+  /** The dataset table generation the epoch planned from; undefined: from every object's index. */
+  readonly generation: number | undefined;
 }
 
 export interface DemoStream {
@@ -43,6 +45,11 @@ export interface DemoStreamOptions {
   readonly stepMs: number;
   /** Where to write the first batch's contact sheet (PNG). */
   readonly preview: string;
+}
+
+/** The dataset URL of `prefix` at the edge. */
+export function demoDatasetUrl(edge: string, prefix: string): string {
+  return `${edge}/v1/datasets/${prefix.split("/").map(encodeURIComponent).join("/")}`;
 }
 
 /**
@@ -71,7 +78,7 @@ export async function streamDemo(
     say(
       `origin-cache is up at ${svc.url}; streaming ${prefix}: ${frames}-frame clips at ${size[0]}x${size[1]}, batches of ${batch}, a ${o.stepMs} ms training step per batch`,
     );
-    const url = `${edge.url}/v1/datasets/${prefix.split("/").map(encodeURIComponent).join("/")}`;
+    const url = demoDatasetUrl(edge.url, prefix);
     for (let epoch = 0; epoch < o.epochs; epoch++) {
       say(
         `epoch ${epoch + 1} of ${o.epochs}${epoch === 0 ? " (cold: every byte comes from the edge)" : " (warm: served from the cache)"}`,
@@ -104,6 +111,7 @@ export async function streamDemo(
         gpu_idle_ratio: run.idleAfterFirst,
         flags,
         labeled,
+        generation: run.generation,
       });
     }
     return { cache: svc.url, epochs, preview, ok };

@@ -168,6 +168,8 @@ export interface StreamRun {
   readonly idleAfterFirst: number;
   /** The error that stopped the stream early, if one did (skipped clips do not). */
   readonly failed: unknown;
+  /** The dataset table generation the run planned from; undefined: from every object's index. */
+  readonly generation: number | undefined;
 }
 
 /**
@@ -263,6 +265,7 @@ export async function streamWithProgress(
     ...(preview ? { preview } : {}),
     firstBatchSeconds: gotBatch && firstAt !== undefined ? (firstAt - opened) / 1000 : undefined,
     idleAfterFirst: ran > 0 ? Math.min(1, waitedAfterFirst / ran) : 0,
+    generation: ds.generation,
   };
 }
 

@@ -23,6 +23,8 @@ export interface LocalEdgeOptions {
    * TLS proxy or the WAN emulator sits before it, e.g. "https://127.0.0.1:8443".
    */
   readonly publicOrigin?: string;
+  /** Worker variables set for this run over wrangler.toml's (`wrangler dev --var`), e.g. a shorter publish delay. */
+  readonly vars?: Readonly<Record<string, string>>;
 }
 
 /** A running local edge. */
@@ -166,6 +168,7 @@ async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Pr
     "--log-level",
     opts.quiet ? "warn" : "info",
     ...(opts.publicOrigin ? upstreamArgs(opts.publicOrigin) : []),
+    ...Object.entries(opts.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
   ];
   const group = spawnGroup(process.execPath, args, {
     cwd: root,

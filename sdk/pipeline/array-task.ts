@@ -3,8 +3,10 @@
  * typed array its dtype names; no decode stage. Batches stack them into [B, ...shape].
  */
 import type { ArrayInfoV1 } from "../../common/schema/index.js";
+import type { ClipInfo } from "../clip-info.js";
 import { ClipError } from "../errors.js";
 import type { DecodedClip } from "./decode.js";
+import { finish, readExactly, type ClipContext, type ClipOutcome, type ScheduledClip } from "./clip-context.js";
 
 type TypedArrayCtor =
   | Int8ArrayConstructor
@@ -58,4 +60,15 @@ export function arraySpan(key: string, info: ArrayInfoV1): { offset: number; len
 /** The array as a one-"frame" clip; the tensor stage turns it into its typed array. */
 export function arrayClip(info: ArrayInfoV1, bytes: Uint8Array): DecodedClip {
   return { device: "cpu", frames: [{ data: bytes, pts: 0, width: 0, height: 0, format: arrayFormat(info) }] };
+}
+
+/** An .npy object: its data bytes, whole, as one sample. */
+export async function produceArray(ctx: ClipContext, clip: ScheduledClip, info: ArrayInfoV1): Promise<ClipOutcome> {
+  const object = ctx.listing.objects.at(clip.ref.object)!;
+  const key = object.key;
+  const span = arraySpan(key, info);
+  const bytes = span.length === 0 ? new Uint8Array(0) : await readExactly(ctx, object, span.offset, span.length);
+  ctx.onNeeded(span.length);
+  const base: ClipInfo = { key, start: 0, frames: 1, stride: 1, pts: [], position: clip.position, labels: {} };
+  return finish(ctx, clip, base, arrayClip(info, bytes));
 }

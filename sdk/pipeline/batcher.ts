@@ -2,7 +2,7 @@ import type { ClipInfo } from "../clip-info.js";
 import { SdkError, SdkErrorCode } from "../errors.js";
 import type { BatchPool } from "./batch-pool.js";
 import { batchLayout, layoutOf, stackClips, tensorOver, type BatchLayout, type Tensor } from "../tensor.js";
-import type { ClipOutcome } from "./clip-task.js";
+import type { ClipOutcome } from "./clip-context.js";
 import type { DecodedClip } from "./decode.js";
 
 /** What the consumer gets per step. */

@@ -6,6 +6,10 @@
  * the B-frames after the recovery point in decode order but shown before it (they reference
  * frames before it: a decode that starts there must tolerate their errors).
  */
+import { releaseRead } from "../../common/read-pool.js";
+import type { VideoTrackV1 } from "../../common/schema/index.js";
+import type { DecodeSpan } from "../sampler/frame-order.js";
+import type { PreparedIndex } from "./index-cache.js";
 
 /** What a sync sample is as a place to start decoding. */
 export interface SyncStart {
@@ -107,4 +111,73 @@ function ueAt(b: Uint8Array): number | undefined {
   let v = 0;
   for (let i = 0; i < zeros; i++) v = v * 2 + bit(zeros + 1 + i);
   return 2 ** zeros - 1 + v;
+}
+
+/** H.264 with length-prefixed NAL units: the length's size, else 0 (no recovery points to look for). */
+function nalLengthSize(track: VideoTrackV1): number {
+  return track.codec === "h264" && track.extradata[0] === 1 ? (track.extradata[4]! & 3) + 1 : 0;
+}
+
+/** How the search reads an object's bytes. */
+export interface StartReads {
+  /** Bytes at `offset`, as the source returns them. */
+  read(offset: number, length: number): Promise<Uint8Array>;
+  /** A span's bytes, exactly. */
+  readSpan(span: DecodeSpan): Promise<Uint8Array>;
+}
+
+/** A sync sample as a decode start, and the first sample such a decode shows correctly once found. */
+interface KnownStart {
+  readonly start: SyncStart;
+  recovered: number | undefined;
+  /** Samples before this one were searched for `recovered`. */
+  searchedTo: number;
+}
+
+/** Sync samples as decode starts, per index: a GOP's clips look each up once. */
+const knownStarts = new WeakMap<PreparedIndex, Map<number, KnownStart>>();
+
+/**
+ * Whether decode from the span's sync sample shows the clip's frames (always, unless that sample
+ * is an H.264 recovery point whose pictures come right only after the clip's first frame) and, if
+ * so, whether it starts at a recovery point rather than an IDR; undefined: it does not. Reads
+ * from `bytes` (the span's, fetched) or fetches what it needs with `reads`.
+ *
+ * @example
+ * const start = await decodeStart(prepared, span, frames, reads);
+ * if (start) decode({ ...config, recovering: start.recovering });
+ */
+export async function decodeStart(
+  prepared: PreparedIndex,
+  span: DecodeSpan,
+  frames: readonly number[],
+  reads: StartReads,
+  bytes?: Uint8Array,
+): Promise<{ recovering: boolean } | undefined> {
+  const track = prepared.index.video!;
+  const { samples } = track;
+  const lengthSize = nalLengthSize(track);
+  const first = span.firstSample;
+  if (!lengthSize || first === 0) return { recovering: false };
+  let known = knownStarts.get(prepared);
+  if (!known) knownStarts.set(prepared, (known = new Map()));
+  let k = known.get(first);
+  const sampleIn = (data: Uint8Array, d: number) =>
+    data.subarray(samples.offset[d]! - span.offset, samples.offset[d]! - span.offset + samples.size[d]!);
+  if (!k) {
+    const au = bytes ? sampleIn(bytes, first) : await reads.read(samples.offset[first]!, samples.size[first]!);
+    const start = syncStart(au, lengthSize);
+    if (!bytes) releaseRead(au);
+    k = { start, recovered: (start.recoveryFrames ?? 0) === 0 ? first : undefined, searchedTo: first + 1 };
+    known.set(first, k);
+  }
+  if (k.recovered === undefined && k.searchedTo < span.endSample) {
+    const data = bytes ?? (await reads.readSpan(span));
+    k.recovered = recoveredSample(k.start, first, span.endSample, (d) => sampleIn(data, d), lengthSize);
+    k.searchedTo = span.endSample;
+    if (!bytes) releaseRead(data);
+  }
+  if (k.start.idr) return { recovering: false };
+  const earliest = Math.min(...frames.map((f) => samples.pts[prepared.order!.decodeOf[f]!]!));
+  return k.recovered !== undefined && samples.pts[k.recovered]! <= earliest ? { recovering: true } : undefined;
 }

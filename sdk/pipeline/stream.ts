@@ -5,7 +5,9 @@ import type { DatasetListing, DatasetSource, PlannedRange } from "../source/sour
 import { batches, type SettledBatch } from "./batcher.js";
 import { BatchPool } from "./batch-pool.js";
 import { ClipSlots } from "./clip-slots.js";
-import { plannedSpanOf, produceClip, type ClipOutcome, type ScheduledClip } from "./clip-task.js";
+import type { ClipOutcome, ScheduledClip } from "./clip-context.js";
+import { plannedSpanOf } from "./clip-span.js";
+import { produceClip } from "./clip-task.js";
 import type { DecodeClip, DecodeImage } from "./decode.js";
 import type { IndexCache } from "./index-cache.js";
 import { Limiter } from "../../common/limiter.js";

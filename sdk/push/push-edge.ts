@@ -7,6 +7,8 @@ import { extname } from "node:path";
 import { Transform } from "node:stream";
 import { request } from "undici";
 import { encodeKeyPath } from "../../common/keys.js";
+import { retry, TransientError } from "../../common/retry-policy.js";
+import { isTransientStatus } from "../../common/transient-errors.js";
 import { OBJECTS_ROUTE } from "../../common/sign.js";
 import { SdkError } from "../errors.js";
 import { pushProgress } from "./progress.js";
@@ -48,48 +50,60 @@ export interface PushSummary {
   readonly errors: readonly { key: string; code: string; message: string }[];
 }
 
-const RETRIES = 3;
+/** Uploads retry network errors and 408/429/5xx answers (common/retry-policy.ts) twice, a second or so apart at most. */
+const PUT_RETRY = { retries: 2, minDelayMs: 250, maxDelayMs: 2000 };
 
 async function putFile(opts: PushOptions, key: string, path: string, size: number): Promise<PushedFile> {
-  let lastError: unknown;
-  for (let attempt = 0; attempt < RETRIES; attempt++) {
-    let sent = 0;
-    const counter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        sent += chunk.length;
-        opts.onProgress?.({ bytes: chunk.length });
-        done(null, chunk);
-      },
-    });
-    try {
-      const res = await request(`${opts.edge}${OBJECTS_ROUTE}${encodeKeyPath(key)}`, {
-        method: "PUT",
-        body: createReadStream(path).pipe(counter),
-        headers: {
-          authorization: `Bearer ${opts.token}`,
-          "content-length": String(size),
-          "content-type": CONTENT_TYPES[extname(path).toLowerCase()] ?? "application/octet-stream",
-        },
-      });
-      const text = await res.body.text();
-      if (res.statusCode === 201) {
-        const body = JSON.parse(text) as { etag: string; size: number };
-        return { key, path, size: body.size, etag: body.etag };
+  try {
+    return await retry(async () => {
+      let sent = 0;
+      try {
+        return await putOnce(opts, key, path, size, (n) => (sent += n));
+      } catch (err) {
+        // Undo this attempt's share of the progress: the next one sends the file again.
+        opts.onProgress?.({ bytes: -sent });
+        throw err;
       }
-      const error = new PushError(key, `the edge answered ${res.statusCode}: ${text.slice(0, 300)}`);
-      if (res.statusCode < 500) throw Object.assign(error, { final: true });
-      lastError = error;
-    } catch (err) {
-      if ((err as { final?: boolean }).final) throw err;
-      lastError = err;
-    }
-    // Undo this attempt's share of the progress before trying again.
-    opts.onProgress?.({ bytes: -sent });
-    await new Promise((r) => setTimeout(r, 250 * 2 ** attempt));
+    }, PUT_RETRY);
+  } catch (err) {
+    const last = err instanceof TransientError && err.cause instanceof PushError ? err.cause : err;
+    throw last instanceof PushError
+      ? last
+      : new PushError(key, String((last as Error)?.message ?? last), { cause: last });
   }
-  throw lastError instanceof PushError
-    ? lastError
-    : new PushError(key, String((lastError as Error)?.message ?? lastError), { cause: lastError });
+}
+
+/** One PUT of a file, its body a fresh stream of it; a 408/429/5xx answer is a TransientError. */
+async function putOnce(
+  opts: PushOptions,
+  key: string,
+  path: string,
+  size: number,
+  onSent: (bytes: number) => void,
+): Promise<PushedFile> {
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      onSent(chunk.length);
+      opts.onProgress?.({ bytes: chunk.length });
+      done(null, chunk);
+    },
+  });
+  const res = await request(`${opts.edge}${OBJECTS_ROUTE}${encodeKeyPath(key)}`, {
+    method: "PUT",
+    body: createReadStream(path).pipe(counter),
+    headers: {
+      authorization: `Bearer ${opts.token}`,
+      "content-length": String(size),
+      "content-type": CONTENT_TYPES[extname(path).toLowerCase()] ?? "application/octet-stream",
+    },
+  });
+  const text = await res.body.text();
+  if (res.statusCode === 201) {
+    const body = JSON.parse(text) as { etag: string; size: number };
+    return { key, path, size: body.size, etag: body.etag };
+  }
+  const error = new PushError(key, `the edge answered ${res.statusCode}: ${text.slice(0, 300)}`);
+  throw isTransientStatus(res.statusCode) ? new TransientError(error.message, { cause: error }) : error;
 }
 
 /**

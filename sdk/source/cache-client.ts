@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Agent, request } from "undici";
 import { createRangeCache, CacheStats, type RangeCache } from "../../origin-cache/index.js";
 import { ErrorBody } from "../../common/errors.js";
-import { hasTransientCode } from "../../common/transient-errors.js";
+import { isTransient, RetryWindow } from "../../common/retry-policy.js";
 import { relayedCode, SdkError, SdkErrorCode, type RelayedErrorCode } from "../errors.js";
 import { LocalPlane, wantsLocalPlane } from "./local-plane.js";
 import { ObjectIdClient } from "./object-ids.js";
@@ -46,32 +46,15 @@ const OUTAGE_MS = 20_000;
 /** The cache's own "upstream gave up after its retries" is an outage too (see OUTAGE_MS). */
 const OUTAGE_CODES: ReadonlySet<string> = new Set(["ERR_UPSTREAM_UNAVAILABLE"]);
 
-function isTransient(err: unknown): boolean {
-  return hasTransientCode(err, OUTAGE_CODES);
-}
-
 /**
- * One outage window shared by every read of a cache: reads retry transient failures with backoff
- * while the outage is younger than OUTAGE_MS, and once it is older they fail at once (typed)
- * instead of each waiting a window of its own. Any success ends the outage.
+ * One outage window shared by every read of a cache (common/retry-policy.ts): reads retry
+ * transient failures with backoff while the outage is younger than OUTAGE_MS, and once it is
+ * older they fail at once (typed) instead of each waiting a window of its own. Any success ends
+ * the outage.
  */
-export class OutageWindow {
-  private since: number | undefined;
-  constructor(private readonly windowMs = OUTAGE_MS) {}
-
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
-      try {
-        const value = await fn();
-        this.since = undefined;
-        return value;
-      } catch (err) {
-        if (!isTransient(err)) throw err;
-        this.since ??= Date.now();
-        if (Date.now() + delay > this.since + this.windowMs) throw err;
-        await new Promise((r) => setTimeout(r, delay));
-      }
-    }
+export class OutageWindow extends RetryWindow {
+  constructor(windowMs = OUTAGE_MS) {
+    super(windowMs, { transient: (err) => isTransient(err, OUTAGE_CODES) });
   }
 }
 

@@ -28,7 +28,7 @@ export async function s3SourceFactory(url: URL, options: ResolvedOptions): Promi
 }
 
 export { IndexDiskCache, defaultIndexCacheDir } from "./index-disk-cache.js";
-export { rangeGet, sameEtag, type RangeTarget } from "./range-get.js";
+export { rangeGet, type RangeTarget } from "./range-get.js";
 export { S3Bucket, s3ClientConfig, type ListedObject } from "./s3-bucket.js";
 export { resolveCredentials } from "./s3-credentials.js";
 export { mapS3Error, S3ErrorCode, S3SourceError, type S3RequestContext } from "./s3-errors.js";

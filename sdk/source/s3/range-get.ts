@@ -1,12 +1,21 @@
 /**
  * One byte range of one object version over a presigned GET (straight to the bucket, or
- * through an origin-cache's /v1/fetch). The listed ETag is sent as If-Match and checked on
- * the answer, so bytes of two versions are never mixed even where the server ignores If-Match.
+ * through an origin-cache's /v1/fetch), through the origin-cache's ETag-pinned ranged GET
+ * (fetchRange): the listed ETag is sent as If-Match and checked on every answer, so bytes of two
+ * versions are never mixed even where the server ignores If-Match, and a broken body resumes
+ * from its first missing byte. What it throws is an S3SourceError a user can act on.
  */
-import { setTimeout as sleep } from "node:timers/promises";
-import { request, type Dispatcher } from "undici";
-import { parseContentRange } from "../../../common/byte-range.js";
-import { isTransientStatus } from "../../../common/transient-errors.js";
+import { getGlobalDispatcher, type Dispatcher } from "undici";
+import { sameWeak } from "../../../common/entity-tags.js";
+import { Limiter } from "../../../common/limiter.js";
+import {
+  EtagChangedError,
+  fetchRange,
+  MissingEtagError,
+  UpstreamStatusError,
+  UpstreamUnavailableError,
+  type Pin,
+} from "../../../origin-cache/index.js";
 import { mapS3Error, objectChanged, S3ErrorCode, S3SourceError, type S3RequestContext } from "./s3-errors.js";
 
 export interface RangeTarget {
@@ -20,18 +29,16 @@ export interface RangeTarget {
 
 export interface RangeGetOptions {
   readonly dispatcher?: Dispatcher;
-  /** Attempts for 5xx, resets and short bodies; default 3. */
+  /** Failed attempts for 5xx, resets and short bodies (one that moved bytes is not failed); default 3. */
   readonly attempts?: number;
   readonly signal?: AbortSignal;
 }
 
-/** Weak and strong forms of one ETag compare equal: R2 and S3 send strong ones, proxies may weaken them. */
-export function sameEtag(a: string, b: string): boolean {
-  const strip = (e: string) => e.trim().replace(/^W\//, "").replace(/^"|"$/g, "");
-  return strip(a) === strip(b);
-}
+/** The wait between attempts (common/retry-policy.ts); a presigned GET is retried a few times only. */
+const RANGE_BACKOFF = { minDelayMs: 50, maxDelayMs: 1000 };
 
-class Retryable extends Error {}
+/** No cap on requests in flight here: the caller's dispatcher bounds its connections. */
+const UNCAPPED = new Limiter(Number.MAX_SAFE_INTEGER);
 
 /** The S3 error code inside an XML error body, e.g. "AccessDenied". */
 function xmlCode(body: string): { name?: string; message?: string; Region?: string } {
@@ -40,6 +47,17 @@ function xmlCode(body: string): { name?: string; message?: string; Region?: stri
   const message = pick("Message");
   const region = pick("Region");
   return { ...(name ? { name } : {}), ...(message ? { message } : {}), ...(region ? { Region: region } : {}) };
+}
+
+/** A refusal's S3 XML (or origin-cache JSON) error body as the S3SourceError it means. */
+function refusal(context: S3RequestContext, status: number, body: string): Error {
+  const parsed = xmlCode(body);
+  const json = /"code"\s*:\s*"([^"]+)"/.exec(body)?.[1];
+  if (json === "ERR_ETAG_CHANGED") return objectChanged(context, "the origin-cache saw a new ETag");
+  return mapS3Error(
+    { ...parsed, ...(parsed.name ? {} : { name: json ?? `HTTP ${status}` }), $metadata: { httpStatusCode: status } },
+    context,
+  );
 }
 
 /**
@@ -68,99 +86,67 @@ export async function rangeGet(
     );
   }
   if (length === 0) return new Uint8Array(0);
-  const attempts = options.attempts ?? 3;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await attemptRange(target, offset, length, context, options);
-    } catch (err) {
-      const transient =
-        err instanceof Retryable ||
-        (err instanceof Error && !(err instanceof S3SourceError) && err.name !== "AbortError");
-      if (!transient || attempt >= attempts) {
-        if (err instanceof S3SourceError) throw err;
-        throw new S3SourceError(
-          S3ErrorCode.REQUEST_FAILED,
-          `Could not read ${length} bytes at ${offset} of ${JSON.stringify(context.key)} from ${context.endpoint} after ${attempt} attempt(s): ${(err as Error).message}`,
-          { cause: err },
-        );
-      }
-      await sleep(50 * 2 ** attempt * Math.random(), undefined, options.signal ? { signal: options.signal } : {});
-    }
+  const url = new URL(target.url);
+  const pin: Pin = { key: url.pathname, etag: target.etag, size: target.size };
+  let requests = 0;
+  try {
+    return await fetchRange(
+      {
+        dispatcher: options.dispatcher ?? getGlobalDispatcher(),
+        limiter: UNCAPPED,
+        retry: { ...RANGE_BACKOFF, retries: (options.attempts ?? 3) - 1 },
+        onRequest: () => void requests++,
+        requireEtag: true,
+        refused: (status, body) => refusal(context, status, body),
+      },
+      url,
+      pin,
+      offset,
+      offset + length,
+      options.signal,
+      undefined,
+      // A buffer of its own, not a slice of Node's shared pool: callers may keep it.
+      Buffer.allocUnsafeSlow(length),
+    );
+  } catch (err) {
+    throw asS3Error(err, context, offset, length, requests);
   }
 }
 
-async function attemptRange(
-  target: RangeTarget,
+/** What fetchRange threw, as the S3SourceError it means for this read. */
+function asS3Error(
+  err: unknown,
+  context: S3RequestContext,
   offset: number,
   length: number,
-  context: S3RequestContext,
-  options: RangeGetOptions,
-): Promise<Uint8Array> {
-  const last = offset + length - 1;
-  const res = await request(target.url, {
-    method: "GET",
-    headers: { range: `bytes=${offset}-${last}`, "if-match": target.etag },
-    ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
-  let consumed = false;
-  try {
-    const status = res.statusCode;
-    if (isTransientStatus(status)) throw new Retryable(`${context.endpoint} answered ${status}`);
-    if (status === 412) throw objectChanged(context, "If-Match failed");
-    if (status >= 300) {
-      const body = await res.body.text();
-      consumed = true;
-      const parsed = xmlCode(body);
-      const json = /"code"\s*:\s*"([^"]+)"/.exec(body)?.[1];
-      if (json === "ERR_ETAG_CHANGED") throw objectChanged(context, "the origin-cache saw a new ETag");
-      throw mapS3Error(
-        {
-          ...parsed,
-          ...(parsed.name ? {} : { name: json ?? `HTTP ${status}` }),
-          $metadata: { httpStatusCode: status },
-        },
-        context,
-      );
-    }
-    const etag = res.headers.etag;
-    const got = Array.isArray(etag) ? etag[0] : etag;
-    if (got === undefined)
-      throw new S3SourceError(
-        S3ErrorCode.REQUEST_FAILED,
-        `${context.endpoint} sent no ETag for ${JSON.stringify(context.key)}, so its version cannot be checked`,
-      );
-    if (!sameEtag(got, target.etag)) throw objectChanged(context, `ETag ${got}, listed ${target.etag}`);
-    if (status === 206) {
-      const raw = res.headers["content-range"];
-      const cr = parseContentRange(Array.isArray(raw) ? raw[0] : raw);
-      if (cr?.start !== offset || cr.end !== last)
-        throw new Retryable(`Content-Range ${String(raw)} does not match bytes=${offset}-${last}`);
-      if (cr.size !== undefined && cr.size !== target.size)
-        throw objectChanged(context, `size ${cr.size}, listed ${target.size}`);
-    } else if (!(status === 200 && offset === 0 && length === target.size)) {
-      // A 200 to a partial range is the whole object: never download it to keep a slice.
-      throw new S3SourceError(
-        S3ErrorCode.REQUEST_FAILED,
-        `${context.endpoint} ignored the Range header (status ${status}) for ${JSON.stringify(context.key)}`,
-      );
-    }
-    const out = new Uint8Array(length);
-    let filled = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      if (filled + chunk.length > length)
-        throw new Retryable(`${context.endpoint} sent more than the ${length} bytes asked for`);
-      out.set(chunk, filled);
-      filled += chunk.length;
-    }
-    consumed = true;
-    if (filled !== length) throw new Retryable(`short body: ${filled} of ${length} bytes`);
-    return out;
-  } finally {
-    if (!consumed) {
-      // Destroying an unread body emits an abort error that nobody else listens for.
-      res.body.on("error", () => {});
-      res.body.destroy();
-    }
+  requests: number,
+): S3SourceError {
+  if (err instanceof S3SourceError) return err;
+  if (err instanceof EtagChangedError) {
+    const detail =
+      err.seen === undefined
+        ? "If-Match failed"
+        : sameWeak(err.seen, err.pinned)
+          ? "its size is not the listed size"
+          : `ETag ${err.seen}, listed ${err.pinned}`;
+    return objectChanged(context, detail);
   }
+  const key = JSON.stringify(context.key);
+  if (err instanceof MissingEtagError)
+    return new S3SourceError(
+      S3ErrorCode.REQUEST_FAILED,
+      `${context.endpoint} sent no ETag for ${key}, so its version cannot be checked`,
+    );
+  if (err instanceof UpstreamStatusError && err.upstreamStatus < 300)
+    // A 200 to a partial range is the whole object: never download it to keep a slice.
+    return new S3SourceError(
+      S3ErrorCode.REQUEST_FAILED,
+      `${context.endpoint} ignored the Range header (status ${err.upstreamStatus}) for ${key}`,
+    );
+  const last = err instanceof UpstreamUnavailableError ? err.cause : err;
+  return new S3SourceError(
+    S3ErrorCode.REQUEST_FAILED,
+    `Could not read ${length} bytes at ${offset} of ${key} from ${context.endpoint} after ${requests} attempt(s): ${(last as Error)?.message}`,
+    { cause: err },
+  );
 }

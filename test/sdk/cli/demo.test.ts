@@ -39,6 +39,10 @@ afterAll(async () => {
 describe("ec demo", () => {
   it("streams two epochs at a stated step, the second warm, and writes the first batch's contact sheet", async () => {
     const preview = join(dir, "sheet.png");
+    // open() warns ERR_TABLE_MISSING when it plans without the dataset table: a first run must not.
+    const warnings: string[] = [];
+    const onWarning = (w: Error & { code?: string }) => void warnings.push(`${w.code ?? w.name}: ${w.message}`);
+    process.on("warning", onWarning);
     const { code, out, err } = await captureOutput(() =>
       main([
         "--videos",
@@ -52,10 +56,19 @@ describe("ec demo", () => {
         "--json",
       ]),
     );
+    // Warnings are emitted on the next tick.
+    await new Promise((r) => setImmediate(r));
+    process.off("warning", onWarning);
     expect(code, err).toBe(0);
+    expect(warnings.filter((w) => w.includes("ERR_TABLE_MISSING"))).toEqual([]);
     const s = JSON.parse(out.trim()) as Record<string, unknown> & {
-      per_epoch: (StreamStats & { first_batch_s: number })[];
+      table_generation: number;
+      per_epoch: (StreamStats & { first_batch_s: number; table_generation: number | null })[];
     };
+    // Both epochs planned from the table the edge published for the pushed videos.
+    expect(s.table_generation).toBeGreaterThan(0);
+    expect(s.per_epoch.map((e) => e.table_generation)).toEqual([s.table_generation, s.table_generation]);
+    expect(err).toContain(`dataset table generation ${s.table_generation} is ready`);
     // 48 and 36 frames: 6 + 4 exact 8-frame clips per epoch (every frame of each video, the default).
     expect(s).toMatchObject({
       files: 2,
@@ -110,6 +123,7 @@ describe("ec demo", () => {
       reads: 8,
       readBytes: 1_000_000,
       mismatches: 0,
+      table: { generation: 3, objects: 2, seconds: 11.2 },
       pushed: {
         edge: "http://127.0.0.1:1",
         prefix: "demo",
@@ -126,7 +140,15 @@ describe("ec demo", () => {
       preview: { path: "/tmp/x.png", width: 918, height: 512 },
       ok: true,
       epochs: [
-        { epoch: 0, stats: stats({}), first_batch_s: 0.41, gpu_idle_ratio: 0.03, flags: { black: 2 }, labeled: 12 },
+        {
+          epoch: 0,
+          stats: stats({}),
+          first_batch_s: 0.41,
+          gpu_idle_ratio: 0.03,
+          flags: { black: 2 },
+          labeled: 12,
+          generation: 3,
+        },
         {
           epoch: 1,
           stats: stats({ bytes_fetched: 0, cache_hit_ratio: 1, errors: { ERR_DECODE: 1 } }),
@@ -134,12 +156,19 @@ describe("ec demo", () => {
           gpu_idle_ratio: 0,
           flags: {},
           labeled: 12,
+          generation: undefined,
         },
       ],
     };
     const text = demoText(checks, streamed, 50, 6);
     expect(text).toContain("a simulated 50 ms training step per batch");
-    expect(text).toContain("epoch 1 (cold): 12 clips, 96 frames in 1.20 s on cpu: 10.0 clips/s, 80.0 frames/s");
+    expect(text).toContain(
+      "epoch 1 (cold): 12 clips, 96 frames in 1.20 s on cpu: 10.0 clips/s, 80.0 frames/s, planned from the dataset table (generation 3)",
+    );
+    expect(text).toContain("planned from every object's index");
+    expect(text).toContain(
+      "dataset table generation 3 (2 objects, built by the edge's indexing queue) ready 11.2 s after the push",
+    );
     expect(text).toContain("first batch after 0.41 s, then GPU idle 3.0 % at a 50 ms step");
     expect(text).toContain("fetched 0.80 MB from the edge for 0.32 MB of GOP bytes the clips needed (2.50×");
     expect(text).toContain("epoch 2 (warm)");
