@@ -23,3 +23,5 @@ export { packetsFromTrack, sampleSpan, type Packets, type Sample } from "./lib/p
 export { allocDevice, readInto, type DeviceBuffer, type ReadResult } from "./lib/read-into.js";
 export { mapShared } from "./lib/shared-map.js";
 export { ipcHandle, packDeviceFrame, packedBytes, packedPlanes } from "./lib/device-share.js";
+/** Where the addon may be and which build loads: for `ec build-native`, which says what it found. */
+export { addonCandidates, findBuild } from "./lib/load.js";
