@@ -54,6 +54,23 @@ export class RangeNotSatisfiableError extends CacheError {
   }
 }
 
+/**
+ * The URL's `exp` has passed: refused by the cache itself, without asking upstream, whatever it
+ * holds of the object. The same code and status as the edge's answer to such a URL.
+ */
+export class SignatureExpiredError extends CacheError {
+  readonly exp: number;
+  constructor(url: string, exp: number) {
+    super(
+      "ERR_SIGNATURE_EXPIRED",
+      `Expected a URL that has not expired but ${redact(url)} expired at ${new Date(exp * 1000).toISOString()}; sign it again`,
+      403,
+    );
+    this.name = "SignatureExpiredError";
+    this.exp = exp;
+  }
+}
+
 /** Upstream answered with a status that is final (4xx other than 412/416), or its answer broke the range contract. */
 export class UpstreamStatusError extends CacheError {
   readonly upstreamStatus: number;

@@ -47,6 +47,12 @@ export interface RangeCacheOptions {
   readonly prefetchConcurrency?: number;
   /** A client's plan is dropped after this long (ms) without a new plan or a read of its blocks, so a dead rank's plan stops pinning blocks; default 60 s. */
   readonly planIdleMs?: number;
+  /**
+   * How long a URL without an `exp` parameter (a plain upstream, a presigned URL of another form)
+   * stays accepted after upstream accepted it; then the next request with it asks upstream once
+   * more. A URL with an `exp` is accepted until then. Default 60 s.
+   */
+  readonly grantMs?: number;
   /** TLS for https upstreams, e.g. the CA of a self-signed test edge. */
   readonly tls?: Pick<ConnectionOptions, "ca" | "rejectUnauthorized" | "servername">;
   /** A pino logger, or a level for the default one (default "info"; tests pass "silent"). */
@@ -126,6 +132,7 @@ export function resolveOptions(o: RangeCacheOptions): ResolvedOptions {
     ),
     prefetchConcurrency: int("prefetchConcurrency", o.prefetchConcurrency, 1, 32),
     planIdleMs: int("planIdleMs", o.planIdleMs, 1, 60_000),
+    grantMs: int("grantMs", o.grantMs, 1, 60_000),
     hedgeAfterMs: o.hedgeAfterMs === undefined ? undefined : int("hedgeAfterMs", o.hedgeAfterMs, 1),
     tls: o.tls,
     logger: o.logger,

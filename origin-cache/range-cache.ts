@@ -32,6 +32,7 @@ import { AllowList } from "./upstream/allow-list.js";
 import type { Pin } from "./upstream/etag-pin.js";
 import { Pins } from "./upstream/pins.js";
 import { UpstreamPools } from "./upstream/pool.js";
+import { UrlGrants } from "./upstream/url-grants.js";
 import type { RangeFetchContext } from "./upstream/range-fetch.js";
 import { Pulls } from "./upstream/pulls.js";
 
@@ -121,6 +122,8 @@ export interface RangeCache {
 }
 
 const LOOKAHEAD_BLOCKS = 4;
+/** URL checks (UrlGrants) in flight at once, apart from the pulls' cap. */
+const URL_CHECKS = 16;
 /** `#untilClosed` without a value of its own: it resolves with what the work did. */
 const OWN_RESULT = Symbol("own result");
 
@@ -149,6 +152,7 @@ class RangeCacheImpl implements RangeCache {
   readonly #metrics: CacheMetrics;
   readonly #planner: Planner;
   readonly #pins: Pins;
+  readonly #grants: UrlGrants;
   readonly #landing: WriteBehind;
   readonly #pulls: Pulls;
   readonly #lookup: BlockLookup;
@@ -205,9 +209,12 @@ class RangeCacheImpl implements RangeCache {
     this.#pins = new Pins({
       pools: this.#pools,
       limiter: this.#limiter,
+      checks: new Limiter(URL_CHECKS),
       metrics: this.#metrics,
       retry: this.#fetchCtx.retry,
+      onAccepted: (url) => this.#grants.accepted(url),
     });
+    this.#grants = new UrlGrants({ validate: (url) => this.#pins.validate(url), grantMs: o.grantMs });
     this.#landing = new WriteBehind(store, this.#metrics, log);
     this.#pulls = new Pulls({
       blockSize: o.blockSize,
@@ -215,6 +222,7 @@ class RangeCacheImpl implements RangeCache {
       metrics: this.#metrics,
       landing: this.#landing,
       pins: this.#pins,
+      onAccepted: (url) => this.#grants.accepted(url),
       closed,
       // At most READ_POOL_IDLE_BYTES (32 MiB) of them idle; pulls over a quarter of that are not pooled.
       buffers: new ReadPool(),
@@ -307,16 +315,31 @@ class RangeCacheImpl implements RangeCache {
   async object(raw: string, opts: ObjectOptions = {}): Promise<Pin> {
     if (this.#closed) throw new CacheClosedError();
     const url = this.#allow.check(raw);
+    this.#grants.refuseExpired(url);
     const ifMatch = opts.ifMatch;
-    // Pinned already and acceptable (every warm GET /v1/fetch): no wait, no close race.
+    // Pinned already and acceptable, for a URL upstream accepted (every warm GET /v1/fetch): no wait, no close race.
     const known = this.#pins.peek(url);
     if (
       known &&
+      this.#grants.allowed(url) &&
       (ifMatch === undefined ? opts.etag === undefined || known.etag === opts.etag : matchesStrong(ifMatch, known.etag))
     )
       return known;
-    if (ifMatch === undefined) return this.#untilClosed(this.#pins.pin(url, opts.etag));
-    return this.#untilClosed(this.#pins.pin(url, ifMatch, (etag) => matchesStrong(ifMatch, etag)));
+    const pinned =
+      ifMatch === undefined
+        ? this.#pins.pin(url, opts.etag)
+        : this.#pins.pin(url, ifMatch, (etag) => matchesStrong(ifMatch, etag));
+    return this.#untilClosed(this.#accepted(url, pinned));
+  }
+
+  /**
+   * `pinned` once upstream is known to accept `url`: a first touch's probe shows it; a URL new
+   * to an object already pinned costs one request of its own (UrlGrants), once.
+   */
+  async #accepted(url: URL, pinned: Promise<Pin>): Promise<Pin> {
+    const pin = await pinned;
+    await this.#grants.check(url);
+    return pin;
   }
 
   #check(offset: number, length: number): void {
@@ -334,7 +357,8 @@ class RangeCacheImpl implements RangeCache {
   #pinned(raw: string, offset: number, length: number, opts: ReadOptions): { url: URL; pin: Pin } | undefined {
     if (this.#closed) throw new CacheClosedError();
     const url = this.#allow.check(raw);
-    const pin = this.#pinnedAs(url, opts.etag);
+    this.#grants.refuseExpired(url);
+    const pin = this.#grants.allowed(url) ? this.#pinnedAs(url, opts.etag) : undefined;
     return pin && this.#within(url, pin, offset, length);
   }
 
@@ -355,7 +379,8 @@ class RangeCacheImpl implements RangeCache {
     this.#check(offset, length);
     if (this.#closed) throw new CacheClosedError();
     const url = this.#allow.check(raw);
-    return this.#within(url, await this.#pins.pin(url, opts.etag), offset, length);
+    this.#grants.refuseExpired(url);
+    return this.#within(url, await this.#accepted(url, this.#pins.pin(url, opts.etag)), offset, length);
   }
 
   read(raw: string, offset: number, length: number, opts: ReadIntoOptions = {}): Promise<Uint8Array> {
@@ -458,9 +483,12 @@ class RangeCacheImpl implements RangeCache {
 
   plan(ranges: readonly PlanRange[], opts: PlanOptions = {}): PlanAck {
     if (this.#closed) throw new CacheClosedError();
-    const keyed = ranges.map((r) => {
+    const keyed = ranges.flatMap((r) => {
       this.#check(r.offset, r.length);
-      return { ...r, key: this.#allow.check(r.url).pathname };
+      const url = this.#allow.check(r.url);
+      // Past its `exp`: upstream would refuse its pulls, so none is made.
+      if (this.#grants.expired(url)) return [];
+      return [{ ...r, key: url.pathname }];
     });
     const { blocks, budgetBytes } = this.#planner.setPlan(opts.client ?? ANONYMOUS_CLIENT, keyed, opts.budgetBytes);
     return { ranges: ranges.length, blocks, budgetBytes };

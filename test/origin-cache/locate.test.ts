@@ -62,7 +62,7 @@ afterAll(async () => {
   await rm(buildDir, { recursive: true, force: true });
 });
 
-const signed = (path: string): string => `${rs.url}${path}?exp=1&sig=x`;
+const signed = (path: string): string => `${rs.url}${path}?exp=9999999999&sig=x`;
 
 async function service(maxBytes = 64 << 20): Promise<{ svc: CacheService; dir: string }> {
   const d = await tempDir();
@@ -392,7 +392,7 @@ describe("long-polled batched locates", () => {
     });
     cleanup.push(d.remove, () => svc.close());
     const { lines } = await locateLines(svc, {
-      spans: [{ url: `${stallUrl}/v1/objects/x.mp4?exp=1&sig=x`, offset: 0, length: 10 }],
+      spans: [{ url: `${stallUrl}/v1/objects/x.mp4?exp=9999999999&sig=x`, offset: 0, length: 10 }],
       waitMs: 200,
     });
     expect(lines).toEqual([{ at: [0], spans: [null] }]);
