@@ -126,6 +126,26 @@ export class LocateUnavailableError extends CacheError {
   }
 }
 
+/** A plan from one more client than the cache keeps plans for: the plan is a hint, reads go on without it. */
+export class PlanLimitError extends CacheError {
+  constructor(limit: string) {
+    super("ERR_PLAN_LIMIT", `Expected a plan within the cache's cap of ${limit} but this one would pass it`, 429);
+    this.name = "PlanLimitError";
+  }
+}
+
+/** A locate's lease would pass a cap on leases (per client or in all): the caller reads with GET /v1/fetch. */
+export class LeaseLimitError extends CacheError {
+  constructor(limit: string, blocks: number) {
+    super(
+      "ERR_LEASE_LIMIT",
+      `Expected a lease within the cache's cap of ${limit} but this one of ${blocks} blocks would pass it; release leases or read with GET /v1/fetch`,
+      429,
+    );
+    this.name = "LeaseLimitError";
+  }
+}
+
 /** DELETE /v1/lease/{id} of a lease that does not exist (released, expired, or never granted). */
 export class LeaseNotFoundError extends CacheError {
   constructor(id: string) {

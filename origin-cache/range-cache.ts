@@ -27,6 +27,7 @@ import { Planner } from "./prefetch/planner.js";
 import { prefetchRun } from "./prefetch/prefetch-run.js";
 import { ANONYMOUS_CLIENT, type CacheStats, type PlanAck, type PlanRange } from "./schema.js";
 import { BlockStore } from "./store/block-store.js";
+import { slotBytesFor } from "./store/slot.js";
 import { WriteBehind } from "./store/write-behind.js";
 import { AllowList } from "./upstream/allow-list.js";
 import type { Pin } from "./upstream/etag-pin.js";
@@ -124,6 +125,9 @@ export interface RangeCache {
 const LOOKAHEAD_BLOCKS = 4;
 /** URL checks (UrlGrants) in flight at once, apart from the pulls' cap. */
 const URL_CHECKS = 16;
+/** Leases held at once, in all and by one client: each is a timer and a map entry. */
+const MAX_LEASES = 1 << 16;
+const MAX_CLIENT_LEASES = 1 << 14;
 /** `#untilClosed` without a value of its own: it resolves with what the work did. */
 const OWN_RESULT = Symbol("own result");
 
@@ -258,6 +262,12 @@ class RangeCacheImpl implements RangeCache {
         return this.#pinned(raw, offset, length, etag === undefined ? {} : { etag });
       },
       untilClosed: (work) => this.#untilClosed(work),
+      limits: {
+        blocks: Math.floor(o.leaseBytes / slotBytesFor(o.blockSize)),
+        clientBlocks: Math.floor(o.clientLeaseBytes / slotBytesFor(o.blockSize)),
+        count: MAX_LEASES,
+        clientCount: MAX_CLIENT_LEASES,
+      },
     });
     this.#planner = new Planner({
       blockSize: o.blockSize,
@@ -488,7 +498,11 @@ class RangeCacheImpl implements RangeCache {
       const url = this.#allow.check(r.url);
       // Past its `exp`: upstream would refuse its pulls, so none is made.
       if (this.#grants.expired(url)) return [];
-      return [{ ...r, key: url.pathname }];
+      // Clamped to the object's size where it is known: a length past it names no block.
+      const size = this.#pins.peek(url)?.size;
+      if (size === undefined) return [{ ...r, key: url.pathname }];
+      if (r.offset >= size) return [];
+      return [{ ...r, length: Math.min(r.length, size - r.offset), key: url.pathname }];
     });
     const { blocks, budgetBytes } = this.#planner.setPlan(opts.client ?? ANONYMOUS_CLIENT, keyed, opts.budgetBytes);
     return { ranges: ranges.length, blocks, budgetBytes };
@@ -502,6 +516,7 @@ class RangeCacheImpl implements RangeCache {
       pools: this.#pools,
       planner: this.#planner,
       leases: this.#locator.leases,
+      leasedBlocks: this.#locator.leasedBlocks,
       maxBytes: this.#o.maxBytes,
       blockSize: this.#o.blockSize,
     });

@@ -15,12 +15,18 @@ import {
   type LocateSpan,
 } from "../../common/schema/cache-locate.js";
 import { describeReceived } from "../../common/errors.js";
-import { CacheArgumentError, CacheClosedError, LeaseNotFoundError, LocateUnavailableError } from "../errors.js";
+import {
+  CacheArgumentError,
+  CacheClosedError,
+  LeaseLimitError,
+  LeaseNotFoundError,
+  LocateUnavailableError,
+} from "../errors.js";
 import type { CacheMetrics } from "../metrics.js";
-import { type BlockId, blockId } from "../store/block-id.js";
+import { type BlockId, blockId, blockKey } from "../store/block-id.js";
 import type { BlockStore } from "../store/block-store.js";
 import type { Pin } from "../upstream/etag-pin.js";
-import { Leases } from "./leases.js";
+import { type LeaseLimits, Leases } from "./leases.js";
 import { locateLines } from "./locate-lines.js";
 import type { BlockLookup } from "./lookup.js";
 
@@ -46,7 +52,11 @@ export interface LocatorOptions {
   ) => { url: URL; pin: Pin } | undefined;
   /** `work`, unless the cache closes first (then CacheClosedError). */
   readonly untilClosed: <T>(work: Promise<T>) => Promise<T>;
+  readonly limits: LeaseLimits;
 }
+
+/** Most bytes one span of a locate may name: a clip's span is far less; more is a read for GET. */
+export const LOCATE_MAX_SPAN_BYTES = 256 << 20;
 
 export interface LocateLinesOptions {
   readonly waitMs: number;
@@ -67,17 +77,30 @@ export function leaseOf(ms: number | undefined): number {
   return leaseMs;
 }
 
+function spanWithin(length: number): void {
+  if (length > LOCATE_MAX_SPAN_BYTES)
+    throw new CacheArgumentError(
+      `Expected a span of at most ${LOCATE_MAX_SPAN_BYTES} bytes to locate but received ${length}; read it with GET /v1/fetch`,
+    );
+}
+
 export class Locator {
   readonly #o: LocatorOptions;
-  readonly #leases = new Leases();
+  readonly #leases: Leases;
 
   constructor(o: LocatorOptions) {
     this.#o = o;
+    this.#leases = new Leases(o.limits);
   }
 
   /** Leases held now. */
   get leases(): number {
     return this.#leases.size;
+  }
+
+  /** Blocks those leases hold. */
+  get leasedBlocks(): number {
+    return this.#leases.blocks;
   }
 
   async locate(
@@ -103,6 +126,7 @@ export class Locator {
     owner?: string,
   ): Promise<LocateResponse> {
     const { offset } = s;
+    spanWithin(s.length);
     const need = Math.min(s.min ?? s.length, s.length);
     const { url, pin } = await this.#o.untilClosed(this.#o.target(raw, offset, need, etag));
     const wanted = this.#blockIds(pin, offset, need);
@@ -118,7 +142,8 @@ export class Locator {
         throw new CacheClosedError();
       }
       const runs = this.#runs(held.blocks, first, offset, end);
-      return { etag: pin.etag, size: pin.size, runs, lease: this.#leases.grant(held.release, leaseMs, owner) };
+      const lease = this.#leases.grant(held.release, leaseMs, owner, ids.length);
+      return { etag: pin.etag, size: pin.size, runs, lease };
     }
     throw new LocateUnavailableError(pin.key, wanted.first, wanted.last);
   }
@@ -153,17 +178,20 @@ export class Locator {
   async #locateCached(spans: readonly LocateSpan[], leaseMs: number, owner?: string): Promise<LocateBatchResponse> {
     if (this.#o.closed()) throw new CacheClosedError();
     const releases: (() => void)[] = [];
+    // Blocks held, each counted once however many spans name it.
+    const blocks = new Set<string>();
     const located = await Promise.all(
       spans.map(async (s): Promise<LocatedSpan | null> => {
         try {
           const known = this.#o.known(s.url, s.offset, s.length, s.etag);
-          if (!known || s.length === 0) return null;
+          if (!known || s.length === 0 || s.length > LOCATE_MAX_SPAN_BYTES) return null;
           const { url, pin } = known;
           const end = this.#storedEnd(pin, s);
           const { first, last, ids } = this.#blockIds(pin, s.offset, end - s.offset);
           const held = await this.#o.store().hold(ids);
           if (!held) return null;
           releases.push(held.release);
+          for (const id of ids) blocks.add(blockKey(id));
           // Every block is held, so this only counts the hits and tells the planner, as a read would.
           await this.#o.lookup.settle(url, pin, s.offset, end, first, last);
           return { etag: pin.etag, size: pin.size, runs: this.#runs(held.blocks, first, s.offset, end) };
@@ -179,9 +207,14 @@ export class Locator {
       release();
       throw new CacheClosedError();
     }
-    return releases.length === 0
-      ? { spans: located }
-      : { spans: located, lease: this.#leases.grant(release, leaseMs, owner) };
+    if (releases.length === 0) return { spans: located };
+    try {
+      return { spans: located, lease: this.#leases.grant(release, leaseMs, owner, blocks.size) };
+    } catch (err) {
+      // Past a cap on leases: nothing is located, as if nothing were stored.
+      if (err instanceof LeaseLimitError) return { spans: located.map(() => null) };
+      throw err;
+    }
   }
 
   /** Where a batched span's answer ends: its end, or with `min`, past its first `min` bytes as far as blocks are stored. */

@@ -64,9 +64,20 @@ afterAll(async () => {
 
 const signed = (path: string): string => `${rs.url}${path}?exp=9999999999&sig=x`;
 
-async function service(maxBytes = 64 << 20): Promise<{ svc: CacheService; dir: string }> {
+/**
+ * A cache service of `maxBytes`. A store of a few slots, as some tests use to fill it with
+ * leases, lets leases hold all of it; the caps on leases have tests of their own.
+ */
+async function service(maxBytes?: number): Promise<{ svc: CacheService; dir: string }> {
   const d = await tempDir();
-  const svc = await startCache({ upstreams: [rs.url], dir: d.path, maxBytes, blockSize: BLOCK, logLevel: "silent" });
+  const svc = await startCache({
+    upstreams: [rs.url],
+    dir: d.path,
+    maxBytes: maxBytes ?? 64 << 20,
+    blockSize: BLOCK,
+    logLevel: "silent",
+    ...(maxBytes === undefined ? {} : { leaseBytes: maxBytes, clientLeaseBytes: maxBytes }),
+  });
   cleanup.push(d.remove, () => svc.close());
   return { svc, dir: d.path };
 }
