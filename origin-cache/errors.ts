@@ -126,6 +126,21 @@ export class LocateUnavailableError extends CacheError {
   }
 }
 
+/** The cache's directory holds files the cache did not make (no marker of its own): it is not taken, and nothing in it is touched. */
+export class CacheDirError extends CacheError {
+  constructor(dir: string, found: readonly string[]) {
+    super(
+      "ERR_CACHE_DIR_FOREIGN",
+      `Expected an empty directory or one this cache made for dir but ${JSON.stringify(dir)} holds ${found
+        .slice(0, 5)
+        .map((f) => JSON.stringify(f))
+        .join(", ")}${found.length > 5 ? ` and ${found.length - 5} more` : ""}; give the cache a directory of its own`,
+      409,
+    );
+    this.name = "CacheDirError";
+  }
+}
+
 /** A plan from one more client than the cache keeps plans for: the plan is a hint, reads go on without it. */
 export class PlanLimitError extends CacheError {
   constructor(limit: string) {

@@ -10,6 +10,11 @@ export interface RangeCacheOptions {
   readonly upstreams: readonly string[];
   /** Directory of the block store; created when missing. */
   readonly dir: string;
+  /**
+   * Let the directory's group read the store: directories 2750, files 0640 (set the group with
+   * chgrp on `dir`; files take it from there). Default false: 0700 and 0600, the cache's user alone.
+   */
+  readonly groupRead?: boolean;
   /** Hard bound on the bytes in `dir`. */
   readonly maxBytes: number;
   // How to fetch
@@ -140,6 +145,7 @@ export function resolveOptions(o: RangeCacheOptions): ResolvedOptions {
     prefetchConcurrency: int("prefetchConcurrency", o.prefetchConcurrency, 1, 32),
     planIdleMs: int("planIdleMs", o.planIdleMs, 1, 60_000),
     grantMs: int("grantMs", o.grantMs, 1, 60_000),
+    groupRead: o.groupRead === true,
     leaseBytes: int("leaseBytes", o.leaseBytes, 0, Math.floor(maxBytes / 2)),
     clientLeaseBytes: int("clientLeaseBytes", o.clientLeaseBytes, 0, Math.floor(maxBytes / 4)),
     hedgeAfterMs: o.hedgeAfterMs === undefined ? undefined : int("hedgeAfterMs", o.hedgeAfterMs, 1),

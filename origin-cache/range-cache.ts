@@ -285,6 +285,7 @@ class RangeCacheImpl implements RangeCache {
       dir: this.#o.dir,
       maxBytes: this.#o.maxBytes,
       blockSize: this.#o.blockSize,
+      groupRead: this.#o.groupRead,
       protect: (key, index) => this.#planner.neededSoon(key, index),
       onEvict: (bytes) => this.#metrics.evictions.inc(bytes),
       onCorrupt: (path) => {
