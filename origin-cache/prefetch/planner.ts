@@ -47,9 +47,9 @@ export interface PlannerOptions {
 }
 
 /** Blocks of one client's plan: far more than a window of clips ahead, at any block size. */
-export const PLAN_CLIENT_BLOCKS = 1 << 16;
+export const PLAN_CLIENT_BLOCKS = 1 << 14;
 /** Blocks of every plan together (about 100 bytes of memory each). */
-export const PLAN_TOTAL_BLOCKS = 1 << 18;
+export const PLAN_TOTAL_BLOCKS = 1 << 17;
 /** Clients with a plan at once: a host's ranks times the datasets each has open, with room. */
 export const PLAN_MAX_CLIENTS = 256;
 /** A plan's ranges may name the same blocks again and again: blocks visited per block kept. */
