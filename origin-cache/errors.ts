@@ -60,6 +60,23 @@ export class RangeNotSatisfiableError extends CacheError {
   }
 }
 
+/**
+ * The URL's `exp` has passed: refused by the cache itself, without asking upstream, whatever it
+ * holds of the object. The same code and status as the edge's answer to such a URL.
+ */
+export class SignatureExpiredError extends CacheError {
+  readonly exp: number;
+  constructor(url: string, exp: number) {
+    super(
+      "ERR_SIGNATURE_EXPIRED",
+      `Expected a URL that has not expired but ${redact(url)} expired at ${new Date(exp * 1000).toISOString()}; sign it again`,
+      403,
+    );
+    this.name = "SignatureExpiredError";
+    this.exp = exp;
+  }
+}
+
 /** Upstream answered with a status that is final (4xx other than 412/416), or its answer broke the range contract. */
 export class UpstreamStatusError extends CacheError {
   readonly upstreamStatus: number;
@@ -112,6 +129,41 @@ export class LocateUnavailableError extends CacheError {
       503,
     );
     this.name = "LocateUnavailableError";
+  }
+}
+
+/** The cache's directory holds files the cache did not make (no marker of its own): it is not taken, and nothing in it is touched. */
+export class CacheDirError extends CacheError {
+  constructor(dir: string, found: readonly string[]) {
+    super(
+      "ERR_CACHE_DIR_FOREIGN",
+      `Expected an empty directory or one this cache made for dir but ${JSON.stringify(dir)} holds ${found
+        .slice(0, 5)
+        .map((f) => JSON.stringify(f))
+        .join(", ")}${found.length > 5 ? ` and ${found.length - 5} more` : ""}; give the cache a directory of its own`,
+      409,
+    );
+    this.name = "CacheDirError";
+  }
+}
+
+/** A plan from one more client than the cache keeps plans for: the plan is a hint, reads go on without it. */
+export class PlanLimitError extends CacheError {
+  constructor(limit: string) {
+    super("ERR_PLAN_LIMIT", `Expected a plan within the cache's cap of ${limit} but this one would pass it`, 429);
+    this.name = "PlanLimitError";
+  }
+}
+
+/** A locate's lease would pass a cap on leases (per client or in all): the caller reads with GET /v1/fetch. */
+export class LeaseLimitError extends CacheError {
+  constructor(limit: string, blocks: number) {
+    super(
+      "ERR_LEASE_LIMIT",
+      `Expected a lease within the cache's cap of ${limit} but this one of ${blocks} blocks would pass it; release leases or read with GET /v1/fetch`,
+      429,
+    );
+    this.name = "LeaseLimitError";
   }
 }
 

@@ -10,6 +10,11 @@ export interface RangeCacheOptions {
   readonly upstreams: readonly string[];
   /** Directory of the block store; created when missing. */
   readonly dir: string;
+  /**
+   * Let the directory's group read the store: directories 2750, files 0640 (set the group with
+   * chgrp on `dir`; files take it from there). Default false: 0700 and 0600, the cache's user alone.
+   */
+  readonly groupRead?: boolean;
   /** Hard bound on the bytes in `dir`. */
   readonly maxBytes: number;
   // How to fetch
@@ -47,6 +52,19 @@ export interface RangeCacheOptions {
   readonly prefetchConcurrency?: number;
   /** A client's plan is dropped after this long (ms) without a new plan or a read of its blocks, so a dead rank's plan stops pinning blocks; default 60 s. */
   readonly planIdleMs?: number;
+  /**
+   * Most bytes of the store that leases of the local data plane (POST /v1/locate) may hold at
+   * once, all clients together; default half of `maxBytes`, so that eviction always has room.
+   */
+  readonly leaseBytes?: number;
+  /** The same for the leases of one client (a batch's `client`; single locates count as one); default a quarter of `maxBytes`. */
+  readonly clientLeaseBytes?: number;
+  /**
+   * How long a URL without an `exp` parameter (a plain upstream, a presigned URL of another form)
+   * stays accepted after upstream accepted it; then the next request with it asks upstream once
+   * more. A URL with an `exp` is accepted until then. Default 60 s.
+   */
+  readonly grantMs?: number;
   /** TLS for https upstreams, e.g. the CA of a self-signed test edge. */
   readonly tls?: Pick<ConnectionOptions, "ca" | "rejectUnauthorized" | "servername">;
   /** A pino logger, or a level for the default one (default "info"; tests pass "silent"). */
@@ -126,6 +144,10 @@ export function resolveOptions(o: RangeCacheOptions): ResolvedOptions {
     ),
     prefetchConcurrency: int("prefetchConcurrency", o.prefetchConcurrency, 1, 32),
     planIdleMs: int("planIdleMs", o.planIdleMs, 1, 60_000),
+    grantMs: int("grantMs", o.grantMs, 1, 60_000),
+    groupRead: o.groupRead === true,
+    leaseBytes: int("leaseBytes", o.leaseBytes, 0, Math.floor(maxBytes / 2)),
+    clientLeaseBytes: int("clientLeaseBytes", o.clientLeaseBytes, 0, Math.floor(maxBytes / 4)),
     hedgeAfterMs: o.hedgeAfterMs === undefined ? undefined : int("hedgeAfterMs", o.hedgeAfterMs, 1),
     tls: o.tls,
     logger: o.logger,

@@ -12,42 +12,32 @@ import { Limiter } from "../common/limiter.js";
 import { ReadPool } from "../common/read-pool.js";
 import { BlockLookup } from "./core/lookup.js";
 import { cacheStats } from "./core/stats.js";
-import {
-  LOCATE_LEASE_MS,
-  LOCATE_MAX_LEASE_MS,
-  type LocateBatchLine,
-  type LocateBatchResponse,
-  type LocatedSpan,
-  type LocateResponse,
-  type LocateRun,
-  type LocateSpan,
+import type {
+  LocateBatchLine,
+  LocateBatchResponse,
+  LocateResponse,
+  LocateSpan,
 } from "../common/schema/cache-locate.js";
-import { Leases } from "./core/leases.js";
-import { locateLines } from "./core/locate-lines.js";
-import {
-  CacheArgumentError,
-  CacheClosedError,
-  LeaseNotFoundError,
-  LocateUnavailableError,
-  RangeNotSatisfiableError,
-} from "./errors.js";
+import { type LocateLinesOptions, Locator } from "./core/locator.js";
+import { CacheArgumentError, CacheClosedError, RangeNotSatisfiableError } from "./errors.js";
 import { createLogger, type Logger } from "./log.js";
 import { CacheMetrics } from "./metrics.js";
 import { resolveOptions, type RangeCacheOptions, type ResolvedOptions } from "./options.js";
 import { Planner } from "./prefetch/planner.js";
 import { prefetchRun } from "./prefetch/prefetch-run.js";
 import { ANONYMOUS_CLIENT, type CacheStats, type PlanAck, type PlanRange } from "./schema.js";
-import { type BlockId, blockId } from "./store/block-id.js";
 import { BlockStore } from "./store/block-store.js";
+import { slotBytesFor } from "./store/slot.js";
 import { WriteBehind } from "./store/write-behind.js";
 import { AllowList } from "./upstream/allow-list.js";
 import type { Pin } from "./upstream/etag-pin.js";
 import { Pins } from "./upstream/pins.js";
 import { UpstreamPools } from "./upstream/pool.js";
+import { UrlGrants } from "./upstream/url-grants.js";
 import type { RangeFetchContext } from "./upstream/range-fetch.js";
 import { Pulls } from "./upstream/pulls.js";
 
-export type { Pin };
+export type { LocateLinesOptions, Pin };
 
 export interface ReadOptions {
   /** The ETag the caller expects (from the manifest); a different upstream version is ERR_ETAG_CHANGED. */
@@ -77,14 +67,6 @@ export interface ObjectOptions extends ReadOptions {
 export interface LocateOptions extends ReadOptions {
   /** How long the lease lasts unless released first; default 30 s, at most 10 min. */
   readonly leaseMs?: number;
-}
-
-export interface LocateLinesOptions {
-  readonly waitMs: number;
-  readonly leaseMs?: number;
-  /** Whose leases these are (a batch's `client`): `releaseOwned` ends them. */
-  readonly owner?: string | undefined;
-  readonly gone?: () => boolean;
 }
 
 export interface PlanOptions {
@@ -141,18 +123,13 @@ export interface RangeCache {
 }
 
 const LOOKAHEAD_BLOCKS = 4;
+/** URL checks (UrlGrants) in flight at once, apart from the pulls' cap. */
+const URL_CHECKS = 16;
+/** Leases held at once, in all and by one client: each is a timer and a map entry. */
+const MAX_LEASES = 1 << 16;
+const MAX_CLIENT_LEASES = 1 << 14;
 /** `#untilClosed` without a value of its own: it resolves with what the work did. */
 const OWN_RESULT = Symbol("own result");
-
-function leaseOf(ms: number | undefined): number {
-  const leaseMs = ms ?? LOCATE_LEASE_MS;
-  if (!Number.isSafeInteger(leaseMs) || leaseMs <= 0 || leaseMs > LOCATE_MAX_LEASE_MS) {
-    throw new CacheArgumentError(
-      `Expected leaseMs from 1 to ${LOCATE_MAX_LEASE_MS} but received ${describeReceived(leaseMs)}`,
-    );
-  }
-  return leaseMs;
-}
 
 /**
  * Opens (or reopens) the block store in `dir` and returns the in-process cache.
@@ -179,6 +156,7 @@ class RangeCacheImpl implements RangeCache {
   readonly #metrics: CacheMetrics;
   readonly #planner: Planner;
   readonly #pins: Pins;
+  readonly #grants: UrlGrants;
   readonly #landing: WriteBehind;
   readonly #pulls: Pulls;
   readonly #lookup: BlockLookup;
@@ -189,7 +167,7 @@ class RangeCacheImpl implements RangeCache {
   readonly #lookahead: number;
   readonly #refill: number;
   #store!: BlockStore;
-  readonly #leases = new Leases();
+  readonly #locator: Locator;
   #closed = false;
   // Rejected when close() begins: pending reads settle with CacheClosedError at once instead of
   // whatever the torn-down pools and store would throw at them later. One per pending call, dropped
@@ -235,9 +213,12 @@ class RangeCacheImpl implements RangeCache {
     this.#pins = new Pins({
       pools: this.#pools,
       limiter: this.#limiter,
+      checks: new Limiter(URL_CHECKS),
       metrics: this.#metrics,
       retry: this.#fetchCtx.retry,
+      onAccepted: (url) => this.#grants.accepted(url),
     });
+    this.#grants = new UrlGrants({ validate: (url) => this.#pins.validate(url), grantMs: o.grantMs });
     this.#landing = new WriteBehind(store, this.#metrics, log);
     this.#pulls = new Pulls({
       blockSize: o.blockSize,
@@ -245,6 +226,7 @@ class RangeCacheImpl implements RangeCache {
       metrics: this.#metrics,
       landing: this.#landing,
       pins: this.#pins,
+      onAccepted: (url) => this.#grants.accepted(url),
       closed,
       // At most READ_POOL_IDLE_BYTES (32 MiB) of them idle; pulls over a quarter of that are not pooled.
       buffers: new ReadPool(),
@@ -268,6 +250,25 @@ class RangeCacheImpl implements RangeCache {
       pulls: this.#pulls,
       closed,
     };
+    this.#locator = new Locator({
+      blockSize: o.blockSize,
+      store,
+      lookup: this.#lookup,
+      metrics: this.#metrics,
+      closed,
+      target: (raw, offset, length, etag) => this.#target(raw, offset, length, etag === undefined ? {} : { etag }),
+      known: (raw, offset, length, etag) => {
+        this.#check(offset, length);
+        return this.#pinned(raw, offset, length, etag === undefined ? {} : { etag });
+      },
+      untilClosed: (work) => this.#untilClosed(work),
+      limits: {
+        blocks: Math.floor(o.leaseBytes / slotBytesFor(o.blockSize)),
+        clientBlocks: Math.floor(o.clientLeaseBytes / slotBytesFor(o.blockSize)),
+        count: MAX_LEASES,
+        clientCount: MAX_CLIENT_LEASES,
+      },
+    });
     this.#planner = new Planner({
       blockSize: o.blockSize,
       budgetBytes: o.prefetchBudgetBytes,
@@ -284,6 +285,7 @@ class RangeCacheImpl implements RangeCache {
       dir: this.#o.dir,
       maxBytes: this.#o.maxBytes,
       blockSize: this.#o.blockSize,
+      groupRead: this.#o.groupRead,
       protect: (key, index) => this.#planner.neededSoon(key, index),
       onEvict: (bytes) => this.#metrics.evictions.inc(bytes),
       onCorrupt: (path) => {
@@ -324,16 +326,31 @@ class RangeCacheImpl implements RangeCache {
   async object(raw: string, opts: ObjectOptions = {}): Promise<Pin> {
     if (this.#closed) throw new CacheClosedError();
     const url = this.#allow.check(raw);
+    this.#grants.refuseExpired(url);
     const ifMatch = opts.ifMatch;
-    // Pinned already and acceptable (every warm GET /v1/fetch): no wait, no close race.
+    // Pinned already and acceptable, for a URL upstream accepted (every warm GET /v1/fetch): no wait, no close race.
     const known = this.#pins.peek(url);
     if (
       known &&
+      this.#grants.allowed(url) &&
       (ifMatch === undefined ? opts.etag === undefined || known.etag === opts.etag : matchesStrong(ifMatch, known.etag))
     )
       return known;
-    if (ifMatch === undefined) return this.#untilClosed(this.#pins.pin(url, opts.etag));
-    return this.#untilClosed(this.#pins.pin(url, ifMatch, (etag) => matchesStrong(ifMatch, etag)));
+    const pinned =
+      ifMatch === undefined
+        ? this.#pins.pin(url, opts.etag)
+        : this.#pins.pin(url, ifMatch, (etag) => matchesStrong(ifMatch, etag));
+    return this.#untilClosed(this.#accepted(url, pinned));
+  }
+
+  /**
+   * `pinned` once upstream is known to accept `url`: a first touch's probe shows it; a URL new
+   * to an object already pinned costs one request of its own (UrlGrants), once.
+   */
+  async #accepted(url: URL, pinned: Promise<Pin>): Promise<Pin> {
+    const pin = await pinned;
+    await this.#grants.check(url);
+    return pin;
   }
 
   #check(offset: number, length: number): void {
@@ -351,7 +368,8 @@ class RangeCacheImpl implements RangeCache {
   #pinned(raw: string, offset: number, length: number, opts: ReadOptions): { url: URL; pin: Pin } | undefined {
     if (this.#closed) throw new CacheClosedError();
     const url = this.#allow.check(raw);
-    const pin = this.#pinnedAs(url, opts.etag);
+    this.#grants.refuseExpired(url);
+    const pin = this.#grants.allowed(url) ? this.#pinnedAs(url, opts.etag) : undefined;
     return pin && this.#within(url, pin, offset, length);
   }
 
@@ -372,7 +390,8 @@ class RangeCacheImpl implements RangeCache {
     this.#check(offset, length);
     if (this.#closed) throw new CacheClosedError();
     const url = this.#allow.check(raw);
-    return this.#within(url, await this.#pins.pin(url, opts.etag), offset, length);
+    this.#grants.refuseExpired(url);
+    return this.#within(url, await this.#accepted(url, this.#pins.pin(url, opts.etag)), offset, length);
   }
 
   read(raw: string, offset: number, length: number, opts: ReadIntoOptions = {}): Promise<Uint8Array> {
@@ -442,155 +461,49 @@ class RangeCacheImpl implements RangeCache {
     }
   }
 
-  async locate(raw: string, offset: number, length: number, opts: LocateOptions = {}): Promise<LocateResponse> {
-    this.#metrics.locates++;
-    return this.#locate(raw, { offset, length }, opts, leaseOf(opts.leaseMs));
+  locate(raw: string, offset: number, length: number, opts: LocateOptions = {}): Promise<LocateResponse> {
+    return this.#locator.locate(raw, offset, length, opts.etag, opts.leaseMs);
   }
 
-  /**
-   * `locate` of `[offset, offset + length)`; with `min`, only its first `min` bytes are pulled and
-   * the rest located as far as stored. `leaseMs` is checked by the public caller (leaseOf), once.
-   */
-  async #locate(
-    raw: string,
-    s: { readonly offset: number; readonly length: number; readonly min?: number | undefined },
-    opts: ReadOptions,
-    leaseMs: number,
-    owner?: string,
-  ): Promise<LocateResponse> {
-    const { offset } = s;
-    const need = Math.min(s.min ?? s.length, s.length);
-    const { url, pin } = await this.#untilClosed(this.#target(raw, offset, need, opts));
-    const wanted = this.#blockIds(pin, offset, need);
-    // A block evicted between its write and the hold is pulled once more; then the store is too full.
-    for (let attempt = 0; attempt < 2; attempt++) {
-      await this.#untilClosed(this.#lookup.settle(url, pin, offset, offset + need, wanted.first, wanted.last));
-      const end = need === s.length ? offset + need : Math.min(pin.size, this.#storedEnd(pin, s));
-      const { first, ids } = need === s.length ? wanted : this.#blockIds(pin, offset, end - offset);
-      const held = await this.#store.hold(ids);
-      if (!held) continue;
-      if (this.#closed) {
-        held.release();
-        throw new CacheClosedError();
-      }
-      const runs = this.#runs(held.blocks, first, offset, end);
-      return { etag: pin.etag, size: pin.size, runs, lease: this.#leases.grant(held.release, leaseMs, owner) };
-    }
-    throw new LocateUnavailableError(pin.key, wanted.first, wanted.last);
-  }
-
-  async locateCached(
+  locateCached(
     spans: readonly LocateSpan[],
     opts: { readonly leaseMs?: number; readonly owner?: string | undefined } = {},
   ): Promise<LocateBatchResponse> {
-    this.#metrics.locates++;
-    return this.#locateCached(spans, leaseOf(opts.leaseMs), opts.owner);
+    return this.#locator.locateCached(spans, opts);
   }
 
-  async locateLines(
+  locateLines(
     spans: readonly LocateSpan[],
     opts: LocateLinesOptions,
     answer: (line: LocateBatchLine) => void,
   ): Promise<void> {
-    this.#metrics.locates++;
-    const leaseMs = leaseOf(opts.leaseMs);
-    if (this.#closed) throw new CacheClosedError();
-    return locateLines(spans, {
-      waitMs: opts.waitMs,
-      gone: opts.gone ?? (() => this.#closed),
-      stored: (some) => this.#locateCached(some, leaseMs, opts.owner),
-      pull: (s) => this.#locate(s.url, s, s.etag === undefined ? {} : { etag: s.etag }, leaseMs, opts.owner),
-      release: (id) => void this.#leases.end(id),
-      answer,
-    });
-  }
-
-  /** `locateCached` with `leaseMs` checked by the public caller (leaseOf), once. */
-  async #locateCached(spans: readonly LocateSpan[], leaseMs: number, owner?: string): Promise<LocateBatchResponse> {
-    if (this.#closed) throw new CacheClosedError();
-    const releases: (() => void)[] = [];
-    const located = await Promise.all(
-      spans.map(async (s): Promise<LocatedSpan | null> => {
-        try {
-          this.#check(s.offset, s.length);
-          const url = this.#allow.check(s.url);
-          const pin = this.#pinnedAs(url, s.etag);
-          if (!pin || s.length === 0 || s.offset + s.length > pin.size) return null;
-          const end = this.#storedEnd(pin, s);
-          const { first, last, ids } = this.#blockIds(pin, s.offset, end - s.offset);
-          const held = await this.#store.hold(ids);
-          if (!held) return null;
-          releases.push(held.release);
-          // Every block is held, so this only counts the hits and tells the planner, as a read would.
-          await this.#lookup.settle(url, pin, s.offset, end, first, last);
-          return { etag: pin.etag, size: pin.size, runs: this.#runs(held.blocks, first, s.offset, end) };
-        } catch {
-          return null;
-        }
-      }),
-    );
-    const release = (): void => {
-      for (const r of releases) r();
-    };
-    if (this.#closed) {
-      release();
-      throw new CacheClosedError();
-    }
-    return releases.length === 0
-      ? { spans: located }
-      : { spans: located, lease: this.#leases.grant(release, leaseMs, owner) };
-  }
-
-  /** Where a batched span's answer ends: its end, or with `min`, past its first `min` bytes as far as blocks are stored. */
-  #storedEnd(pin: Pin, s: Pick<LocateSpan, "offset" | "length" | "min">): number {
-    const end = s.offset + s.length;
-    if (s.min === undefined || s.min >= s.length) return end;
-    const bs = this.#o.blockSize;
-    const last = Math.floor((end - 1) / bs);
-    let b = Math.floor((s.offset + s.min - 1) / bs) + 1;
-    while (b <= last && this.#store.has(blockId(pin, b))) b++;
-    return Math.min(end, b * bs);
-  }
-
-  #blockIds(pin: Pin, offset: number, length: number): { first: number; last: number; ids: BlockId[] } {
-    const bs = this.#o.blockSize;
-    const first = Math.floor(offset / bs);
-    const last = length === 0 ? first - 1 : Math.floor((offset + length - 1) / bs);
-    return { first, last, ids: Array.from({ length: last - first + 1 }, (_, i) => blockId(pin, first + i)) };
-  }
-
-  /** Where `[offset, end)` lies in held blocks `first…`: adjacent pieces of one slab merged. */
-  #runs(blocks: readonly LocateRun[], first: number, offset: number, end: number): LocateRun[] {
-    const bs = this.#o.blockSize;
-    const runs: LocateRun[] = [];
-    blocks.forEach((b, i) => {
-      const from = Math.max(offset, (first + i) * bs) - (first + i) * bs;
-      const to = Math.min(end - (first + i) * bs, b.length);
-      const prev = runs[runs.length - 1];
-      if (prev && prev.path === b.path && prev.offset + prev.length === b.offset + from)
-        runs[runs.length - 1] = { ...prev, length: prev.length + to - from };
-      else runs.push({ path: b.path, offset: b.offset + from, length: to - from });
-    });
-    return runs;
+    return this.#locator.locateLines(spans, opts, answer);
   }
 
   release(leaseId: string): void {
-    if (!this.#leases.end(leaseId)) throw new LeaseNotFoundError(leaseId);
+    this.#locator.release(leaseId);
   }
 
   releaseIfHeld(leaseId: string): boolean {
-    return this.#leases.end(leaseId);
+    return this.#locator.releaseIfHeld(leaseId);
   }
 
   releaseOwned(owner: string): number {
-    return this.#leases.endOwned(owner);
+    return this.#locator.releaseOwned(owner);
   }
 
   plan(ranges: readonly PlanRange[], opts: PlanOptions = {}): PlanAck {
     if (this.#closed) throw new CacheClosedError();
-    const keyed = ranges.map((r) => {
+    const keyed = ranges.flatMap((r) => {
       this.#check(r.offset, r.length);
-      return { ...r, key: this.#allow.check(r.url).pathname };
+      const url = this.#allow.check(r.url);
+      // Past its `exp`: upstream would refuse its pulls, so none is made.
+      if (this.#grants.expired(url)) return [];
+      // Clamped to the object's size where it is known: a length past it names no block.
+      const size = this.#pins.peek(url)?.size;
+      if (size === undefined) return [{ ...r, key: url.pathname }];
+      if (r.offset >= size) return [];
+      return [{ ...r, length: Math.min(r.length, size - r.offset), key: url.pathname }];
     });
     const { blocks, budgetBytes } = this.#planner.setPlan(opts.client ?? ANONYMOUS_CLIENT, keyed, opts.budgetBytes);
     return { ranges: ranges.length, blocks, budgetBytes };
@@ -603,7 +516,8 @@ class RangeCacheImpl implements RangeCache {
       store: this.#store,
       pools: this.#pools,
       planner: this.#planner,
-      leases: this.#leases.size,
+      leases: this.#locator.leases,
+      leasedBlocks: this.#locator.leasedBlocks,
       maxBytes: this.#o.maxBytes,
       blockSize: this.#o.blockSize,
     });
@@ -618,7 +532,7 @@ class RangeCacheImpl implements RangeCache {
     this.#closed = true;
     for (const reject of this.#closeWaiters) reject(new CacheClosedError());
     this.#planner.clear();
-    this.#leases.clear();
+    this.#locator.clear();
     await this.#landing.settled();
     await this.#store.close();
     await this.#pools.close();

@@ -54,6 +54,8 @@ export const CacheStats = z.object({
   httpVersions: z.record(z.string(), z.enum(["h2", "http/1.1"])),
   /** Leases of the local data plane (POST /v1/locate) held now. */
   leases: z.number(),
+  /** Blocks those leases hold (bounded by leaseBytes). */
+  leasedBlocks: z.number(),
   /** Locate requests answered (single, batched or long-polled), each counted once. */
   locates: z.number(),
   /** fdatasync calls of the block store's group commits (one per slab a group wrote), each syncing many pulls' blocks. */
@@ -61,6 +63,8 @@ export const CacheStats = z.object({
   plan: z.object({
     clients: z.number(),
     pendingBlocks: z.number(),
+    /** Blocks every client's plan names, read or not (bounded: see prefetch/planner.ts). */
+    plannedBlocks: z.number(),
     prefetchedBlocks: z.number(),
     prefetchErrors: z.number(),
   }),

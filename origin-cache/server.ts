@@ -68,12 +68,15 @@ export async function startCache(opts: StartCacheOptions): Promise<CacheService>
   const cache = await createRangeCache({ ...opts, logger: log });
   const ids = new ObjectIds(opts.objectIds);
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
-    const u = new URL(req.url ?? "/", "http://local");
-    const route: Route | undefined =
-      routes.get(`${req.method} ${u.pathname}`) ??
-      (req.method === "DELETE" && u.pathname.startsWith(LEASE_PATH)
-        ? (c, _req, r) => handleRelease(c, r, u.pathname)
-        : undefined);
+    const u = URL.parse(req.url ?? "/", "http://local");
+    const route: Route | undefined = !u
+      ? () => {
+          throw new CacheArgumentError(`Expected a request path but received ${describeReceived(req.url)}`);
+        }
+      : (routes.get(`${req.method} ${u.pathname}`) ??
+        (req.method === "DELETE" && u.pathname.startsWith(LEASE_PATH)
+          ? (c, _req, r) => handleRelease(c, r, u.pathname)
+          : undefined));
     const fail = (err: unknown): void => {
       const known = err instanceof CacheError;
       if (!known) log.error({ err }, "request failed");
@@ -88,9 +91,9 @@ export async function startCache(opts: StartCacheOptions): Promise<CacheService>
       res.removeHeader("content-length");
       res.end(JSON.stringify(body));
     };
-    if (!route) return fail(new CacheError("ERR_NOT_FOUND", `No route for ${req.method} ${u.pathname}`, 404));
+    if (!route) return fail(new CacheError("ERR_NOT_FOUND", `No route for ${req.method} ${u?.pathname}`, 404));
     try {
-      void Promise.resolve(route(cache, req, res, u.searchParams, ids)).catch(fail);
+      void Promise.resolve(route(cache, req, res, u?.searchParams ?? new URLSearchParams(), ids)).catch(fail);
     } catch (err) {
       fail(err);
     }

@@ -14,6 +14,8 @@ export interface StatsSources {
   readonly planner: Planner;
   /** Leases of the local data plane held now. */
   readonly leases: number;
+  /** Blocks those leases hold. */
+  readonly leasedBlocks: number;
   readonly maxBytes: number;
   readonly blockSize: number;
 }
@@ -44,11 +46,13 @@ export function cacheStats(s: StatsSources): CacheStats {
     upstreamLatencyMs: m.latencyPercentiles(),
     httpVersions: s.pools.versions(),
     leases: s.leases,
+    leasedBlocks: s.leasedBlocks,
     locates: m.locates,
     syncs: s.store.syncs,
     plan: {
       clients: s.planner.clients,
       pendingBlocks: s.planner.pendingBlocks,
+      plannedBlocks: s.planner.plannedBlocks,
       prefetchedBlocks: s.planner.prefetched,
       prefetchErrors: s.planner.errors,
     },

@@ -12,7 +12,12 @@
  * rank's plan does not pin the cache. A restated plan keeps what its predecessor started or saw
  * read: the SDK restates its whole window every few clips, and pulling those blocks again (or,
  * warm, looking each one up again) is work for nothing; a block whose pull failed is taken again.
+ * A plan is bounded whatever it asks: at most `maxClients` clients hold one, a client's plan
+ * names at most `clientBlocks` blocks (and its fair share of `totalBlocks`), its soonest ones,
+ * and making it visits a bounded number of blocks, so one request never holds the event loop
+ * for long nor grows memory past those bounds.
  */
+import { PlanLimitError } from "../errors.js";
 export interface PlannedBlock {
   readonly url: string;
   readonly key: string;
@@ -33,7 +38,22 @@ export interface PlannerOptions {
   readonly onError?: (err: unknown, block: PlannedBlock) => void;
   /** Milliseconds clock; default performance.now. */
   readonly now?: () => number;
+  /** Most blocks one client's plan names; default PLAN_CLIENT_BLOCKS. */
+  readonly clientBlocks?: number;
+  /** Most blocks all plans name together; default PLAN_TOTAL_BLOCKS. */
+  readonly totalBlocks?: number;
+  /** Most clients with a plan; default PLAN_MAX_CLIENTS. */
+  readonly maxClients?: number;
 }
+
+/** Blocks of one client's plan: far more than a window of clips ahead, at any block size. */
+export const PLAN_CLIENT_BLOCKS = 1 << 14;
+/** Blocks of every plan together (about 100 bytes of memory each). */
+export const PLAN_TOTAL_BLOCKS = 1 << 17;
+/** Clients with a plan at once: a host's ranks times the datasets each has open, with room. */
+export const PLAN_MAX_CLIENTS = 256;
+/** A plan's ranges may name the same blocks again and again: blocks visited per block kept. */
+const VISITS_PER_BLOCK = 4;
 
 interface ClientPlan {
   readonly blocks: PlannedBlock[];
@@ -83,6 +103,20 @@ export class Planner {
     budgetBytes?: number,
   ): { blocks: number; budgetBytes: number } {
     this.#sweep();
+    const o = this.#opts;
+    const old = this.#clients.get(client);
+    const clients = this.#clients.size + (old ? 0 : 1);
+    if (!old && ranges.length > 0 && clients > (o.maxClients ?? PLAN_MAX_CLIENTS))
+      throw new PlanLimitError(`${o.maxClients ?? PLAN_MAX_CLIENTS} clients with a plan`);
+    const total = o.totalBlocks ?? PLAN_TOTAL_BLOCKS;
+    let others = 0;
+    for (const [c, p] of this.#clients) if (c !== client) others += p.blocks.length;
+    // Its own cap, its fair share of the total, and what the others leave of it.
+    const most = Math.max(
+      0,
+      Math.min(o.clientBlocks ?? PLAN_CLIENT_BLOCKS, Math.floor(total / clients), total - others),
+    );
+    let visits = most * VISITS_PER_BLOCK;
     const budget = Math.min(this.#opts.budgetBytes, budgetBytes ?? Infinity);
     const plan: ClientPlan = {
       blocks: [],
@@ -98,8 +132,10 @@ export class Planner {
       seen: this.#now(),
     };
     const bs = this.#opts.blockSize;
-    for (const r of ranges) {
+    all: for (const r of ranges) {
       for (let b = Math.floor(r.offset / bs); b <= Math.floor((r.offset + r.length - 1) / bs); b++) {
+        // The soonest blocks are kept; the rest of a plan past its bounds is dropped.
+        if (plan.blocks.length >= most || visits-- <= 0) break all;
         let of = plan.positions.get(r.key);
         if (!of) plan.positions.set(r.key, (of = new Map()));
         if (of.has(b)) continue;
@@ -107,7 +143,6 @@ export class Planner {
         plan.blocks.push({ url: r.url, key: r.key, index: b });
       }
     }
-    const old = this.#clients.get(client);
     if (old) carryOver(old, plan);
     // Re-inserted so the map's order stays by arrival; the round-robin turn is an index into it.
     this.#clients.delete(client);
@@ -166,6 +201,13 @@ export class Planner {
     this.#sweep();
     let n = 0;
     for (const plan of this.#clients.values()) n += plan.blocks.length - plan.cursor;
+    return n;
+  }
+
+  /** Blocks every live plan names, read or not. */
+  get plannedBlocks(): number {
+    let n = 0;
+    for (const plan of this.#clients.values()) n += plan.blocks.length;
     return n;
   }
 

@@ -116,7 +116,17 @@ export function handleReleaseClient(cache: RangeCache, res: ServerResponse, quer
 }
 
 export function handleRelease(cache: RangeCache, res: ServerResponse, pathname: string): void {
-  cache.release(decodeURIComponent(pathname.slice(LEASE_PATH.length)));
+  const raw = pathname.slice(LEASE_PATH.length);
+  let id: string;
+  try {
+    id = decodeURIComponent(raw);
+  } catch (cause) {
+    throw new CacheArgumentError(
+      `Expected a lease id (percent-encoded UTF-8) but received ${JSON.stringify(raw.slice(0, 100))}`,
+      { cause },
+    );
+  }
+  cache.release(id);
   res.statusCode = 204;
   res.end();
 }

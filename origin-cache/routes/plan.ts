@@ -5,7 +5,8 @@ import type { RangeCache } from "../range-cache.js";
 import { type PlanRange, PlanRequest } from "../schema.js";
 import { readJson } from "./body.js";
 
-const MAX_BODY = 64 << 20;
+/** A window of ranges by object id is a few KiB; the bound keeps one body's parse short. */
+const MAX_BODY = 8 << 20;
 
 export async function handlePlan(
   cache: RangeCache,

@@ -14,11 +14,12 @@
  * Eviction is least recently used first, blocks the plan needs soon last. When no slot can be
  * had, `put` declines and the caller streams the bytes through uncached.
  */
-import { mkdir, rm, stat, truncate } from "node:fs/promises";
+import { stat, truncate } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import { blockKey, type BlockId } from "./block-id.js";
 import { FreeSlots } from "./free-slots.js";
+import { dirModes, ownDir } from "./own-dir.js";
 import { GroupCommit } from "./group-commit.js";
 import { SlabFiles } from "./slab-files.js";
 import {
@@ -54,6 +55,8 @@ export interface BlockStoreOptions {
   readonly onCorrupt?: (where: string) => void;
   /** A group fdatasync failed: the blocks written in its group were dropped. */
   readonly onSyncError?: (err: unknown, blocks: number) => void;
+  /** Directories 2750 and files 0640 (the directory's group may read), not 0700 and 0600. */
+  readonly groupRead?: boolean;
 }
 
 interface Entry {
@@ -135,7 +138,13 @@ export class BlockStore {
     const slots = Math.floor(opts.maxBytes / this.#slotBytes);
     this.#free = new FreeSlots(slots);
     const slotsPerSlab = Math.max(1, Math.floor((opts.slabBytes ?? DEFAULT_SLAB_BYTES) / this.#slotBytes));
-    this.#slabs = new SlabFiles({ dir: join(opts.dir, "slabs"), slotBytes: this.#slotBytes, slotsPerSlab, slots });
+    this.#slabs = new SlabFiles({
+      dir: join(opts.dir, "slabs"),
+      slotBytes: this.#slotBytes,
+      slotsPerSlab,
+      slots,
+      fileMode: dirModes(opts.groupRead === true).file,
+    });
     this.#commit = new GroupCommit({
       ms: opts.commitMs ?? 1000,
       bytes: opts.commitBytes ?? 64 << 20,
@@ -148,11 +157,8 @@ export class BlockStore {
 
   /** Opens the store, dropping what another layout or a smaller bound left, and re-indexing every intact slot. */
   static async open(opts: BlockStoreOptions): Promise<BlockStore> {
+    await ownDir(opts.dir, dirModes(opts.groupRead === true));
     const store = new BlockStore(opts);
-    // The one-file-per-block layout of earlier versions: its blocks are not carried over.
-    await rm(join(opts.dir, "blocks"), { recursive: true, force: true });
-    await rm(join(opts.dir, "tmp"), { recursive: true, force: true });
-    await mkdir(join(opts.dir, "slabs"), { recursive: true });
     await store.#rebuild();
     return store;
   }

@@ -5,6 +5,7 @@
  * holds more than its slots, and the slabs together never more than `slots × slotBytes`.
  * Not thread-safe in the sense that matters here: one store owns its directory.
  */
+import { SLAB_NAME } from "./own-dir.js";
 import { constants, read as readFd, readv as readvFd } from "node:fs";
 import { open, readdir, unlink, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -15,6 +16,8 @@ export interface SlabGeometry {
   readonly slotsPerSlab: number;
   /** Slots in all, over every slab. */
   readonly slots: number;
+  /** Mode of the slab files (0600: the cache's user alone); existing ones are set to it on open. */
+  readonly fileMode?: number;
 }
 
 export interface SlabFile {
@@ -23,7 +26,7 @@ export interface SlabFile {
   readonly fh: FileHandle;
 }
 
-const NAME = /^(\d+)-(\d+)\.slab$/;
+const NAME = SLAB_NAME;
 
 function closedError(): Error {
   return Object.assign(new Error("EBADF: slab files closed"), { code: "EBADF" });
@@ -82,8 +85,9 @@ export class SlabFiles {
   }
 
   /**
-   * Removes every file of the directory that is not a slab of this geometry (another slot size,
-   * or a slab past the last one) and returns the slabs that are.
+   * Removes every slab of the directory that is not one of this geometry (another slot size, or
+   * a slab past the last one) and returns the slabs that are. A file not named as a slab is not
+   * the cache's, and is left alone.
    */
   async existing(): Promise<number[]> {
     const keep: number[] = [];
@@ -96,7 +100,7 @@ export class SlabFiles {
         name === `${m[1]}-${Number(m[2])}.slab`
       )
         keep.push(Number(m[2]));
-      else await unlink(join(this.#g.dir, name)).catch(() => {});
+      else if (m) await unlink(join(this.#g.dir, name)).catch(() => {});
     }
     return keep.sort((a, b) => a - b);
   }
@@ -108,7 +112,13 @@ export class SlabFiles {
       // Opened after close, a handle would stay open for good: nothing closes it.
       if (this.#closed) return Promise.reject(closedError());
       const path = this.pathOf(slab);
-      f = open(path, constants.O_RDWR | constants.O_CREAT, 0o644).then(async (fh) => {
+      const mode = this.#g.fileMode ?? 0o600;
+      f = open(path, constants.O_RDWR | constants.O_CREAT, mode).then(async (fh) => {
+        // A slab made before, under another mode (or umask), is narrowed to this one.
+        await fh.chmod(mode).catch(async (err: unknown) => {
+          await fh.close();
+          throw err;
+        });
         // A new slab's name must outlive a power cut as much as its first blocks do.
         await syncDir(this.#g.dir);
         const file = { slab, path, fh };

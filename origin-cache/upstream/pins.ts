@@ -15,6 +15,10 @@ export interface PinsOptions {
   readonly limiter: Limiter;
   readonly metrics: CacheMetrics;
   readonly retry: RetryPolicy;
+  /** Caps the probes of `validate`, apart from the pulls' cap, so a flood of new URLs cannot starve reads. */
+  readonly checks: Limiter;
+  /** Upstream answered a probe of `url` with the object: it accepts that URL. */
+  readonly onAccepted?: (url: URL) => void;
 }
 
 export class Pins {
@@ -52,6 +56,11 @@ export class Pins {
     return fresh;
   }
 
+  /** Settles once upstream accepted `url` (one probe, never pinned); throws its refusal. */
+  async validate(url: URL): Promise<void> {
+    await this.#request(url, this.#opts.checks);
+  }
+
   /** The pin of `url` if it is already known (nothing asked of upstream); undefined otherwise. */
   peek(url: URL): Pin | undefined {
     const p = this.#pins.get(url.pathname);
@@ -68,11 +77,18 @@ export class Pins {
 
   // The probe also warms the connection (and settles HTTP/2) before a burst of range reads.
   async #probe(url: URL): Promise<Pin> {
-    const { pools, limiter, metrics, retry } = this.#opts;
-    const pool = pools.get(url.origin);
     const warming = this.#warm.get(url.origin);
     if (warming) await warming.catch(() => {});
-    const probe = withRetry(
+    const probe = this.#request(url, this.#opts.limiter);
+    if (!warming) this.#warm.set(url.origin, probe);
+    return probe;
+  }
+
+  /** A one-byte GET of `url` in a slot of `limiter`: the object's pin, or upstream's refusal. */
+  #request(url: URL, limiter: Limiter): Promise<Pin> {
+    const { pools, metrics, retry } = this.#opts;
+    const pool = pools.get(url.origin);
+    return withRetry(
       async () => {
         const release = await limiter.acquire();
         try {
@@ -84,7 +100,9 @@ export class Pins {
             headers: { range: "bytes=0-0" },
           });
           await res.body.dump({ limit: 1 << 16 }).catch(() => res.body.destroy());
-          return pinFromProbe(url.pathname, url.href, res.statusCode, res.headers);
+          const pin = pinFromProbe(url.pathname, url.href, res.statusCode, res.headers);
+          this.#opts.onAccepted?.(url);
+          return pin;
         } finally {
           release();
         }
@@ -92,7 +110,5 @@ export class Pins {
       retry,
       { url: url.href, onRetry: () => metrics.retry() },
     );
-    if (!warming) this.#warm.set(url.origin, probe);
-    return probe;
   }
 }

@@ -39,6 +39,8 @@ export interface PullsOptions {
   readonly metrics: CacheMetrics;
   readonly landing: WriteBehind;
   readonly pins: Pins;
+  /** Upstream answered a pull made with `url`: it accepts that URL. */
+  readonly onAccepted?: (url: URL) => void;
   readonly closed: () => boolean;
   /** Where pull buffers come from and go back to once written; a fresh buffer per pull when absent. */
   readonly buffers?: ReadPool;
@@ -125,6 +127,7 @@ export class Pulls {
     try {
       if (closed()) throw new CacheClosedError();
       const out = await fetchRange(this.#opts.fetchContext(url), url, pin, from, to, undefined, deliver, buffer);
+      this.#opts.onAccepted?.(url);
       deliver(out, out.length);
       if (done < waiting.length) throw new CacheClosedError();
     } catch (err) {

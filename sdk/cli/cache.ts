@@ -11,12 +11,14 @@ import { waitForSignal } from "../dev/wait-for-signal.js";
 import { InvalidOptionError } from "../errors.js";
 
 const USAGE = `usage: ec cache --upstream URL [--upstream URL…] --dir PATH --max-bytes N[K|M|G|T] [--listen HOST:PORT]
-                [--block-size N[K|M]] [--max-in-flight N] [--hedge-after-ms N] [--plan-idle-ms N] [--ca FILE] [--json]
+                [--block-size N[K|M]] [--max-in-flight N] [--hedge-after-ms N] [--plan-idle-ms N] [--ca FILE] [--group-read] [--json]
   --listen       default 127.0.0.1:7070 (loopback; the cache fetches only from its upstreams)
   --max-bytes    hard bound on the cache directory; K/M/G/T are powers of 1024
   --block-size   default 16K up to 4G of --max-bytes, then doubling so the store holds at most 256Ki blocks (64K at 16G, 1M at 256G)
   --plan-idle-ms a client's prefetch plan is dropped after this long without a plan or a read (default 60000)
   --ca FILE      PEM certificate authority for an https upstream with a private certificate
+  --group-read   let the directory's group read the store (2750/0640); default 0700/0600, this user alone
+  --dir          a new or empty directory, or one the cache made: anything else is refused
 `;
 
 const UNITS: Record<string, number> = { "": 1, K: 2 ** 10, M: 2 ** 20, G: 2 ** 30, T: 2 ** 40 };
@@ -61,6 +63,7 @@ export function parseCacheArgs(argv: string[]): { options: StartCacheOptions; js
       "hedge-after-ms": { type: "string" },
       "plan-idle-ms": { type: "string" },
       ca: { type: "string" },
+      "group-read": { type: "boolean", default: false },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -83,6 +86,7 @@ export function parseCacheArgs(argv: string[]): { options: StartCacheOptions; js
       ...(hedgeAfterMs !== undefined ? { hedgeAfterMs } : {}),
       ...(planIdleMs !== undefined ? { planIdleMs } : {}),
       ...(values.ca ? { tls: { ca: readFileSync(values.ca, "utf8") } } : {}),
+      ...(values["group-read"] ? { groupRead: true } : {}),
       logLevel: values.json ? "warn" : "info",
     },
     json: values.json,

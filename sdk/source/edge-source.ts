@@ -33,7 +33,12 @@ function httpEtag(etag: string): string | undefined {
  * Where the edge's refusal of a signed URL surfaces: the cache's pull (in-process, or relayed
  * by an origin-cache with the edge's status) or the index fetch.
  */
-const REFUSED_URL_CODES: ReadonlySet<string> = new Set(["ERR_UPSTREAM_STATUS", ManifestErrorCode.HTTP]);
+const REFUSED_URL_CODES: ReadonlySet<string> = new Set([
+  "ERR_UPSTREAM_STATUS",
+  // The cache's own refusal of a URL past its `exp`, made without asking the edge.
+  "ERR_SIGNATURE_EXPIRED",
+  ManifestErrorCode.HTTP,
+]);
 
 /** An expired or rejected signature: a 401 or 403 from the edge, by code and status. */
 export function isAuthFailure(err: unknown): boolean {

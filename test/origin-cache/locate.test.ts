@@ -62,11 +62,22 @@ afterAll(async () => {
   await rm(buildDir, { recursive: true, force: true });
 });
 
-const signed = (path: string): string => `${rs.url}${path}?exp=1&sig=x`;
+const signed = (path: string): string => `${rs.url}${path}?exp=9999999999&sig=x`;
 
-async function service(maxBytes = 64 << 20): Promise<{ svc: CacheService; dir: string }> {
+/**
+ * A cache service of `maxBytes`. A store of a few slots, as some tests use to fill it with
+ * leases, lets leases hold all of it; the caps on leases have tests of their own.
+ */
+async function service(maxBytes?: number): Promise<{ svc: CacheService; dir: string }> {
   const d = await tempDir();
-  const svc = await startCache({ upstreams: [rs.url], dir: d.path, maxBytes, blockSize: BLOCK, logLevel: "silent" });
+  const svc = await startCache({
+    upstreams: [rs.url],
+    dir: d.path,
+    maxBytes: maxBytes ?? 64 << 20,
+    blockSize: BLOCK,
+    logLevel: "silent",
+    ...(maxBytes === undefined ? {} : { leaseBytes: maxBytes, clientLeaseBytes: maxBytes }),
+  });
   cleanup.push(d.remove, () => svc.close());
   return { svc, dir: d.path };
 }
@@ -392,7 +403,7 @@ describe("long-polled batched locates", () => {
     });
     cleanup.push(d.remove, () => svc.close());
     const { lines } = await locateLines(svc, {
-      spans: [{ url: `${stallUrl}/v1/objects/x.mp4?exp=1&sig=x`, offset: 0, length: 10 }],
+      spans: [{ url: `${stallUrl}/v1/objects/x.mp4?exp=9999999999&sig=x`, offset: 0, length: 10 }],
       waitMs: 200,
     });
     expect(lines).toEqual([{ at: [0], spans: [null] }]);

@@ -1,6 +1,7 @@
 /**
  * Hostile clients against the origin-cache service: URLs that try to make it an open proxy,
- * fuzzed Range headers and query strings on /v1/fetch, fuzzed JSON bodies on /v1/plan. Every
+ * fuzzed Range headers and query strings on /v1/fetch, fuzzed JSON bodies on /v1/plan and
+ * /v1/locate, fuzzed lease ids and clients on the lease routes. Every
  * answer is a clean 4xx (or the right bytes), never a 5xx with internals; nothing is fetched
  * from anywhere but the upstream.
  */
@@ -159,6 +160,122 @@ describe("fuzzed requests get a clean 4xx or the right bytes", () => {
       { numRuns: runs },
     );
     // A plan naming another host is refused, not prefetched.
+    expect(bystanderHits).toBe(0);
+  });
+
+  /** What a hostile body puts where a locate or a plan takes a URL, an offset, a length. */
+  // Built in each test: the servers' URLs are known only once beforeAll has run.
+  const spanOf = () =>
+    fc.record(
+      {
+        url: fc.oneof(
+          fc.constant(`${rs.url}/v1/objects/h.bin`),
+          fc.constant(`${rs.url}/v1/objects/h.bin?exp=1&sig=x`),
+          fc.constant(`${bystanderUrl}/x`),
+          fc.string(),
+        ),
+        object: fc.oneof(fc.string({ maxLength: 12 }), fc.integer()),
+        etag: fc.oneof(fc.string({ maxLength: 20 }), fc.constant(`${rs.etag("/v1/objects/h.bin")}`)),
+        offset: fc.oneof(fc.nat(400_000), fc.integer(), fc.double(), fc.constant(2 ** 53), fc.string()),
+        length: fc.oneof(fc.nat(400_000), fc.constant(2 ** 40), fc.constant(1e300), fc.integer(), fc.string()),
+        min: fc.oneof(fc.nat(400_000), fc.integer()),
+      },
+      { requiredKeys: [] },
+    );
+  const objectsOf = () =>
+    fc.array(
+      fc.record(
+        {
+          id: fc.oneof(fc.string({ maxLength: 12 }), fc.integer()),
+          url: spanOf().map((s) => s.url),
+          etag: fc.string(),
+        },
+        { requiredKeys: [] },
+      ),
+      { maxLength: 3 },
+    );
+
+  it("JSON bodies on POST /v1/locate: single, batched, long-polled", async () => {
+    const span = spanOf();
+    const objects = objectsOf();
+    const leaseIds = fc.array(fc.oneof(fc.string({ maxLength: 110 }), fc.uuid(), fc.integer()), { maxLength: 3 });
+    const body = fc.oneof(
+      fc.json({ maxDepth: 4 }),
+      fc.string({ maxLength: 80 }),
+      span.chain((s) =>
+        fc
+          .record({ leaseMs: fc.oneof(fc.integer(), fc.constant(2 ** 40)), release: leaseIds }, { requiredKeys: [] })
+          .map((extra) => JSON.stringify({ ...s, ...extra })),
+      ),
+      fc
+        .record(
+          {
+            spans: fc.array(span, { maxLength: 4 }),
+            client: fc.oneof(fc.string({ maxLength: 300 }), fc.integer()),
+            objects,
+            waitMs: fc.oneof(fc.integer({ min: -5, max: 50 }), fc.constant(2 ** 40), fc.string()),
+            leaseMs: fc.oneof(fc.integer(), fc.constant(2 ** 40)),
+            release: leaseIds,
+            form: fc.oneof(fc.constant("compact"), fc.string({ maxLength: 8 })),
+          },
+          { requiredKeys: ["spans"] },
+        )
+        .map((b) => JSON.stringify(b)),
+    );
+    await fc.assert(
+      fc.asyncProperty(body, async (b) => {
+        const reply = await req("POST", "/v1/locate", { "content-type": "application/json" }, b);
+        expect(uncleanReply(reply), b).toBeUndefined();
+      }),
+      { numRuns: runs },
+    );
+    expect(bystanderHits).toBe(0);
+  });
+
+  it("lease ids on DELETE /v1/lease/{id} and clients on DELETE /v1/leases", async () => {
+    // A broken percent-encoding once threw out of decodeURIComponent: a 500.
+    const broken = await req("DELETE", "/v1/lease/%E0%A4%A");
+    expect(broken.status).toBe(400);
+    expect(uncleanReply(broken)).toBeUndefined();
+    const id = fc.oneof(
+      fc.string({ maxLength: 120 }).map((s) => encodeURI(s)),
+      fc.constantFrom("%", "%E0%A4%A", "%FF", "%00", "%C0%AF", "a/b", "..", "%2e%2e/x", ""),
+      fc.uuid(),
+    );
+    await fc.assert(
+      fc.asyncProperty(id, fc.string({ maxLength: 40 }), async (lease, client) => {
+        const one = await req("DELETE", `/v1/lease/${lease}`);
+        expect(uncleanReply(one), lease).toBeUndefined();
+        const all = await req("DELETE", `/v1/leases?client=${encodeURIComponent(client)}`);
+        expect(uncleanReply(all), client).toBeUndefined();
+        const raw = await req("DELETE", `/v1/leases?${lease}`);
+        expect(uncleanReply(raw), lease).toBeUndefined();
+      }),
+      { numRuns: runs },
+    );
+  });
+
+  it("plans by object id, with their objects", async () => {
+    const span = spanOf();
+    const objects = objectsOf();
+    const body = fc
+      .record(
+        {
+          client: fc.oneof(fc.string({ maxLength: 300 }), fc.integer()),
+          objects,
+          ranges: fc.array(span, { maxLength: 5 }),
+          budgetBytes: fc.oneof(fc.integer(), fc.constant(2 ** 60)),
+        },
+        { requiredKeys: ["ranges"] },
+      )
+      .map((b) => JSON.stringify(b));
+    await fc.assert(
+      fc.asyncProperty(body, async (b) => {
+        const reply = await req("POST", "/v1/plan", { "content-type": "application/json" }, b);
+        expect(uncleanReply(reply), b).toBeUndefined();
+      }),
+      { numRuns: runs },
+    );
     expect(bystanderHits).toBe(0);
   });
 });

@@ -49,12 +49,18 @@ describe("a refused read keeps the HTTP status and code it came with", () => {
       const cache = await make();
       caches.push(cache);
       const refused = await cache
-        .read(`${edgeUrl}/v1/objects/expired/a.mp4?exp=1&sig=x`, 0, 10, undefined)
+        .read(`${edgeUrl}/v1/objects/expired/a.mp4?exp=9999999999&sig=x`, 0, 10, undefined)
         .catch((e: unknown) => e);
       expect(refused).toMatchObject({ code: "ERR_UPSTREAM_STATUS", status: 403 });
       expect(isAuthFailure(refused)).toBe(true);
+      // Past its exp: refused by the cache itself, and still an auth failure the SDK renews on.
+      const expired = await cache
+        .read(`${edgeUrl}/v1/objects/missing/b.mp4?exp=1&sig=x`, 0, 10, undefined)
+        .catch((e: unknown) => e);
+      expect(expired).toMatchObject({ code: "ERR_SIGNATURE_EXPIRED", status: 403 });
+      expect(isAuthFailure(expired)).toBe(true);
       const missing = await cache
-        .read(`${edgeUrl}/v1/objects/missing/a.mp4?exp=1&sig=x`, 0, 10, undefined)
+        .read(`${edgeUrl}/v1/objects/missing/a.mp4?exp=9999999999&sig=x`, 0, 10, undefined)
         .catch((e: unknown) => e);
       expect(missing).toMatchObject({ code: "ERR_UPSTREAM_STATUS", status: 404 });
       expect(isAuthFailure(missing)).toBe(false);
