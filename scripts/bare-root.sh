@@ -1,4 +1,5 @@
-# Sourced by the checks that run in a bare Debian root (gpu-bundle-verify.sh, wheel-verify.sh).
+# Sourced by the checks that run in a bare Debian root (gpu-bundle-verify.sh, wheel-verify.sh),
+# after they define say().
 # bare_root DIR [PACKAGES]: makes DIR a `debootstrap --variant=minbase bookworm` root from this
 # machine's Debian mirror, with PACKAGES (comma-separated) added; once: a DIR already made is kept.
 bare_root() {
@@ -13,4 +14,16 @@ bare_root() {
   rm -rf "$dir.partial"
   debootstrap --variant=minbase ${include:+"--include=$include"} bookworm "$dir.partial" "$mirror" >/dev/null
   mv "$dir.partial" "$dir"
+}
+
+# require_root [--if-changed]: debootstrap and chroot need root. Not root, a check run by CI with
+# --if-changed is skipped (exit 0, saying so), and one asked for by hand fails.
+require_root() {
+  [[ $(id -u) -eq 0 ]] && return 0
+  if [[ ${1:-} == --if-changed ]]; then
+    say "skipped: debootstrap and chroot need root, and this runs as $(id -un)"
+    exit 0
+  fi
+  say "Expected to run as root (debootstrap, chroot) but running as $(id -un)"
+  exit 1
 }

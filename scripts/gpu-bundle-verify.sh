@@ -15,14 +15,7 @@ say() { printf '[verify] %s\n' "$*" >&2; }
 # shellcheck source=scripts/bare-root.sh
 source "$root_dir/scripts/bare-root.sh"
 
-if [[ $(id -u) -ne 0 ]]; then
-  if [[ ${1:-} == --if-changed ]]; then
-    say "skipped: debootstrap and chroot need root, and this runs as $(id -un)"
-    exit 0
-  fi
-  say "Expected to run as root (debootstrap, chroot) but running as $(id -un)"
-  exit 1
-fi
+require_root "${1:-}"
 # What goes into the bundle: the native sources and build scripts, the bundled TypeScript and
 # the lock file. A stamp per hash of them records a pass on this machine.
 inputs=$(cd "$root_dir" && git ls-files -s native common sdk test/gpu test/helpers test/sdk/labels/fixtures.ts \

@@ -16,14 +16,7 @@ say() { printf '[wheel-verify] %s\n' "$*" >&2; }
 # shellcheck source=scripts/bare-root.sh
 source "$root_dir/scripts/bare-root.sh"
 
-if [[ $(id -u) -ne 0 ]]; then
-  if [[ ${1:-} == --if-changed ]]; then
-    say "skipped: debootstrap and chroot need root, and this runs as $(id -un)"
-    exit 0
-  fi
-  say "Expected to run as root (debootstrap, chroot) but running as $(id -un)"
-  exit 1
-fi
+require_root "${1:-}"
 # What goes into the wheel and its check. A stamp per hash of them records a pass on this machine.
 watched=(python native common sdk origin-cache bin/bundle-runner.cjs scripts/bundle-engine.mjs scripts/prebuild.mjs
   scripts/prebuilt.mjs scripts/wheel.mjs scripts/wheelhouse.mjs scripts/wheel-verify.sh scripts/bare-root.sh
