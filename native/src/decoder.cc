@@ -26,17 +26,25 @@ bool damaged(const AVFrame* frame) { return frame->decode_error_flags != 0 || (f
 
 int64_t alignUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
+// A picture whose size no index declared (an image decoded on its own) is still bounded: 16384².
+constexpr int64_t kMaxUndeclaredPixels = int64_t{16384} * 16384;
+
+bool declared(const DecoderOptions& options) { return options.width > 0 && options.height > 0; }
+
 // The pixels libavcodec may allocate a picture of: the index's size, padded as its buffers are
 // (rows to the SIMD stride, coded sizes to whole macroblocks or superblocks), and no more. A
 // stream that declares a larger picture than its index fails before any frame is allocated.
-int64_t maxPixelsFor(int width, int height) { return alignUp(width, 128) * alignUp(height, 128); }
+int64_t maxPixelsFor(const DecoderOptions& options) {
+  if (!declared(options)) return kMaxUndeclaredPixels;
+  return alignUp(options.width, 128) * alignUp(options.height, 128);
+}
 
 std::string sizeText(int width, int height) { return std::to_string(width) + "x" + std::to_string(height); }
 
 }  // namespace
 
 void Decoder::checkSize(const AVFrame* frame, size_t packetIndex) const {
-  if (frame->width == options_.width && frame->height == options_.height) return;
+  if (!declared(options_) || (frame->width == options_.width && frame->height == options_.height)) return;
   throw NativeException("ERR_FRAME_DIMENSIONS", "A decoded frame is " + sizeText(frame->width, frame->height) +
                                                     " but the index says " + sizeText(options_.width, options_.height) +
                                                     " (near packet " + std::to_string(packetIndex) + ")");
@@ -46,12 +54,15 @@ void Decoder::checkSize(const AVFrame* frame, size_t packetIndex) const {
   // A picture past max_pixels fails in ff_get_buffer, reported as whatever the codec makes of a
   // failed slice (h264: AVERROR_INVALIDDATA); the size it was refused for is in the context.
   int width = ctx_->width, height = ctx_->height;
-  bool otherSize = width > 0 && height > 0 && (width != options_.width || height != options_.height);
-  if (otherSize || ret == AVERROR(EINVAL)) {
-    throw NativeException("ERR_FRAME_DIMENSIONS",
-                          what + ": the stream declares " + (otherSize ? sizeText(width, height) : "a picture size") +
-                              " where the index says " + sizeText(options_.width, options_.height) + " (at most " +
-                              std::to_string(ctx_->max_pixels) + " pixels are decoded)");
+  bool otherSize = width > 0 && height > 0 &&
+                   (declared(options_) ? width != options_.width || height != options_.height
+                                       : int64_t{width} * height > ctx_->max_pixels);
+  if (otherSize || (declared(options_) && ret == AVERROR(EINVAL))) {
+    std::string bound = declared(options_) ? " where the index says " + sizeText(options_.width, options_.height) : "";
+    throw NativeException("ERR_FRAME_DIMENSIONS", what + ": the stream declares " +
+                                                      (otherSize ? sizeText(width, height) : "a picture size") + bound +
+                                                      " (at most " + std::to_string(ctx_->max_pixels) +
+                                                      " pixels are decoded)");
   }
   throw NativeException("ERR_CORRUPT_PACKET", what + ": " + avErrorString(ret));
 }
@@ -79,7 +90,7 @@ Decoder::Decoder(const DecoderOptions& options)
   ctx_->width = options.width;
   ctx_->height = options.height;
   // The stream's own dimensions are a declared size like any other: bounded by the index's.
-  ctx_->max_pixels = maxPixelsFor(options.width, options.height);
+  ctx_->max_pixels = maxPixelsFor(options);
   ctx_->thread_count = options.threads;
   ctx_->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
   // Detected bitstream damage fails the call instead of being concealed into wrong pixels.
