@@ -35,8 +35,10 @@ std::string sizeText(int width, int height) { return std::to_string(width) + "x"
 
 }  // namespace
 
+bool Decoder::sized() const { return options_.width > 0 && options_.height > 0; }
+
 void Decoder::checkSize(const AVFrame* frame, size_t packetIndex) const {
-  if (frame->width == options_.width && frame->height == options_.height) return;
+  if (!sized() || (frame->width == options_.width && frame->height == options_.height)) return;
   throw NativeException("ERR_FRAME_DIMENSIONS", "A decoded frame is " + sizeText(frame->width, frame->height) +
                                                     " but the index says " + sizeText(options_.width, options_.height) +
                                                     " (near packet " + std::to_string(packetIndex) + ")");
@@ -46,8 +48,8 @@ void Decoder::checkSize(const AVFrame* frame, size_t packetIndex) const {
   // A picture past max_pixels fails in ff_get_buffer, reported as whatever the codec makes of a
   // failed slice (h264: AVERROR_INVALIDDATA); the size it was refused for is in the context.
   int width = ctx_->width, height = ctx_->height;
-  bool otherSize = width > 0 && height > 0 && (width != options_.width || height != options_.height);
-  if (otherSize || ret == AVERROR(EINVAL)) {
+  bool otherSize = sized() && width > 0 && height > 0 && (width != options_.width || height != options_.height);
+  if (otherSize || (sized() && ret == AVERROR(EINVAL))) {
     throw NativeException("ERR_FRAME_DIMENSIONS",
                           what + ": the stream declares " + (otherSize ? sizeText(width, height) : "a picture size") +
                               " where the index says " + sizeText(options_.width, options_.height) + " (at most " +
@@ -78,8 +80,9 @@ Decoder::Decoder(const DecoderOptions& options)
   }
   ctx_->width = options.width;
   ctx_->height = options.height;
-  // The stream's own dimensions are a declared size like any other: bounded by the index's.
-  ctx_->max_pixels = maxPixelsFor(options.width, options.height);
+  // The stream's own dimensions are a declared size like any other: bounded by the index's. An
+  // image has no index, so its own header is all there is to go by.
+  if (sized()) ctx_->max_pixels = maxPixelsFor(options.width, options.height);
   ctx_->thread_count = options.threads;
   ctx_->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
   // Detected bitstream damage fails the call instead of being concealed into wrong pixels.
