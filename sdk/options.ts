@@ -16,6 +16,7 @@ import { Checkpoint } from "./state/checkpoint.js";
 import { labelOptionHooks } from "./labels/option-hooks.js";
 import type { LabelsSpec } from "./labels/registry.js";
 import { EdgeKeysSchema, edgeKeysFromText } from "./source/edge-keys-option.js";
+import { pickS3Env, type S3Env } from "./source/s3/s3-env.js";
 import { S3OptionsSchema } from "./source/s3/s3-url.js";
 
 const expected = (what: string, name: string) => (iss: { input?: unknown }) =>
@@ -154,7 +155,12 @@ export const OpenOptionsSchema = z
 
 export type OpenOptions = z.input<typeof OpenOptionsSchema>;
 export type ResolvedOptions = Readonly<
-  Omit<z.output<typeof OpenOptionsSchema>, "labels" | "filter"> & { labels?: LabelsHook; filter?: FilterHook }
+  Omit<z.output<typeof OpenOptionsSchema>, "labels" | "filter"> & {
+    labels?: LabelsHook;
+    filter?: FilterHook;
+    /** The environment variables the r2:// and s3:// source takes defaults from, picked once here. */
+    env: S3Env;
+  }
 >;
 
 function envInt(env: NodeJS.ProcessEnv, name: string): number | undefined {
@@ -166,7 +172,9 @@ function envInt(env: NodeJS.ProcessEnv, name: string): number | undefined {
 }
 
 /**
- * Validates `open()` options and fills in defaults (rank/world from RANK/WORLD_SIZE, token from EC_TOKEN).
+ * Validates `open()` options and fills in defaults (rank/world from RANK/WORLD_SIZE, token from EC_TOKEN,
+ * edgeKeys from EC_EDGE_KEYS, cacheLocal false for EC_CACHE_LOCAL=0). The one place `open()` reads
+ * the environment: what the sources take from it is picked here too (`env`) and passed down.
  *
  * @example
  * const o = resolveOptions({ frames: 8, batch: 4 }); // o.stride === 1, o.world === 1
@@ -180,6 +188,7 @@ export function resolveOptions(input: OpenOptions = {}, env: NodeJS.ProcessEnv =
   if (withEnv.world === undefined) withEnv.world = envInt(env, "WORLD_SIZE");
   if (withEnv.token === undefined && env.EC_TOKEN) withEnv.token = env.EC_TOKEN;
   if (withEnv.edgeKeys === undefined && env.EC_EDGE_KEYS) withEnv.edgeKeys = edgeKeysFromText(env.EC_EDGE_KEYS);
+  if (withEnv.cacheLocal === undefined && env.EC_CACHE_LOCAL === "0") withEnv.cacheLocal = false;
   for (const k of Object.keys(withEnv)) if (withEnv[k] === undefined) delete withEnv[k];
   const parsed = OpenOptionsSchema.safeParse(withEnv);
   if (!parsed.success) {
@@ -191,7 +200,7 @@ export function resolveOptions(input: OpenOptions = {}, env: NodeJS.ProcessEnv =
     throw new InvalidOptionError(message);
   }
   const hooks = labelOptionHooks<ClipInfo>(parsed.data.labels, parsed.data.filter);
-  return Object.freeze({ ...parsed.data, labels: hooks.labels, filter: hooks.filter });
+  return Object.freeze({ ...parsed.data, labels: hooks.labels, filter: hooks.filter, env: pickS3Env(env) });
 }
 
 /** Frames a clip spans in its object: first to last frame inclusive. */

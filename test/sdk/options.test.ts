@@ -60,6 +60,17 @@ describe("resolveOptions", () => {
     expect(resolveOptions({}, { EC_TOKEN: "t" }).token).toBe("t");
   });
 
+  it("turns the local data plane off for EC_CACHE_LOCAL=0 unless cacheLocal is given", () => {
+    expect(resolveOptions({}, { EC_CACHE_LOCAL: "0" }).cacheLocal).toBe(false);
+    expect(resolveOptions({ cacheLocal: true }, { EC_CACHE_LOCAL: "0" }).cacheLocal).toBe(true);
+    expect(resolveOptions({}, { EC_CACHE_LOCAL: "1" }).cacheLocal).toBeUndefined();
+  });
+
+  it("picks what the bucket sources read from the environment, and nothing else", () => {
+    const o = resolveOptions({}, { AWS_REGION: "eu-west-1", R2_ACCOUNT_ID: "a", EC_TOKEN: "t", PATH: "/bin" });
+    expect(o.env).toEqual({ AWS_REGION: "eu-west-1", R2_ACCOUNT_ID: "a" });
+  });
+
   it("rejects a non-object", () => {
     expect(() => resolveOptions(7 as never, {})).toThrow("Expected an options object but received 7");
   });

@@ -14,23 +14,28 @@ import type { S3Options } from "./s3-url.js";
  */
 export async function s3SourceFactory(url: URL, options: ResolvedOptions): Promise<DatasetSource> {
   const o = options as ResolvedOptions & S3Options;
-  return openS3Source(url, {
-    ...(o.endpoint === undefined ? {} : { endpoint: o.endpoint }),
-    ...(o.region === undefined ? {} : { region: o.region }),
-    ...(o.credentials === undefined ? {} : { credentials: o.credentials }),
-    ...(o.forcePathStyle === undefined ? {} : { forcePathStyle: o.forcePathStyle }),
-    ...(o.cache === undefined ? {} : { cache: o.cache }),
-    ...(o.cacheLocal === undefined ? {} : { cacheLocal: o.cacheLocal }),
-    rank: o.rank,
-    cacheBytes: o.cacheBytes,
-    ...(o.edgeKeys === undefined ? {} : { edgeKeys: o.edgeKeys }),
-  });
+  return openS3Source(
+    url,
+    {
+      ...(o.endpoint === undefined ? {} : { endpoint: o.endpoint }),
+      ...(o.region === undefined ? {} : { region: o.region }),
+      ...(o.credentials === undefined ? {} : { credentials: o.credentials }),
+      ...(o.forcePathStyle === undefined ? {} : { forcePathStyle: o.forcePathStyle }),
+      ...(o.cache === undefined ? {} : { cache: o.cache }),
+      ...(o.cacheLocal === undefined ? {} : { cacheLocal: o.cacheLocal }),
+      rank: o.rank,
+      cacheBytes: o.cacheBytes,
+      ...(o.edgeKeys === undefined ? {} : { edgeKeys: o.edgeKeys }),
+    },
+    o.env,
+  );
 }
 
 export { IndexDiskCache, defaultIndexCacheDir } from "./index-disk-cache.js";
 export { rangeGet, type RangeTarget } from "./range-get.js";
 export { S3Bucket, s3ClientConfig, type ListedObject } from "./s3-bucket.js";
 export { resolveCredentials } from "./s3-credentials.js";
+export { pickS3Env, S3_ENV_NAMES, type S3Env } from "./s3-env.js";
 export { mapS3Error, S3ErrorCode, S3SourceError, type S3RequestContext } from "./s3-errors.js";
 export { bucketUpstream, openS3Source, S3Source, type S3SourceOptions } from "./s3-source.js";
 export {
