@@ -16,7 +16,8 @@ import { Checkpoint } from "./state/checkpoint.js";
 import { labelOptionHooks } from "./labels/option-hooks.js";
 import type { LabelsSpec } from "./labels/registry.js";
 import { EdgeKeysSchema, edgeKeysFromText } from "./source/edge-keys-option.js";
-import { pickS3Env, type S3Env } from "./source/s3/s3-env.js";
+import { pickS3Env } from "./source/s3/s3-env.js";
+import type { BucketOptions, SourceOptions } from "./source/source.js";
 import { S3OptionsSchema } from "./source/s3/s3-url.js";
 
 const expected = (what: string, name: string) => (iss: { input?: unknown }) =>
@@ -154,14 +155,19 @@ export const OpenOptionsSchema = z
   });
 
 export type OpenOptions = z.input<typeof OpenOptionsSchema>;
+/** The bucket options, given at the top level of `open()`'s; resolved, they are only in `source.bucket`. */
+type BucketKey = "endpoint" | "region" | "credentials" | "forcePathStyle";
 export type ResolvedOptions = Readonly<
-  Omit<z.output<typeof OpenOptionsSchema>, "labels" | "filter"> & {
+  Omit<z.output<typeof OpenOptionsSchema>, "labels" | "filter" | BucketKey> & {
     labels?: LabelsHook;
     filter?: FilterHook;
-    /** The environment variables the r2:// and s3:// source takes defaults from, picked once here. */
-    env: S3Env;
+    /** What the dataset's source is opened with, the environment it defaults from included. */
+    source: SourceOptions;
   }
 >;
+
+const defined = <T extends object>(o: T): T =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 function envInt(env: NodeJS.ProcessEnv, name: string): number | undefined {
   const raw = env[name];
@@ -174,7 +180,7 @@ function envInt(env: NodeJS.ProcessEnv, name: string): number | undefined {
 /**
  * Validates `open()` options and fills in defaults (rank/world from RANK/WORLD_SIZE, token from EC_TOKEN,
  * edgeKeys from EC_EDGE_KEYS, cacheLocal false for EC_CACHE_LOCAL=0). The one place `open()` reads
- * the environment: what the sources take from it is picked here too (`env`) and passed down.
+ * the environment: what the sources take from it is picked here too and passed down in `source`.
  *
  * @example
  * const o = resolveOptions({ frames: 8, batch: 4 }); // o.stride === 1, o.world === 1
@@ -199,8 +205,16 @@ export function resolveOptions(input: OpenOptions = {}, env: NodeJS.ProcessEnv =
         : issue.message;
     throw new InvalidOptionError(message);
   }
-  const hooks = labelOptionHooks<ClipInfo>(parsed.data.labels, parsed.data.filter);
-  return Object.freeze({ ...parsed.data, labels: hooks.labels, filter: hooks.filter, env: pickS3Env(env) });
+  const { endpoint, region, credentials, forcePathStyle, ...o } = parsed.data;
+  const hooks = labelOptionHooks<ClipInfo>(o.labels, o.filter);
+  const bucket: BucketOptions = { ...defined({ endpoint, region, credentials, forcePathStyle }), env: pickS3Env(env) };
+  const source: SourceOptions = {
+    ...defined({ cache: o.cache, cacheLocal: o.cacheLocal, token: o.token, edgeKeys: o.edgeKeys }),
+    cacheBytes: o.cacheBytes,
+    rank: o.rank,
+    bucket: Object.freeze(bucket),
+  };
+  return Object.freeze({ ...o, labels: hooks.labels, filter: hooks.filter, source: Object.freeze(source) });
 }
 
 /** Frames a clip spans in its object: first to last frame inclusive. */

@@ -68,7 +68,22 @@ describe("resolveOptions", () => {
 
   it("picks what the bucket sources read from the environment, and nothing else", () => {
     const o = resolveOptions({}, { AWS_REGION: "eu-west-1", R2_ACCOUNT_ID: "a", EC_TOKEN: "t", PATH: "/bin" });
-    expect(o.env).toEqual({ AWS_REGION: "eu-west-1", R2_ACCOUNT_ID: "a" });
+    expect(o.source.bucket.env).toEqual({ AWS_REGION: "eu-west-1", R2_ACCOUNT_ID: "a" });
+  });
+
+  it("gives the sources their own slice, the bucket options apart", () => {
+    const o = resolveOptions(
+      { cache: "http://127.0.0.1:7070", region: "auto", frames: 8, batch: 2 },
+      { EC_TOKEN: "t" },
+    );
+    expect(o.source).toEqual({
+      cache: "http://127.0.0.1:7070",
+      token: "t",
+      cacheBytes: 256 << 20,
+      rank: 0,
+      bucket: { region: "auto", env: {} },
+    });
+    expect(o).not.toHaveProperty("region");
   });
 
   it("rejects a non-object", () => {
