@@ -15,6 +15,7 @@ import type { ClipInfo } from "./clip-info.js";
 import { Checkpoint } from "./state/checkpoint.js";
 import { labelOptionHooks } from "./labels/option-hooks.js";
 import type { LabelsSpec } from "./labels/registry.js";
+import { knownEdgesPath } from "./source/edge-keys.js";
 import { EdgeKeysSchema, edgeKeysFromText } from "./source/edge-keys-option.js";
 import { pickS3Env } from "./source/s3/s3-env.js";
 import type { BucketOptions, SourceOptions } from "./source/source.js";
@@ -212,6 +213,7 @@ export function resolveOptions(input: OpenOptions = {}, env: NodeJS.ProcessEnv =
     ...defined({ cache: o.cache, cacheLocal: o.cacheLocal, token: o.token, edgeKeys: o.edgeKeys }),
     cacheBytes: o.cacheBytes,
     rank: o.rank,
+    knownEdges: knownEdgesPath(env),
     bucket: Object.freeze(bucket),
   };
   return Object.freeze({ ...o, labels: hooks.labels, filter: hooks.filter, source: Object.freeze(source) });

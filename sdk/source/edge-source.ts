@@ -302,5 +302,5 @@ export async function edgeSource(url: URL, o: SourceOptions): Promise<DatasetSou
     ? await remoteCache(o.cache, o.rank, o.cacheLocal === undefined ? {} : { local: o.cacheLocal })
     : await inProcessCache(url.origin, o.cacheBytes);
   const edgeKeys = o.edgeKeys === undefined ? undefined : await pinnedKeys(o.edgeKeys, "edgeKeys");
-  return new EdgeSource(url.href, o.token, cache, { edgeKeys });
+  return new EdgeSource(url.href, o.token, cache, { edgeKeys, knownEdges: o.knownEdges });
 }

@@ -101,6 +101,8 @@ export interface SourceOptions {
   readonly token?: string;
   /** The keys manifests and tables must be signed with. */
   readonly edgeKeys?: EdgeKeysInput;
+  /** Without `edgeKeys`: the file of keys first seen per edge (knownEdgesPath of the environment). */
+  readonly knownEdges: string;
   /** r2:// and s3:// only. */
   readonly bucket: BucketOptions;
 }

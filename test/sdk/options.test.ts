@@ -81,8 +81,10 @@ describe("resolveOptions", () => {
       token: "t",
       cacheBytes: 256 << 20,
       rank: 0,
+      knownEdges: expect.any(String),
       bucket: { region: "auto", env: {} },
     });
+    expect(resolveOptions({}, { EC_KNOWN_EDGES: "/k/known-edges.json" }).source.knownEdges).toBe("/k/known-edges.json");
     expect(o).not.toHaveProperty("region");
   });
 

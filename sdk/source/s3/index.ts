@@ -20,6 +20,7 @@ export async function s3SourceFactory(url: URL, o: SourceOptions): Promise<Datas
       ...(o.cacheLocal === undefined ? {} : { cacheLocal: o.cacheLocal }),
       rank: o.rank,
       cacheBytes: o.cacheBytes,
+      knownEdges: o.knownEdges,
       ...(o.edgeKeys === undefined ? {} : { edgeKeys: o.edgeKeys }),
     },
     env,
