@@ -22,6 +22,7 @@ export {
   type DatasetObject,
   type DatasetListing,
   type SourceFactory,
+  type SourceOptions,
 } from "./source/index.js";
 export {
   SdkError,

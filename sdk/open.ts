@@ -206,7 +206,7 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
   const decodeImage = parts.decodeImage ?? (await defaultImageDecoder());
   const openRun =
     parts.openRun === false ? undefined : (parts.openRun ?? (parts.decode ? undefined : await defaultRunDecoder()));
-  const source = parts.source ?? (await openSource(url, o));
+  const source = parts.source ?? (await openSource(url, o.source));
   try {
     const pinned = (Array.isArray(o.resume) ? o.resume[0] : (o.resume as Checkpoint | undefined))?.generation;
     const listing = await source.list({ generation: pinned });

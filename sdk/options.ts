@@ -15,7 +15,10 @@ import type { ClipInfo } from "./clip-info.js";
 import { Checkpoint } from "./state/checkpoint.js";
 import { labelOptionHooks } from "./labels/option-hooks.js";
 import type { LabelsSpec } from "./labels/registry.js";
+import { knownEdgesPath } from "./source/edge-keys.js";
 import { EdgeKeysSchema, edgeKeysFromText } from "./source/edge-keys-option.js";
+import { pickS3Env } from "./source/s3/s3-env.js";
+import type { BucketOptions, SourceOptions } from "./source/source.js";
 import { S3OptionsSchema } from "./source/s3/s3-url.js";
 
 const expected = (what: string, name: string) => (iss: { input?: unknown }) =>
@@ -153,9 +156,19 @@ export const OpenOptionsSchema = z
   });
 
 export type OpenOptions = z.input<typeof OpenOptionsSchema>;
+/** The bucket options, given at the top level of `open()`'s; resolved, they are only in `source.bucket`. */
+type BucketKey = "endpoint" | "region" | "credentials" | "forcePathStyle";
 export type ResolvedOptions = Readonly<
-  Omit<z.output<typeof OpenOptionsSchema>, "labels" | "filter"> & { labels?: LabelsHook; filter?: FilterHook }
+  Omit<z.output<typeof OpenOptionsSchema>, "labels" | "filter" | BucketKey> & {
+    labels?: LabelsHook;
+    filter?: FilterHook;
+    /** What the dataset's source is opened with, the environment it defaults from included. */
+    source: SourceOptions;
+  }
 >;
+
+const defined = <T extends object>(o: T): T =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 function envInt(env: NodeJS.ProcessEnv, name: string): number | undefined {
   const raw = env[name];
@@ -166,7 +179,9 @@ function envInt(env: NodeJS.ProcessEnv, name: string): number | undefined {
 }
 
 /**
- * Validates `open()` options and fills in defaults (rank/world from RANK/WORLD_SIZE, token from EC_TOKEN).
+ * Validates `open()` options and fills in defaults (rank/world from RANK/WORLD_SIZE, token from EC_TOKEN,
+ * edgeKeys from EC_EDGE_KEYS, cacheLocal false for EC_CACHE_LOCAL=0). The one place `open()` reads
+ * the environment: what the sources take from it is picked here too and passed down in `source`.
  *
  * @example
  * const o = resolveOptions({ frames: 8, batch: 4 }); // o.stride === 1, o.world === 1
@@ -180,6 +195,7 @@ export function resolveOptions(input: OpenOptions = {}, env: NodeJS.ProcessEnv =
   if (withEnv.world === undefined) withEnv.world = envInt(env, "WORLD_SIZE");
   if (withEnv.token === undefined && env.EC_TOKEN) withEnv.token = env.EC_TOKEN;
   if (withEnv.edgeKeys === undefined && env.EC_EDGE_KEYS) withEnv.edgeKeys = edgeKeysFromText(env.EC_EDGE_KEYS);
+  if (withEnv.cacheLocal === undefined && env.EC_CACHE_LOCAL === "0") withEnv.cacheLocal = false;
   for (const k of Object.keys(withEnv)) if (withEnv[k] === undefined) delete withEnv[k];
   const parsed = OpenOptionsSchema.safeParse(withEnv);
   if (!parsed.success) {
@@ -190,8 +206,17 @@ export function resolveOptions(input: OpenOptions = {}, env: NodeJS.ProcessEnv =
         : issue.message;
     throw new InvalidOptionError(message);
   }
-  const hooks = labelOptionHooks<ClipInfo>(parsed.data.labels, parsed.data.filter);
-  return Object.freeze({ ...parsed.data, labels: hooks.labels, filter: hooks.filter });
+  const { endpoint, region, credentials, forcePathStyle, ...o } = parsed.data;
+  const hooks = labelOptionHooks<ClipInfo>(o.labels, o.filter);
+  const bucket: BucketOptions = { ...defined({ endpoint, region, credentials, forcePathStyle }), env: pickS3Env(env) };
+  const source: SourceOptions = {
+    ...defined({ cache: o.cache, cacheLocal: o.cacheLocal, token: o.token, edgeKeys: o.edgeKeys }),
+    cacheBytes: o.cacheBytes,
+    rank: o.rank,
+    knownEdges: knownEdgesPath(env),
+    bucket: Object.freeze(bucket),
+  };
+  return Object.freeze({ ...o, labels: hooks.labels, filter: hooks.filter, source: Object.freeze(source) });
 }
 
 /** Frames a clip spans in its object: first to last frame inclusive. */

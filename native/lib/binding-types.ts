@@ -1,4 +1,4 @@
-/** The raw shapes the C++ binding takes and returns (native/src/binding.cc). Internal. */
+/** The raw shapes the C++ binding takes and returns (native/src/binding/*.cc). Internal. */
 
 export interface RawPlane {
   offset: number;

@@ -51,6 +51,8 @@ class Decoder {
   size_t receiveAll(DecodeResult& out, std::optional<int64_t> dropBefore, size_t packetIndex,
                     std::optional<int64_t> until = std::nullopt);
 
+  /** Whether the index gave the frame dimensions (an image's decoder has none). */
+  bool sized() const;
   /** Throws ERR_FRAME_DIMENSIONS for a frame of other dimensions than the index gave. */
   void checkSize(const AVFrame* frame, size_t packetIndex) const;
   /** Throws for an error libavcodec returned: ERR_FRAME_DIMENSIONS past max_pixels, else ERR_CORRUPT_PACKET. */

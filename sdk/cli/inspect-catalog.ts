@@ -62,8 +62,8 @@ export async function openCatalog(
   }
   if (isBucketUrl(url)) {
     // What `bucket` leaves out comes from the environment (AWS_ENDPOINT_URL_S3, R2_ACCESS_KEY_ID, …).
-    const { openS3Source } = await import("../source/s3/index.js");
-    const source = await openS3Source(new URL(url), bucket);
+    const { openS3Source, pickS3Env } = await import("../source/s3/index.js");
+    const source = await openS3Source(new URL(url), bucket, pickS3Env(process.env));
     const prefix = source.bucket.location.prefix.replace(/\/$/, "");
     return {
       prefix,

@@ -17,6 +17,7 @@ import { InvalidOptionError } from "../errors.js";
 import {
   mapS3Error,
   parseBucketUrl,
+  pickS3Env,
   resolveCredentials,
   s3ClientConfig,
   type BucketLocation,
@@ -141,7 +142,7 @@ async function uploadFile(
  */
 export async function pushToBucket(opts: BucketPushOptions): Promise<BucketPushSummary> {
   const started = performance.now();
-  const env = opts.env ?? process.env;
+  const env = pickS3Env(opts.env ?? process.env);
   const location = parseBucketUrl(opts.url, opts.s3 ?? {}, env);
   if ((opts.partSize ?? 16 * MiB) < MIN_PART)
     throw new InvalidOptionError(`Expected a part size of at least 5 MiB but received ${opts.partSize} bytes`);

@@ -117,7 +117,7 @@ export async function inProcessCache(edge: string, maxBytes: number): Promise<By
 export interface RemoteCacheOptions {
   /**
    * Read cache hits from the cache's slab files directly (POST /v1/locate, then pread) instead of
-   * over HTTP; only for a loopback cache URL. Default: on unless `EC_CACHE_LOCAL=0`.
+   * over HTTP; only for a loopback cache URL. Default: on (`open()` passes false for `EC_CACHE_LOCAL=0`).
    */
   readonly local?: boolean;
 }

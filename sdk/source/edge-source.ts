@@ -13,13 +13,19 @@ import { ManifestErrorCode } from "../../common/manifest-sign.js";
 import type { IndexV1, ManifestObjectV1, PublicKeysV1 } from "../../common/schema/index.js";
 import { fetchSignedUrls, fetchTable } from "../../common/table-client.js";
 import { ResumeError, SdkError } from "../errors.js";
-import type { ResolvedOptions } from "../options.js";
 import { inProcessCache, remoteCache, type ByteCache, type PlanRange } from "./cache-client.js";
 import { edgeFetch } from "./edge-fetch.js";
 import { pinnedKeys, trustedKeys } from "./edge-keys.js";
 import { inflatePage, pageDigest } from "./page-check.js";
 import { assertNotPublicBucketUrl } from "./s3/s3-url.js";
-import type { DatasetListing, DatasetObject, DatasetSource, PlannedRange, SourceStats } from "./source.js";
+import type {
+  DatasetListing,
+  DatasetObject,
+  DatasetSource,
+  PlannedRange,
+  SourceOptions,
+  SourceStats,
+} from "./source.js";
 
 /** Renew signed URLs this long before they expire. */
 const RENEW_MARGIN_S = 120;
@@ -289,12 +295,12 @@ export class EdgeSource implements DatasetSource {
 }
 
 /** The source for http: and https: dataset URLs. */
-export async function edgeSource(url: URL, o: ResolvedOptions): Promise<DatasetSource> {
+export async function edgeSource(url: URL, o: SourceOptions): Promise<DatasetSource> {
   // A public r2.dev URL is no edge: say so, instead of failing on its manifest route.
   assertNotPublicBucketUrl(url);
   const cache = o.cache
     ? await remoteCache(o.cache, o.rank, o.cacheLocal === undefined ? {} : { local: o.cacheLocal })
     : await inProcessCache(url.origin, o.cacheBytes);
   const edgeKeys = o.edgeKeys === undefined ? undefined : await pinnedKeys(o.edgeKeys, "edgeKeys");
-  return new EdgeSource(url.href, o.token, cache, { edgeKeys });
+  return new EdgeSource(url.href, o.token, cache, { edgeKeys, knownEdges: o.knownEdges });
 }

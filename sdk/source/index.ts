@@ -26,5 +26,6 @@ export type {
   ObjectList,
   PlannedRange,
   SourceFactory,
+  SourceOptions,
   SourceStats,
 } from "./source.js";

@@ -42,19 +42,18 @@ const CLOSE_RELEASE_MS = 5_000;
 /** A lease done with waits this long for a locate to carry its release before it is DELETEd. */
 const RELEASE_AFTER_MS = 50;
 
-/** `EC_CACHE_LOCAL=0` turns the local data plane off for every client of this process. */
-export const LOCAL_PLANE_ENV = "EC_CACHE_LOCAL";
-
 /** True for a cache URL on this host's loopback, the only place where its slab paths mean anything. */
 export function isLoopback(base: string): boolean {
   const host = new URL(base).hostname;
   return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-/** Whether a client of the cache at `base` should try the local data plane: `option` first, then EC_CACHE_LOCAL, then loopback. */
-export function wantsLocalPlane(base: string, option: boolean | undefined, env = process.env): boolean {
-  if (option !== undefined) return option && isLoopback(base);
-  return env[LOCAL_PLANE_ENV] !== "0" && isLoopback(base);
+/**
+ * Whether a client of the cache at `base` should try the local data plane: only on loopback, and
+ * not where `option` is false (resolveOptions makes it false for EC_CACHE_LOCAL=0).
+ */
+export function wantsLocalPlane(base: string, option: boolean | undefined): boolean {
+  return option !== false && isLoopback(base);
 }
 
 function preadOnce(fd: number, into: Buffer, at: number, length: number, position: number): Promise<number> {

@@ -1,6 +1,5 @@
 import { UnsupportedSourceError } from "../errors.js";
-import type { ResolvedOptions } from "../options.js";
-import type { DatasetSource, SourceFactory } from "./source.js";
+import type { DatasetSource, SourceFactory, SourceOptions } from "./source.js";
 
 const sources = new Map<string, SourceFactory>();
 
@@ -15,7 +14,7 @@ export function registerSource(scheme: string, factory: SourceFactory): void {
 }
 
 /** The source for a dataset URL; a plain absolute path means a local directory. */
-export async function openSource(url: string, options: ResolvedOptions): Promise<DatasetSource> {
+export async function openSource(url: string, options: SourceOptions): Promise<DatasetSource> {
   let parsed: URL | undefined;
   if (url.startsWith("/")) parsed = new URL(`file://${url}`);
   else if (URL.canParse(url)) parsed = new URL(url);

@@ -1,7 +1,9 @@
 import type { EntryColumns } from "../../common/dataset-table/entry-columns.js";
 import type { IndexV1, MediaKind } from "../../common/schema/index.js";
 import type { SdkError } from "../errors.js";
-import type { ResolvedOptions } from "../options.js";
+import type { EdgeKeysInput } from "./edge-keys-option.js";
+import type { S3Env } from "./s3/s3-env.js";
+import type { S3Options } from "./s3/s3-url.js";
 
 /** One object of a dataset as its source lists it. */
 export interface DatasetObject {
@@ -80,4 +82,29 @@ export interface DatasetSource {
   close(): Promise<void>;
 }
 
-export type SourceFactory = (url: URL, options: ResolvedOptions) => Promise<DatasetSource>;
+/** The bucket options of an r2:// or s3:// source, with the environment they default from. */
+export type BucketOptions = S3Options & { readonly env: S3Env };
+
+/**
+ * What a source is opened with: the slice of `open()`'s options about where the bytes come from
+ * (resolveOptions builds it as `source`). Each source reads its own part of it.
+ */
+export interface SourceOptions {
+  /** origin-cache URL; absent: an in-process cache of `cacheBytes`. */
+  readonly cache?: string;
+  /** With a loopback `cache`: read its hits from its slab files unless false. */
+  readonly cacheLocal?: boolean;
+  readonly cacheBytes: number;
+  /** This process's rank: names its plans at a shared origin-cache. */
+  readonly rank: number;
+  /** The edge's bearer token (http:// and https:// only). */
+  readonly token?: string;
+  /** The keys manifests and tables must be signed with. */
+  readonly edgeKeys?: EdgeKeysInput;
+  /** Without `edgeKeys`: the file of keys first seen per edge (knownEdgesPath of the environment). */
+  readonly knownEdges: string;
+  /** r2:// and s3:// only. */
+  readonly bucket: BucketOptions;
+}
+
+export type SourceFactory = (url: URL, options: SourceOptions) => Promise<DatasetSource>;

@@ -510,14 +510,13 @@ describe("the SDK's cache client on the same host", () => {
   });
 
   it("uses the local plane only for a loopback cache, unless turned off", () => {
-    expect(wantsLocalPlane("http://127.0.0.1:7070", undefined, {})).toBe(true);
-    expect(wantsLocalPlane("http://localhost:7070", undefined, {})).toBe(true);
-    expect(wantsLocalPlane("http://[::1]:7070", undefined, {})).toBe(true);
-    expect(wantsLocalPlane("http://cache.internal:7070", undefined, {})).toBe(false);
-    expect(wantsLocalPlane("http://cache.internal:7070", true, {})).toBe(false);
-    expect(wantsLocalPlane("http://127.0.0.1:7070", undefined, { EC_CACHE_LOCAL: "0" })).toBe(false);
-    expect(wantsLocalPlane("http://127.0.0.1:7070", false, {})).toBe(false);
-    expect(wantsLocalPlane("http://127.0.0.1:7070", true, { EC_CACHE_LOCAL: "0" })).toBe(true);
+    expect(wantsLocalPlane("http://127.0.0.1:7070", undefined)).toBe(true);
+    expect(wantsLocalPlane("http://localhost:7070", undefined)).toBe(true);
+    expect(wantsLocalPlane("http://[::1]:7070", undefined)).toBe(true);
+    expect(wantsLocalPlane("http://cache.internal:7070", undefined)).toBe(false);
+    expect(wantsLocalPlane("http://cache.internal:7070", true)).toBe(false);
+    expect(wantsLocalPlane("http://127.0.0.1:7070", false)).toBe(false);
+    // EC_CACHE_LOCAL=0 reaches the plane as cacheLocal: false (test/sdk/options.test.ts).
   });
 });
 

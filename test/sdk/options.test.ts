@@ -60,6 +60,34 @@ describe("resolveOptions", () => {
     expect(resolveOptions({}, { EC_TOKEN: "t" }).token).toBe("t");
   });
 
+  it("turns the local data plane off for EC_CACHE_LOCAL=0 unless cacheLocal is given", () => {
+    expect(resolveOptions({}, { EC_CACHE_LOCAL: "0" }).cacheLocal).toBe(false);
+    expect(resolveOptions({ cacheLocal: true }, { EC_CACHE_LOCAL: "0" }).cacheLocal).toBe(true);
+    expect(resolveOptions({}, { EC_CACHE_LOCAL: "1" }).cacheLocal).toBeUndefined();
+  });
+
+  it("picks what the bucket sources read from the environment, and nothing else", () => {
+    const o = resolveOptions({}, { AWS_REGION: "eu-west-1", R2_ACCOUNT_ID: "a", EC_TOKEN: "t", PATH: "/bin" });
+    expect(o.source.bucket.env).toEqual({ AWS_REGION: "eu-west-1", R2_ACCOUNT_ID: "a" });
+  });
+
+  it("gives the sources their own slice, the bucket options apart", () => {
+    const o = resolveOptions(
+      { cache: "http://127.0.0.1:7070", region: "auto", frames: 8, batch: 2 },
+      { EC_TOKEN: "t" },
+    );
+    expect(o.source).toEqual({
+      cache: "http://127.0.0.1:7070",
+      token: "t",
+      cacheBytes: 256 << 20,
+      rank: 0,
+      knownEdges: expect.any(String),
+      bucket: { region: "auto", env: {} },
+    });
+    expect(resolveOptions({}, { EC_KNOWN_EDGES: "/k/known-edges.json" }).source.knownEdges).toBe("/k/known-edges.json");
+    expect(o).not.toHaveProperty("region");
+  });
+
   it("rejects a non-object", () => {
     expect(() => resolveOptions(7 as never, {})).toThrow("Expected an options object but received 7");
   });

@@ -12,6 +12,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { decodeIndex, encodeIndex } from "../../../common/media-index/index.js";
 import type { IndexV1 } from "../../../common/schema/index.js";
+import type { S3Env } from "./s3-env.js";
 
 const SUFFIX = ".idx";
 /** Files the cache owns and counts toward its bounds: indexes, local table heads and their pages. */
@@ -25,7 +26,7 @@ const classOf = (name: string): CacheClass => (name.endsWith(SUFFIX) ? "index" :
 export const DEFAULT_TABLE_BYTES = 1 << 30;
 
 /** $EC_INDEX_CACHE_DIR, else $XDG_CACHE_HOME/ec/index, else ~/.cache/ec/index. */
-export function defaultIndexCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+export function defaultIndexCacheDir(env: S3Env = {}): string {
   if (env.EC_INDEX_CACHE_DIR) return env.EC_INDEX_CACHE_DIR;
   return join(env.XDG_CACHE_HOME || join(homedir(), ".cache"), "ec", "index");
 }
@@ -44,7 +45,7 @@ export class IndexDiskCache {
 
   /**
    * @example
-   * const cache = new IndexDiskCache(defaultIndexCacheDir(), 64 << 20);
+   * const cache = new IndexDiskCache(defaultIndexCacheDir(pickS3Env(process.env)), 64 << 20);
    * const index = (await cache.get(id)) ?? (await cache.put(id, await buildIndex(reader, meta)));
    */
   constructor(

@@ -1,36 +1,37 @@
 /** Direct-to-bucket mode: r2:// and s3:// dataset URLs, read without the edge. */
-import type { ResolvedOptions } from "../../options.js";
-import type { DatasetSource } from "../source.js";
+import type { DatasetSource, SourceOptions } from "../source.js";
 import { openS3Source } from "./s3-source.js";
-import type { S3Options } from "./s3-url.js";
 
 /**
- * The source-registry factory for "r2" and "s3". Bucket options (endpoint, region,
- * credentials, forcePathStyle) are read from `open()`'s options where given; reads go through
- * the origin-cache when `cache` is set.
+ * The source-registry factory for "r2" and "s3". The bucket options (endpoint, region,
+ * credentials, forcePathStyle) and the environment they default from are its slice of the
+ * source options (`bucket`); reads go through the origin-cache when `cache` is set.
  *
  * @example
  * registerSource("r2", s3SourceFactory);
  */
-export async function s3SourceFactory(url: URL, options: ResolvedOptions): Promise<DatasetSource> {
-  const o = options as ResolvedOptions & S3Options;
-  return openS3Source(url, {
-    ...(o.endpoint === undefined ? {} : { endpoint: o.endpoint }),
-    ...(o.region === undefined ? {} : { region: o.region }),
-    ...(o.credentials === undefined ? {} : { credentials: o.credentials }),
-    ...(o.forcePathStyle === undefined ? {} : { forcePathStyle: o.forcePathStyle }),
-    ...(o.cache === undefined ? {} : { cache: o.cache }),
-    ...(o.cacheLocal === undefined ? {} : { cacheLocal: o.cacheLocal }),
-    rank: o.rank,
-    cacheBytes: o.cacheBytes,
-    ...(o.edgeKeys === undefined ? {} : { edgeKeys: o.edgeKeys }),
-  });
+export async function s3SourceFactory(url: URL, o: SourceOptions): Promise<DatasetSource> {
+  const { env, ...bucket } = o.bucket;
+  return openS3Source(
+    url,
+    {
+      ...bucket,
+      ...(o.cache === undefined ? {} : { cache: o.cache }),
+      ...(o.cacheLocal === undefined ? {} : { cacheLocal: o.cacheLocal }),
+      rank: o.rank,
+      cacheBytes: o.cacheBytes,
+      knownEdges: o.knownEdges,
+      ...(o.edgeKeys === undefined ? {} : { edgeKeys: o.edgeKeys }),
+    },
+    env,
+  );
 }
 
 export { IndexDiskCache, defaultIndexCacheDir } from "./index-disk-cache.js";
 export { rangeGet, type RangeTarget } from "./range-get.js";
 export { S3Bucket, s3ClientConfig, type ListedObject } from "./s3-bucket.js";
 export { resolveCredentials } from "./s3-credentials.js";
+export { pickS3Env, S3_ENV_NAMES, type S3Env } from "./s3-env.js";
 export { mapS3Error, S3ErrorCode, S3SourceError, type S3RequestContext } from "./s3-errors.js";
 export { bucketUpstream, openS3Source, S3Source, type S3SourceOptions } from "./s3-source.js";
 export {

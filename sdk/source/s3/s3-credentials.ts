@@ -1,17 +1,18 @@
+import type { S3Env, S3EnvName } from "./s3-env.js";
 import { S3ErrorCode, S3SourceError } from "./s3-errors.js";
 import type { BucketLocation, S3Credentials } from "./s3-url.js";
 
 /** Environment variable names of one key pair. */
 interface EnvKeyNames {
-  readonly id: string;
-  readonly secret: string;
-  readonly token?: string;
+  readonly id: S3EnvName;
+  readonly secret: S3EnvName;
+  readonly token?: S3EnvName;
 }
 
 const AWS_ENV: EnvKeyNames = { id: "AWS_ACCESS_KEY_ID", secret: "AWS_SECRET_ACCESS_KEY", token: "AWS_SESSION_TOKEN" };
 const R2_ENV: EnvKeyNames = { id: "R2_ACCESS_KEY_ID", secret: "R2_SECRET_ACCESS_KEY" };
 
-function fromEnv(env: NodeJS.ProcessEnv, names: EnvKeyNames): S3Credentials | "partial" | undefined {
+function fromEnv(env: S3Env, names: EnvKeyNames): S3Credentials | "partial" | undefined {
   const id = env[names.id] || undefined;
   const secret = env[names.secret] || undefined;
   if (id === undefined && secret === undefined) return undefined;
@@ -23,17 +24,17 @@ function fromEnv(env: NodeJS.ProcessEnv, names: EnvKeyNames): S3Credentials | "p
 }
 
 /**
- * The access key for a bucket: the `credentials` option, else the environment (R2_* first
- * for r2:// URLs, AWS_* first for s3://). Only these places are read, on purpose: the AWS
+ * The access key for a bucket: the `credentials` option, else the environment `env` that
+ * resolveOptions picked (R2_* first for r2:// URLs, AWS_* first for s3://). Only these places are read, on purpose: the AWS
  * default chain would also probe the instance-metadata address, which stalls off-cloud.
  *
  * @example
- * const creds = resolveCredentials(location, options.credentials); // throws ERR_S3_CREDENTIALS_MISSING when none
+ * const creds = resolveCredentials(location, options.credentials, pickS3Env(process.env)); // throws ERR_S3_CREDENTIALS_MISSING when none
  */
 export function resolveCredentials(
   location: Pick<BucketLocation, "scheme" | "bucket">,
   given: S3Credentials | undefined,
-  env: NodeJS.ProcessEnv = process.env,
+  env: S3Env = {},
 ): S3Credentials {
   if (given !== undefined) return given;
   const order = location.scheme === "r2" ? [R2_ENV, AWS_ENV] : [AWS_ENV, R2_ENV];

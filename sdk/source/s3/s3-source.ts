@@ -32,6 +32,7 @@ import { localTableEntries } from "./local-table.js";
 import { rangeGet } from "./range-get.js";
 import { S3Bucket } from "./s3-bucket.js";
 import { resolveCredentials } from "./s3-credentials.js";
+import type { S3Env } from "./s3-env.js";
 import { mapS3Error, objectChanged, S3SourceError } from "./s3-errors.js";
 import { parseBucketUrl, parseS3Options, type S3Options } from "./s3-url.js";
 
@@ -322,17 +323,14 @@ export async function bucketUpstream(bucket: S3Bucket): Promise<string> {
 
 /**
  * Opens an r2:// or s3:// dataset: validates options, resolves credentials (options, then
- * R2_* / AWS_* environment variables), and returns a DatasetSource. No request is made yet.
+ * R2_* / AWS_* of `env`, the variables resolveOptions picked; none by default), and returns a
+ * DatasetSource. No request is made yet.
  *
  * @example
  * const source = await openS3Source(new URL("r2://0123456789abcdef0123456789abcdef/videos/gameplay"));
  * const { objects } = await source.list();
  */
-export async function openS3Source(
-  url: URL,
-  options: S3SourceOptions = {},
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<S3Source> {
+export async function openS3Source(url: URL, options: S3SourceOptions = {}, env: S3Env = {}): Promise<S3Source> {
   const { credentials } = parseS3Options(options);
   const tableBytes = localTableBytes(options.localTableBytes, env);
   const location = parseBucketUrl(url, options, env);
@@ -359,7 +357,7 @@ export async function openS3Source(
 }
 
 /** The local tables' bound: the option, else $EC_LOCAL_TABLE_BYTES, else 1 GiB; checked before any I/O. */
-function localTableBytes(option: number | undefined, env: NodeJS.ProcessEnv): number {
+function localTableBytes(option: number | undefined, env: S3Env): number {
   const [name, value] =
     option !== undefined ? ["localTableBytes", option] : ["EC_LOCAL_TABLE_BYTES", env.EC_LOCAL_TABLE_BYTES];
   if (value === undefined || value === "") return DEFAULT_TABLE_BYTES;

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { describeReceived } from "../../../common/errors.js";
 import { InvalidOptionError } from "../../errors.js";
+import type { S3Env } from "./s3-env.js";
 import { S3ErrorCode, S3SourceError } from "./s3-errors.js";
 
 const expected = (what: string, name: string) => (iss: { input?: unknown }) =>
@@ -89,18 +90,14 @@ function normalizePrefix(path: string): string {
 
 /**
  * Resolves an r2:// or s3:// dataset URL plus options and environment into endpoint, region,
- * bucket and prefix. `r2://ACCOUNT_ID/BUCKET/PREFIX` uses https://ACCOUNT_ID.r2.cloudflarestorage.com
+ * bucket and prefix; `env` holds the variables picked by resolveOptions (none by default). `r2://ACCOUNT_ID/BUCKET/PREFIX` uses https://ACCOUNT_ID.r2.cloudflarestorage.com
  * and region "auto"; `r2://BUCKET/PREFIX` takes the account from R2_ACCOUNT_ID.
  *
  * @example
  * parseBucketUrl(new URL("r2://0123456789abcdef0123456789abcdef/videos/gameplay"));
  * // { scheme: "r2", bucket: "videos", prefix: "gameplay/", endpoint: "https://0123…r2.cloudflarestorage.com", region: "auto", … }
  */
-export function parseBucketUrl(
-  url: URL,
-  options: S3Options = {},
-  env: NodeJS.ProcessEnv = process.env,
-): BucketLocation {
+export function parseBucketUrl(url: URL, options: S3Options = {}, env: S3Env = {}): BucketLocation {
   const o = parseS3Options(options);
   if (o.endpoint !== undefined) assertNotPublicBucketUrl(new URL(o.endpoint));
   const host = decodeURIComponent(url.host);

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { listedObjects } from "../../../../sdk/source/source.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openS3Source, S3ErrorCode, type S3SourceOptions } from "../../../../sdk/source/s3/index.js";
+import { openS3Source, S3ErrorCode, type S3Env, type S3SourceOptions } from "../../../../sdk/source/s3/index.js";
 import { startS3Server, type S3TestServer } from "../../../helpers/s3-server.js";
 
 let s3: S3TestServer;
@@ -28,12 +28,7 @@ afterAll(async () => {
   await rm(cacheDir, { recursive: true, force: true });
 });
 
-async function listError(
-  server: S3TestServer,
-  options: S3SourceOptions,
-  bucket = server.bucket,
-  env: NodeJS.ProcessEnv = {},
-) {
+async function listError(server: S3TestServer, options: S3SourceOptions, bucket = server.bucket, env: S3Env = {}) {
   const source = await openS3Source(
     new URL(`s3://${bucket}/data`),
     { endpoint: server.endpoint, region: server.region, credentials: server.credentials, ...options },

@@ -1,0 +1,95 @@
+#include "common.h"
+
+#include <cstdint>
+#include <memory>
+#include <new>
+
+namespace ec::binding {
+
+Napi::Error toJsError(Napi::Env env, const std::string& code, const std::string& message) {
+  Napi::Error error = Napi::Error::New(env, message);
+  error.Set("code", Napi::String::New(env, code));
+  return error;
+}
+
+Worker::Worker(Napi::Env env, std::function<void()> work, std::function<Napi::Value(Napi::Env)> done)
+    : Napi::AsyncWorker(env, "ec:native"), deferred_(Napi::Promise::Deferred::New(env)), work_(std::move(work)),
+      done_(std::move(done)) {}
+
+void Worker::Execute() {
+  try {
+    work_();
+  } catch (const ec::NativeException& e) {
+    code_ = e.code();
+    SetError(e.what());
+  } catch (const std::bad_alloc&) {
+    code_ = "ERR_OUT_OF_MEMORY";
+    SetError("Out of memory");
+  } catch (const std::exception& e) {
+    code_ = "ERR_NATIVE";
+    SetError(e.what());
+  }
+}
+
+void Worker::OnOK() {
+  Napi::Env env = Env();
+  try {
+    deferred_.Resolve(done_(env));
+  } catch (const Napi::Error& e) {
+    deferred_.Reject(e.Value());
+  }
+}
+
+void Worker::OnError(const Napi::Error& e) { deferred_.Reject(toJsError(Env(), code_, e.Message()).Value()); }
+
+Napi::Value hostBatchToJs(Napi::Env env, ec::HostBatch& batch) {
+  auto* data = batch.data.release();
+  Napi::ArrayBuffer buffer;
+  if (data->empty()) {
+    delete data;
+    buffer = Napi::ArrayBuffer::New(env, 0);
+  } else {
+    // V8 counts an ArrayBuffer's bytes as external memory itself (and collects each time that
+    // count has grown 64 MB), so only the allocation's unused tail is reported here: reporting
+    // the whole batch again doubled its weight and ran a full collection twice as often.
+    int64_t slack = static_cast<int64_t>(data->capacity() - data->size());
+    if (slack > 0) Napi::MemoryManagement::AdjustExternalMemory(env, slack);
+    buffer = Napi::ArrayBuffer::New(env, data->data(), data->size(), [slack](Napi::Env env, void*, ec::ByteBuffer* v) {
+      if (slack > 0) Napi::MemoryManagement::AdjustExternalMemory(env, -slack);
+      delete v;
+    }, data);
+  }
+  Napi::Array frames = Napi::Array::New(env, batch.frames.size());
+  for (size_t i = 0; i < batch.frames.size(); ++i) {
+    const ec::HostFrame& f = batch.frames[i];
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("pts", Napi::Number::New(env, static_cast<double>(f.pts)));
+    o.Set("offset", Napi::Number::New(env, static_cast<double>(f.offset)));
+    o.Set("bytes", Napi::Number::New(env, static_cast<double>(f.bytes)));
+    o.Set("width", Napi::Number::New(env, f.width));
+    o.Set("height", Napi::Number::New(env, f.height));
+    o.Set("format", Napi::String::New(env, f.format));
+    if (f.target >= 0) o.Set("target", Napi::Number::New(env, f.target));
+    if (f.own) {
+      // Decoded in place: the frame is its own buffer, freed with the last view of it.
+      auto* owner = new std::shared_ptr<AVBufferRef>(f.own);
+      o.Set("buffer", Napi::ArrayBuffer::New(env, f.own->data, f.bytes, [](Napi::Env, void*, std::shared_ptr<AVBufferRef>* r) { delete r; }, owner));
+    }
+    Napi::Array planes = Napi::Array::New(env, f.planes.size());
+    for (size_t p = 0; p < f.planes.size(); ++p) {
+      Napi::Object plane = Napi::Object::New(env);
+      plane.Set("offset", Napi::Number::New(env, static_cast<double>(f.planes[p].offset)));
+      plane.Set("rowBytes", Napi::Number::New(env, f.planes[p].rowBytes));
+      plane.Set("rows", Napi::Number::New(env, f.planes[p].rows));
+      planes.Set(p, plane);
+    }
+    o.Set("planes", planes);
+    frames.Set(i, o);
+  }
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("buffer", buffer);
+  result.Set("frames", frames);
+  return result;
+}
+
+}  // namespace ec::binding
