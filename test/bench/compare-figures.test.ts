@@ -230,6 +230,13 @@ describe("compare Python pairs", () => {
 describe("compare flags", () => {
   it("always runs the local row first, since the others decode its clips", () => {
     expect(parseCompareArgs(["--rows", "torch,naive"]).rows).toEqual(["local", "naive", "torch"]);
+    // The wheel row builds and installs the wheel first: only when named.
+    expect(parseCompareArgs([]).rows).not.toContain("ec_python_wheel");
+    expect(parseCompareArgs(["--rows", "ec_python_wheel,ec_cold"]).rows).toEqual([
+      "local",
+      "ec_cold",
+      "ec_python_wheel",
+    ]);
   });
 
   it("gives the slow rows (naive, torch) the first 128 clips unless told otherwise", () => {
