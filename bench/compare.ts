@@ -15,13 +15,21 @@ import { fileURLToPath } from "node:url";
 import { parseCompareArgs, type CompareConfig, type RowName } from "./compare/args.js";
 import { renderChart } from "./compare/chart.js";
 import type { PythonPairs } from "./compare/pair-summary.js";
-import { figuresOf, ratiosOf, targetsOf, type LocalReference, type RowResult } from "./compare/figures.js";
+import {
+  figuresOf,
+  ratiosOf,
+  targetsOf,
+  type LocalReference,
+  type PythonRowName,
+  type RowResult,
+} from "./compare/figures.js";
 import { videoFiles } from "./compare/fixtures.js";
 import type { RowContext, RowDef } from "./compare/row.js";
 import type { ClipRef } from "./compare/row-result.js";
 import { downloadRow } from "./compare/rows/download.js";
 import { ecColdRow, ecWarmRow, warmCache } from "./compare/rows/ec-remote.js";
 import { ecPythonRow } from "./compare/rows/ec-python.js";
+import { ecPythonWheelRow } from "./compare/rows/ec-python-wheel.js";
 import { onClient, pinSelfToRemote, type CpuSets } from "./compare/cpu-sets.js";
 import { localRow } from "./compare/rows/local.js";
 import { naiveRow } from "./compare/rows/naive.js";
@@ -31,7 +39,16 @@ import { nodeArgs } from "./compare/run-child.js";
 import { renderTable } from "./compare/table.js";
 import { startTestbed, type Testbed } from "./compare/testbed.js";
 
-const ROWS: readonly RowDef[] = [localRow, ecColdRow, ecWarmRow, ecPythonRow, naiveRow, downloadRow, torchRow];
+const ROWS: readonly RowDef[] = [
+  localRow,
+  ecColdRow,
+  ecWarmRow,
+  ecPythonRow,
+  ecPythonWheelRow,
+  naiveRow,
+  downloadRow,
+  torchRow,
+];
 /** What "Scale on paper" states: a host of 8 GPUs at 1,000 frames/s each, 16 hosts, a 1M-clip epoch, 10 s of prefetch. */
 const STATED = { gpus: 8, gpuFps: 1000, hosts: 16, epochClips: 1_000_000, horizonS: 10 };
 
@@ -140,7 +157,7 @@ async function main(): Promise<number> {
     let gopBytesPerClip: number | undefined;
     let lastLocal: LocalReference | undefined;
     let sameClips: boolean | null = null;
-    let pythonPairs: PythonPairs | undefined;
+    const pythonPairs: Partial<Record<PythonRowName, PythonPairs>> = {};
     const rowLoad: Partial<Record<RowName, number>> = {};
     for (const row of ROWS.filter((r) => config.rows.includes(r.name))) {
       if (row.name !== "local" && !ctx.testbed && !testbedFailed) {
@@ -208,7 +225,7 @@ async function main(): Promise<number> {
         reference = meanReference(lastLocal, after);
         if (after) lastLocal = after;
       }
-      pythonPairs = outcome.pythonPairs ?? pythonPairs;
+      if (outcome.pythonPairs) pythonPairs[row.name as PythonRowName] = outcome.pythonPairs;
       const figures = figuresOf(outcome, reference, config.batch);
       results[row.name] = { label: row.label, status: "ran", figures };
       log(`row ${row.name}: ${figures.clips} clips in ${figures.seconds} s = ${figures.clips_per_s} clips/s`);
@@ -248,8 +265,9 @@ async function main(): Promise<number> {
         ]),
       ),
       ratios,
-      // The alternating TypeScript/Python runs ec_python_vs_ts is the median of (--pairs).
-      ec_python_pairs: pythonPairs ?? null,
+      // The alternating TypeScript/Python runs ec_python_vs_ts (ec_python_wheel_vs_ts) is the median of (--pairs).
+      ec_python_pairs: pythonPairs.ec_python ?? null,
+      ec_python_wheel_pairs: pythonPairs.ec_python_wheel ?? null,
       targets,
       scale: scale === null ? null : { stated: STATED, ...scale },
     };
@@ -261,9 +279,13 @@ async function main(): Promise<number> {
     process.stdout.write(
       `  after the first batch (no target): ec_cold_vs_local_steady = ${ratios.ec_cold_vs_local_steady ?? "-"}, ec_warm_vs_local_steady = ${ratios.ec_warm_vs_local_steady ?? "-"}\n`,
     );
-    if (pythonPairs)
+    for (const [name, p] of Object.entries(pythonPairs))
       process.stdout.write(
-        `  ec_python_vs_ts from ${pythonPairs.pairs.length} alternating pairs (steady): median ${pythonPairs.ratio_median} (${pythonPairs.ratio_min}–${pythonPairs.ratio_max}); start-up included ${pythonPairs.ratio_with_start_median}; first batch ts ${pythonPairs.pairs.map((p) => p.ts_first_batch_s).join("/")} s, py ${pythonPairs.pairs.map((p) => p.py_first_batch_s).join("/")} s\n`,
+        `  ${name}_vs_ts from ${p.pairs.length} alternating pairs (steady): median ${p.ratio_median} (${p.ratio_min}–${p.ratio_max}); start-up included ${p.ratio_with_start_median}; first batch ts ${p.pairs.map((x) => x.ts_first_batch_s).join("/")} s, py ${p.pairs.map((x) => x.py_first_batch_s).join("/")} s\n`,
+      );
+    if (ratios.python_first_batch_wheel_vs_checkout !== null)
+      process.stdout.write(
+        `  first batch, the installed wheel's over the checkout's (no target): python_first_batch_wheel_vs_checkout = ${ratios.python_first_batch_wheel_vs_checkout}\n`,
       );
     if (scale)
       process.stdout.write(

@@ -2,7 +2,9 @@
 """ec from PyTorch: the same clips as the TypeScript rows, through ec.torch.ClipDataset in a
 DataLoader (batch_size=None, num_workers=0: the engine decodes in parallel itself).
 
-Run by `npm run bench` (bench/compare); prints one JSON line, the row's report, last.
+Run by `npm run bench` (bench/compare): the ec_python row under the checkout's client, the
+ec_python_wheel row under a virtual environment's Python with the wheel installed. Prints one
+JSON line, the row's report, last.
 usage: ec_python_loader.py ARGS_JSON   ({"url", "options" (open() options, camelCase), "stepMs"})
 """
 import json
@@ -12,7 +14,9 @@ import resource
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "src"))
+# The checkout's client, unless the row runs the one installed from the wheel (EC_BENCH_CLIENT=installed).
+if os.environ.get("EC_BENCH_CLIENT") != "installed":
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "src"))
 
 import ec  # noqa: E402
 import ec.torch  # noqa: E402

@@ -4,8 +4,19 @@ import { parseArgs } from "node:util";
 import { describeReceived } from "../../common/errors.js";
 import { defaultCpuSets, parseCpuList, type CpuSets } from "./cpu-sets.js";
 
-export const ROW_NAMES = ["local", "ec_cold", "ec_warm", "ec_python", "naive", "download", "torch"] as const;
+export const ROW_NAMES = [
+  "local",
+  "ec_cold",
+  "ec_warm",
+  "ec_python",
+  "ec_python_wheel",
+  "naive",
+  "download",
+  "torch",
+] as const;
 export type RowName = (typeof ROW_NAMES)[number];
+/** What runs without --rows: all but the wheel row, whose build and install add a minute or more. */
+export const DEFAULT_ROWS: readonly RowName[] = ROW_NAMES.filter((r) => r !== "ec_python_wheel");
 
 export interface CompareConfig {
   /** Folder of .mp4 videos to use instead of made ones. */
@@ -115,7 +126,7 @@ export function parseCompareArgs(argv: readonly string[]): CompareConfig {
   const s = (k: string): string | undefined => v[k] as string | undefined;
   const size = /^(\d+)x(\d+)$/.exec(s("size") ?? "640x360");
   if (!size) throw new Error(`Expected WxH (e.g. 640x360) for --size but received ${describeReceived(s("size"))}`);
-  const rows = (s("rows") ?? ROW_NAMES.join(",")).split(",").filter(Boolean);
+  const rows = (s("rows") ?? DEFAULT_ROWS.join(",")).split(",").filter(Boolean);
   for (const r of rows) {
     if (!(ROW_NAMES as readonly string[]).includes(r))
       throw new Error(`Expected rows among ${ROW_NAMES.join(", ")} but received ${describeReceived(r)}`);

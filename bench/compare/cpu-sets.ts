@@ -6,7 +6,9 @@
  * run says so.
  */
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { delimiter, join } from "node:path";
 
 export interface CpuSets {
   readonly client: readonly number[];
@@ -40,15 +42,22 @@ export function defaultCpuSets(cores: number = availableParallelism()): CpuSets 
   return { client: all.slice(0, cores - remote), remote: all.slice(cores - remote) };
 }
 
+/** taskset by its path: a row's child may run with a PATH that lacks it (the wheel row's has no node on it). */
+const TASKSET =
+  (process.env.PATH ?? "")
+    .split(delimiter)
+    .map((d) => join(d, "taskset"))
+    .find((p) => existsSync(p)) ?? "taskset";
+
 function hasTaskset(): boolean {
-  return spawnSync("taskset", ["--version"], { stdio: "ignore" }).status === 0;
+  return spawnSync(TASKSET, ["--version"], { stdio: "ignore" }).status === 0;
 }
 
 /** Pins this process and every thread it has to the remote set: what it starts later inherits it. */
 export function pinSelfToRemote(sets: CpuSets): CpuSets {
   if (sets.unpinned) return sets;
   if (!hasTaskset()) return { ...sets, unpinned: "taskset not found (util-linux)" };
-  const r = spawnSync("taskset", ["-a", "-p", "-c", sets.remote.join(","), String(process.pid)], { encoding: "utf8" });
+  const r = spawnSync(TASKSET, ["-a", "-p", "-c", sets.remote.join(","), String(process.pid)], { encoding: "utf8" });
   if (r.status !== 0) return { ...sets, unpinned: `taskset failed: ${r.stderr.trim()}` };
   return sets;
 }
@@ -56,5 +65,5 @@ export function pinSelfToRemote(sets: CpuSets): CpuSets {
 /** The command line that runs `command args` on the client set. */
 export function onClient(sets: CpuSets, command: string, args: readonly string[]): { command: string; args: string[] } {
   if (sets.unpinned) return { command, args: [...args] };
-  return { command: "taskset", args: ["-c", sets.client.join(","), command, ...args] };
+  return { command: TASKSET, args: ["-c", sets.client.join(","), command, ...args] };
 }

@@ -118,6 +118,10 @@ export interface Ratios {
   /** The pairs' median over whole runs, the Python engine's start-up included (null without pairs). */
   readonly ec_python_vs_ts_with_start: number | null;
   readonly ec_python_vs_torch: number | null;
+  /** The same as ec_python_vs_ts with the Python client and engine installed from the wheel. */
+  readonly ec_python_wheel_vs_ts: number | null;
+  /** The wheel row's time to first batch over the checkout row's (medians over their pairs; no target). */
+  readonly python_first_batch_wheel_vs_checkout: number | null;
   readonly bytes_per_clip_vs_gop: number | null;
   /** The same two ratios after the first batch (no target; start-up amortized as in a long epoch). */
   readonly ec_cold_vs_local_steady: number | null;
@@ -136,15 +140,18 @@ export interface Target {
   readonly margin: number | null;
 }
 
+/** The rows that alternate runs with the TypeScript consumer (python-pairs.ts). */
+export type PythonRowName = Extract<RowName, "ec_python" | "ec_python_wheel">;
+
 /**
  * The headline ratios. `gopBytesPerClip` is the bytes from each clip's keyframe to its last
- * sample, averaged (ec's bytes_needed over the local row's clips); `pythonPairs`, the ec_python
- * row's alternating pairs, when it ran them.
+ * sample, averaged (ec's bytes_needed over the local row's clips); `pythonPairs`, the Python
+ * rows' alternating pairs, where they ran them.
  */
 export function ratiosOf(
   rows: Partial<Record<RowName, RowResult>>,
   gopBytesPerClip: number | undefined,
-  pythonPairs?: PythonPairs,
+  pythonPairs: Partial<Record<PythonRowName, PythonPairs>> = {},
 ): Ratios {
   // Each row is normalized by local runs taken next to it, so load that drifts during the run cancels.
   const vs = (n: RowName, key: "vs_local" | "vs_local_steady"): number | undefined => {
@@ -158,6 +165,14 @@ export function ratiosOf(
     const r = rows[n];
     return r?.status === "ran" && r.figures.client_cpu_ms_per_frame > 0 ? r.figures.client_cpu_ms_per_frame : undefined;
   };
+  const firstBatch = (n: PythonRowName): number | undefined => {
+    const r = rows[n];
+    return (
+      pythonPairs[n]?.py_first_batch_median_s ?? (r?.status === "ran" ? r.figures.time_to_first_batch_s : undefined)
+    );
+  };
+  const vsTs = (n: PythonRowName): number | null =>
+    pythonPairs[n]?.ratio_median ?? div(vs(n, "vs_local"), vs("ec_warm", "vs_local"));
   return {
     ec_cold_vs_local: div(vs("ec_cold", "vs_local"), 1),
     ec_warm_vs_local: div(vs("ec_warm", "vs_local"), 1),
@@ -165,9 +180,11 @@ export function ratiosOf(
     ec_vs_torch: div(vs("ec_cold", "vs_local"), vs("torch", "vs_local")),
     client_cpu_cold_vs_local: div(cpu("ec_cold"), cpu("local")),
     client_cpu_warm_vs_local: div(cpu("ec_warm"), cpu("local")),
-    ec_python_vs_ts: pythonPairs?.ratio_median ?? div(vs("ec_python", "vs_local"), vs("ec_warm", "vs_local")),
-    ec_python_vs_ts_with_start: pythonPairs?.ratio_with_start_median ?? null,
+    ec_python_vs_ts: vsTs("ec_python"),
+    ec_python_vs_ts_with_start: pythonPairs.ec_python?.ratio_with_start_median ?? null,
     ec_python_vs_torch: div(vs("ec_python", "vs_local"), vs("torch", "vs_local")),
+    ec_python_wheel_vs_ts: vsTs("ec_python_wheel"),
+    python_first_batch_wheel_vs_checkout: div(firstBatch("ec_python_wheel"), firstBatch("ec_python") || undefined),
     bytes_per_clip_vs_gop: div(
       cold?.status === "ran" ? cold.figures.bytes_per_clip : undefined,
       gopBytesPerClip || undefined,
@@ -185,6 +202,7 @@ const GOALS: readonly (Omit<Target, "value" | "met" | "margin" | "ratio"> & { ra
   { ratio: "client_cpu_cold_vs_local", goal: "client CPU per frame cold ≤ 1.15 × local", max: 1.15 },
   { ratio: "client_cpu_warm_vs_local", goal: "client CPU per frame warm ≤ 1.05 × local", max: 1.05 },
   { ratio: "ec_python_vs_ts", goal: "ec from PyTorch ≥ 0.95 × the TypeScript consumer", min: 0.95 },
+  { ratio: "ec_python_wheel_vs_ts", goal: "ec from the installed wheel ≥ 0.95 × TypeScript", min: 0.95 },
   { ratio: "ec_python_vs_torch", goal: "ec from PyTorch ≥ 2 × PyTorch + PyAV", min: 2 },
   { ratio: "bytes_per_clip_vs_gop", goal: "bytes per clip ≤ 1.2 × GOP bytes", max: 1.2 },
 ];

@@ -1,5 +1,5 @@
 /**
- * The ec_python row's alternating TypeScript/Python pairs as figures: one pair's ratio, and the
+ * The Python rows' alternating TypeScript/Python pairs as figures: one pair's ratio, and the
  * median and range over the pairs (python-pairs.ts runs them).
  */
 import { median } from "../stats.js";
@@ -22,6 +22,8 @@ export interface PythonPairs {
   readonly ratio_min: number;
   readonly ratio_max: number;
   readonly ratio_with_start_median: number;
+  /** The Python runs' median time to first batch (the engine's start-up included). */
+  readonly py_first_batch_median_s: number;
 }
 
 /** Median and range of the pairs' ratios. */
@@ -33,5 +35,6 @@ export function summarizePairs(pairs: readonly PythonPair[]): PythonPairs {
     ratio_min: Math.min(...ratios),
     ratio_max: Math.max(...ratios),
     ratio_with_start_median: median(pairs.map((p) => p.ratio_with_start)),
+    py_first_batch_median_s: median(pairs.map((p) => p.py_first_batch_s)),
   };
 }

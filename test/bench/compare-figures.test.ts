@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseCompareArgs } from "../../bench/compare/args.js";
 import { renderChart } from "../../bench/compare/chart.js";
 import { figuresOf, ratiosOf, targetsOf, type RowResult } from "../../bench/compare/figures.js";
+import { summarizePairs } from "../../bench/compare/pair-summary.js";
 import { runPythonPairs } from "../../bench/compare/python-pairs.js";
 import type { RowContext } from "../../bench/compare/row.js";
 import { scaleOnPaper } from "../../bench/compare/scale.js";
@@ -179,10 +180,36 @@ describe("compare Python pairs", () => {
     });
     // The row's figures are the median pair's Python run.
     expect(outcome.kind === "ran" && outcome.cpuSeconds).toBe(1);
-    const ratios = ratiosOf({}, undefined, pairs);
+    const ratios = ratiosOf({}, undefined, { ec_python: pairs! });
     expect(ratios.ec_python_vs_ts).toBe(0.9);
     // Whole runs: (18·9 + 1) / (20·9 + 1) clips in the same 10 s.
     expect(ratios.ec_python_vs_ts_with_start).toBeCloseTo(163 / 181, 3);
+    expect(ratios).toMatchObject({ ec_python_wheel_vs_ts: null, python_first_batch_wheel_vs_checkout: null });
+  });
+
+  it("sets the installed wheel's pairs and first batch against the checkout's", () => {
+    const pair = (ratio: number, firstBatch: number) => ({
+      ts_steady_clips_per_s: 10,
+      py_steady_clips_per_s: 10 * ratio,
+      ratio,
+      ratio_with_start: ratio,
+      ts_first_batch_s: 1,
+      py_first_batch_s: firstBatch,
+      load_average: 1,
+    });
+    const checkout = summarizePairs([pair(0.96, 1.5), pair(0.9, 3), pair(1, 2)]);
+    const wheel = summarizePairs([pair(0.97, 1.2), pair(0.99, 1.8), pair(0.93, 1)]);
+    expect(wheel.py_first_batch_median_s).toBe(1.2);
+    const ratios = ratiosOf({}, undefined, { ec_python: checkout, ec_python_wheel: wheel });
+    // Each row's own median pair; first batch medians 1.2 s over 2 s.
+    expect(ratios).toMatchObject({
+      ec_python_vs_ts: 0.96,
+      ec_python_wheel_vs_ts: 0.97,
+      python_first_batch_wheel_vs_checkout: 0.6,
+    });
+    const byRatio = Object.fromEntries(targetsOf(ratios).map((t) => [t.ratio, t]));
+    expect(byRatio.ec_python_wheel_vs_ts).toMatchObject({ min: 0.95, met: true });
+    expect(byRatio.python_first_batch_wheel_vs_checkout).toBeUndefined();
   });
 
   it("ends the pairs with the outcome of a run that was skipped", async () => {
@@ -203,6 +230,13 @@ describe("compare Python pairs", () => {
 describe("compare flags", () => {
   it("always runs the local row first, since the others decode its clips", () => {
     expect(parseCompareArgs(["--rows", "torch,naive"]).rows).toEqual(["local", "naive", "torch"]);
+    // The wheel row builds and installs the wheel first: only when named.
+    expect(parseCompareArgs([]).rows).not.toContain("ec_python_wheel");
+    expect(parseCompareArgs(["--rows", "ec_python_wheel,ec_cold"]).rows).toEqual([
+      "local",
+      "ec_cold",
+      "ec_python_wheel",
+    ]);
   });
 
   it("gives the slow rows (naive, torch) the first 128 clips unless told otherwise", () => {
@@ -237,7 +271,7 @@ describe("compare CPU sets", () => {
     expect(parseCpuList("0-2,5,1")).toEqual([0, 1, 2, 5]);
     expect(() => parseCpuList("a")).toThrow(/Expected a CPU list/);
     expect(onClient({ client: [0], remote: [1] }, "node", ["x.js"])).toEqual({
-      command: "taskset",
+      command: expect.stringMatching(/(^|\/)taskset$/),
       args: ["-c", "0", "node", "x.js"],
     });
     expect(onClient({ client: [0], remote: [0], unpinned: "one core" }, "node", ["x.js"])).toEqual({

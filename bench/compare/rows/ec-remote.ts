@@ -7,6 +7,16 @@ import type { RowName } from "../args.js";
 import { ecOptions, ROW_TIMEOUT_MS, type RowContext, type RowDef, type RowOutcome } from "../row.js";
 import { runChild } from "../run-child.js";
 
+/** Why a row that reads through the origin-cache cannot run now, or undefined when it can. */
+export function cacheMissing(ctx: RowContext): string | undefined {
+  if (!ctx.testbed) return "the local edge did not start (see the message above)";
+  if (ctx.cache) return undefined;
+  // The ec_cold row starts the cache and fills it; the rows after it read it warm.
+  return ctx.config.rows.includes("ec_cold")
+    ? "the origin-cache process did not start (see the message above)"
+    : "it reads the cache ec_cold fills: add ec_cold to --rows";
+}
+
 /**
  * Runs a row child that streams the bench dataset through the WAN and the origin-cache process:
  * `command script ARGS_JSON` with the ec rows' options, on the client CPUs, the cache's CPU and
@@ -19,37 +29,30 @@ export async function runThroughCache(
   env: Readonly<Record<string, string>> = {},
   dataset: { readonly url?: string; readonly limit?: number } = {},
 ): Promise<RowOutcome> {
-  if (!ctx.testbed) return { kind: "skipped", reason: "the local edge did not start (see the message above)" };
-  if (!ctx.cache) {
-    // The ec_cold row starts the cache and fills it; the rows after it read it warm.
-    const reason = ctx.config.rows.includes("ec_cold")
-      ? "the origin-cache process did not start (see the message above)"
-      : "it reads the cache ec_cold fills: add ec_cold to --rows";
-    return { kind: "skipped", reason };
-  }
-  const bed = ctx.testbed;
+  const { testbed: bed, cache } = ctx;
+  if (!bed || !cache) return { kind: "skipped", reason: cacheMissing(ctx)! };
   const args = {
     url: dataset.url ?? bed.datasetUrl,
     options: {
       ...ecOptions(ctx.config),
       ...(dataset.limit === undefined ? {} : { limit: dataset.limit }),
-      cache: ctx.cache.url,
+      cache: cache.url,
       token: bed.edge.token,
     },
     stepMs: ctx.config.stepMs,
   };
-  const before = await cacheCounters(ctx.cache.url);
+  const before = await cacheCounters(cache.url);
   const m = await runChild({
     command,
     args: [script, JSON.stringify(args)],
     env: { NODE_EXTRA_CA_CERTS: bed.caFile, ...env },
-    alsoPids: [ctx.cache.pid],
+    alsoPids: [cache.pid],
     wanBytes: () => bed.wan.stats.bytesSent,
     wanRequests: () => bed.wan.stats.requests,
     timeoutMs: ROW_TIMEOUT_MS,
     cpus: ctx.config.cpus,
   });
-  const after = await cacheCounters(ctx.cache.url);
+  const after = await cacheCounters(cache.url);
   const during = (k: "locates" | "syncs") => {
     const a = before[k];
     const b = after[k];
