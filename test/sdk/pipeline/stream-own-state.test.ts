@@ -1,14 +1,17 @@
 /**
  * Streams of one process share no state: each learns its own native frame sizes (so one stream's
- * videos never size another's batch slots). Real decode of ffmpeg-made video, every frame checked against ffmpeg's framemd5.
+ * videos never size another's batch slots) and each has decoders of its own, closed when it
+ * ends. Real decode of ffmpeg-made video, every frame checked against ffmpeg's framemd5.
  */
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDecoder, type Decoder } from "../../../native/index.js";
 import { expectFramesMatch, ffmpegFrameMd5s } from "../../helpers/ffmpeg-md5.js";
 import { makeVideo } from "../../helpers/make-video.js";
 import { open, type Batch, type OpenOptions } from "../../../sdk/index.js";
+import { nativeDecoders } from "../../../sdk/pipeline/native-decode.js";
 
 let root: string;
 /** Two datasets whose videos differ only in pixel format: same codec and size, other native frame bytes. */
@@ -92,4 +95,41 @@ describe("streams of one process", () => {
       await s.ds.close();
     }
   });
+
+  it("each open their own decoders, closed when the stream ends and not before", async () => {
+    const made = { yuv420p: [] as Decoder[], yuv444p: [] as Decoder[] };
+    const recording = (list: Decoder[]) => () =>
+      nativeDecoders({
+        create: async (o) => {
+          const d = await createDecoder(o);
+          list.push(d);
+          return d;
+        },
+      });
+    const open420 = await open(dirs.yuv420p, OPTIONS, { decoders: recording(made.yuv420p) });
+    const open444 = await open(dirs.yuv444p, OPTIONS, { decoders: recording(made.yuv444p) });
+    const first = open420[Symbol.asyncIterator]();
+    const batch = await first.next();
+    expectFramesMatch(batch.value!, () => md5s.get("yuv420p"));
+    let frames = 0;
+    for await (const b of open444) frames += expectFramesMatch(b, () => md5s.get("yuv444p"));
+    expect(frames).toBe(6 * 4);
+    expect(made.yuv420p.length).toBeGreaterThan(0);
+    expect(made.yuv444p.length).toBeGreaterThan(0);
+    // The finished stream's codecs are freed; the other stream goes on with its own.
+    for (const d of made.yuv444p) await expectClosed(d);
+    frames = expectFramesMatch(batch.value!, () => md5s.get("yuv420p"));
+    for (let next = await first.next(); !next.done; next = await first.next())
+      frames += expectFramesMatch(next.value, () => md5s.get("yuv420p"));
+    expect(frames).toBe(6 * 4);
+    for (const d of made.yuv420p) await expectClosed(d);
+    await open420.close();
+    await open444.close();
+  });
 });
+
+async function expectClosed(d: Decoder): Promise<void> {
+  await expect(d.decodeRun({ data: new Uint8Array(0), samples: [] })).rejects.toMatchObject({
+    code: "ERR_DECODER_CLOSED",
+  });
+}
