@@ -69,7 +69,7 @@ class Batch:
             their dtype. A view of shared memory: keep a copy (``frames.clone()``) of batches you store.
         clips: one ``Clip`` per row of ``frames``.
         pixel_format: the frames' pixel format (``"rgb24"``, or the decoder's with ``format="native"``).
-        device: where the engine decoded them (``"cpu"`` or ``"cuda:N"``).
+        device: where the engine decoded them (``"cpu"`` or ``"cuda:N"``), also when they came through host memory.
     """
 
     __slots__ = ("frames", "clips", "pixel_format", "device")
