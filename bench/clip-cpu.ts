@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { open } from "../sdk/index.js";
-import { nativeOpenRun } from "../sdk/pipeline/native-decode.js";
+import { nativeDecoders } from "../sdk/pipeline/native-decode.js";
 import { makeVideo } from "../test/helpers/make-video.js";
 import { threadCpuSeconds } from "./compare/proc-tree.js";
 
@@ -43,9 +43,10 @@ function threadCpu(): { main: number; other: number } {
 
 type Mode = "exact" | "keyframe" | "keyframe_runs";
 let opens = 0;
-const openRun: typeof nativeOpenRun = (config) => {
+const natives = nativeDecoders();
+const openRun: typeof natives.openRun = (config) => {
   opens++;
-  return nativeOpenRun(config);
+  return natives.openRun(config);
 };
 
 async function row(dir: string, mode: Mode, want: number, firstEpoch: number) {
@@ -98,5 +99,6 @@ try {
         `${r.mode.padEnd(14)} main ${r.main_ms_per_clip.toFixed(2)} + other threads ${r.other_ms_per_clip.toFixed(2)} ms/clip, ${r.clips_per_s.toFixed(1)} clips/s, ${r.open_run_calls} openRun calls\n`,
       );
 } finally {
+  await natives.close();
   await rm(root, { recursive: true, force: true });
 }

@@ -14,7 +14,7 @@ import { parseArgs } from "node:util";
 import type { VideoTrackV1 } from "../common/schema/index.js";
 import { open } from "../sdk/index.js";
 import type { OpenRunDecoder } from "../sdk/pipeline/gop-decode.js";
-import { nativeOpenRun } from "../sdk/pipeline/native-decode.js";
+import { nativeDecoders } from "../sdk/pipeline/native-decode.js";
 import { makeVideo } from "../test/helpers/make-video.js";
 
 const { values } = parseArgs({
@@ -37,8 +37,9 @@ try {
   // Samples fed, by track (its width tells the video) and pts; frames of each track by pts.
   const fed = new Map<VideoTrackV1, Map<number, number>>();
   let drained = 0;
+  const natives = nativeDecoders();
   const openRun: OpenRunDecoder = async (config) => {
-    const d = await nativeOpenRun(config);
+    const d = await natives.openRun(config);
     const counts = fed.get(config.track) ?? new Map<number, number>();
     fed.set(config.track, counts);
     return {
@@ -55,6 +56,7 @@ try {
   const ds = await open(dir, { device: "cpu", batch: 8, frames: Number(values.clip), align: "exact" }, { openRun });
   for await (const b of ds) b.release();
   await ds.close();
+  await natives.close();
   const s = ds.stats();
   let samplesFed = 0;
   let again = 0;

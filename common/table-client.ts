@@ -32,7 +32,7 @@ import {
 
 /** Pages fetched at once, one a request: a dataset of 10^7 objects has 10^4 pages. */
 const PAGE_CONCURRENCY = 64;
-/** Requests of several pages at once: 8 × 64 pages ≈ 10 MB in flight, a 1 Gbit/s × 50 ms window and more. */
+/** Requests of several pages at once: enough bytes in flight to fill a fast WAN link's window, bounded whatever the table's size. */
 const BATCH_CONCURRENCY = 8;
 
 export interface DatasetTable {

@@ -4,6 +4,7 @@ import { resolveOptions, type OpenOptions, type ResolvedOptions } from "./option
 import type { Batch } from "./pipeline/batcher.js";
 import type { DecodeClip, DecodeImage } from "./pipeline/decode.js";
 import type { OpenRunDecoder } from "./pipeline/gop-decode.js";
+import type { NativeDecoders } from "./pipeline/native-decode.js";
 import { IndexCache } from "./pipeline/index-cache.js";
 import { planDataset, type SkippedObject } from "./pipeline/planner.js";
 import { noClipsError } from "./pipeline/no-clips.js";
@@ -28,6 +29,8 @@ export interface OpenParts {
   readonly openRun?: OpenRunDecoder | false;
   /** The memory clips are decoded into (given the pool's bound on free buffers); default: a BatchPool. */
   readonly batchPool?: BatchPoolFactory;
+  /** Makes the dataset's own native decoders (closed with it) where `decode` is not given; default: nativeDecoders(). */
+  readonly decoders?: () => NativeDecoders;
 }
 
 /** What `open()` hands a Dataset: the listed, indexed and planned dataset and this rank's share. @internal */
@@ -52,6 +55,8 @@ export interface DatasetInit {
   /** When open() began (performance.now()), for `first_batch_s`. */
   readonly openedAt?: number;
   readonly batchPool?: BatchPoolFactory;
+  /** Decoders this dataset owns (the native ones open() made for it): closed with it. */
+  readonly decoders?: Pick<NativeDecoders, "close">;
 }
 
 /** An opened dataset: iterate it for batches; `state()` checkpoints, `stats()` reports. */
@@ -73,6 +78,7 @@ export class Dataset implements AsyncIterable<Batch> {
   private readonly epoch: DatasetInit["epoch"];
   private readonly openRun: OpenRunDecoder | undefined;
   private readonly batchPool: BatchPoolFactory | undefined;
+  private readonly decoders: DatasetInit["decoders"];
   /** The dataset table generation planned from; undefined when planned from every object's index. */
   readonly generation: number | undefined;
   private readonly consumed: PositionSet;
@@ -95,6 +101,7 @@ export class Dataset implements AsyncIterable<Batch> {
     this.epoch = init.epoch;
     this.openRun = init.openRun;
     this.batchPool = init.batchPool;
+    this.decoders = init.decoders;
     this.clipCount = init.mine.length;
     this.totalClips = init.plan.total;
     this.skipped = init.skipped;
@@ -149,7 +156,8 @@ export class Dataset implements AsyncIterable<Batch> {
     } finally {
       this.recorder.end();
       await gen.return(undefined);
-      // A Dataset iterates once: its files need not stay open until close() (or a GC) comes.
+      // A Dataset iterates once: its files and codecs need not stay open until close() (or a GC) comes.
+      await this.decoders?.close();
       await this.source.release?.();
     }
   }
@@ -182,8 +190,9 @@ export class Dataset implements AsyncIterable<Batch> {
     return this.recorder.snapshot();
   }
 
-  /** Releases the source (connections, in-process cache). */
+  /** Releases the source (connections, in-process cache) and the decoders. */
   async close(): Promise<void> {
+    await this.decoders?.close();
     await this.source.close();
   }
 }
@@ -202,12 +211,14 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
   const openedAt = performance.now();
   const o = resolveOptions(options);
   shuffleAlgorithm(o.shuffle);
-  const decode = parts.decode ?? (await defaultDecoder());
+  // This dataset's own decoders (a pool of its own), unless the caller gives the clip decode.
+  const natives = parts.decode ? undefined : (parts.decoders?.() ?? (await nativeDecoders()));
+  const decode = parts.decode ?? natives!.decode;
   const decodeImage = parts.decodeImage ?? (await defaultImageDecoder());
-  const openRun =
-    parts.openRun === false ? undefined : (parts.openRun ?? (parts.decode ? undefined : await defaultRunDecoder()));
-  const source = parts.source ?? (await openSource(url, o.source));
+  const openRun = parts.openRun === false ? undefined : (parts.openRun ?? natives?.openRun);
+  let source: DatasetSource | undefined;
   try {
+    source = parts.source ?? (await openSource(url, o.source));
     const pinned = (Array.isArray(o.resume) ? o.resume[0] : (o.resume as Checkpoint | undefined))?.generation;
     const listing = await source.list({ generation: pinned });
     if (listing.notice) notify(listing.notice);
@@ -257,9 +268,11 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
       openRun,
       openedAt,
       ...(parts.batchPool ? { batchPool: parts.batchPool } : {}),
+      ...(natives ? { decoders: natives } : {}),
     });
   } catch (err) {
-    await source.close();
+    await natives?.close();
+    await source?.close();
     throw err;
   }
 }
@@ -282,14 +295,10 @@ function notify(err: SdkError): void {
   process.emitWarning(err.message, { code: err.code });
 }
 
-async function defaultDecoder(): Promise<DecodeClip> {
-  const { nativeDecode } = await import("./pipeline/native-decode.js");
-  return nativeDecode;
-}
-
-async function defaultRunDecoder(): Promise<OpenRunDecoder> {
-  const { nativeOpenRun } = await import("./pipeline/native-decode.js");
-  return nativeOpenRun;
+/** Loaded on first use: a caller that gives its own decode never loads the addon. */
+async function nativeDecoders(): Promise<NativeDecoders> {
+  const native = await import("./pipeline/native-decode.js");
+  return native.nativeDecoders();
 }
 
 async function defaultImageDecoder(): Promise<DecodeImage> {

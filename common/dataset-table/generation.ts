@@ -170,7 +170,7 @@ export async function buildGeneration(
   );
   const stored = await Promise.all(
     written.map(async ({ ref, entries }) => {
-      // Etags apart: open() reads the planning columns only (bench/page-sections.ts: 16 of 19.8 B an object).
+      // Etags apart: open() reads the planning columns only, not the pins (bench/page-sections.ts weighs each).
       const page = await encodePage(o.root, entries, { apart: o.pinsApart === true });
       ref.sha256 = page.sha256;
       if (!page.pins) return { name: ref.name, gz: page.gz };

@@ -6,7 +6,7 @@
  * names.
  */
 
-/** Pages one request may name: 64 pages of ≈ 1000 objects ≈ 1.2 MB on the wire. */
+/** Pages one request may name: few requests for a table of any size, each answer a bounded body (≤ 2000 entries a page). */
 export const MAX_PAGES_PER_REQUEST = 64;
 
 /** A page name as the publisher writes them: `{generation}-{n}`. */

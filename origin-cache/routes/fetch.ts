@@ -10,8 +10,9 @@ import type { RangeCache } from "../range-cache.js";
 /** Spans up to this size are read whole and sent in one write; longer ones stream block by block. */
 const WHOLE_BYTES = 8 << 20;
 /**
- * Response bodies used again once written: a fresh buffer per request cost page faults and, as
- * external memory, a full collection every ~64 MB served. At most 32 MiB of them wait idle.
+ * Response bodies used again once written: a fresh buffer per request costs page faults and, as
+ * external memory, brings V8's next full collection closer with every request served
+ * (bench/README.md). At most READ_POOL_IDLE_BYTES of them wait idle.
  */
 const bodies = new ReadPool(4 * WHOLE_BYTES);
 

@@ -291,7 +291,8 @@ export class EngineSession {
             shape,
             dtype: layout.dtype,
             pixel_format: gpuFrames ? gpuFrames[0]!.format : layout.pixelFormat,
-            device: gpuFrames ? gpuFrames[0]!.device : "cpu",
+            // Where the clips were decoded, as batch.decoded says (a GPU's batch may come through host memory).
+            device: gpuFrames ? gpuFrames[0]!.device : (batch.decoded[0]?.device ?? "cpu"),
             ...(placed.handle ? { ipc: placed.handle } : {}),
             clips: batch.clips.map((c) => ({ ...c })),
           },

@@ -12,6 +12,7 @@ import type { IndexCache } from "./index-cache.js";
 import type { Limiter } from "../../common/limiter.js";
 import type { GopDecoder } from "./gop-decode.js";
 import type { ClipSlot } from "./clip-slots.js";
+import type { FrameBytes } from "./frame-bytes.js";
 
 /** A clip scheduled for this rank: its place in the epoch order and what it is. */
 export interface ScheduledClip {
@@ -47,6 +48,8 @@ export interface ClipContext {
   /** GOP-coherent decode of video clips; absent: each clip decodes from its keyframe with `decode`. */
   readonly gops?: GopDecoder;
   readonly options: ResolvedOptions;
+  /** What this stream learned of its frames' sizes, so clips take their batch slots before decoding. */
+  readonly frameBytes: FrameBytes;
   /** Bytes of samples a clip needed, counted once it was fetched. */
   readonly onNeeded: (bytes: number) => void;
   /** Frames the decoder produced, dropped ones included. */

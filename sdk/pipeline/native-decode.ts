@@ -1,6 +1,12 @@
 /**
  * The decode stage over the native addon: one pooled decoder per codec configuration,
  * decoding from the GOP's keyframe and keeping only the clip's frames.
+ *
+ * Each stream gets its own decoders (`nativeDecoders()`, made by `open()` and closed with the
+ * Dataset), so closing a stream frees its codecs and streams of one process share no state.
+ * No process-wide cap on concurrent decodes is kept here: each stream bounds its own (`workers`
+ * clip decodes, GOP runs in stream.ts), and the native calls of every stream run on libuv's one
+ * thread pool (`UV_THREADPOOL_SIZE`), which already caps the decode threads of the process.
  */
 import { availableParallelism } from "node:os";
 import {
@@ -24,7 +30,11 @@ type PoolConfig = Pick<DecodeRequest, "track" | "format" | "size" | "threads">;
 class DecoderPool {
   private readonly idle = new Map<string, Decoder[]>();
   private idleCount = 0;
-  constructor(private readonly maxIdle: number) {}
+  private closed = false;
+  constructor(
+    private readonly maxIdle: number,
+    private readonly create: typeof createDecoder,
+  ) {}
 
   private keyOf(track: VideoTrackV1, req: PoolConfig, device: string): string {
     return [
@@ -49,7 +59,7 @@ class DecoderPool {
     }
     return {
       key,
-      decoder: await createDecoder({
+      decoder: await this.create({
         codec: track.codec,
         extradata: track.extradata,
         width: track.width,
@@ -62,9 +72,9 @@ class DecoderPool {
     };
   }
 
-  /** A drained decoder goes back idle; one left mid-run (or failed) is closed. */
+  /** A drained decoder goes back idle; one left mid-run (or failed), or given back after close(), is closed. */
   release(key: string, decoder: Decoder, reusable: boolean): void {
-    if (reusable && this.idleCount < this.maxIdle) {
+    if (reusable && !this.closed && this.idleCount < this.maxIdle) {
       const list = this.idle.get(key) ?? [];
       list.push(decoder);
       this.idle.set(key, list);
@@ -85,9 +95,16 @@ class DecoderPool {
       this.release(key, decoder, healthy);
     }
   }
-}
 
-const pool = new DecoderPool(Math.max(2, availableParallelism() * 2));
+  /** Closes the idle decoders; those still borrowed are closed when given back. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const idle = [...this.idle.values()].flat();
+    this.idle.clear();
+    this.idleCount = 0;
+    await Promise.all(idle.map((d) => d.close()));
+  }
+}
 
 function asDecoded(f: HostFrame): DecodedFrame {
   const data =
@@ -100,24 +117,52 @@ function decodedOf(f: Frame): DecodedFrame | Promise<DecodedFrame> {
   return f.kind === "host" ? asDecoded(f) : f.toHost().then(asDecoded);
 }
 
-/**
- * @example
- * const clip = await nativeDecode({ track, data, packets, keep, format: "rgb24", size: [224, 224], device: "auto", threads: 1 });
- */
-export const nativeDecode: DecodeClip = (req) => defaults.decode(req);
-
-/**
- * The clip and GOP-run decode stages routed by `router` (tests give one a capability table):
- * NVDEC where the device's decodes the codec, else the CPU, marked as a fallback for stats().
- *
- * @example
- * const { decode, openRun } = nativeDecoders(new DecodeRouter(() => table));
- */
-export function nativeDecoders(router: DecodeRouter): { decode: DecodeClip; openRun: OpenRunDecoder } {
-  return { decode: (req) => decodeRouted(router, req), openRun: (config) => openRunRouted(router, config) };
+/** How a stream's native decoders are made. */
+export interface NativeDecodersOptions {
+  /** Sends each decode to NVDEC or the CPU; default: by what this host's devices decode (tests give one a capability table). */
+  readonly router?: DecodeRouter;
+  /** Drained decoders kept for reuse, all configurations together; default: twice the cores (at least 2). */
+  readonly maxIdle?: number;
+  /** Opens a decoder; default: the addon's createDecoder (tests wrap it to see what a stream opened). */
+  readonly create?: typeof createDecoder;
 }
 
-async function decodeRouted(router: DecodeRouter, req: DecodeRequest): Promise<DecodedClip> {
+/** One stream's clip and GOP-run decode stages over one decoder pool of its own. */
+export interface NativeDecoders {
+  readonly decode: DecodeClip;
+  readonly openRun: OpenRunDecoder;
+  /** Frees the pooled decoders; any still borrowed are freed as they come back. Call once the stream settled. */
+  close(): Promise<void>;
+}
+
+/**
+ * The native decode stages of one stream: clips routed by `router` (NVDEC where the device's
+ * decodes the codec, else the CPU, marked as a fallback for stats()), decoders pooled for this
+ * stream alone.
+ *
+ * @example
+ * const natives = nativeDecoders();
+ * const clip = await natives.decode({ track, data, packets, keep, format: "rgb24", size: [224, 224], device: "auto", threads: 1 });
+ * await natives.close();
+ */
+export function nativeDecoders(options: NativeDecodersOptions = {}): NativeDecoders {
+  const router = options.router ?? hostRouter();
+  const pool = new DecoderPool(
+    options.maxIdle ?? Math.max(2, availableParallelism() * 2),
+    options.create ?? createDecoder,
+  );
+  return {
+    decode: (req) => decodeRouted(pool, router, req),
+    openRun: (config) => openRunRouted(pool, router, config),
+    close: () => pool.close(),
+  };
+}
+
+/** What this host's devices decode is a fact of the host: probed (devices()) once per process, on first use. */
+let host: DecodeRouter | undefined;
+const hostRouter = () => (host ??= new DecodeRouter());
+
+async function decodeRouted(pool: DecoderPool, router: DecodeRouter, req: DecodeRequest): Promise<DecodedClip> {
   const { device, fallback } = router.route(req.device, req.track.codec);
   const dropBefore = Math.min(...req.keep);
   const into = req.into ? new Map(req.keep.map((pts, i) => [pts, req.into![i]!] as const)) : undefined;
@@ -156,13 +201,8 @@ async function decodeRouted(router: DecodeRouter, req: DecodeRequest): Promise<D
 /**
  * A pooled native decoder for one GOP run (GopDecoder): packets are fed without draining
  * until the run's end, so each frame of the GOP is decoded once.
- *
- * @example
- * const run = await nativeOpenRun({ track, format: "rgb24", size: [224, 224], device: "auto", threads: 1 });
  */
-export const nativeOpenRun: OpenRunDecoder = (config) => defaults.openRun(config);
-
-async function openRunRouted(router: DecodeRouter, config: RunConfig): Promise<RunDecoder> {
+async function openRunRouted(pool: DecoderPool, router: DecodeRouter, config: RunConfig): Promise<RunDecoder> {
   const { device, fallback } = router.route(config.device, config.track.codec);
   const { decoder, key } = await pool.acquire(config, device);
   return {
@@ -180,9 +220,6 @@ async function openRunRouted(router: DecodeRouter, config: RunConfig): Promise<R
     release: (drained) => pool.release(key, decoder, drained),
   };
 }
-
-/** Routed by what this host's devices decode (devices(), read once). */
-const defaults = nativeDecoders(new DecodeRouter());
 
 /**
  * Images decode on the CPU (libavcodec's mjpeg, png and webp decoders) into one rgb24 frame.

@@ -5,6 +5,7 @@ import type { DatasetListing, DatasetSource, PlannedRange } from "../source/sour
 import { batches, type SettledBatch } from "./batcher.js";
 import { BatchPool } from "./batch-pool.js";
 import { ClipSlots } from "./clip-slots.js";
+import { FrameBytes } from "./frame-bytes.js";
 import type { ClipOutcome, ScheduledClip } from "./clip-context.js";
 import { plannedSpanOf } from "./clip-span.js";
 import { produceClip } from "./clip-task.js";
@@ -59,7 +60,7 @@ export async function* streamBatches(input: StreamInput): AsyncGenerator<Settled
         input.onNeeded(bytes);
       })
     : undefined;
-  const ctx = { ...input, decodeSlots, ...(gops ? { gops } : {}) };
+  const ctx = { ...input, decodeSlots, frameBytes: new FrameBytes(), ...(gops ? { gops } : {}) };
   const hints = new PlanHints(input, o.prefetch, o.prefetch * 4);
   // Released batches' memory is reused: the consumer's batch and the one it asks for next, plus
   // the prefetched ones (slot groups being decoded into, and stacked batches).

@@ -28,20 +28,6 @@ interface DecodeConfig {
   readonly threads: number;
 }
 
-/**
- * Bytes of one decoded frame of a track at the output size: rgb24's are known before decoding;
- * a native pixel format's are learned from the first clip decoded of that codec and size (a
- * format of another size later just misses its slot: the decoder writes where it would).
- */
-const nativeFrameBytes = new Map<string, number>();
-const nativeKey = (track: VideoTrackV1, o: ResolvedOptions) =>
-  `${track.codec}:${track.width}x${track.height}:${o.size?.join("x") ?? ""}`;
-function frameBytesOf(track: VideoTrackV1, o: ResolvedOptions): number | undefined {
-  if (o.format !== "rgb24") return nativeFrameBytes.get(nativeKey(track, o));
-  const [h, w] = o.size ?? [track.height, track.width];
-  return h * w * 3;
-}
-
 /** How the recovery-point search reads `object`. */
 const startReads = (ctx: ClipContext, object: DatasetObject): StartReads => ({
   read: (offset, length) => ctx.source.read(object, offset, length),
@@ -72,7 +58,7 @@ export async function produceVideo(
   const size = o.size && (turn === 90 || turn === 270) ? ([o.size[1], o.size[0]] as const) : o.size;
   const config = { track, format: o.format, size, device: o.device, threads: 1 };
   // A CUDA decode hands back device frames: their host copies are stacked, so a slot would sit unused.
-  const frameBytes = o.device.startsWith("cuda") ? undefined : frameBytesOf(track, o);
+  const frameBytes = o.device.startsWith("cuda") ? undefined : ctx.frameBytes.of(track, o);
   const slot = frameBytes !== undefined ? ticket?.take(keep.length, frameBytes) : undefined;
   if (slot) took(slot);
   // GOP runs feed samples as the file holds them, from the GOP's sync sample on: MPEG-TS (access
@@ -98,8 +84,7 @@ export async function produceVideo(
     turn,
   );
   const first = decoded.frames[0];
-  if (o.format === "native" && first && !decoded.gpuFrames)
-    nativeFrameBytes.set(nativeKey(track, o), first.data.byteLength);
+  if (first && !decoded.gpuFrames) ctx.frameBytes.learn(track, o, first.data.byteLength);
   if (decoded.frames.length !== keep.length) {
     throw new ClipError(
       "ERR_DECODE_SHORT",

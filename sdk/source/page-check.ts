@@ -1,10 +1,9 @@
 /**
- * Node's own zlib and hash for the table pages of an open(): a table of 50,000 objects is 50
- * pages (≈ 4 MB inflated) that are inflated and digested before the first plan. libuv's thread
- * pool (zlib's and WebCrypto's async calls) queues the 50 jobs four at a time behind each other
- * and behind the process's other work, and a 1 MiB output chunk per inflate is 50 MiB to
- * allocate; one synchronous call per page takes a fraction of a millisecond (bench/README.md,
- * "open() at 50,000 objects, phase by phase").
+ * Node's own zlib and hash for the table pages of an open(): every page of the table is inflated
+ * and digested before the first plan. libuv's thread pool (zlib's and WebCrypto's async calls)
+ * queues those jobs four at a time behind each other and behind the process's other work, and
+ * each async inflate allocates a 1 MiB output chunk; a synchronous call per page waits in no
+ * queue and allocates only the page (figures: bench/README.md, "open()'s CPU phase by phase").
  */
 import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";

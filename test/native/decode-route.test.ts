@@ -108,7 +108,8 @@ describe("fallbacks reach stats() and the ec stream summary", () => {
       },
     };
     for (const gops of [true, false]) {
-      const { decode, openRun } = nativeDecoders(new DecodeRouter(() => table));
+      const natives = nativeDecoders({ router: new DecodeRouter(() => table) });
+      const { decode, openRun } = natives;
       const ds = await open(
         dir,
         { device: "auto", frames: 4, align: "exact", hop: 4 },
@@ -120,6 +121,7 @@ describe("fallbacks reach stats() and the ec stream summary", () => {
         expect(b.decoded.every((d) => d.device === "cpu")).toBe(true);
       }
       await ds.close();
+      await natives.close();
       expect(ds.stats()).toMatchObject({ clips: 6, device: "cpu", decode_fallbacks: { count: 6, codecs: ["h264"] } });
       expect(clips).toBe(6);
       expect(summaryLine({ stats: ds.stats(), idleAfterFirst: 0 } as Parameters<typeof summaryLine>[0])).toContain(

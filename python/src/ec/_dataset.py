@@ -69,7 +69,7 @@ class Batch:
             their dtype. A view of shared memory: keep a copy (``frames.clone()``) of batches you store.
         clips: one ``Clip`` per row of ``frames``.
         pixel_format: the frames' pixel format (``"rgb24"``, or the decoder's with ``format="native"``).
-        device: where the engine decoded them (``"cpu"`` or ``"cuda:N"``).
+        device: where the engine decoded them (``"cpu"`` or ``"cuda:N"``), also when they came through host memory.
     """
 
     __slots__ = ("frames", "clips", "pixel_format", "device")
@@ -359,7 +359,7 @@ def open(  # noqa: A001 - the API's name
         for batch in ds: train(batch.frames, batch.clips)
 
     Args:
-        url: The dataset: ``https://EDGE/v1/datasets/PREFIX``, ``r2://ACCOUNT/BUCKET/PREFIX``, ``s3://BUCKET/PREFIX`` or a local folder.
+        url: The dataset: ``https://EDGE/v1/datasets/PREFIX``, ``r2://ACCOUNT/BUCKET/PREFIX``, ``s3://BUCKET/PREFIX`` or a local folder (its absolute path or a ``file://`` URL).
         frames: Frames per clip.
         stride: Step between consecutive frames of a clip (1: every frame).
         hop: Frames between clip starts; None: the clip's span, so clips do not overlap.

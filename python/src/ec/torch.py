@@ -34,7 +34,7 @@ def _env_share() -> Tuple[Optional[int], Optional[int]]:
 
 
 class ClipDataset(tud.IterableDataset):  # pyright: ignore[reportMissingTypeArgument] - torch < 2 has no generic IterableDataset
-    """ec's stream for a DataLoader. Each ``iter()`` opens one engine for this process's share.
+    """ec's stream for a DataLoader. Each ``iter()`` opens this process's share on one engine kept from epoch to epoch.
 
     Example::
 
@@ -86,7 +86,7 @@ class ClipDataset(tud.IterableDataset):  # pyright: ignore[reportMissingTypeArgu
         ``RANK``/``WORLD_SIZE``), and each DataLoader worker takes a disjoint share of them.
 
         Args:
-            url: The dataset: ``https://EDGE/v1/datasets/PREFIX``, ``r2://ACCOUNT/BUCKET/PREFIX``, ``s3://BUCKET/PREFIX`` or a local folder.
+            url: The dataset: ``https://EDGE/v1/datasets/PREFIX``, ``r2://ACCOUNT/BUCKET/PREFIX``, ``s3://BUCKET/PREFIX`` or a local folder (its absolute path or a ``file://`` URL).
             frames: Frames per clip.
             stride: Step between consecutive frames of a clip (1: every frame).
             hop: Frames between clip starts; None: the clip's span, so clips do not overlap.

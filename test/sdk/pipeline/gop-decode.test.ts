@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectFramesMatch, ffmpegFrameMd5s } from "../../helpers/ffmpeg-md5.js";
 import { makeVideo } from "../../helpers/make-video.js";
 import { open, type OpenOptions } from "../../../sdk/index.js";
-import { nativeOpenRun } from "../../../sdk/pipeline/native-decode.js";
+import { nativeDecoders } from "../../../sdk/pipeline/native-decode.js";
 import { GOP_INTERLEAVE } from "../../../sdk/sampler/shuffle.js";
 import { LocalDirSource } from "../../../sdk/source/local-dir.js";
 import type { DatasetObject, PlannedRange } from "../../../sdk/source/source.js";
@@ -120,7 +120,7 @@ describe("GOP runs over many GOPs", () => {
       const ds = await open(
         many,
         { frames: 8, align, batch: 4, format: "native", device: "cpu", workers: 2, prefetch: 4 },
-        { source: new Recording(many), openRun: nativeOpenRun },
+        { source: new Recording(many) },
       );
       let checked = 0;
       for await (const b of ds) checked += expectFramesMatch(b, () => manyMd5s);
@@ -132,9 +132,10 @@ describe("GOP runs over many GOPs", () => {
 
   it("reuses retired runs' decoders: codecs opened stay within the runs open at once", async () => {
     let opens = 0;
-    const openRun: typeof nativeOpenRun = (config) => {
+    const natives = nativeDecoders();
+    const openRun: typeof natives.openRun = (config) => {
       opens++;
-      return nativeOpenRun(config);
+      return natives.openRun(config);
     };
     // Keyframe-aligned clips: each of the 40 GOPs is a run of its own, so runs are retired all along.
     const ds = await open(
@@ -144,6 +145,7 @@ describe("GOP runs over many GOPs", () => {
     );
     let checked = 0;
     for await (const b of ds) checked += expectFramesMatch(b, () => manyMd5s);
+    await natives.close();
     expect(checked).toBe(40 * 8);
     // At most 2 × GOP_INTERLEAVE runs decode at once; a run started as another is retired takes its decoder.
     expect(opens).toBeLessThanOrEqual(2 * GOP_INTERLEAVE);
@@ -152,11 +154,7 @@ describe("GOP runs over many GOPs", () => {
   it("continues a run across the GOP boundaries exact clips straddle: each frame decoded about once", async () => {
     // 25 clips of 16 frames over 10-frame GOPs: every clip straddles one. Restarted at each GOP's
     // keyframe, the 10 … 15-frame lead-ins and the straddled frames decode again (≈ 1.4 a frame).
-    const ds = await open(
-      many,
-      { frames: 16, align: "exact", batch: 4, format: "native", device: "cpu", workers: 2 },
-      { openRun: nativeOpenRun },
-    );
+    const ds = await open(many, { frames: 16, align: "exact", batch: 4, format: "native", device: "cpu", workers: 2 });
     let checked = 0;
     for await (const b of ds) checked += expectFramesMatch(b, () => manyMd5s);
     expect(checked).toBe(25 * 16);
