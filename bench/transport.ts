@@ -8,7 +8,7 @@
  * pinned to the remote set), so the rig's limit is visible. `--mbps 0` takes the link cap off:
  * host-scale ingest, MB per cache CPU-second (what one cache core would ingest).
  *
- *   npx tsc -p bench/tsconfig.json && node dist/bench/transport.js [--objects 4] [--object-mib 64] [--range-kib 1024] [--concurrency 16] [--rtt-ms 50] [--mbps 400] [--block-kib 16] [--mode read|plan] [--rounds 2] [--sides curl,cache] [--json]
+ *   npx tsc -p bench/tsconfig.json && node dist/bench/transport.js [--objects 4] [--object-mib 64] [--range-kib 1024] [--concurrency 16] [--rtt-ms 50] [--mbps 400] [--block-kib 16] [--mode read|plan] [--rounds 2] [--sides curl,node,undici,cache] [--json]
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -22,6 +22,7 @@ import { startWanEmulator } from "../test/helpers/wan-emulator.js";
 import { defaultCpuSets, onClient, parseCpuList, pinSelfToRemote, type CpuSets } from "./compare/cpu-sets.js";
 import { median } from "./stats.js";
 import type { CachePullJob } from "./transport/cache-pull.js";
+import type { H2PullJob } from "./transport/h2-pull.js";
 import { rangesOf, type PullRange, type PullResult } from "./transport/ranges.js";
 
 const { values } = parseArgs({
@@ -36,7 +37,7 @@ const { values } = parseArgs({
     "warmup-mib": { type: "string", default: "32" },
     mode: { type: "string", default: "read" },
     rounds: { type: "string", default: "2" },
-    sides: { type: "string", default: "curl,cache" },
+    sides: { type: "string", default: "curl,node,undici,cache" },
     "client-cpus": { type: "string" },
     "remote-cpus": { type: "string" },
     json: { type: "boolean", default: false },
@@ -60,8 +61,10 @@ const ROUNDS = num("rounds", 1);
 const MODE = values.mode as "read" | "plan";
 if (MODE !== "read" && MODE !== "plan") throw new Error(`Expected read or plan for --mode but received ${MODE}`);
 const SIDES = (values.sides ?? "").split(",").filter(Boolean);
+const KNOWN_SIDES = ["curl", "node", "undici", "cache"];
 for (const s of SIDES)
-  if (s !== "curl" && s !== "cache") throw new Error(`Expected curl or cache in --sides but received ${s}`);
+  if (!KNOWN_SIDES.includes(s))
+    throw new Error(`Expected some of ${KNOWN_SIDES.join(",")} for --sides but received ${s}`);
 const log = (msg: string): void => void process.stderr.write(`[transport] ${msg}\n`);
 
 /** Runs `command` to its end; stdout, and the exit code. */
@@ -116,11 +119,18 @@ async function curlPull(
   return { bytes: ranges.reduce((n, x) => n + x.length, 0), seconds, cpuSeconds, requests: ranges.length };
 }
 
-async function cachePull(sets: CpuSets, job: CachePullJob): Promise<PullResult & Record<string, unknown>> {
-  const child = fileURLToPath(new URL("./transport/cache-pull.js", import.meta.url));
-  const { command, args } = onClient(sets, process.execPath, [child, JSON.stringify(job)]);
+/** One of the Node pullers (transport/cache-pull.js or transport/h2-pull.js) in a process of its own on the client set. */
+async function nodePull(
+  file: string,
+  sets: CpuSets,
+  job: CachePullJob | H2PullJob,
+): Promise<PullResult & Record<string, unknown>> {
+  const child = fileURLToPath(new URL(file, import.meta.url));
+  // EC_BENCH_NODE_ARGS: node flags for the cache's process (e.g. --cpu-prof), as in bench/compare.
+  const flags = (process.env.EC_BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const { command, args } = onClient(sets, process.execPath, [...flags, child, JSON.stringify(job)]);
   const r = await run(command, args);
-  if (r.code !== 0) throw new Error(`cache pull failed (${r.code}): ${r.err.trim()}`);
+  if (r.code !== 0) throw new Error(`${file} failed (${r.code}): ${r.err.trim()}`);
   return JSON.parse(r.out.trim().split("\n").pop() ?? "null");
 }
 
@@ -159,18 +169,13 @@ async function main(): Promise<void> {
       const sides: Side[] = [];
       for (const side of order) {
         const e0 = process.cpuUsage();
+        const common = { upstream: wan.url, ca: wan.ca, concurrency: CONCURRENCY, warmup, ranges };
         const r =
           side === "curl"
             ? await curlPull(sets, wan.url, caFile, ranges, work)
-            : await cachePull(sets, {
-                upstream: wan.url,
-                ca: wan.ca,
-                blockSize: BLOCK,
-                concurrency: CONCURRENCY,
-                mode: MODE,
-                warmup,
-                ranges,
-              });
+            : side === "cache"
+              ? await nodePull("./transport/cache-pull.js", sets, { ...common, blockSize: BLOCK, mode: MODE })
+              : await nodePull("./transport/h2-pull.js", sets, { ...common, client: side as "node" | "undici" });
         const e = process.cpuUsage(e0);
         const gb = r.bytes / 1e9;
         const s: Side = {
@@ -178,11 +183,11 @@ async function main(): Promise<void> {
           side,
           mbs: r.bytes / r.seconds / 1e6,
           cpuSecondsPerGb: r.cpuSeconds / gb,
-          // The cache's figure includes its warm-up pull; the emulator's CPU covers it too.
+          // The Node pullers' figures leave their warm-up out; the emulator's CPU covers it too.
           emulatorCpuSecondsPerGb:
             (e.user + e.system) /
             1e6 /
-            ((side === "cache" ? r.bytes + warmup.reduce((n, x) => n + x.length, 0) : r.bytes) / 1e9),
+            ((side === "curl" ? r.bytes : r.bytes + warmup.reduce((n, x) => n + x.length, 0)) / 1e9),
         };
         log(`round ${round} ${side}: ${JSON.stringify(s)}`);
         sides.push(s);
@@ -221,6 +226,8 @@ async function main(): Promise<void> {
         cpus: sets,
       },
       curl: summary("curl"),
+      node: summary("node"),
+      undici: summary("undici"),
       cache: summary("cache"),
       cache_cpu_per_gb_vs_curl: ratios.length ? median(ratios) : undefined,
       roundRatios: ratios,
@@ -229,7 +236,7 @@ async function main(): Promise<void> {
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else {
       const f = (x: number | undefined): string => (x === undefined ? "–" : x.toFixed(2));
-      for (const side of ["curl", "cache"] as const) {
+      for (const side of ["curl", "node", "undici", "cache"] as const) {
         const s = result[side];
         if (s)
           process.stdout.write(

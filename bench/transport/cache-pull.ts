@@ -7,6 +7,7 @@
  *
  *   node dist/bench/transport/cache-pull.js '<json of CachePullJob>'
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -52,6 +53,22 @@ async function storedAtLeast(blocks: number): Promise<void> {
   }
 }
 
+/** CPU seconds of this process's main thread and of the rest (libuv pool, V8's compiler and GC threads). */
+function threadCpu(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const tid of readdirSync("/proc/self/task")) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      const name = Number(tid) === process.pid ? "main" : "others";
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out[name] = (out[name] ?? 0) + (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
 const buffers = Array.from({ length: job.concurrency }, () =>
   Buffer.allocUnsafeSlow(Math.max(...all.map((r) => r.length))),
 );
@@ -67,7 +84,8 @@ async function pull(ranges: readonly PullRange[]): Promise<number> {
     buffers.map(async (into) => {
       while (next < ranges.length) {
         const r = ranges[next++] as PullRange;
-        bytes += (await cache.read(url(r), r.offset, r.length, { into })).length;
+        const got = await cache.read(url(r), r.offset, r.length, { into });
+        bytes += got.length;
       }
     }),
   );
@@ -78,6 +96,7 @@ try {
   await pull(job.warmup);
   await storedAtLeast(blocksOf(job.warmup));
   const before = cache.stats();
+  const th0 = threadCpu();
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   await pull(job.ranges);
@@ -85,13 +104,19 @@ try {
   const seconds = (performance.now() - t0) / 1000;
   const c = process.cpuUsage(c0);
   const after = cache.stats();
+  const th1 = threadCpu();
+  const threads = Object.fromEntries(
+    Object.entries(th1).map(([name, s]) => [name, Math.round((s - (th0[name] ?? 0)) * 100) / 100]),
+  );
   const result: PullResult = {
     bytes: after.bytesFromUpstream - before.bytesFromUpstream,
     seconds,
     cpuSeconds: (c.user + c.system) / 1e6,
     requests: after.upstreamRequests - before.upstreamRequests,
   };
-  process.stdout.write(`${JSON.stringify({ ...result, httpVersions: after.httpVersions, retries: after.retries })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ ...result, httpVersions: after.httpVersions, retries: after.retries, threads })}\n`,
+  );
 } finally {
   await cache.close();
   await rm(dir, { recursive: true, force: true });
