@@ -128,7 +128,10 @@ async function nodePull(
   const child = fileURLToPath(new URL(file, import.meta.url));
   // EC_BENCH_NODE_ARGS: node flags for the cache's process (e.g. --cpu-prof), as in bench/compare.
   const flags = (process.env.EC_BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  const { command, args } = onClient(sets, process.execPath, [...flags, child, JSON.stringify(job)]);
+  // EC_BENCH_WRAP: a command put before node (e.g. `perf record -o FILE --`), for profiles of CPU time, not wall time.
+  const wrap = (process.env.EC_BENCH_WRAP ?? "").split(" ").filter(Boolean);
+  const line = [...wrap, process.execPath, ...flags, child, JSON.stringify(job)];
+  const { command, args } = onClient(sets, line[0] as string, line.slice(1));
   const r = await run(command, args);
   if (r.code !== 0) throw new Error(`${file} failed (${r.code}): ${r.err.trim()}`);
   return JSON.parse(r.out.trim().split("\n").pop() ?? "null");
