@@ -142,6 +142,8 @@ interface Side extends PullResult {
   readonly mbs: number;
   readonly cpuSecondsPerGb: number;
   readonly emulatorCpuSecondsPerGb: number;
+  /** Connections the emulator accepted during this pull (1: every request multiplexed on one). */
+  readonly connections: number;
 }
 
 async function main(): Promise<void> {
@@ -172,6 +174,7 @@ async function main(): Promise<void> {
       const sides: Side[] = [];
       for (const side of order) {
         const e0 = process.cpuUsage();
+        const sessions0 = wan.stats.sessions;
         const common = { upstream: wan.url, ca: wan.ca, concurrency: CONCURRENCY, warmup, ranges };
         const r =
           side === "curl"
@@ -187,6 +190,7 @@ async function main(): Promise<void> {
           mbs: r.bytes / r.seconds / 1e6,
           cpuSecondsPerGb: r.cpuSeconds / gb,
           // The Node pullers' figures leave their warm-up out; the emulator's CPU covers it too.
+          connections: wan.stats.sessions - sessions0,
           emulatorCpuSecondsPerGb:
             (e.user + e.system) /
             1e6 /
