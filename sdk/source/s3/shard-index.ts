@@ -9,10 +9,10 @@
  */
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { tableEntry } from "../../../common/dataset-table/entry.js";
-import { encodePage, pageSummary } from "../../../common/dataset-table/generation.js";
+import { encodePage, mergePages } from "../../../common/dataset-table/generation.js";
 import { tableKeys } from "../../../common/dataset-table/table-keys.js";
 import { guessKind } from "../../../common/media-index/index.js";
-import type { TableEntryV1, TablePageRefV1 } from "../../../common/schema/index.js";
+import type { TableEntryV1 } from "../../../common/schema/index.js";
 import { orderedMap } from "../../pipeline/ordered-map.js";
 import type { S3Bucket } from "./s3-bucket.js";
 import { mapS3Error } from "./s3-errors.js";
@@ -118,22 +118,18 @@ async function writeChunk(source: S3Source, root: string, chunk: TableChunk, pag
     tableEntry(await source.index({ key: o.key, size: o.size, etag: o.etag, kind: guessKind(o.key) })),
   ))
     entries.push(entry);
-  const parts = Math.ceil(entries.length / pageTarget);
-  const size = Math.ceil(entries.length / parts);
-  const pages: TablePageRefV1[] = [];
-  for (let j = 0; j < parts; j++) {
-    const slice = entries.slice(j * size, (j + 1) * size);
+  // A fresh table's pages of these entries, named from the chunk: cut as the publisher cuts a new table.
+  const { pages, written } = await mergePages(
+    [],
+    new Map(entries.map((e) => [e.key, e])),
+    async () => [],
+    (j) => chunkPageName(chunk, j),
+    pageTarget,
+  );
+  for (const { ref, entries: slice } of written) {
     const page = await encodePage(root, slice, { apart: true });
-    const ref: TablePageRefV1 = {
-      name: chunkPageName(chunk, j),
-      first: slice[0]!.key,
-      last: slice.at(-1)!.key,
-      count: slice.length,
-      bytes: slice.reduce((n, e) => n + e.size, 0),
-      sha256: page.sha256,
-      ...pageSummary(slice),
-      ...(page.pins ? { pins: page.pins.sha256 } : {}),
-    };
+    ref.sha256 = page.sha256;
+    if (page.pins) ref.pins = page.pins.sha256;
     // Pins and page before the record: a record never names a page that is not stored.
     if (page.pins)
       await putStored(source.bucket, tableKeys.pins(root, ref.name), page.pins.gz, {
@@ -141,11 +137,10 @@ async function writeChunk(source: S3Source, root: string, chunk: TableChunk, pag
         gzip: true,
       });
     await putStored(source.bucket, tableKeys.page(root, ref.name), page.gz, { gzip: true });
-    pages.push(ref);
   }
   const record: ChunkRecordV1 = { version: 1, id: chunk.id, count: entries.length, pages };
   await putStored(source.bucket, buildKeys.chunk(root, chunk.id), JSON.stringify(record));
-  return parts;
+  return written.length;
 }
 
 /**
