@@ -5,10 +5,12 @@
  * key order, signed as the edge signs its heads; some missing, it refuses, naming the shards
  * that own them (not run, still running, died, or listed the bucket before it changed).
  */
+import { createHash } from "node:crypto";
+import { z } from "zod";
 import { buildGeneration } from "../../../common/dataset-table/generation.js";
 import { tableKeys } from "../../../common/dataset-table/table-keys.js";
 import { type ManifestSigner, publicKeys, signJson } from "../../../common/manifest-sign.js";
-import { SignedManifestV1, TableHeadV1, type TablePageRefV1 } from "../../../common/schema/index.js";
+import { SignedManifestV1, type TablePageRefV1 } from "../../../common/schema/index.js";
 import { DEFAULT_SHARD_TARGET_BYTES } from "../../../common/shards.js";
 import { SdkError } from "../../errors.js";
 import { orderedMap } from "../../pipeline/ordered-map.js";
@@ -51,15 +53,27 @@ async function lastRunShards(bucket: S3Bucket, root: string): Promise<number> {
   return latest?.of ?? 1;
 }
 
-/** The latest generation's head as stored, or undefined where there is none. */
-async function latestHead(bucket: S3Bucket, root: string): Promise<TableHeadV1 | undefined> {
+/** What the publish reads of the latest head: only fields every head format has. */
+const LatestHead = z.object({ generation: z.number().int().positive(), shardBytes: z.number().int().positive() });
+
+/** The latest generation's number and shard target, or undefined where there is none. */
+async function latestHead(bucket: S3Bucket, root: string): Promise<z.infer<typeof LatestHead> | undefined> {
   const signed = SignedManifestV1.safeParse(await getJson(bucket, tableKeys.head(root))).data;
   if (!signed) return undefined;
   try {
-    return TableHeadV1.parse(JSON.parse(signed.payload));
+    return LatestHead.parse(JSON.parse(signed.payload));
   } catch {
     return undefined;
   }
+}
+
+/** What the last publish named: its generation and a digest of its pages, so an unchanged run publishes nothing. */
+const PublishedV1 = z.object({ version: z.literal(1), generation: z.number().int().positive(), pages: z.string() });
+
+function pagesDigest(pages: readonly TablePageRefV1[]): string {
+  const h = createHash("sha256");
+  for (const p of pages) h.update(`${p.name} ${p.sha256}\n`);
+  return h.digest("hex");
 }
 
 /**
@@ -98,9 +112,9 @@ export async function publishShards(bucket: S3Bucket, o: PublishShardsOptions): 
   }
   const previous = await latestHead(bucket, o.root);
   const objects = chunks.reduce((n, c) => n + c.count, 0);
-  const same = (a: readonly TablePageRefV1[], b: readonly TablePageRefV1[]) =>
-    a.length === b.length && a.every((p, i) => p.name === b[i]!.name && p.sha256 === b[i]!.sha256);
-  if (previous && same(previous.pages, pages))
+  const digest = pagesDigest(pages);
+  const last = PublishedV1.safeParse(await getJson(bucket, buildKeys.published(o.root))).data;
+  if (previous && last && last.generation === previous.generation && last.pages === digest)
     return {
       generation: previous.generation,
       published: false,
@@ -132,5 +146,7 @@ export async function publishShards(bucket: S3Bucket, o: PublishShardsOptions): 
   await putStored(bucket, tableKeys.generation(o.root, head.generation), body);
   await putStored(bucket, tableKeys.head(o.root), body);
   await putStored(bucket, tableKeys.publicKeys(), JSON.stringify(publicKeys([o.signer])));
+  const published: z.infer<typeof PublishedV1> = { version: 1, generation: head.generation, pages: digest };
+  await putStored(bucket, buildKeys.published(o.root), JSON.stringify(published));
   return { generation: head.generation, published: true, objects, pages: pages.length, chunks: chunks.length, of };
 }

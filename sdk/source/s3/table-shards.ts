@@ -107,6 +107,8 @@ export const buildKeys = {
   chunk: (root: string, id: string) => `${tablePrefix(root)}build/chunks/${id}.json`,
   shardsPrefix: (root: string) => `${tablePrefix(root)}build/shards/`,
   shard: (root: string, shard: number, of: number) => `${tablePrefix(root)}build/shards/${of}/${shard}.json`,
+  /** The generation the last publish wrote and a digest of the pages it named. */
+  published: (root: string) => `${tablePrefix(root)}build/published.json`,
 };
 
 /**
