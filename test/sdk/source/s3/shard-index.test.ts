@@ -7,7 +7,7 @@ import { GetObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pageEntries } from "../../../../common/dataset-table/page-pins.js";
 import { tableKeys } from "../../../../common/dataset-table/table-keys.js";
-import { SignedManifestV1, TableHeadV1, type TableEntryV1 } from "../../../../common/schema/index.js";
+import { SignedManifestV1, type TableEntryV1, type TablePageRefV1 } from "../../../../common/schema/index.js";
 import { openS3Source } from "../../../../sdk/source/s3/index.js";
 import { chunker, chunkShard } from "../../../../sdk/source/s3/table-shards.js";
 import { cleanEnv, ec, ecSpawn, ensureBuilt } from "../../../helpers/ec-process.js";
@@ -61,17 +61,28 @@ async function keys(bucket: string, prefix: string): Promise<string[]> {
   return (out.Contents ?? []).map((o) => o.Key!);
 }
 
-/** The latest head of the `ds` table and every entry its pages hold, in order. */
-async function table(bucket: string): Promise<{ head: TableHeadV1; entries: TableEntryV1[] }> {
+/**
+ * The latest head of the `ds` table, its page refs in key order and every entry its pages hold.
+ * A head that names directory pages rather than pages is read through them.
+ */
+async function table(bucket: string): Promise<{ objects: number; pages: TablePageRefV1[]; entries: TableEntryV1[] }> {
   const signed = SignedManifestV1.parse(JSON.parse(new TextDecoder().decode(await get(bucket, tableKeys.head("ds")))));
-  const head = TableHeadV1.parse(JSON.parse(signed.payload));
+  const head = JSON.parse(signed.payload) as {
+    objects: number;
+    pages?: TablePageRefV1[];
+    directories?: { name: string }[];
+  };
+  const gunzipJson = async (name: string) =>
+    JSON.parse(gunzipSync(await get(bucket, tableKeys.page("ds", name))).toString()) as { pages: TablePageRefV1[] };
+  const pages =
+    head.pages ?? (await Promise.all((head.directories ?? []).map((d) => gunzipJson(d.name)))).flatMap((d) => d.pages);
   const entries: TableEntryV1[] = [];
-  for (const ref of head.pages) {
+  for (const ref of pages) {
     const page = new Uint8Array(gunzipSync(await get(bucket, tableKeys.page("ds", ref.name))));
     const pins = ref.pins ? new Uint8Array(gunzipSync(await get(bucket, tableKeys.pins("ds", ref.name)))) : undefined;
     entries.push(...pageEntries(page, pins));
   }
-  return { head, entries };
+  return { objects: head.objects, pages, entries };
 }
 
 beforeAll(async () => {
@@ -199,8 +210,8 @@ describe("ec index s3://… --shard I/N and --publish", () => {
     const sharded = await table(SHARDED);
     expect(sharded.entries.length).toBe(64);
     expect(sharded.entries).toEqual(single.entries);
-    expect(sharded.head.pages).toEqual(single.head.pages);
-    expect(sharded.head.objects).toBe(single.head.objects);
+    expect(sharded.pages).toEqual(single.pages);
+    expect(sharded.objects).toBe(single.objects);
     expect(sharded.entries.filter((e) => e.kind === "video").map((e) => e.frames)).toEqual([24, 16, 12]);
 
     // A completed shard's rerun does no index work, and a publish with nothing new writes nothing.
