@@ -7,7 +7,10 @@
  * the chunks with no record: a page is named by its chunk's content and rewritten with the same
  * bytes.
  */
+import { gunzipSync } from "node:zlib";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { sha256 } from "../../../common/dataset-table/digest.js";
+import { pageEntries } from "../../../common/dataset-table/page-pins.js";
 import { tableEntry } from "../../../common/dataset-table/entry.js";
 import { encodePage, mergePages } from "../../../common/dataset-table/generation.js";
 import { tableKeys } from "../../../common/dataset-table/table-keys.js";
@@ -79,14 +82,9 @@ export async function putStored(
   }
 }
 
-/** The record of a chunk, where one is stored and names exactly that chunk. */
-export async function chunkRecord(
-  bucket: S3Bucket,
-  root: string,
-  chunk: TableChunk,
-): Promise<ChunkRecordV1 | undefined> {
-  const record = ChunkRecordV1.safeParse(await getJson(bucket, buildKeys.chunk(root, chunk.id))).data;
-  return record && record.id === chunk.id && record.count === chunk.objects.length ? record : undefined;
+/** The record stored under a chunk's first key: this chunk's, or one it replaces; undefined where none parses. */
+export async function storedRecord(bucket: S3Bucket, root: string, first: string): Promise<ChunkRecordV1 | undefined> {
+  return ChunkRecordV1.safeParse(await getJson(bucket, buildKeys.chunk(root, first))).data;
 }
 
 export interface ShardOptions {
@@ -105,18 +103,56 @@ export interface ShardResult {
   /** Of this shard's: indexed now, and found recorded (skipped). */
   readonly indexed: number;
   readonly skipped: number;
-  /** Objects in this shard's chunks, and indexed now. */
+  /** Objects in this shard's chunks, and those whose index was built now (not found in a chunk recorded before). */
   readonly objects: number;
   readonly objectsIndexed: number;
   readonly pagesWritten: number;
 }
 
-/** Stores one chunk's pages (and pins), then its record. */
-async function writeChunk(source: S3Source, root: string, chunk: TableChunk, pageTarget: number): Promise<number> {
+/**
+ * The entries of a chunk recorded before under the same first key (the chunk this one replaces,
+ * where objects were added, changed or removed within it), by key.
+ */
+async function recordedEntries(
+  bucket: S3Bucket,
+  root: string,
+  record: ChunkRecordV1,
+): Promise<Map<string, TableEntryV1>> {
+  const out = new Map<string, TableEntryV1>();
+  for (const ref of record.pages) {
+    const [page, pins] = await Promise.all([
+      getStored(bucket, tableKeys.page(root, ref.name)),
+      ref.pins === undefined ? undefined : getStored(bucket, tableKeys.pins(root, ref.name)),
+    ]);
+    // A page gone or damaged only costs its objects' indexes.
+    if (!page || (ref.pins !== undefined && !pins)) continue;
+    try {
+      const bytes = new Uint8Array(gunzipSync(page));
+      if ((await sha256(bytes)) !== ref.sha256) continue;
+      for (const e of pageEntries(bytes, pins && new Uint8Array(gunzipSync(pins)))) out.set(e.key, e);
+    } catch {}
+  }
+  return out;
+}
+
+/** Stores one chunk's pages (and pins), then its record; returns the pages and the objects whose index it built. */
+async function writeChunk(
+  source: S3Source,
+  root: string,
+  chunk: TableChunk,
+  pageTarget: number,
+  replaced: ChunkRecordV1 | undefined,
+): Promise<{ pages: number; built: number }> {
+  // An object the replaced chunk holds at the same ETag and size keeps its entry: keyed by key and ETag.
+  const prior = replaced ? await recordedEntries(source.bucket, root, replaced) : new Map<string, TableEntryV1>();
+  let built = 0;
   const entries: TableEntryV1[] = [];
-  for await (const entry of orderedMap(chunk.objects, OBJECT_CONCURRENCY, async (o) =>
-    tableEntry(await source.index({ key: o.key, size: o.size, etag: o.etag, kind: guessKind(o.key) })),
-  ))
+  for await (const entry of orderedMap(chunk.objects, OBJECT_CONCURRENCY, async (o) => {
+    const known = prior.get(o.key);
+    if (known && known.etag === o.etag && known.size === o.size) return known;
+    built++;
+    return tableEntry(await source.index({ key: o.key, size: o.size, etag: o.etag, kind: guessKind(o.key) }));
+  }))
     entries.push(entry);
   // A fresh table's pages of these entries, named from the chunk: cut as the publisher cuts a new table.
   const { pages, written } = await mergePages(
@@ -139,8 +175,8 @@ async function writeChunk(source: S3Source, root: string, chunk: TableChunk, pag
     await putStored(source.bucket, tableKeys.page(root, ref.name), page.gz, { gzip: true });
   }
   const record: ChunkRecordV1 = { version: 1, id: chunk.id, count: entries.length, pages };
-  await putStored(source.bucket, buildKeys.chunk(root, chunk.id), JSON.stringify(record));
-  return written.length;
+  await putStored(source.bucket, buildKeys.chunk(root, chunk.objects[0]!.key), JSON.stringify(record));
+  return { pages: written.length, built };
 }
 
 /**
@@ -163,14 +199,16 @@ export async function indexShard(source: S3Source, o: ShardOptions): Promise<Sha
   let objectsIndexed = 0;
   let pagesWritten = 0;
   const take = async (chunk: TableChunk) => {
-    if (await chunkRecord(source.bucket, o.root, chunk)) {
+    const stored = await storedRecord(source.bucket, o.root, chunk.objects[0]!.key);
+    if (stored?.id === chunk.id && stored.count === chunk.objects.length) {
       skipped++;
       o.onChunk?.(false, chunk.objects.length);
       return;
     }
-    pagesWritten += await writeChunk(source, o.root, chunk, o.pageTarget);
+    const wrote = await writeChunk(source, o.root, chunk, o.pageTarget, stored);
+    pagesWritten += wrote.pages;
     indexed++;
-    objectsIndexed += chunk.objects.length;
+    objectsIndexed += wrote.built;
     o.onChunk?.(true, chunk.objects.length);
   };
   const submit = async (ready: TableChunk[]) => {

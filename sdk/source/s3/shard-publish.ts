@@ -86,17 +86,18 @@ function pagesDigest(pages: readonly TablePageRefV1[]): string {
 export async function publishShards(bucket: S3Bucket, o: PublishShardsOptions): Promise<PublishShardsResult> {
   const of = o.of ?? (await lastRunShards(bucket, o.root));
   // Only (id, owner) kept per chunk: the listing itself is not held.
-  const chunks: { id: string; shard: number; count: number }[] = [];
+  const chunks: { id: string; first: string; shard: number; count: number }[] = [];
   const cut = chunker(o.root, o.pageTarget);
   const keep = (ready: ReturnType<typeof cut.flush>) => {
-    for (const c of ready) chunks.push({ id: c.id, shard: chunkShard(c, of), count: c.objects.length });
+    for (const c of ready)
+      chunks.push({ id: c.id, first: c.objects[0]!.key, shard: chunkShard(c, of), count: c.objects.length });
   };
   for await (const page of bucket.pages(`${o.root}/`)) keep(cut.push(page));
   keep(cut.flush());
   const pages: TablePageRefV1[] = [];
   const missing = new Map<number, number>();
   for await (const [chunk, record] of orderedMap(chunks, RECORD_CONCURRENCY, async (c) => {
-    const record = ChunkRecordV1.safeParse(await getJson(bucket, buildKeys.chunk(o.root, c.id))).data;
+    const record = ChunkRecordV1.safeParse(await getJson(bucket, buildKeys.chunk(o.root, c.first))).data;
     return [c, record && record.id === c.id && record.count === c.count ? record : undefined] as const;
   })) {
     if (record) pages.push(...record.pages);

@@ -6,8 +6,9 @@
  * listing's length or on who lists it. Each chunk belongs to one shard, the hash of its first
  * key mod N: shards split the work evenly, each chunk is a contiguous key range its owner
  * indexes and writes as final table pages (no two shards write one page, and the publisher
- * only names them in key order, reading none), and a chunk done is recorded under its content
- * (its keys, ETags and sizes), so a rerun skips it with one GET.
+ * only names them in key order, reading none), and a chunk done is recorded with its content's
+ * hash (its keys, ETags and sizes) under its first key, so a rerun skips it with one GET and a
+ * chunk that changed keeps the entries of its objects that did not.
  */
 import { createHash } from "node:crypto";
 import { z } from "zod";
@@ -25,7 +26,7 @@ function hash32(label: string, key: string): number {
 
 /** One run of consecutive listed objects: a unit of work, written as one or more table pages. */
 export interface TableChunk {
-  /** SHA-256 (hex) of the indexer version, page target, root and every (key, ETag, size): its record's name. */
+  /** SHA-256 (hex) of the indexer version, page target, root and every (key, ETag, size): what its record must name. */
   readonly id: string;
   readonly objects: readonly ListedObject[];
 }
@@ -104,7 +105,13 @@ export type ShardMarkV1 = z.infer<typeof ShardMarkV1>;
 
 /** Where the sharded build keeps its records, beside the table it publishes. */
 export const buildKeys = {
-  chunk: (root: string, id: string) => `${tablePrefix(root)}build/chunks/${id}.json`,
+  /**
+   * The record of the chunk that starts at `first` (named by the key's hash: any key fits): the
+   * chunk recorded last there, whose ID says whether it is the chunk listed now or one it
+   * replaces (then its entries are kept for the objects that did not change).
+   */
+  chunk: (root: string, first: string) =>
+    `${tablePrefix(root)}build/chunks/${createHash("sha256").update(first).digest("hex")}.json`,
   shardsPrefix: (root: string) => `${tablePrefix(root)}build/shards/`,
   shard: (root: string, shard: number, of: number) => `${tablePrefix(root)}build/shards/${of}/${shard}.json`,
   /** The generation the last publish wrote and a digest of the pages it named. */

@@ -220,6 +220,30 @@ describe("ec index s3://… --shard I/N and --publish", () => {
     const republish = await ec(flags(SHARDED, "--publish"), env());
     expect(JSON.parse(republish.stdout)).toMatchObject({ generation: 1, published: false });
 
+    // An object added within a chunk: that chunk alone is indexed again (by any N), its other
+    // objects' entries kept from its previous record by key and ETag.
+    const before = chunks.map((c) => c.objects[0]!.key);
+    const added = Array.from({ length: 40 }, (_, i) => `ds/o/${String(i).padStart(3, "0")}x.bin`).find((key) => {
+      const cut = chunker("ds", Number(TARGET));
+      const listing = (listed.Contents ?? []).map((o) => ({ key: o.Key!, etag: o.ETag!, size: o.Size! }));
+      listing.push({ key, etag: '"0"', size: 1 });
+      listing.sort((a, b) => (a.key < b.key ? -1 : 1));
+      const after = [...cut.push(listing), ...cut.flush()].map((c) => c.objects[0]!.key);
+      return after.length === before.length && after.every((k, i) => k === before[i]);
+    })!;
+    await s3.put(added, "new", SHARDED);
+    const grown = await ec(flags(SHARDED), env());
+    expect(grown.code, grown.stderr).toBe(0);
+    expect(JSON.parse(grown.stdout)).toMatchObject({
+      indexed: 1,
+      objectsIndexed: 1,
+      skipped: chunks.length - 1,
+      publish: { generation: 2, published: true },
+    });
+    const regrown = await table(SHARDED);
+    expect(regrown.entries.map((e) => e.key)).toEqual([...single.entries.map((e) => e.key), added].sort());
+    expect(regrown.entries.filter((e) => e.key !== added)).toEqual(single.entries);
+
     // Readers plan from it as from an edge's table: signed, verified, every object listed.
     const source = await openS3Source(new URL(`s3://${SHARDED}/ds`), {
       endpoint: s3.endpoint,
@@ -231,8 +255,8 @@ describe("ec index s3://… --shard I/N and --publish", () => {
     });
     try {
       const listing = await source.list();
-      expect(listing.generation).toBe(1);
-      expect(listing.objects.length).toBe(64);
+      expect(listing.generation).toBe(2);
+      expect(listing.objects.length).toBe(65);
       expect(source.counters().indexMisses).toBe(0);
     } finally {
       await source.close();
