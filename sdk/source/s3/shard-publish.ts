@@ -108,7 +108,7 @@ export async function publishShards(bucket: S3Bucket, o: PublishShardsOptions): 
     const counts = shards.map((s) => `${s} (${missing.get(s)} of its chunks)`).join(", ");
     throw new SdkError(
       "ERR_INDEX_SHARDS_INCOMPLETE",
-      `Expected every shard of ${of} to have indexed its chunks of ${o.url} before publishing but shard${shards.length > 1 ? "s" : ""} ${counts} ha${shards.length > 1 ? "ve" : "s"} not (not run yet, still running, died, or listed the bucket before it changed): run ${shards.map((s) => `\`ec index ${o.url} --shard ${s}/${of}\``).join(", ")}, then publish again`,
+      `Expected every shard of ${of} to have indexed its chunks of ${o.url} before publishing but shard${shards.length > 1 ? "s" : ""} ${counts} ha${shards.length > 1 ? "ve" : "s"} not (not run yet, still running, died, listed the bucket before it changed, or ran with another --page-target than ${o.pageTarget}): run ${shards.map((s) => `\`ec index ${o.url} --shard ${s}/${of}\``).join(", ")}, then publish again`,
     );
   }
   const previous = await latestHead(bucket, o.root);
