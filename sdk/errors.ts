@@ -80,6 +80,8 @@ export const SdkErrorCode = {
   NoClips: "ERR_NO_CLIPS",
   /** The edge has no dataset table for the prefix yet: open() plans from every index and says so once. */
   TableMissing: "ERR_TABLE_MISSING",
+  /** `ec index s3://… --publish`: some shard has not recorded all of its chunks; the shards are named. */
+  IndexShardsIncomplete: "ERR_INDEX_SHARDS_INCOMPLETE",
 
   // — raised by the Python client itself (python/src/ec, docs/python.md) —
   /** Every shared-memory slot holds a batch the user still references. */

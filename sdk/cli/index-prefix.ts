@@ -2,6 +2,7 @@
  * `ec index URL [--token T] [--json]`: queues every object of an existing dataset prefix for
  * background indexing at the edge (buckets filled before ec was deployed, or behind its back),
  * one listing page at a time, with a progress bar; the edge's queue builds the dataset table.
+ * With an s3:// or r2:// URL, index-bucket.ts builds the bucket's table itself, sharded or not.
  */
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
@@ -11,13 +12,17 @@ import { reportErrors } from "../dev/cli-report.js";
 import { resolveToken } from "../dev/connection.js";
 import { InvalidOptionError } from "../errors.js";
 
-const USAGE = "usage: ec index URL [--token T] [--json]\n  URL: https://EDGE/v1/datasets/PREFIX\n";
+const USAGE =
+  "usage: ec index URL [--token T] [--json]\n  URL: https://EDGE/v1/datasets/PREFIX\n" +
+  "   or: ec index s3://BUCKET/PREFIX | r2://ACCOUNT_ID/BUCKET/PREFIX [--shard I/N | --publish] (ec index s3:// --help)\n";
 
 /**
  * @example
  * await main(["http://127.0.0.1:8787/v1/datasets/gameplay", "--json"]);
  */
-export function main(argv: string[]): Promise<number> {
+export async function main(argv: string[]): Promise<number> {
+  // A bucket URL: this machine (or one shard of a cluster) builds the bucket's own table.
+  if (argv.some((a) => /^(s3|r2):\/\//.test(a))) return (await import("./index-bucket.js")).main(argv);
   return reportErrors("index", USAGE, () => run(argv));
 }
 

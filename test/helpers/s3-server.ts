@@ -144,6 +144,11 @@ export interface S3TestServerOptions {
   region?: string;
   /** Requests for which it answers 403 AccessDenied, as a key without that permission gets. */
   deny?: (request: { method: string; path: string }) => boolean;
+  /**
+   * Called before each request is answered: where it returns a promise, the request waits for
+   * it (a client killed meanwhile never gets its answer), as a stalled store would leave it.
+   */
+  hold?: (request: { method: string; path: string }) => Promise<void> | undefined;
 }
 
 export interface S3TestServer {
@@ -219,6 +224,8 @@ export async function startS3Server(options: S3TestServerOptions = {}): Promise<
       );
       return;
     }
+    const held = options.hold?.({ method: ctx.method, path: ctx.path });
+    if (held) await held;
     if (options.deny?.({ method: ctx.method, path: ctx.path })) {
       ctx.status = 403;
       ctx.type = "application/xml";

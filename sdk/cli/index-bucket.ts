@@ -1,0 +1,200 @@
+/**
+ * `ec index s3://BUCKET/PREFIX | r2://ACCOUNT_ID/BUCKET/PREFIX [--shard I/N | --publish]`: builds
+ * the bucket's own dataset table (`_ec/table/v1/{root}/`) without an edge, so that every open
+ * plans from it instead of listing and indexing on its own. Alone it indexes the whole root on
+ * this machine and publishes; `--shard I/N` indexes one of N parts (a Slurm array task, a
+ * Kubernetes indexed Job's pod), the last to finish publishing where it holds the signing key;
+ * `--publish` publishes from the shards' records or names the shards still missing.
+ */
+import { parseArgs } from "node:util";
+import cliProgress from "cli-progress";
+import { tableRoot } from "../../common/dataset-table/entry.js";
+import { PAGE_TARGET } from "../../common/dataset-table/generation.js";
+import { describeReceived } from "../../common/errors.js";
+import { type ManifestSigner, manifestSigner } from "../../common/manifest-sign.js";
+import { reportErrors } from "../dev/cli-report.js";
+import { InvalidOptionError, SdkError } from "../errors.js";
+import { BUCKET_FLAGS, bucketOptions } from "./bucket-flags.js";
+
+export const BUCKET_USAGE = `usage: ec index s3://BUCKET/PREFIX | r2://ACCOUNT_ID/BUCKET/PREFIX [--shard I/N | --publish] [--page-target N] [--json]
+                [--s3-endpoint URL] [--region R] [--path-style]
+  builds the bucket's own dataset table of PREFIX's root (its first path segment) under _ec/table/v1/ROOT/
+  (no flag)       index every object on this machine, then publish the table
+  --shard I/N     index the I-th of N parts (0 <= I < N) and store its pages; the last part to finish publishes
+                  where EC_MANIFEST_KEY is set; rerun a part that died alone: chunks already recorded are skipped
+  --publish       publish the table from the parts' records; ERR_INDEX_SHARDS_INCOMPLETE names unfinished parts
+  --page-target N entries a page is cut to (default ${PAGE_TARGET}); every part and the publish take the same
+  EC_MANIFEST_KEY: base64 PKCS#8 DER of the Ed25519 key that signs the table (openssl genpkey -algorithm ed25519 -outform DER | base64 -w0)
+`;
+
+/**
+ * @example
+ * await main(["s3://videos/gameplay", "--shard", "2/4", "--json"]);
+ */
+export function main(argv: string[]): Promise<number> {
+  return reportErrors("index", BUCKET_USAGE, () => run(argv));
+}
+
+/** The signer of the table's heads from EC_MANIFEST_KEY; undefined where it is not set and `required` is false. */
+async function signerFromEnv(required: boolean): Promise<ManifestSigner | undefined> {
+  const key = process.env.EC_MANIFEST_KEY;
+  if (!key) {
+    if (!required) return undefined;
+    throw new InvalidOptionError(
+      "Expected EC_MANIFEST_KEY (base64 PKCS#8 DER of an Ed25519 private key: openssl genpkey -algorithm ed25519 -outform DER | base64 -w0) to sign the table but found none",
+    );
+  }
+  try {
+    return await manifestSigner(key);
+  } catch {
+    throw new InvalidOptionError(
+      "Expected EC_MANIFEST_KEY to be base64 PKCS#8 DER of an Ed25519 private key but it does not import as one",
+    );
+  }
+}
+
+async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      ...BUCKET_FLAGS,
+      shard: { type: "string" },
+      publish: { type: "boolean", default: false },
+      "page-target": { type: "string" },
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(BUCKET_USAGE);
+    return 0;
+  }
+  if (positionals.length !== 1)
+    throw new InvalidOptionError(`Expected one dataset URL but received ${positionals.length} arguments`);
+  const { parseShard } = await import("../source/s3/table-shards.js");
+  let part = { shard: 0, of: 1 };
+  if (values.shard !== undefined) {
+    const parsed = parseShard(values.shard);
+    if (!parsed)
+      throw new InvalidOptionError(
+        `Expected --shard I/N with N >= 1 and I from 0 to N - 1 (e.g. 2/4) but received ${describeReceived(values.shard)}`,
+      );
+    part = parsed;
+  }
+  if (values.shard !== undefined && values.publish)
+    throw new InvalidOptionError("Expected --shard I/N or --publish but received both");
+  const target = values["page-target"] ?? String(PAGE_TARGET);
+  if (!/^\d{1,7}$/.test(target) || Number(target) < 1)
+    throw new InvalidOptionError(
+      `Expected a positive integer for --page-target but received ${describeReceived(values["page-target"])}`,
+    );
+  const pageTarget = Number(target);
+  const url = positionals[0]!;
+  const { openS3Source, pickS3Env } = await import("../source/s3/index.js");
+  const source = await openS3Source(new URL(url), bucketOptions(values), pickS3Env(process.env));
+  try {
+    const prefix = source.bucket.location.prefix.replace(/\/+$/, "");
+    const root = prefix ? tableRoot(`${prefix}/`) : undefined;
+    if (root === undefined)
+      throw new InvalidOptionError(
+        `Expected a dataset URL with a prefix (s3://BUCKET/PREFIX): the table is kept per root, its first segment, but received ${describeReceived(url)}`,
+      );
+    // Alone or publishing: the key is needed, so checked before any work; a shard publishes only with it.
+    const signer = await signerFromEnv(values.shard === undefined);
+    const publish = async (of: number) => {
+      const { publishShards } = await import("../source/s3/shard-publish.js");
+      return publishShards(source.bucket, { root, pageTarget, signer: signer!, of, url });
+    };
+    const started = performance.now();
+    if (values.publish) {
+      const { publishShards } = await import("../source/s3/shard-publish.js");
+      const done = await publishShards(source.bucket, { root, pageTarget, signer: signer!, url });
+      report(values.json, { dataset: url, root, ...done, seconds: (performance.now() - started) / 1000 });
+      return 0;
+    }
+    const { finishedShards, indexShard } = await import("../source/s3/shard-index.js");
+    const bar = new cliProgress.SingleBar(
+      {
+        stream: process.stderr,
+        format: `index ${part.shard}/${part.of} |{bar}| {value} objects ({indexed} indexed, {skipped} chunks done before)`,
+        hideCursor: true,
+      },
+      cliProgress.Presets.shades_classic,
+    );
+    let objects = 0;
+    let indexed = 0;
+    let skipped = 0;
+    // The listing arrives with the work, so the total is known only at the end: the bar runs one chunk ahead.
+    bar.start(pageTarget, 0, { indexed, skipped });
+    let result;
+    try {
+      result = await indexShard(source, {
+        root,
+        ...part,
+        pageTarget,
+        onChunk: (fresh, n) => {
+          objects += n;
+          if (fresh) indexed += n;
+          else skipped++;
+          bar.setTotal(objects + pageTarget);
+          bar.update(objects, { indexed, skipped });
+        },
+      });
+    } finally {
+      bar.stop();
+    }
+    const finished = await finishedShards(source.bucket, root, part.of);
+    let published: Awaited<ReturnType<typeof publish>> | { skipped: string } | undefined;
+    if (finished.length === part.of) {
+      if (!signer) published = { skipped: "EC_MANIFEST_KEY is not set here: run `ec index URL --publish` where it is" };
+      else
+        try {
+          published = await publish(part.of);
+        } catch (err) {
+          // Another shard's chunks went missing since its mark (the bucket changed): the explicit publish names it.
+          if (!(err instanceof SdkError && err.code === "ERR_INDEX_SHARDS_INCOMPLETE")) throw err;
+          published = { skipped: err.message };
+        }
+    }
+    report(values.json, {
+      dataset: url,
+      root,
+      shard: part.shard,
+      of: part.of,
+      ...result,
+      finished: finished.length,
+      ...(published ? { publish: published } : {}),
+      seconds: (performance.now() - started) / 1000,
+    });
+    return 0;
+  } finally {
+    await source.close();
+  }
+}
+
+function report(json: boolean, summary: Record<string, unknown>): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    return;
+  }
+  const s = summary as Record<string, number | string | undefined> & { publish?: Record<string, unknown> };
+  const seconds = Number(s.seconds).toFixed(2);
+  if (s.shard === undefined) {
+    process.stdout.write(
+      s.published
+        ? `published generation ${s.generation} of ${s.root}'s table: ${s.objects} objects in ${s.pages} pages from ${s.of} shard(s) (${seconds} s)\n`
+        : `generation ${s.generation} of ${s.root}'s table already names these ${s.pages} pages: nothing to publish (${seconds} s)\n`,
+    );
+    return;
+  }
+  process.stdout.write(
+    `shard ${s.shard}/${s.of}: ${s.mine} of ${s.chunks} chunks (${s.objects} objects); indexed ${s.indexed} (${s.objectsIndexed} objects, ${s.pagesWritten} pages), ${s.skipped} recorded before; ${s.finished} of ${s.of} shards finished (${seconds} s)\n`,
+  );
+  const p = s.publish;
+  if (p && "skipped" in p) process.stdout.write(`not published: ${String(p.skipped)}\n`);
+  else if (p)
+    process.stdout.write(
+      `published generation ${String(p.generation)} of ${s.root}'s table: ${String(p.objects)} objects in ${String(p.pages)} pages\n`,
+    );
+}
