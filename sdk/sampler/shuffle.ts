@@ -78,7 +78,7 @@ export function shuffleAlgorithm(name: string | false): ShuffleAlgorithm {
   return algorithm;
 }
 
-function* clipsOfShards(plan: ClipPlan, shardOrder: readonly number[]): Generator<ClipRef> {
+function* clipsOfShards(plan: ClipPlan, shardOrder: Iterable<number>): Generator<ClipRef> {
   for (const s of shardOrder) {
     for (const object of plan.shards[s]!.objects) {
       for (const start of plan.objects[object]!.starts) yield { object, start };
@@ -113,7 +113,7 @@ export function* bufferShuffled<T>(items: Iterable<T>, size: number, rng: Rng): 
 const identity = (plan: ClipPlan) => plan.shards.map((_, i) => i);
 
 /** The clips of each object that open with the same keyframe, in start order: one GOP decode serves them. */
-function* gopRuns(plan: ClipPlan, shardOrder: readonly number[]): Generator<ClipRef[]> {
+function* gopRuns(plan: ClipPlan, shardOrder: Iterable<number>): Generator<ClipRef[]> {
   for (const s of shardOrder) {
     for (const object of plan.shards[s]!.objects) {
       const { starts, gops } = plan.objects[object]!;
@@ -163,12 +163,41 @@ export function* interleaved<T>(runs: Iterable<readonly T[]>, width: number, rng
   }
 }
 
+/**
+ * Listing pages "shard-buffer" takes at a time: the pages are permuted, then the shards of
+ * PAGE_WINDOW pages at once are shuffled together, so a position of the order depends on the
+ * pages of its window (and those before it), never on every page.
+ */
+export const PAGE_WINDOW = 4;
+
+/**
+ * The shards in windowed page order: the listing's pages permuted, then window after window of
+ * PAGE_WINDOW pages, the shards of each window shuffled. Each window is shuffled when it is
+ * reached.
+ */
+function* windowedShards(plan: ClipPlan, rng: Rng, pageRng: Rng): Generator<number> {
+  const { pageStarts } = plan;
+  const pageCount = pageStarts.length - 1;
+  const pages = shuffleInPlace(
+    Array.from({ length: pageCount }, (_, i) => i),
+    pageRng,
+  );
+  for (let w = 0; w < pageCount; w += PAGE_WINDOW) {
+    const shards: number[] = [];
+    for (const page of pages.slice(w, w + PAGE_WINDOW)) {
+      for (let s = pageStarts[page]!; s < pageStarts[page + 1]!; s++) shards.push(s);
+    }
+    yield* shuffleInPlace(shards, rng);
+  }
+}
+
 registerShuffle("none", (plan) => clipsOfShards(plan, identity(plan)));
 
-// Shards shuffled, then GOP runs through the bounded buffer, then runs interleaved: reads stay
-// local to a few shards, each GOP is decoded once, and a batch mixes GOPs.
+// Pages permuted and their shards shuffled a window at a time, then GOP runs through the
+// bounded buffer, then runs interleaved: reads stay local to a few shards, each GOP is decoded
+// once, a batch mixes GOPs, and the order's first positions need only its first window's pages.
 registerShuffle("shard-buffer", (plan, p) => {
-  const shards = shuffleInPlace(identity(plan), seededRng(p.seed, p.epoch, "shards"));
+  const shards = windowedShards(plan, seededRng(p.seed, p.epoch, "shards"), seededRng(p.seed, p.epoch, "pages"));
   const runs = bufferShuffled(gopRuns(plan, shards), p.buffer, seededRng(p.seed, p.epoch, "buffer"));
   return interleaved(runs, GOP_INTERLEAVE, seededRng(p.seed, p.epoch, "interleave"));
 });
