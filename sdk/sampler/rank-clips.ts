@@ -5,6 +5,22 @@ import type { ClipRef } from "./clip-plan.js";
 export interface ClipSequence<T> {
   readonly length: number;
   at(i: number): T | undefined;
+  /**
+   * Settles once `at(i)` can answer without I/O (the table pages its order needs are read);
+   * absent: it always can. The pipeline awaits it before it plans or reads item `i`.
+   */
+  ready?(i: number): Promise<void>;
+}
+
+/**
+ * Item `i` of a sequence once it is ready.
+ *
+ * @example
+ * const clip = await readyAt(mine, 0);
+ */
+export async function readyAt<T>(items: ClipSequence<T>, i: number): Promise<T | undefined> {
+  await items.ready?.(i);
+  return items.at(i);
 }
 
 /** A clip of this rank: its position in the epoch order and which clip it is. */

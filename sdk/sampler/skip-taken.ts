@@ -27,11 +27,24 @@ export class SkipTaken implements ClipSequence<RankClip> {
 
   at(i: number): RankClip | undefined {
     if (!Number.isInteger(i) || i < 0 || i >= this.length) return undefined;
-    while (this.kept.length <= i) {
-      const clip = this.share.at(this.shareAt++);
-      if (!clip) return undefined;
-      if ((this.bits[clip.position >> 3]! & (1 << (clip.position & 7))) === 0) this.kept.push(clip);
-    }
+    while (this.kept.length <= i) if (!this.step()) return undefined;
     return this.kept[i];
+  }
+
+  /** The share's items this one walks to reach item `i`, each readied in turn. */
+  async ready(i: number): Promise<void> {
+    if (!this.share.ready || !Number.isInteger(i) || i < 0 || i >= this.length) return;
+    while (this.kept.length <= i) {
+      await this.share.ready(this.shareAt);
+      if (!this.step()) return;
+    }
+  }
+
+  /** Takes the share's next item, kept unless the run took it already; false past the share's end. */
+  private step(): boolean {
+    const clip = this.share.at(this.shareAt++);
+    if (!clip) return false;
+    if ((this.bits[clip.position >> 3]! & (1 << (clip.position & 7))) === 0) this.kept.push(clip);
+    return true;
   }
 }
