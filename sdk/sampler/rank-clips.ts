@@ -1,5 +1,6 @@
 import { InvalidOptionError } from "../errors.js";
 import type { ClipRef } from "./clip-plan.js";
+import { PageWait } from "./paged-plan.js";
 
 /** A read-only list that may compute its items when asked: an array is one. */
 export interface ClipSequence<T> {
@@ -48,6 +49,11 @@ function rankShare(n: number, rank: number, world: number): number {
   return Math.floor(n / world) + (rank < n % world ? 1 : 0);
 }
 
+/** Thrown through a deal where the order reached pages not read yet (never out of `at` or `ready`). */
+class Waiting {
+  constructor(readonly wait: PageWait) {}
+}
+
 /**
  * What a rank's streamed deal keeps whatever the dealing rule: the consumed set as it was at
  * open, the rank's share (at most `limit`), the epoch order taken clip by clip, and the clips
@@ -59,7 +65,7 @@ export abstract class StreamedDeal implements ClipSequence<RankClip> {
   /** A copy: the run adds what it consumes to the live set, which must not move positions still to deal. */
   private readonly bits: Uint8Array | undefined;
   protected readonly total: number;
-  private order: Iterator<ClipRef> | undefined;
+  private order: Iterator<ClipRef | PageWait> | undefined;
   /** Positions taken from the epoch order. */
   protected orderAt = 0;
 
@@ -77,8 +83,26 @@ export abstract class StreamedDeal implements ClipSequence<RankClip> {
 
   at(i: number): RankClip | undefined {
     if (!Number.isInteger(i) || i < 0 || i >= this.length) return undefined;
-    while (this.done.length <= i) this.done.push(this.dealNext());
+    const wait = this.dealTo(i);
+    if (wait) throw new Error(`Clip ${i} of this rank was asked for before ready(${i}) settled`);
     return this.done[i];
+  }
+
+  /** Reads the pages the order needs up to item `i`, one wait at a time. */
+  async ready(i: number): Promise<void> {
+    if (!Number.isInteger(i) || i < 0 || i >= this.length) return;
+    for (let wait = this.dealTo(i); wait; wait = this.dealTo(i)) await wait.until;
+  }
+
+  /** Deals up to item `i`; the order's wait where it reached pages not read yet. */
+  private dealTo(i: number): PageWait | undefined {
+    try {
+      while (this.done.length <= i) this.done.push(this.dealNext());
+      return undefined;
+    } catch (err) {
+      if (err instanceof Waiting) return err.wait;
+      throw err;
+    }
   }
 
   /** How many clips were dealt so far. */
@@ -86,18 +110,23 @@ export abstract class StreamedDeal implements ClipSequence<RankClip> {
     return this.done.length;
   }
 
-  /** The rank's next clip; only called while the rank has clips left. */
+  /**
+   * The rank's next clip; only called while the rank has clips left. Where `nextRef` throws
+   * (the order waits for pages) it is called again once they are read: what it changed before
+   * its first `nextRef` must hold on the second call too.
+   */
   protected abstract dealNext(): RankClip;
 
   /** The epoch order the clips are dealt from; set once, before the first `at`. */
-  protected streamFrom(order: Iterable<ClipRef>): void {
+  protected streamFrom(order: Iterable<ClipRef | PageWait>): void {
     this.order = order[Symbol.iterator]();
   }
 
-  /** The epoch order's clip at position `orderAt`, which then moves on one. */
+  /** The epoch order's clip at position `orderAt`, which then moves on one; throws Waiting where the order waits for pages. */
   protected nextRef(): ClipRef {
     const next = this.order!.next();
     if (next.done) throw shortOrder(this.total, this.orderAt);
+    if (next.value instanceof PageWait) throw new Waiting(next.value);
     this.orderAt++;
     return next.value;
   }
@@ -127,14 +156,26 @@ export class RankClips extends StreamedDeal {
   private scanAt = 0;
   private unconsumedSeen = 0;
 
-  constructor(order: Iterable<ClipRef>, consumed: ConsumedPositions, rank: number, world: number, limit?: number) {
+  /** The position of the clip being dealt, kept while the order waits for its pages. */
+  private dealing: number | undefined;
+
+  constructor(
+    order: Iterable<ClipRef | PageWait>,
+    consumed: ConsumedPositions,
+    rank: number,
+    world: number,
+    limit?: number,
+  ) {
     super(consumed, rank, world, limit);
     this.streamFrom(order);
   }
 
   protected dealNext(): RankClip {
-    const position = this.unconsumed(this.rank + this.dealt * this.world);
-    return { position, ref: this.refAt(position) };
+    this.dealing ??= this.unconsumed(this.rank + this.dealt * this.world);
+    const position = this.dealing;
+    const ref = this.refAt(position);
+    this.dealing = undefined;
+    return { position, ref };
   }
 
   /** The k-th unconsumed position; k only grows from call to call. */
@@ -147,7 +188,7 @@ export class RankClips extends StreamedDeal {
     }
   }
 
-  /** The epoch order's clip at `position`; positions only grow from call to call. */
+  /** The epoch order's clip at `position`; positions only grow from call to call (a wait repeats the call). */
   private refAt(position: number): ClipRef {
     let ref: ClipRef | undefined;
     while (this.orderAt <= position) ref = this.nextRef();

@@ -1,0 +1,125 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { gopsOf, makePlan, PAGE_OBJECTS, type ClipPlan, type PlannedObject } from "../../../sdk/sampler/clip-plan.js";
+import { LazyPlan, PageWait } from "../../../sdk/sampler/paged-plan.js";
+import { RankClips } from "../../../sdk/sampler/rank-clips.js";
+import { epochOrder, pagedStream, PAGE_WINDOW } from "../../../sdk/sampler/shuffle.js";
+import { PositionSet } from "../../../sdk/state/checkpoint.js";
+
+/** Pages of `counts[k]` objects, 1..5 clips each in GOPs of two, shards of `perShard` objects cut in each page. */
+function pages(counts: readonly number[], perShard: number) {
+  const objects: PlannedObject[][] = counts.map((n, k) =>
+    Array.from({ length: n }, (_, j) => {
+      const starts = Array.from({ length: 1 + ((k * 7 + j) % 5) }, (_, c) => c * 4);
+      return { key: `p${k}/v${j}`, etag: "e", starts, gops: gopsOf(starts, [0, 8, 16]) };
+    }),
+  );
+  const shards = counts.map((n) =>
+    Array.from({ length: Math.ceil(n / perShard) }, (_, s) =>
+      Array.from({ length: Math.min(perShard, n - s * perShard) }, (_, i) => s * perShard + i),
+    ),
+  );
+  return { objects, shards };
+}
+
+/** The same pages as one materialised plan (which groups shards in runs of PAGE_OBJECTS ids: full pages but the last). */
+function eager(counts: readonly number[], perShard: number): ClipPlan {
+  const { objects, shards } = pages(counts, perShard);
+  const all: PlannedObject[] = [];
+  const planShards: { objects: number[] }[] = [];
+  counts.forEach((n, k) => {
+    const first = all.length;
+    all.push(...objects[k]!);
+    for (const s of shards[k]!) planShards.push({ objects: s.map((j) => first + j) });
+  });
+  return makePlan(all, planShards, { frames: 4, stride: 1, align: "exact" });
+}
+
+/** A lazy plan over the same pages, reading each after a macrotask. */
+function lazy(counts: readonly number[], perShard: number): LazyPlan {
+  const { objects, shards } = pages(counts, perShard);
+  return new LazyPlan(counts, async (k) => {
+    await new Promise((r) => setImmediate(r));
+    return { objects: objects[k]!, shards: shards[k]! };
+  });
+}
+
+/** Every item of an order, waiting where it waits; how many waits there were. */
+async function drain(order: Iterable<unknown>) {
+  const out: unknown[] = [];
+  let waits = 0;
+  const it = order[Symbol.iterator]();
+  for (let next = it.next(); !next.done; next = it.next()) {
+    if (next.value instanceof PageWait) {
+      waits++;
+      await next.value.until;
+    } else out.push(next.value);
+  }
+  return { out, waits };
+}
+
+describe("an order over a plan read page by page", () => {
+  it("is the materialised plan's order, for none and shard-buffer", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constant(PAGE_OBJECTS), { minLength: 1, maxLength: 9 }),
+        fc.integer({ min: 1, max: 400 }),
+        fc.integer({ min: 1, max: 64 }),
+        fc.nat(),
+        async (counts, perShard, buffer, seed) => {
+          const params = { seed, epoch: 1, buffer };
+          for (const name of ["none", "shard-buffer"]) {
+            const { out } = await drain(pagedStream(lazy(counts, perShard), name, params)!);
+            expect(out).toEqual(epochOrder(eager(counts, perShard), name, params));
+          }
+        },
+      ),
+      { numRuns: 8 },
+    );
+  });
+
+  it("reads the first window's pages (and the next, ahead) before its first clip, not every page", async () => {
+    const counts = Array.from({ length: 40 }, () => PAGE_OBJECTS);
+    const plan = lazy(counts, 100);
+    const it = pagedStream(plan, "shard-buffer", { seed: 2, epoch: 0, buffer: 256 })![Symbol.iterator]();
+    let next = it.next();
+    while (next.value instanceof PageWait) {
+      await next.value.until;
+      next = it.next();
+    }
+    expect(next.done).toBe(false);
+    expect(plan.asked.length).toBe(2 * PAGE_WINDOW);
+    expect(pagedStream(plan, "global", { seed: 2, epoch: 0, buffer: 256 })).toBeUndefined();
+  });
+
+  it("deals a rank's clips once each is ready, as over the materialised plan", async () => {
+    // Full pages but the last: the materialised plan groups shards by PAGE_OBJECTS runs of ids.
+    const counts = [PAGE_OBJECTS, PAGE_OBJECTS, PAGE_OBJECTS, PAGE_OBJECTS, PAGE_OBJECTS, 300];
+    const params = { seed: 4, epoch: 0, buffer: 32 };
+    const whole = eager(counts, 50);
+    for (const world of [1, 3]) {
+      for (let rank = 0; rank < world; rank++) {
+        const want = new RankClips(
+          epochOrder(whole, "shard-buffer", params),
+          new PositionSet(whole.total),
+          rank,
+          world,
+        );
+        const plan = lazy(counts, 50);
+        const mine = new RankClips(
+          pagedStream(plan, "shard-buffer", params)!,
+          new PositionSet(whole.total),
+          rank,
+          world,
+        );
+        expect(() => mine.at(0)).toThrow("Clip 0 of this rank was asked for before ready(0) settled");
+        for (let i = 0; i < mine.length; i += 97) {
+          await mine.ready(i);
+          expect(mine.at(i)).toEqual(want.at(i));
+        }
+        await mine.ready(mine.length - 1);
+        expect(mine.at(mine.length - 1)).toEqual(want.at(want.length - 1));
+      }
+    }
+  });
+});
