@@ -78,7 +78,9 @@ export async function* streamBatches(input: StreamInput): AsyncGenerator<Settled
   // Its place in the order is awaited first: the table pages it comes from may still be read.
   const outcomes = orderedMap(scheduled, o.prefetch, async (s) => {
     await s.planned;
-    const clip = (await readyAt(input.clips, s.index))!;
+    const clip = await readyAt(input.clips, s.index);
+    // An order of unknown length ended before this clip: the stream ends here.
+    if (!clip) return undefined;
     const out = await produceClip(ctx, clip, s.ticket);
     if (out.kind === "skip") {
       // Known now, before the clips after it take their slots: they move up one place.
@@ -96,10 +98,17 @@ export async function* streamBatches(input: StreamInput): AsyncGenerator<Settled
   }
 }
 
-/** The outcomes in order, telling the slots how many clips are delivered (their groups take no more). */
-async function* delivered(outcomes: AsyncIterable<ClipOutcome>, slots: ClipSlots): AsyncGenerator<ClipOutcome> {
+/**
+ * The outcomes in order, telling the slots how many clips are delivered (their groups take no
+ * more), up to the first clip past the end of an order of unknown length.
+ */
+async function* delivered(
+  outcomes: AsyncIterable<ClipOutcome | undefined>,
+  slots: ClipSlots,
+): AsyncGenerator<ClipOutcome> {
   let count = 0;
   for await (const o of outcomes) {
+    if (!o) return;
     if (o.kind === "clip") slots.delivered(++count);
     yield o;
   }

@@ -32,6 +32,7 @@ export interface RankClip {
 
 /** The positions of an epoch already consumed (a checkpoint's bitmap), as RankClips reads them. */
 export interface ConsumedPositions {
+  /** Clips in the epoch order; Infinity where the order streams from pages read lazily (its end is found by walking it). */
   readonly total: number;
   readonly count: number;
   readonly bits: Uint8Array;
@@ -54,13 +55,16 @@ class Waiting {
   constructor(readonly wait: PageWait) {}
 }
 
+/** Thrown through a deal where an order of unknown length ended (never out of `at` or `ready`). */
+class Ended {}
+
 /**
  * What a rank's streamed deal keeps whatever the dealing rule: the consumed set as it was at
  * open, the rank's share (at most `limit`), the epoch order taken clip by clip, and the clips
  * dealt so far, so `at(i)` computes only up to the i-th clip and each clip once.
  */
 export abstract class StreamedDeal implements ClipSequence<RankClip> {
-  readonly length: number;
+  private known: number;
   private readonly done: RankClip[] = [];
   /** A copy: the run adds what it consumes to the live set, which must not move positions still to deal. */
   private readonly bits: Uint8Array | undefined;
@@ -77,21 +81,26 @@ export abstract class StreamedDeal implements ClipSequence<RankClip> {
   ) {
     this.total = consumed.total;
     this.bits = consumed.count > 0 ? consumed.bits.slice() : undefined;
-    const share = rankShare(consumed.total - consumed.count, rank, world);
-    this.length = limit === undefined ? share : Math.min(share, limit);
+    const share = Number.isFinite(consumed.total) ? rankShare(consumed.total - consumed.count, rank, world) : Infinity;
+    this.known = limit === undefined ? share : Math.min(share, limit);
+  }
+
+  /** The rank's clips; Infinity over an order of unknown length until its end is reached. */
+  get length(): number {
+    return this.known;
   }
 
   at(i: number): RankClip | undefined {
     if (!Number.isInteger(i) || i < 0 || i >= this.length) return undefined;
     const wait = this.dealTo(i);
     if (wait) throw new Error(`Clip ${i} of this rank was asked for before ready(${i}) settled`);
-    return this.done[i];
+    return i < this.known ? this.done[i] : undefined;
   }
 
   /** Reads the pages the order needs up to item `i`, one wait at a time. */
   async ready(i: number): Promise<void> {
     if (!Number.isInteger(i) || i < 0 || i >= this.length) return;
-    for (let wait = this.dealTo(i); wait; wait = this.dealTo(i)) await wait.until;
+    for (let wait = this.dealTo(i); wait && i < this.known; wait = this.dealTo(i)) await wait.until;
   }
 
   /** Deals up to item `i`; the order's wait where it reached pages not read yet. */
@@ -101,6 +110,8 @@ export abstract class StreamedDeal implements ClipSequence<RankClip> {
       return undefined;
     } catch (err) {
       if (err instanceof Waiting) return err.wait;
+      // An order of unknown length ended: the rank's share is what was dealt.
+      if (err instanceof Ended) return void (this.known = this.done.length);
       throw err;
     }
   }
@@ -125,7 +136,7 @@ export abstract class StreamedDeal implements ClipSequence<RankClip> {
   /** The epoch order's clip at position `orderAt`, which then moves on one; throws Waiting where the order waits for pages. */
   protected nextRef(): ClipRef {
     const next = this.order!.next();
-    if (next.done) throw shortOrder(this.total, this.orderAt);
+    if (next.done) throw Number.isFinite(this.total) ? shortOrder(this.total, this.orderAt) : new Ended();
     if (next.value instanceof PageWait) throw new Waiting(next.value);
     this.orderAt++;
     return next.value;
@@ -136,7 +147,7 @@ export abstract class StreamedDeal implements ClipSequence<RankClip> {
   }
 
   protected isConsumed(p: number): boolean {
-    return this.bits !== undefined && (this.bits[p >> 3]! & (1 << (p & 7))) !== 0;
+    return this.bits !== undefined && ((this.bits[p >> 3] ?? 0) & (1 << (p & 7))) !== 0;
   }
 }
 

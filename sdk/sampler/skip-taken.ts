@@ -10,7 +10,6 @@ import type { ClipSequence, ConsumedPositions, RankClip } from "./rank-clips.js"
  * const mine = new SkipTaken(new RankClips(order, base, 1, 4), consumed, consumed.count - base.count);
  */
 export class SkipTaken implements ClipSequence<RankClip> {
-  readonly length: number;
   /** A copy: the run adds what it consumes to the live set, and those clips are still to deliver. */
   private readonly bits: Uint8Array;
   private readonly kept: RankClip[] = [];
@@ -19,10 +18,14 @@ export class SkipTaken implements ClipSequence<RankClip> {
   constructor(
     private readonly share: ClipSequence<RankClip>,
     taken: ConsumedPositions,
-    takenCount: number,
+    private readonly takenCount: number,
   ) {
     this.bits = taken.bits.slice();
-    this.length = Math.max(0, share.length - takenCount);
+  }
+
+  /** The share's length less what was taken (Infinity while the share's is). */
+  get length(): number {
+    return Math.max(0, this.share.length - this.takenCount);
   }
 
   at(i: number): RankClip | undefined {
@@ -44,7 +47,7 @@ export class SkipTaken implements ClipSequence<RankClip> {
   private step(): boolean {
     const clip = this.share.at(this.shareAt++);
     if (!clip) return false;
-    if ((this.bits[clip.position >> 3]! & (1 << (clip.position & 7))) === 0) this.kept.push(clip);
+    if (((this.bits[clip.position >> 3] ?? 0) & (1 << (clip.position & 7))) === 0) this.kept.push(clip);
     return true;
   }
 }

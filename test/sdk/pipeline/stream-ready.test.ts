@@ -23,9 +23,13 @@ const decode: DecodeClip = async (req) => ({
 class SlowClips implements ClipSequence<ScheduledClip> {
   readonly early: number[] = [];
   private readonly readied = new Set<number>();
-  constructor(private readonly clips: readonly ScheduledClip[]) {}
+  constructor(
+    private readonly clips: readonly ScheduledClip[],
+    private readonly known = true,
+  ) {}
+  /** With `known` false, an order of unknown length: its end is where `at` answers undefined. */
   get length(): number {
-    return this.clips.length;
+    return this.known ? this.clips.length : Infinity;
   }
   at(i: number): ScheduledClip | undefined {
     if (!this.readied.has(i)) this.early.push(i);
@@ -44,31 +48,34 @@ beforeAll(async () => {
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe("the pipeline awaits ready(i) before it plans or reads clip i", () => {
-  it("asks for no clip before it is ready, and delivers every clip in order", async () => {
-    const source = new LocalDirSource(dir);
-    const options = resolveOptions({ frames: 8, batch: 2, prefetch: 2, shuffle: false, device: "cpu" }, {});
-    const listing = await source.list();
-    const indexes = new IndexCache(source);
-    const { plan: p } = await planDataset(listing, indexes, options);
-    const all = p.objects[0]!.starts.map((start, position) => ({ position, ref: { object: 0, start } }));
-    expect(all.length).toBe(6);
-    const clips = new SlowClips(all);
-    const starts: number[] = [];
-    for await (const { batch } of streamBatches({
-      source,
-      listing,
-      indexes,
-      decode,
-      decodeImage: () => Promise.reject(new Error("no images here")),
-      options,
-      clips,
-      onNeeded: () => {},
-      onDecoded: () => {},
-      onSkip: () => {},
-    }))
-      for (const c of batch?.clips ?? []) starts.push(c.start);
-    expect(starts).toEqual([0, 8, 16, 24, 32, 40]);
-    expect(clips.early).toEqual([]);
-    await source.close();
-  });
+  it.each([true, false])(
+    "asks for no clip before it is ready and delivers every clip in order (length known: %s)",
+    async (known) => {
+      const source = new LocalDirSource(dir);
+      const options = resolveOptions({ frames: 8, batch: 2, prefetch: 2, shuffle: false, device: "cpu" }, {});
+      const listing = await source.list();
+      const indexes = new IndexCache(source);
+      const { plan: p } = await planDataset(listing, indexes, options);
+      const all = p.objects[0]!.starts.map((start, position) => ({ position, ref: { object: 0, start } }));
+      expect(all.length).toBe(6);
+      const clips = new SlowClips(all, known);
+      const starts: number[] = [];
+      for await (const { batch } of streamBatches({
+        source,
+        listing,
+        indexes,
+        decode,
+        decodeImage: () => Promise.reject(new Error("no images here")),
+        options,
+        clips,
+        onNeeded: () => {},
+        onDecoded: () => {},
+        onSkip: () => {},
+      }))
+        for (const c of batch?.clips ?? []) starts.push(c.start);
+      expect(starts).toEqual([0, 8, 16, 24, 32, 40]);
+      expect(clips.early).toEqual([]);
+      await source.close();
+    },
+  );
 });

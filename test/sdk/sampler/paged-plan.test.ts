@@ -4,7 +4,8 @@ import { gopsOf, makePlan, PAGE_OBJECTS, type ClipPlan, type PlannedObject } fro
 import { LazyPlan, PageWait } from "../../../sdk/sampler/paged-plan.js";
 import { RankClips } from "../../../sdk/sampler/rank-clips.js";
 import { epochOrder, pagedStream, PAGE_WINDOW } from "../../../sdk/sampler/shuffle.js";
-import { PositionSet } from "../../../sdk/state/checkpoint.js";
+import { SkipTaken } from "../../../sdk/sampler/skip-taken.js";
+import { PositionSet, restore, toCheckpoint } from "../../../sdk/state/checkpoint.js";
 
 /** Pages of `counts[k]` objects, 1..5 clips each in GOPs of two, shards of `perShard` objects cut in each page. */
 function pages(counts: readonly number[], perShard: number) {
@@ -121,5 +122,120 @@ describe("an order over a plan read page by page", () => {
         expect(mine.at(mine.length - 1)).toEqual(want.at(want.length - 1));
       }
     }
+  });
+});
+
+describe("a rank's clips over an order of unknown length", () => {
+  const counts = [PAGE_OBJECTS, PAGE_OBJECTS, PAGE_OBJECTS, 120];
+  const params = { seed: 9, epoch: 3, buffer: 16 };
+  const whole = eager(counts, 40);
+  const key = (c: { position: number; ref: { object: number; start: number } }) =>
+    `${c.position}:${c.ref.object}:${c.ref.start}`;
+
+  /** Every clip of the rank, each readied first, until the order ends. */
+  async function all(mine: RankClips | SkipTaken) {
+    const out: ReturnType<RankClips["at"]>[] = [];
+    for (let i = 0; ; i++) {
+      await mine.ready(i);
+      const c = mine.at(i);
+      if (!c) return out;
+      out.push(c);
+    }
+  }
+
+  it("deals every clip once, sizes within one, the length known once the order ends", async () => {
+    for (const world of [1, 2, 5]) {
+      const shares = await Promise.all(
+        Array.from({ length: world }, async (_, rank) => {
+          const mine = new RankClips(
+            pagedStream(lazy(counts, 40), "shard-buffer", params)!,
+            new PositionSet(Infinity),
+            rank,
+            world,
+          );
+          expect(mine.length).toBe(Infinity);
+          const got = await all(mine);
+          expect(mine.length).toBe(got.length);
+          return got;
+        }),
+      );
+      const sizes = shares.map((s) => s.length);
+      expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+      const order = epochOrder(whole, "shard-buffer", params);
+      expect(
+        shares
+          .flat()
+          .map((c) => c!.position)
+          .sort((a, b) => a - b),
+      ).toEqual(order.map((_, p) => p));
+      for (const c of shares.flat()) expect(c!.ref).toEqual(order[c!.position]);
+    }
+  });
+
+  it("resumes exactly from merged checkpoints without a total, on another world size", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.nat(600),
+        async (world, next, k) => {
+          // Each rank of the first run consumes its first k clips, then every rank checkpoints.
+          const checkpoints = await Promise.all(
+            Array.from({ length: world }, async (_, rank) => {
+              const mine = new RankClips(
+                pagedStream(lazy(counts, 40), "shard-buffer", params)!,
+                new PositionSet(Infinity),
+                rank,
+                world,
+              );
+              const set = new PositionSet(Infinity);
+              for (let i = 0; i < k; i++) {
+                await mine.ready(i);
+                const c = mine.at(i);
+                if (c) set.add(c.position);
+              }
+              return JSON.parse(
+                JSON.stringify(toCheckpoint(set, { fingerprint: "f", seed: 9, epoch: 3, world, rank })),
+              );
+            }),
+          );
+          expect(checkpoints[0].total).toBeUndefined();
+          const { set } = restore(checkpoints, { fingerprint: "f", total: undefined });
+          const before = set.count;
+          const after = await Promise.all(
+            Array.from({ length: next }, (_, rank) =>
+              all(new RankClips(pagedStream(lazy(counts, 40), "shard-buffer", params)!, set, rank, next)),
+            ),
+          );
+          const positions = [...after.flat().map((c) => c!.position)];
+          for (let p = 0; p < whole.total; p++) if (set.has(p)) positions.push(p);
+          expect(positions.sort((a, b) => a - b)).toEqual(Array.from({ length: whole.total }, (_, p) => p));
+          expect(set.count).toBe(before);
+          expect(new Set(after.flat().map((c) => key(c!))).size).toBe(whole.total - before);
+        },
+      ),
+      { numRuns: 10 },
+    );
+  });
+
+  it("resumes one rank alone from its own checkpoint (its base), as the uninterrupted rank goes on", async () => {
+    const world = 3;
+    const rank = 1;
+    const uninterrupted = await all(
+      new RankClips(pagedStream(lazy(counts, 40), "shard-buffer", params)!, new PositionSet(Infinity), rank, world),
+    );
+    const set = new PositionSet(Infinity);
+    for (const c of uninterrupted.slice(0, 50)) set.add(c!.position);
+    const own = toCheckpoint(set, {
+      fingerprint: "f",
+      seed: 9,
+      epoch: 3,
+      world,
+      rank,
+      base: new PositionSet(Infinity),
+    });
+    const r = restore(JSON.parse(JSON.stringify(own)), { fingerprint: "f", total: undefined, rank, world });
+    const share = new RankClips(pagedStream(lazy(counts, 40), "shard-buffer", params)!, r.base!, rank, world);
+    expect(await all(new SkipTaken(share, r.set, r.set.count - r.base!.count))).toEqual(uninterrupted.slice(50));
   });
 });
