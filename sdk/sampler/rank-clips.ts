@@ -142,6 +142,31 @@ export abstract class StreamedDeal implements ClipSequence<RankClip> {
     return next.value;
   }
 
+  /** As `nextRef`, but undefined at the end of an order of unknown length. */
+  protected nextRefOrEnd(): ClipRef | undefined {
+    try {
+      return this.nextRef();
+    } catch (err) {
+      if (err instanceof Ended) return undefined;
+      throw err;
+    }
+  }
+
+  /** Ends this rank's share: the order of unknown length has no clip left for it. */
+  protected endOfOrder(): never {
+    throw new Ended();
+  }
+
+  /** Waits for pages outside `nextRef` (a second walk over the order): the deal is asked again once they are read. */
+  protected waitFor(wait: PageWait): never {
+    throw new Waiting(wait);
+  }
+
+  /** The order came up short of the consumed positions. */
+  protected shortOrderAt(position: number): InvalidOptionError {
+    return shortOrder(this.total, position);
+  }
+
   protected get anyConsumed(): boolean {
     return this.bits !== undefined;
   }

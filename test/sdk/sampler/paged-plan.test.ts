@@ -2,7 +2,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { gopsOf, makePlan, PAGE_OBJECTS, type ClipPlan, type PlannedObject } from "../../../sdk/sampler/clip-plan.js";
 import { LazyPlan, PageWait } from "../../../sdk/sampler/paged-plan.js";
-import { RankClips } from "../../../sdk/sampler/rank-clips.js";
+import { RankClips, type RankClip } from "../../../sdk/sampler/rank-clips.js";
+import { StreamedGopClips } from "../../../sdk/sampler/streamed-gop-clips.js";
 import { epochOrder, pagedStream, PAGE_WINDOW } from "../../../sdk/sampler/shuffle.js";
 import { SkipTaken } from "../../../sdk/sampler/skip-taken.js";
 import { PositionSet, restore, toCheckpoint } from "../../../sdk/state/checkpoint.js";
@@ -237,5 +238,106 @@ describe("a rank's clips over an order of unknown length", () => {
     const r = restore(JSON.parse(JSON.stringify(own)), { fingerprint: "f", total: undefined, rank, world });
     const share = new RankClips(pagedStream(lazy(counts, 40), "shard-buffer", params)!, r.base!, rank, world);
     expect(await all(new SkipTaken(share, r.set, r.set.count - r.base!.count))).toEqual(uninterrupted.slice(50));
+  });
+});
+
+describe("a rank's GOP runs over an order of unknown length (last round dealt once the end is met)", () => {
+  const counts = [PAGE_OBJECTS, PAGE_OBJECTS, 700];
+  const params = { seed: 5, epoch: 1, buffer: 16 };
+  const whole = eager(counts, 40);
+  const order = epochOrder(whole, "shard-buffer", params);
+  const share = (plan: LazyPlan, set: PositionSet, rank: number, world: number) =>
+    new StreamedGopClips(() => pagedStream(plan, "shard-buffer", params)!, set, plan, rank, world);
+
+  async function all(mine: { ready(i: number): Promise<void>; at(i: number): RankClip | undefined }) {
+    const out: RankClip[] = [];
+    for (let i = 0; ; i++) {
+      await mine.ready(i);
+      const c = mine.at(i);
+      if (!c) return out;
+      out.push(c);
+    }
+  }
+  const runKey = (c: RankClip) => {
+    const o = whole.objects[c.ref.object]!;
+    return `${c.ref.object}:${o.gops![o.starts.indexOf(c.ref.start)]}`;
+  };
+
+  it("deals every clip once, in epoch order per rank, sizes within one, few runs split", async () => {
+    for (const world of [1, 2, 3, 7]) {
+      const plan = lazy(counts, 40);
+      const shares = await Promise.all(
+        Array.from({ length: world }, (_, r) => all(share(plan, new PositionSet(Infinity), r, world))),
+      );
+      const sizes = shares.map((s) => s.length);
+      expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+      expect(
+        shares
+          .flat()
+          .map((c) => c.position)
+          .sort((a, b) => a - b),
+      ).toEqual(order.map((_, p) => p));
+      for (const s of shares) {
+        for (const c of s) expect(c.ref).toEqual(order[c.position]);
+        expect(s.map((c) => c.position)).toEqual([...s.map((c) => c.position)].sort((a, b) => a - b));
+      }
+      const owners = new Map<string, Set<number>>();
+      shares.forEach((s, r) => s.forEach((c) => owners.set(runKey(c), (owners.get(runKey(c)) ?? new Set()).add(r))));
+      const split = [...owners.values()].filter((o) => o.size > 1).length;
+      // Only the run at a turn's end (about every 8 runs of a rank) and the last round's may be split.
+      expect(split).toBeLessThanOrEqual(Math.ceil(owners.size / 8) + world);
+    }
+  });
+
+  it("resumes exactly from merged checkpoints on another world size, and one rank alone from its own", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.nat(500),
+        async (world, next, k) => {
+          const plan = lazy(counts, 40);
+          const firstRun = await Promise.all(
+            Array.from({ length: world }, (_, r) => all(share(plan, new PositionSet(Infinity), r, world))),
+          );
+          const checkpoints = firstRun.map((s, rank) => {
+            const set = new PositionSet(Infinity);
+            for (const c of s.slice(0, k)) set.add(c.position);
+            return JSON.parse(
+              JSON.stringify(
+                toCheckpoint(set, {
+                  fingerprint: "f",
+                  seed: 5,
+                  epoch: 1,
+                  world,
+                  rank,
+                  base: new PositionSet(Infinity),
+                }),
+              ),
+            );
+          });
+          const { set } = restore(checkpoints, { fingerprint: "f", total: undefined });
+          const after = await Promise.all(
+            Array.from({ length: next }, (_, r) => all(share(lazy(counts, 40), set, r, next))),
+          );
+          const positions = after.flat().map((c) => c.position);
+          for (let p = 0; p < whole.total; p++) if (set.has(p)) positions.push(p);
+          expect(positions.sort((a, b) => a - b)).toEqual(order.map((_, p) => p));
+          const sizes = after.map((s) => s.length);
+          expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+          // Rank 0 alone, from its own checkpoint: the rest of its uninterrupted share.
+          const own = restore(checkpoints[0], { fingerprint: "f", total: undefined, rank: 0, world });
+          if (world > 1) {
+            const alone = new SkipTaken(
+              share(lazy(counts, 40), own.base!, 0, world),
+              own.set,
+              own.set.count - own.base!.count,
+            );
+            expect(await all(alone)).toEqual(firstRun[0]!.slice(k));
+          }
+        },
+      ),
+      { numRuns: 8 },
+    );
   });
 });
