@@ -29,7 +29,7 @@ function eager(counts: readonly number[], perShard: number): ClipPlan {
   const { objects, shards } = pages(counts, perShard);
   const all: PlannedObject[] = [];
   const planShards: { objects: number[] }[] = [];
-  counts.forEach((n, k) => {
+  counts.forEach((_, k) => {
     const first = all.length;
     all.push(...objects[k]!);
     for (const s of shards[k]!) planShards.push({ objects: s.map((j) => first + j) });
