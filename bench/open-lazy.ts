@@ -18,8 +18,8 @@ import { parseArgs } from "node:util";
 import { gzip } from "../common/dataset-table/digest.js";
 import { decodePageBytes } from "../common/dataset-table/page-codec.js";
 import { PAGE_TARGET } from "../common/dataset-table/generation.js";
-import { pageShards } from "../common/page-shards.js";
-import { clipStarts, gopsOf, type PlannedObject } from "../sdk/sampler/clip-plan.js";
+import { resolveOptions } from "../sdk/internal.js";
+import { planTablePage } from "../sdk/pipeline/planner.js";
 import { LazyPlan } from "../sdk/sampler/paged-plan.js";
 import { RankClips } from "../sdk/sampler/rank-clips.js";
 import { pagedStream } from "../sdk/sampler/shuffle.js";
@@ -42,7 +42,7 @@ const { values } = parseArgs({
 const world = Number(values.world);
 const batch = Number(values.batch);
 /** The default sampling: exact 16-frame clips, hop 16 (synthetic videos: 24 frames, a keyframe every 6). */
-const sampling = { frames: 16, stride: 1, align: "exact" as const };
+const sampling = resolveOptions({ frames: 16 }, {});
 
 /** Page k of an n-object table, as stored (gzip of the page codec's bytes, etags apart). */
 async function storedPage(n: number, k: number): Promise<Uint8Array> {
@@ -70,16 +70,8 @@ function reader(n: number, stored: Map<number, Uint8Array>, wire: { bytes: numbe
     wire.bytes += gz.byteLength;
     const raw = await inflatePage(gz);
     const { entries } = decodePageBytes(raw);
-    const objects: PlannedObject[] = [];
-    for (let j = 0; j < entries.length; j++) {
-      const keyframes = entries.keyframes(j) ?? [0];
-      const starts = clipStarts(entries.frames(j) ?? 0, keyframes, sampling);
-      objects.push({ key: "", etag: "", starts, gops: gopsOf(starts, keyframes, { span: 16, frames: 300 }) });
-    }
     // Shards of 128 KiB of these 20 kB objects: about 6 to a shard, as 128 MiB shards of 20 MB videos.
-    const shards = pageShards((j) => entries.key(j), entries.columns.size, 128 * 1024).map((s) =>
-      Array.from({ length: s.count }, (_, i) => s.first + i),
-    );
+    const { objects, shards } = planTablePage(entries, k * PAGE_TARGET, sampling, 128 * 1024, []);
     return { objects, shards };
   };
 }
