@@ -1,4 +1,5 @@
 import { tableEntry } from "../../common/dataset-table/entry.js";
+import { pageShards } from "../../common/page-shards.js";
 import { notStreamed, STREAMED_FORMATS } from "../../common/media-index/index.js";
 import type { EntryColumns } from "../../common/dataset-table/entry-columns.js";
 import type { TableEntryV1 } from "../../common/schema/index.js";
@@ -93,6 +94,46 @@ function columnEntry(e: EntryColumns, id: number, kind: TableEntryV1["kind"]): P
 
 type Sampling = Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align"> & { readonly track?: number };
 
+/** The clips of a table's columns: every row planned as planDataset plans it, runs of alike videos sharing arrays. */
+function plannedRows(e: EntryColumns, o: Sampling, skipped: SkippedObject[], firstId = 0): PlannedObject[] {
+  const objects: PlannedObject[] = [];
+  let last: { id: number; clips: Pick<PlannedObject, "starts" | "gops"> } | undefined;
+  for (let id = 0; id < e.length; id++) {
+    const kind = e.kind(id);
+    const clips =
+      // Same frames and keyframes: the same clip starts.
+      last && kind === "video" && e.sameFrames(last.id, id)
+        ? last.clips
+        : startsOf(() => e.key(id), columnEntry(e, id, kind), o, skipped, firstId + id);
+    if (kind === "video" && clips.gops) last = { id, clips };
+    objects.push(new TablePlanned(e, id, clips.starts, clips.gops));
+  }
+  return objects;
+}
+
+/**
+ * One table page planned on its own, as a LazyPlan reads it: its objects' clips (as planDataset
+ * plans them) and its shards cut by the page-local rule (common/page-shards.ts), as lists of
+ * places in the page. Objects that contribute no clips are reported in `skipped` under their
+ * dataset-wide id (`firstId` + place).
+ *
+ * @example
+ * const plan = new LazyPlan(counts, async (k) => planTablePage(await readPage(k), firstIds[k], options, head.shardBytes, skipped));
+ */
+export function planTablePage(
+  entries: EntryColumns,
+  firstId: number,
+  o: Sampling,
+  shardBytes: number,
+  skipped: SkippedObject[],
+): { objects: PlannedObject[]; shards: number[][] } {
+  const objects = plannedRows(entries, o, skipped, firstId);
+  const shards = pageShards((j) => entries.key(j), entries.columns.size, shardBytes).map((s) =>
+    Array.from({ length: s.count }, (_, i) => s.first + i),
+  );
+  return { objects, shards };
+}
+
 /**
  * Lists every object's clips (one per image or .npy). From the dataset table when the listing
  * carries one: no index is read, and open() costs the same for any dataset size. Otherwise
@@ -117,19 +158,8 @@ export async function planDataset(
   if (listing.entries && !o.track) {
     // Read from the columns, no entry object made. Videos encoded alike (same frame count and
     // keyframes) have the same clips: one pair of arrays serves a run of them.
-    const e = listing.entries;
-    let last: { id: number; clips: Pick<PlannedObject, "starts" | "gops"> } | undefined;
-    for (let id = 0; id < e.length; id++) {
-      const kind = e.kind(id);
-      const clips =
-        // Same frames and keyframes: the same clip starts.
-        last && kind === "video" && e.sameFrames(last.id, id)
-          ? last.clips
-          : startsOf(() => e.key(id), columnEntry(e, id, kind), o, skipped, id);
-      if (kind === "video" && clips.gops) last = { id, clips };
-      objects.push(new TablePlanned(e, id, clips.starts, clips.gops));
-    }
-    return { plan: makePlan(objects, listing.shards, o, listing.digest), skipped: skipped.filter(Boolean) };
+    const rows = plannedRows(listing.entries, o, skipped);
+    return { plan: makePlan(rows, listing.shards, o, listing.digest), skipped: skipped.filter(Boolean) };
   }
   const ids = Array.from({ length: listing.objects.length }, (_, i) => i);
   for await (const planned of orderedMap(ids, concurrency, async (id) => {

@@ -1,6 +1,6 @@
 import type { ResolvedOptions } from "../options.js";
 import type { ClipRef } from "../sampler/clip-plan.js";
-import type { ClipSequence } from "../sampler/rank-clips.js";
+import { readyAt, type ClipSequence } from "../sampler/rank-clips.js";
 import type { DatasetListing, DatasetSource, PlannedRange } from "../source/source.js";
 import { batches, type SettledBatch } from "./batcher.js";
 import { BatchPool } from "./batch-pool.js";
@@ -71,14 +71,18 @@ export async function* streamBatches(input: StreamInput): AsyncGenerator<Settled
   const scheduled = (function* () {
     for (let i = 0; i < input.clips.length; i++) {
       const planned = hints.ahead(i);
-      yield { index: i, clip: input.clips.at(i)!, ticket: slots.ticket(i), planned };
+      yield { index: i, ticket: slots.ticket(i), planned };
     }
   })();
   // A clip is read once the plan that first held it reached the source (at once, but for the first
   // window): read before, it misses the cache's prefetch and the local plane's batched locate.
+  // Its place in the order is awaited first: the table pages it comes from may still be read.
   const outcomes = orderedMap(scheduled, o.prefetch, async (s) => {
     await s.planned;
-    const out = await produceClip(ctx, s.clip, s.ticket);
+    const clip = await readyAt(input.clips, s.index);
+    // An order of unknown length ended before this clip: the stream ends here.
+    if (!clip) return undefined;
+    const out = await produceClip(ctx, clip, s.ticket);
     if (out.kind === "skip") {
       // Known now, before the clips after it take their slots: they move up one place.
       slots.skipped(s.index);
@@ -95,10 +99,17 @@ export async function* streamBatches(input: StreamInput): AsyncGenerator<Settled
   }
 }
 
-/** The outcomes in order, telling the slots how many clips are delivered (their groups take no more). */
-async function* delivered(outcomes: AsyncIterable<ClipOutcome>, slots: ClipSlots): AsyncGenerator<ClipOutcome> {
+/**
+ * The outcomes in order, telling the slots how many clips are delivered (their groups take no
+ * more), up to the first clip past the end of an order of unknown length.
+ */
+async function* delivered(
+  outcomes: AsyncIterable<ClipOutcome | undefined>,
+  slots: ClipSlots,
+): AsyncGenerator<ClipOutcome> {
   let count = 0;
   for await (const o of outcomes) {
+    if (!o) return;
     if (o.kind === "clip") slots.delivered(++count);
     yield o;
   }
@@ -166,8 +177,8 @@ class PlanHints {
   }
 
   private async rangeOf(j: number): Promise<PlannedRange | undefined> {
-    const ref: ClipRef = this.input.clips.at(j)!.ref;
     try {
+      const ref: ClipRef = (await readyAt(this.input.clips, j))!.ref;
       const object = this.input.listing.objects.at(ref.object)!;
       // An image is read whole.
       if ((await this.input.indexes.get(ref.object, object)).index.kind === "image")

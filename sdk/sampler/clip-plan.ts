@@ -84,10 +84,18 @@ export interface PlannedShard {
   readonly objects: readonly number[];
 }
 
+/**
+ * Objects per listing page: an R2 list call and a manifest page, and the dataset table's page
+ * target. A shard is in the page of its first object; "shard-buffer" permutes pages.
+ */
+export const PAGE_OBJECTS = 1000;
+
 /** Every clip of the dataset, before any shuffle: clip id = position in (shard, object, start) order. */
 export interface ClipPlan {
   readonly objects: readonly PlannedObject[];
   readonly shards: readonly PlannedShard[];
+  /** The shards of page k are [pageStarts[k], pageStarts[k + 1]); pages hold one shard at least. */
+  readonly pageStarts: Int32Array;
   readonly total: number;
   /** Same plan ⇔ same fingerprint: what a resume checkpoint is checked against. */
   readonly fingerprint: string;
@@ -123,7 +131,24 @@ export function makePlan(
     .update(JSON.stringify([...salt, objects.length, listed, shards.map((s) => s.objects.length)]))
     .digest("hex")
     .slice(0, 32);
-  return { objects, shards, total, fingerprint };
+  return { objects, shards, pageStarts: pageStartsOf(shards), total, fingerprint };
+}
+
+/**
+ * Where each listing page's shards start: a shard is in the page of its first object (an
+ * empty shard in its predecessor's). The shard sizes the fingerprint holds fix it.
+ */
+export function pageStartsOf(shards: readonly PlannedShard[]): Int32Array {
+  const starts: number[] = [];
+  let page = -1;
+  shards.forEach((s, i) => {
+    const first = s.objects[0];
+    const p = first === undefined ? page : Math.floor(first / PAGE_OBJECTS);
+    if (p !== page || i === 0) starts.push(i);
+    page = Math.max(page, p);
+  });
+  starts.push(shards.length);
+  return Int32Array.from(starts);
 }
 
 /** A clip reference: which object, which first frame. */

@@ -3,5 +3,7 @@
  * version is refused, not misread. 3: the fingerprint is over the listing's SetDigest and the
  * shard sizes, not each object's clip count, so a dataset table's head gives it. 4: exact clips
  * that reach into the next GOP chain it into their GOP run (another grouping of the shuffle).
+ * 5: "shard-buffer" permutes listing pages and shuffles the shards of a window of pages at a
+ * time, not every shard at once, so the order's first positions need only the first pages.
  */
-export const ORDER_VERSION = 4;
+export const ORDER_VERSION = 5;

@@ -1,7 +1,7 @@
 import type { ClipPlan, ClipRef } from "./clip-plan.js";
 
 /** A rank's turn takes about this many groups (GOP runs): one group per turn may be split between two ranks. */
-const GROUPS_PER_TURN = 8;
+export const GROUPS_PER_TURN = 8;
 
 /** Which group each position of the epoch order is in: ids below `count`. */
 export interface Groups {
@@ -75,8 +75,10 @@ export class TurnDeal {
     groups: number,
     private readonly rank: number,
     world: number,
+    /** Items a turn takes; default: about GROUPS_PER_TURN groups. */
+    turn = Math.max(1, Math.round((GROUPS_PER_TURN * n) / groups)),
   ) {
-    this.turn = Math.max(1, Math.round((GROUPS_PER_TURN * n) / groups));
+    this.turn = turn;
     // Whole rounds (every rank a full turn) are plain arithmetic; only the last round is walked.
     this.round = this.turn * world;
     this.fullEnd = Math.floor(Math.floor(n / world) / this.turn) * this.round;

@@ -6,6 +6,7 @@
  */
 import { InvalidOptionError } from "../errors.js";
 import type { ClipPlan, ClipRef } from "./clip-plan.js";
+import { PageWait, pagedOf, type PagedPlan } from "./paged-plan.js";
 import { seededRng, shuffleInPlace, type Rng } from "./rng.js";
 
 export interface ShuffleParams {
@@ -78,10 +79,17 @@ export function shuffleAlgorithm(name: string | false): ShuffleAlgorithm {
   return algorithm;
 }
 
-function* clipsOfShards(plan: ClipPlan, shardOrder: readonly number[]): Generator<ClipRef> {
-  for (const s of shardOrder) {
-    for (const object of plan.shards[s]!.objects) {
-      for (const start of plan.objects[object]!.starts) yield { object, start };
+function* clipsOfShards(
+  plan: PagedPlan,
+  shards: Iterable<readonly number[] | PageWait>,
+): Generator<ClipRef | PageWait> {
+  for (const shard of shards) {
+    if (shard instanceof PageWait) {
+      yield shard;
+      continue;
+    }
+    for (const object of shard) {
+      for (const start of plan.object(object).starts) yield { object, start };
     }
   }
 }
@@ -98,6 +106,11 @@ export function bufferShuffle<T>(items: Iterable<T>, size: number, rng: Rng): T[
 export function* bufferShuffled<T>(items: Iterable<T>, size: number, rng: Rng): Generator<T> {
   const buf: T[] = [];
   for (const item of items) {
+    // A wait for pages passes through at once, drawing nothing: the order is the same read lazily or not.
+    if (item instanceof PageWait) {
+      yield item;
+      continue;
+    }
     if (buf.length < size) {
       buf.push(item);
       continue;
@@ -110,13 +123,15 @@ export function* bufferShuffled<T>(items: Iterable<T>, size: number, rng: Rng): 
   yield* buf;
 }
 
-const identity = (plan: ClipPlan) => plan.shards.map((_, i) => i);
-
 /** The clips of each object that open with the same keyframe, in start order: one GOP decode serves them. */
-function* gopRuns(plan: ClipPlan, shardOrder: readonly number[]): Generator<ClipRef[]> {
-  for (const s of shardOrder) {
-    for (const object of plan.shards[s]!.objects) {
-      const { starts, gops } = plan.objects[object]!;
+function* gopRuns(plan: PagedPlan, shards: Iterable<readonly number[] | PageWait>): Generator<ClipRef[] | PageWait> {
+  for (const shard of shards) {
+    if (shard instanceof PageWait) {
+      yield shard;
+      continue;
+    }
+    for (const object of shard) {
+      const { starts, gops } = plan.object(object);
       let run: ClipRef[] = [];
       for (let i = 0; i < starts.length; i++) {
         if (run.length > 0 && (!gops || gops[i] !== gops[i - 1])) {
@@ -136,19 +151,28 @@ function* gopRuns(plan: ClipPlan, shardOrder: readonly number[]): Generator<Clip
  * interleaved with the other runs' so that one batch is not one GOP.
  */
 export function interleaveRuns<T>(runs: Iterable<readonly T[]>, width: number, rng: Rng): T[] {
-  return [...interleaved(runs, width, rng)];
+  return [...interleaved(runs, width, rng)] as T[];
 }
 
 /** `interleaveRuns` as it is iterated: a run is taken from `runs` when a slot frees. */
-export function* interleaved<T>(runs: Iterable<readonly T[]>, width: number, rng: Rng): Generator<T> {
+export function* interleaved<T>(
+  runs: Iterable<readonly T[] | PageWait>,
+  width: number,
+  rng: Rng,
+): Generator<T | PageWait> {
   const source = runs[Symbol.iterator]();
-  const take = () => {
-    const next = source.next();
-    return next.done ? undefined : { run: next.value, at: 0 };
-  };
+  // A wait for pages is yielded as it comes and the run asked for again once the consumer resumes.
+  function* take(): Generator<PageWait, { run: readonly T[]; at: number } | undefined> {
+    for (;;) {
+      const next = source.next();
+      if (next.done) return undefined;
+      if (!(next.value instanceof PageWait)) return { run: next.value, at: 0 };
+      yield next.value;
+    }
+  }
   const active: { run: readonly T[]; at: number }[] = [];
   while (active.length < width) {
-    const a = take();
+    const a = yield* take();
     if (!a) break;
     active.push(a);
   }
@@ -157,23 +181,83 @@ export function* interleaved<T>(runs: Iterable<readonly T[]>, width: number, rng
     const a = active[j]!;
     yield a.run[a.at++]!;
     if (a.at < a.run.length) continue;
-    const next = take();
+    const next = yield* take();
     if (next) active[j] = next;
     else active.splice(j, 1);
   }
 }
 
-registerShuffle("none", (plan) => clipsOfShards(plan, identity(plan)));
+/**
+ * Listing pages "shard-buffer" takes at a time: the pages are permuted, then the shards of
+ * PAGE_WINDOW pages at once are shuffled together, so a position of the order depends on the
+ * pages of its window (and those before it), never on every page.
+ */
+export const PAGE_WINDOW = 4;
 
-// Shards shuffled, then GOP runs through the bounded buffer, then runs interleaved: reads stay
-// local to a few shards, each GOP is decoded once, and a batch mixes GOPs.
-registerShuffle("shard-buffer", (plan, p) => {
-  const shards = shuffleInPlace(identity(plan), seededRng(p.seed, p.epoch, "shards"));
+/**
+ * The shards of the pages in `pages` order, PAGE_WINDOW pages at a time, each window's shards
+ * shuffled with `rng` (kept in page order without). A window not read yet is waited for, and
+ * the next one is asked for as a window begins, so it is read while this one is consumed.
+ */
+function* windowedShards(
+  plan: PagedPlan,
+  pages: readonly number[],
+  rng?: Rng,
+): Generator<readonly number[] | PageWait> {
+  for (let w = 0; w < pages.length; w += PAGE_WINDOW) {
+    const want = pages.slice(w, w + PAGE_WINDOW);
+    const ahead = pages.slice(w + PAGE_WINDOW, w + 2 * PAGE_WINDOW);
+    // Read ahead; a failure is reported where the order waits for the page.
+    if (ahead.length > 0) plan.load(ahead).catch(() => undefined);
+    while (want.some((k) => !plan.page(k))) yield new PageWait(plan.load(want));
+    const shards = want.flatMap((k) => plan.page(k)!.shards);
+    yield* rng ? shuffleInPlace(shards, rng) : shards;
+  }
+}
+
+const pageOrder = (plan: PagedPlan) => Array.from({ length: plan.pageCount }, (_, i) => i);
+
+/** An order over a paged plan; it yields a PageWait where it reaches pages not read yet. */
+export type PagedShuffle = (plan: PagedPlan, p: ShuffleParams) => Iterable<ClipRef | PageWait>;
+
+const paged = new Map<string, PagedShuffle>();
+
+/**
+ * The order of a plan read page by page, where the algorithm streams by pages ("none",
+ * "shard-buffer"); undefined for one that needs every clip first ("global", registered ones).
+ *
+ * @example
+ * const order = pagedStream(lazyPlan, "shard-buffer", { seed: 1, epoch: 0, buffer: 256 });
+ */
+export function pagedStream(
+  plan: PagedPlan,
+  name: string | false,
+  p: ShuffleParams,
+): Iterable<ClipRef | PageWait> | undefined {
+  return paged.get(name === false ? "none" : name)?.(plan, p);
+}
+
+function registerPaged(name: string, algorithm: PagedShuffle): void {
+  paged.set(name, algorithm);
+  // On a materialised plan every page is read: nothing waits.
+  registerShuffle(name, (plan, p) => algorithm(pagedOf(plan), p) as Iterable<ClipRef>);
+}
+
+registerPaged("none", (plan) => clipsOfShards(plan, windowedShards(plan, pageOrder(plan))));
+
+// Pages permuted and their shards shuffled a window at a time, then GOP runs through the
+// bounded buffer, then runs interleaved: reads stay local to a few shards, each GOP is decoded
+// once, a batch mixes GOPs, and the order's first positions need only its first window's pages.
+registerPaged("shard-buffer", (plan, p) => {
+  const pages = shuffleInPlace(pageOrder(plan), seededRng(p.seed, p.epoch, "pages"));
+  const shards = windowedShards(plan, pages, seededRng(p.seed, p.epoch, "shards"));
   const runs = bufferShuffled(gopRuns(plan, shards), p.buffer, seededRng(p.seed, p.epoch, "buffer"));
   return interleaved(runs, GOP_INTERLEAVE, seededRng(p.seed, p.epoch, "interleave"));
 });
 
 // A shuffle of every clip: its first position depends on all of them, so this one is materialised.
-registerShuffle("global", (plan, p) =>
-  shuffleInPlace([...clipsOfShards(plan, identity(plan))], seededRng(p.seed, p.epoch, "global")),
-);
+registerShuffle("global", (plan, p) => {
+  const all = pagedOf(plan);
+  const clips = [...clipsOfShards(all, windowedShards(all, pageOrder(all)))] as ClipRef[];
+  return shuffleInPlace(clips, seededRng(p.seed, p.epoch, "global"));
+});

@@ -10,7 +10,6 @@ import type { ClipSequence, ConsumedPositions, RankClip } from "./rank-clips.js"
  * const mine = new SkipTaken(new RankClips(order, base, 1, 4), consumed, consumed.count - base.count);
  */
 export class SkipTaken implements ClipSequence<RankClip> {
-  readonly length: number;
   /** A copy: the run adds what it consumes to the live set, and those clips are still to deliver. */
   private readonly bits: Uint8Array;
   private readonly kept: RankClip[] = [];
@@ -19,19 +18,36 @@ export class SkipTaken implements ClipSequence<RankClip> {
   constructor(
     private readonly share: ClipSequence<RankClip>,
     taken: ConsumedPositions,
-    takenCount: number,
+    private readonly takenCount: number,
   ) {
     this.bits = taken.bits.slice();
-    this.length = Math.max(0, share.length - takenCount);
+  }
+
+  /** The share's length less what was taken (Infinity while the share's is). */
+  get length(): number {
+    return Math.max(0, this.share.length - this.takenCount);
   }
 
   at(i: number): RankClip | undefined {
     if (!Number.isInteger(i) || i < 0 || i >= this.length) return undefined;
-    while (this.kept.length <= i) {
-      const clip = this.share.at(this.shareAt++);
-      if (!clip) return undefined;
-      if ((this.bits[clip.position >> 3]! & (1 << (clip.position & 7))) === 0) this.kept.push(clip);
-    }
+    while (this.kept.length <= i) if (!this.step()) return undefined;
     return this.kept[i];
+  }
+
+  /** The share's items this one walks to reach item `i`, each readied in turn. */
+  async ready(i: number): Promise<void> {
+    if (!this.share.ready || !Number.isInteger(i) || i < 0 || i >= this.length) return;
+    while (this.kept.length <= i) {
+      await this.share.ready(this.shareAt);
+      if (!this.step()) return;
+    }
+  }
+
+  /** Takes the share's next item, kept unless the run took it already; false past the share's end. */
+  private step(): boolean {
+    const clip = this.share.at(this.shareAt++);
+    if (!clip) return false;
+    if (((this.bits[clip.position >> 3] ?? 0) & (1 << (clip.position & 7))) === 0) this.kept.push(clip);
+    return true;
   }
 }

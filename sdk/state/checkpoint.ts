@@ -17,8 +17,12 @@ export const Checkpoint = z.object({
   fingerprint: z.string(),
   seed: z.number().int().nonnegative(),
   epoch: z.number().int().nonnegative(),
-  /** Clips in the epoch order. */
-  total: z.number().int().nonnegative(),
+  /**
+   * Clips in the epoch order. Absent where the order streams from table pages read as it
+   * reaches them (nobody knows the epoch's total at open): positions are still the order's,
+   * and the bitmap is as long as its last consumed position needs.
+   */
+  total: z.number().int().nonnegative().optional(),
   /** Consumed positions, a little-endian bitmap in base64. */
   consumed: z.string(),
   /** How many bits of `consumed` are set. */
@@ -38,33 +42,53 @@ export const Checkpoint = z.object({
 });
 export type Checkpoint = z.infer<typeof Checkpoint>;
 
-/** A mutable set of consumed positions in [0, total). */
+/**
+ * A mutable set of consumed positions in [0, total); with `total` Infinity (an order of unknown
+ * length) the bitmap grows as positions are added.
+ */
 export class PositionSet {
-  readonly bits: Uint8Array;
+  private map: Uint8Array;
   count = 0;
   constructor(
     readonly total: number,
     bits?: Uint8Array,
   ) {
-    this.bits = bits ?? new Uint8Array(Math.ceil(total / 8));
+    this.map = bits ?? new Uint8Array(Number.isFinite(total) ? Math.ceil(total / 8) : 0);
     if (bits) for (const b of bits) this.count += popcount(b);
   }
+  /** The bitmap: ⌈total / 8⌉ bytes, or (unknown total) up to the last byte with a position set. */
+  get bits(): Uint8Array {
+    if (Number.isFinite(this.total)) return this.map;
+    let end = this.map.length;
+    while (end > 0 && this.map[end - 1] === 0) end--;
+    return this.map.subarray(0, end);
+  }
   has(p: number): boolean {
-    return (this.bits[p >> 3]! & (1 << (p & 7))) !== 0;
+    return ((this.map[p >> 3] ?? 0) & (1 << (p & 7))) !== 0;
   }
   add(p: number): void {
-    if (p < 0 || p >= this.total) throw new RangeError(`position ${p} outside [0, ${this.total})`);
+    if (!Number.isInteger(p) || p < 0 || p >= this.total)
+      throw new RangeError(`position ${p} outside [0, ${this.total})`);
     if (this.has(p)) return;
-    this.bits[p >> 3]! |= 1 << (p & 7);
+    if (p >> 3 >= this.map.length) {
+      const grown = new Uint8Array(Math.max((p >> 3) + 1, 2 * this.map.length));
+      grown.set(this.map);
+      this.map = grown;
+    }
+    this.map[p >> 3]! |= 1 << (p & 7);
     this.count++;
   }
-  /** Positions not in the set, ascending: what a resumed run still has to deliver. */
+  /** Positions not in the set, ascending: what a resumed run still has to deliver (a finite total only). */
   remaining(): number[] {
+    if (!Number.isFinite(this.total)) throw new RangeError("remaining() needs the epoch's total");
     const out: number[] = [];
     for (let p = 0; p < this.total; p++) if (!this.has(p)) out.push(p);
     return out;
   }
 }
+
+/** A checkpoint's epoch total as a PositionSet takes it: Infinity where the checkpoint has none. */
+const totalOf = (c: Checkpoint) => c.total ?? Infinity;
 
 function popcount(b: number): number {
   let n = 0;
@@ -94,7 +118,7 @@ export function toCheckpoint(
     fingerprint: meta.fingerprint,
     seed: meta.seed,
     epoch: meta.epoch,
-    total: set.total,
+    ...(Number.isFinite(set.total) ? { total: set.total } : {}),
     consumed: Buffer.from(set.bits).toString("base64"),
     count: set.count,
     world: meta.world,
@@ -104,9 +128,10 @@ export function toCheckpoint(
 
 function decodeBits(c: Checkpoint, field: "consumed" | "base" = "consumed"): Uint8Array {
   const encoded = c[field] ?? "";
-  if (field === "base" && encoded === "") return new Uint8Array(Math.ceil(c.total / 8));
+  if (field === "base" && encoded === "") return new Uint8Array(Math.ceil((c.total ?? 0) / 8));
   const bits = new Uint8Array(Buffer.from(encoded, "base64"));
-  if (bits.length !== Math.ceil(c.total / 8)) {
+  // Without a total the bitmap is as long as its last position needs.
+  if (c.total !== undefined && bits.length !== Math.ceil(c.total / 8)) {
     throw new ResumeError(
       "ERR_RESUME_INVALID",
       `Expected a bitmap of ${Math.ceil(c.total / 8)} bytes but received ${bits.length}`,
@@ -124,7 +149,7 @@ function decodeBits(c: Checkpoint, field: "consumed" | "base" = "consumed"): Uin
 export function mergeCheckpoints(list: readonly Checkpoint[]): Checkpoint {
   const first = list[0];
   if (!first) throw new ResumeError("ERR_RESUME_INVALID", "Expected at least one checkpoint but received none");
-  const bits = decodeBits(first).slice();
+  let bits = decodeBits(first).slice();
   const ranks = new Set(first.ranks);
   for (const c of list.slice(1)) {
     if (
@@ -141,14 +166,20 @@ export function mergeCheckpoints(list: readonly Checkpoint[]): Checkpoint {
       );
     }
     const other = decodeBits(c);
-    for (let i = 0; i < bits.length; i++) bits[i]! |= other[i]!;
+    // Bitmaps of an order of unknown length are as long as each rank's last position needs.
+    if (other.length > bits.length) {
+      const grown = new Uint8Array(other.length);
+      grown.set(bits);
+      bits = grown;
+    }
+    for (let i = 0; i < other.length; i++) bits[i]! |= other[i]!;
     for (const r of c.ranks) ranks.add(r);
   }
-  const set = new PositionSet(first.total, bits);
+  const set = new PositionSet(totalOf(first), bits);
   const { base: _base, ...rest } = first;
   return {
     ...rest,
-    consumed: Buffer.from(bits).toString("base64"),
+    consumed: Buffer.from(set.bits).toString("base64"),
     count: set.count,
     ranks: [...ranks].sort((a, b) => a - b),
   };
@@ -162,7 +193,7 @@ export function mergeCheckpoints(list: readonly Checkpoint[]): Checkpoint {
  */
 export function restore(
   resume: Checkpoint | readonly Checkpoint[],
-  expected: { fingerprint: string; total: number; rank?: number; world?: number },
+  expected: { fingerprint: string; total: number | undefined; rank?: number; world?: number },
 ): { set: PositionSet; seed: number; epoch: number; base?: PositionSet } {
   const c = Array.isArray(resume) ? mergeCheckpoints(resume) : (resume as Checkpoint);
   // Before the order had a version in checkpoints it was 2; another version's positions mean other clips.
@@ -175,7 +206,7 @@ export function restore(
   if (c.fingerprint !== expected.fingerprint || c.total !== expected.total) {
     throw new ResumeError(
       "ERR_RESUME_MISMATCH",
-      `Expected a checkpoint of this dataset and sampling (fingerprint ${expected.fingerprint}, ${expected.total} clips) but received fingerprint ${c.fingerprint}, ${c.total} clips`,
+      `Expected a checkpoint of this dataset and sampling (fingerprint ${expected.fingerprint}, ${expected.total ?? "a streamed number of"} clips) but received fingerprint ${c.fingerprint}, ${c.total ?? "a streamed number of"} clips`,
     );
   }
   if (c.ranks.length !== c.world) {
@@ -188,15 +219,15 @@ export function restore(
       `Expected the checkpoints of all ${c.world} ranks but received ranks ${c.ranks.join(", ")}; missing ${missing.join(", ")} (merge them with mergeCheckpoints${own})`,
     );
   }
-  return { set: new PositionSet(c.total, decodeBits(c)), seed: c.seed, epoch: c.epoch };
+  return { set: new PositionSet(totalOf(c), decodeBits(c)), seed: c.seed, epoch: c.epoch };
 }
 
 /** A rank's own checkpoint: what it consumed, and the set its run's shares were dealt from. */
 function ownShare(c: Checkpoint): { set: PositionSet; seed: number; epoch: number; base: PositionSet } {
-  const set = new PositionSet(c.total, decodeBits(c));
-  const base = new PositionSet(c.total, decodeBits(c, "base"));
+  const set = new PositionSet(totalOf(c), decodeBits(c));
+  const base = new PositionSet(totalOf(c), decodeBits(c, "base"));
   for (let i = 0; i < base.bits.length; i++) {
-    if ((base.bits[i]! & ~set.bits[i]!) !== 0) {
+    if ((base.bits[i]! & ~(set.bits[i] ?? 0)) !== 0) {
       throw new ResumeError(
         "ERR_RESUME_INVALID",
         "Expected every position of the checkpoint's base among its consumed positions but some are not",

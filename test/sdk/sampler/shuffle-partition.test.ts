@@ -1,11 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { gopsOf, makePlan, type ClipPlan } from "../../../sdk/sampler/clip-plan.js";
+import { gopsOf, makePlan, PAGE_OBJECTS, pageStartsOf, type ClipPlan } from "../../../sdk/sampler/clip-plan.js";
 import { gopGroups, partition } from "../../../sdk/sampler/partition.js";
 import {
   bufferShuffle,
   epochOrder,
+  GOP_INTERLEAVE,
   interleaveRuns,
+  PAGE_WINDOW,
   registerShuffle,
   shuffleNames,
 } from "../../../sdk/sampler/shuffle.js";
@@ -195,5 +197,55 @@ describe("GOP runs in the shard-buffer order", () => {
       distinct += n;
     }
     expect(distinct / Math.floor(order.length / 8)).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe("windows of listing pages in the shard-buffer order", () => {
+  // 24 pages of 1000 objects (PAGE_OBJECTS), shards of 250 objects, one clip each.
+  const pages = 24;
+  const objs = Array.from({ length: pages * PAGE_OBJECTS }, (_, i) => ({ key: `v${i}`, etag: "e", starts: [0] }));
+  const shards = Array.from({ length: pages * 4 }, (_, s) => ({
+    objects: Array.from({ length: 250 }, (_, k) => s * 250 + k),
+  }));
+  const p = makePlan(objs, shards, { frames: 8, stride: 1, align: "keyframe" });
+  const pageOf = (c: { object: number }) => Math.floor(c.object / PAGE_OBJECTS);
+
+  it("groups each page's shards: a shard is in the page of its first object", () => {
+    expect([...p.pageStarts]).toEqual(Array.from({ length: pages + 1 }, (_, k) => k * 4));
+    expect([...pageStartsOf([{ objects: [0] }, { objects: [] }, { objects: [1000] }, { objects: [1999] }])]).toEqual([
+      0, 2, 4,
+    ]);
+  });
+
+  it("deals a window of PAGE_WINDOW permuted pages before the next, beyond the buffer's reach", () => {
+    const buffer = 64;
+    const order = epochOrder(p, "shard-buffer", { seed: 5, epoch: 2, buffer });
+    const windowSize = PAGE_WINDOW * PAGE_OBJECTS;
+    // Each window's positions come mostly from PAGE_WINDOW pages (the buffer holds back a few
+    // runs of earlier windows), and each page is in one window.
+    const windowOf = new Map<number, number>();
+    for (let w = 0; w < order.length; w += windowSize) {
+      const counts = new Map<number, number>();
+      for (const c of order.slice(w, w + windowSize)) counts.set(pageOf(c), (counts.get(pageOf(c)) ?? 0) + 1);
+      const top = [...counts].sort((a, b) => b[1] - a[1]).slice(0, PAGE_WINDOW);
+      expect(top.reduce((a, [, n]) => a + n, 0)).toBeGreaterThanOrEqual(0.9 * windowSize);
+      for (const [page] of top) {
+        expect(windowOf.has(page)).toBe(false);
+        windowOf.set(page, w / windowSize);
+      }
+    }
+    expect(windowOf.size).toBe(pages);
+    // No clip comes out before its window by more than the buffer (and the interleaver's reach).
+    order.forEach((c, q) =>
+      expect(windowOf.get(pageOf(c))! * windowSize).toBeLessThanOrEqual(q + buffer + GOP_INTERLEAVE),
+    );
+    // The pages are permuted: the first window is not the listing's first pages.
+    expect(
+      [...windowOf]
+        .filter(([, w]) => w === 0)
+        .map(([page]) => page)
+        .sort((a, b) => a - b),
+    ).not.toEqual([0, 1, 2, 3]);
+    expect(new Set(order.map(id)).size).toBe(p.total);
   });
 });

@@ -1,0 +1,144 @@
+/**
+ * The client's open() and first batch against dataset size when the plan reads table pages as
+ * the epoch order reaches them (LazyPlan, epoch order 5), in-process: pages are synthesized on
+ * demand through the real page codec (gzip, as stored) and decoded as the client decodes them,
+ * planned (clip starts and GOP runs as the planner cuts them), and cut into shards by the
+ * page-local rule (common/page-shards.ts). Per size, side by side in one run:
+ *  - open: what open() does before the first clip (the page index from the head's counts,
+ *    the order and this rank's deal set up), CPU ms;
+ *  - first batch: the rank's first `batch` clips readied (their window's pages read, inflated,
+ *    decoded and planned), CPU ms and its ratio to the smallest size; pages read and their
+ *    bytes on the wire (gzip), the next window read ahead included.
+ * The head (today a page list of O(pages)) is not read here: its bytes are reported apart by
+ * bench/table-head.ts.
+ *
+ *   npx tsc -p bench/tsconfig.json && node dist/bench/open-lazy.js [--sizes 1000,1000000,10000000] [--world 8] [--batch 8] [--rounds 3] [--json]
+ */
+import { parseArgs } from "node:util";
+import { gzip } from "../common/dataset-table/digest.js";
+import { decodePageBytes } from "../common/dataset-table/page-codec.js";
+import { PAGE_TARGET } from "../common/dataset-table/generation.js";
+import { resolveOptions } from "../sdk/internal.js";
+import { planTablePage } from "../sdk/pipeline/planner.js";
+import { LazyPlan } from "../sdk/sampler/paged-plan.js";
+import { RankClips } from "../sdk/sampler/rank-clips.js";
+import { pagedStream } from "../sdk/sampler/shuffle.js";
+import { StreamedGopClips } from "../sdk/sampler/streamed-gop-clips.js";
+import { inflatePage } from "../sdk/source/page-check.js";
+import { PositionSet } from "../sdk/state/checkpoint.js";
+import { encodePageBytes } from "../common/dataset-table/page-codec.js";
+import { median } from "./stats.js";
+import { syntheticEntry } from "./synthetic-table.js";
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: "string", default: "1000,1000000,10000000" },
+    world: { type: "string", default: "8" },
+    batch: { type: "string", default: "8" },
+    rounds: { type: "string", default: "3" },
+    json: { type: "boolean", default: false },
+  },
+});
+const world = Number(values.world);
+const batch = Number(values.batch);
+/** The default sampling: exact 16-frame clips, hop 16 (synthetic videos: 24 frames, a keyframe every 6). */
+const sampling = resolveOptions({ frames: 16 }, {});
+
+/** Page k of an n-object table, as stored (gzip of the page codec's bytes, etags apart). */
+async function storedPage(n: number, k: number): Promise<Uint8Array> {
+  const first = k * PAGE_TARGET;
+  const entries = Array.from({ length: Math.min(PAGE_TARGET, n - first) }, (_, j) =>
+    syntheticEntry(`scale/o-${String(first + j).padStart(8, "0")}.mp4`, first + j),
+  );
+  return gzip(encodePageBytes("scale", entries, { apart: true }));
+}
+
+interface Row {
+  objects: number;
+  pages: number;
+  openMs: number;
+  firstBatchMs: number;
+  pagesRead: number;
+  pageBytes: number;
+}
+
+/** Page k of `n`, decoded and planned as the client plans it; `stored` holds the pages as the bucket does. */
+function reader(n: number, stored: Map<number, Uint8Array>, wire: { bytes: number }) {
+  return async (k: number) => {
+    let gz = stored.get(k);
+    if (!gz) stored.set(k, (gz = await storedPage(n, k)));
+    wire.bytes += gz.byteLength;
+    const raw = await inflatePage(gz);
+    const { entries } = decodePageBytes(raw);
+    // Shards of 128 KiB of these 20 kB objects: about 6 to a shard, as 128 MiB shards of 20 MB videos.
+    const { objects, shards } = planTablePage(entries, k * PAGE_TARGET, sampling, 128 * 1024, []);
+    return { objects, shards };
+  };
+}
+
+/** open() and the first batch over a lazy plan of `n` objects; pages synthesized on the way in are not counted. */
+async function firstBatch(n: number, stored: Map<number, Uint8Array>): Promise<Row> {
+  const pageCount = Math.ceil(n / PAGE_TARGET);
+  const wire = { bytes: 0 };
+  const cpu0 = process.cpuUsage();
+  const counts = new Float64Array(pageCount);
+  for (let k = 0; k < pageCount; k++) counts[k] = Math.min(PAGE_TARGET, n - k * PAGE_TARGET);
+  const plan = new LazyPlan(counts, reader(n, stored, wire));
+  const params = { seed: 1, epoch: 0, buffer: 256 };
+  const mine =
+    world > 1
+      ? new StreamedGopClips(
+          () => pagedStream(plan, "shard-buffer", params)!,
+          new PositionSet(Infinity),
+          plan,
+          3,
+          world,
+        )
+      : new RankClips(pagedStream(plan, "shard-buffer", params)!, new PositionSet(Infinity), 0, 1);
+  const open = process.cpuUsage(cpu0);
+  const cpu1 = process.cpuUsage();
+  for (let i = 0; i < batch; i++) {
+    await mine.ready(i);
+    mine.at(i);
+  }
+  const first = process.cpuUsage(cpu1);
+  // The next window, read ahead while the first is consumed: its bytes count, its CPU is not the first batch's.
+  await plan.load([...new Set(plan.asked)]);
+  return {
+    objects: n,
+    pages: pageCount,
+    openMs: cpuMs(open),
+    firstBatchMs: cpuMs(first),
+    pagesRead: new Set(plan.asked).size,
+    pageBytes: wire.bytes,
+  };
+}
+
+async function once(n: number): Promise<Row> {
+  const stored = new Map<number, Uint8Array>();
+  // Untimed: synthesizes the pages this seed's first batch reads (the bucket's side).
+  await firstBatch(n, stored);
+  return firstBatch(n, stored);
+}
+
+const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
+const rows: Row[] = [];
+for (const n of values.sizes.split(",").map(Number)) {
+  const runs: Row[] = [];
+  for (let r = 0; r < Number(values.rounds); r++) runs.push(await once(n));
+  rows.push({
+    ...runs[0]!,
+    openMs: median(runs.map((x) => x.openMs)),
+    firstBatchMs: median(runs.map((x) => x.firstBatchMs)),
+  });
+}
+if (values.json) console.log(JSON.stringify({ world, batch, rows }));
+else {
+  const base = rows[0]!;
+  console.log(`world ${world}, rank 3, first batch of ${batch} clips; CPU ms on one core (median of ${values.rounds})`);
+  console.log("objects     pages  open ms  first batch ms  × smallest  pages read  page KiB");
+  for (const r of rows)
+    console.log(
+      `${String(r.objects).padEnd(10)} ${String(r.pages).padStart(6)} ${r.openMs.toFixed(2).padStart(8)} ${r.firstBatchMs.toFixed(1).padStart(15)} ${(r.firstBatchMs / base.firstBatchMs).toFixed(2).padStart(11)} ${String(r.pagesRead).padStart(11)} ${(r.pageBytes / 1024).toFixed(1).padStart(9)}`,
+    );
+}

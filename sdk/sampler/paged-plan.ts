@@ -1,0 +1,132 @@
+/**
+ * A clip plan as listing pages: the epoch order of "none" and "shard-buffer" walks pages a
+ * window at a time, so it needs a page's objects only when it reaches the page. A plan made
+ * from every object (ClipPlan) is a paged plan whose pages are all read; a table read lazily
+ * is one whose pages are read as the order asks (LazyPlan).
+ */
+import type { ClipPlan, PlannedObject } from "./clip-plan.js";
+
+/**
+ * What a streamed order yields where it reaches pages not read yet: its consumer awaits
+ * `until` (the pages read), then asks the order for its next item again.
+ */
+export class PageWait {
+  constructor(readonly until: Promise<void>) {}
+}
+
+/** One listing page's part of a plan, once the page is read. */
+export interface PlanPage {
+  /** Its shards, each a run of object ids (ids count across pages, in listing order). */
+  readonly shards: readonly (readonly number[])[];
+}
+
+/** A clip plan read one listing page at a time. */
+export interface PagedPlan {
+  readonly pageCount: number;
+  /** Page `k`'s part, or undefined while it is not read. */
+  page(k: number): PlanPage | undefined;
+  /** Reads pages (those not read or being read); settles once each is. */
+  load(pages: readonly number[]): Promise<void>;
+  /** An object of a page read. */
+  object(id: number): PlannedObject;
+}
+
+/**
+ * A materialised plan as a paged one: its shards grouped by `pageStarts`, every page read.
+ *
+ * @example
+ * const order = shardBufferOrder(pagedOf(plan), { seed: 1, epoch: 0, buffer: 256 });
+ */
+export function pagedOf(plan: ClipPlan): PagedPlan {
+  const pages: PlanPage[] = [];
+  const { pageStarts } = plan;
+  for (let k = 0; k + 1 < pageStarts.length; k++) {
+    pages.push({ shards: plan.shards.slice(pageStarts[k]!, pageStarts[k + 1]!).map((s) => s.objects) });
+  }
+  return {
+    pageCount: pages.length,
+    page: (k) => pages[k],
+    load: () => Promise.resolve(),
+    object: (id) => plan.objects[id]!,
+  };
+}
+
+/**
+ * A plan whose pages are read as the order reaches them: `read(k)` returns page `k`'s planned
+ * objects (ids from `firstIds[k]`) and its shards (lists of places in the page). Pages are
+ * kept once read.
+ *
+ * @example
+ * const plan = new LazyPlan(counts, async (k) => planPage(await readPage(k)));
+ */
+export class LazyPlan implements PagedPlan {
+  /** The id of each page's first object; pageCount + 1 entries. */
+  readonly firstIds: Float64Array;
+  private readonly pages = new Map<number, { objects: readonly PlannedObject[]; part: PlanPage }>();
+  private readonly reading = new Map<number, Promise<void>>();
+  /** Pages asked for, in the order they were first asked (what a bench or test counts). */
+  readonly asked: number[] = [];
+
+  constructor(
+    counts: ArrayLike<number>,
+    private readonly read: (
+      k: number,
+    ) => Promise<{ readonly objects: readonly PlannedObject[]; readonly shards: readonly (readonly number[])[] }>,
+  ) {
+    this.firstIds = new Float64Array(counts.length + 1);
+    for (let k = 0; k < counts.length; k++) this.firstIds[k + 1] = this.firstIds[k]! + counts[k]!;
+  }
+
+  get pageCount(): number {
+    return this.firstIds.length - 1;
+  }
+
+  page(k: number): PlanPage | undefined {
+    return this.pages.get(k)?.part;
+  }
+
+  load(pages: readonly number[]): Promise<void> {
+    return Promise.all(pages.map((k) => this.loadOne(k))).then(() => undefined);
+  }
+
+  object(id: number): PlannedObject {
+    const k = this.pageOfId(id);
+    const page = this.pages.get(k);
+    if (!page) throw new RangeError(`object ${id} is on page ${k}, which is not read yet`);
+    return page.objects[id - this.firstIds[k]!]!;
+  }
+
+  /** The page holding object `id` (binary search over the first ids). */
+  pageOfId(id: number): number {
+    let lo = 0;
+    let hi = this.pageCount - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.firstIds[mid]! <= id) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  private loadOne(k: number): Promise<void> {
+    if (this.pages.has(k)) return Promise.resolve();
+    let reading = this.reading.get(k);
+    if (!reading) {
+      this.asked.push(k);
+      const first = this.firstIds[k]!;
+      reading = this.read(k).then(
+        ({ objects, shards }) => {
+          this.pages.set(k, { objects, part: { shards: shards.map((s) => s.map((j) => first + j)) } });
+          this.reading.delete(k);
+        },
+        (err: unknown) => {
+          // A failed read is asked again by the next wait on the page.
+          this.reading.delete(k);
+          throw err;
+        },
+      );
+      this.reading.set(k, reading);
+    }
+    return reading;
+  }
+}

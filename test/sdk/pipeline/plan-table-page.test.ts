@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { EntryColumns } from "../../../common/dataset-table/entry-columns.js";
+import { pageShards } from "../../../common/page-shards.js";
+import type { TableEntryV1 } from "../../../common/schema/index.js";
+import { resolveOptions } from "../../../sdk/options.js";
+import type { IndexCache } from "../../../sdk/pipeline/index-cache.js";
+import { planDataset, planTablePage, type SkippedObject } from "../../../sdk/pipeline/planner.js";
+import { PAGE_OBJECTS } from "../../../sdk/sampler/clip-plan.js";
+import { LazyPlan, PageWait } from "../../../sdk/sampler/paged-plan.js";
+import { epochOrder, pagedStream } from "../../../sdk/sampler/shuffle.js";
+import type { DatasetListing } from "../../../sdk/source/source.js";
+
+/** Videos of 40–90 frames with a keyframe every 10 or 30, every 97th corrupt. */
+function entry(i: number): TableEntryV1 {
+  const key = `scale/o-${String(i).padStart(6, "0")}.mp4`;
+  if (i % 97 === 5)
+    return { key, size: 10, etag: `"e${i}"`, kind: "error", error: { code: "ERR_INDEX_CORRUPT", message: "bad" } };
+  const frames = 40 + (i % 6) * 10;
+  const every = i % 2 ? 10 : 30;
+  const keyframes = Array.from({ length: Math.ceil(frames / every) }, (_, k) => k * every);
+  return {
+    key,
+    size: 3_000_000 + (i % 13) * 1_000_000,
+    etag: `"e${i}"`,
+    kind: "video",
+    frames,
+    keyframes,
+    codec: "h264",
+    width: 64,
+    height: 48,
+  };
+}
+
+describe("a table page planned on its own", () => {
+  const options = resolveOptions({ frames: 8, align: "exact" }, {});
+  const shardBytes = 32_000_000;
+  const pages = 3;
+  const rows = Array.from({ length: pages }, (_, k) =>
+    Array.from({ length: PAGE_OBJECTS }, (_, j) => entry(k * PAGE_OBJECTS + j)),
+  );
+
+  it("plans its objects as planDataset plans the whole table, and cuts its shards by the page-local rule", async () => {
+    const all = EntryColumns.from(rows.flat());
+    const shards = rows.flatMap((r, k) =>
+      pageShards(
+        (j) => r[j]!.key,
+        r.map((e) => e.size),
+        shardBytes,
+      ).map((s) => ({
+        objects: Array.from({ length: s.count }, (_, i) => k * PAGE_OBJECTS + s.first + i),
+      })),
+    );
+    const listing: DatasetListing = { objects: all, shards, entries: all };
+    const whole = await planDataset(listing, {} as IndexCache, options);
+    const skipped: SkippedObject[] = [];
+    const lazy = new LazyPlan(
+      rows.map((r) => r.length),
+      async (k) => planTablePage(EntryColumns.from(rows[k]!), k * PAGE_OBJECTS, options, shardBytes, skipped),
+    );
+    await lazy.load([0, 1, 2]);
+    for (let id = 0; id < all.length; id += 7) {
+      expect(lazy.object(id).starts).toEqual(whole.plan.objects[id]!.starts);
+      expect(lazy.object(id).gops).toEqual(whole.plan.objects[id]!.gops);
+      expect(lazy.object(id).key).toBe(all.key(id));
+    }
+    expect(skipped.filter(Boolean).map((s) => s.key)).toEqual(whole.skipped.map((s) => s.key));
+    // The order over the pages read lazily is the whole table's.
+    const params = { seed: 3, epoch: 0, buffer: 64 };
+    const order: unknown[] = [];
+    const it = pagedStream(lazy, "shard-buffer", params)![Symbol.iterator]();
+    for (let next = it.next(); !next.done; next = it.next()) {
+      if (next.value instanceof PageWait) await next.value.until;
+      else order.push(next.value);
+    }
+    expect(order).toEqual(epochOrder(whole.plan, "shard-buffer", params));
+  });
+});

@@ -1,0 +1,343 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { gopsOf, makePlan, PAGE_OBJECTS, type ClipPlan, type PlannedObject } from "../../../sdk/sampler/clip-plan.js";
+import { LazyPlan, PageWait } from "../../../sdk/sampler/paged-plan.js";
+import { RankClips, type RankClip } from "../../../sdk/sampler/rank-clips.js";
+import { StreamedGopClips } from "../../../sdk/sampler/streamed-gop-clips.js";
+import { epochOrder, pagedStream, PAGE_WINDOW } from "../../../sdk/sampler/shuffle.js";
+import { SkipTaken } from "../../../sdk/sampler/skip-taken.js";
+import { PositionSet, restore, toCheckpoint } from "../../../sdk/state/checkpoint.js";
+
+/** Pages of `counts[k]` objects, 1..5 clips each in GOPs of two, shards of `perShard` objects cut in each page. */
+function pages(counts: readonly number[], perShard: number) {
+  const objects: PlannedObject[][] = counts.map((n, k) =>
+    Array.from({ length: n }, (_, j) => {
+      const starts = Array.from({ length: 1 + ((k * 7 + j) % 5) }, (_, c) => c * 4);
+      return { key: `p${k}/v${j}`, etag: "e", starts, gops: gopsOf(starts, [0, 8, 16]) };
+    }),
+  );
+  const shards = counts.map((n) =>
+    Array.from({ length: Math.ceil(n / perShard) }, (_, s) =>
+      Array.from({ length: Math.min(perShard, n - s * perShard) }, (_, i) => s * perShard + i),
+    ),
+  );
+  return { objects, shards };
+}
+
+/** The same pages as one materialised plan (which groups shards in runs of PAGE_OBJECTS ids: full pages but the last). */
+function eager(counts: readonly number[], perShard: number): ClipPlan {
+  const { objects, shards } = pages(counts, perShard);
+  const all: PlannedObject[] = [];
+  const planShards: { objects: number[] }[] = [];
+  counts.forEach((_, k) => {
+    const first = all.length;
+    all.push(...objects[k]!);
+    for (const s of shards[k]!) planShards.push({ objects: s.map((j) => first + j) });
+  });
+  return makePlan(all, planShards, { frames: 4, stride: 1, align: "exact" });
+}
+
+/** A lazy plan over the same pages, reading each after a macrotask. */
+function lazy(counts: readonly number[], perShard: number): LazyPlan {
+  const { objects, shards } = pages(counts, perShard);
+  return new LazyPlan(counts, async (k) => {
+    await new Promise((r) => setImmediate(r));
+    return { objects: objects[k]!, shards: shards[k]! };
+  });
+}
+
+/** Every item of an order, waiting where it waits; how many waits there were. */
+async function drain(order: Iterable<unknown>) {
+  const out: unknown[] = [];
+  let waits = 0;
+  const it = order[Symbol.iterator]();
+  for (let next = it.next(); !next.done; next = it.next()) {
+    if (next.value instanceof PageWait) {
+      waits++;
+      await next.value.until;
+    } else out.push(next.value);
+  }
+  return { out, waits };
+}
+
+describe("an order over a plan read page by page", () => {
+  it("is the materialised plan's order, for none and shard-buffer", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constant(PAGE_OBJECTS), { minLength: 1, maxLength: 9 }),
+        fc.integer({ min: 1, max: 400 }),
+        fc.integer({ min: 1, max: 64 }),
+        fc.nat(),
+        async (counts, perShard, buffer, seed) => {
+          const params = { seed, epoch: 1, buffer };
+          for (const name of ["none", "shard-buffer"]) {
+            const { out } = await drain(pagedStream(lazy(counts, perShard), name, params)!);
+            expect(out).toEqual(epochOrder(eager(counts, perShard), name, params));
+          }
+        },
+      ),
+      { numRuns: 8 },
+    );
+  });
+
+  it("reads the first window's pages (and the next, ahead) before its first clip, not every page", async () => {
+    const counts = Array.from({ length: 40 }, () => PAGE_OBJECTS);
+    const plan = lazy(counts, 100);
+    const it = pagedStream(plan, "shard-buffer", { seed: 2, epoch: 0, buffer: 256 })![Symbol.iterator]();
+    let next = it.next();
+    while (next.value instanceof PageWait) {
+      await next.value.until;
+      next = it.next();
+    }
+    expect(next.done).toBe(false);
+    expect(plan.asked.length).toBe(2 * PAGE_WINDOW);
+    expect(pagedStream(plan, "global", { seed: 2, epoch: 0, buffer: 256 })).toBeUndefined();
+  });
+
+  it("deals a rank's clips once each is ready, as over the materialised plan", async () => {
+    // Full pages but the last: the materialised plan groups shards by PAGE_OBJECTS runs of ids.
+    const counts = [PAGE_OBJECTS, PAGE_OBJECTS, PAGE_OBJECTS, PAGE_OBJECTS, PAGE_OBJECTS, 300];
+    const params = { seed: 4, epoch: 0, buffer: 32 };
+    const whole = eager(counts, 50);
+    for (const world of [1, 3]) {
+      for (let rank = 0; rank < world; rank++) {
+        const want = new RankClips(
+          epochOrder(whole, "shard-buffer", params),
+          new PositionSet(whole.total),
+          rank,
+          world,
+        );
+        const plan = lazy(counts, 50);
+        const mine = new RankClips(
+          pagedStream(plan, "shard-buffer", params)!,
+          new PositionSet(whole.total),
+          rank,
+          world,
+        );
+        expect(() => mine.at(0)).toThrow("Clip 0 of this rank was asked for before ready(0) settled");
+        for (let i = 0; i < mine.length; i += 97) {
+          await mine.ready(i);
+          expect(mine.at(i)).toEqual(want.at(i));
+        }
+        await mine.ready(mine.length - 1);
+        expect(mine.at(mine.length - 1)).toEqual(want.at(want.length - 1));
+      }
+    }
+  });
+});
+
+describe("a rank's clips over an order of unknown length", () => {
+  const counts = [PAGE_OBJECTS, PAGE_OBJECTS, PAGE_OBJECTS, 120];
+  const params = { seed: 9, epoch: 3, buffer: 16 };
+  const whole = eager(counts, 40);
+  const key = (c: { position: number; ref: { object: number; start: number } }) =>
+    `${c.position}:${c.ref.object}:${c.ref.start}`;
+
+  /** Every clip of the rank, each readied first, until the order ends. */
+  async function all(mine: RankClips | SkipTaken) {
+    const out: ReturnType<RankClips["at"]>[] = [];
+    for (let i = 0; ; i++) {
+      await mine.ready(i);
+      const c = mine.at(i);
+      if (!c) return out;
+      out.push(c);
+    }
+  }
+
+  it("deals every clip once, sizes within one, the length known once the order ends", async () => {
+    for (const world of [1, 2, 5]) {
+      const shares = await Promise.all(
+        Array.from({ length: world }, async (_, rank) => {
+          const mine = new RankClips(
+            pagedStream(lazy(counts, 40), "shard-buffer", params)!,
+            new PositionSet(Infinity),
+            rank,
+            world,
+          );
+          expect(mine.length).toBe(Infinity);
+          const got = await all(mine);
+          expect(mine.length).toBe(got.length);
+          return got;
+        }),
+      );
+      const sizes = shares.map((s) => s.length);
+      expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+      const order = epochOrder(whole, "shard-buffer", params);
+      expect(
+        shares
+          .flat()
+          .map((c) => c!.position)
+          .sort((a, b) => a - b),
+      ).toEqual(order.map((_, p) => p));
+      for (const c of shares.flat()) expect(c!.ref).toEqual(order[c!.position]);
+    }
+  });
+
+  it("resumes exactly from merged checkpoints without a total, on another world size", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.nat(600),
+        async (world, next, k) => {
+          // Each rank of the first run consumes its first k clips, then every rank checkpoints.
+          const checkpoints = await Promise.all(
+            Array.from({ length: world }, async (_, rank) => {
+              const mine = new RankClips(
+                pagedStream(lazy(counts, 40), "shard-buffer", params)!,
+                new PositionSet(Infinity),
+                rank,
+                world,
+              );
+              const set = new PositionSet(Infinity);
+              for (let i = 0; i < k; i++) {
+                await mine.ready(i);
+                const c = mine.at(i);
+                if (c) set.add(c.position);
+              }
+              return JSON.parse(
+                JSON.stringify(toCheckpoint(set, { fingerprint: "f", seed: 9, epoch: 3, world, rank })),
+              );
+            }),
+          );
+          expect(checkpoints[0].total).toBeUndefined();
+          const { set } = restore(checkpoints, { fingerprint: "f", total: undefined });
+          const before = set.count;
+          const after = await Promise.all(
+            Array.from({ length: next }, (_, rank) =>
+              all(new RankClips(pagedStream(lazy(counts, 40), "shard-buffer", params)!, set, rank, next)),
+            ),
+          );
+          const positions = [...after.flat().map((c) => c!.position)];
+          for (let p = 0; p < whole.total; p++) if (set.has(p)) positions.push(p);
+          expect(positions.sort((a, b) => a - b)).toEqual(Array.from({ length: whole.total }, (_, p) => p));
+          expect(set.count).toBe(before);
+          expect(new Set(after.flat().map((c) => key(c!))).size).toBe(whole.total - before);
+        },
+      ),
+      { numRuns: 10 },
+    );
+  });
+
+  it("resumes one rank alone from its own checkpoint (its base), as the uninterrupted rank goes on", async () => {
+    const world = 3;
+    const rank = 1;
+    const uninterrupted = await all(
+      new RankClips(pagedStream(lazy(counts, 40), "shard-buffer", params)!, new PositionSet(Infinity), rank, world),
+    );
+    const set = new PositionSet(Infinity);
+    for (const c of uninterrupted.slice(0, 50)) set.add(c!.position);
+    const own = toCheckpoint(set, {
+      fingerprint: "f",
+      seed: 9,
+      epoch: 3,
+      world,
+      rank,
+      base: new PositionSet(Infinity),
+    });
+    const r = restore(JSON.parse(JSON.stringify(own)), { fingerprint: "f", total: undefined, rank, world });
+    const share = new RankClips(pagedStream(lazy(counts, 40), "shard-buffer", params)!, r.base!, rank, world);
+    expect(await all(new SkipTaken(share, r.set, r.set.count - r.base!.count))).toEqual(uninterrupted.slice(50));
+  });
+});
+
+describe("a rank's GOP runs over an order of unknown length (last round dealt once the end is met)", () => {
+  const counts = [PAGE_OBJECTS, PAGE_OBJECTS, 700];
+  const params = { seed: 5, epoch: 1, buffer: 16 };
+  const whole = eager(counts, 40);
+  const order = epochOrder(whole, "shard-buffer", params);
+  const share = (plan: LazyPlan, set: PositionSet, rank: number, world: number) =>
+    new StreamedGopClips(() => pagedStream(plan, "shard-buffer", params)!, set, plan, rank, world);
+
+  async function all(mine: { ready(i: number): Promise<void>; at(i: number): RankClip | undefined }) {
+    const out: RankClip[] = [];
+    for (let i = 0; ; i++) {
+      await mine.ready(i);
+      const c = mine.at(i);
+      if (!c) return out;
+      out.push(c);
+    }
+  }
+  const runKey = (c: RankClip) => {
+    const o = whole.objects[c.ref.object]!;
+    return `${c.ref.object}:${o.gops![o.starts.indexOf(c.ref.start)]}`;
+  };
+
+  it("deals every clip once, in epoch order per rank, sizes within one, few runs split", async () => {
+    for (const world of [1, 2, 3, 7]) {
+      const plan = lazy(counts, 40);
+      const shares = await Promise.all(
+        Array.from({ length: world }, (_, r) => all(share(plan, new PositionSet(Infinity), r, world))),
+      );
+      const sizes = shares.map((s) => s.length);
+      expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+      expect(
+        shares
+          .flat()
+          .map((c) => c.position)
+          .sort((a, b) => a - b),
+      ).toEqual(order.map((_, p) => p));
+      for (const s of shares) {
+        for (const c of s) expect(c.ref).toEqual(order[c.position]);
+        expect(s.map((c) => c.position)).toEqual([...s.map((c) => c.position)].sort((a, b) => a - b));
+      }
+      const owners = new Map<string, Set<number>>();
+      shares.forEach((s, r) => s.forEach((c) => owners.set(runKey(c), (owners.get(runKey(c)) ?? new Set()).add(r))));
+      const split = [...owners.values()].filter((o) => o.size > 1).length;
+      // Only the run at a turn's end (about every 8 runs of a rank) and the last round's may be split.
+      expect(split).toBeLessThanOrEqual(Math.ceil(owners.size / 8) + world);
+    }
+  });
+
+  it("resumes exactly from merged checkpoints on another world size, and one rank alone from its own", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.nat(500),
+        async (world, next, k) => {
+          const plan = lazy(counts, 40);
+          const firstRun = await Promise.all(
+            Array.from({ length: world }, (_, r) => all(share(plan, new PositionSet(Infinity), r, world))),
+          );
+          const checkpoints = firstRun.map((s, rank) => {
+            const set = new PositionSet(Infinity);
+            for (const c of s.slice(0, k)) set.add(c.position);
+            return JSON.parse(
+              JSON.stringify(
+                toCheckpoint(set, {
+                  fingerprint: "f",
+                  seed: 5,
+                  epoch: 1,
+                  world,
+                  rank,
+                  base: new PositionSet(Infinity),
+                }),
+              ),
+            );
+          });
+          const { set } = restore(checkpoints, { fingerprint: "f", total: undefined });
+          const after = await Promise.all(
+            Array.from({ length: next }, (_, r) => all(share(lazy(counts, 40), set, r, next))),
+          );
+          const positions = after.flat().map((c) => c.position);
+          for (let p = 0; p < whole.total; p++) if (set.has(p)) positions.push(p);
+          expect(positions.sort((a, b) => a - b)).toEqual(order.map((_, p) => p));
+          const sizes = after.map((s) => s.length);
+          expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+          // Rank 0 alone, from its own checkpoint: the rest of its uninterrupted share.
+          const own = restore(checkpoints[0], { fingerprint: "f", total: undefined, rank: 0, world });
+          if (world > 1) {
+            const alone = new SkipTaken(
+              share(lazy(counts, 40), own.base!, 0, world),
+              own.set,
+              own.set.count - own.base!.count,
+            );
+            expect(await all(alone)).toEqual(firstRun[0]!.slice(k));
+          }
+        },
+      ),
+      { numRuns: 8 },
+    );
+  });
+});
