@@ -3,7 +3,8 @@
  * (synthesizeGeneration: page codec, pins apart, page-local shard counts, directory pages,
  * format-2 head) instead of uploading and indexing 10^7 objects; optionally stored straight
  * into a persisted local R2 (`--persist DIR`, what `wrangler dev --persist-to DIR` then serves)
- * for the open benches. Measures: CPU of building the table (without the seeding), the signed
+ * for the open benches (signed with that edge's key: DIR/.dev.vars, made if missing; start it
+ * with `startLocalEdge({ varsDir: DIR, persistDir: DIR/r2 })` as bench/open-scale.ts does). Measures: CPU of building the table (without the seeding), the signed
  * head's bytes, the directory pages' bytes, what a lazy open reads before any page (head and
  * the first directory page, openTable + pagesAt), and the puts of a generation that changes k
  * pages of it (buildGeneration with the directory pages those fall into).
@@ -22,6 +23,7 @@ import { manifestSigner, publicKeys, signJson } from "../common/manifest-sign.js
 import type { TableEntryV1, TablePageRefV1 } from "../common/schema/index.js";
 import { DEFAULT_SHARD_TARGET_BYTES } from "../common/shards.js";
 import { openTable, type TableStore } from "../common/table-client.js";
+import { ensureDevVars } from "../sdk/dev/index.js";
 import { seedLocalR2, type SeedObject } from "../test/helpers/seed-r2.js";
 import { syntheticEntry, synthesizeGeneration } from "./synthetic-table.js";
 
@@ -39,8 +41,11 @@ const digits = String(objects).length;
 /** Pages stored into the local R2 per seeding run (each starts a Miniflare). */
 const SEED_CHUNK = 2000;
 
+// A persisted table is signed with the key of the edge that will serve it (DIR/.dev.vars, made if missing).
 const signer = await manifestSigner(
-  generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
+  values.persist
+    ? ensureDevVars(values.persist).EC_MANIFEST_KEY
+    : generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
 );
 const cpu = () => {
   const c = process.cpuUsage();
