@@ -278,24 +278,28 @@ function within(entries: EntryColumns, dir: Uint8Array): [number, EntryColumns] 
   return [from, entries.slice(from, to)];
 }
 
+/** Options of the edge's table routes. */
+export type EdgeTableOptions = ManifestClientOptions & {
+  generation?: number | undefined;
+  /** Decompresses a page of a several-page response (default: DecompressionStream). */
+  inflate?: ((gz: Uint8Array) => Promise<Uint8Array>) | undefined;
+  /** Digests a page for the check against its head (default: WebCrypto's SHA-256). */
+  digest?: PageDigest | undefined;
+};
+
 /**
- * The dataset's table from its edge (latest generation, or `generation`), verified. Undefined
- * when the edge has no table for it yet (404 ERR_TABLE_MISSING): the caller falls back to the
- * manifest.
+ * The edge's table routes of a dataset as a TableStore, with the public keys that verify its
+ * heads (fetched unless `opts.keys`) and the dataset's prefix: what fetchTable reads, and what
+ * `openTable` takes to read a generation lazily through the edge.
  *
  * @example
- * const table = await fetchTable("http://127.0.0.1:8787/v1/datasets/gameplay", { token });
+ * const { store, keys, prefix } = edgeTableStore(url, { token });
+ * const list = await openTable(store, keys); // then list.rangeUnder(`${prefix}/`), list.pagesAt(…)
  */
-export async function fetchTable(
+export function edgeTableStore(
   datasetUrl: string,
-  opts: ManifestClientOptions & {
-    generation?: number | undefined;
-    /** Decompresses a page of a several-page response (default: DecompressionStream). */
-    inflate?: ((gz: Uint8Array) => Promise<Uint8Array>) | undefined;
-    /** Digests a page for the check against its head (default: WebCrypto's SHA-256). */
-    digest?: PageDigest | undefined;
-  } = {},
-): Promise<DatasetTable | undefined> {
+  opts: EdgeTableOptions = {},
+): { store: TableStore; keys: Promise<PublicKeysV1>; prefix: string } {
   const at = parseDatasetUrl(datasetUrl);
   const inflate = opts.inflate ?? gunzip;
   const keys = opts.keys ? Promise.resolve(opts.keys) : fetchPublicKeys(at.edge, opts);
@@ -344,7 +348,20 @@ export async function fetchTable(
     }
     return Promise.all(frames.map(inflate));
   }
-  const table = await readTable(store, keys, at.prefix, opts.generation, opts.digest);
+  return { store, keys, prefix: at.prefix };
+}
+
+/**
+ * The dataset's table from its edge (latest generation, or `generation`), verified. Undefined
+ * when the edge has no table for it yet (404 ERR_TABLE_MISSING): the caller falls back to the
+ * manifest.
+ *
+ * @example
+ * const table = await fetchTable("http://127.0.0.1:8787/v1/datasets/gameplay", { token });
+ */
+export async function fetchTable(datasetUrl: string, opts: EdgeTableOptions = {}): Promise<DatasetTable | undefined> {
+  const { store, keys, prefix } = edgeTableStore(datasetUrl, opts);
+  const table = await readTable(store, keys, prefix, opts.generation, opts.digest);
   return table && { ...table, requests: table.requests + (opts.keys ? 0 : 1) };
 }
 

@@ -4,7 +4,7 @@ import { encodeDirectory } from "../../common/dataset-table/directory.js";
 import { tableKeys } from "../../common/dataset-table/table-keys.js";
 import { manifestSigner, signJson } from "../../common/manifest-sign.js";
 import type { TableEntryV1, TableHeadV1 } from "../../common/schema/index.js";
-import { allEntries, fetchTable } from "../../common/table-client.js";
+import { allEntries, edgeTableStore, fetchTable, openTable } from "../../common/table-client.js";
 import { recordEntry } from "../../edge/table/index-object.js";
 import { publishTable, writeGeneration } from "../../edge/table/publish.js";
 import { BASE, TOKEN } from "./helpers.js";
@@ -95,6 +95,29 @@ describe("a generation that changes k pages writes those pages, their directory 
     expect(written.filter((k) => k.endsWith(".pins"))).toHaveLength(4);
     expect(written).toHaveLength(4 * 2 + 3);
     expect(r.puts).toHaveLength(4 * 2 + 3 + 3);
+  }, 60_000);
+});
+
+describe("a client reading a generation's page list lazily through the edge", () => {
+  it("reads the head, then only the directory page that holds the pages asked for", async () => {
+    const root = "dirlazy";
+    const { head } = await seed(root);
+    const all = await pagesOf(head);
+    const asked: string[] = [];
+    const edgeFetch: typeof fetch = (url, init) => {
+      asked.push(new URL(String(url)).pathname);
+      return SELF.fetch(url as string, init);
+    };
+    const { store, keys } = edgeTableStore(`${BASE}/v1/datasets/${root}`, { token: TOKEN, fetch: edgeFetch });
+    const list = (await openTable(store, keys))!;
+    expect([list.pageCount, list.entryCount]).toEqual([50, 100]);
+    expect(await list.pagesAt(21, 23)).toEqual(all.slice(21, 23));
+    const dirs = head.version === 2 ? head.directories : [];
+    expect(asked).toEqual([
+      "/v1/keys",
+      `/v1/datasets/${root}/table`,
+      `/v1/datasets/${root}/table/pages/${dirs[5]!.name}`,
+    ]);
   }, 60_000);
 });
 
