@@ -1,4 +1,6 @@
-import type { TableEntryV1 } from "../common/schema/index.js";
+import { cutRuns, DIRECTORY_TARGET, directoryParts, encodeDirectory } from "../common/dataset-table/directory.js";
+import { headOf, PAGE_TARGET, pageRefOf, type StoredPage, storePage } from "../common/dataset-table/generation.js";
+import type { TableEntryV1, TableHeadDirectoriesV1, TablePageRefV1 } from "../common/schema/index.js";
 
 /**
  * A table entry as open-scale seeds its objects: a small video of 24 frames with a keyframe
@@ -19,5 +21,53 @@ export function syntheticEntry(key: string, i: number): TableEntryV1 {
     codec: "h264",
     width: 64,
     height: 48,
+  };
+}
+
+/**
+ * A table generation of `objects` synthetic entries (syntheticEntry, keys `{root}/o-{i}.mp4`
+ * in key order), built page by page with the publisher's own code (pageRefOf, storePage: the
+ * page codec with the etags apart as pins; directory pages cut as a new table's, encodeDirectory;
+ * headOf), without holding the table: each page is handed to `onPage` as it is made, to store
+ * (or drop). Returns the unsigned head and the directory pages to store. What benches use for
+ * a table of 10^7 objects, instead of uploading and indexing them.
+ *
+ * @example
+ * const { head, directories } = await synthesizeGeneration({ root: "scale", objects: 1e7, shardBytes, now }, store);
+ */
+export async function synthesizeGeneration(
+  o: {
+    readonly root: string;
+    readonly objects: number;
+    readonly shardBytes: number;
+    readonly now: number;
+    readonly pageTarget?: number;
+    readonly directoryTarget?: number;
+  },
+  onPage: (page: StoredPage, ref: TablePageRefV1) => Promise<void> | void,
+): Promise<{ head: TableHeadDirectoriesV1; directories: StoredPage[] }> {
+  const pageTarget = o.pageTarget ?? PAGE_TARGET;
+  const pages = Math.ceil(o.objects / pageTarget);
+  const digits = String(o.objects).length;
+  const refs: TablePageRefV1[] = [];
+  for (let p = 0; p < pages; p++) {
+    const entries: TableEntryV1[] = [];
+    for (let i = p * pageTarget; i < Math.min(o.objects, (p + 1) * pageTarget); i++)
+      entries.push(syntheticEntry(`${o.root}/o-${String(i).padStart(digits, "0")}.mp4`, i));
+    const ref = pageRefOf(`1-${p}`, entries, o.shardBytes);
+    await onPage(await storePage(o.root, ref, entries, true), ref);
+    refs.push(ref);
+  }
+  const runs = cutRuns(refs, directoryParts(refs.length, true, o.directoryTarget ?? DIRECTORY_TARGET));
+  const directories = await Promise.all(runs.map((run, d) => encodeDirectory(o.root, `1-${pages + d}`, run)));
+  return {
+    head: headOf(
+      o.root,
+      1,
+      o.now,
+      o.shardBytes,
+      directories.map((d) => d.ref),
+    ),
+    directories: directories.map((d) => ({ name: d.ref.name, gz: d.gz })),
   };
 }

@@ -13,6 +13,9 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Pool, request, type Dispatcher } from "undici";
+import { gunzip } from "../common/dataset-table/digest.js";
+import { decodeDirectory } from "../common/dataset-table/directory.js";
+import { TableHeadV1 } from "../common/schema/index.js";
 import { startLocalEdge } from "../sdk/dev/index.js";
 import { freePort } from "../sdk/dev/free-port.js";
 import { h2Agent } from "../sdk/source/edge-fetch.js";
@@ -133,7 +136,20 @@ async function main(): Promise<void> {
       dispatcher: direct,
     });
     const signed = (await headRes.body.json()) as { payload: string };
-    const names = (JSON.parse(signed.payload) as { pages: { name: string }[] }).pages.map((p) => p.name);
+    const head = TableHeadV1.parse(JSON.parse(signed.payload));
+    // Head format 2 names directory pages; the pages are what they list.
+    const names: string[] = [];
+    if (head.version === 1) names.push(...head.pages.map((p) => p.name));
+    else
+      for (const d of head.directories) {
+        const res = await request(`${base}/table/pages/${d.name}`, {
+          headers: { authorization: `Bearer ${edge.token}` },
+          dispatcher: direct,
+        });
+        // undici leaves the route's gzip to the caller.
+        const bytes = await gunzip(new Uint8Array(await res.body.arrayBuffer()));
+        names.push(...decodeDirectory(bytes).map((p) => p.name));
+      }
     const wanBase = `${wan.url}/v1/datasets/${PREFIX}`;
     // Warm the isolate and the OS page cache of the local R2, as a deployed edge is.
     await fetchPages(base, edge.token, names, direct, 8);

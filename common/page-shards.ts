@@ -1,21 +1,31 @@
 /**
- * A page-local shard rule: which objects of one table page open a virtual shard, decided by
- * each object alone (its key and size), never by the objects before it. Today's `groupShards`
- * cuts greedily by size over a run of listing positions, so one inserted object moves every
- * cut after it and only a scan of the run knows where a shard starts; with this rule a page's
- * shards are its own, the same in every generation that keeps the page's objects, and shard
- * identity is (page, shard in page) with no global scan.
+ * The page-local shard rule of table generations (head format 2): a virtual shard starts at
+ * each page's first object and before every object whose key hashes below
+ * `size / targetBytes` (as a fraction of 2^32). Each cut depends only on the object itself
+ * (its key and size) and the page boundary, never on the objects before it, so:
+ * - shards never cross a page, and the publisher states each page's shard count in its
+ *   directory without global state;
+ * - inserting or removing an object changes only the shard it falls into (it may start or end
+ *   one there), never a shard of another page or further along its own;
+ * - a shard's expected bytes are `targetBytes` away from page edges (an object of size s cuts
+ *   with probability s / targetBytes, so cuts come once per `targetBytes` of objects on average);
+ *   an object at or past the target always starts a shard.
+ *
+ * groupShards (shards.ts) remains the greedy rule of manifests and format-1 tables.
  */
-import type { ShardV1 } from "./schema/index.js";
+
+/** 2^32, the range of keyHash. */
+const SPAN = 4_294_967_296;
 
 /**
- * A key's place in [0, 1): FNV-1a over the UTF-16 units, then murmur3's finaliser so nearby
- * keys ("v1.mp4", "v2.mp4") land far apart. Pure JS, so workerd and Node agree.
+ * A 32-bit hash of an object key, over its UTF-16 units (the same in workerd, Node and the
+ * browser): FNV-1a with murmur3's finaliser, so that nearby keys ("…-000017", "…-000018")
+ * spread over the whole range.
  *
  * @example
- * keyUnit("gameplay/v1.mp4"); // the same value on every machine
+ * keyHash("gameplay/a.mp4"); // 0 ≤ h < 2^32
  */
-export function keyUnit(key: string): number {
+export function keyHash(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
   h ^= h >>> 16;
@@ -23,46 +33,56 @@ export function keyUnit(key: string): number {
   h ^= h >>> 13;
   h = Math.imul(h, 0xc2b2ae35);
   h ^= h >>> 16;
-  return (h >>> 0) / 4294967296;
+  return h >>> 0;
 }
 
 /**
- * Whether object `i` of a page opens a shard: the page's first object does; so does an object
- * whose key hashes below `size / shardBytes` (each byte is a cut with odds 1 / shardBytes, so
- * shards hold about `shardBytes` on average), and the object after one of `shardBytes` or more
- * (a large object is a shard of its own, as `groupShards` makes it).
+ * Whether a shard starts before this object (inside a page; a page's first object always
+ * starts one): its key hashes below `size / targetBytes` of the hash range.
  *
  * @example
- * opensShard(1, "gameplay/v1.mp4", 64 << 20, 200 << 20, 128 << 20); // true: the previous object is large
+ * cutsBefore("gameplay/a.mp4", 256 << 20, 128 << 20); // true: an object past the target always starts a shard
  */
-export function opensShard(i: number, key: string, size: number, previousSize: number, shardBytes: number): boolean {
-  return i === 0 || previousSize >= shardBytes || keyUnit(key) < size / shardBytes;
+export function cutsBefore(key: string, size: number, targetBytes: number): boolean {
+  if (!(targetBytes > 0)) throw new RangeError(`Expected a positive shard target but received ${targetBytes}`);
+  return keyHash(key) < (size / targetBytes) * SPAN;
+}
+
+/** What the rule reads of a page: its objects' keys and sizes, in key order. */
+export interface ShardSource {
+  readonly length: number;
+  key(i: number): string;
+  size(i: number): number;
 }
 
 /**
- * The shards of one page's objects (in key order) by the page-local rule, ids from `firstId`
- * and `first` counted in the page.
+ * The shards of one page as [first, count, bytes] runs of its objects (indices within the
+ * page), under the page-local rule.
  *
  * @example
- * pageShards((i) => keys[i]!, sizes, 128 << 20); // [{ id: 0, first: 0, count: 3, bytes: … }, …]
+ * pageShards({ length: 3, key: (i) => keys[i], size: (i) => sizes[i] }, 128 << 20);
+ * // [{ first: 0, count: 2, bytes: … }, { first: 2, count: 1, bytes: … }]
  */
-export function pageShards(
-  keyOf: (i: number) => string,
-  sizes: ArrayLike<number>,
-  shardBytes: number,
-  firstId = 0,
-): ShardV1[] {
-  if (!(shardBytes > 0)) throw new RangeError(`Expected a positive shardBytes but received ${shardBytes}`);
-  const shards: ShardV1[] = [];
-  let current: ShardV1 | undefined;
-  for (let i = 0; i < sizes.length; i++) {
-    const size = sizes[i]!;
-    if (!current || opensShard(i, keyOf(i), size, sizes[i - 1]!, shardBytes)) {
-      current = { id: firstId + shards.length, first: i, count: 0, bytes: 0 };
-      shards.push(current);
-    }
-    current.count++;
-    current.bytes += size;
+export function pageShards(page: ShardSource, targetBytes: number): { first: number; count: number; bytes: number }[] {
+  const shards: { first: number; count: number; bytes: number }[] = [];
+  for (let i = 0; i < page.length; i++) {
+    const size = page.size(i);
+    if (i === 0 || cutsBefore(page.key(i), size, targetBytes)) shards.push({ first: i, count: 0, bytes: 0 });
+    const s = shards[shards.length - 1]!;
+    s.count++;
+    s.bytes += size;
   }
   return shards;
+}
+
+/**
+ * How many shards a page of these objects has under the rule (what a directory records per page).
+ *
+ * @example
+ * countPageShards(entries.map((e) => e.key), entries.map((e) => e.size), 128 << 20); // 3
+ */
+export function countPageShards(keys: readonly string[], sizes: readonly number[], targetBytes: number): number {
+  let n = keys.length > 0 ? 1 : 0;
+  for (let i = 1; i < keys.length; i++) if (cutsBefore(keys[i]!, sizes[i]!, targetBytes)) n++;
+  return n;
 }

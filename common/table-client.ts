@@ -1,7 +1,9 @@
 /**
  * Client side of the dataset table (SDK, CLI, bench): the signed head of a generation, its
- * pages fetched in parallel and checked against the head's digests, the entries under the
- * dataset's prefix in listing order; and signed URLs for objects planned from it.
+ * page list (read from its directory pages, head format 2, lazily with `openTable`), its
+ * pages fetched in parallel and checked against the digests the head and directory pages
+ * name, the entries under the dataset's prefix in listing order; and signed URLs for objects
+ * planned from it.
  */
 import { compareKeys } from "./dataset-table/entry.js";
 import { gunzip, sha256 } from "./dataset-table/digest.js";
@@ -10,6 +12,7 @@ import { decodePageBytes } from "./dataset-table/page-codec.js";
 import { MAX_PAGES_PER_REQUEST, splitFrames } from "./dataset-table/page-frames.js";
 import { SetDigest } from "./dataset-table/set-digest.js";
 import { type PinPart, PINS_KEPT, TablePins } from "./table-pins.js";
+import { TablePageList } from "./table-page-list.js";
 import { ErrorBody } from "./errors.js";
 import { mapLimit } from "./limiter.js";
 import {
@@ -24,6 +27,7 @@ import { ManifestError, ManifestErrorCode, verifiedPayload } from "./manifest-si
 import {
   EnqueuePageV1,
   SignedUrlsV1,
+  TABLE_HEAD_VERSION,
   TableHeadV1,
   type PublicKeysV1,
   type TableEntryV1,
@@ -35,8 +39,15 @@ const PAGE_CONCURRENCY = 64;
 /** Requests of several pages at once: enough bytes in flight to fill a fast WAN link's window, bounded whatever the table's size. */
 const BATCH_CONCURRENCY = 8;
 
+export { TablePageList };
+
 export interface DatasetTable {
+  /** The verified head: format 2 names directory pages, format 1 (older generations) every page. */
   readonly head: TableHeadV1;
+  /** The generation's pages whose key range can hold a key under the prefix, in key order (every page for a root's dataset). */
+  readonly pages: readonly TablePageRefV1[];
+  /** The generation's whole page list, read lazily (what `pages` was read from). */
+  readonly list: TablePageList;
   /** Entries under the dataset's prefix, in key (listing) order, as columns (no object per entry). */
   readonly entries: EntryColumns;
   /** HTTP requests made (keys, head, pages). */
@@ -92,9 +103,55 @@ function groups<T>(xs: readonly T[]): T[][] {
 }
 
 /**
+ * The verified head of a generation (latest, or `generation`) from `store`, its Ed25519
+ * signature checked against `keys`, with its page list to read lazily; undefined when the
+ * store has no table. This is what a client plans from without reading every page: the head
+ * is a few KB whatever the table's size, and `list.pagesAt(from, to)` reads only the directory
+ * pages that hold pages [from, to) (checked against the SHA-256s the head names, each read
+ * once), `list.pageOfEntry(i)` maps an entry index to its page reading at most one directory
+ * page, and `list.rangeUnder("prefix/")` the pages a dataset's prefix spans reading at most two.
+ * Page and entry counts are `list.pageCount` and `list.entryCount`; the head's directory refs
+ * carry each directory page's totals (pages, entries, bytes, digest, frames, keyframes,
+ * errors, shards). A format-1 head lists its pages itself and reads nothing more.
+ *
+ * @example
+ * const list = (await openTable(store, keys))!;
+ * const refs = await list.pagesAt(0, Math.min(64, list.pageCount)); // names, SHA-256s, summaries
+ */
+export async function openTable(
+  store: TableStore,
+  keys: Promise<PublicKeysV1>,
+  generation?: number,
+  digest: PageDigest = sha256,
+): Promise<TablePageList | undefined> {
+  const signed = await store.head(generation);
+  if (signed === undefined) return undefined;
+  let payload: unknown;
+  try {
+    payload = JSON.parse(await verifiedPayload(signed, await keys));
+  } catch (cause) {
+    if (cause instanceof ManifestError) throw cause;
+    throw new ManifestError(ManifestErrorCode.INVALID, "The dataset table head is not a TableHeadV1", { cause });
+  }
+  const version = (payload as { version?: unknown } | null)?.version;
+  if (typeof version === "number" && version > TABLE_HEAD_VERSION)
+    throw new ManifestError(
+      ManifestErrorCode.INVALID,
+      `Expected a dataset table head of format 1 to ${TABLE_HEAD_VERSION} but received format ${version} (written by a newer edge: update ec)`,
+    );
+  const head = TableHeadV1.safeParse(payload);
+  if (!head.success)
+    throw new ManifestError(ManifestErrorCode.INVALID, "The dataset table head is not a TableHeadV1", {
+      cause: head.error,
+    });
+  return new TablePageList(head.data, store, digest);
+}
+
+/**
  * Reads and verifies a table from `store`: the head's Ed25519 signature against `keys`, each
- * page's SHA-256 against the head (with `digest`); only pages whose key range overlaps `prefix/`
- * are fetched, PAGE_CONCURRENCY at a time. Undefined when the store has no table.
+ * directory page's and page's SHA-256 against the head (with `digest`); only pages whose key
+ * range overlaps `prefix/` are fetched, PAGE_CONCURRENCY at a time. Undefined when the store
+ * has no table. Reads every page under the prefix: `openTable` is the lazy way.
  *
  * @example
  * const table = await readTable(store, keys, "gameplay");
@@ -106,17 +163,12 @@ export async function readTable(
   generation?: number,
   digest: PageDigest = sha256,
 ): Promise<DatasetTable | undefined> {
-  const signed = await store.head(generation);
-  if (signed === undefined) return undefined;
-  let head: TableHeadV1;
-  try {
-    head = TableHeadV1.parse(JSON.parse(await verifiedPayload(signed, await keys)));
-  } catch (cause) {
-    if (cause instanceof ManifestError) throw cause;
-    throw new ManifestError(ManifestErrorCode.INVALID, "The dataset table head is not a TableHeadV1", { cause });
-  }
+  const list = await openTable(store, keys, generation, digest);
+  if (list === undefined) return undefined;
+  const head = list.head;
   const dir = `${prefix}/`;
-  const wanted = head.pages.filter((p) => overlaps(p, dir));
+  const range = await list.rangeUnder(dir);
+  const wanted = (await list.pagesAt(range.from, range.to)).filter((p) => overlaps(p, dir));
   const pages: EntryColumns[] = new Array(wanted.length);
   /** Where each page's run starts in the page (a page across the prefix's edge is cut). */
   const from = new Array<number>(wanted.length).fill(0);
@@ -132,7 +184,7 @@ export async function readTable(
     if (inside(ref, dir)) pages[i] = entries;
     else [from[i], pages[i]] = within(entries, under);
   };
-  let requests = 1;
+  let requests = 1 + list.requests;
   const one = async (i: number) => {
     requests++;
     await take(i, await store.page(wanted[i]!.name));
@@ -177,7 +229,15 @@ export async function readTable(
     else for (let j = 0; j < n; j++) listed.add(entries.key(at + j), entries.etag(at + j));
     at += n;
   });
-  return { head, entries, requests, digest: listed.toString(), ...(pins ? { pins } : {}) };
+  return {
+    head,
+    pages: wanted,
+    list,
+    entries,
+    requests,
+    digest: listed.toString(),
+    ...(pins ? { pins } : {}),
+  };
 }
 
 /**
@@ -218,24 +278,28 @@ function within(entries: EntryColumns, dir: Uint8Array): [number, EntryColumns] 
   return [from, entries.slice(from, to)];
 }
 
+/** Options of the edge's table routes. */
+export type EdgeTableOptions = ManifestClientOptions & {
+  generation?: number | undefined;
+  /** Decompresses a page of a several-page response (default: DecompressionStream). */
+  inflate?: ((gz: Uint8Array) => Promise<Uint8Array>) | undefined;
+  /** Digests a page for the check against its head (default: WebCrypto's SHA-256). */
+  digest?: PageDigest | undefined;
+};
+
 /**
- * The dataset's table from its edge (latest generation, or `generation`), verified. Undefined
- * when the edge has no table for it yet (404 ERR_TABLE_MISSING): the caller falls back to the
- * manifest.
+ * The edge's table routes of a dataset as a TableStore, with the public keys that verify its
+ * heads (fetched unless `opts.keys`) and the dataset's prefix: what fetchTable reads, and what
+ * `openTable` takes to read a generation lazily through the edge.
  *
  * @example
- * const table = await fetchTable("http://127.0.0.1:8787/v1/datasets/gameplay", { token });
+ * const { store, keys, prefix } = edgeTableStore(url, { token });
+ * const list = await openTable(store, keys); // then list.rangeUnder(`${prefix}/`), list.pagesAt(…)
  */
-export async function fetchTable(
+export function edgeTableStore(
   datasetUrl: string,
-  opts: ManifestClientOptions & {
-    generation?: number | undefined;
-    /** Decompresses a page of a several-page response (default: DecompressionStream). */
-    inflate?: ((gz: Uint8Array) => Promise<Uint8Array>) | undefined;
-    /** Digests a page for the check against its head (default: WebCrypto's SHA-256). */
-    digest?: PageDigest | undefined;
-  } = {},
-): Promise<DatasetTable | undefined> {
+  opts: EdgeTableOptions = {},
+): { store: TableStore; keys: Promise<PublicKeysV1>; prefix: string } {
   const at = parseDatasetUrl(datasetUrl);
   const inflate = opts.inflate ?? gunzip;
   const keys = opts.keys ? Promise.resolve(opts.keys) : fetchPublicKeys(at.edge, opts);
@@ -284,7 +348,20 @@ export async function fetchTable(
     }
     return Promise.all(frames.map(inflate));
   }
-  const table = await readTable(store, keys, at.prefix, opts.generation, opts.digest);
+  return { store, keys, prefix: at.prefix };
+}
+
+/**
+ * The dataset's table from its edge (latest generation, or `generation`), verified. Undefined
+ * when the edge has no table for it yet (404 ERR_TABLE_MISSING): the caller falls back to the
+ * manifest.
+ *
+ * @example
+ * const table = await fetchTable("http://127.0.0.1:8787/v1/datasets/gameplay", { token });
+ */
+export async function fetchTable(datasetUrl: string, opts: EdgeTableOptions = {}): Promise<DatasetTable | undefined> {
+  const { store, keys, prefix } = edgeTableStore(datasetUrl, opts);
+  const table = await readTable(store, keys, prefix, opts.generation, opts.digest);
   return table && { ...table, requests: table.requests + (opts.keys ? 0 : 1) };
 }
 

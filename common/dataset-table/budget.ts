@@ -1,6 +1,69 @@
 import { compareKeys } from "./entry.js";
+import { directoryParts } from "./directory.js";
 import { PAGE_TARGET, pageOf, pageParts } from "./generation.js";
-import type { TablePageRefV1 } from "../schema/index.js";
+import type { TableHeadV1, TablePageRefV1 } from "../schema/index.js";
+
+/** Directory pages one generation rewrites at most (a spread generation takes those first in key order). */
+export const MAX_DIRECTORIES_PER_GENERATION = 16;
+/** What chooseChanges needs at least to take one change: a page and its pins read, three pages written with their pins, an entry get. */
+const ONE_CHANGE = 9;
+
+/**
+ * Which directory pages of `head` one generation works in, and the subrequests reserved for
+ * them (each read, and rewritten as DIRECTORY_MAX allows however many pages the rest of the
+ * budget could add): from a format-2 head, those of the listed keys in key order, at most
+ * MAX_DIRECTORIES_PER_GENERATION and while the page work expected of those taken (their keys
+ * on distinct pages) and one change more still fit (the first always), so a spread generation
+ * reads no directory page whose changes it would not reach;
+ * from a format-1 head none to read, and the directory pages every page is cut into once;
+ * in a new table the directory pages of the pages the budget could write.
+ *
+ * @example
+ * directoriesInReach(head, keys, 394, 256); // { directories: [39], keys: [...], reserved: 4 }
+ */
+export function directoriesInReach(
+  head: TableHeadV1 | undefined,
+  keys: readonly string[],
+  budget: number,
+  directoryTarget: number,
+): { directories: number[]; keys: string[]; reserved: number } {
+  // Each page written costs at least two puts (the page and its pins).
+  const newPages = Math.ceil(budget / 2);
+  if (head === undefined || (head.version === 2 && head.directories.length === 0))
+    return { directories: [], keys: [...keys], reserved: directoryParts(newPages, true, directoryTarget) };
+  if (head.version === 1)
+    return {
+      directories: [],
+      keys: [...keys],
+      reserved: directoryParts(head.pages.length + newPages, true, directoryTarget),
+    };
+  const dirs = head.directories;
+  const byDir = new Map<number, string[]>();
+  for (const key of keys) {
+    const d = pageOf(dirs, key);
+    const here = byDir.get(d);
+    if (here) here.push(key);
+    else byDir.set(d, [key]);
+  }
+  const taken: number[] = [];
+  let reserved = 0;
+  // The page work the directory pages taken so far are expected to need: their keys on distinct
+  // pages (spread changes) at a page and its pins read and written each, as far as they have pages.
+  let expected = 0;
+  for (const d of [...byDir.keys()].sort((a, b) => a - b)) {
+    const cost = 1 + directoryParts(dirs[d]!.pages + newPages, false, directoryTarget);
+    // The first is always taken: a generation that takes nothing would never end.
+    if (
+      taken.length > 0 &&
+      (taken.length === MAX_DIRECTORIES_PER_GENERATION || reserved + cost + expected + ONE_CHANGE > budget)
+    )
+      break;
+    taken.push(d);
+    reserved += cost;
+    expected += 4 * Math.min(byDir.get(d)!.length, dirs[d]!.pages);
+  }
+  return { directories: taken, keys: taken.flatMap((d) => byDir.get(d)!), reserved };
+}
 
 /** A pending change as the publisher lists it: its key, and whether its entry must be read (its mark does not carry it). */
 export interface PendingChange {

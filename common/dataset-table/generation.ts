@@ -1,7 +1,16 @@
 import { compareKeys } from "./entry.js";
 import { gzip, sha256 } from "./digest.js";
 import { SetDigest } from "./set-digest.js";
-import type { TableEntryV1, TableHeadV1, TablePageRefV1 } from "../schema/index.js";
+import {
+  TABLE_HEAD_VERSION,
+  type TableDirectoryRefV1,
+  type TableEntryV1,
+  type TableHeadDirectoriesV1,
+  type TableHeadV1,
+  type TablePageRefV1,
+} from "../schema/index.js";
+import { countPageShards } from "../page-shards.js";
+import { cutRuns, DIRECTORY_TARGET, directoryParts, encodeDirectory } from "./directory.js";
 import { encodePageBytes } from "./page-codec.js";
 import { encodePins } from "./page-pins.js";
 
@@ -21,8 +30,8 @@ export function pageParts(entries: number, fresh: boolean, target = PAGE_TARGET)
 /** Changes for the next generation: an entry to upsert, or null to remove the key. */
 export type TableChanges = ReadonlyMap<string, TableEntryV1 | null>;
 
-/** The page a key belongs to: the last whose first key is ≤ it (the first page for keys before every page). */
-export function pageOf(pages: readonly TablePageRefV1[], key: string): number {
+/** The page (or directory page) a key belongs to: the last whose first key is ≤ it (the first for keys before every one). */
+export function pageOf(pages: readonly { readonly first: string }[], key: string): number {
   let lo = 0;
   let hi = pages.length - 1;
   while (lo < hi) {
@@ -36,7 +45,8 @@ export function pageOf(pages: readonly TablePageRefV1[], key: string): number {
 /**
  * The pages of the next generation: only pages a change falls into are read and rewritten
  * (split past PAGE_MAX entries, dropped when empty); the rest are the previous generation's,
- * by reference. Returns the new page list with the new pages' bodies to store.
+ * by reference. Returns the new page list with the new pages' bodies to store. `shardBytes`:
+ * each new page's ref counts its shards under the page-local rule (page-shards.ts) at that target.
  */
 export async function mergePages(
   previous: readonly TablePageRefV1[],
@@ -44,6 +54,7 @@ export async function mergePages(
   load: (ref: TablePageRefV1) => Promise<readonly TableEntryV1[]>,
   name: (n: number) => string,
   pageTarget = PAGE_TARGET,
+  shardBytes?: number,
 ): Promise<{ pages: TablePageRefV1[]; written: { ref: TablePageRefV1; entries: TableEntryV1[] }[] }> {
   const byPage = new Map<number, [string, TableEntryV1 | null][]>();
   for (const change of changes) {
@@ -73,20 +84,40 @@ export async function mergePages(
     const size = Math.ceil(sorted.length / Math.max(parts, 1));
     for (let i = 0; i < parts; i++) {
       const chunk = sorted.slice(i * size, (i + 1) * size);
-      const ref = {
-        name: name(written.length),
-        first: chunk[0]!.key,
-        last: chunk.at(-1)!.key,
-        count: chunk.length,
-        bytes: chunk.reduce((n, e) => n + e.size, 0),
-        sha256: "",
-        ...pageSummary(chunk),
-      };
+      const ref = pageRefOf(name(written.length), chunk, shardBytes);
       pages.push(ref);
       written.push({ ref, entries: chunk });
     }
   }
   return { pages, written };
+}
+
+/**
+ * A new page's ref (its SHA-256 and pins still to be filled in by storePage): key range,
+ * count, bytes, summary and, with `shardBytes`, its shard count under the page-local rule.
+ *
+ * @example
+ * const ref = pageRefOf("7-0", entries, 128 << 20);
+ */
+export function pageRefOf(name: string, entries: readonly TableEntryV1[], shardBytes?: number): TablePageRefV1 {
+  return {
+    name,
+    first: entries[0]!.key,
+    last: entries.at(-1)!.key,
+    count: entries.length,
+    bytes: entries.reduce((n, e) => n + e.size, 0),
+    sha256: "",
+    ...pageSummary(entries),
+    ...(shardBytes === undefined
+      ? {}
+      : {
+          shards: countPageShards(
+            entries.map((e) => e.key),
+            entries.map((e) => e.size),
+            shardBytes,
+          ),
+        }),
+  };
 }
 
 /**
@@ -139,10 +170,57 @@ export async function encodePage(
   return { ...page, pins: await stored(encodePins(entries.map((e) => e.etag))) };
 }
 
+/** A page as the publisher stores it: its name, its bytes (gzip) and, apart, its pins (gzip). */
+export interface StoredPage {
+  readonly name: string;
+  readonly gz: Uint8Array;
+  readonly pins?: Uint8Array;
+}
+
 /**
- * The generation after `previous` with `changes` applied: its (unsigned) head and the new
- * pages (and their pins, with `pinsApart`) to store under their names. Pure: the edge's publisher stores and signs it, and a
- * benchmark seeds a large table with it.
+ * A new page's ref completed (SHA-256, and its pins' where they are apart) and its stored bytes.
+ *
+ * @example
+ * const stored = await storePage("gameplay", ref, entries, true);
+ */
+export async function storePage(
+  root: string,
+  ref: TablePageRefV1,
+  entries: TableEntryV1[],
+  pinsApart: boolean,
+): Promise<StoredPage> {
+  // Etags apart: open() reads the planning columns only, not the pins (bench/page-sections.ts weighs each).
+  const page = await encodePage(root, entries, { apart: pinsApart });
+  ref.sha256 = page.sha256;
+  if (!page.pins) return { name: ref.name, gz: page.gz };
+  ref.pins = page.pins.sha256;
+  return { name: ref.name, gz: page.gz, pins: page.pins.gz };
+}
+
+/** Options of buildGeneration. */
+export interface GenerationOptions {
+  readonly root: string;
+  /** The shard target of a new table (a format-2 table keeps its head's: its pages' shard counts are at that target). */
+  readonly shardBytes: number;
+  readonly now: number;
+  readonly pageTarget?: number;
+  /** Pages a new directory page is cut to (default DIRECTORY_TARGET; small in tests). */
+  readonly directoryTarget?: number;
+  /** Each page's etags stored apart, as its pins (what the edge publishes: open() reads no etag); default inside. */
+  readonly pinsApart?: boolean;
+  /** A directory page's page refs: needed where `previous` is a format-2 head and a change falls into it. */
+  readonly directory?: (ref: TableDirectoryRefV1) => Promise<readonly TablePageRefV1[]>;
+}
+
+/**
+ * The generation after `previous` with `changes` applied, in head format 2: its (unsigned)
+ * head and the objects to store under `pages/` — the new pages (with their pins, with
+ * `pinsApart`) and the new directory pages, named `{generation}-{n}` alike. Only the
+ * directory pages a change falls into are read (`o.directory`) and rewritten (split past
+ * DIRECTORY_MAX pages, dropped when empty), and within them only the pages a change falls
+ * into: a generation that changes k pages stores k pages, at most k directory pages, and a
+ * head. From a format-1 head (every page listed) the pages are cut into directory pages once.
+ * Pure: the edge's publisher stores and signs it, and a benchmark seeds a large table with it.
  *
  * @example
  * const { head, pages } = await buildGeneration(undefined, changes, load, { root: "gameplay", shardBytes, now });
@@ -151,41 +229,85 @@ export async function buildGeneration(
   previous: TableHeadV1 | undefined,
   changes: TableChanges,
   load: (ref: TablePageRefV1) => Promise<readonly TableEntryV1[]>,
-  o: {
-    root: string;
-    shardBytes: number;
-    now: number;
-    pageTarget?: number;
-    /** Each page's etags stored apart, as its pins (what the edge publishes: open() reads no etag); default inside. */
-    pinsApart?: boolean;
-  },
-): Promise<{ head: TableHeadV1; pages: { name: string; gz: Uint8Array; pins?: Uint8Array }[] }> {
+  o: GenerationOptions,
+): Promise<{ head: TableHeadDirectoriesV1; pages: StoredPage[] }> {
   const generation = (previous?.generation ?? 0) + 1;
-  const { pages, written } = await mergePages(
-    previous?.pages ?? [],
-    changes,
-    load,
-    (n) => `${generation}-${n}`,
-    o.pageTarget ?? PAGE_TARGET,
-  );
-  const stored = await Promise.all(
-    written.map(async ({ ref, entries }) => {
-      // Etags apart: open() reads the planning columns only, not the pins (bench/page-sections.ts weighs each).
-      const page = await encodePage(o.root, entries, { apart: o.pinsApart === true });
-      ref.sha256 = page.sha256;
-      if (!page.pins) return { name: ref.name, gz: page.gz };
-      ref.pins = page.pins.sha256;
-      return { name: ref.name, gz: page.gz, pins: page.pins.gz };
-    }),
-  );
-  const head: TableHeadV1 = {
-    version: 1,
-    root: o.root,
-    generation,
-    createdAt: o.now,
-    shardBytes: o.shardBytes,
-    objects: pages.reduce((n, p) => n + p.count, 0),
-    pages,
+  const shardBytes = previous?.version === 2 ? previous.shardBytes : o.shardBytes;
+  const pageTarget = o.pageTarget ?? PAGE_TARGET;
+  const dirTarget = o.directoryTarget ?? DIRECTORY_TARGET;
+  let n = 0;
+  const name = () => `${generation}-${n++}`;
+  const written: { ref: TablePageRefV1; entries: TableEntryV1[] }[] = [];
+  /** Directory pages in key order: kept by reference, or page lists to store. */
+  const directories: (TableDirectoryRefV1 | TablePageRefV1[])[] = [];
+  const merge = async (pages: readonly TablePageRefV1[], here: TableChanges) => {
+    const merged = await mergePages(pages, here, load, name, pageTarget, shardBytes);
+    written.push(...merged.written);
+    return merged.pages;
   };
-  return { head, pages: stored };
+  if (previous?.version !== 2 || previous.directories.length === 0) {
+    const pages = await merge(previous?.version === 1 ? previous.pages : [], changes);
+    directories.push(...cutRuns(pages, directoryParts(pages.length, true, dirTarget)));
+  } else {
+    const dirs = previous.directories;
+    const byDir = new Map<number, [string, TableEntryV1 | null][]>();
+    for (const change of changes) {
+      const d = pageOf(dirs, change[0]);
+      const here = byDir.get(d);
+      if (here) here.push(change);
+      else byDir.set(d, [change]);
+    }
+    if (!o.directory && byDir.size > 0)
+      throw new TypeError("Expected a directory loader to apply changes to a format-2 head but received none");
+    const loaded = new Map(
+      await Promise.all([...byDir.keys()].map(async (d) => [d, await o.directory!(dirs[d]!)] as const)),
+    );
+    for (let d = 0; d < dirs.length; d++) {
+      const here = byDir.get(d);
+      if (!here) {
+        directories.push(dirs[d]!);
+        continue;
+      }
+      const pages = await merge(loaded.get(d)!, new Map(here));
+      directories.push(...cutRuns(pages, directoryParts(pages.length, false, dirTarget)));
+    }
+  }
+  const stored = await Promise.all(
+    written.map(({ ref, entries }) => storePage(o.root, ref, entries, o.pinsApart === true)),
+  );
+  const refs: TableDirectoryRefV1[] = [];
+  for (const d of directories) {
+    if (!Array.isArray(d)) {
+      refs.push(d);
+      continue;
+    }
+    const dir = await encodeDirectory(o.root, name(), d);
+    refs.push(dir.ref);
+    stored.push({ name: dir.ref.name, gz: dir.gz });
+  }
+  return { head: headOf(o.root, generation, o.now, shardBytes, refs), pages: stored };
+}
+
+/**
+ * A format-2 head (unsigned) over its directory pages.
+ *
+ * @example
+ * const head = headOf("gameplay", 7, now, 128 << 20, directories);
+ */
+export function headOf(
+  root: string,
+  generation: number,
+  now: number,
+  shardBytes: number,
+  directories: TableDirectoryRefV1[],
+): TableHeadDirectoriesV1 {
+  return {
+    version: TABLE_HEAD_VERSION,
+    root,
+    generation,
+    createdAt: now,
+    shardBytes,
+    objects: directories.reduce((s, d) => s + d.count, 0),
+    directories,
+  };
 }

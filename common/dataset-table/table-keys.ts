@@ -37,7 +37,7 @@ export const tablePrefix = (root: string) => `${RESERVED_PREFIX}table/v1/${root}
  * Where a table's parts live under `_ec/table/v1/{root}/`: `entries/{key}` (the latest entry
  * of each object, written by the indexer), `pending/{key}/{etag}` (entries not yet in a
  * generation; named key first so that they list in key order and neighbouring changes share
- * pages), `pages/{generation}-{n}.json` (immutable, gzip) and `pages/{generation}-{n}.pins` (its
+ * pages), `pages/{generation}-{n}.json` (a page or a directory page, immutable, gzip) and `pages/{generation}-{n}.pins` (its
  * etags where the page leaves them out, immutable, gzip), `gen/{generation}.json` (each
  * signed head, kept so checkpoints stay resumable) and `head.json` (the latest).
  */

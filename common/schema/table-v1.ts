@@ -58,15 +58,64 @@ export const TablePageRefV1 = z.object({
    * leaves them out (page format 3): a client fetches them only ahead of reading an object.
    */
   pins: z.string().optional(),
+  /**
+   * The page's virtual shards under the page-local rule (common/page-shards.ts) at the head's
+   * `shardBytes`: a shard never crosses a page, so a client counts a table's shards from the
+   * page list alone. Absent on pages written before (a client then reads the page).
+   */
+  shards: z.number().int().nonnegative().optional(),
 });
 export type TablePageRefV1 = z.infer<typeof TablePageRefV1>;
 
 /**
- * One generation of a dataset root's table (the first segment of its keys, e.g. "gameplay"):
- * the pages in key order. A generation never changes; new objects appear in the next one, and
+ * A directory page (head format 2): up to DIRECTORY_MAX page refs in key order, stored gzip
+ * under the table's `pages/` like a page (and named like one, `{generation}-{n}`), immutable,
+ * its SHA-256 named by the signed head. A generation rewrites only the directory pages its
+ * changed pages fall into.
+ */
+export const TableDirectoryV1 = z.object({
+  directory: z.literal(1),
+  root: z.string(),
+  pages: z.array(TablePageRefV1).min(1),
+});
+export type TableDirectoryV1 = z.infer<typeof TableDirectoryV1>;
+
+/**
+ * Where a directory page sits in a generation, with its pages summed up so a client maps a
+ * page index or an entry index to the directory that holds it (prefix sums of `pages` and
+ * `count`) and has the dataset's totals without reading any directory.
+ */
+export const TableDirectoryRefV1 = z.object({
+  name: z.string().regex(/^[0-9]+-[0-9]+$/),
+  /** base64url SHA-256 of the directory page's JSON bytes. */
+  sha256: z.string(),
+  /** The first key of its first page and the last of its last. */
+  first: z.string(),
+  last: z.string(),
+  /** Pages it lists. */
+  pages: z.number().int().positive(),
+  /** Entries (objects) of its pages, and their bytes. */
+  count: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  /** Sums of its pages' summaries; absent where one of its pages lacks it (written before summaries or page-local shards). */
+  digest: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .optional(),
+  frames: z.number().int().nonnegative().optional(),
+  keyframes: z.number().int().nonnegative().optional(),
+  errors: z.number().int().nonnegative().optional(),
+  shards: z.number().int().nonnegative().optional(),
+});
+export type TableDirectoryRefV1 = z.infer<typeof TableDirectoryRefV1>;
+
+/**
+ * One generation of a dataset root's table (the first segment of its keys, e.g. "gameplay"),
+ * head format 1: every page listed in the head, in key order. Written before directory pages;
+ * still read (and published over: the next generation is written in format 2). A generation never changes; new objects appear in the next one, and
  * an epoch's order and a resume checkpoint name the generation they were planned from.
  */
-export const TableHeadV1 = z.object({
+export const TableHeadPagesV1 = z.object({
   version: z.literal(1),
   root: z.string(),
   generation: z.number().int().positive(),
@@ -76,7 +125,32 @@ export const TableHeadV1 = z.object({
   objects: z.number().int().nonnegative(),
   pages: z.array(TablePageRefV1),
 });
+export type TableHeadPagesV1 = z.infer<typeof TableHeadPagesV1>;
+
+/**
+ * Head format 2: the generation's directory pages in key order (each lists up to
+ * DIRECTORY_MAX pages), summed up, so the head stays a few KB at 10^7 objects and a
+ * generation that changes k pages writes those pages, their directory pages and the head.
+ * `shardBytes` is the target the pages' `shards` were counted at: a table keeps the one of
+ * its first format-2 generation.
+ */
+export const TableHeadDirectoriesV1 = z.object({
+  version: z.literal(2),
+  root: z.string(),
+  generation: z.number().int().positive(),
+  createdAt: z.number().int(),
+  shardBytes: z.number().int().positive(),
+  objects: z.number().int().nonnegative(),
+  directories: z.array(TableDirectoryRefV1),
+});
+export type TableHeadDirectoriesV1 = z.infer<typeof TableHeadDirectoriesV1>;
+
+/** Every head a client reads: format 1 (pages listed) or 2 (directory pages listed). */
+export const TableHeadV1 = z.discriminatedUnion("version", [TableHeadPagesV1, TableHeadDirectoriesV1]);
 export type TableHeadV1 = z.infer<typeof TableHeadV1>;
+
+/** The head format a publisher writes. */
+export const TABLE_HEAD_VERSION = 2;
 
 /** How the queue names work: index one object at its current version, remove it, or publish the next generation. */
 export const IndexMessageV1 = z.discriminatedUnion("type", [

@@ -1,38 +1,70 @@
-import { chooseChanges } from "../../common/dataset-table/budget.js";
+import {
+  chooseChanges,
+  directoriesInReach,
+  MAX_DIRECTORIES_PER_GENERATION,
+} from "../../common/dataset-table/budget.js";
+import { decodeDirectory, DIRECTORY_TARGET } from "../../common/dataset-table/directory.js";
 import { buildGeneration, PAGE_TARGET, type TableChanges } from "../../common/dataset-table/generation.js";
 import { manifestSigner, publicKeys, signJson } from "../../common/manifest-sign.js";
-import { SignedManifestV1, TableEntryV1, TableHeadV1, type TablePageRefV1 } from "../../common/schema/index.js";
+import {
+  SignedManifestV1,
+  TableEntryV1,
+  TableHeadV1,
+  type TableDirectoryRefV1,
+  type TablePageRefV1,
+} from "../../common/schema/index.js";
 import { pageEntries } from "../../common/dataset-table/page-pins.js";
 import { DEFAULT_SHARD_TARGET_BYTES } from "../../common/shards.js";
 import { InternalError } from "../errors.js";
 import { envInt } from "../manifest/build-manifest.js";
 import { tableKeys } from "../../common/dataset-table/table-keys.js";
 
-/**
- * Pending marks one generation lists: one R2 list call (marks carry their entries), one
- * batched delete, and a get only for the few marks that cannot carry theirs.
- */
-export const MAX_CHANGES_PER_GENERATION = 1000;
+/** Pending marks one R2 list call returns, and what R2's batched delete takes at once. */
+const LIST_LIMIT = 1000;
 
 /**
- * Subrequests one generation makes at most, whatever the spread of its changes: the list,
- * the head read, the batched delete and three puts (GENERATION_FIXED), and within the rest
- * the page reads, page writes and entry gets that chooseChanges counts.
+ * List calls of pending marks one generation makes at most (one per 40 subrequests of its
+ * budget): 10,000 changes a generation, so 10^7 appended objects publish in 10^3 generations.
+ */
+export const MAX_LIST_CALLS = 10;
+
+/** Pending marks one generation lists at most. */
+export const MAX_CHANGES_PER_GENERATION = MAX_LIST_CALLS * LIST_LIMIT;
+
+/**
+ * Subrequests one generation makes at most, whatever the spread of its changes: per list call
+ * of marks one list and one batched delete, the head read and three puts (fixedCost), and
+ * within the rest the directory pages read and rewritten and the page reads, page writes and
+ * entry gets that chooseChanges counts.
  */
 export const GENERATION_SUBREQUESTS = 400;
+/** What a generation of one list call costs besides its directory and page work: list, head read, delete, three puts. */
 export const GENERATION_FIXED = 6;
-/** The least budget that always takes one change: fixed, a page and its pins read, up to three pages written with their pins, an entry get. */
-export const MIN_GENERATION_SUBREQUESTS = GENERATION_FIXED + 9;
+/**
+ * The least budget that always takes one change: fixed, one directory page read and up to three
+ * written, a page and its pins read, up to three pages written with their pins, an entry get.
+ */
+export const MIN_GENERATION_SUBREQUESTS = GENERATION_FIXED + 4 + 9;
+export { MAX_DIRECTORIES_PER_GENERATION };
+
+/** List calls within `budget`: one per 40 subrequests, one at least, MAX_LIST_CALLS at most. */
+export function listCalls(budget: number): number {
+  return Math.max(1, Math.min(MAX_LIST_CALLS, Math.floor(budget / 40)));
+}
+/** What a generation of `lists` list calls costs besides its directories and pages: per call a list and a batched delete, the head read and three puts. */
+export const fixedCost = (lists: number) => 2 * lists + 4;
 
 export interface PublishOptions {
   /** Subrequests the generation may make (default GENERATION_SUBREQUESTS, at least MIN_GENERATION_SUBREQUESTS). */
   readonly subrequests?: number;
   /** Entries a new page is cut to (default PAGE_TARGET; small in tests). */
   readonly pageTarget?: number;
+  /** Pages a new directory page is cut to (default DIRECTORY_TARGET; small in tests). */
+  readonly directoryTarget?: number;
   readonly now?: number;
 }
 
-/** The latest (or a named) generation's head, as stored: signed envelope and parsed head. */
+/** The latest (or a named) generation's head, as stored: signed envelope and parsed head (format 1 or 2). */
 export async function readHead(
   env: Env,
   root: string,
@@ -65,9 +97,37 @@ export async function readPage(env: Env, root: string, ref: TablePageRefV1): Pro
   return pageEntries(bytes, pins);
 }
 
+/** A stored directory page's page refs (head format 2). */
+export async function readDirectory(env: Env, root: string, ref: TableDirectoryRefV1): Promise<TablePageRefV1[]> {
+  return decodeDirectory(await readStored(env, tableKeys.page(root, ref.name)));
+}
+
+/**
+ * The page refs the changes of one generation may fall into (directoriesInReach: from a
+ * format-2 head, those of the directory pages it takes, read now; from a format-1 head every
+ * page; none in a new table), the keys it may take and the subrequests reserved for directory pages.
+ */
+async function pagesInReach(
+  env: Env,
+  root: string,
+  head: TableHeadV1 | undefined,
+  keys: readonly string[],
+  budget: number,
+  directoryTarget: number,
+): Promise<{ pages: TablePageRefV1[]; keys: string[]; reserved: number; loaded: Map<string, TablePageRefV1[]> }> {
+  const reach = directoriesInReach(head, keys, budget, directoryTarget);
+  const loaded = new Map<string, TablePageRefV1[]>();
+  if (head?.version === 1) return { pages: head.pages, keys: reach.keys, reserved: reach.reserved, loaded };
+  const dirs = head?.version === 2 ? head.directories : [];
+  const lists = await Promise.all(reach.directories.map((d) => readDirectory(env, root, dirs[d]!)));
+  reach.directories.forEach((d, i) => loaded.set(dirs[d]!.name, lists[i]!));
+  return { pages: lists.flat(), keys: reach.keys, reserved: reach.reserved, loaded };
+}
+
 /**
  * Publishes the next generation of `root`'s table from its pending entries: the first
- * MAX_CHANGES_PER_GENERATION marks, of which chooseChanges takes whole pages' worth within the
+ * MAX_CHANGES_PER_GENERATION marks (one list call per 40 subrequests of budget), of which
+ * chooseChanges takes, in the directory pages within reach, whole pages' worth within the
  * subrequest budget (`more` says others wait, for the next generation). Runs on the publish
  * queue, whose consumer has max_concurrency 1: one writer per table, so generations never
  * fork. A run with nothing pending publishes nothing (duplicate publish messages are free).
@@ -86,16 +146,26 @@ export async function publishTable(
     throw new RangeError(
       `Expected a subrequest budget of at least ${MIN_GENERATION_SUBREQUESTS} but received ${budget}`,
     );
-  const listed = await env.BUCKET.list({
-    prefix: tableKeys.pendingPrefix(root),
-    limit: MAX_CHANGES_PER_GENERATION,
-    include: ["customMetadata"],
-  });
-  if (listed.objects.length === 0) return undefined;
+  const lists = listCalls(budget);
+  const objects: R2Object[] = [];
+  let truncated = true;
+  let cursor: string | undefined;
+  for (let l = 0; l < lists && truncated; l++) {
+    const listed = await env.BUCKET.list({
+      prefix: tableKeys.pendingPrefix(root),
+      limit: LIST_LIMIT,
+      include: ["customMetadata"],
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    objects.push(...listed.objects);
+    truncated = listed.truncated;
+    cursor = listed.truncated ? listed.cursor : undefined;
+  }
+  if (objects.length === 0) return undefined;
   const previous = await readHead(env, root);
   const marks = new Map<string, { carried: string[]; names: string[] }>();
   const stray: string[] = [];
-  for (const listedMark of listed.objects) {
+  for (const listedMark of objects) {
     const key = listedMark.customMetadata?.key;
     if (key === undefined) {
       stray.push(listedMark.key);
@@ -109,10 +179,13 @@ export async function publishTable(
   // One mark carrying its entry is that entry; several marks (which is newer?), a removal or
   // an entry too large to carry are read from the entry record, the latest by construction.
   const carriedEntry = (carried: string[]) => (carried.length === 1 && carried[0] ? carried[0] : undefined);
+  const fixed = fixedCost(lists);
+  const directoryTarget = o.directoryTarget ?? DIRECTORY_TARGET;
+  const reach = await pagesInReach(env, root, previous?.head, [...marks.keys()], budget - fixed, directoryTarget);
   const chosen = chooseChanges(
-    previous?.head.pages ?? [],
-    [...marks].map(([key, m]) => ({ key, read: carriedEntry(m.carried) === undefined })),
-    budget - GENERATION_FIXED,
+    reach.pages,
+    reach.keys.map((key) => ({ key, read: carriedEntry(marks.get(key)!.carried) === undefined })),
+    budget - fixed - reach.reserved,
     o.pageTarget,
     true,
   );
@@ -125,20 +198,24 @@ export async function publishTable(
       changes.set(key, got === null ? null : TableEntryV1.parse(await got.json()));
     }),
   );
-  const head = await writeGeneration(env, root, previous?.head, changes, o.now, o.pageTarget);
+  const head = await writeGeneration(env, root, previous?.head, changes, o.now, o.pageTarget, {
+    directoryTarget,
+    directories: reach.loaded,
+  });
   // Every taken mark is settled: an entry is written before its mark, so the entry read above is at least as new.
-  await env.BUCKET.delete([...stray, ...chosen.keys.flatMap((key) => marks.get(key)!.names)]);
+  const settled = [...stray, ...chosen.keys.flatMap((key) => marks.get(key)!.names)];
+  for (let i = 0; i < settled.length; i += LIST_LIMIT) await env.BUCKET.delete(settled.slice(i, i + LIST_LIMIT));
   return {
     generation: head.generation,
     objects: head.objects,
-    more: listed.truncated || chosen.keys.length < marks.size,
-    subrequests: GENERATION_FIXED + chosen.subrequests,
+    more: truncated || chosen.keys.length < marks.size,
+    subrequests: fixed + reach.reserved + chosen.subrequests,
   };
 }
 
 /**
- * Writes the generation after `previous` with `changes` applied: the rewritten pages, then
- * the signed head under `gen/` and as `head.json`. The publisher's core; also what seeds a
+ * Writes the generation after `previous` with `changes` applied (head format 2): the
+ * rewritten pages and directory pages, then the signed head under `gen/` and as `head.json`. The publisher's core; also what seeds a
  * large table in one go (bench/open-scale.ts).
  *
  * @example
@@ -151,6 +228,11 @@ export async function writeGeneration(
   changes: TableChanges,
   now = Math.floor(Date.now() / 1000),
   pageTarget = PAGE_TARGET,
+  o: {
+    readonly directoryTarget?: number;
+    /** Directory pages already read, by name (the rest are read as the changes need them). */
+    readonly directories?: ReadonlyMap<string, TablePageRefV1[]>;
+  } = {},
 ): Promise<TableHeadV1> {
   const signer = await manifestSigner(env.EC_MANIFEST_KEY).catch((cause: unknown) => {
     throw new InternalError(cause);
@@ -161,8 +243,10 @@ export async function writeGeneration(
     now,
     pageTarget,
     pinsApart: true,
+    ...(o.directoryTarget === undefined ? {} : { directoryTarget: o.directoryTarget }),
+    directory: async (ref) => o.directories?.get(ref.name) ?? readDirectory(env, root, ref),
   });
-  // Pages and their pins before the head: a head never names one that is not stored.
+  // Pages, their pins and the directory pages before the head: a head never names one that is not stored.
   await Promise.all(
     pages.flatMap((p) => [
       env.BUCKET.put(tableKeys.page(root, p.name), p.gz, {

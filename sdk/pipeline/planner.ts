@@ -128,7 +128,9 @@ export function planTablePage(
   skipped: SkippedObject[],
 ): { objects: PlannedObject[]; shards: number[][] } {
   const objects = plannedRows(entries, o, skipped, firstId);
-  const shards = pageShards((j) => entries.key(j), entries.columns.size, shardBytes).map((s) =>
+  const sizes = entries.columns.size;
+  const page = { length: entries.length, key: (j: number) => entries.key(j), size: (j: number) => sizes[j]! };
+  const shards = pageShards(page, shardBytes).map((s) =>
     Array.from({ length: s.count }, (_, i) => s.first + i),
   );
   return { objects, shards };

@@ -1,72 +1,91 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { keyUnit, pageShards } from "../../common/page-shards.js";
+import { compareKeys } from "../../common/dataset-table/entry.js";
+import { countPageShards, cutsBefore, keyHash, pageShards } from "../../common/page-shards.js";
 
-const MiB = 1 << 20;
-const keys = (n: number, tag = "") => Array.from({ length: n }, (_, i) => `gameplay/${tag}v${i}.mp4`);
+const TARGET = 1 << 20;
+const page = (objects: readonly { key: string; size: number }[]) => ({
+  length: objects.length,
+  key: (i: number) => objects[i]!.key,
+  size: (i: number) => objects[i]!.size,
+});
+/** The keys that start a shard. */
+const starts = (objects: readonly { key: string; size: number }[]) =>
+  new Set(pageShards(page(objects), TARGET).map((s) => objects[s.first]!.key));
 
-/** The keys that open a shard. */
-function openers(ks: readonly string[], sizes: readonly number[], shardBytes: number): Set<string> {
-  return new Set(pageShards((i) => ks[i]!, sizes, shardBytes).map((s) => ks[s.first]!));
-}
+/** A page's objects: distinct keys in key order, sizes up to twice the target. */
+const objects = fc
+  .uniqueArray(
+    fc.record({ key: fc.string({ minLength: 1, maxLength: 12 }), size: fc.integer({ min: 0, max: 2 * TARGET }) }),
+    { selector: (o) => o.key, minLength: 1, maxLength: 200 },
+  )
+  .map((xs) => xs.sort((a, b) => compareKeys(a.key, b.key)));
 
-describe("pageShards", () => {
-  it("covers every object of the page once, in order, the first opening a shard", () => {
-    fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 400 * MiB }), { maxLength: 300 }), (sizes) => {
-        const ks = keys(sizes.length);
-        const shards = pageShards((i) => ks[i]!, sizes, 128 * MiB, 7);
-        let at = 0;
-        shards.forEach((s, j) => {
-          expect(s).toMatchObject({ id: 7 + j, first: at });
-          expect(s.count).toBeGreaterThan(0);
-          expect(s.bytes).toBe(sizes.slice(at, at + s.count).reduce((a, b) => a + b, 0));
-          at += s.count;
-        });
-        expect(at).toBe(sizes.length);
-      }),
-    );
-  });
-
-  it("keeps every other cut where it was when an object is inserted: cuts depend on each object alone", () => {
+describe("the page-local shard rule", () => {
+  it("cuts before an object by the object alone: inserting or removing one changes no other cut", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.integer({ min: 1, max: 300 * MiB }), { minLength: 2, maxLength: 200 }),
-        fc.nat(),
-        fc.integer({ min: 1, max: 300 * MiB }),
-        (sizes, at, size) => {
-          const ks = keys(sizes.length);
-          const i = 1 + (at % (sizes.length - 1));
-          const before = openers(ks, sizes, 128 * MiB);
-          const ks2 = [...ks.slice(0, i), "gameplay/inserted.mp4", ...ks.slice(i)];
-          const after = openers(ks2, [...sizes.slice(0, i), size, ...sizes.slice(i)], 128 * MiB);
-          // Only the inserted object and the one after it (which may follow a large one now) can change.
-          for (const k of ks) if (k !== ks[i]) expect(after.has(k)).toBe(before.has(k));
+        objects,
+        fc.record({ key: fc.string({ minLength: 1, maxLength: 12 }), size: fc.integer({ min: 0, max: 2 * TARGET }) }),
+        (before, extra) => {
+          fc.pre(!before.some((o) => o.key === extra.key));
+          const after = [...before, extra].sort((a, b) => compareKeys(a.key, b.key));
+          const [a, b] = [starts(before), starts(after)];
+          // Only the inserted object's own cut, and the page's first object (which always starts one), may differ.
+          const firsts = new Set([before[0]!.key, after[0]!.key, extra.key]);
+          for (const key of a) if (!firsts.has(key)) expect(b.has(key)).toBe(true);
+          for (const key of b) if (!firsts.has(key)) expect(a.has(key)).toBe(true);
+          // Shards are runs of the page that cover it, each begun by a cut or the page's start.
+          const shards = pageShards(page(after), TARGET);
+          expect(shards.reduce((n, s) => n + s.count, 0)).toBe(after.length);
+          expect(shards.reduce((n, s) => n + s.bytes, 0)).toBe(after.reduce((n, o) => n + o.size, 0));
+          expect(
+            countPageShards(
+              after.map((o) => o.key),
+              after.map((o) => o.size),
+              TARGET,
+            ),
+          ).toBe(shards.length);
         },
       ),
+      { numRuns: 300 },
     );
   });
 
-  it("makes shards of about shardBytes on average, a large object a shard of its own", () => {
-    const n = 20_000;
-    const sizes = Array.from({ length: n }, (_, i) => (i % 500 === 250 ? 300 * MiB : 10 * MiB));
-    const ks = keys(n);
-    const shards = pageShards((i) => ks[i]!, sizes, 128 * MiB);
-    const mean = shards.reduce((a, s) => a + s.bytes, 0) / shards.length;
-    expect(mean).toBeGreaterThan(80 * MiB);
-    expect(mean).toBeLessThan(180 * MiB);
-    for (let i = 250; i < n; i += 500) expect(shards.find((s) => s.first === i)?.count).toBe(1);
+  it("always starts a shard at an object of the target's size or more", () => {
+    fc.assert(
+      fc.property(fc.string(), fc.integer({ min: TARGET, max: 2 ** 40 }), (key, size) => {
+        expect(cutsBefore(key, size, TARGET)).toBe(true);
+      }),
+    );
+    expect(cutsBefore("a", 0, TARGET)).toBe(false);
   });
 
-  it("hashes keys to [0, 1) spread evenly, nearby keys apart", () => {
-    const units = keys(10_000, "x").map(keyUnit);
-    for (const u of units) expect(u >= 0 && u < 1).toBe(true);
-    const low = units.filter((u) => u < 0.1).length;
-    expect(low).toBeGreaterThan(800);
-    expect(low).toBeLessThan(1200);
+  it("makes shards of the target's bytes on average, whatever the sizes", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2 ** 31 }), fc.integer({ min: 2, max: 64 }), (seed, spread) => {
+        // 40,000 objects of target / spread bytes on average: 40,000 / spread shards expected.
+        let x = seed;
+        const next = () => ((x = Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) >>> 0), x / 2 ** 32);
+        const n = 40_000;
+        const sizes = Array.from({ length: n }, () => Math.floor(next() * ((2 * TARGET) / spread)));
+        const keys = Array.from({ length: n }, (_, i) => `ds/${seed}/${String(i).padStart(6, "0")}.mp4`);
+        const total = sizes.reduce((s, v) => s + v, 0);
+        const shards = countPageShards(keys, sizes, TARGET);
+        // Cuts are Bernoulli(size / target): the mean shard is the target within a few standard deviations.
+        const expected = total / TARGET;
+        expect(Math.abs(shards - expected)).toBeLessThan(5 * Math.sqrt(expected) + 2);
+      }),
+      { numRuns: 8 },
+    );
   });
 
-  it("rejects a shardBytes that is not positive", () => {
-    expect(() => pageShards(() => "k", [1], 0)).toThrow("Expected a positive shardBytes but received 0");
+  it("hashes keys over the whole 32-bit range, the same for the same key", () => {
+    const hashes = Array.from({ length: 4096 }, (_, i) => keyHash(`g/${i}.mp4`));
+    expect(keyHash("g/1.mp4")).toBe(hashes[1]);
+    // Sequential keys spread: every sixteenth of the range gets its share.
+    const buckets = new Array(16).fill(0);
+    for (const h of hashes) buckets[Math.floor(h / 2 ** 28)]++;
+    for (const b of buckets) expect(b).toBeGreaterThan(4096 / 16 / 2);
   });
 });

@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { decodeDirectory } from "../../common/dataset-table/directory.js";
 import { buildGeneration } from "../../common/dataset-table/generation.js";
 import { SetDigest } from "../../common/dataset-table/set-digest.js";
 import { manifestSigner, publicKeys, signJson } from "../../common/manifest-sign.js";
@@ -26,10 +27,6 @@ async function readBack(entries: TableEntryV1[], prefix: string, strip: boolean)
     now: 0,
     pageTarget: 3,
   });
-  const old: TableHeadV1 = {
-    ...head,
-    pages: head.pages.map(({ digest, frames, keyframes, errors, ...ref }) => ref),
-  };
   const bodies = new Map(
     await Promise.all(
       pages.map(async (p) => {
@@ -40,6 +37,15 @@ async function readBack(entries: TableEntryV1[], prefix: string, strip: boolean)
       }),
     ),
   );
+  // A format-1 head (every page listed) written before page summaries.
+  const { directories, version, ...rest } = head;
+  const old: TableHeadV1 = {
+    ...rest,
+    version: 1,
+    pages: directories
+      .flatMap((d) => decodeDirectory(bodies.get(d.name)!))
+      .map(({ digest, frames, keyframes, errors, shards, ...ref }) => ref),
+  };
   const signed = await signJson(strip ? old : head, signer);
   const store: TableStore = { head: async () => signed, page: async (name) => bodies.get(name)! };
   return (await readTable(store, Promise.resolve(publicKeys([signer])), prefix))!;

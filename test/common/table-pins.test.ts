@@ -3,6 +3,7 @@ import { gunzipSync } from "node:zlib";
 import { describe, expect, it, vi } from "vitest";
 import { sha256 } from "../../common/dataset-table/digest.js";
 import { EntryColumns } from "../../common/dataset-table/entry-columns.js";
+import { decodeDirectory } from "../../common/dataset-table/directory.js";
 import { buildGeneration } from "../../common/dataset-table/generation.js";
 import { decodePins, encodePins, pageEntries } from "../../common/dataset-table/page-pins.js";
 import { SetDigest } from "../../common/dataset-table/set-digest.js";
@@ -117,9 +118,15 @@ describe("a table whose older pages hold their etags and newer ones keep them ap
     const changed = entry("d/s/c", '"new"');
     const load = async (ref: TablePageRefV1) =>
       pageEntries(stored.get(`${ref.name}.json`)!, stored.get(`${ref.name}.pins`));
-    const g2 = await buildGeneration(g1.head, new Map([[changed.key, changed]]), load, { ...o, pinsApart: true });
+    const directory = async (ref: { name: string }) => decodeDirectory(stored.get(`${ref.name}.json`)!);
+    const g2 = await buildGeneration(g1.head, new Map([[changed.key, changed]]), load, {
+      ...o,
+      pinsApart: true,
+      directory,
+    });
     store(g2.pages);
-    expect(g2.head.pages.map((p) => p.pins !== undefined)).toEqual([true, false, false]);
+    const pages = (await Promise.all(g2.head.directories.map(directory))).flat();
+    expect(pages.map((p) => p.pins !== undefined)).toEqual([true, false, false]);
     const signed = await signJson(g2.head satisfies TableHeadV1, signer);
     const asked: string[] = [];
     const tableStore: TableStore = {

@@ -6,7 +6,7 @@ import { pageEntries } from "../../common/dataset-table/page-pins.js";
 import { fetchTable } from "../../common/table-client.js";
 import { writeGeneration } from "../../edge/table/publish.js";
 import { BASE, TOKEN } from "./helpers.js";
-import { eventually, readTable, tableRequest } from "./table-helpers.js";
+import { eventually, pagesOf, readTable, tableRequest } from "./table-helpers.js";
 
 const fixtures = inject("mediaFixtures");
 const bytesOf = (name: string) => Uint8Array.from(atob(fixtures[name]!.bytes), (c) => c.charCodeAt(0));
@@ -15,7 +15,7 @@ const edgeFetch: typeof fetch = (url, init) => SELF.fetch(url as string, init);
 /** Each page's summary recomputed from the page itself, as the routes serve it. */
 async function summariesOf(prefix: string, head: TableHeadV1) {
   return Promise.all(
-    head.pages.map(async (ref) => {
+    (await pagesOf(head)).map(async (ref) => {
       const page = await tableRequest(prefix, `table/pages/${ref.name}`);
       const pins = ref.pins === undefined ? undefined : await tableRequest(prefix, `table/pins/${ref.name}`);
       const entries = pageEntries(
@@ -67,7 +67,7 @@ describe("the table head's page summaries", () => {
     const keys = ["sumb/a.mp4", "sumb/sub/a.mp4", "sumb/sub/b.mp4", "sumb/z.mp4"];
     const entries = keys.map((key, i) => ({ ...indexed[i]!, key }));
     const head = await writeGeneration(env, "sumb", undefined, new Map(entries.map((e) => [e.key, e])), 1000, 2);
-    expect(head.pages.map((p) => p.count)).toEqual([2, 2]);
+    expect((await pagesOf(head)).map((p) => p.count)).toEqual([2, 2]);
     for (const p of await summariesOf("sumb", head)) expect(p.summary).toEqual(p.expected);
     const whole = (await fetchTable(`${BASE}/v1/datasets/sumb`, { token: TOKEN, fetch: edgeFetch }))!;
     expect(whole.digest).toBe(digestOf(entries));

@@ -1,6 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { tableRoot } from "../../common/dataset-table/entry.js";
-import { TableEntryV1, TableHeadV1, SignedManifestV1 } from "../../common/schema/index.js";
+import { TableEntryV1, TableHeadV1, SignedManifestV1, type TablePageRefV1 } from "../../common/schema/index.js";
+import { readDirectory } from "../../edge/table/publish.js";
 import { pageEntries } from "../../common/dataset-table/page-pins.js";
 import { tableKeys } from "../../common/dataset-table/table-keys.js";
 import { BASE, TOKEN } from "./helpers.js";
@@ -32,21 +33,28 @@ export function tableRequest(prefix: string, tail: string, init: RequestInit = {
   });
 }
 
+/** A generation's page list: a format-1 head's own, or read from its directory pages in R2. */
+export async function pagesOf(head: TableHeadV1): Promise<TablePageRefV1[]> {
+  if (head.version === 1) return head.pages;
+  return (await Promise.all(head.directories.map((d) => readDirectory(env, head.root, d)))).flat();
+}
+
 /** The latest (or a pinned) generation through the edge's routes: head and every page's entries (with their pins). */
 export async function readTable(
   prefix: string,
   generation?: number,
-): Promise<{ head: TableHeadV1; entries: TableEntryV1[] } | undefined> {
+): Promise<{ head: TableHeadV1; pages: TablePageRefV1[]; entries: TableEntryV1[] } | undefined> {
   const res = await tableRequest(prefix, `table${generation === undefined ? "" : `?generation=${generation}`}`);
   if (res.status === 404) return undefined;
   const head = TableHeadV1.parse(JSON.parse(SignedManifestV1.parse(await res.json()).payload));
   const entries: TableEntryV1[] = [];
-  for (const p of head.pages) {
+  const pages = await pagesOf(head);
+  for (const p of pages) {
     const page = await tableRequest(prefix, `table/pages/${p.name}`);
     const pins = p.pins === undefined ? undefined : await tableRequest(prefix, `table/pins/${p.name}`);
     entries.push(
       ...pageEntries(new Uint8Array(await page.arrayBuffer()), pins && new Uint8Array(await pins.arrayBuffer())),
     );
   }
-  return { head, entries };
+  return { head, pages, entries };
 }

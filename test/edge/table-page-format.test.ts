@@ -4,7 +4,7 @@ import { gzip } from "../../common/dataset-table/digest.js";
 import { tableKeys } from "../../common/dataset-table/table-keys.js";
 import type { TableEntryV1 } from "../../common/schema/index.js";
 import { writeGeneration } from "../../edge/table/publish.js";
-import { readTable } from "./table-helpers.js";
+import { pagesOf, readTable } from "./table-helpers.js";
 
 const entry = (i: number, etag = "e"): TableEntryV1 => ({
   key: `fmt/o-${String(i).padStart(3, "0")}.mp4`,
@@ -27,7 +27,7 @@ describe("table pages written as JSON (page format 1) before columns", () => {
   it("are merged by the publisher into the next generation, which it writes as columns", async () => {
     const first = Array.from({ length: 5 }, (_, i) => entry(i));
     const g1 = await writeGeneration(env, "fmt", undefined, new Map(first.map((e) => [e.key, e])), 1000);
-    expect(g1.pages.map((p) => p.name)).toEqual(["1-0"]);
+    expect((await pagesOf(g1)).map((p) => p.name)).toEqual(["1-0"]);
     // The page as an edge before columns stored it.
     await env.BUCKET.put(
       tableKeys.page("fmt", "1-0"),
@@ -35,7 +35,7 @@ describe("table pages written as JSON (page format 1) before columns", () => {
     );
     const changed = entry(2, "v2-");
     const g2 = await writeGeneration(env, "fmt", g1, new Map([[changed.key, changed]]), 2000);
-    expect(g2.pages.map((p) => p.name)).toEqual(["2-0"]);
+    expect((await pagesOf(g2)).map((p) => p.name)).toEqual(["2-0"]);
     expect(new TextDecoder().decode((await pageBytes("2-0")).subarray(0, 4))).toBe("ECTC");
     expect((await readTable("fmt", g2.generation))!.entries).toEqual([first[0], first[1], changed, first[3], first[4]]);
   });

@@ -8,6 +8,7 @@ import { allEntries, fetchTable } from "../../common/table-client.js";
 import { writeGeneration } from "../../edge/table/publish.js";
 import { syntheticEntry } from "../../bench/synthetic-table.js";
 import { BASE, TOKEN } from "./helpers.js";
+import { pagesOf } from "./table-helpers.js";
 
 /** An entry as open-scale seeds them, its etag an MD5 (R2's single-part ETag): random bytes to gzip. */
 async function entry(root: string, i: number): Promise<TableEntryV1> {
@@ -19,7 +20,7 @@ async function entry(root: string, i: number): Promise<TableEntryV1> {
 async function seed(root: string, n: number, pageTarget: number) {
   const entries = await Promise.all(Array.from({ length: n }, (_, i) => entry(root, i)));
   const head = await writeGeneration(env, root, undefined, new Map(entries.map((e) => [e.key, e])), 1000, pageTarget);
-  return { entries, head };
+  return { entries, head, pages: await pagesOf(head) };
 }
 
 /** The client's requests to the pins and pages routes. */
@@ -36,9 +37,9 @@ function counting() {
 
 describe("a table page's pins (its etags), kept apart from the planning columns", () => {
   it("are not read at open: the pages of 1000 objects cost under 6 B each, not 19.8", async () => {
-    const { entries, head } = await seed("pinsa", 1000, 1000);
-    expect(head.pages[0]!.pins).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    const stored = await env.BUCKET.get(tableKeys.page("pinsa", head.pages[0]!.name));
+    const { entries, pages } = await seed("pinsa", 1000, 1000);
+    expect(pages[0]!.pins).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const stored = await env.BUCKET.get(tableKeys.page("pinsa", pages[0]!.name));
     expect(stored!.size / entries.length).toBeLessThan(6);
     const { seen, fetch } = counting();
     const table = (await fetchTable(`${BASE}/v1/datasets/pinsa`, { token: TOKEN, fetch }))!;
@@ -57,7 +58,7 @@ describe("a table page's pins (its etags), kept apart from the planning columns"
     const { entries } = await seed("pinsb", 60, 10);
     const { seen, fetch } = counting();
     const table = (await fetchTable(`${BASE}/v1/datasets/pinsb`, { token: TOKEN, fetch }))!;
-    expect(table.head.pages).toHaveLength(6);
+    expect(table.pages).toHaveLength(6);
     await Promise.all([15, 12, 19, 41].map((i) => table.entries.keyPinned(entries[i]!.key)));
     expect(seen.pins).toBe(2);
     for (const i of [12, 15, 19, 41]) expect(table.entries.etag(i)).toBe(entries[i]!.etag);
@@ -70,9 +71,9 @@ describe("a table page's pins (its etags), kept apart from the planning columns"
   });
 
   it("refuses forged pins with ERR_MANIFEST_SIGNATURE, as a forged page, and never answers their etags", async () => {
-    const { entries, head } = await seed("pinsc", 20, 10);
+    const { entries, pages } = await seed("pinsc", 20, 10);
     const forged = entries.slice(10).map((e, i) => (i === 3 ? '"00000000000000000000000000000000"' : e.etag));
-    await env.BUCKET.put(tableKeys.pins("pinsc", head.pages[1]!.name), await gzip(encodePins(forged)), {
+    await env.BUCKET.put(tableKeys.pins("pinsc", pages[1]!.name), await gzip(encodePins(forged)), {
       httpMetadata: { contentEncoding: "gzip" },
     });
     const table = (await fetchTable(`${BASE}/v1/datasets/pinsc`, { token: TOKEN, fetch: SELF.fetch.bind(SELF) }))!;

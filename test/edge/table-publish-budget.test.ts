@@ -7,7 +7,7 @@ import type { TableEntryV1 } from "../../common/schema/index.js";
 import { indexForTable, recordEntry } from "../../edge/table/index-object.js";
 import { MIN_GENERATION_SUBREQUESTS, publishTable, readHead, writeGeneration } from "../../edge/table/publish.js";
 import { handleQueue, PUBLISH_OVERHEAD } from "../../edge/table/index-queue.js";
-import { eventually, readTable } from "./table-helpers.js";
+import { eventually, pagesOf, readTable } from "./table-helpers.js";
 
 const entry = (root: string, i: number, etag = "e"): TableEntryV1 => ({
   key: `${root}/o-${String(i).padStart(5, "0")}.npy`,
@@ -40,8 +40,20 @@ describe("a generation within its subrequest budget", () => {
     const budget = 20;
     // Generation 1: 64 objects (even numbers) in 16 pages of 4.
     const seeded = Array.from({ length: 64 }, (_, i) => entry(root, 2 * i));
-    const first = await writeGeneration(env, root, undefined, new Map(seeded.map((e) => [e.key, e])), 1000, pageTarget);
-    expect(first.pages).toHaveLength(16);
+    // In directory pages of 4 pages: a spread generation reads and rewrites the directory pages it takes too.
+    const directoryTarget = 4;
+    const first = await writeGeneration(
+      env,
+      root,
+      undefined,
+      new Map(seeded.map((e) => [e.key, e])),
+      1000,
+      pageTarget,
+      {
+        directoryTarget,
+      },
+    );
+    expect(await pagesOf(first)).toHaveLength(16);
     const expected = new Map(seeded.map((e) => [e.key, e]));
     // Spread changes, recorded as the indexer records them: in every page one object changed and
     // one inserted, recorded in reverse key order; and one object removed (its mark carries no entry).
@@ -63,7 +75,12 @@ describe("a generation within its subrequest budget", () => {
     const runs: { calls: number; subrequests: number; more: boolean }[] = [];
     for (let more = true; more; ) {
       const c = counted();
-      const published = await publishTable(c.env, root, { subrequests: budget, pageTarget, now: 2000 + runs.length });
+      const published = await publishTable(c.env, root, {
+        subrequests: budget,
+        pageTarget,
+        directoryTarget,
+        now: 2000 + runs.length,
+      });
       expect(published).toBeDefined();
       runs.push({ calls: c.calls(), subrequests: published!.subrequests, more: published!.more });
       more = published!.more;
@@ -83,8 +100,11 @@ describe("a generation within its subrequest budget", () => {
     expect(keys).toEqual([...keys].sort(compareKeys));
     expect(new Map(table.entries.map((e) => [e.key, e]))).toEqual(expected);
     expect(table.head.objects).toBe(expected.size);
-    expect(Math.max(...table.head.pages.map((p) => p.count))).toBeLessThanOrEqual(2 * pageTarget);
-  });
+    expect(Math.max(...table.pages.map((p) => p.count))).toBeLessThanOrEqual(2 * pageTarget);
+    const dirs = table.head.version === 2 ? table.head.directories : [];
+    expect(dirs.length).toBeGreaterThan(1);
+    expect(Math.max(...dirs.map((d) => d.pages))).toBeLessThanOrEqual(2 * directoryTarget);
+  }, 30_000);
 
   it("lists pending marks in key order, whatever their etags", async () => {
     const root = "pord";

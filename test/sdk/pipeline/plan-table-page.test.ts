@@ -42,11 +42,7 @@ describe("a table page planned on its own", () => {
   it("plans its objects as planDataset plans the whole table, and cuts its shards by the page-local rule", async () => {
     const all = EntryColumns.from(rows.flat());
     const shards = rows.flatMap((r, k) =>
-      pageShards(
-        (j) => r[j]!.key,
-        r.map((e) => e.size),
-        shardBytes,
-      ).map((s) => ({
+      pageShards({ length: r.length, key: (j) => r[j]!.key, size: (j) => r[j]!.size }, shardBytes).map((s) => ({
         objects: Array.from({ length: s.count }, (_, i) => k * PAGE_OBJECTS + s.first + i),
       })),
     );

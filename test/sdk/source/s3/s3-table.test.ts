@@ -6,11 +6,12 @@ import { gunzipSync } from "node:zlib";
 import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { tableEntry } from "../../../../common/dataset-table/entry.js";
+import { decodeDirectory } from "../../../../common/dataset-table/directory.js";
 import { buildGeneration } from "../../../../common/dataset-table/generation.js";
 import { tableKeys } from "../../../../common/dataset-table/table-keys.js";
 import { manifestSigner, publicKeys, signJson } from "../../../../common/manifest-sign.js";
 import { buildIndex, bytesReader } from "../../../../common/media-index/index.js";
-import type { TableEntryV1, TableHeadV1 } from "../../../../common/schema/index.js";
+import type { TableEntryV1, TableHeadV1, TablePageRefV1 } from "../../../../common/schema/index.js";
 import { pageEntries } from "../../../../common/dataset-table/page-pins.js";
 import { open, type OpenOptions } from "../../../../sdk/index.js";
 import { openS3Source } from "../../../../sdk/source/s3/index.js";
@@ -72,6 +73,7 @@ const signer = (async () =>
   ))();
 let published: TableHeadV1 | undefined;
 const publishedPages = new Map<string, TableEntryV1[]>();
+const publishedDirectories = new Map<string, TablePageRefV1[]>();
 
 /**
  * What the edge's indexer would have written into the bucket: the next signed generation with
@@ -85,8 +87,15 @@ async function publish(keys: readonly string[]): Promise<number> {
     published,
     new Map(entries.map((e) => [e.key, e])),
     async (ref) => publishedPages.get(ref.name)!,
-    { root: "tbl", shardBytes: 128 << 20, now: Math.floor(Date.now() / 1000), pinsApart: true },
+    {
+      root: "tbl",
+      shardBytes: 128 << 20,
+      now: Math.floor(Date.now() / 1000),
+      pinsApart: true,
+      directory: async (ref) => publishedDirectories.get(ref.name)!,
+    },
   );
+  const directories = new Set(head.directories.map((d) => d.name));
   const body = JSON.stringify(await signJson(head, await signer));
   const put = (Key: string, Body: Uint8Array | string, ContentEncoding?: string) =>
     s3.client.send(
@@ -94,7 +103,9 @@ async function publish(keys: readonly string[]): Promise<number> {
     );
   for (const p of pages) {
     const pins = p.pins && new Uint8Array(gunzipSync(p.pins));
-    publishedPages.set(p.name, pageEntries(new Uint8Array(gunzipSync(p.gz)), pins));
+    // Directory pages are stored as pages are, and list them.
+    if (directories.has(p.name)) publishedDirectories.set(p.name, decodeDirectory(new Uint8Array(gunzipSync(p.gz))));
+    else publishedPages.set(p.name, pageEntries(new Uint8Array(gunzipSync(p.gz)), pins));
     await put(tableKeys.page("tbl", p.name), p.gz, "gzip");
     if (p.pins) await put(tableKeys.pins("tbl", p.name), p.pins, "gzip");
   }
@@ -223,7 +234,8 @@ describe("a bucket's table of many pages", () => {
       async () => [],
       { root, shardBytes: 128 << 20, now: Math.floor(Date.now() / 1000), pageTarget: 3, pinsApart: true },
     );
-    pages = stored.length;
+    // 100 pages and their one directory page.
+    pages = stored.length - head.directories.length;
     const put = (Key: string, Body: Uint8Array | string, ContentEncoding?: string) =>
       s3.client.send(
         new PutObjectCommand({ Bucket: s3.bucket, Key, Body, ...(ContentEncoding ? { ContentEncoding } : {}) }),
@@ -257,8 +269,8 @@ describe("a bucket's table of many pages", () => {
   it("is read page by page, many at once and no more than the bound, without listing the prefix", async () => {
     expect(pages).toBe(100);
     const seen = await opened();
-    // The public keys, the head and each page once: no ListObjectsV2, no index.
-    expect(seen).toMatchObject({ requests: 2 + pages, listings: 0, generation: 1, clips: keys.length, built: 0 });
+    // The public keys, the head, its directory page and each page once: no ListObjectsV2, no index.
+    expect(seen).toMatchObject({ requests: 3 + pages, listings: 0, generation: 1, clips: keys.length, built: 0 });
     expect(seen.peak).toBeGreaterThan(4);
     expect(seen.peak).toBeLessThanOrEqual(64);
   });
@@ -288,7 +300,7 @@ describe("a bucket's table of many pages", () => {
     const late = `${root}/9999.npy`;
     await s3.put(late, files.get("tbl/a.mp4")!.slice(0, 64));
     try {
-      expect(await opened()).toMatchObject({ requests: 2 + pages, listings: 0, generation: 1, clips: keys.length });
+      expect(await opened()).toMatchObject({ requests: 3 + pages, listings: 0, generation: 1, clips: keys.length });
     } finally {
       await s3.client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: late }));
     }

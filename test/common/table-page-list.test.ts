@@ -1,0 +1,128 @@
+import { generateKeyPairSync } from "node:crypto";
+import { gunzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { decodeDirectory } from "../../common/dataset-table/directory.js";
+import { buildGeneration } from "../../common/dataset-table/generation.js";
+import { manifestSigner, publicKeys, signJson } from "../../common/manifest-sign.js";
+import { countPageShards } from "../../common/page-shards.js";
+import type { TableEntryV1, TableHeadV1 } from "../../common/schema/index.js";
+import { openTable, readTable, type TableStore } from "../../common/table-client.js";
+
+/** 60 objects under three datasets of root d: 30 under d/a/, 20 under d/b/, 10 under d/c/. */
+const entries: TableEntryV1[] = [
+  ...Array.from({ length: 30 }, (_, i) => `d/a/${String(i).padStart(3, "0")}`),
+  ...Array.from({ length: 20 }, (_, i) => `d/b/${String(i).padStart(3, "0")}`),
+  ...Array.from({ length: 10 }, (_, i) => `d/c/${String(i).padStart(3, "0")}`),
+].map((key, i) => ({ key, size: 1000 + 7919 * i, etag: `"e${i}"`, kind: "video", frames: 10, keyframes: [0, 5] }));
+
+/** A signed generation of `entries` in pages of 2 and directory pages of 4 pages, in a store that counts what it is asked. */
+async function seeded() {
+  const signer = await manifestSigner(
+    generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
+  );
+  const { head, pages } = await buildGeneration(undefined, new Map(entries.map((e) => [e.key, e])), async () => [], {
+    root: "d",
+    shardBytes: 20_000,
+    now: 0,
+    pageTarget: 2,
+    directoryTarget: 4,
+  });
+  const bodies = new Map(pages.map((p) => [p.name, new Uint8Array(gunzipSync(p.gz))]));
+  const asked: string[] = [];
+  let signed = await signJson(head satisfies TableHeadV1, signer);
+  const store: TableStore = {
+    head: async () => signed,
+    page: async (name) => (asked.push(name), bodies.get(name)!),
+  };
+  const keys = Promise.resolve(publicKeys([signer]));
+  const all = head.directories.flatMap((d) => decodeDirectory(bodies.get(d.name)!));
+  const resign = async (h: unknown) => {
+    signed = await signJson(h as TableHeadV1, signer);
+  };
+  return { head, bodies, store, keys, asked, all, resign };
+}
+
+describe("a generation's page list, read lazily from its directory pages", () => {
+  it("names directory pages in the head with their totals, not pages", async () => {
+    const { head, all } = await seeded();
+    expect(head.version).toBe(2);
+    expect(head.directories.map((d) => d.pages)).toEqual([4, 4, 4, 4, 4, 4, 4, 2]);
+    expect(head.directories.reduce((n, d) => n + d.count, 0)).toBe(60);
+    expect(all.map((p) => p.count)).toEqual(new Array(30).fill(2));
+    // Each page's shard count under the page-local rule, and each directory's sum.
+    for (const p of all) {
+      const mine = entries.filter((e) => e.key >= p.first && e.key <= p.last);
+      expect(p.shards).toBe(
+        countPageShards(
+          mine.map((e) => e.key),
+          mine.map((e) => e.size),
+          head.shardBytes,
+        ),
+      );
+    }
+    expect(head.directories.reduce((n, d) => n + d.shards!, 0)).toBe(all.reduce((n, p) => n + p.shards!, 0));
+  });
+
+  it("reads only the directory pages a range of pages falls into, each once", async () => {
+    const { store, keys, asked, all, head } = await seeded();
+    const list = (await openTable(store, keys))!;
+    expect(list.pageCount).toBe(30);
+    expect(list.entryCount).toBe(60);
+    expect(asked).toEqual([]);
+    expect(await list.pagesAt(9, 11)).toEqual(all.slice(9, 11));
+    expect(asked).toEqual([head.directories[2]!.name]);
+    expect(await list.pagesAt(7, 13)).toEqual(all.slice(7, 13));
+    expect(asked).toEqual([2, 1, 3].map((d) => head.directories[d]!.name));
+    expect(await list.pagesAt(5, 5)).toEqual([]);
+    expect(await list.pageOfEntry(37)).toEqual({ page: 18, offset: 1 });
+    expect(asked).toHaveLength(4);
+    expect(await list.pagesAt(0, 30)).toEqual(all);
+    expect(asked).toHaveLength(8);
+    await expect(list.pagesAt(0, 31)).rejects.toThrow("Expected a page range within [0, 30] but received [0, 31)");
+  });
+
+  it("finds the pages a prefix spans reading at most the two directory pages at its edges", async () => {
+    const { store, keys, asked } = await seeded();
+    const list = (await openTable(store, keys))!;
+    expect(await list.rangeUnder("d/b/")).toEqual({ from: 15, to: 25 });
+    expect(asked).toHaveLength(2);
+    expect(await list.rangeUnder("d/")).toEqual({ from: 0, to: 30 });
+    expect(await list.rangeUnder("e/")).toEqual({ from: 0, to: 0 });
+    const table = (await readTable(store, keys, "d/b"))!;
+    expect(table.entries.entries().map((e) => e.key)).toEqual(entries.slice(30, 50).map((e) => e.key));
+    expect(table.pages.map((p) => p.first)).toEqual(
+      entries
+        .slice(30, 50)
+        .filter((_, i) => i % 2 === 0)
+        .map((e) => e.key),
+    );
+  });
+
+  it("refuses a directory page that is not the one its head names", async () => {
+    const { store, keys, head, bodies } = await seeded();
+    const forged: TableStore = { ...store, page: async () => bodies.get(head.directories[0]!.name)! };
+    const list = (await openTable(forged, keys))!;
+    await expect(list.pagesAt(8, 9)).rejects.toMatchObject({ code: "ERR_MANIFEST_SIGNATURE" });
+  });
+
+  it("still reads a head of format 1, which lists its pages itself", async () => {
+    const { store, keys, head, all, asked, resign } = await seeded();
+    const { directories, version, ...rest } = head;
+    await resign({ ...rest, version: 1, pages: all });
+    const list = (await openTable(store, keys))!;
+    expect(list.head.version).toBe(1);
+    expect(await list.pagesAt(3, 6)).toEqual(all.slice(3, 6));
+    expect(await list.pageOfEntry(59)).toEqual({ page: 29, offset: 1 });
+    expect(asked).toEqual([]);
+    const table = (await readTable(store, keys, "d"))!;
+    expect(table.entries.entries().map((e) => e.key)).toEqual(entries.map((e) => e.key));
+  });
+
+  it("refuses a head of a newer format with what to do", async () => {
+    const { store, keys, head, resign } = await seeded();
+    await resign({ ...head, version: 3 });
+    await expect(openTable(store, keys)).rejects.toThrow(
+      "Expected a dataset table head of format 1 to 2 but received format 3 (written by a newer edge: update ec)",
+    );
+  });
+});
