@@ -130,9 +130,7 @@ export function planTablePage(
   const objects = plannedRows(entries, o, skipped, firstId);
   const sizes = entries.columns.size;
   const page = { length: entries.length, key: (j: number) => entries.key(j), size: (j: number) => sizes[j]! };
-  const shards = pageShards(page, shardBytes).map((s) =>
-    Array.from({ length: s.count }, (_, i) => s.first + i),
-  );
+  const shards = pageShards(page, shardBytes).map((s) => Array.from({ length: s.count }, (_, i) => s.first + i));
   return { objects, shards };
 }
 
