@@ -46,8 +46,17 @@ import { nodeArgs } from "./compare/run-child.js";
 import { renderTable } from "./compare/table.js";
 import { startTestbed, type Testbed } from "./compare/testbed.js";
 
+/**
+ * In run order. The peers run before ec cold: after it the origin-cache (on the client cores)
+ * goes on prefetching for a while, and a row run then shares the cores with it (seen as the
+ * next row's remote CPU, 9 s in the first 640x360 run).
+ */
 const ROWS: readonly RowDef[] = [
   localRow,
+  torchcodecLocalSequentialRow,
+  torchcodecLocalRow,
+  spdlRow,
+  torchcodecRemoteRow,
   ecColdRow,
   ecWarmRow,
   ecPythonRow,
@@ -55,10 +64,6 @@ const ROWS: readonly RowDef[] = [
   naiveRow,
   downloadRow,
   torchRow,
-  torchcodecLocalSequentialRow,
-  torchcodecLocalRow,
-  torchcodecRemoteRow,
-  spdlRow,
 ];
 /** What "Scale on paper" states: a host of 8 GPUs at 1,000 frames/s each, 16 hosts, a 1M-clip epoch, 10 s of prefetch. */
 const STATED = { gpus: 8, gpuFps: 1000, hosts: 16, epochClips: 1_000_000, horizonS: 10 };
