@@ -47,9 +47,8 @@ import { renderTable } from "./compare/table.js";
 import { startTestbed, type Testbed } from "./compare/testbed.js";
 
 /**
- * In run order. The peers run before ec cold: after it the origin-cache (on the client cores)
- * goes on prefetching for a while, and a row run then shares the cores with it (seen as the
- * next row's remote CPU, 9 s in the first 640x360 run).
+ * In run order. The peers run before ec cold: from ec cold to the end of the run the
+ * origin-cache process is up on the client cores, and a row after it shares them with it.
  */
 const ROWS: readonly RowDef[] = [
   localRow,
