@@ -6,7 +6,7 @@ torchcodec documents for remote files.
 
 Run by `npm run bench` (bench/compare) under the bench's peers environment
 (scripts/bench-peers-env.mjs); prints one JSON line, the row's report, last.
-usage: torchcodec_loader.py CLIPS.json --workers N --batch B [--step-ms MS] [--size HxW]
+usage: torchcodec_loader.py CLIPS.json --workers N (0: decode in this process) --batch B [--step-ms MS] [--size HxW]
 CLIPS.json: [{"src": path or URL, "clip": {"key", "start", "startSeconds", "frames", "stride"}}],
 in the order the loader reads them (the bench sorts them for the file-order row).
 """

@@ -5,8 +5,10 @@
  *
  * - torchcodec_local: bench/torchcodec_loader.py over the local files, clips in the local row's
  *   (random) order: a map-style Dataset, `get_frames_at`, one decoder per video, exact seek mode.
- * - torchcodec_local_sequential: the same clips sorted by file and first frame (its best case:
- *   each decoder reads on without seeking back).
+ * - torchcodec_local_sequential: the same clips sorted by file and first frame, decoded in the
+ *   loader's own process (DataLoader num_workers=0): its best case, each decoder reading on
+ *   without seeking back and no frame crossing to another process, so its CPU per frame is
+ *   libavcodec + swscale's and little else (the limit ec's CPU per frame is held to).
  * - torchcodec_remote: the same script on the signed URLs through the WAN emulator, each opened
  *   as a file-like object from fsspec's HTTP file system, random order; the bytes are what the
  *   emulator sent, as for ec's rows.
@@ -50,6 +52,8 @@ interface PeerRun {
   readonly script: string;
   readonly remote: boolean;
   readonly sequential: boolean;
+  /** Decode in the loader's process (num_workers=0) instead of one worker per client core. */
+  readonly inProcess?: boolean;
 }
 
 async function runPeer(ctx: RowContext, name: RowName, p: PeerRun): Promise<RowOutcome> {
@@ -68,7 +72,14 @@ async function runPeer(ctx: RowContext, name: RowName, p: PeerRun): Promise<RowO
     args: [
       join(ctx.root, "bench", p.script),
       file,
-      ...["--workers", String(c.workers), "--batch", String(c.batch), "--step-ms", String(c.stepMs)],
+      ...[
+        "--workers",
+        p.inProcess ? "0" : String(c.workers),
+        "--batch",
+        String(c.batch),
+        "--step-ms",
+        String(c.stepMs),
+      ],
       ...(c.resize ? ["--size", `${c.resize[0]}x${c.resize[1]}`] : []),
     ],
     // aiohttp (fsspec's HTTP client) verifies the emulator's self-signed certificate against this file.
@@ -98,7 +109,7 @@ export const torchcodecLocalRow = peerRow(
 export const torchcodecLocalSequentialRow = peerRow(
   "torchcodec_local_sequential",
   "torchcodec local, file order",
-  { script: "torchcodec_loader.py", remote: false, sequential: true },
+  { script: "torchcodec_loader.py", remote: false, sequential: true, inProcess: true },
   false,
 );
 export const torchcodecRemoteRow = peerRow(
