@@ -7,6 +7,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { lockedPython } from "./locked-venv.mjs";
+import { findVenvPython } from "./python-env.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const PEERS_LOCK = join(root, "bench", "requirements-peers.lock");
@@ -31,8 +32,9 @@ function log(msg) {
   process.stderr.write(`[bench-peers-env] ${msg}\n`);
 }
 
-function explain(line) {
-  return /lib(av|sw)|FFmpeg|ffmpeg/.test(line)
+/** The failure's last line, and what to install when its output says FFmpeg's libraries did not load. */
+export function explain(line, output = line) {
+  return /lib(av|sw)[a-z]*\.so|FFmpeg|ffmpeg/.test(output)
     ? `${line} — torchcodec and spdl need FFmpeg's shared libraries (majors 4 to 9): on Debian 12 ` +
         `\`apt-get install -y ${FFMPEG_APT_PACKAGES.join(" ")}\`; elsewhere the distribution's FFmpeg ` +
         "libraries (e.g. Ubuntu 24.04's libavcodec60 and its siblings), or `conda install ffmpeg`"
@@ -49,6 +51,8 @@ export function peersPython() {
     size: "about 5.4 GB",
     log,
     explain,
+    // The environment brings its own torch: any Python that makes a venv will do.
+    base: findVenvPython(),
   });
 }
 

@@ -26,13 +26,16 @@ export function lockedVenvDir(lock, python = findPython()) {
   return join(cache, "ec", `venv-${hash}`);
 }
 
-/** "" when `python` runs `probe` (none: nothing to run), else the last line of its failure. */
+/** "" when `python` runs `probe` (none: nothing to run), else what it printed when it failed. */
 function probeOf(python, probe) {
   if (!probe) return "";
   const r = spawnSync(python, ["-c", probe], { encoding: "utf8" });
   if (r.status === 0) return "";
-  return (r.stderr || r.stdout || `exit ${r.status}`).trim().split("\n").pop() ?? `exit ${r.status}`;
+  return (r.stderr || r.stdout || "").trim() || `exit ${r.status}`;
 }
+
+/** The last line of a failure: a traceback's exception. */
+const lastLine = (text) => text.split("\n").pop() ?? text;
 
 function alive(pid) {
   try {
@@ -64,17 +67,26 @@ function run(cmd, args) {
  * Python with venv, no network to PyPI, `probe` fails in it). Made in a folder of its own, then
  * renamed into place, so an interrupted build is never taken for a finished one. `systemProbe`
  * checks what the environment needs from the system (FFmpeg's libraries): when it fails the
- * environment is kept and the error says `explain(lastLine)`. `log` gets progress; `size` is
+ * environment is kept and the error says `explain(lastLine, wholeOutput)`. `base` is the Python
+ * the environment is made from (default: the test suite's, findPython()). `log` gets progress; `size` is
  * said before a build.
  */
-export function lockedPython({ lock, probe, what, size, log, systemProbe = "", explain = (line) => line }) {
-  const base = findPython();
+export function lockedPython({
+  lock,
+  probe,
+  what,
+  size,
+  log,
+  systemProbe = "",
+  explain = (line, _output) => line,
+  base = findPython(),
+}) {
   if (!base) throw new Error("no base Python with venv and ensurepip (node scripts/setup.mjs --python)");
   const dir = lockedVenvDir(lock, base);
   const python = join(dir, "bin", "python");
   const system = () => {
     const failed = probeOf(python, systemProbe);
-    if (failed) throw new Error(`${python} cannot ${what}: ${explain(failed)}`);
+    if (failed) throw new Error(`${python} cannot ${what}: ${explain(lastLine(failed), failed)}`);
     return python;
   };
   if (existsSync(join(dir, DONE)) && !probeOf(python, probe)) return system();
@@ -90,7 +102,7 @@ export function lockedPython({ lock, probe, what, size, log, systemProbe = "", e
     run(py, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input", "--no-deps", "-r", lock]);
     run(py, ["-m", "pip", "check", "--disable-pip-version-check"]);
     const failed = probeOf(py, probe);
-    if (failed) throw new Error(`${py} cannot ${what}: ${failed}`);
+    if (failed) throw new Error(`${py} cannot ${what}: ${lastLine(failed)}`);
     writeFileSync(join(partial, DONE), `${readFileSync(lock, "utf8")}`);
     renameSync(partial, dir);
   } catch (err) {
@@ -99,6 +111,6 @@ export function lockedPython({ lock, probe, what, size, log, systemProbe = "", e
     if (!(existsSync(join(dir, DONE)) && !probeOf(python, probe))) throw err;
   }
   const failed = probeOf(python, probe);
-  if (failed) throw new Error(`${python} cannot ${what}: ${failed}`);
+  if (failed) throw new Error(`${python} cannot ${what}: ${lastLine(failed)}`);
   return system();
 }
