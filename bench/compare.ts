@@ -5,9 +5,9 @@
  * download-then-decode, and a PyTorch DataLoader with PyAV. Prints a table (and with --json
  * ends with one JSON line), and writes bench/results/compare.json and compare.svg.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -16,6 +16,7 @@ import { parseCompareArgs, type CompareConfig, type RowName } from "./compare/ar
 import { renderChart } from "./compare/chart.js";
 import type { PythonPairs } from "./compare/pair-summary.js";
 import {
+  bytesPerClipOf,
   figuresOf,
   ratiosOf,
   targetsOf,
@@ -34,13 +35,27 @@ import { onClient, pinSelfToRemote, type CpuSets } from "./compare/cpu-sets.js";
 import { localRow } from "./compare/rows/local.js";
 import { naiveRow } from "./compare/rows/naive.js";
 import { torchRow } from "./compare/rows/torch.js";
+import {
+  spdlRow,
+  torchcodecLocalRow,
+  torchcodecLocalSequentialRow,
+  torchcodecRemoteRow,
+} from "./compare/rows/peers.js";
 import { scaleOnPaper } from "./compare/scale.js";
 import { nodeArgs } from "./compare/run-child.js";
 import { renderTable } from "./compare/table.js";
 import { startTestbed, type Testbed } from "./compare/testbed.js";
 
+/**
+ * In run order. The peers run before ec cold: from ec cold to the end of the run the
+ * origin-cache process is up on the client cores, and a row after it shares them with it.
+ */
 const ROWS: readonly RowDef[] = [
   localRow,
+  torchcodecLocalSequentialRow,
+  torchcodecLocalRow,
+  spdlRow,
+  torchcodecRemoteRow,
   ecColdRow,
   ecWarmRow,
   ecPythonRow,
@@ -82,6 +97,24 @@ async function startCacheProcess(
   return { url: (JSON.parse(first) as { url: string }).url, pid: proc.pid!, proc };
 }
 
+/** The videos' bytes over their frames (ffprobe's frame count), or null where ffprobe cannot tell. */
+async function bytesPerFrame(files: readonly string[]): Promise<number | null> {
+  let bytes = 0;
+  let frames = 0;
+  for (const f of files) {
+    const r = spawnSync(
+      "ffprobe",
+      ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=nb_frames", "-of", "csv=p=0", f],
+      { encoding: "utf8" },
+    );
+    const n = Number(r.stdout?.trim());
+    if (r.status !== 0 || !Number.isFinite(n) || n <= 0) return null;
+    bytes += (await stat(f)).size;
+    frames += n;
+  }
+  return frames > 0 ? Math.round(bytes / frames) : null;
+}
+
 /** A clip as the clip-list checks compare it: its key (below the dataset prefix) and first frame. */
 function clipIds(clips: readonly ClipRef[], key: (k: string) => string = (k) => k): string {
   return clips.map((c) => `${key(c.key)}@${c.start}`).join(",");
@@ -118,8 +151,10 @@ async function localReference(ctx: RowContext): Promise<LocalReference | undefin
 function subtitle(c: CompareConfig, files: number): string {
   const videos = c.videos
     ? `${files} videos from ${c.videos}`
-    : `${files} × ${c.width}x${c.height} h264 ${c.seconds}s@${c.fps} gop ${c.gop}`;
-  return `${videos}; ${c.clips} clips × ${c.frames} frames, batch ${c.batch}; WAN ${c.rttMs} ms RTT, ${c.bandwidthMbps} Mbit/s; cache blocks ${c.blockKib} KiB; ${cpus().length} cores`;
+    : `${files} × ${c.width}x${c.height} ${c.codecs.join("/")} ${c.seconds}s@${c.fps} gop ${c.gop}${c.bitrateMbps === undefined ? "" : ` ${c.bitrateMbps} Mbit/s`}`;
+  const preset = c.preset ? `preset ${c.preset}: ` : "";
+  const resize = c.resize ? ` resized to ${c.resize[1]}x${c.resize[0]}` : "";
+  return `${preset}${videos}; ${c.clips} clips × ${c.frames} frames${resize}, batch ${c.batch}; WAN ${c.rttMs} ms RTT, ${c.bandwidthMbps} Mbit/s; cache blocks ${c.blockKib} KiB; ${cpus().length} cores`;
 }
 
 async function main(): Promise<number> {
@@ -144,6 +179,8 @@ async function main(): Promise<number> {
     await mkdir(localDir);
     log(config.videos ? `copying videos from ${config.videos}` : `making ${config.count} videos with ffmpeg`);
     const files = await videoFiles(config, localDir);
+    const videoBytesPerFrame = await bytesPerFrame(files);
+    if (videoBytesPerFrame !== null) log(`videos: ${videoBytesPerFrame} bytes per frame`);
     const ctx: { -readonly [K in keyof RowContext]: RowContext[K] } = {
       config,
       localDir,
@@ -160,7 +197,9 @@ async function main(): Promise<number> {
     const pythonPairs: Partial<Record<PythonRowName, PythonPairs>> = {};
     const rowLoad: Partial<Record<RowName, number>> = {};
     for (const row of ROWS.filter((r) => config.rows.includes(r.name))) {
-      if (row.name !== "local" && !ctx.testbed && !testbedFailed) {
+      // The local peers read the local folder: they need no edge.
+      const needsEdge = !["local", "torchcodec_local", "torchcodec_local_sequential", "spdl"].includes(row.name);
+      if (needsEdge && !ctx.testbed && !testbedFailed) {
         log("starting the local edge and the WAN emulator");
         try {
           testbed = await startTestbed({
@@ -255,6 +294,9 @@ async function main(): Promise<number> {
       // The cores are shared: other work on the machine moves every row, so the 1-minute load average is recorded.
       load_average: { start: loadAtStart, end: loadavg()[0]! },
       gop_bytes_per_clip: gopBytesPerClip === undefined ? null : Math.round(gopBytesPerClip),
+      // The made videos' bytes per frame (file bytes over frames), so a preset's bitrate reads as what a frame weighs.
+      video_bytes_per_frame: videoBytesPerFrame,
+      bytes_per_clip: bytesPerClipOf(results),
       same_clips_ec_cold_vs_local: sameClips,
       rows: Object.fromEntries(
         Object.entries(results).map(([k, r]) => [

@@ -5,6 +5,10 @@
  *
  *   npx tsc -p bench/tsconfig.json && node --expose-gc dist/bench/decode-cpu.js [--threads 2] [--rounds 3]
  *       [--codec h264] [--size 1280x720] [--frames 300] [--calls 10000] [--phase all|throughput|leak] [--json]
+ *       [--preset gameplay-720p|gameplay-1080p]
+ *
+ * --preset decodes the first video of `npm run bench -- --preset NAME` in --codec (the same
+ * cached file: 60 fps, its GOP and bitrate, 8 s) instead of testsrc2 at --size and --frames.
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -16,7 +20,9 @@ import { parseArgs } from "node:util";
 
 import type { VideoTrackV1 } from "../common/schema/index.js";
 import { createDecoder, packetsFromTrack, type Decoder, type DecoderOptions, type Packets } from "../native/index.js";
+import { PRESETS, type PresetName } from "./compare/args.js";
 import { gopCalls, indexedFile, makeBenchVideo } from "./decode-fixtures.js";
+import { gameplayVideo } from "./gameplay-video.js";
 import { median } from "./stats.js";
 
 const { values } = parseArgs({
@@ -29,12 +35,18 @@ const { values } = parseArgs({
     calls: { type: "string", default: "10000" },
     phase: { type: "string", default: "all" },
     json: { type: "boolean", default: false },
+    preset: { type: "string" },
   },
 });
+if (values.preset !== undefined && !Object.hasOwn(PRESETS, values.preset))
+  throw new Error(
+    `Expected --preset among ${Object.keys(PRESETS).join(", ")} but received ${JSON.stringify(values.preset)}`,
+  );
+const preset = values.preset === undefined ? undefined : PRESETS[values.preset as PresetName];
 const threads = Number(values.threads);
 const rounds = Number(values.rounds);
-const [width, height] = values.size.split("x").map(Number) as [number, number];
-const frames = Number(values.frames);
+const [width, height] = (preset?.size ?? values.size).split("x").map(Number) as [number, number];
+let frames = Number(values.frames);
 const calls = Number(values.calls);
 
 // Major collections while ec decodes: every ArrayBuffer handed out counts as V8 external
@@ -96,16 +108,49 @@ function ffmpegRun(file: string, limit: string[] = []): Run {
   return { seconds: (performance.now() - t0) / 1000, cpuSeconds: childCpuSeconds() - c0 };
 }
 
+/** The video to decode, and how the report names it. */
+async function benchVideo(dir: string): Promise<{ file: string; label: string }> {
+  if (!preset) {
+    const file = await makeBenchVideo(dir, values.codec, width, height, frames);
+    const bf = values.codec === "h264" ? ", 3 B-frames" : "";
+    return { file, label: `${values.codec} ${width}x${height}, ${frames} frames, GOP 60${bf}` };
+  }
+  if (values.codec !== "h264" && values.codec !== "hevc")
+    throw new Error(`Expected --codec h264 or hevc with --preset but received ${JSON.stringify(values.codec)}`);
+  const v = {
+    codec: values.codec,
+    width,
+    height,
+    fps: Number(preset.fps),
+    gop: Number(preset.gop),
+    seconds: Number(preset.seconds),
+    bitrateMbps: Number(preset["bitrate-mbps"]),
+    faststart: true,
+    seed: 0,
+  } as const;
+  const file = await gameplayVideo(v);
+  return {
+    file,
+    label: `${values.preset} ${v.codec} ${width}x${height}@${v.fps}, ${v.seconds * v.fps} frames, GOP ${v.gop}, ${v.bitrateMbps} Mbit/s, 3 B-frames`,
+  };
+}
+
 async function throughput(dir: string) {
-  const file = await makeBenchVideo(dir, values.codec, width, height, frames);
+  const video = await benchVideo(dir);
+  const file = video.file;
   const { track, bytes } = await indexedFile(file);
+  frames = track.samples.size.length;
   const calls = gopCalls(track, bytes);
   const variants: [string, Partial<DecoderOptions>][] = [
     ["native", {}],
     ["rgb24", { output: "rgb24" }],
     ["rgbf32-planar", { output: "rgbf32-planar" }],
     ["rgb24 resize 224x224", { output: "rgb24", resize: [224, 224] }],
-  ];
+  ].filter(
+    // A preset's GOP is one call: 240 frames of 1080p as float32 planes are 6 GB, past what the
+    // machine lends (the run died in free() with them), and rgb24 at native size 1.5 GB.
+    ([name]) => !preset || name === "native" || name === "rgb24 resize 224x224",
+  ) as [string, Partial<DecoderOptions>][];
   const times: Record<string, number[]> = { ffmpeg: [], ffmpegStartup: [] };
   const cpu: Record<string, number[]> = { ffmpeg: [], ffmpegStartup: [], native: [] };
   // One decoder per variant, opened and run once before timing (as the SDK reuses decoders):
@@ -148,7 +193,8 @@ async function throughput(dir: string) {
   const ffmpegCpuMs = (1000 * (median(cpu.ffmpeg!) - median(cpu.ffmpegStartup!))) / frames;
   const ecCpuMs = (1000 * median(cpu.native!)) / frames;
   return {
-    file: `${values.codec} ${width}x${height}, ${frames} frames, GOP 60${values.codec === "h264" ? ", 3 B-frames" : ""}`,
+    file: video.label,
+    bytesPerFrame: Math.round(bytes.length / frames),
     threads,
     rounds,
     ffmpegFps: fps("ffmpeg"),
@@ -226,7 +272,9 @@ try {
     process.stdout.write(JSON.stringify({ throughput: t, leak: l }) + "\n");
   }
   if (!values.json && t) {
-    console.log(`decode throughput — ${t.file}, ${t.threads} threads, median of ${t.rounds}`);
+    console.log(
+      `decode throughput — ${t.file} (${t.bytesPerFrame} bytes/frame), ${t.threads} threads, median of ${t.rounds}`,
+    );
     console.log(`  ffmpeg -threads ${t.threads} -f null   ${f(t.ffmpegFps)} fps`);
     console.log(`  ffmpeg minus its start-up    ${f(t.ffmpegDecodeOnlyFps)} fps`);
     console.log(

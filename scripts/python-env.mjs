@@ -21,3 +21,9 @@ export function findPython() {
   const candidates = [process.env.EC_PYTHON, "/usr/bin/python3", "python3"].filter(Boolean);
   return candidates.find(works);
 }
+
+/** The first candidate that can make a virtual environment (venv and ensurepip), or undefined. */
+export function findVenvPython() {
+  const candidates = [process.env.EC_PYTHON, "/usr/bin/python3", "python3"].filter(Boolean);
+  return candidates.find((p) => spawnSync(p, ["-c", "import venv, ensurepip"], { stdio: "ignore" }).status === 0);
+}

@@ -13,12 +13,62 @@ export const ROW_NAMES = [
   "naive",
   "download",
   "torch",
+  "torchcodec_local",
+  "torchcodec_local_sequential",
+  "torchcodec_remote",
+  "spdl",
 ] as const;
 export type RowName = (typeof ROW_NAMES)[number];
 /** What runs without --rows: all but the wheel row, whose build and install add a minute or more. */
 export const DEFAULT_ROWS: readonly RowName[] = ROW_NAMES.filter((r) => r !== "ec_python_wheel");
 
+/** Codecs the made videos take turns in. */
+export const CODECS = ["h264", "hevc"] as const;
+export type BenchCodec = (typeof CODECS)[number];
+
+/** What a preset runs: ec's rows and the peers', not the per-clip ffmpeg and PyAV rows (1–4 clips/s at 640x360). */
+const PRESET_ROWS = "local,ec_cold,ec_warm,torchcodec_local,torchcodec_local_sequential,torchcodec_remote,spdl";
+
+/**
+ * Videos as labs hold them (`--preset`): 60 fps gameplay-like content at a gameplay bitrate,
+ * H.264 High with B-frames and HEVC in turn, long GOPs, clips resized to 224x224 as a training
+ * run reads them. Any flag given with a preset overrides its value.
+ */
+export const PRESETS = {
+  "gameplay-720p": {
+    size: "1280x720",
+    fps: "60",
+    gop: "120",
+    "bitrate-mbps": "8",
+    seconds: "8",
+    count: "4",
+    codecs: "h264,hevc",
+    resize: "224x224",
+    clips: "64",
+    // Random order decodes up to a GOP per clip: 32 clips keep each peer row to a minute or two.
+    "slow-clips": "32",
+    rows: PRESET_ROWS,
+  },
+  "gameplay-1080p": {
+    size: "1920x1080",
+    fps: "60",
+    gop: "240",
+    "bitrate-mbps": "12",
+    seconds: "8",
+    count: "4",
+    codecs: "h264,hevc",
+    resize: "224x224",
+    clips: "64",
+    // Random order decodes up to a GOP per clip: 32 clips keep each peer row to a minute or two.
+    "slow-clips": "32",
+    rows: PRESET_ROWS,
+  },
+} as const satisfies Record<string, Readonly<Record<string, string>>>;
+export type PresetName = keyof typeof PRESETS;
+
 export interface CompareConfig {
+  /** The --preset the run started from, if any. */
+  readonly preset: PresetName | undefined;
   /** Folder of .mp4 videos to use instead of made ones. */
   readonly videos: string | undefined;
   /** Made videos: how many, size, length, frame rate, keyframe interval. */
@@ -28,6 +78,15 @@ export interface CompareConfig {
   readonly seconds: number;
   readonly fps: number;
   readonly gop: number;
+  /** Codecs of the made videos, in turn (video i is codecs[i % length]). */
+  readonly codecs: readonly BenchCodec[];
+  /**
+   * Made videos' target bitrate in Mbit/s, from a busy, high-motion source (fixtures.ts); undefined:
+   * testsrc2 at the encoder's default quality, as before the presets.
+   */
+  readonly bitrateMbps: number | undefined;
+  /** Clips resized to [height, width] (ec's `size`; the peers' resize); undefined: native size. */
+  readonly resize: readonly [number, number] | undefined;
   /** Clips per row, frames per clip, clips per batch. */
   readonly clips: number;
   readonly frames: number;
@@ -62,7 +121,9 @@ export interface CompareConfig {
   readonly out: string;
 }
 
-export const USAGE = `usage: npm run bench -- [--videos DIR] [--count N] [--size WxH] [--seconds S] [--fps F] [--gop G]
+export const USAGE = `usage: npm run bench -- [--preset ${Object.keys(PRESETS).join("|")}]
+                      [--videos DIR] [--count N] [--size WxH] [--seconds S] [--fps F] [--gop G]
+                      [--codecs ${CODECS.join(",")}] [--bitrate-mbps MBIT] [--resize WxH]
                       [--clips N] [--frames T] [--batch B] [--seed N] [--workers N]
                       [--rtt-ms MS] [--bandwidth-mbps MBIT] [--block-kib KIB] [--step-ms MS] [--pairs N]
                       [--cache-warmup-clips N] [--slow-clips N]
@@ -71,6 +132,10 @@ export const USAGE = `usage: npm run bench -- [--videos DIR] [--count N] [--size
 `;
 
 const STRING_FLAGS = [
+  "preset",
+  "codecs",
+  "bitrate-mbps",
+  "resize",
   "videos",
   "count",
   "size",
@@ -123,9 +188,21 @@ export function parseCompareArgs(argv: readonly string[]): CompareConfig {
     process.stdout.write(USAGE);
     process.exit(0);
   }
-  const s = (k: string): string | undefined => v[k] as string | undefined;
+  const presetName = v.preset as string | undefined;
+  if (presetName !== undefined && !Object.hasOwn(PRESETS, presetName))
+    throw new Error(
+      `Expected --preset among ${Object.keys(PRESETS).join(", ")} but received ${describeReceived(presetName)}`,
+    );
+  const preset: Readonly<Record<string, string>> = presetName ? PRESETS[presetName as PresetName] : {};
+  const s = (k: string): string | undefined => (v[k] as string | undefined) ?? preset[k];
   const size = /^(\d+)x(\d+)$/.exec(s("size") ?? "640x360");
   if (!size) throw new Error(`Expected WxH (e.g. 640x360) for --size but received ${describeReceived(s("size"))}`);
+  const resize = s("resize") === undefined ? undefined : /^(\d+)x(\d+)$/.exec(s("resize")!);
+  if (resize === null || (resize && (Number(resize[1]) < 1 || Number(resize[2]) < 1)))
+    throw new Error(`Expected WxH (e.g. 224x224) for --resize but received ${describeReceived(s("resize"))}`);
+  const codecs = (s("codecs") ?? "h264").split(",").filter(Boolean);
+  if (codecs.length === 0 || codecs.some((c) => !(CODECS as readonly string[]).includes(c)))
+    throw new Error(`Expected codecs among ${CODECS.join(", ")} but received ${describeReceived(s("codecs"))}`);
   const rows = (s("rows") ?? DEFAULT_ROWS.join(",")).split(",").filter(Boolean);
   for (const r of rows) {
     if (!(ROW_NAMES as readonly string[]).includes(r))
@@ -141,6 +218,7 @@ export function parseCompareArgs(argv: readonly string[]): CompareConfig {
     cpus = { client: parseCpuList(s("client-cpus")!), remote: parseCpuList(s("remote-cpus")!) };
   }
   return {
+    preset: presetName as PresetName | undefined,
     videos: s("videos"),
     count: int("count", s("count"), 16),
     width: Number(size[1]),
@@ -148,6 +226,9 @@ export function parseCompareArgs(argv: readonly string[]): CompareConfig {
     seconds: int("seconds", s("seconds"), 64),
     fps: int("fps", s("fps"), 30),
     gop: int("gop", s("gop"), 30),
+    codecs: codecs as BenchCodec[],
+    bitrateMbps: s("bitrate-mbps") === undefined ? undefined : int("bitrate-mbps", s("bitrate-mbps"), 1),
+    resize: resize ? [Number(resize[2]), Number(resize[1])] : undefined,
     // Every keyframe-aligned clip of the default videos (16 × 64 s, a GOP a second): 1,024 clips a
     // row, so steady state dominates even where a row streams 70 clips/s (15 s a row).
     clips: int("clips", s("clips"), 1024),

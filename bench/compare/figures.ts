@@ -126,6 +126,14 @@ export interface Ratios {
   /** The same two ratios after the first batch (no target; start-up amortized as in a long epoch). */
   readonly ec_cold_vs_local_steady: number | null;
   readonly ec_warm_vs_local_steady: number | null;
+  /** ec cold through the WAN over torchcodec reading the same signed URLs through fsspec's HTTP file (random order). */
+  readonly ec_cold_vs_torchcodec_remote: number | null;
+  /** ec on local files over torchcodec on them, clips in the same random order. */
+  readonly ec_local_vs_torchcodec_random: number | null;
+  /** ec local's client CPU per delivered frame over torchcodec's in file order (its best case). */
+  readonly ec_cpu_per_frame_vs_torchcodec_sequential: number | null;
+  /** ec on local files over SPDL on them, random order (no target). */
+  readonly ec_local_vs_spdl_random: number | null;
 }
 
 export interface Target {
@@ -191,7 +199,22 @@ export function ratiosOf(
     ),
     ec_cold_vs_local_steady: div(vs("ec_cold", "vs_local_steady"), 1),
     ec_warm_vs_local_steady: div(vs("ec_warm", "vs_local_steady"), 1),
+    ec_cold_vs_torchcodec_remote: div(vs("ec_cold", "vs_local"), vs("torchcodec_remote", "vs_local")),
+    ec_local_vs_torchcodec_random: div(1, vs("torchcodec_local", "vs_local")),
+    ec_cpu_per_frame_vs_torchcodec_sequential: div(cpu("local"), cpu("torchcodec_local_sequential")),
+    ec_local_vs_spdl_random: div(1, vs("spdl", "vs_local")),
   };
+}
+
+/**
+ * Bytes each row fetched per delivered clip (over the WAN for remote rows, from disk for local
+ * ones), for every row that ran: what `--json`'s `bytes_per_clip` holds.
+ */
+export function bytesPerClipOf(rows: Partial<Record<RowName, RowResult>>): Partial<Record<RowName, number>> {
+  const out: Partial<Record<RowName, number>> = {};
+  for (const [name, r] of Object.entries(rows) as [RowName, RowResult | undefined][])
+    if (r?.status === "ran") out[name] = r.figures.bytes_per_clip;
+  return out;
 }
 
 const GOALS: readonly (Omit<Target, "value" | "met" | "margin" | "ratio"> & { ratio: keyof Ratios })[] = [
@@ -205,6 +228,13 @@ const GOALS: readonly (Omit<Target, "value" | "met" | "margin" | "ratio"> & { ra
   { ratio: "ec_python_wheel_vs_ts", goal: "ec from the installed wheel ≥ 0.95 × TypeScript", min: 0.95 },
   { ratio: "ec_python_vs_torch", goal: "ec from PyTorch ≥ 2 × PyTorch + PyAV", min: 2 },
   { ratio: "bytes_per_clip_vs_gop", goal: "bytes per clip ≤ 1.2 × GOP bytes", max: 1.2 },
+  { ratio: "ec_cold_vs_torchcodec_remote", goal: "ec cold ≥ 2 × torchcodec remote (random)", min: 2 },
+  { ratio: "ec_local_vs_torchcodec_random", goal: "ec local ≥ 1.0 × torchcodec (random)", min: 1.0 },
+  {
+    ratio: "ec_cpu_per_frame_vs_torchcodec_sequential",
+    goal: "ec CPU per frame ≤ 1.05 × torchcodec's file order",
+    max: 1.05,
+  },
 ];
 
 /** Each target with its measured value, whether it is met and by what margin. */

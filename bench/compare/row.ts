@@ -47,6 +47,7 @@ export interface RowDef {
 export function ecOptions(config: CompareConfig): Record<string, unknown> {
   return {
     frames: config.frames,
+    ...(config.resize ? { size: config.resize } : {}),
     batch: config.batch,
     limit: config.clips,
     seed: config.seed,

@@ -12,6 +12,8 @@ export const localRow: RowDef = {
       command: process.execPath,
       args: [join(ctx.childDir, "ec-stream.js"), JSON.stringify(args)],
       timeoutMs: ROW_TIMEOUT_MS,
+      // On the client set as every other row: unpinned, it inherits the bench's own (remote) set.
+      cpus: ctx.config.cpus,
     });
     return { kind: "ran", ...m };
   },
