@@ -2,8 +2,8 @@
  * ec's CPU per delivered frame against the libavcodec + libswscale limit, side by side in one
  * run: `ec stream DIR --frames 16` (a process of its own, start-up included) and the engine the
  * Python client starts (`ec.open()` from Python, numpy arrays, the engine's CPU included) against
- * ffmpeg's own decode + swscale of the same files to rgb24 (`ffmpeg -threads 1 -i F -f rawvideo
- * -pix_fmt rgb24 -y /dev/null`, `-vf scale=W:H:flags=bilinear` for the resized rows). Every
+ * ffmpeg's own decode + swscale of the same files to rgb24 (`ffmpeg -threads 1 -i F -pix_fmt
+ * rgb24 -f null -`, `-vf scale=W:H:flags=bilinear` for the resized rows). Every
  * process is pinned to one core (taskset) and ec decodes with one thread per clip there, as
  * ffmpeg does with -threads 1; CPU is user + system of each waited-for child (and its children)
  * from this process's cutime/cstime. Rows alternate (ffmpeg, ec stream, engine) `--rounds` times.
@@ -11,7 +11,7 @@
  * noise), made by ffmpeg once and kept under ~/.cache/ec/bench-videos.
  *
  *   npx tsc -p bench/tsconfig.json && node dist/bench/stream-cpu.js [--sizes 640x360,1280x720]
- *       [--videos 2] [--seconds 10] [--resize 224x224] [--rounds 2] [--core 1] [--no-engine] [--json]
+ *       [--videos 4] [--seconds 10] [--resize 224x224] [--rounds 2] [--core 1] [--no-engine] [--json]
  *
  * `ec_cpu_per_frame_vs_ffmpeg` is ec stream's CPU per delivered frame ÷ ffmpeg's per decoded
  * frame (ffmpeg decodes every frame once; ec delivers the epoch's clips, about 1.01 decodes per
@@ -29,7 +29,7 @@ import { parseArgs } from "node:util";
 const { values } = parseArgs({
   options: {
     sizes: { type: "string", default: "640x360,1280x720" },
-    videos: { type: "string", default: "2" },
+    videos: { type: "string", default: "4" },
     seconds: { type: "string", default: "10" },
     resize: { type: "string", default: "224x224" },
     rounds: { type: "string", default: "2" },
@@ -117,7 +117,9 @@ function ffmpegRow(dir: string, resize: [number, number] | undefined): Row {
       ...pin,
       "ffmpeg",
       ...["-v", "error", "-nostats", "-threads", "1", "-i", join(dir, f), ...scale],
-      ...["-f", "rawvideo", "-pix_fmt", "rgb24", "-y", "/dev/null"],
+      // rgb24 frames handed to the null muxer as they are: no copy into an output buffer, the
+      // same work as a library call that converts into its caller's tensor.
+      ...["-pix_fmt", "rgb24", "-f", "null", "-"],
     ]);
     cpu += r.cpu;
     frames += Number(
