@@ -175,7 +175,9 @@ export interface StreamRun {
 /**
  * Iterates a dataset with a live progress bar on stderr (clips/s, frames/s, MB/s, stall %,
  * cache hits); with `md5`, writes `key,frame_index,md5` per frame to stdout. Used by
- * `ec stream` and by `ec demo`.
+ * `ec stream` and by `ec demo`. Each batch is released (batch.release()) once `onBatch`, the md5
+ * lines, the preview and the simulated step are done with it, so later batches are decoded into
+ * its memory: `onBatch` copies what it keeps.
  *
  * @example
  * const { stats } = await streamWithProgress(url, { frames: 8, size: [224, 224] });
@@ -248,6 +250,8 @@ export async function streamWithProgress(
         process.stdout.write(`${lines.join("\n")}\n`);
       }
       if (o.stepMs) await sleep(o.stepMs);
+      // Done with it: its memory takes a later batch instead of fresh pages (and no collection for them).
+      batch.release();
     }
   } catch (err) {
     failed = err;

@@ -67,6 +67,16 @@ describe("ec engine from its bundle", () => {
     expect(statSync(cache).mtimeMs).toBe(written);
   }, 60_000);
 
+  it("runs `ec stream` from the bundle too (no start-up spent loading modules)", () => {
+    const out = execFileSync(process.execPath, [alone, "stream", join(dir, "videos"), "--frames", "2", "--json"], {
+      env: { ...process.env, ...addon },
+      encoding: "utf8",
+    });
+    const stats = JSON.parse(out.trim().split("\n").at(-1)!) as { clips: number; frames: number };
+    expect(stats.clips).toBe(6);
+    expect(stats.frames).toBe(12);
+  }, 60_000);
+
   it("gives the events of the unbundled engine (EC_ENGINE_BUNDLE=0)", async () => {
     const modules = await session(join(ROOT, "bin", "ec.js"), join(dir, "videos"), { EC_ENGINE_BUNDLE: "0" });
     expect(modules.at(-1)).toBe("end");
