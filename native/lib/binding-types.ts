@@ -14,7 +14,10 @@ export interface RawHostFrame {
   height: number;
   format: string;
   planes: RawPlane[];
-  /** The frame's own buffer (decoded in place, offset 0); absent: it lies in the batch's. */
+  /**
+   * The frame's own buffer (offset 0): decoded in place, or its batch was past the largest
+   * ArrayBuffer (4 GiB before Node 22) and each frame got a view of it; absent: it lies in the batch's.
+   */
   buffer?: ArrayBuffer;
   /** Index of the target it was written into (offset 0 there); absent: not written into one. */
   target?: number;

@@ -58,8 +58,8 @@ function dtypeOf(format: string): Dtype {
 }
 
 /**
- * Views over the batch's allocation, a frame's own buffer where it was decoded in place, or the
- * caller's region (`targets`) it was written into: no copy of pixel data.
+ * Views over the batch's allocation, a frame's own buffer (decoded in place, or its view of a
+ * batch past 4 GiB), or the caller's region (`targets`) it was written into: no copy of pixel data.
  */
 export function hostFrames(batch: RawHostBatch, targets?: readonly Uint8Array[]): HostFrame[] {
   return batch.frames.map((f) => {

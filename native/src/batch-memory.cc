@@ -22,8 +22,8 @@ class BlockPool {
     auto it = blocks_.lower_bound(bytes);
     if (it == blocks_.end() || it->first > 2 * bytes) return nullptr;
     void* p = it->second;
+    sizes_[p] = it->first;  // first: if this throws, the block stays in the pool as it was
     held_ -= it->first;
-    sizes_[p] = it->first;
     blocks_.erase(it);
     return p;
   }
@@ -31,7 +31,11 @@ class BlockPool {
   bool give(void* p, size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (held_ + bytes > cap_) return false;
-    blocks_.emplace(bytes, p);
+    try {
+      blocks_.emplace(bytes, p);
+    } catch (const std::bad_alloc&) {
+      return false;  // no memory for the map's node: the caller frees the block instead
+    }
     held_ += bytes;
     return true;
   }
@@ -75,7 +79,14 @@ void* allocateBatchMemory(size_t bytes) {
   }
   void* p = std::malloc(std::max<size_t>(bytes, 1));
   if (!p) throw std::bad_alloc();
-  if (bytes >= kPooledMin) blockPool().remember(p, bytes);
+  if (bytes >= kPooledMin) {
+    try {
+      blockPool().remember(p, bytes);
+    } catch (...) {
+      std::free(p);
+      throw;
+    }
+  }
   return p;
 }
 

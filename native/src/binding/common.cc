@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <string>
+#include <utility>
 
 namespace ec::binding {
 
@@ -42,22 +44,53 @@ void Worker::OnOK() {
 
 void Worker::OnError(const Napi::Error& e) { deferred_.Reject(toJsError(Env(), code_, e.Message()).Value()); }
 
+namespace {
+
+// A batch too large for one ArrayBuffer: its frames' views share it, and it goes with the last.
+struct SharedBatch {
+  std::unique_ptr<ec::ByteBuffer> data;
+  int64_t slack = 0;  // reported to V8 as external memory until the batch is freed
+};
+
+void releaseShared(Napi::Env env, void*, std::shared_ptr<SharedBatch>* ref) {
+  // Finalizers run on the JS thread, the only one that holds these references.
+  if (ref->use_count() == 1 && (*ref)->slack > 0) Napi::MemoryManagement::AdjustExternalMemory(env, -(*ref)->slack);
+  delete ref;
+}
+
+}  // namespace
+
 Napi::Value hostBatchToJs(Napi::Env env, ec::HostBatch& batch) {
-  auto* data = batch.data.release();
+  std::unique_ptr<ec::ByteBuffer> data = std::move(batch.data);
+  for (const ec::HostFrame& f : batch.frames) {
+    if (f.bytes > kMaxExternalBytes) {
+      throw toJsError(env, "ERR_OUT_OF_MEMORY",
+                      "A frame of " + std::to_string(f.bytes) + " bytes is larger than the largest ArrayBuffer (" +
+                          std::to_string(kMaxExternalBytes) + " bytes)");
+    }
+  }
+  // V8 counts an ArrayBuffer's bytes as external memory itself (and collects each time that
+  // count has grown 64 MB), so only the allocation's unused tail is reported here: reporting
+  // the whole batch again doubled its weight and ran a full collection twice as often.
+  int64_t slack = data ? static_cast<int64_t>(data->capacity() - data->size()) : 0;
   Napi::ArrayBuffer buffer;
-  if (data->empty()) {
-    delete data;
+  std::shared_ptr<SharedBatch> shared;  // set when the frames get views of their own
+  if (!data || data->empty()) {
     buffer = Napi::ArrayBuffer::New(env, 0);
-  } else {
-    // V8 counts an ArrayBuffer's bytes as external memory itself (and collects each time that
-    // count has grown 64 MB), so only the allocation's unused tail is reported here: reporting
-    // the whole batch again doubled its weight and ran a full collection twice as often.
-    int64_t slack = static_cast<int64_t>(data->capacity() - data->size());
+  } else if (data->size() <= kMaxExternalBytes) {
     if (slack > 0) Napi::MemoryManagement::AdjustExternalMemory(env, slack);
-    buffer = Napi::ArrayBuffer::New(env, data->data(), data->size(), [slack](Napi::Env env, void*, ec::ByteBuffer* v) {
+    ec::ByteBuffer* bytes = data.get();
+    buffer = Napi::ArrayBuffer::New(env, bytes->data(), bytes->size(), [slack](Napi::Env env, void*, ec::ByteBuffer* v) {
       if (slack > 0) Napi::MemoryManagement::AdjustExternalMemory(env, -slack);
       delete v;
-    }, data);
+    }, bytes);
+    data.release();  // the ArrayBuffer's finalizer owns it now
+  } else {
+    buffer = Napi::ArrayBuffer::New(env, 0);
+    shared = std::make_shared<SharedBatch>();
+    shared->data = std::move(data);
+    shared->slack = slack;
+    if (slack > 0) Napi::MemoryManagement::AdjustExternalMemory(env, slack);
   }
   Napi::Array frames = Napi::Array::New(env, batch.frames.size());
   for (size_t i = 0; i < batch.frames.size(); ++i) {
@@ -70,6 +103,12 @@ Napi::Value hostBatchToJs(Napi::Env env, ec::HostBatch& batch) {
     o.Set("height", Napi::Number::New(env, f.height));
     o.Set("format", Napi::String::New(env, f.format));
     if (f.target >= 0) o.Set("target", Napi::Number::New(env, f.target));
+    if (shared && !f.own && f.target < 0) {
+      // Its own view of the shared batch (at most kMaxExternalBytes, checked above).
+      auto* owner = new std::shared_ptr<SharedBatch>(shared);
+      o.Set("offset", Napi::Number::New(env, 0));
+      o.Set("buffer", Napi::ArrayBuffer::New(env, shared->data->data() + f.offset, f.bytes, releaseShared, owner));
+    }
     if (f.own) {
       // Decoded in place: the frame is its own buffer, freed with the last view of it.
       auto* owner = new std::shared_ptr<AVBufferRef>(f.own);

@@ -4,6 +4,7 @@
 
 #include <napi.h>
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
@@ -52,7 +53,16 @@ class Worker : public Napi::AsyncWorker {
   std::string code_ = "ERR_NATIVE";
 };
 
-// {buffer, frames}: the batch's bytes as one ArrayBuffer (or each in-place frame as its own).
+/**
+ * Bytes an ArrayBuffer over external memory may have on every Node this addon loads in (Node
+ * before 22 refuses more than 4 GiB on 64-bit). Past it napi_create_external_arraybuffer fails
+ * after it has already run (or queued) the finalizer, and node-addon-api's ArrayBuffer::New then
+ * deletes the finalizer's data a second time: a double free. So no larger one is ever asked for.
+ */
+constexpr size_t kMaxExternalBytes = sizeof(void*) >= 8 ? size_t{1} << 32 : (size_t{1} << 30) - 1;
+
+// {buffer, frames}: the batch's bytes as one ArrayBuffer (or each in-place frame as its own; a
+// batch past kMaxExternalBytes hands every frame as its own view of the shared allocation).
 Napi::Value hostBatchToJs(Napi::Env env, ec::HostBatch& batch);
 
 }  // namespace ec::binding
