@@ -222,6 +222,8 @@ export class EdgeSource implements DatasetSource {
   }
 
   async list(opts: { readonly generation?: number | undefined } = {}): Promise<DatasetListing> {
+    // Listed whole: objects come from this listing, not from a table read lazily before (too small for it).
+    this.lazy = undefined;
     const table =
       this.opts.table === false
         ? undefined
