@@ -59,12 +59,12 @@ export interface DatasetTable {
 }
 
 /** Whether every key of a page's range [first, last] is under `dir`: the head's summary of it is the dataset's. */
-function inside(page: TablePageRefV1, dir: string): boolean {
+export function inside(page: TablePageRefV1, dir: string): boolean {
   return page.first.startsWith(dir) && page.last.startsWith(dir);
 }
 
 /** Whether a page's key range [first, last] can hold a key under `dir` ("prefix/"). */
-function overlaps(page: TablePageRefV1, dir: string): boolean {
+export function overlaps(page: TablePageRefV1, dir: string): boolean {
   return compareKeys(page.last, dir) >= 0 && (compareKeys(page.first, dir) <= 0 || page.first.startsWith(dir));
 }
 
@@ -270,7 +270,7 @@ function pinsOf(store: TableStore, name: string): Promise<Uint8Array> {
 }
 
 /** The entries of a page (in key order) whose key is under `dir` (UTF-8 bytes): one run of them, and where it starts. */
-function within(entries: EntryColumns, dir: Uint8Array): [number, EntryColumns] {
+export function within(entries: EntryColumns, dir: Uint8Array): [number, EntryColumns] {
   let from = 0;
   while (from < entries.length && !entries.keyStartsWith(from, dir)) from++;
   let to = from;

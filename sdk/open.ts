@@ -1,5 +1,6 @@
 import type { ClipInfo } from "./clip-info.js";
-import { relayedCode, ResumeError, SdkError } from "./errors.js";
+import { relayedCode, ResumeError, SdkError, SdkErrorCode } from "./errors.js";
+import { canListLazily, lazyOpen, lazyOptions, lazyTable, type LazyOpen } from "./lazy-open.js";
 import { resolveOptions, type OpenOptions, type ResolvedOptions } from "./options.js";
 import type { Batch } from "./pipeline/batcher.js";
 import type { DecodeClip, DecodeImage } from "./pipeline/decode.js";
@@ -14,7 +15,9 @@ import { GopRankClips } from "./sampler/gop-rank-clips.js";
 import { planRuns } from "./sampler/partition.js";
 import { RankClips, type ClipSequence, type RankClip } from "./sampler/rank-clips.js";
 import { SkipTaken } from "./sampler/skip-taken.js";
-import { epochStream, shuffleAlgorithm } from "./sampler/shuffle.js";
+import { epochStream, pagedStream, shuffleAlgorithm } from "./sampler/shuffle.js";
+import { StreamedGopClips } from "./sampler/streamed-gop-clips.js";
+import type { LazyTable } from "../common/lazy-table.js";
 import { openSource } from "./source/index.js";
 import type { DatasetListing, DatasetSource } from "./source/source.js";
 import { PositionSet, restore, toCheckpoint, type Checkpoint } from "./state/checkpoint.js";
@@ -31,6 +34,12 @@ export interface OpenParts {
   readonly batchPool?: BatchPoolFactory;
   /** Makes the dataset's own native decoders (closed with it) where `decode` is not given; default: nativeDecoders(). */
   readonly decoders?: () => NativeDecoders;
+  /**
+   * Plan from the table's pages as the epoch order reaches them where the source, the options
+   * and the table allow (lazy-open.ts): open() and the first batch then read only the head, the
+   * directory pages at the prefix's edges and the first windows' pages. Off unless true.
+   */
+  readonly lazy?: boolean;
 }
 
 /** What `open()` hands a Dataset: the listed, indexed and planned dataset and this rank's share. @internal */
@@ -38,7 +47,8 @@ export interface DatasetInit {
   readonly source: DatasetSource;
   readonly listing: DatasetListing;
   readonly indexes: IndexCache;
-  readonly plan: ClipPlan;
+  /** What a checkpoint names of the plan: its fingerprint, and its clip total (Infinity where pages are read lazily). */
+  readonly plan: Pick<ClipPlan, "fingerprint" | "total">;
   /** This rank's clips in delivery order, each with its position in the epoch (computed as the pipeline reaches them). */
   readonly mine: ClipSequence<RankClip>;
   /** Positions consumed so far (by the resumed run, then by this one). */
@@ -57,6 +67,8 @@ export interface DatasetInit {
   readonly batchPool?: BatchPoolFactory;
   /** Decoders this dataset owns (the native ones open() made for it): closed with it. */
   readonly decoders?: Pick<NativeDecoders, "close">;
+  /** Planned from table pages read lazily: what the pages planned so far hold, to say why an epoch has no clip. */
+  readonly lazy?: LazyOpen["planned"];
 }
 
 /** An opened dataset: iterate it for batches; `state()` checkpoints, `stats()` reports. */
@@ -71,7 +83,7 @@ export class Dataset implements AsyncIterable<Batch> {
   private readonly source: DatasetSource;
   private readonly listing: DatasetListing;
   private readonly indexes: IndexCache;
-  private readonly plan: ClipPlan;
+  private readonly plan: DatasetInit["plan"];
   private readonly mine: DatasetInit["mine"];
   private readonly decode: DecodeClip;
   private readonly decodeImage: DecodeImage;
@@ -84,6 +96,7 @@ export class Dataset implements AsyncIterable<Batch> {
   private readonly consumed: PositionSet;
   private readonly base: PositionSet | undefined;
   private readonly recorder: StatsRecorder;
+  private readonly lazy: DatasetInit["lazy"];
   private started = false;
 
   /** @internal use `open()` */
@@ -105,10 +118,19 @@ export class Dataset implements AsyncIterable<Batch> {
     this.clipCount = init.mine.length;
     this.totalClips = init.plan.total;
     this.skipped = init.skipped;
+    this.lazy = init.lazy;
     this.generation = init.listing.generation;
     this.recorder = new StatsRecorder(() => init.source.stats());
     this.recorder.openedAt = init.openedAt;
     for (const s of init.skipped) this.report(s.error, undefined);
+  }
+
+  /** Objects of a table page read lazily that contribute no clips: reported as their page is planned. @internal */
+  reportSkipped(skipped: readonly SkippedObject[]): void {
+    for (const s of skipped) {
+      (this.skipped as SkippedObject[]).push(s);
+      this.report(s.error, undefined);
+    }
   }
 
   private report(err: SdkError, clip: { key: string; start: number } | undefined): void {
@@ -136,12 +158,24 @@ export class Dataset implements AsyncIterable<Batch> {
         if (s.error) this.report(s.error, { key: s.key, start: s.start });
       },
     });
+    let settled = 0;
     try {
       for (;;) {
         this.recorder.waitStart();
         const next = await gen.next();
         this.recorder.waitEnd();
-        if (next.done) break;
+        if (next.done) {
+          // Over pages read lazily an epoch without a clip is known only now: said, never an empty stream.
+          if (settled === 0 && this.lazy && this.lazy.clips === 0 && this.consumed.count === 0)
+            throw this.skipped.length > 0
+              ? nothingToStream(this.skipped)
+              : new SdkError(
+                  SdkErrorCode.NoClips,
+                  "The dataset table lists no object with a clip of the length asked for",
+                );
+          break;
+        }
+        settled += next.value.settles.length;
         const { batch, settles } = next.value;
         for (const p of settles) this.consumed.add(p);
         if (!batch) continue;
@@ -220,6 +254,11 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
   try {
     source = parts.source ?? (await openSource(url, o.source));
     const pinned = (Array.isArray(o.resume) ? o.resume[0] : (o.resume as Checkpoint | undefined))?.generation;
+    if (parts.lazy && lazyOptions(o) && canListLazily(source)) {
+      const table = await source.listLazy({ generation: pinned });
+      if (table && lazyTable(table))
+        return openLazily(source, table, o, options, { decode, decodeImage, openRun, openedAt, natives, parts });
+    }
     const listing = await source.list({ generation: pinned });
     if (listing.notice) notify(listing.notice);
     const indexes = new IndexCache(source, undefined, o.track);
@@ -275,6 +314,73 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
     await source?.close();
     throw err;
   }
+}
+
+/**
+ * open() over a table read page by page: the lazy plan (lazy-open.ts), a position set and deal
+ * of unknown length (the epoch's clip total is known once its order is walked to its end),
+ * skipped objects reported as their pages are planned.
+ */
+async function openLazily(
+  source: DatasetSource,
+  table: LazyTable,
+  o: ResolvedOptions,
+  options: OpenOptions,
+  d: {
+    decode: DecodeClip;
+    decodeImage: DecodeImage;
+    openRun: OpenRunDecoder | undefined;
+    openedAt: number;
+    natives: NativeDecoders | undefined;
+    parts: OpenParts;
+  },
+): Promise<Dataset> {
+  let dataset: Dataset | undefined;
+  const early: SkippedObject[] = [];
+  const lazy = lazyOpen(table, o, (s) => (dataset ? dataset.reportSkipped(s) : early.push(...s)));
+  const { paged, plan, listing } = lazy;
+  const resumed = o.resume
+    ? restore(o.resume, { fingerprint: plan.fingerprint, total: undefined, rank: o.rank, world: o.world })
+    : undefined;
+  for (const k of ["seed", "epoch"] as const) {
+    if (resumed && options[k] !== undefined && options[k] !== resumed[k]) {
+      throw new ResumeError(
+        "ERR_RESUME_MISMATCH",
+        `Expected ${k} ${resumed[k]} (the checkpoint's) or none but received ${options[k]}`,
+      );
+    }
+  }
+  const epoch = resumed ? { seed: resumed.seed, epoch: resumed.epoch } : { seed: o.seed, epoch: o.epoch };
+  const consumed = resumed?.set ?? new PositionSet(Infinity);
+  const dealFrom = resumed?.base ?? consumed;
+  const base = o.world > 1 ? (resumed?.base ?? new PositionSet(Infinity, consumed.bits.slice())) : undefined;
+  const params = { ...epoch, buffer: o.shuffleBuffer };
+  const stream = () => pagedStream(paged, o.shuffle, params)!;
+  const share: ClipSequence<RankClip> =
+    o.world > 1
+      ? new StreamedGopClips(stream, dealFrom, paged, o.rank, o.world, o.limit)
+      : new RankClips(stream(), dealFrom, o.rank, o.world, o.limit);
+  const mine = resumed?.base ? new SkipTaken(share, consumed, consumed.count - resumed.base.count) : share;
+  dataset = new Dataset({
+    source,
+    listing,
+    indexes: new IndexCache(source),
+    plan,
+    mine,
+    consumed,
+    base,
+    skipped: early,
+    decode: d.decode,
+    decodeImage: d.decodeImage,
+    options: o,
+    epoch,
+    openRun: d.openRun,
+    openedAt: d.openedAt,
+    lazy: lazy.planned,
+    ...(d.parts.batchPool ? { batchPool: d.parts.batchPool } : {}),
+    ...(d.natives ? { decoders: d.natives } : {}),
+  });
+  return dataset;
 }
 
 /** The first skipped object's error, with a count of the others by code. */

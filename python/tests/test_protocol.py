@@ -114,3 +114,15 @@ def test_an_opened_event_out_of_protocol_is_refused(fake, opened):
         ec.open("/fake")
     assert err.value.code == "ERR_ENGINE_PROTOCOL"
 
+
+
+def test_an_unknown_clip_count_is_none_and_len_says_why(fake):
+    # The engine sends null where the count is known only at the epoch's end (table pages read lazily).
+    fake(GOOD, opened={"clips": None, "total": None})
+    ds = ec.open("/fake")
+    try:
+        assert ds.clip_count is None and ds.total_clips is None
+        with pytest.raises(TypeError, match="not known until its epoch ends"):
+            len(ds)
+    finally:
+        ds.close()

@@ -243,8 +243,9 @@ export class EngineSession {
       {
         event: "opened",
         protocol: PROTOCOL_VERSION,
-        clips: ds.clipCount,
-        total: ds.totalClips,
+        // Unknown until the epoch's end over table pages read lazily (Infinity): null, said so, not left to JSON.
+        clips: Number.isFinite(ds.clipCount) ? ds.clipCount : null,
+        total: Number.isFinite(ds.totalClips) ? ds.totalClips : null,
         slots: ring.files,
         ...(reuse ? { kept: true } : {}),
       },

@@ -54,9 +54,9 @@ export const Event = z.discriminatedUnion("event", [
   z.object({
     event: z.literal("opened"),
     protocol: z.literal(PROTOCOL_VERSION),
-    /** Clips this rank delivers in this run, and in the whole epoch. */
-    clips: z.number().int(),
-    total: z.number().int(),
+    /** Clips this rank delivers in this run, and in the whole epoch; null: known only at the epoch's end (table pages read lazily). */
+    clips: z.number().int().nullable(),
+    total: z.number().int().nullable(),
     /** The ring the engine sized for these options (`ringSlots`): the client maps every file. */
     slots: z.array(SlotFile),
     /** The previous dataset's ring, handed over again: the client uses its mappings of it (the files are unlinked). */

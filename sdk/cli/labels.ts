@@ -166,7 +166,7 @@ export async function main(argv: string[]): Promise<number> {
   const bar = new cliProgress.SingleBar(
     {
       stream: process.stderr,
-      format: "{bar} {value}/{total} clips | flagged {flagged} | cached {cached}",
+      format: "{bar} {value}/{of} clips | flagged {flagged} | cached {cached}",
       hideCursor: true,
     },
     cliProgress.Presets.shades_classic,
@@ -174,7 +174,9 @@ export async function main(argv: string[]): Promise<number> {
   let flagged = 0;
   // Pictures of flagged clips for the HTML report, taken while their frames are at hand.
   const thumbnails = args.report ? new ThumbnailCollector() : undefined;
-  bar.start(ds.clipCount, 0, { flagged, cached: 0 });
+  // Over table pages read lazily the clip count is known only at the epoch's end: "?" until then.
+  const of = Number.isFinite(ds.clipCount) ? String(ds.clipCount) : "?";
+  bar.start(Number.isFinite(ds.clipCount) ? ds.clipCount : 0, 0, { flagged, cached: 0, of });
   let failed: unknown;
   try {
     for await (const batch of ds) {

@@ -191,7 +191,7 @@ export async function streamWithProgress(
     {
       stream: process.stderr,
       format:
-        "{bar} {value}/{total} clips | {cps} clips/s | {fps} frames/s | {mbps} MB/s | waiting for data {stall}% | cache hits {hits}% | errors {errors}",
+        "{bar} {value}/{of} clips | {cps} clips/s | {fps} frames/s | {mbps} MB/s | waiting for data {stall}% | cache hits {hits}% | errors {errors}",
       hideCursor: true,
       clearOnComplete: false,
     },
@@ -205,10 +205,13 @@ export async function streamWithProgress(
         process.stderr.write(`\nskipped${clip ? ` clip at frame ${clip.start}` : ""}: [${err.code}] ${err.message}\n`);
     },
   });
+  // Over table pages read lazily the clip count is known only at the epoch's end: "?" until then.
+  const of = Number.isFinite(ds.clipCount) ? String(ds.clipCount) : "?";
   const payload = () => {
     const s = ds.stats();
     const per = (n: number) => (s.seconds > 0 ? (n / s.seconds).toFixed(1) : "0");
     return {
+      of,
       cps: per(s.clips),
       fps: per(s.frames),
       mbps: per(s.bytes_fetched / 1e6),
@@ -217,7 +220,7 @@ export async function streamWithProgress(
       errors: Object.values(s.errors).reduce((a, b) => a + b, 0),
     };
   };
-  bar.start(ds.clipCount, 0, payload());
+  bar.start(Number.isFinite(ds.clipCount) ? ds.clipCount : 0, 0, payload());
   const tick = setInterval(() => bar.update(ds.stats().clips, payload()), 250);
   let failed: unknown;
   let preview: PreviewFile | undefined;

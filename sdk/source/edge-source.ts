@@ -11,7 +11,8 @@ import { tableShards } from "../../common/dataset-table/listing.js";
 import { fetchIndex, fetchManifest, type DatasetManifest } from "../../common/manifest-client.js";
 import { ManifestErrorCode } from "../../common/manifest-sign.js";
 import type { IndexV1, ManifestObjectV1, PublicKeysV1 } from "../../common/schema/index.js";
-import { fetchSignedUrls, fetchTable } from "../../common/table-client.js";
+import { LazyTable } from "../../common/lazy-table.js";
+import { edgeTableStore, fetchSignedUrls, fetchTable } from "../../common/table-client.js";
 import { ResumeError, SdkError } from "../errors.js";
 import { inProcessCache, remoteCache, type ByteCache, type PlanRange } from "./cache-client.js";
 import { edgeFetch } from "./edge-fetch.js";
@@ -85,6 +86,8 @@ export class EdgeSource implements DatasetSource {
   private renewing: Promise<void> | undefined;
   /** Table mode: the listed objects (in key order, searched by key), and the URL requests waiting for the next batch. */
   private listed: EntryColumns | undefined;
+  /** Lazy table mode: the table whose pages are read as asked for (`listLazy`). */
+  private lazy: LazyTable | undefined;
   private expiresAt = 0;
   private waiting = new Map<string, { object: DatasetObject; done: Deferred }>();
   private signing = new Map<string, Promise<void>>();
@@ -135,7 +138,7 @@ export class EdgeSource implements DatasetSource {
 
   /** Fetches the manifest again, or forgets the table's signed URLs (once, however many callers ask at the same time). */
   private renew(): Promise<void> {
-    if (this.listed) {
+    if (this.listed || this.lazy) {
       this.urls.clear();
       this.expiresAt = 0;
       return Promise.resolve();
@@ -192,8 +195,9 @@ export class EdgeSource implements DatasetSource {
 
   private async signed(object: DatasetObject): Promise<ManifestObjectV1> {
     if (this.urls.has(object.key) && this.expiresAt - Date.now() / 1000 < RENEW_MARGIN_S) await this.renew();
-    if (this.listed && !this.urls.has(object.key)) {
-      if ((await listedEtag(this.listed, object)) !== object.etag)
+    if ((this.listed || this.lazy) && !this.urls.has(object.key)) {
+      const etag = this.lazy ? await this.lazy.etagOf(object) : await listedEtag(this.listed!, object);
+      if (etag !== object.etag)
         throw new SdkError("ERR_OBJECT_GONE", `${object.key} is not in the dataset table as listed`);
       await this.signLater(object);
     }
@@ -207,7 +211,7 @@ export class EdgeSource implements DatasetSource {
   /** Runs `fn` with the object's signed URLs; a 401/403 renews them once and retries. */
   private async withUrls<R>(object: DatasetObject, fn: (o: ManifestObjectV1) => Promise<R>): Promise<R> {
     // Its page's pins (the etags a table keeps apart) before anything reads object.etag.
-    await this.listed?.objectPinned(object);
+    await (this.lazy ?? this.listed)?.objectPinned(object);
     try {
       return await fn(await this.signed(object));
     } catch (err) {
@@ -218,6 +222,8 @@ export class EdgeSource implements DatasetSource {
   }
 
   async list(opts: { readonly generation?: number | undefined } = {}): Promise<DatasetListing> {
+    // Listed whole: objects come from this listing, not from a table read lazily before (too small for it).
+    this.lazy = undefined;
     const table =
       this.opts.table === false
         ? undefined
@@ -263,6 +269,28 @@ export class EdgeSource implements DatasetSource {
       `No dataset table for ${this.datasetUrl} yet (indexing still running, or never started: run \`ec index\`); planning from every object's index, which grows with the dataset`,
     );
     return this.opts.table === false ? { objects, shards } : { objects, shards, notice };
+  }
+
+  /**
+   * The dataset's table read lazily (latest generation, or `generation`): its head and the
+   * page range under the prefix now, each page when asked for; signed URLs are then asked for
+   * objects of the pages read. Undefined where the edge has no table for the dataset.
+   *
+   * @example
+   * const table = await source.listLazy();
+   * const first = await table?.page(0);
+   */
+  async listLazy(opts: { readonly generation?: number | undefined } = {}): Promise<LazyTable | undefined> {
+    const keys = await this.keys();
+    const { store, prefix } = edgeTableStore(this.datasetUrl, {
+      token: this.token,
+      keys,
+      fetch: this.control.fetch,
+      inflate: inflatePage,
+    });
+    const table = await LazyTable.open(store, Promise.resolve(keys), prefix, opts.generation, pageDigest);
+    if (table) this.lazy = table;
+    return table;
   }
 
   index(object: DatasetObject): Promise<IndexV1> {

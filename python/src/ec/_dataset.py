@@ -117,12 +117,13 @@ class Dataset:
     """An opened dataset (made by ``ec.open``); iterate it once for batches. ``state()`` checkpoints, ``stats()`` reports.
 
     Attributes:
-        clip_count: clips this rank delivers in this run (``len(ds)``).
-        total_clips: clips of the whole epoch, every rank's.
+        clip_count: clips this rank delivers in this run (``len(ds)``); None where it is not known
+            until the epoch's end (a dataset table read page by page).
+        total_clips: clips of the whole epoch, every rank's; None likewise.
     """
 
-    clip_count: int
-    total_clips: int
+    clip_count: Optional[int]
+    total_clips: Optional[int]
 
     def __init__(self, url: str, options: Mapping[str, Any], engine: Optional[Engine] = None) -> None:
         if not isinstance(url, str):  # pyright: ignore[reportUnnecessaryIsInstance] - callers without types
@@ -200,6 +201,12 @@ class Dataset:
             self._on_error(failed["code"], failed["message"], ev.get("clip"))
 
     def __len__(self) -> int:
+        if self.clip_count is None:
+            # len() must be an int: an unknown count is said, never a made-up one.
+            raise TypeError(
+                "This Dataset's clip count is not known until its epoch ends (its table's pages are read "
+                "as the epoch reaches them): clip_count is None; iterate it instead of taking len()"
+            )
         return self.clip_count
 
     def __iter__(self) -> Iterator[Batch]:

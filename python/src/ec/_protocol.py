@@ -47,6 +47,13 @@ def _int(ev: Mapping[str, Any], key: str, low: int) -> int:
     return value
 
 
+def _count(ev: Mapping[str, Any], key: str) -> Optional[int]:
+    """A clip count, or None where the engine sends null: not known until the epoch's end (table pages read lazily)."""
+    if key in ev and ev[key] is None:
+        return None
+    return _int(ev, key, 0)
+
+
 def _str(ev: Mapping[str, Any], key: str) -> str:
     value = ev.get(key)
     if not isinstance(value, str):
@@ -55,8 +62,8 @@ def _str(ev: Mapping[str, Any], key: str) -> str:
 
 
 class Opened(NamedTuple):
-    clips: int
-    total: int
+    clips: Optional[int]
+    total: Optional[int]
     paths: List[str]
     kept: bool
 
@@ -72,7 +79,7 @@ def opened(ev: Mapping[str, Any]) -> Opened:
         if not isinstance(path, str) or not path:
             raise violation("a path for every slot file", ev)
         paths.append(path)
-    return Opened(_int(ev, "clips", 0), _int(ev, "total", 0), paths, ev.get("kept") is True)
+    return Opened(_count(ev, "clips"), _count(ev, "total"), paths, ev.get("kept") is True)
 
 
 class BatchEvent(NamedTuple):

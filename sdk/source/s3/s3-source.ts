@@ -9,6 +9,7 @@
 import { tableRoot } from "../../../common/dataset-table/entry.js";
 import { tableKeys } from "../../../common/dataset-table/table-keys.js";
 import { PublicKeysV1 } from "../../../common/schema/index.js";
+import { LazyTable } from "../../../common/lazy-table.js";
 import { readTable, type DatasetTable, type TableStore } from "../../../common/table-client.js";
 import { pageDigest } from "../page-check.js";
 import { pinnedKeys, trustFirstSeen } from "../edge-keys.js";
@@ -73,6 +74,8 @@ export class S3Source implements DatasetSource {
   private planning: Promise<void> = Promise.resolve();
   /** The bucket's table as last listed, whose pins a read awaits (page format 3 keeps etags apart). */
   private listed: EntryColumns | undefined;
+  /** The bucket's table read lazily (`listLazy`), whose pages' pins a read awaits. */
+  private lazy: LazyTable | undefined;
 
   /** @internal use openS3Source */
   constructor(
@@ -87,6 +90,7 @@ export class S3Source implements DatasetSource {
   async list(opts: { readonly generation?: number | undefined } = {}): Promise<DatasetListing> {
     const table = await this.table(opts.generation);
     this.listed = table?.entries;
+    this.lazy = undefined;
     if (table) {
       return {
         objects: table.entries,
@@ -155,6 +159,28 @@ export class S3Source implements DatasetSource {
    * them: a change is ERR_MANIFEST_KEY_CHANGED). Undefined where there is none.
    */
   private async table(generation: number | undefined): Promise<DatasetTable | undefined> {
+    const at = this.tableStore();
+    // Node's synchronous hash, as the edge source checks its pages (see page-check.ts).
+    return at && readTable(at.store, at.keys, at.prefix, generation, pageDigest);
+  }
+
+  /**
+   * The bucket's table read lazily (latest generation, or `generation`): the head and the page
+   * range under the prefix now, each page when asked for (what open() takes with
+   * `OpenParts.lazy`). Undefined where the bucket has none.
+   *
+   * @example
+   * const table = await source.listLazy();
+   */
+  async listLazy(opts: { readonly generation?: number | undefined } = {}): Promise<LazyTable | undefined> {
+    const at = this.tableStore();
+    const table = at && (await LazyTable.open(at.store, at.keys, at.prefix, opts.generation, pageDigest));
+    if (table) this.lazy = table;
+    return table;
+  }
+
+  /** The table routes of the bucket (presigned GETs), its keys and the prefix; undefined where the prefix has no table root. */
+  private tableStore(): { store: TableStore; keys: Promise<PublicKeysV1>; prefix: string } | undefined {
     const prefix = this.bucket.location.prefix.replace(/\/+$/, "");
     const root = prefix ? tableRoot(`${prefix}/`) : undefined;
     if (root === undefined) return undefined;
@@ -185,8 +211,7 @@ export class S3Source implements DatasetSource {
       page: (name) => stored(tableKeys.page(root, name)),
       pins: (name) => stored(tableKeys.pins(root, name)),
     };
-    // Node's synchronous hash, as the edge source checks its pages (see page-check.ts).
-    return readTable(store, keys, prefix, generation, pageDigest);
+    return { store, keys, prefix };
   }
 
   /** A RangeReader over the listed version of `object`, straight from the bucket; what buildIndex reads through. */
@@ -211,7 +236,7 @@ export class S3Source implements DatasetSource {
 
   async index(object: DatasetObject): Promise<IndexV1> {
     // Ahead of an object's first clip: the etag that pins its reads, from its table page's pins.
-    await this.listed?.objectPinned(object);
+    await (this.lazy ?? this.listed)?.objectPinned(object);
     const id = IndexDiskCache.id(this.scope, object.key, object.etag);
     const cached = await this.indexes.get(id, object);
     if (cached) return cached;
@@ -234,7 +259,7 @@ export class S3Source implements DatasetSource {
   }
 
   async read(object: DatasetObject, offset: number, length: number): Promise<Uint8Array> {
-    await this.listed?.objectPinned(object);
+    await (this.lazy ?? this.listed)?.objectPinned(object);
     const url = await this.bucket.presignGet(object.key);
     // The plan handed over before this read is being presigned: the cache gets it first, so the
     // read finds its span located ahead instead of locating (and pulling) on its own.

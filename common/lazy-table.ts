@@ -1,0 +1,207 @@
+/**
+ * A dataset's table read page by page, as a lazy open() reads it: the verified head and the
+ * page range under the dataset's prefix (at most two directory pages read), then each page only
+ * when asked for, checked against the SHA-256 its directory names, cut at the prefix's edges,
+ * its etags (pins) fetched per page as today. Pages are dropped on `evict`; what is read is
+ * counted in `requests`.
+ */
+import { compareKeys } from "./dataset-table/entry.js";
+import { sha256 } from "./dataset-table/digest.js";
+import type { EntryColumns } from "./dataset-table/entry-columns.js";
+import { decodePageBytes } from "./dataset-table/page-codec.js";
+import { ManifestError, ManifestErrorCode } from "./manifest-sign.js";
+import type { PublicKeysV1, TablePageRefV1 } from "./schema/index.js";
+import { inside, openTable, type PageDigest, type TableStore, within } from "./table-client.js";
+import type { TablePageList } from "./table-page-list.js";
+import { TablePins } from "./table-pins.js";
+
+/**
+ * Object ids a page spans: page k's objects are ids k × PAGE_IDS + place, so an id is known
+ * before the pages in front of it are read (a page holds 1000 entries by default, and a page of
+ * more than PAGE_IDS is refused).
+ */
+export const PAGE_IDS = 2 ** 20;
+
+/** One page of the range, read: its ref, its entries under the prefix (pins wired), and where they start in the page. */
+export interface LazyPage {
+  readonly ref: TablePageRefV1;
+  readonly entries: EntryColumns;
+  readonly from: number;
+}
+
+/** An object of a page read (its entry's columns make it), as `objects.at(id)` gives it. */
+export type LazyObject = NonNullable<ReturnType<EntryColumns["at"]>>;
+
+export class LazyTable {
+  private readonly kept = new Map<number, LazyPage>();
+  private readonly reading = new Map<number, Promise<LazyPage>>();
+  /** The columns each object handed out was made from (its page may be evicted since: they stay its own). */
+  private readonly madeIn = new WeakMap<object, EntryColumns>();
+  private readonly under: Uint8Array;
+  private pageRequests = 0;
+  private pinRequests = 0;
+  /** Pages read (each read, a page read again after `evict` included), in order. */
+  readonly read: number[] = [];
+
+  private constructor(
+    readonly list: TablePageList,
+    private readonly store: TableStore,
+    private readonly digest: PageDigest,
+    /** "prefix/": the dataset's objects. */
+    readonly dir: string,
+    /** The range of the generation's pages that can hold a key under `dir`. */
+    readonly range: { readonly from: number; readonly to: number },
+  ) {
+    this.under = new TextEncoder().encode(dir);
+  }
+
+  /**
+   * The lazy table of `prefix` in `store` (latest generation, or `generation`), its head
+   * verified against `keys`; undefined when the store has no table. Reads the head and at most
+   * the two directory pages at the prefix's edges.
+   *
+   * @example
+   * const table = await LazyTable.open(store, keys, "gameplay");
+   * const page = await table.page(0);
+   */
+  static async open(
+    store: TableStore,
+    keys: Promise<PublicKeysV1>,
+    prefix: string,
+    generation?: number,
+    digest: PageDigest = sha256,
+  ): Promise<LazyTable | undefined> {
+    const list = await openTable(store, keys, generation, digest);
+    if (list === undefined) return undefined;
+    const dir = `${prefix}/`;
+    return new LazyTable(list, store, digest, dir, await list.rangeUnder(dir));
+  }
+
+  /** The generation read. */
+  get generation(): number {
+    return this.list.head.generation;
+  }
+
+  /** Pages of the range (the first and last may hold no key under the prefix). */
+  get pageCount(): number {
+    return this.range.to - this.range.from;
+  }
+
+  /** HTTP requests made: the head, directory pages, pages and their pins. */
+  get requests(): number {
+    return 1 + this.list.requests + this.pageRequests + this.pinRequests;
+  }
+
+  /** Pages kept now. */
+  get keptPages(): readonly number[] {
+    return [...this.kept.keys()];
+  }
+
+  /**
+   * Page k of the range, read once (however many callers ask at the same time) and kept until
+   * `evict(k)`: its SHA-256 checked against its directory's, its entries cut to the prefix.
+   */
+  page(k: number): Promise<LazyPage> {
+    if (!Number.isInteger(k) || k < 0 || k >= this.pageCount)
+      throw new RangeError(`Expected a page within [0, ${this.pageCount}) but received ${k}`);
+    const kept = this.kept.get(k);
+    if (kept) return Promise.resolve(kept);
+    let reading = this.reading.get(k);
+    if (!reading) {
+      reading = this.readPage(k).then(
+        (p) => {
+          this.reading.delete(k);
+          this.kept.set(k, p);
+          return p;
+        },
+        (err: unknown) => {
+          // Not remembered: the next caller asks again.
+          this.reading.delete(k);
+          throw err;
+        },
+      );
+      this.reading.set(k, reading);
+    }
+    return reading;
+  }
+
+  /** Drops page k (its entries and pins; objects made from it keep their own); a later ask reads it again. */
+  evict(k: number): void {
+    this.kept.delete(k);
+  }
+
+  private async readPage(k: number): Promise<LazyPage> {
+    const [ref] = await this.list.pagesAt(this.range.from + k, this.range.from + k + 1);
+    this.pageRequests++;
+    this.read.push(k);
+    const bytes = await this.store.page(ref!.name);
+    if ((await this.digest(bytes)) !== ref!.sha256)
+      throw new ManifestError(
+        ManifestErrorCode.SIGNATURE,
+        `Table page ${ref!.name} does not match the digest its signed head names`,
+      );
+    const decoded = decodePageBytes(bytes).entries;
+    if (decoded.length > PAGE_IDS)
+      throw new ManifestError(
+        ManifestErrorCode.INVALID,
+        `Expected at most ${PAGE_IDS} entries in table page ${ref!.name} but it holds ${decoded.length}`,
+      );
+    const [from, cut] = inside(ref!, this.dir) ? [0, decoded] : within(decoded, this.under);
+    let entries = cut;
+    if (cut.columns.apart) {
+      const pins = new TablePins(
+        [{ ref: ref!, start: 0, count: cut.length, from }],
+        (r) => {
+          if (!this.store.pins)
+            throw new ManifestError(
+              ManifestErrorCode.INVALID,
+              `Table page ${r.name} keeps its etags apart but this store cannot read them`,
+            );
+          this.pinRequests++;
+          return this.store.pins(r.name);
+        },
+        this.digest,
+      );
+      entries = cut.withPins(pins);
+    }
+    return { ref: ref!, entries, from };
+  }
+
+  /** Objects by id (k × PAGE_IDS + place): an object of a page kept now, else undefined. `length` is the id space. */
+  readonly objects = {
+    length: 0,
+    at: (id: number): LazyObject | undefined => {
+      const k = Math.floor(id / PAGE_IDS);
+      const p = this.kept.get(k);
+      const o = p?.entries.at(id - k * PAGE_IDS);
+      if (o) this.madeIn.set(o, p!.entries);
+      return o;
+    },
+  };
+
+  /** The columns `object` is in: those it was made from, else a kept page's whose key range holds its key. */
+  private columnsOf(object: { readonly key: string }): EntryColumns | undefined {
+    const made = this.madeIn.get(object);
+    if (made !== undefined) return made;
+    for (const p of this.kept.values())
+      if (compareKeys(p.ref.first, object.key) <= 0 && compareKeys(object.key, p.ref.last) <= 0) return p.entries;
+    return undefined;
+  }
+
+  /**
+   * The table's etag of `object` (its pins fetched where they are apart); undefined where no
+   * page read holds its key (an object of this table is always made from a page read).
+   */
+  async etagOf(object: { readonly key: string }): Promise<string | undefined> {
+    const entries = this.columnsOf(object);
+    const i = entries?.entryOf(object);
+    if (entries === undefined || i === undefined) return undefined;
+    await entries.pinsReady(i);
+    return entries.etag(i);
+  }
+
+  /** Resolves once `object.etag` can be read (its page's pins fetched where they are apart). */
+  async objectPinned(object: { readonly key: string }): Promise<void> {
+    await this.columnsOf(object)?.objectPinned(object);
+  }
+}

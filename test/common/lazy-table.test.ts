@@ -1,0 +1,113 @@
+import { generateKeyPairSync } from "node:crypto";
+import { gunzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { buildGeneration } from "../../common/dataset-table/generation.js";
+import { LazyTable, PAGE_IDS } from "../../common/lazy-table.js";
+import { ManifestErrorCode, manifestSigner, publicKeys, signJson } from "../../common/manifest-sign.js";
+import type { TableEntryV1, TableHeadV1 } from "../../common/schema/index.js";
+import { allEntries, readTable, type TableStore } from "../../common/table-client.js";
+
+/** 62 objects under three datasets of root d: 31 under d/a/, 21 under d/b/, 10 under d/c/ (in pages of 3, d/b/ starts and ends mid-page). */
+const entries: TableEntryV1[] = [
+  ...Array.from({ length: 31 }, (_, i) => `d/a/${String(i).padStart(3, "0")}`),
+  ...Array.from({ length: 21 }, (_, i) => `d/b/${String(i).padStart(3, "0")}`),
+  ...Array.from({ length: 10 }, (_, i) => `d/c/${String(i).padStart(3, "0")}`),
+].map((key, i) => ({ key, size: 1000 + 7919 * i, etag: `"e${i}"`, kind: "video", frames: 10, keyframes: [0, 5] }));
+
+/** A signed generation of `entries` (etags apart as pins) in pages of 3 and directory pages of 2 pages, in a store that logs what it is asked. */
+async function seeded() {
+  const signer = await manifestSigner(
+    generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
+  );
+  const { head, pages } = await buildGeneration(undefined, new Map(entries.map((e) => [e.key, e])), async () => [], {
+    root: "d",
+    shardBytes: 20_000,
+    now: 0,
+    pageTarget: 3,
+    directoryTarget: 2,
+    pinsApart: true,
+  });
+  const bodies = new Map(pages.map((p) => [p.name, new Uint8Array(gunzipSync(p.gz))]));
+  const pins = new Map(pages.flatMap((p) => (p.pins ? [[p.name, new Uint8Array(gunzipSync(p.pins))] as const] : [])));
+  const asked: string[] = [];
+  const signed = await signJson(head satisfies TableHeadV1, signer);
+  const store: TableStore = {
+    head: async () => (asked.push("head"), signed),
+    page: async (name) => (asked.push(name), bodies.get(name)!),
+    pins: async (name) => (asked.push(`pins:${name}`), pins.get(name)!),
+  };
+  const directories = new Set(head.directories.map((d) => d.name));
+  return { store, keys: Promise.resolve(publicKeys([signer])), asked, bodies, directories };
+}
+
+describe("a dataset's table read page by page (what a lazy open reads)", () => {
+  it("reads the head and the directory pages at the prefix's edges at open, then each page only when asked", async () => {
+    const { store, keys, asked, directories } = await seeded();
+    const table = (await LazyTable.open(store, keys, "d/b"))!;
+    // 21 pages in 11 directory pages; d/b/ spans pages 10..17 (its first and last shared with d/a/ and d/c/).
+    expect(table.range).toEqual({ from: 10, to: 18 });
+    expect(asked.filter((n) => !directories.has(n))).toEqual(["head"]);
+    expect(asked.filter((n) => directories.has(n)).length).toBeLessThanOrEqual(2);
+    expect(table.requests).toBe(asked.length);
+    const before = asked.length;
+    const page = await table.page(3);
+    const read = asked.slice(before);
+    // Page 13 of the generation, and the directory page that names it where it was not read.
+    expect(read.filter((n) => !directories.has(n))).toEqual([page.ref.name]);
+    expect(read.filter((n) => directories.has(n)).length).toBeLessThanOrEqual(1);
+    expect(table.requests).toBe(asked.length);
+    expect(table.read).toEqual([3]);
+  });
+
+  it("lists exactly the entries a whole read lists, cut at the prefix's edges, with each page's etags", async () => {
+    const { store, keys } = await seeded();
+    const whole = (await readTable(store, keys, "d/b"))!;
+    const table = (await LazyTable.open(store, keys, "d/b"))!;
+    const lazy: { key: string; etag: string }[] = [];
+    for (let k = 0; k < table.pageCount; k++) {
+      const { entries } = await table.page(k);
+      for (let j = 0; j < entries.length; j++) {
+        const o = table.objects.at(k * PAGE_IDS + j)!;
+        expect(o.key).toBe(entries.key(j));
+        lazy.push({ key: o.key, etag: (await table.etagOf(o))! });
+      }
+    }
+    expect(lazy).toEqual((await allEntries(whole)).map((e) => ({ key: e.key, etag: e.etag })));
+    expect(lazy.length).toBe(21);
+    expect(lazy.every((e) => e.key.startsWith("d/b/"))).toBe(true);
+  });
+
+  it("refuses a page whose bytes do not match the digest its directory names", async () => {
+    const { store, keys, bodies } = await seeded();
+    const table = (await LazyTable.open(store, keys, "d/b"))!;
+    const name = (await table.list.pagesAt(12, 13))[0]!.name;
+    const bytes = bodies.get(name)!.slice();
+    bytes[bytes.length - 1] = bytes.at(-1)! ^ 1;
+    bodies.set(name, bytes);
+    await expect(table.page(2)).rejects.toMatchObject({ code: ManifestErrorCode.SIGNATURE });
+  });
+
+  it("drops an evicted page and reads it again when asked; objects made from it keep their etags", async () => {
+    const { store, keys, asked } = await seeded();
+    const table = (await LazyTable.open(store, keys, "d/b"))!;
+    await table.page(1);
+    const o = table.objects.at(PAGE_IDS)!;
+    table.evict(1);
+    expect(table.keptPages).toEqual([]);
+    expect(table.objects.at(PAGE_IDS)).toBeUndefined();
+    const before = asked.length;
+    // Its own columns answer: the page's pins are fetched, the page is not read again.
+    expect(await table.etagOf(o)).toBe(entries.find((e) => e.key === o.key)!.etag);
+    expect(asked.slice(before)).toEqual([`pins:${(await table.list.pagesAt(11, 12))[0]!.name}`]);
+    expect(o.etag).toBe(await table.etagOf(o));
+    await table.page(1);
+    expect(table.read).toEqual([1, 1]);
+    expect(table.objects.at(PAGE_IDS)!.key).toBe(o.key);
+  });
+
+  it("is undefined where the store has no table", async () => {
+    const { keys } = await seeded();
+    const none: TableStore = { head: async () => undefined, page: async () => new Uint8Array(0) };
+    expect(await LazyTable.open(none, keys, "d/b")).toBeUndefined();
+  });
+});

@@ -1,0 +1,188 @@
+import { createHash } from "node:crypto";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tableEntry } from "../../../common/dataset-table/entry.js";
+import { buildGeneration } from "../../../common/dataset-table/generation.js";
+import { tableKeys } from "../../../common/dataset-table/table-keys.js";
+import type { LazyTable } from "../../../common/lazy-table.js";
+import { manifestSigner, signJson } from "../../../common/manifest-sign.js";
+import { buildIndex, bytesReader, encodeIndex } from "../../../common/media-index/index.js";
+import type { IndexV1, TableEntryV1 } from "../../../common/schema/index.js";
+import { ensureDevVars } from "../../../sdk/dev/dev-vars.js";
+import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
+import { type Checkpoint, mergeCheckpoints, open, type OpenOptions, type SdkError } from "../../../sdk/index.js";
+import { PAGE_WINDOW } from "../../../sdk/sampler/shuffle.js";
+import { EdgeSource, inProcessCache } from "../../../sdk/source/index.js";
+import { makeVideo } from "../../helpers/make-video.js";
+import { type SeedObject, seedLocalR2 } from "../../helpers/seed-r2.js";
+
+/** Objects of the dataset: 4 to a table page, so 12 pages, three windows of the order. */
+const OBJECTS = 48;
+/** The one object whose bytes are no video (its entry is an error): reported when its page is planned. */
+const BROKEN = 21;
+
+let dir: string;
+let edge: LocalEdge;
+let dataset: string;
+
+/** Objects, their indexes and one table generation of pages of 4 entries (directory pages of 2 pages), straight into the local R2. */
+async function seed(r2: string, manifestKey: string, video: Uint8Array, root = "lz", objects = OBJECTS): Promise<void> {
+  const items: SeedObject[] = [];
+  const entries: TableEntryV1[] = [];
+  for (let i = 0; i < objects; i++) {
+    const key = `${root}/v${String(i).padStart(3, "0")}.mp4`;
+    // A unique object each: the video plus a trailing `free` box with its number.
+    const bytes = new Uint8Array(video.length + 16);
+    bytes.set(video);
+    new DataView(bytes.buffer, video.length).setUint32(0, 16);
+    bytes.set(new TextEncoder().encode("free"), video.length + 4);
+    new DataView(bytes.buffer, video.length).setUint32(12, i);
+    const body = i === BROKEN && root === "lz" ? bytes.slice(0, 3000) : bytes;
+    const md5 = createHash("md5").update(body).digest("hex");
+    const index: IndexV1 = await buildIndex(bytesReader(body), { key, etag: `"${md5}"` });
+    entries.push(tableEntry(index));
+    items.push({ key, body });
+    items.push({
+      key: `_ec/index/v1/${md5}/${key}`,
+      body: encodeIndex(index),
+      httpMetadata: { contentType: "application/vnd.ec.index.v1" },
+      customMetadata: { kind: index.kind, key },
+    });
+  }
+  const { head, pages } = await buildGeneration(undefined, new Map(entries.map((e) => [e.key, e])), async () => [], {
+    root,
+    shardBytes: 3 * video.length,
+    now: Math.floor(Date.now() / 1000),
+    pinsApart: true,
+    pageTarget: 4,
+    directoryTarget: 2,
+  });
+  const body = JSON.stringify(await signJson(head, await manifestSigner(manifestKey)));
+  const gz = { contentType: "application/octet-stream", contentEncoding: "gzip" };
+  for (const p of pages) {
+    items.push({ key: tableKeys.page(root, p.name), body: p.gz, httpMetadata: gz });
+    if (p.pins) items.push({ key: tableKeys.pins(root, p.name), body: p.pins, httpMetadata: gz });
+  }
+  items.push({ key: tableKeys.generation(root, head.generation), body }, { key: tableKeys.head(root), body });
+  await seedLocalR2(r2, items);
+}
+
+/** An edge source that keeps the table it read lazily, to count what it read. */
+class LazySource extends EdgeSource {
+  table: LazyTable | undefined;
+  override async listLazy(o?: { generation?: number | undefined }) {
+    this.table = await super.listLazy(o);
+    return this.table;
+  }
+}
+
+async function source(url: string): Promise<LazySource> {
+  return new LazySource(url, edge.token, await inProcessCache(edge.url, 16 << 20));
+}
+
+/** The clips a run delivers ("key@start"), its checkpoint, what it reported, and its source. */
+async function run(lazy: boolean, options: OpenOptions, stopAfter = Infinity, url = dataset) {
+  const src = await source(url);
+  const errors: SdkError[] = [];
+  const ds = await open(
+    url,
+    { token: edge.token, device: "cpu", frames: 4, batch: 2, seed: 3, onError: (e) => errors.push(e), ...options },
+    { source: src, lazy },
+  );
+  const atOpen = { requests: src.table?.requests, pages: src.table?.read.length };
+  const ids: string[] = [];
+  let batches = 0;
+  let first: { requests: number | undefined; pages: number[] } | undefined;
+  for await (const b of ds) {
+    ids.push(...b.clips.map((c) => `${c.key}@${c.start}`));
+    first ??= { requests: src.table?.requests, pages: [...(src.table?.read ?? [])] };
+    if (++batches >= stopAfter) break;
+  }
+  await ds.close();
+  return { ids, state: ds.state(), atOpen, first, errors, ds, table: src.table };
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ec-lazy-open-"));
+  const vars = ensureDevVars(dir);
+  const video = new Uint8Array(
+    await readFile(await makeVideo(dir, { codec: "h264", width: 64, height: 48, frames: 24, gop: 6 })),
+  );
+  await seed(join(dir, "r2"), vars.EC_MANIFEST_KEY, video);
+  // A table of 2 pages, within one window: read whole.
+  await seed(join(dir, "r2"), vars.EC_MANIFEST_KEY, video, "lq", 8);
+  edge = await startLocalEdge({ port: 0, quiet: true, varsDir: dir, persistDir: join(dir, "r2") });
+  dataset = `${edge.url}/v1/datasets/lz`;
+}, 180_000);
+
+afterAll(async () => {
+  await edge?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("open() over table pages read lazily (a local edge)", () => {
+  let eager: string[];
+
+  beforeAll(async () => {
+    eager = (await run(false, {})).ids;
+  }, 120_000);
+
+  it("reads the head and directory pages at open, the first window's pages for the first batch, and every clip once", async () => {
+    // Two clips in flight and a buffer of 8 GOP runs: the pipeline's read-ahead (4 × prefetch clips hinted) and the
+    // order's buffer stay inside the first window (both bounded, whatever the dataset's size).
+    const lazy = await run(true, { prefetch: 2, shuffleBuffer: 8 });
+    expect(lazy.table).toBeDefined();
+    expect(lazy.table!.pageCount).toBe(12);
+    // The head and the directory pages at the prefix's edges: no page.
+    expect(lazy.atOpen.pages).toBe(0);
+    expect(lazy.atOpen.requests).toBeLessThanOrEqual(3);
+    // The first batch: the first window's pages and the next one's read ahead at most, never all 12.
+    expect(lazy.first!.pages.length).toBeLessThanOrEqual(2 * PAGE_WINDOW);
+    expect(new Set(lazy.first!.pages).size).toBe(lazy.first!.pages.length);
+    // The whole epoch: every clip the eager plan has, each once.
+    expect(lazy.ids.length).toBe(eager.length);
+    expect([...lazy.ids].sort()).toEqual([...eager].sort());
+    expect(lazy.ds.totalClips).toBe(Infinity);
+    // The broken object, reported when its page was planned.
+    expect(lazy.ds.skipped.map((s) => s.key)).toEqual([`lz/v0${BROKEN}.mp4`]);
+    expect(lazy.errors.map((e) => e.message)).toEqual([expect.stringContaining(`lz/v0${BROKEN}.mp4`)]);
+  }, 120_000);
+
+  it("deals 2 ranks disjoint shares that resume from merged checkpoints to every clip exactly once", async () => {
+    const first = await Promise.all([0, 1].map((rank) => run(true, { rank, world: 2 }, 3)));
+    const merged: Checkpoint = mergeCheckpoints(first.map((r) => r.state));
+    expect(merged.total).toBeUndefined();
+    const rest = await Promise.all([0, 1].map((rank) => run(true, { rank, world: 2, resume: merged })));
+    const all = [...first, ...rest].flatMap((r) => r.ids);
+    expect(new Set(first[0]!.ids).size + new Set(first[1]!.ids).size).toBe(
+      new Set([...first[0]!.ids, ...first[1]!.ids]).size,
+    );
+    expect(all.length).toBe(eager.length);
+    expect([...all].sort()).toEqual([...eager].sort());
+  }, 240_000);
+
+  it("resumes one rank alone after k batches to exactly the clips it had left", async () => {
+    const whole = await run(true, {});
+    const part = await run(true, {}, 4);
+    const rest = await run(true, { resume: part.state });
+    expect([...part.ids, ...rest.ids]).toEqual(whole.ids);
+  }, 240_000);
+
+  it("reads a table of one window or less whole, as without the lazy path", async () => {
+    const url = `${edge.url}/v1/datasets/lq`;
+    const lazy = await run(true, {}, Infinity, url);
+    const eagerRun = await run(false, {}, Infinity, url);
+    expect(lazy.table!.pageCount).toBeLessThanOrEqual(PAGE_WINDOW);
+    expect(lazy.ds.totalClips).toBe(eagerRun.ds.totalClips);
+    expect(lazy.errors).toEqual([]);
+    expect(lazy.ids).toEqual(eagerRun.ids);
+    expect(lazy.ids.length).toBe(8 * 6);
+  }, 120_000);
+
+  it("refuses an eager plan's checkpoint: pages group shards otherwise", async () => {
+    const eagerRun = await run(false, {}, 1);
+    await expect(run(true, { resume: eagerRun.state })).rejects.toMatchObject({ code: "ERR_RESUME_MISMATCH" });
+  }, 120_000);
+});
