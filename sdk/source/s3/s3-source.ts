@@ -130,7 +130,7 @@ export class S3Source implements DatasetSource {
    */
   private tableNotice(objects: number, reused: number, unkept: number): SdkError {
     const { scheme, bucket, prefix } = this.bucket.location;
-    const missing = `No dataset table for ${scheme}://${bucket}/${prefix} in the bucket (no ec edge indexes it)`;
+    const missing = `No dataset table for ${scheme}://${bucket}/${prefix} in the bucket (\`ec index\` on the dataset's URL builds one: docs/indexing.md)`;
     const past =
       unkept === 0
         ? ""

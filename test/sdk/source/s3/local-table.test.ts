@@ -211,6 +211,7 @@ describe("r2:// and s3:// keep a local table where the bucket has none", () => {
       expect(first).toHaveLength(1);
       expect(first[0]!.message).toContain(`No dataset table for ${at.slice(0, 2)}://${s3.bucket}/lt/ in the bucket`);
       expect(first[0]!.message).toContain("planning from every object's index");
+      expect(first[0]!.message).toContain("`ec index` on the dataset's URL builds one");
       const second = await opened();
       expect(second).toHaveLength(1);
       expect(second[0]!.message).toContain(`planned from the local table in ${cacheDir} (0 of 5 objects indexed again`);
