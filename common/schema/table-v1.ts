@@ -30,9 +30,26 @@ export const TablePageV1 = z.object({
 });
 export type TablePageV1 = z.infer<typeof TablePageV1>;
 
+/** A page's or directory page's name under the table's `pages/`: `{generation}-{n}`. */
+const PageName = z.string().regex(/^[0-9]+-[0-9]+$/);
+
+/**
+ * The summary fields a page ref and a directory ref share (the directory's are its pages' sums),
+ * in the order both refs list them.
+ */
+const SUMMARY = {
+  digest: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .optional(),
+  frames: z.number().int().nonnegative().optional(),
+  keyframes: z.number().int().nonnegative().optional(),
+  errors: z.number().int().nonnegative().optional(),
+};
+
 /** Where a page sits in a generation: its name under the table's `pages/`, its key range, its digest. */
 export const TablePageRefV1 = z.object({
-  name: z.string().regex(/^[0-9]+-[0-9]+$/),
+  name: PageName,
   first: z.string(),
   last: z.string(),
   count: z.number().int().positive(),
@@ -46,13 +63,7 @@ export const TablePageRefV1 = z.object({
    * frames and keyframes, `errors` those with an error record. Absent on pages written before
    * (a client then reads the page).
    */
-  digest: z
-    .string()
-    .regex(/^[0-9a-f]{32}$/)
-    .optional(),
-  frames: z.number().int().nonnegative().optional(),
-  keyframes: z.number().int().nonnegative().optional(),
-  errors: z.number().int().nonnegative().optional(),
+  ...SUMMARY,
   /**
    * base64url SHA-256 of the page's pins (its etags, stored apart: page-pins.ts), where the page
    * leaves them out (page format 3): a client fetches them only ahead of reading an object.
@@ -86,7 +97,7 @@ export type TableDirectoryV1 = z.infer<typeof TableDirectoryV1>;
  * `count`) and has the dataset's totals without reading any directory.
  */
 export const TableDirectoryRefV1 = z.object({
-  name: z.string().regex(/^[0-9]+-[0-9]+$/),
+  name: PageName,
   /** base64url SHA-256 of the directory page's JSON bytes. */
   sha256: z.string(),
   /** The first key of its first page and the last of its last. */
@@ -98,13 +109,7 @@ export const TableDirectoryRefV1 = z.object({
   count: z.number().int().nonnegative(),
   bytes: z.number().int().nonnegative(),
   /** Sums of its pages' summaries; absent where one of its pages lacks it (written before summaries or page-local shards). */
-  digest: z
-    .string()
-    .regex(/^[0-9a-f]{32}$/)
-    .optional(),
-  frames: z.number().int().nonnegative().optional(),
-  keyframes: z.number().int().nonnegative().optional(),
-  errors: z.number().int().nonnegative().optional(),
+  ...SUMMARY,
   shards: z.number().int().nonnegative().optional(),
 });
 export type TableDirectoryRefV1 = z.infer<typeof TableDirectoryRefV1>;
