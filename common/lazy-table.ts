@@ -8,10 +8,9 @@
 import { compareKeys } from "./dataset-table/entry.js";
 import { sha256 } from "./dataset-table/digest.js";
 import type { EntryColumns } from "./dataset-table/entry-columns.js";
-import { decodePageBytes } from "./dataset-table/page-codec.js";
 import { ManifestError, ManifestErrorCode } from "./manifest-sign.js";
 import type { PublicKeysV1, TablePageRefV1 } from "./schema/index.js";
-import { inside, openTable, type PageDigest, type TableStore, within } from "./table-client.js";
+import { checkedPage, inside, openTable, type PageDigest, type TableStore, within } from "./table-client.js";
 import type { TablePageList } from "./table-page-list.js";
 import { TablePins } from "./table-pins.js";
 
@@ -134,13 +133,7 @@ export class LazyTable {
     const [ref] = await this.list.pagesAt(this.range.from + k, this.range.from + k + 1);
     this.pageRequests++;
     this.read.push(k);
-    const bytes = await this.store.page(ref!.name);
-    if ((await this.digest(bytes)) !== ref!.sha256)
-      throw new ManifestError(
-        ManifestErrorCode.SIGNATURE,
-        `Table page ${ref!.name} does not match the digest its signed head names`,
-      );
-    const decoded = decodePageBytes(bytes).entries;
+    const decoded = await checkedPage(ref!, await this.store.page(ref!.name), this.digest);
     if (decoded.length > PAGE_IDS)
       throw new ManifestError(
         ManifestErrorCode.INVALID,

@@ -71,6 +71,22 @@ export function overlaps(page: TablePageRefV1, dir: string): boolean {
 /** A page's base64url SHA-256, as the head records it: WebCrypto's by default, a runtime's own where it is cheaper. */
 export type PageDigest = (bytes: Uint8Array) => string | Promise<string>;
 
+/**
+ * A page's entries, once its bytes match the SHA-256 its signed head (or directory page) names:
+ * ERR_MANIFEST_SIGNATURE where they do not.
+ *
+ * @example
+ * const entries = await checkedPage(ref, await store.page(ref.name), sha256);
+ */
+export async function checkedPage(ref: TablePageRefV1, bytes: Uint8Array, digest: PageDigest): Promise<EntryColumns> {
+  if ((await digest(bytes)) !== ref.sha256)
+    throw new ManifestError(
+      ManifestErrorCode.SIGNATURE,
+      `Table page ${ref.name} does not match the digest its signed head names`,
+    );
+  return decodePageBytes(bytes).entries;
+}
+
 /** Where a table is read from: the edge's routes, or the bucket itself (direct-bucket mode). */
 export interface TableStore {
   /** The signed head (parsed JSON), or undefined when there is none (at that generation). */
@@ -175,12 +191,7 @@ export async function readTable(
   const under = new TextEncoder().encode(dir);
   const take = async (i: number, bytes: Uint8Array) => {
     const ref = wanted[i]!;
-    if ((await digest(bytes)) !== ref.sha256)
-      throw new ManifestError(
-        ManifestErrorCode.SIGNATURE,
-        `Table page ${ref.name} does not match the digest its signed head names`,
-      );
-    const { entries } = decodePageBytes(bytes);
+    const entries = await checkedPage(ref, bytes, digest);
     if (inside(ref, dir)) pages[i] = entries;
     else [from[i], pages[i]] = within(entries, under);
   };
