@@ -14,10 +14,10 @@ import { describeReceived } from "../../common/errors.js";
 import { type ManifestSigner, manifestSigner } from "../../common/manifest-sign.js";
 import { reportErrors } from "../dev/cli-report.js";
 import { InvalidOptionError, SdkError } from "../errors.js";
-import { BUCKET_FLAGS, bucketOptions } from "./bucket-flags.js";
+import { BUCKET_FLAGS, BUCKET_FLAGS_USAGE, bucketOptions, openBucketSource } from "./bucket-flags.js";
 
 export const BUCKET_USAGE = `usage: ec index s3://BUCKET/PREFIX | r2://ACCOUNT_ID/BUCKET/PREFIX [--shard I/N | --publish] [--page-target N] [--json]
-                [--s3-endpoint URL] [--region R] [--path-style]
+                ${BUCKET_FLAGS_USAGE}
   builds the bucket's own dataset table of PREFIX's root (its first path segment) under _ec/table/v1/ROOT/
   (no flag)       index every object on this machine, then publish the table
   --shard I/N     index the I-th of N parts (0 <= I < N) and store its pages; the last part to finish publishes
@@ -91,8 +91,7 @@ async function run(argv: string[]): Promise<number> {
     );
   const pageTarget = Number(target);
   const url = positionals[0]!;
-  const { openS3Source, pickS3Env } = await import("../source/s3/index.js");
-  const source = await openS3Source(new URL(url), bucketOptions(values), pickS3Env(process.env));
+  const source = await openBucketSource(url, bucketOptions(values));
   try {
     const prefix = source.bucket.location.prefix.replace(/\/+$/, "");
     const root = prefix ? tableRoot(`${prefix}/`) : undefined;

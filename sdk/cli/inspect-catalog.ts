@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import { LocalDirSource } from "../source/local-dir.js";
 import { pinnedKeys, trustedKeys } from "../source/edge-keys.js";
 import type { S3Options } from "../source/s3/s3-url.js";
+import { isBucketUrl, openBucketSource } from "./bucket-flags.js";
 
 export interface CatalogObject {
   readonly key: string;
@@ -31,11 +32,6 @@ export interface Catalog {
   pages(): AsyncIterable<readonly CatalogObject[]>;
   index(object: CatalogObject): Promise<IndexV1>;
   close(): Promise<void>;
-}
-
-/** True for the dataset URLs read straight from a bucket. */
-export function isBucketUrl(url: string): boolean {
-  return /^(r2|s3):\/\//i.test(url);
 }
 
 /**
@@ -61,9 +57,7 @@ export async function openCatalog(
     };
   }
   if (isBucketUrl(url)) {
-    // What `bucket` leaves out comes from the environment (AWS_ENDPOINT_URL_S3, R2_ACCESS_KEY_ID, …).
-    const { openS3Source, pickS3Env } = await import("../source/s3/index.js");
-    const source = await openS3Source(new URL(url), bucket, pickS3Env(process.env));
+    const source = await openBucketSource(url, bucket);
     const prefix = source.bucket.location.prefix.replace(/\/$/, "");
     return {
       prefix,

@@ -11,10 +11,10 @@ import type { ManifestClientOptions } from "../../common/manifest-client.js";
 import { indexToJson, notStreamed, summarizeIndex } from "../../common/media-index/index.js";
 import type { IndexV1 } from "../../common/schema/index.js";
 import { InvalidOptionError } from "../errors.js";
-import { BUCKET_FLAGS, bucketOptions } from "./bucket-flags.js";
+import { BUCKET_FLAGS, BUCKET_FLAGS_USAGE, bucketOptions } from "./bucket-flags.js";
 import { openCatalog, type Catalog, type CatalogObject } from "./inspect-catalog.js";
 
-const USAGE = `usage: ec inspect URL [--token T] [--json] [--concurrency N] [--s3-endpoint URL] [--region R] [--path-style]
+const USAGE = `usage: ec inspect URL [--token T] [--json] [--concurrency N] ${BUCKET_FLAGS_USAGE}
        ec inspect URL --index NAME [--token T] [--json]
 URL is http(s)://HOST/v1/datasets/PREFIX, r2://ACCOUNT_ID/BUCKET/PREFIX, s3://BUCKET/PREFIX, or a local directory
 (an absolute path or file:///PATH), as for ec stream; NAME is relative to PREFIX (or the directory). The token defaults to $EC_TOKEN; bucket settings come from the flags, else AWS_ENDPOINT_URL_S3, AWS_REGION

@@ -10,19 +10,19 @@ import { reportErrors } from "../dev/cli-report.js";
 import { InvalidOptionError } from "../errors.js";
 import { pushProgress } from "../push/progress.js";
 import { pushToBucket, type BucketPushSummary } from "../push/push-s3.js";
-import { BUCKET_FLAGS, bucketOptions } from "./bucket-flags.js";
+import { BUCKET_FLAGS, BUCKET_FLAGS_USAGE, bucketOptions, isBucketUrl } from "./bucket-flags.js";
 
 const MiB = 1 << 20;
 
 const USAGE =
-  "usage: ec push DIR r2://ACCOUNT_ID/BUCKET/PREFIX | s3://BUCKET/PREFIX [--s3-endpoint URL] [--region R] [--path-style]\n" +
+  `usage: ec push DIR r2://ACCOUNT_ID/BUCKET/PREFIX | s3://BUCKET/PREFIX ${BUCKET_FLAGS_USAGE}\n` +
   "       ec push DIR PREFIX --bucket BUCKET [--s3-endpoint URL] [--region R]\n" +
   "       [--concurrency N] [--part-size MiB] [--json]\n" +
   "credentials: R2_ACCESS_KEY_ID/R2_SECRET_ACCESS_KEY or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY\n";
 
 /** True when `ec push` arguments name a bucket rather than an edge prefix. */
 export function isBucketPush(argv: readonly string[]): boolean {
-  return argv.some((a) => /^(r2|s3):\/\//i.test(a) || a === "--bucket" || a.startsWith("--bucket="));
+  return argv.some((a) => isBucketUrl(a) || a === "--bucket" || a.startsWith("--bucket="));
 }
 
 function positiveInt(raw: string, flag: string, max: number): number {

@@ -14,7 +14,7 @@ import { InvalidOptionError } from "../errors.js";
 import { open } from "../open.js";
 import { contactSheet } from "../preview/index.js";
 import type { Batch } from "../pipeline/batcher.js";
-import { BUCKET_FLAGS, bucketOptions } from "./bucket-flags.js";
+import { BUCKET_FLAGS, BUCKET_FLAGS_USAGE, bucketOptions } from "./bucket-flags.js";
 import type { OpenOptions } from "../options.js";
 import type { StreamStats } from "../stats.js";
 
@@ -24,7 +24,7 @@ const USAGE = `usage: ec stream URL [--token T] [--cache URL] [--frames N] [--st
                  [--rotate none|auto] [--track N]   (turn frames by the display matrix; which video track)
                  [--step-ms MS]   (a training step's time per batch, to see whether data keeps up: stall_ratio)
                  [--preview FILE.png]   (a contact sheet of the first batch: a row of frames per clip)
-                 [--s3-endpoint URL] [--region R] [--path-style]   (r2:// and s3:// URLs; default from the environment)
+                 ${BUCKET_FLAGS_USAGE}   (r2:// and s3:// URLs; default from the environment)
 `;
 
 const INT_FLAGS = [
