@@ -8,15 +8,12 @@ Run by `npm run bench` (bench/compare) under the bench's peers environment
 usage: spdl_loader.py CLIPS.json --workers N --batch B [--step-ms MS] [--size HxW]
 CLIPS.json: as bench/torchcodec_loader.py's.
 """
-import argparse
-import json
-import resource
 import time
 
 import spdl.io
 import torch
 from spdl.pipeline import PipelineBuilder
-from training_loop import drive, emit
+from training_loop import count, cpu_seconds, drive, emit, loader_args, read_bytes, stack
 
 _rates = {}
 
@@ -29,27 +26,8 @@ def frame_rate(src):
     return rate
 
 
-def cpu_seconds():
-    u = resource.getrusage(resource.RUSAGE_SELF)
-    return u.ru_utime + u.ru_stime
-
-
-def read_bytes():
-    """Bytes this process (all its threads) read: what the decoders read from the local files."""
-    with open("/proc/self/io") as f:
-        return int(next(line for line in f if line.startswith("rchar:")).split()[1])
-
-
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("clips")
-    p.add_argument("--workers", type=int, required=True)
-    p.add_argument("--batch", type=int, required=True)
-    p.add_argument("--step-ms", type=float, default=0)
-    p.add_argument("--size", default=None)
-    a = p.parse_args()
-    with open(a.clips) as f:
-        items = json.load(f)
+    a, items = loader_args(size=True)
     h, w = (int(x) for x in a.size.split("x")) if a.size else (None, None)
     filter_desc = spdl.io.get_video_filter_desc(pix_fmt="rgb24", scale_width=w, scale_height=h, scale_mode=None)
 
@@ -64,12 +42,12 @@ def main():
         return spdl.io.to_torch(spdl.io.convert_frames(frames))[:: clip["stride"]][: clip["frames"]]
 
     def collate(clips):
-        if all(c.shape == clips[0].shape for c in clips):
-            return torch.stack(clips)
-        return clips
+        # A stage of this file: the pipeline reads each stage's source, and this one's is read before the count starts.
+        return stack(clips)
 
     torch.set_num_threads(1)
-    cpu0 = cpu_seconds()
+    # Decoding threads, no worker processes: this process's CPU is the row's.
+    cpu0 = cpu_seconds(children=False)
     read0 = read_bytes()
     t0 = time.perf_counter()
     pipeline = (
@@ -83,15 +61,10 @@ def main():
     )
     counted = {"clips": 0, "frames": 0}
 
-    def take(batch):
-        for clip in batch:
-            counted["clips"] += 1
-            counted["frames"] += int(clip.shape[0])
-
     with pipeline.auto_stop():
-        waited, first = drive(iter(pipeline.get_iterator(timeout=300)), t0, a.step_ms / 1000, take)
+        waited, first = drive(iter(pipeline.get_iterator(timeout=300)), t0, a.step_ms / 1000, lambda batch: count(counted, batch))
     end = time.perf_counter()
-    emit(t0, waited, first, end=end, **counted, bytesFetched=read_bytes() - read0, cpuSeconds=cpu_seconds() - cpu0, device="cpu")
+    emit(t0, waited, first, end=end, **counted, bytesFetched=read_bytes() - read0, cpuSeconds=cpu_seconds(children=False) - cpu0, device="cpu")
 
 
 if __name__ == "__main__":

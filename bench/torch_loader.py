@@ -6,16 +6,13 @@ Run by `npm run bench` (bench/compare); prints one JSON line, the row's report, 
 usage: torch_loader.py CLIPS.json --workers N --batch B [--step-ms MS]
 CLIPS.json: [{"url": ..., "clip": {"key", "start", "startSeconds", "frames", "stride"}}]
 """
-import argparse
-import json
-import resource
 import time
 
 import av
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
-from training_loop import drive, emit
+from training_loop import count, cpu_seconds, drive, emit, loader_args, stack
 
 
 class ClipDataset(Dataset):
@@ -49,41 +46,16 @@ class ClipDataset(Dataset):
         return torch.from_numpy(np.stack(out))
 
 
-def collate(clips):
-    # Videos of different sizes cannot share a tensor; hand those over as a list.
-    if all(c.shape == clips[0].shape for c in clips):
-        return torch.stack(clips)
-    return clips
-
-
-def cpu_seconds():
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("clips")
-    p.add_argument("--workers", type=int, required=True)
-    p.add_argument("--batch", type=int, required=True)
-    p.add_argument("--step-ms", type=float, default=0)
-    a = p.parse_args()
-    with open(a.clips) as f:
-        items = json.load(f)
+    a, items = loader_args()
     torch.set_num_threads(1)
     cpu0 = cpu_seconds()
     t0 = time.perf_counter()
-    loader = DataLoader(ClipDataset(items), batch_size=a.batch, num_workers=a.workers, collate_fn=collate)
+    loader = DataLoader(ClipDataset(items), batch_size=a.batch, num_workers=a.workers, collate_fn=stack)
     counted = {"clips": 0, "frames": 0}
 
-    def take(batch):
-        for clip in batch:
-            counted["clips"] += 1
-            counted["frames"] += int(clip.shape[0])
-
     it = iter(loader)
-    waited, first = drive(it, t0, a.step_ms / 1000, take)
+    waited, first = drive(it, t0, a.step_ms / 1000, lambda batch: count(counted, batch))
     del it  # joins the workers, so their CPU time counts as the children's
     emit(t0, waited, first, **counted, cpuSeconds=cpu_seconds() - cpu0, device="cpu")
 

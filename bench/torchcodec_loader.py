@@ -10,16 +10,13 @@ usage: torchcodec_loader.py CLIPS.json --workers N (0: decode in this process) -
 CLIPS.json: [{"src": path or URL, "clip": {"key", "start", "startSeconds", "frames", "stride"}}],
 in the order the loader reads them (the bench sorts them for the file-order row).
 """
-import argparse
-import json
-import resource
 import time
 
 import torch
 from torch.utils.data import DataLoader, Dataset
 from torchcodec.decoders import VideoDecoder
 from torchcodec.transforms import Resize
-from training_loop import drive, emit
+from training_loop import count, cpu_seconds, drive, emit, loader_args, read_bytes, stack
 
 
 class ClipDataset(Dataset):
@@ -59,35 +56,11 @@ class ClipDataset(Dataset):
 
 
 def collate(items):
-    clips = [c for c, _ in items]
-    read = sum(r for _, r in items)
-    if all(c.shape == clips[0].shape for c in clips):
-        return torch.stack(clips), read
-    return clips, read
-
-
-def cpu_seconds():
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def read_bytes():
-    """Bytes this process read (local files: what the decoders read from disk, page cache or not)."""
-    with open("/proc/self/io") as f:
-        return int(next(line for line in f if line.startswith("rchar:")).split()[1])
+    return stack([c for c, _ in items]), sum(r for _, r in items)
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("clips")
-    p.add_argument("--workers", type=int, required=True)
-    p.add_argument("--batch", type=int, required=True)
-    p.add_argument("--step-ms", type=float, default=0)
-    p.add_argument("--size", default=None, help="HxW to resize to (torchcodec's decoder transform)")
-    a = p.parse_args()
-    with open(a.clips) as f:
-        items = json.load(f)
+    a, items = loader_args(size=True, size_help="HxW to resize to (torchcodec's decoder transform)")
     size = tuple(int(x) for x in a.size.split("x")) if a.size else None
     torch.set_num_threads(1)
     cpu0 = cpu_seconds()
@@ -98,9 +71,7 @@ def main():
     def take(batch):
         clips, read = batch
         counted["bytesFetched"] += read
-        for clip in clips:
-            counted["clips"] += 1
-            counted["frames"] += int(clip.shape[0])
+        count(counted, clips)
 
     it = iter(loader)
     waited, first = drive(it, t0, a.step_ms / 1000, take)
