@@ -1,43 +1,25 @@
-import { generateKeyPairSync } from "node:crypto";
-import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { buildGeneration } from "../../common/dataset-table/generation.js";
 import { LazyTable, PAGE_IDS } from "../../common/lazy-table.js";
-import { ManifestErrorCode, manifestSigner, publicKeys, signJson } from "../../common/manifest-sign.js";
-import type { TableEntryV1, TableHeadV1 } from "../../common/schema/index.js";
+import { ManifestErrorCode } from "../../common/manifest-sign.js";
 import { allEntries, readTable, type TableStore } from "../../common/table-client.js";
+import { datasetEntries, seedTableStore } from "../helpers/seed-table.js";
 
 /** 62 objects under three datasets of root d: 31 under d/a/, 21 under d/b/, 10 under d/c/ (in pages of 3, d/b/ starts and ends mid-page). */
-const entries: TableEntryV1[] = [
-  ...Array.from({ length: 31 }, (_, i) => `d/a/${String(i).padStart(3, "0")}`),
-  ...Array.from({ length: 21 }, (_, i) => `d/b/${String(i).padStart(3, "0")}`),
-  ...Array.from({ length: 10 }, (_, i) => `d/c/${String(i).padStart(3, "0")}`),
-].map((key, i) => ({ key, size: 1000 + 7919 * i, etag: `"e${i}"`, kind: "video", frames: 10, keyframes: [0, 5] }));
+const entries = datasetEntries({ a: 31, b: 21, c: 10 });
 
 /** A signed generation of `entries` (etags apart as pins) in pages of 3 and directory pages of 2 pages, in a store that logs what it is asked. */
 async function seeded() {
-  const signer = await manifestSigner(
-    generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
-  );
-  const { head, pages } = await buildGeneration(undefined, new Map(entries.map((e) => [e.key, e])), async () => [], {
+  const { head, store, keys, asked, bodies } = await seedTableStore(entries, {
     root: "d",
     shardBytes: 20_000,
     now: 0,
     pageTarget: 3,
     directoryTarget: 2,
     pinsApart: true,
+    logHead: true,
   });
-  const bodies = new Map(pages.map((p) => [p.name, new Uint8Array(gunzipSync(p.gz))]));
-  const pins = new Map(pages.flatMap((p) => (p.pins ? [[p.name, new Uint8Array(gunzipSync(p.pins))] as const] : [])));
-  const asked: string[] = [];
-  const signed = await signJson(head satisfies TableHeadV1, signer);
-  const store: TableStore = {
-    head: async () => (asked.push("head"), signed),
-    page: async (name) => (asked.push(name), bodies.get(name)!),
-    pins: async (name) => (asked.push(`pins:${name}`), pins.get(name)!),
-  };
   const directories = new Set(head.directories.map((d) => d.name));
-  return { store, keys: Promise.resolve(publicKeys([signer])), asked, bodies, directories };
+  return { store, keys, asked, bodies, directories };
 }
 
 describe("a dataset's table read page by page (what a lazy open reads)", () => {

@@ -1,45 +1,24 @@
-import { generateKeyPairSync } from "node:crypto";
-import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { decodeDirectory } from "../../common/dataset-table/directory.js";
-import { buildGeneration } from "../../common/dataset-table/generation.js";
-import { manifestSigner, publicKeys, signJson } from "../../common/manifest-sign.js";
 import { countPageShards } from "../../common/page-shards.js";
-import type { TableEntryV1, TableHeadV1 } from "../../common/schema/index.js";
 import { openTable, readTable, type TableStore } from "../../common/table-client.js";
+import { datasetEntries, seedTableStore } from "../helpers/seed-table.js";
 
 /** 60 objects under three datasets of root d: 30 under d/a/, 20 under d/b/, 10 under d/c/. */
-const entries: TableEntryV1[] = [
-  ...Array.from({ length: 30 }, (_, i) => `d/a/${String(i).padStart(3, "0")}`),
-  ...Array.from({ length: 20 }, (_, i) => `d/b/${String(i).padStart(3, "0")}`),
-  ...Array.from({ length: 10 }, (_, i) => `d/c/${String(i).padStart(3, "0")}`),
-].map((key, i) => ({ key, size: 1000 + 7919 * i, etag: `"e${i}"`, kind: "video", frames: 10, keyframes: [0, 5] }));
+const entries = datasetEntries({ a: 30, b: 20, c: 10 });
 
 /** A signed generation of `entries` in pages of 2 and directory pages of 4 pages, in a store that counts what it is asked. */
 async function seeded() {
-  const signer = await manifestSigner(
-    generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
-  );
-  const { head, pages } = await buildGeneration(undefined, new Map(entries.map((e) => [e.key, e])), async () => [], {
+  const seeded = await seedTableStore(entries, {
     root: "d",
     shardBytes: 20_000,
     now: 0,
     pageTarget: 2,
     directoryTarget: 4,
   });
-  const bodies = new Map(pages.map((p) => [p.name, new Uint8Array(gunzipSync(p.gz))]));
-  const asked: string[] = [];
-  let signed = await signJson(head satisfies TableHeadV1, signer);
-  const store: TableStore = {
-    head: async () => signed,
-    page: async (name) => (asked.push(name), bodies.get(name)!),
-  };
-  const keys = Promise.resolve(publicKeys([signer]));
+  const { head, bodies } = seeded;
   const all = head.directories.flatMap((d) => decodeDirectory(bodies.get(d.name)!));
-  const resign = async (h: unknown) => {
-    signed = await signJson(h as TableHeadV1, signer);
-  };
-  return { head, bodies, store, keys, asked, all, resign };
+  return { ...seeded, all };
 }
 
 describe("a generation's page list, read lazily from its directory pages", () => {

@@ -1,20 +1,17 @@
-import { generateKeyPairSync } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { tableEntry } from "../../../../common/dataset-table/entry.js";
 import { buildGeneration } from "../../../../common/dataset-table/generation.js";
-import { tableKeys } from "../../../../common/dataset-table/table-keys.js";
 import type { LazyTable } from "../../../../common/lazy-table.js";
-import { manifestSigner, publicKeys, signJson } from "../../../../common/manifest-sign.js";
 import { buildIndex, bytesReader } from "../../../../common/media-index/index.js";
 import { mergeCheckpoints, open, type OpenOptions } from "../../../../sdk/index.js";
 import { PAGE_WINDOW } from "../../../../sdk/sampler/shuffle.js";
 import { openS3Source } from "../../../../sdk/source/s3/index.js";
 import { makeVideo } from "../../../helpers/make-video.js";
 import { startS3Server, type S3TestServer } from "../../../helpers/s3-server.js";
+import { putTable, testSigner } from "../../../helpers/seed-table.js";
 
 /** Objects under lt/, 2 to a table page: 12 pages, three windows of the order. */
 const OBJECTS = 24;
@@ -67,10 +64,7 @@ beforeAll(async () => {
     entries.push(tableEntry(await buildIndex(bytesReader(video), { key, etag })));
   }
   // What the edge's indexer would have written into the bucket: a generation of pages of 2 entries.
-  const signer = await manifestSigner(
-    generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
-  );
-  const { head, pages } = await buildGeneration(undefined, new Map(entries.map((e) => [e.key, e])), async () => [], {
+  const generation = await buildGeneration(undefined, new Map(entries.map((e) => [e.key, e])), async () => [], {
     root: "lt",
     shardBytes: 2 * video.length,
     now: Math.floor(Date.now() / 1000),
@@ -78,18 +72,7 @@ beforeAll(async () => {
     pageTarget: 2,
     directoryTarget: 2,
   });
-  const put = (Key: string, Body: Uint8Array | string, ContentEncoding?: string) =>
-    s3.client.send(
-      new PutObjectCommand({ Bucket: s3.bucket, Key, Body, ...(ContentEncoding ? { ContentEncoding } : {}) }),
-    );
-  for (const p of pages) {
-    await put(tableKeys.page("lt", p.name), p.gz, "gzip");
-    if (p.pins) await put(tableKeys.pins("lt", p.name), p.pins, "gzip");
-  }
-  const body = JSON.stringify(await signJson(head, signer));
-  await put(tableKeys.generation("lt", head.generation), body);
-  await put(tableKeys.head("lt"), body);
-  await put(tableKeys.publicKeys(), JSON.stringify(publicKeys([signer])));
+  await putTable(s3, "lt", generation, await testSigner());
 }, 120_000);
 
 afterAll(async () => {

@@ -1,4 +1,3 @@
-import { generateKeyPairSync } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,7 +8,7 @@ import { tableEntry } from "../../../../common/dataset-table/entry.js";
 import { decodeDirectory } from "../../../../common/dataset-table/directory.js";
 import { buildGeneration } from "../../../../common/dataset-table/generation.js";
 import { tableKeys } from "../../../../common/dataset-table/table-keys.js";
-import { manifestSigner, publicKeys, signJson } from "../../../../common/manifest-sign.js";
+import { publicKeys, signJson } from "../../../../common/manifest-sign.js";
 import { buildIndex, bytesReader } from "../../../../common/media-index/index.js";
 import type { TableEntryV1, TableHeadV1, TablePageRefV1 } from "../../../../common/schema/index.js";
 import { pageEntries } from "../../../../common/dataset-table/page-pins.js";
@@ -17,6 +16,7 @@ import { open, type OpenOptions } from "../../../../sdk/index.js";
 import { openS3Source } from "../../../../sdk/source/s3/index.js";
 import { makeNpy, makeVideo } from "../../../helpers/make-video.js";
 import { startS3Server, type S3TestServer } from "../../../helpers/s3-server.js";
+import { putTable, testSigner } from "../../../helpers/seed-table.js";
 
 let dir: string;
 let s3: S3TestServer;
@@ -67,10 +67,7 @@ async function run(extra: OpenOptions = {}, o: { scheme?: "s3" | "r2"; stopAfter
   }
 }
 
-const signer = (async () =>
-  manifestSigner(
-    generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
-  ))();
+const signer = testSigner();
 let published: TableHeadV1 | undefined;
 const publishedPages = new Map<string, TableEntryV1[]>();
 const publishedDirectories = new Map<string, TablePageRefV1[]>();
@@ -83,7 +80,7 @@ async function publish(keys: readonly string[]): Promise<number> {
   const entries = await Promise.all(
     keys.map(async (key) => tableEntry(await buildIndex(bytesReader(files.get(key)!), { key, etag: etags.get(key)! }))),
   );
-  const { head, pages } = await buildGeneration(
+  const generation = await buildGeneration(
     published,
     new Map(entries.map((e) => [e.key, e])),
     async (ref) => publishedPages.get(ref.name)!,
@@ -95,23 +92,15 @@ async function publish(keys: readonly string[]): Promise<number> {
       directory: async (ref) => publishedDirectories.get(ref.name)!,
     },
   );
+  const { head, pages } = generation;
   const directories = new Set(head.directories.map((d) => d.name));
-  const body = JSON.stringify(await signJson(head, await signer));
-  const put = (Key: string, Body: Uint8Array | string, ContentEncoding?: string) =>
-    s3.client.send(
-      new PutObjectCommand({ Bucket: s3.bucket, Key, Body, ...(ContentEncoding ? { ContentEncoding } : {}) }),
-    );
   for (const p of pages) {
     const pins = p.pins && new Uint8Array(gunzipSync(p.pins));
     // Directory pages are stored as pages are, and list them.
     if (directories.has(p.name)) publishedDirectories.set(p.name, decodeDirectory(new Uint8Array(gunzipSync(p.gz))));
     else publishedPages.set(p.name, pageEntries(new Uint8Array(gunzipSync(p.gz)), pins));
-    await put(tableKeys.page("tbl", p.name), p.gz, "gzip");
-    if (p.pins) await put(tableKeys.pins("tbl", p.name), p.pins, "gzip");
   }
-  await put(tableKeys.generation("tbl", head.generation), body);
-  await put(tableKeys.head("tbl"), body);
-  await put(tableKeys.publicKeys(), JSON.stringify(publicKeys([await signer])));
+  await putTable(s3, "tbl", generation, await signer);
   published = head;
   return head.generation;
 }
@@ -228,24 +217,16 @@ describe("a bucket's table of many pages", () => {
       keys.map(async (key) => tableEntry(await buildIndex(bytesReader(npy), { key, etag }))),
     );
     // Three objects a page: 100 pages, more than the reader keeps in flight.
-    const { head, pages: stored } = await buildGeneration(
-      undefined,
-      new Map(entries.map((e) => [e.key, e])),
-      async () => [],
-      { root, shardBytes: 128 << 20, now: Math.floor(Date.now() / 1000), pageTarget: 3, pinsApart: true },
-    );
+    const generation = await buildGeneration(undefined, new Map(entries.map((e) => [e.key, e])), async () => [], {
+      root,
+      shardBytes: 128 << 20,
+      now: Math.floor(Date.now() / 1000),
+      pageTarget: 3,
+      pinsApart: true,
+    });
     // 100 pages and their one directory page.
-    pages = stored.length - head.directories.length;
-    const put = (Key: string, Body: Uint8Array | string, ContentEncoding?: string) =>
-      s3.client.send(
-        new PutObjectCommand({ Bucket: s3.bucket, Key, Body, ...(ContentEncoding ? { ContentEncoding } : {}) }),
-      );
-    for (const p of stored) {
-      await put(tableKeys.page(root, p.name), p.gz, "gzip");
-      if (p.pins) await put(tableKeys.pins(root, p.name), p.pins, "gzip");
-    }
-    await put(tableKeys.head(root), JSON.stringify(await signJson(head, await signer)));
-    await put(tableKeys.publicKeys(), JSON.stringify(publicKeys([await signer])));
+    pages = generation.pages.length - generation.head.directories.length;
+    await putTable(s3, root, generation, await signer, { generationHead: false });
   }, 120_000);
 
   /** open() of the prefix: what the bucket saw (requests, listings, most at once) and what was planned. */
@@ -332,9 +313,7 @@ describe("the bucket's table is trusted as an edge's is", () => {
     };
     expect((await list()).generation).toBe(head.generation);
 
-    const forger = await manifestSigner(
-      generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
-    );
+    const forger = await testSigner();
     await sign(forger);
     try {
       await expect(list()).rejects.toMatchObject({ code: "ERR_MANIFEST_KEY_CHANGED" });
