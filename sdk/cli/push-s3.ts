@@ -3,13 +3,13 @@
  * uploads a directory straight to the bucket over the S3 API, multipart for large files, with a
  * progress bar on stderr and a summary at the end (the library is sdk/push/push-s3.ts).
  */
-import { stat } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { describeReceived } from "../../common/errors.js";
 import { reportErrors } from "../dev/cli-report.js";
 import { InvalidOptionError } from "../errors.js";
 import { pushProgress } from "../push/progress.js";
 import { pushToBucket, type BucketPushSummary } from "../push/push-s3.js";
+import { expectDirectory, reportPush } from "./push-common.js";
 import { BUCKET_FLAGS, BUCKET_FLAGS_USAGE, bucketOptions, isBucketUrl } from "./bucket-flags.js";
 
 const MiB = 1 << 20;
@@ -62,9 +62,7 @@ async function run(argv: string[]): Promise<number> {
   if (positionals.length !== 2)
     throw new InvalidOptionError(`Expected DIR and a bucket URL but received ${positionals.length} arguments`);
   const [dir, target] = positionals as [string, string];
-  const info = await stat(dir).catch(() => undefined);
-  if (!info?.isDirectory())
-    throw new InvalidOptionError(`Expected a directory for DIR but received ${describeReceived(dir)}`);
+  await expectDirectory(dir);
   let url: URL;
   if (values.bucket !== undefined) {
     if (/^[a-z0-9]+:\/\//i.test(target))
@@ -96,17 +94,5 @@ async function run(argv: string[]): Promise<number> {
   } finally {
     progress?.stop();
   }
-  if (values.json) {
-    const { pushed: _pushed, ...line } = summary;
-    process.stdout.write(`${JSON.stringify(line)}\n`);
-  } else {
-    for (const e of summary.errors) process.stderr.write(`failed ${e.key}: [${e.code}] ${e.message}\n`);
-    const rate = summary.seconds > 0 ? summary.bytes / 1e6 / summary.seconds : 0;
-    process.stdout.write(
-      `pushed ${summary.files} files (${summary.multipart} multipart), ${(summary.bytes / 1e6).toFixed(1)} MB to ${summary.target} in ${summary.seconds.toFixed(2)} s (${rate.toFixed(1)} MB/s)` +
-        (summary.failed ? `; ${summary.failed} failed` : "") +
-        "\n",
-    );
-  }
-  return summary.failed > 0 ? 1 : 0;
+  return reportPush(summary, values.json, `${summary.files} files (${summary.multipart} multipart)`, summary.target);
 }

@@ -3,7 +3,6 @@
  * under DIR to PREFIX/<relative path> through the edge's PUT, a few at a time, with a progress
  * bar on stderr and a summary at the end (the library is sdk/push/).
  */
-import { stat } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { describeReceived } from "../../common/errors.js";
 import { keyProblem } from "../../common/keys.js";
@@ -11,6 +10,7 @@ import { reportErrors } from "../dev/cli-report.js";
 import { resolveEdge, resolveToken } from "../dev/connection.js";
 import { InvalidOptionError } from "../errors.js";
 import { pushDirWithProgress } from "../push/push-edge.js";
+import { expectDirectory, reportPush } from "./push-common.js";
 
 const USAGE =
   "usage: ec push DIR PREFIX [--edge URL] [--token T] [--concurrency N] [--json]\n       ec push DIR r2://ACCOUNT_ID/BUCKET/PREFIX | s3://BUCKET/PREFIX [--s3-endpoint URL] (see ec push s3:// --help)\n";
@@ -57,9 +57,7 @@ async function run(argv: string[]): Promise<number> {
   const prefix = rawPrefix.replace(/\/+$/, "");
   const prefixProblem = keyProblem(prefix);
   if (prefixProblem) throw new InvalidOptionError(prefixProblem.replace("object key", "PREFIX"));
-  const info = await stat(dir).catch(() => undefined);
-  if (!info?.isDirectory())
-    throw new InvalidOptionError(`Expected a directory for DIR but received ${describeReceived(dir)}`);
+  await expectDirectory(dir);
   const token = resolveToken(values.token);
   if (!token)
     throw new InvalidOptionError(
@@ -69,17 +67,5 @@ async function run(argv: string[]): Promise<number> {
   const concurrency = parseConcurrency(values.concurrency);
 
   const summary = await pushDirWithProgress({ dir, prefix, edge, token, concurrency });
-  if (values.json) {
-    const { pushed: _pushed, ...line } = summary;
-    process.stdout.write(`${JSON.stringify(line)}\n`);
-  } else {
-    for (const e of summary.errors) process.stderr.write(`failed ${e.key}: [${e.code}] ${e.message}\n`);
-    const rate = summary.seconds > 0 ? summary.bytes / 1e6 / summary.seconds : 0;
-    process.stdout.write(
-      `pushed ${summary.files} files, ${(summary.bytes / 1e6).toFixed(1)} MB to ${edge}/v1/objects/${prefix}/ in ${summary.seconds.toFixed(2)} s (${rate.toFixed(1)} MB/s)` +
-        (summary.failed ? `; ${summary.failed} failed` : "") +
-        "\n",
-    );
-  }
-  return summary.failed > 0 ? 1 : 0;
+  return reportPush(summary, values.json, `${summary.files} files`, `${edge}/v1/objects/${prefix}/`);
 }
