@@ -205,30 +205,31 @@ export const PAGE_GROUP = 2 * PAGE_WINDOW;
 
 /**
  * The shards of each window of pages in turn, each window's shards shuffled with `rng` (kept in
- * page order without). A window not read yet is waited for, and the next one is asked for as a
- * window begins, so it is read while this one is consumed.
+ * page order without). A window not read yet is waited for; the next one is asked for once this
+ * one is read (not before, so its reading does not delay this one's first clips), and is read
+ * while this one is consumed.
  */
 function* windowedShards(
   plan: PagedPlan,
-  windows: readonly (readonly number[])[],
+  windows: Iterable<readonly number[]>,
   rng?: Rng,
 ): Generator<readonly number[] | PageWait> {
-  for (let w = 0; w < windows.length; w++) {
-    const want = windows[w]!;
-    const ahead = windows[w + 1];
+  const it = windows[Symbol.iterator]();
+  let want = it.next();
+  while (!want.done) {
+    while (want.value.some((k) => !plan.page(k))) yield new PageWait(plan.load(want.value));
+    const shards = want.value.flatMap((k) => plan.page(k)!.shards);
+    const ahead = it.next();
     // Read ahead; a failure is reported where the order waits for the page.
-    if (ahead !== undefined) plan.load(ahead).catch(() => undefined);
-    while (want.some((k) => !plan.page(k))) yield new PageWait(plan.load(want));
-    const shards = want.flatMap((k) => plan.page(k)!.shards);
+    if (!ahead.done) plan.load(ahead.value).catch(() => undefined);
     yield* rng ? shuffleInPlace(shards, rng) : shards;
+    want = ahead;
   }
 }
 
 /** `pages` cut into windows of PAGE_WINDOW (the last may be shorter). */
-function windowsOf(pages: readonly number[]): number[][] {
-  const windows: number[][] = [];
-  for (let w = 0; w < pages.length; w += PAGE_WINDOW) windows.push(pages.slice(w, w + PAGE_WINDOW));
-  return windows;
+function* windowsOf(pages: readonly number[]): Generator<number[]> {
+  for (let w = 0; w < pages.length; w += PAGE_WINDOW) yield pages.slice(w, w + PAGE_WINDOW);
 }
 
 /** The pages in listing order, a window at a time. */
@@ -236,17 +237,21 @@ const listingWindows = (plan: PagedPlan) => windowsOf(Array.from({ length: plan.
 
 /**
  * The windows of "shard-buffer": the groups of PAGE_GROUP neighbouring pages permuted with
- * `groupRng`, the pages of each group permuted with `pageRng`, each group cut into windows.
+ * `groupRng`, the pages of each group permuted with `pageRng` when the order reaches it, each
+ * group cut into windows (so the order's start costs O(groups), not O(pages)).
  */
-function groupedWindows(pageCount: number, groupRng: Rng, pageRng: Rng): number[][] {
-  const groups = Array.from({ length: Math.ceil(pageCount / PAGE_GROUP) }, (_, g) => g);
-  return shuffleInPlace(groups, groupRng).flatMap((g) => {
+function* groupedWindows(pageCount: number, groupRng: Rng, pageRng: Rng): Generator<number[]> {
+  const groups = shuffleInPlace(
+    Array.from({ length: Math.ceil(pageCount / PAGE_GROUP) }, (_, g) => g),
+    groupRng,
+  );
+  for (const g of groups) {
     const pages = Array.from(
       { length: Math.min(PAGE_GROUP, pageCount - g * PAGE_GROUP) },
       (_, i) => g * PAGE_GROUP + i,
     );
-    return windowsOf(shuffleInPlace(pages, pageRng));
-  });
+    yield* windowsOf(shuffleInPlace(pages, pageRng));
+  }
 }
 
 /** An order over a paged plan; it yields a PageWait where it reaches pages not read yet. */
