@@ -1,6 +1,6 @@
 /**
  * The client's open() and first batch against dataset size when the plan reads table pages as
- * the epoch order reaches them (LazyPlan, epoch order 5), in-process: pages are synthesized on
+ * the epoch order reaches them (LazyPlan, epoch order 6), in-process: pages are synthesized on
  * demand through the real page codec (gzip, as stored) and decoded as the client decodes them,
  * planned (clip starts and GOP runs as the planner cuts them), and cut into shards by the
  * page-local rule (common/page-shards.ts). Per size, side by side in one run:
@@ -9,8 +9,8 @@
  *  - first batch: the rank's first `batch` clips readied (their window's pages read, inflated,
  *    decoded and planned), CPU ms and its ratio to the smallest size; pages read and their
  *    bytes on the wire (gzip), the next window read ahead included.
- * The head (today a page list of O(pages)) is not read here: its bytes are reported apart by
- * bench/table-head.ts.
+ * The head is not read here: its bytes are reported apart by bench/table-head.ts. The sizes
+ * take turns within each round, so the JIT's warm-up and the machine's load fall on all of them.
  *
  *   npx tsc -p bench/tsconfig.json && node dist/bench/open-lazy.js [--sizes 1000,1000000,10000000] [--world 8] [--batch 8] [--rounds 3] [--json]
  */
@@ -122,16 +122,14 @@ async function once(n: number): Promise<Row> {
 }
 
 const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
-const rows: Row[] = [];
-for (const n of values.sizes.split(",").map(Number)) {
-  const runs: Row[] = [];
-  for (let r = 0; r < Number(values.rounds); r++) runs.push(await once(n));
-  rows.push({
-    ...runs[0]!,
-    openMs: median(runs.map((x) => x.openMs)),
-    firstBatchMs: median(runs.map((x) => x.firstBatchMs)),
-  });
-}
+const sizes = values.sizes.split(",").map(Number);
+const runs: Row[][] = sizes.map(() => []);
+for (let r = 0; r < Number(values.rounds); r++) for (const [i, n] of sizes.entries()) runs[i]!.push(await once(n));
+const rows: Row[] = runs.map((of) => ({
+  ...of[0]!,
+  openMs: median(of.map((x) => x.openMs)),
+  firstBatchMs: median(of.map((x) => x.firstBatchMs)),
+}));
 if (values.json) console.log(JSON.stringify({ world, batch, rows }));
 else {
   const base = rows[0]!;

@@ -2,7 +2,8 @@
  * The shuffle's scatter from the epoch order alone (no decode), with bench/coverage.ts's
  * measure: the mean and smallest gap (in epoch positions) between consecutive clips of one GOP,
  * distinct GOPs per batch, and the same gaps for clips of one shard, plus how far the first
- * batches reach across the listing (distinct pages in the first 1 % of the epoch). `--sampler`
+ * batches reach across the listing (distinct pages in the first 1 % of the epoch; in its first
+ * eighth, the pages and the share of the listing between the first and last of them). `--sampler`
  * loads the sampler from another build (e.g. the main checkout's dist/sdk/sampler), so two epoch
  * orders are measured on the same plan.
  *
@@ -72,6 +73,8 @@ let full = 0;
 for (let b = 0; b + batch <= order.length; b += batch, full++)
   distinct += new Set(order.slice(b, b + batch).map(gopOf)).size;
 const head = order.slice(0, Math.ceil(order.length / 100));
+const eighth = order.slice(0, Math.ceil(order.length / 8)).map((c) => Math.floor(c.object / 1000));
+const pageCount = Math.ceil(n / 1000);
 const row = {
   order: ORDER_VERSION,
   clips: order.length,
@@ -81,9 +84,12 @@ const row = {
   shard_mean_gap: gaps(shardOf).mean,
   shards_in_first_percent: new Set(head.map(shardOf)).size,
   pages_in_first_percent: new Set(head.map((c) => Math.floor(c.object / 1000))).size,
+  pages_in_first_eighth: new Set(eighth).size,
+  listing_span_first_eighth:
+    (eighth.reduce((a, b) => Math.max(a, b), 0) - eighth.reduce((a, b) => Math.min(a, b), pageCount) + 1) / pageCount,
 };
 if (values.json) console.log(JSON.stringify(row));
 else
   console.log(
-    `order ${row.order}: ${row.clips} clips; GOP mean gap ${row.gop_mean_gap.toFixed(2)} (min ${row.gop_min_gap}), ${row.gops_per_batch.toFixed(2)} GOPs per batch of ${batch}; shard mean gap ${row.shard_mean_gap.toFixed(2)}; first 1 %: ${row.shards_in_first_percent} shards, ${row.pages_in_first_percent} pages`,
+    `order ${row.order}: ${row.clips} clips; GOP mean gap ${row.gop_mean_gap.toFixed(2)} (min ${row.gop_min_gap}), ${row.gops_per_batch.toFixed(2)} GOPs per batch of ${batch}; shard mean gap ${row.shard_mean_gap.toFixed(2)}; first 1 %: ${row.shards_in_first_percent} shards, ${row.pages_in_first_percent} pages; first eighth: ${row.pages_in_first_eighth} of ${pageCount} pages, spanning ${(100 * row.listing_span_first_eighth).toFixed(0)} % of the listing`,
   );

@@ -5,5 +5,7 @@
  * that reach into the next GOP chain it into their GOP run (another grouping of the shuffle).
  * 5: "shard-buffer" permutes listing pages and shuffles the shards of a window of pages at a
  * time, not every shard at once, so the order's first positions need only the first pages.
+ * 6: "shard-buffer" permutes groups of 8 neighbouring pages, then the pages within each group,
+ * so a window and the next lie in one run of the listing (one or two directory pages of a table).
  */
-export const ORDER_VERSION = 5;
+export const ORDER_VERSION = 6;

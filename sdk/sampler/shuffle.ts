@@ -188,34 +188,71 @@ export function* interleaved<T>(
 }
 
 /**
- * Listing pages "shard-buffer" takes at a time: the pages are permuted, then the shards of
- * PAGE_WINDOW pages at once are shuffled together, so a position of the order depends on the
- * pages of its window (and those before it), never on every page.
+ * Listing pages "shard-buffer" takes at a time: the shards of PAGE_WINDOW pages at once are
+ * shuffled together, so a position of the order depends on the pages of its window (and those
+ * before it), never on every page.
  */
 export const PAGE_WINDOW = 4;
 
 /**
- * The shards of the pages in `pages` order, PAGE_WINDOW pages at a time, each window's shards
- * shuffled with `rng` (kept in page order without). A window not read yet is waited for, and
- * the next one is asked for as a window begins, so it is read while this one is consumed.
+ * Neighbouring listing pages (runs of PAGE_GROUP in listing order) whose windows "shard-buffer"
+ * takes one after another: the groups are permuted, then the pages within each group, and a
+ * window never crosses a group. A window and the next one (read ahead) then lie among
+ * PAGE_GROUP neighbouring pages, so a lazy open's first batch reads the table's directory pages
+ * of one run of pages (one, at most two), not of up to 2 × PAGE_WINDOW pages anywhere in it.
+ */
+export const PAGE_GROUP = 2 * PAGE_WINDOW;
+
+/**
+ * The shards of each window of pages in turn, each window's shards shuffled with `rng` (kept in
+ * page order without). A window not read yet is waited for; the next one is asked for once this
+ * one is read (not before, so its reading does not delay this one's first clips), and is read
+ * while this one is consumed.
  */
 function* windowedShards(
   plan: PagedPlan,
-  pages: readonly number[],
+  windows: Iterable<readonly number[]>,
   rng?: Rng,
 ): Generator<readonly number[] | PageWait> {
-  for (let w = 0; w < pages.length; w += PAGE_WINDOW) {
-    const want = pages.slice(w, w + PAGE_WINDOW);
-    const ahead = pages.slice(w + PAGE_WINDOW, w + 2 * PAGE_WINDOW);
+  const it = windows[Symbol.iterator]();
+  let want = it.next();
+  while (!want.done) {
+    while (want.value.some((k) => !plan.page(k))) yield new PageWait(plan.load(want.value));
+    const shards = want.value.flatMap((k) => plan.page(k)!.shards);
+    const ahead = it.next();
     // Read ahead; a failure is reported where the order waits for the page.
-    if (ahead.length > 0) plan.load(ahead).catch(() => undefined);
-    while (want.some((k) => !plan.page(k))) yield new PageWait(plan.load(want));
-    const shards = want.flatMap((k) => plan.page(k)!.shards);
+    if (!ahead.done) plan.load(ahead.value).catch(() => undefined);
     yield* rng ? shuffleInPlace(shards, rng) : shards;
+    want = ahead;
   }
 }
 
-const pageOrder = (plan: PagedPlan) => Array.from({ length: plan.pageCount }, (_, i) => i);
+/** `pages` cut into windows of PAGE_WINDOW (the last may be shorter). */
+function* windowsOf(pages: readonly number[]): Generator<number[]> {
+  for (let w = 0; w < pages.length; w += PAGE_WINDOW) yield pages.slice(w, w + PAGE_WINDOW);
+}
+
+/** The pages in listing order, a window at a time. */
+const listingWindows = (plan: PagedPlan) => windowsOf(Array.from({ length: plan.pageCount }, (_, i) => i));
+
+/**
+ * The windows of "shard-buffer": the groups of PAGE_GROUP neighbouring pages permuted with
+ * `groupRng`, the pages of each group permuted with `pageRng` when the order reaches it, each
+ * group cut into windows (so the order's start costs O(groups), not O(pages)).
+ */
+function* groupedWindows(pageCount: number, groupRng: Rng, pageRng: Rng): Generator<number[]> {
+  const groups = shuffleInPlace(
+    Array.from({ length: Math.ceil(pageCount / PAGE_GROUP) }, (_, g) => g),
+    groupRng,
+  );
+  for (const g of groups) {
+    const pages = Array.from(
+      { length: Math.min(PAGE_GROUP, pageCount - g * PAGE_GROUP) },
+      (_, i) => g * PAGE_GROUP + i,
+    );
+    yield* windowsOf(shuffleInPlace(pages, pageRng));
+  }
+}
 
 /** An order over a paged plan; it yields a PageWait where it reaches pages not read yet. */
 export type PagedShuffle = (plan: PagedPlan, p: ShuffleParams) => Iterable<ClipRef | PageWait>;
@@ -243,14 +280,19 @@ function registerPaged(name: string, algorithm: PagedShuffle): void {
   registerShuffle(name, (plan, p) => algorithm(pagedOf(plan), p) as Iterable<ClipRef>);
 }
 
-registerPaged("none", (plan) => clipsOfShards(plan, windowedShards(plan, pageOrder(plan))));
+registerPaged("none", (plan) => clipsOfShards(plan, windowedShards(plan, listingWindows(plan))));
 
-// Pages permuted and their shards shuffled a window at a time, then GOP runs through the
-// bounded buffer, then runs interleaved: reads stay local to a few shards, each GOP is decoded
-// once, a batch mixes GOPs, and the order's first positions need only its first window's pages.
+// Groups of neighbouring pages permuted, then the pages of each group, and their shards shuffled
+// a window at a time, then GOP runs through the bounded buffer, then runs interleaved: reads stay
+// local to a few shards, each GOP is decoded once, a batch mixes GOPs, and the order's first
+// positions need only its first window's pages (and their run of the table's directory).
 registerPaged("shard-buffer", (plan, p) => {
-  const pages = shuffleInPlace(pageOrder(plan), seededRng(p.seed, p.epoch, "pages"));
-  const shards = windowedShards(plan, pages, seededRng(p.seed, p.epoch, "shards"));
+  const windows = groupedWindows(
+    plan.pageCount,
+    seededRng(p.seed, p.epoch, "page groups"),
+    seededRng(p.seed, p.epoch, "pages"),
+  );
+  const shards = windowedShards(plan, windows, seededRng(p.seed, p.epoch, "shards"));
   const runs = bufferShuffled(gopRuns(plan, shards), p.buffer, seededRng(p.seed, p.epoch, "buffer"));
   return interleaved(runs, GOP_INTERLEAVE, seededRng(p.seed, p.epoch, "interleave"));
 });
@@ -258,6 +300,6 @@ registerPaged("shard-buffer", (plan, p) => {
 // A shuffle of every clip: its first position depends on all of them, so this one is materialised.
 registerShuffle("global", (plan, p) => {
   const all = pagedOf(plan);
-  const clips = [...clipsOfShards(all, windowedShards(all, pageOrder(all)))] as ClipRef[];
+  const clips = [...clipsOfShards(all, windowedShards(all, listingWindows(all)))] as ClipRef[];
   return shuffleInPlace(clips, seededRng(p.seed, p.epoch, "global"));
 });

@@ -4,7 +4,7 @@ import { gopsOf, makePlan, PAGE_OBJECTS, type ClipPlan, type PlannedObject } fro
 import { LazyPlan, PageWait } from "../../../sdk/sampler/paged-plan.js";
 import { RankClips, type RankClip } from "../../../sdk/sampler/rank-clips.js";
 import { StreamedGopClips } from "../../../sdk/sampler/streamed-gop-clips.js";
-import { epochOrder, pagedStream, PAGE_WINDOW } from "../../../sdk/sampler/shuffle.js";
+import { epochOrder, PAGE_GROUP, pagedStream, PAGE_WINDOW } from "../../../sdk/sampler/shuffle.js";
 import { SkipTaken } from "../../../sdk/sampler/skip-taken.js";
 import { PositionSet, restore, toCheckpoint } from "../../../sdk/state/checkpoint.js";
 
@@ -92,6 +92,21 @@ describe("an order over a plan read page by page", () => {
     expect(next.done).toBe(false);
     expect(plan.asked.length).toBe(2 * PAGE_WINDOW);
     expect(pagedStream(plan, "global", { seed: 2, epoch: 0, buffer: 256 })).toBeUndefined();
+  });
+
+  it("reads those pages from one group of PAGE_GROUP neighbouring pages, so from one run of a table's directory", async () => {
+    const counts = Array.from({ length: 40 }, () => PAGE_OBJECTS);
+    for (let seed = 0; seed < 16; seed++) {
+      const plan = lazy(counts, 100);
+      const it = pagedStream(plan, "shard-buffer", { seed, epoch: 3, buffer: 256 })![Symbol.iterator]();
+      let next = it.next();
+      while (next.value instanceof PageWait) {
+        await next.value.until;
+        next = it.next();
+      }
+      expect(plan.asked.length).toBe(PAGE_GROUP);
+      expect(new Set(plan.asked.map((k) => Math.floor(k / PAGE_GROUP))).size).toBe(1);
+    }
   });
 
   it("deals a rank's clips once each is ready, as over the materialised plan", async () => {

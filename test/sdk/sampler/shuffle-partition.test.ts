@@ -7,6 +7,7 @@ import {
   epochOrder,
   GOP_INTERLEAVE,
   interleaveRuns,
+  PAGE_GROUP,
   PAGE_WINDOW,
   registerShuffle,
   shuffleNames,
@@ -217,7 +218,7 @@ describe("windows of listing pages in the shard-buffer order", () => {
     ]);
   });
 
-  it("deals a window of PAGE_WINDOW permuted pages before the next, beyond the buffer's reach", () => {
+  it("deals a window of PAGE_WINDOW permuted pages before the next, a group's windows together, beyond the buffer's reach", () => {
     const buffer = 64;
     const order = epochOrder(p, "shard-buffer", { seed: 5, epoch: 2, buffer });
     const windowSize = PAGE_WINDOW * PAGE_OBJECTS;
@@ -235,6 +236,14 @@ describe("windows of listing pages in the shard-buffer order", () => {
       }
     }
     expect(windowOf.size).toBe(pages);
+    // A group of PAGE_GROUP neighbouring pages fills windows that follow each other.
+    const perGroup = PAGE_GROUP / PAGE_WINDOW;
+    for (let g = 0; g < pages / PAGE_GROUP; g++) {
+      const runs = new Set(
+        Array.from({ length: PAGE_GROUP }, (_, i) => Math.floor(windowOf.get(g * PAGE_GROUP + i)! / perGroup)),
+      );
+      expect(runs.size).toBe(1);
+    }
     // No clip comes out before its window by more than the buffer (and the interleaver's reach).
     order.forEach((c, q) =>
       expect(windowOf.get(pageOf(c))! * windowSize).toBeLessThanOrEqual(q + buffer + GOP_INTERLEAVE),
