@@ -27,10 +27,16 @@ class BlockPool {
     blocks_.erase(it);
     return p;
   }
-  /** Keeps `p` for reuse unless the pool is full; returns false when the caller must free it. */
+  /**
+   * Keeps `p` for reuse unless the pool is full; returns false when the caller must free it.
+   * Full is past the cap, or past the largest block ever asked for where that is larger: a batch
+   * bigger than the cap (240 frames of 1080p in one call are 746 MB) is kept for the next call
+   * instead of being freed and faulted in afresh every call, page by zero-filled page. That one
+   * block was in use a moment ago, so keeping it holds no more than the caller's own batches did.
+   */
   bool give(void* p, size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (held_ + bytes > cap_) return false;
+    if (held_ + bytes > std::max(cap_, largest_)) return false;
     try {
       blocks_.emplace(bytes, p);
     } catch (const std::bad_alloc&) {
@@ -51,6 +57,7 @@ class BlockPool {
   void remember(void* p, size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
     sizes_[p] = bytes;
+    largest_ = std::max(largest_, bytes);
   }
 
  private:
@@ -58,6 +65,7 @@ class BlockPool {
   std::multimap<size_t, void*> blocks_;
   std::unordered_map<void*, size_t> sizes_;
   size_t held_ = 0;
+  size_t largest_ = 0;  // the largest block malloc'd for a batch so far
   size_t cap_ = [] {
     const char* mb = std::getenv("EC_NATIVE_POOL_MB");
     return static_cast<size_t>(mb ? std::strtoull(mb, nullptr, 10) : 512) << 20;
