@@ -29,14 +29,16 @@ class BlockPool {
   }
   /**
    * Keeps `p` for reuse unless the pool is full; returns false when the caller must free it.
-   * Full is past the cap, or past the largest block ever asked for where that is larger: a batch
-   * bigger than the cap (240 frames of 1080p in one call are 746 MB) is kept for the next call
-   * instead of being freed and faulted in afresh every call, page by zero-filled page. That one
-   * block was in use a moment ago, so keeping it holds no more than the caller's own batches did.
+   * Full is past the cap, or past the largest block ever asked for where that is larger (up to
+   * four times the cap): a batch bigger than the cap (240 frames of 1080p in one call are 746 MB)
+   * is kept for the next call instead of being freed and faulted in afresh every call, page by
+   * zero-filled page. That block was in use a moment ago, so keeping it holds no more than the
+   * caller's own batches did; the bound keeps one giant call (6 GB of float frames) from pinning
+   * its memory for the life of the process.
    */
   bool give(void* p, size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (held_ + bytes > std::max(cap_, largest_)) return false;
+    if (held_ + bytes > std::max(cap_, std::min(largest_, 4 * cap_))) return false;
     try {
       blocks_.emplace(bytes, p);
     } catch (const std::bad_alloc&) {

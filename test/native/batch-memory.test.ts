@@ -76,7 +76,7 @@ describe("batch memory pool", () => {
       }),
     );
     const { stdout } = await run(process.execPath, ["--expose-gc", join(dir, "child.mjs"), addon, spec], {
-      env: { ...process.env, EC_NATIVE_POOL_MB: "8" },
+      env: { ...process.env, EC_NATIVE_POOL_MB: "16" },
       maxBuffer: 1 << 20,
     });
     const out = JSON.parse(stdout.trim().split("\n").pop()!) as {
@@ -86,7 +86,7 @@ describe("batch memory pool", () => {
       faults: number;
       again: number;
     };
-    // One batch of 120 copied frames, 41.5 MB: past the 8 MiB cap (and glibc's 32 MiB mmap
+    // One batch of 120 copied frames, 41.5 MB: past the 16 MiB cap, within four times it (and glibc's 32 MiB mmap
     // threshold, so a freed batch goes back to the kernel).
     expect(out).toMatchObject({ frames: 120, bytes: 120 * 640 * 360 * 1.5, own: false, again: 120 });
     // Before: every page of the second batch was a fresh one (10,125 faults of 4 KiB).
