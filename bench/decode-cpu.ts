@@ -90,7 +90,7 @@ async function collectEarlierWindows(): Promise<void> {
   // The first collection queues the buffers' N-API finalizers; they run on a later tick.
   for (let i = 0; i < 2; i++) {
     gc();
-    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
