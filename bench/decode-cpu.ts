@@ -73,9 +73,29 @@ function childCpuSeconds(): number {
 interface Run {
   seconds: number;
   cpuSeconds: number; // every thread of the process: decoder threads, the caller, V8's collector
+  systemSeconds: number; // the kernel's share of it (page faults of fresh memory, thread wake-ups)
+}
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+/**
+ * Collects what earlier windows left (with --expose-gc): the batches the other variants and the
+ * previous round handed out. A stream decoding without pause has them collected by the
+ * collections its own calls trigger and its blocks back in the pool by its next call; between
+ * this bench's interleaved windows they can still be held, so a 1080p GOP (a 746 MB batch) would
+ * start each window on fresh pages. Collections inside the window stay counted.
+ */
+async function collectEarlierWindows(): Promise<void> {
+  if (!gc) return;
+  // The first collection queues the buffers' N-API finalizers; they run on a later tick.
+  for (let i = 0; i < 2; i++) {
+    gc();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 async function oursRun(decoder: Decoder, track: VideoTrackV1, calls: Packets[], countGc = false): Promise<Run> {
+  await collectEarlierWindows();
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   let n = 0;
@@ -84,7 +104,7 @@ async function oursRun(decoder: Decoder, track: VideoTrackV1, calls: Packets[], 
   const cpu = process.cpuUsage(c0);
   if (countGc) gcWindows.push([t0, performance.now()]);
   if (n !== track.samples.size.length) throw new Error(`decoded ${n} of ${track.samples.size.length} frames`);
-  return { seconds: s, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+  return { seconds: s, cpuSeconds: (cpu.user + cpu.system) / 1e6, systemSeconds: cpu.system / 1e6 };
 }
 
 function ffmpegRun(file: string, limit: string[] = []): Run {
@@ -105,7 +125,7 @@ function ffmpegRun(file: string, limit: string[] = []): Run {
     "-",
   ]);
   if (r.status !== 0) throw new Error(`ffmpeg failed: ${r.stderr}`);
-  return { seconds: (performance.now() - t0) / 1000, cpuSeconds: childCpuSeconds() - c0 };
+  return { seconds: (performance.now() - t0) / 1000, cpuSeconds: childCpuSeconds() - c0, systemSeconds: Number.NaN };
 }
 
 /** The video to decode, and how the report names it. */
@@ -153,7 +173,7 @@ async function throughput(dir: string) {
     ([name]) => !preset || name === "native" || name === "rgb24 resize 224x224",
   ) as [string, Partial<DecoderOptions>][];
   const times: Record<string, number[]> = { ffmpeg: [], ffmpegStartup: [] };
-  const cpu: Record<string, number[]> = { ffmpeg: [], ffmpegStartup: [], native: [] };
+  const cpu: Record<string, number[]> = { ffmpeg: [], ffmpegStartup: [], native: [], nativeSystem: [] };
   // One decoder per variant, opened and run once before timing (as the SDK reuses decoders):
   // its start-up stays out of the figures, like ffmpeg's start-up run subtracted below.
   const decoders = new Map<string, Decoder>();
@@ -181,7 +201,10 @@ async function throughput(dir: string) {
     for (const [name] of variants) {
       const run = await oursRun(decoders.get(name)!, track, calls, name === "native");
       (times[name] ??= []).push(run.seconds);
-      if (name === "native") cpu.native!.push(run.cpuSeconds);
+      if (name === "native") {
+        cpu.native!.push(run.cpuSeconds);
+        cpu.nativeSystem!.push(run.systemSeconds);
+      }
     }
   }
   for (const decoder of decoders.values()) await decoder.close();
@@ -205,6 +228,7 @@ async function throughput(dir: string) {
     ratioDecodeOnly: fps("native") / (frames / (median(times.ffmpeg!) - median(times.ffmpegStartup!))),
     ffmpegDecodeCpuMsPerFrame: ffmpegCpuMs,
     ecNativeCpuMsPerFrame: ecCpuMs,
+    ecNativeSystemCpuMsPerFrame: (1000 * median(cpu.nativeSystem!)) / frames,
     cpuRatio: ffmpegCpuMs / ecCpuMs,
     ecNativeMajorGcsPerCall: gcs / (rounds * calls.length),
     conversions: variants.slice(1).map(([name]) => ({
@@ -221,7 +245,6 @@ async function leak(dir: string) {
   const { track, bytes } = await indexedFile(file);
   const clip = packetsFromTrack(track, bytes, 0, 0, 12);
   const garbage: Packets = { data: new Uint8Array(bytes.length).fill(0xff), samples: clip.samples };
-  const gc = (globalThis as { gc?: () => void }).gc;
   const rss = () => {
     gc?.();
     return process.memoryUsage().rss;
@@ -282,7 +305,7 @@ try {
       `  ec native decode             ${f(t.ecNativeFps)} fps   ratio ${t.ratio.toFixed(3)} (vs start-up-corrected: ${t.ratioDecodeOnly.toFixed(3)})`,
     );
     console.log(
-      `  CPU per frame (all threads)  ffmpeg decode ${t.ffmpegDecodeCpuMsPerFrame.toFixed(2)} ms, ec native ${t.ecNativeCpuMsPerFrame.toFixed(2)} ms: ratio ${t.cpuRatio.toFixed(3)}; ${t.ecNativeMajorGcsPerCall.toFixed(2)} major GCs per ec call`,
+      `  CPU per frame (all threads)  ffmpeg decode ${t.ffmpegDecodeCpuMsPerFrame.toFixed(2)} ms, ec native ${t.ecNativeCpuMsPerFrame.toFixed(2)} ms: ratio ${t.cpuRatio.toFixed(3)}; ${t.ecNativeMajorGcsPerCall.toFixed(2)} major GCs per ec call; ec's kernel share ${t.ecNativeSystemCpuMsPerFrame.toFixed(2)} ms`,
     );
     for (const c of t.conversions)
       console.log(

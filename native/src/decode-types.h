@@ -72,7 +72,9 @@ struct HostFrame {
 /**
  * Batch memory comes from a bounded pool of blocks freed by earlier batches: fresh memory costs
  * one page fault per 4 KiB on first touch, which on a VM is slower than decoding the frame.
- * Thread-safe. EC_NATIVE_POOL_MB caps what the pool keeps (default 512).
+ * Thread-safe. EC_NATIVE_POOL_MB caps what the pool keeps (default 512), or two of the largest
+ * block allocated so far where that is larger (at most four times the cap), so that batches past
+ * the cap are reused by the next calls, not faulted in afresh.
  */
 void* allocateBatchMemory(size_t bytes);
 void freeBatchMemory(void* p, size_t bytes) noexcept;
