@@ -82,13 +82,23 @@ export class Pulls {
     return this.#start(url, pin, first, count, sink).last;
   }
 
+  /**
+   * As pullRun, for a reader that takes the blocks from the store: one promise that settles once
+   * every block of the run is stored or its write has been tried, or with the pull's failure.
+   */
+  pullRunStored(url: URL, pin: Pin, first: number, count: number): Promise<void> {
+    const { last, stored } = this.#start(url, pin, first, count, undefined, true);
+    return last.then(() => stored);
+  }
+
   #start(
     url: URL,
     pin: Pin,
     first: number,
     count: number,
     sink?: (i: number, data: Buffer) => void,
-  ): { promises: Promise<Buffer>[]; last: Promise<void> } {
+    single = sink !== undefined,
+  ): { promises: Promise<Buffer>[]; last: Promise<void>; stored: Promise<void> } {
     const waiting: Deferred<Buffer>[] = new Array(count);
     const keys: string[] = new Array(count);
     const promises: Promise<Buffer>[] = new Array(count);
@@ -104,12 +114,13 @@ export class Pulls {
         w.promise.catch(ignore); // nobody waits on this copy: its failure is not unhandled
       } else this.#flights.set(k, (promises[i] = w.promise));
     }
-    // With a sink, only the last block's promise is the caller's: the others' failures are not unhandled.
-    if (sink) for (let i = 0; i < count - 1; i++) promises[i]?.catch(ignore);
-    void this.#fetchRun(url, pin, first, waiting, keys, sink);
+    // Where only the last block's promise is the caller's, the others' failures are not unhandled.
+    if (single) for (let i = 0; i < count - 1; i++) promises[i]?.catch(ignore);
+    const stored = this.#fetchRun(url, pin, first, waiting, keys, sink);
     // This pull delivers its blocks in order, joined ones included (with its own copy of their
     // bytes, the same bytes under the pin): once its last block settles, every one has.
-    return { promises, last: (waiting[count - 1] as Deferred<Buffer>).promise as Promise<unknown> as Promise<void> };
+    const last = (waiting[count - 1] as Deferred<Buffer>).promise as Promise<unknown> as Promise<void>;
+    return { promises, last, stored };
   }
 
   /** Block `i` of a run settled: no longer in flight (unless another pull holds its key). */
@@ -118,7 +129,10 @@ export class Pulls {
     if (this.#flights.get(k) === (waiting[i] as Deferred<Buffer>).promise) this.#flights.delete(k);
   }
 
-  /** The upstream side of pullRun; never rejects (its failures reject the blocks still waiting). */
+  /**
+   * The upstream side of pullRun; never rejects (its failures reject the blocks still waiting).
+   * Settles once the run's blocks are stored or their writes have been tried.
+   */
   async #fetchRun(
     url: URL,
     pin: Pin,
@@ -152,6 +166,7 @@ export class Pulls {
       }
     };
     const buffer = this.#opts.buffers?.take(to - from);
+    let written: Promise<void> | undefined;
     try {
       if (closed()) throw new CacheClosedError();
       const out = await fetchRange(this.#opts.fetchContext(url), url, pin, from, to, undefined, deliver, buffer);
@@ -168,8 +183,9 @@ export class Pulls {
     } finally {
       // Its blocks' readers have had them (each copied in its promise's reaction or at once from
       // the write-behind), and nothing writes into it any more: it is free once they are stored.
-      const written = landed.end();
+      written = landed.end();
       if (buffer) void written.then(() => releaseRead(buffer));
     }
+    return written;
   }
 }
