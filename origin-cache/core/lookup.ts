@@ -113,14 +113,16 @@ export class BlockLookup {
     }
     if (missing) {
       for (const run of runsOf(missing, this.#opts.runBlocks)) {
-        pulls.pullRun(url, pin, run.first, run.count).forEach((pulled, i) => {
+        for (let i = 0; i < run.count; i++) metrics.miss(false);
+        // Each block copied in as it lands, one promise for the run: a cold read of 1 MiB in 16
+        // KiB blocks made 64 promise reactions and closures, more of the cache's CPU than the copy.
+        const copyIn = (i: number, data: Buffer): void => {
           const b = run.first + i;
           const from = Math.max(offset, b * bs);
           const start = from - b * bs;
-          const length = Math.min(end, (b + 1) * bs) - from;
-          metrics.miss(false);
-          (waits ??= []).push(pulled.then((data) => void data.copy(into, from - offset, start, start + length)));
-        });
+          data.copy(into, from - offset, start, Math.min(end, (b + 1) * bs) - b * bs);
+        };
+        (waits ??= []).push(pulls.pullRunTo(url, pin, run.first, run.count, copyIn));
       }
     }
     if (pieces) {
@@ -182,10 +184,9 @@ export class BlockLookup {
       } else missing.push(b);
     }
     for (const run of runsOf(missing, this.#opts.runBlocks)) {
-      pulls.pullRun(url, pin, run.first, run.count).forEach((pulled, i) => {
-        metrics.miss(false);
-        waits.push(pulled.then(written(blockKey(blockId(pin, run.first + i)))));
-      });
+      for (let i = 0; i < run.count; i++) metrics.miss(false);
+      // One promise a run, not a reaction and two closures a block: the run's writes, once it is in.
+      waits.push(pulls.pullRunStored(url, pin, run.first, run.count));
     }
     return Promise.all(waits);
   }

@@ -32,6 +32,8 @@ function deferred<T>(): Deferred<T> {
   return { promise, resolve, reject };
 }
 
+const ignore = (): void => {};
+
 export interface PullsOptions {
   readonly blockSize: number;
   /** The fetch context (dispatcher, limiter, retry policy, hooks) for an upstream URL. */
@@ -67,6 +69,36 @@ export class Pulls {
    * complete (served and stored) and rejects only the rest.
    */
   pullRun(url: URL, pin: Pin, first: number, count: number): Promise<Buffer>[] {
+    return this.#start(url, pin, first, count).promises;
+  }
+
+  /**
+   * As pullRun, for a reader that copies the blocks out as they land: `sink` hears each block of
+   * the run (its place in the run and its bytes, lent as pullRun's are) synchronously as its last
+   * byte comes in, in order, and one promise settles once every block has gone to `sink`, or with
+   * the pull's failure. One reaction per run, not a promise reaction and a closure per block.
+   */
+  pullRunTo(url: URL, pin: Pin, first: number, count: number, sink: (i: number, data: Buffer) => void): Promise<void> {
+    return this.#start(url, pin, first, count, sink).last;
+  }
+
+  /**
+   * As pullRun, for a reader that takes the blocks from the store: one promise that settles once
+   * every block of the run is stored or its write has been tried, or with the pull's failure.
+   */
+  pullRunStored(url: URL, pin: Pin, first: number, count: number): Promise<void> {
+    const { last, stored } = this.#start(url, pin, first, count, undefined, true);
+    return last.then(() => stored);
+  }
+
+  #start(
+    url: URL,
+    pin: Pin,
+    first: number,
+    count: number,
+    sink?: (i: number, data: Buffer) => void,
+    single = sink !== undefined,
+  ): { promises: Promise<Buffer>[]; last: Promise<void>; stored: Promise<void> } {
     const waiting: Deferred<Buffer>[] = new Array(count);
     const keys: string[] = new Array(count);
     const promises: Promise<Buffer>[] = new Array(count);
@@ -79,11 +111,16 @@ export class Pulls {
       const running = this.#flights.get(k);
       if (running) {
         promises[i] = running;
-        w.promise.catch(() => {}); // nobody waits on this copy: its failure is not unhandled
+        w.promise.catch(ignore); // nobody waits on this copy: its failure is not unhandled
       } else this.#flights.set(k, (promises[i] = w.promise));
     }
-    void this.#fetchRun(url, pin, first, waiting, keys);
-    return promises;
+    // Where only the last block's promise is the caller's, the others' failures are not unhandled.
+    if (single) for (let i = 0; i < count - 1; i++) promises[i]?.catch(ignore);
+    const stored = this.#fetchRun(url, pin, first, waiting, keys, sink);
+    // This pull delivers its blocks in order, joined ones included (with its own copy of their
+    // bytes, the same bytes under the pin): once its last block settles, every one has.
+    const last = (waiting[count - 1] as Deferred<Buffer>).promise as Promise<unknown> as Promise<void>;
+    return { promises, last, stored };
   }
 
   /** Block `i` of a run settled: no longer in flight (unless another pull holds its key). */
@@ -92,13 +129,17 @@ export class Pulls {
     if (this.#flights.get(k) === (waiting[i] as Deferred<Buffer>).promise) this.#flights.delete(k);
   }
 
-  /** The upstream side of pullRun; never rejects (its failures reject the blocks still waiting). */
+  /**
+   * The upstream side of pullRun; never rejects (its failures reject the blocks still waiting).
+   * Settles once the run's blocks are stored or their writes have been tried.
+   */
   async #fetchRun(
     url: URL,
     pin: Pin,
     first: number,
     waiting: readonly Deferred<Buffer>[],
     keys: readonly string[],
+    sink?: (i: number, data: Buffer) => void,
   ): Promise<void> {
     const { blockSize: bs, metrics, landing, closed } = this.#opts;
     const from = first * bs;
@@ -117,6 +158,7 @@ export class Pulls {
         // One sample per pull (its first block: what a read that missed waits for), not one per
         // block: a histogram observe per block cost the cold path more than the rest of deliver.
         if (done === 0) metrics.blockLatency(performance.now() - t0);
+        sink?.(done, data);
         landed.land(blockId(pin, first + done), keys[done] as string, data);
         (waiting[done] as Deferred<Buffer>).resolve(data);
         this.#landed(keys, waiting, done);
@@ -124,6 +166,7 @@ export class Pulls {
       }
     };
     const buffer = this.#opts.buffers?.take(to - from);
+    let written: Promise<void> | undefined;
     try {
       if (closed()) throw new CacheClosedError();
       const out = await fetchRange(this.#opts.fetchContext(url), url, pin, from, to, undefined, deliver, buffer);
@@ -140,8 +183,9 @@ export class Pulls {
     } finally {
       // Its blocks' readers have had them (each copied in its promise's reaction or at once from
       // the write-behind), and nothing writes into it any more: it is free once they are stored.
-      const written = landed.end();
+      written = landed.end();
       if (buffer) void written.then(() => releaseRead(buffer));
     }
+    return written;
   }
 }
