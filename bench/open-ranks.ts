@@ -28,7 +28,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { Agent, setGlobalDispatcher } from "undici";
+import { Agent, interceptors, setGlobalDispatcher } from "undici";
 import { tableKeys } from "../common/dataset-table/table-keys.js";
 import { manifestSigner, publicKeys, signJson } from "../common/manifest-sign.js";
 import { DEFAULT_SHARD_TARGET_BYTES } from "../common/shards.js";
@@ -280,11 +280,17 @@ async function measure(url: string, token: string, n: number): Promise<Row> {
 // agent of `--connections` connections instead of its own. The ranks still open at the same
 // time; their requests queue in this process, so the counts and the edge's CPU are the same.
 // edgeFetch keeps a global dispatcher made with options, as it keeps a user's.
+// Under that load the local edge now and then closes a connection mid-request ("other side
+// closed"); such requests are sent again (retry interceptor), counted again, and said.
+const retried = { errors: 0 };
+subscribe("undici:request:error", () => retried.errors++);
 setGlobalDispatcher(
-  new Agent({ connections }).compose((dispatch) => (opts, handler) => {
-    count(opts.path);
-    return dispatch(opts, handler);
-  }),
+  new Agent({ connections })
+    .compose((dispatch) => (opts, handler) => {
+      count(opts.path);
+      return dispatch(opts, handler);
+    })
+    .compose(interceptors.retry({ maxRetries: 3, methods: ["GET", "POST"], minTimeout: 100 })),
 );
 const edge = await startLocalEdge({ quiet: true, varsDir: dir, persistDir });
 const idle = { cpu: 0, ms: 0 };
@@ -316,6 +322,7 @@ const result = {
   ranks,
   batch,
   seed_s: Number(seedS.toFixed(1)),
+  request_errors_retried: retried.errors,
   edge_idle_cpu_ms_per_s: Number(((idle.cpu / idle.ms) * 1000).toFixed(1)),
   rows: rows.map((r) => ({
     ...r,
@@ -328,7 +335,7 @@ const result = {
 if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
 else {
   process.stdout.write(
-    `${ranks} ranks opening at once, first batch of ${batch} clips (table level); edge idle ${result.edge_idle_cpu_ms_per_s} ms CPU/s; seeding ${result.seed_s} s\n`,
+    `${ranks} ranks opening at once, first batch of ${batch} clips (table level); edge idle ${result.edge_idle_cpu_ms_per_s} ms CPU/s; ${result.request_errors_retried} requests failed and sent again; seeding ${result.seed_s} s\n`,
   );
   process.stdout.write(
     "objects     lazy  phase        req/rank (max)  KiB/rank  edge CPU ms (workerd)  per rank  ÷ smallest  client CPU ms  wall ms  routes per rank\n",
