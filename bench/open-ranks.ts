@@ -55,11 +55,12 @@ const batch = Number(values.batch);
 const connections = Number(values.connections);
 for (const [name, n] of [
   ["ranks", ranks],
-  ["batch", batch],
   ["connections", connections],
   ...sizes.map((s) => ["sizes", s] as const),
 ] as const)
   if (!Number.isInteger(n) || n < 1) throw new Error(`Expected a positive integer for ${name} but received ${n}`);
+if (!Number.isInteger(batch) || batch < 0)
+  throw new Error(`Expected a whole number for batch (0: open() alone) but received ${batch}`);
 
 const dir = values.keep ?? mkdtempSync(join(tmpdir(), "ec-open-ranks-"));
 const persistDir = join(dir, "r2");
@@ -250,14 +251,24 @@ interface Row {
 
 async function measure(url: string, token: string, n: number): Promise<Row> {
   const datasets: Dataset[] = new Array(ranks);
-  const options = (r: number) => ({ frames: 16, batch, token, rank: r, world: ranks, shuffle: "shard-buffer" });
+  const options = (r: number) => ({
+    frames: 16,
+    batch: Math.max(1, batch),
+    token,
+    rank: r,
+    world: ranks,
+    shuffle: "shard-buffer",
+  });
   const parts = { lazy: true, decode: noDecode, decodeImage: noDecode, openRun: false } as const;
   const dataset = `${url}/v1/datasets/${rootOf(n)}`;
   try {
     const openPhase = await phase(async (r) => {
       datasets[r] = await open(dataset, options(r), parts);
     });
+    // Each rank's first batch walks about batch × world positions of the order (the deal): in
+    // one process that is O(ranks²) of client CPU, what `--batch 0` leaves out.
     const firstBatch = await phase(async (r) => {
+      if (batch === 0) return;
       const inside = datasets[r] as unknown as DatasetInside;
       const objects: DatasetObject[] = [];
       for (let i = 0; i < batch; i++) {
@@ -281,16 +292,24 @@ async function measure(url: string, token: string, n: number): Promise<Row> {
 // time; their requests queue in this process, so the counts and the edge's CPU are the same.
 // edgeFetch keeps a global dispatcher made with options, as it keeps a user's.
 // Under that load the local edge now and then closes a connection mid-request ("other side
-// closed"); such requests are sent again (retry interceptor), counted again, and said.
+// closed") or leaves a request unanswered; such requests are sent again (retry interceptor, after
+// 20 s without an answer), counted again, and said.
 const retried = { errors: 0 };
 subscribe("undici:request:error", () => retried.errors++);
 setGlobalDispatcher(
-  new Agent({ connections })
+  new Agent({ connections, headersTimeout: 20_000, bodyTimeout: 20_000 })
     .compose((dispatch) => (opts, handler) => {
       count(opts.path);
       return dispatch(opts, handler);
     })
-    .compose(interceptors.retry({ maxRetries: 3, methods: ["GET", "POST"], minTimeout: 100 })),
+    .compose(
+      interceptors.retry({
+        maxRetries: 3,
+        methods: ["GET", "POST"],
+        minTimeout: 100,
+        errorCodes: ["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"],
+      }),
+    ),
 );
 const edge = await startLocalEdge({ quiet: true, varsDir: dir, persistDir });
 const idle = { cpu: 0, ms: 0 };
