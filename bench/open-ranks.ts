@@ -19,7 +19,8 @@
  *
  *   npx tsc -p bench/tsconfig.json && node dist/bench/open-ranks.js [--sizes 1000,100000,1000000] [--ranks 512] [--batch 8] [--connections 64] [--keep DIR] [--json]
  *
- * `--keep DIR` keeps the seeded edge state in DIR (reused by a later run with the same DIR).
+ * `--batch 0` measures open() alone (with 512 ranks in one process the first batches' deal takes
+ * this process's CPU, not the edge's). `--keep DIR` keeps the seeded edge state in DIR (reused by a later run with the same DIR).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { subscribe } from "node:diagnostics_channel";
