@@ -212,6 +212,7 @@ function* windowedShards(
     while (want.some((k) => !plan.page(k))) yield new PageWait(plan.load(want));
     const shards = want.flatMap((k) => plan.page(k)!.shards);
     yield* rng ? shuffleInPlace(shards, rng) : shards;
+    plan.pass?.(want);
   }
 }
 
