@@ -37,7 +37,8 @@ export interface OpenParts {
   /**
    * Plan from the table's pages as the epoch order reaches them where the source, the options
    * and the table allow (lazy-open.ts): open() and the first batch then read only the head, the
-   * directory pages at the prefix's edges and the first windows' pages. Off unless true.
+   * directory pages at the prefix's edges and the first windows' pages, and pages go once their
+   * clips are delivered. On unless false (false: the table is read whole, the clip count known at open).
    */
   readonly lazy?: boolean;
 }
@@ -263,7 +264,7 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
   try {
     source = parts.source ?? (await openSource(url, o.source));
     const pinned = (Array.isArray(o.resume) ? o.resume[0] : (o.resume as Checkpoint | undefined))?.generation;
-    if (parts.lazy && lazyOptions(o) && canListLazily(source)) {
+    if (parts.lazy !== false && lazyOptions(o) && canListLazily(source)) {
       const table = await source.listLazy({ generation: pinned });
       if (table && lazyTable(table))
         return openLazily(source, table, o, options, { decode, decodeImage, openRun, openedAt, natives, parts });

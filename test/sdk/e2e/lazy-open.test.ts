@@ -93,13 +93,13 @@ async function source(url: string): Promise<LazySource> {
 }
 
 /** The clips a run delivers ("key@start"), its checkpoint, what it reported, and its source. */
-async function run(lazy: boolean, options: OpenOptions, stopAfter = Infinity, url = dataset) {
+async function run(lazy: boolean | undefined, options: OpenOptions, stopAfter = Infinity, url = dataset) {
   const src = await source(url);
   const errors: SdkError[] = [];
   const ds = await open(
     url,
     { token: edge.token, device: "cpu", frames: 4, batch: 2, seed: 3, onError: (e) => errors.push(e), ...options },
-    { source: src, lazy },
+    { source: src, ...(lazy === undefined ? {} : { lazy }) },
   );
   const atOpen = { requests: src.table?.requests, pages: src.table?.read.length };
   const ids: string[] = [];
@@ -207,6 +207,16 @@ describe("open() over table pages read lazily (a local edge)", () => {
       expect(rest.table!.peakPages).toBeLessThanOrEqual(bound);
     }
   }, 240_000);
+
+  it("reads a table of many pages lazily by default, and whole with lazy: false", async () => {
+    const byDefault = await run(undefined, {}, 1);
+    expect(byDefault.table).toBeDefined();
+    expect(byDefault.ds.totalClips).toBe(Infinity);
+    expect(byDefault.ds.clipCount).toBe(Infinity);
+    const whole = await run(false, {}, 1);
+    expect(whole.table).toBeUndefined();
+    expect(whole.ds.totalClips).toBe(OBJECTS * 6 - 6);
+  }, 120_000);
 
   it("reads a table of one window or less whole, as without the lazy path", async () => {
     const url = `${edge.url}/v1/datasets/lq`;
