@@ -187,7 +187,11 @@ export class Dataset implements AsyncIterable<Batch> {
           this.consumed.add(p);
           last = Math.max(last, p);
         }
-        if (last >= 0) this.onSettled?.(last);
+        if (last >= 0) {
+          // Delivered: the deal forgets these clips, and their table pages may go.
+          this.mine.forget?.(last);
+          this.onSettled?.(last);
+        }
         if (!batch) continue;
         this.recorder.delivered();
         this.recorder.clips += batch.clips.length;
