@@ -178,8 +178,8 @@ export class S3Source implements DatasetSource {
 
   /**
    * The bucket's table read lazily (latest generation, or `generation`): the head and the page
-   * range under the prefix now, each page when asked for (what open() takes with
-   * `OpenParts.lazy`). Undefined where the bucket has none.
+   * range under the prefix now, each page when asked for (what open() takes unless
+   * `OpenParts.lazy` is false). Undefined where the bucket has none.
    *
    * @example
    * const table = await source.listLazy();
