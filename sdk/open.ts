@@ -267,8 +267,11 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
   let source: DatasetSource | undefined;
   try {
     source = parts.source ?? (await openSource(url, o.source));
-    const pinned = (Array.isArray(o.resume) ? o.resume[0] : (o.resume as Checkpoint | undefined))?.generation;
-    if (parts.lazy !== false && lazyOptions(o) && canListLazily(source)) {
+    const checkpoint = Array.isArray(o.resume) ? o.resume[0] : (o.resume as Checkpoint | undefined);
+    const pinned = checkpoint?.generation;
+    // A checkpoint with a clip total was planned whole: by default it resumes so (lazy: true refuses it).
+    const lazy = parts.lazy ?? checkpoint?.total === undefined;
+    if (lazy && lazyOptions(o) && canListLazily(source)) {
       const table = await source.listLazy({ generation: pinned });
       if (table && lazyTable(table))
         return openLazily(source, table, o, options, { decode, decodeImage, openRun, openedAt, natives, parts });

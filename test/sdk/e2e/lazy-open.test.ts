@@ -232,5 +232,10 @@ describe("open() over table pages read lazily (a local edge)", () => {
   it("refuses an eager plan's checkpoint: pages group shards otherwise", async () => {
     const eagerRun = await run(false, {}, 1);
     await expect(run(true, { resume: eagerRun.state })).rejects.toMatchObject({ code: "ERR_RESUME_MISMATCH" });
+    // By default it resumes as it was planned: whole.
+    const rest = await run(undefined, { resume: eagerRun.state });
+    expect(rest.table).toBeUndefined();
+    const whole = await run(false, {});
+    expect([...eagerRun.ids, ...rest.ids]).toEqual(whole.ids);
   }, 120_000);
 });
