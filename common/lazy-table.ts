@@ -39,6 +39,8 @@ export class LazyTable {
   private readonly under: Uint8Array;
   private pageRequests = 0;
   private pinRequests = 0;
+  /** The most pages kept at once so far. */
+  peakPages = 0;
   /** Pages read (each read, a page read again after `evict` included), in order. */
   readonly read: number[] = [];
 
@@ -111,6 +113,7 @@ export class LazyTable {
         (p) => {
           this.reading.delete(k);
           this.kept.set(k, p);
+          this.peakPages = Math.max(this.peakPages, this.kept.size);
           return p;
         },
         (err: unknown) => {

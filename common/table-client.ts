@@ -290,12 +290,49 @@ export function within(entries: EntryColumns, dir: Uint8Array): [number, EntryCo
 }
 
 /** Options of the edge's table routes. */
+/** A head read already (or found missing) at a generation asked for (undefined: the latest). */
+export interface ReadHead {
+  readonly generation: number | undefined;
+  readonly signed: Promise<unknown | undefined>;
+}
+
+/**
+ * `store`, each head it reads told to `onRead`: what a lazy open read, for the whole listing
+ * that follows it where the table is too small to read lazily.
+ */
+export function recordingHeads(store: TableStore, onRead: (read: ReadHead) => void): TableStore {
+  return {
+    ...store,
+    head: (generation) => {
+      const signed = store.head(generation);
+      onRead({ generation, signed });
+      return signed;
+    },
+  };
+}
+
+/** `store`, its head at `read.generation` answered once from `read` instead of asked for again. */
+export function reusingHead(store: TableStore, read: ReadHead | undefined): TableStore {
+  if (read === undefined) return store;
+  let used = false;
+  return {
+    ...store,
+    head: (generation) => {
+      if (used || generation !== read.generation) return store.head(generation);
+      used = true;
+      return read.signed;
+    },
+  };
+}
+
 export type EdgeTableOptions = ManifestClientOptions & {
   generation?: number | undefined;
   /** Decompresses a page of a several-page response (default: DecompressionStream). */
   inflate?: ((gz: Uint8Array) => Promise<Uint8Array>) | undefined;
   /** Digests a page for the check against its head (default: WebCrypto's SHA-256). */
   digest?: PageDigest | undefined;
+  /** The head read already at `generation` (by a lazy open before): not asked for again. */
+  head?: ReadHead | undefined;
 };
 
 /**
@@ -372,7 +409,7 @@ export function edgeTableStore(
  */
 export async function fetchTable(datasetUrl: string, opts: EdgeTableOptions = {}): Promise<DatasetTable | undefined> {
   const { store, keys, prefix } = edgeTableStore(datasetUrl, opts);
-  const table = await readTable(store, keys, prefix, opts.generation, opts.digest);
+  const table = await readTable(reusingHead(store, opts.head), keys, prefix, opts.generation, opts.digest);
   return table && { ...table, requests: table.requests + (opts.keys ? 0 : 1) };
 }
 

@@ -11,6 +11,7 @@ import type { ResolvedOptions } from "./options.js";
 import { planTablePage, type SkippedObject } from "./pipeline/planner.js";
 import { ORDER_VERSION } from "./sampler/order-version.js";
 import { LazyPlan } from "./sampler/paged-plan.js";
+import { SettledPages } from "./sampler/settled-pages.js";
 import { PAGE_WINDOW } from "./sampler/shuffle.js";
 import type { DatasetListing } from "./source/source.js";
 
@@ -40,13 +41,16 @@ export interface LazyOpen {
   readonly listing: DatasetListing;
   /** Clips planned on the pages read so far, and how many pages were planned (every page: the epoch's clip total is known). */
   readonly planned: { clips: number; pages: number };
+  /** Where this rank is done with the order's clips: the order is walked through it, settled positions told to it. */
+  readonly settled: SettledPages;
 }
 
 /**
  * The lazy plan of `table`: each page planned when the order reaches it (planTablePage), its
  * objects that contribute no clips handed to `onSkipped` then. The fingerprint is the head's:
  * the sampling, the generation, the prefix and its page range, and the shard size — another
- * than the eager plan's, since pages group shards otherwise.
+ * than the eager plan's, since pages group shards otherwise. A page goes (from the plan and the
+ * table) once the order walked past it and every clip of it settled.
  *
  * @example
  * const { paged, plan, listing } = lazyOpen(table, options, (s) => report(s));
@@ -59,17 +63,21 @@ export function lazyOpen(
   const head = table.list.head;
   const counts = new Float64Array(table.pageCount).fill(PAGE_IDS);
   const planned = { clips: 0, pages: 0 };
-  const paged = new LazyPlan(counts, async (k) => {
-    const { entries } = await table.page(k);
-    // Places in the page (the ids' page part would make a sparse array of up to 2^20 × pages).
-    const skipped: SkippedObject[] = [];
-    const page = planTablePage(entries, 0, o, head.shardBytes, skipped);
-    const said = skipped.filter(Boolean);
-    if (said.length > 0) onSkipped(said);
-    for (const obj of page.objects) planned.clips += obj.starts.length;
-    planned.pages++;
-    return page;
-  });
+  const paged = new LazyPlan(
+    counts,
+    async (k) => {
+      const { entries } = await table.page(k);
+      // Places in the page (the ids' page part would make a sparse array of up to 2^20 × pages).
+      const skipped: SkippedObject[] = [];
+      const page = planTablePage(entries, 0, o, head.shardBytes, skipped);
+      const said = skipped.filter(Boolean);
+      if (said.length > 0) onSkipped(said);
+      for (const obj of page.objects) planned.clips += obj.starts.length;
+      planned.pages++;
+      return page;
+    },
+    (k) => table.evict(k),
+  );
   const salt = [`order ${ORDER_VERSION}`, o.frames, o.stride, o.hop ?? null, o.align];
   const fingerprint = createHash("sha256")
     .update(
@@ -82,5 +90,6 @@ export function lazyOpen(
     plan: { fingerprint, total: Infinity },
     listing: { objects: table.objects, shards: [], generation: head.generation },
     planned,
+    settled: new SettledPages(paged),
   };
 }

@@ -37,7 +37,8 @@ export interface OpenParts {
   /**
    * Plan from the table's pages as the epoch order reaches them where the source, the options
    * and the table allow (lazy-open.ts): open() and the first batch then read only the head, the
-   * directory pages at the prefix's edges and the first windows' pages. Off unless true.
+   * directory pages at the prefix's edges and the first windows' pages, and pages go once their
+   * clips are delivered. On unless false (false: the table is read whole, the clip count known at open).
    */
   readonly lazy?: boolean;
 }
@@ -69,6 +70,8 @@ export interface DatasetInit {
   readonly decoders?: Pick<NativeDecoders, "close">;
   /** Planned from table pages read lazily: what the pages planned so far hold, to say why an epoch has no clip. */
   readonly lazy?: LazyOpen["planned"];
+  /** Told the last position each delivery settles (pages read lazily go once their clips settle). */
+  readonly onSettled?: (position: number) => void;
 }
 
 /** An opened dataset: iterate it for batches; `state()` checkpoints, `stats()` reports. */
@@ -97,6 +100,7 @@ export class Dataset implements AsyncIterable<Batch> {
   private readonly base: PositionSet | undefined;
   private readonly recorder: StatsRecorder;
   private readonly lazy: DatasetInit["lazy"];
+  private readonly onSettled: DatasetInit["onSettled"];
   private started = false;
 
   /** @internal use `open()` */
@@ -119,6 +123,7 @@ export class Dataset implements AsyncIterable<Batch> {
     this.totalClips = init.plan.total;
     this.skipped = init.skipped;
     this.lazy = init.lazy;
+    this.onSettled = init.onSettled;
     this.generation = init.listing.generation;
     this.recorder = new StatsRecorder(() => init.source.stats());
     this.recorder.openedAt = init.openedAt;
@@ -177,7 +182,16 @@ export class Dataset implements AsyncIterable<Batch> {
         }
         settled += next.value.settles.length;
         const { batch, settles } = next.value;
-        for (const p of settles) this.consumed.add(p);
+        let last = -1;
+        for (const p of settles) {
+          this.consumed.add(p);
+          last = Math.max(last, p);
+        }
+        if (last >= 0) {
+          // Delivered: the deal forgets these clips, and their table pages may go.
+          this.mine.forget?.(last);
+          this.onSettled?.(last);
+        }
         if (!batch) continue;
         this.recorder.delivered();
         this.recorder.clips += batch.clips.length;
@@ -253,8 +267,11 @@ export async function open(url: string, options: OpenOptions = {}, parts: OpenPa
   let source: DatasetSource | undefined;
   try {
     source = parts.source ?? (await openSource(url, o.source));
-    const pinned = (Array.isArray(o.resume) ? o.resume[0] : (o.resume as Checkpoint | undefined))?.generation;
-    if (parts.lazy && lazyOptions(o) && canListLazily(source)) {
+    const checkpoint = Array.isArray(o.resume) ? o.resume[0] : (o.resume as Checkpoint | undefined);
+    const pinned = checkpoint?.generation;
+    // A checkpoint with a clip total was planned whole: by default it resumes so (lazy: true refuses it).
+    const lazy = parts.lazy ?? checkpoint?.total === undefined;
+    if (lazy && lazyOptions(o) && canListLazily(source)) {
       const table = await source.listLazy({ generation: pinned });
       if (table && lazyTable(table))
         return openLazily(source, table, o, options, { decode, decodeImage, openRun, openedAt, natives, parts });
@@ -355,7 +372,8 @@ async function openLazily(
   const dealFrom = resumed?.base ?? consumed;
   const base = o.world > 1 ? (resumed?.base ?? new PositionSet(Infinity, consumed.bits.slice())) : undefined;
   const params = { ...epoch, buffer: o.shuffleBuffer };
-  const stream = () => pagedStream(paged, o.shuffle, params)!;
+  // Each walk of the order noted, so the pages of settled clips go: memory stays bounded by the options.
+  const stream = () => lazy.settled.track(pagedStream(paged, o.shuffle, params)!);
   const share: ClipSequence<RankClip> =
     o.world > 1
       ? new StreamedGopClips(stream, dealFrom, paged, o.rank, o.world, o.limit)
@@ -377,6 +395,7 @@ async function openLazily(
     openRun: d.openRun,
     openedAt: d.openedAt,
     lazy: lazy.planned,
+    onSettled: (p) => lazy.settled.settled(p),
     ...(d.parts.batchPool ? { batchPool: d.parts.batchPool } : {}),
     ...(d.natives ? { decoders: d.natives } : {}),
   });

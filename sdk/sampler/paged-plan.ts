@@ -29,6 +29,8 @@ export interface PagedPlan {
   load(pages: readonly number[]): Promise<void>;
   /** An object of a page read. */
   object(id: number): PlannedObject;
+  /** The order walked past these pages' shards (a page whose clips are all released may then go). */
+  pass?(pages: readonly number[]): void;
 }
 
 /**
@@ -53,8 +55,9 @@ export function pagedOf(plan: ClipPlan): PagedPlan {
 
 /**
  * A plan whose pages are read as the order reaches them: `read(k)` returns page `k`'s planned
- * objects (ids from `firstIds[k]`) and its shards (lists of places in the page). Pages are
- * kept once read.
+ * objects (ids from `firstIds[k]`) and its shards (lists of places in the page). A page is kept
+ * while the order has not walked past it or any of its clips is not `release`d (each clip the
+ * order yields is released once, when done with); then it is dropped and `onEvict(k)` told.
  *
  * @example
  * const plan = new LazyPlan(counts, async (k) => planPage(await readPage(k)));
@@ -64,6 +67,10 @@ export class LazyPlan implements PagedPlan {
   readonly firstIds: Float64Array;
   private readonly pages = new Map<number, { objects: readonly PlannedObject[]; part: PlanPage }>();
   private readonly reading = new Map<number, Promise<void>>();
+  /** Clips of each page kept that are not released yet. */
+  private readonly unreleased = new Map<number, number>();
+  /** Pages kept that the order walked past. */
+  private readonly passed = new Set<number>();
   /** Pages asked for, in the order they were first asked (what a bench or test counts). */
   readonly asked: number[] = [];
 
@@ -72,6 +79,7 @@ export class LazyPlan implements PagedPlan {
     private readonly read: (
       k: number,
     ) => Promise<{ readonly objects: readonly PlannedObject[]; readonly shards: readonly (readonly number[])[] }>,
+    private readonly onEvict: (k: number) => void = () => {},
   ) {
     this.firstIds = new Float64Array(counts.length + 1);
     for (let k = 0; k < counts.length; k++) this.firstIds[k + 1] = this.firstIds[k]! + counts[k]!;
@@ -96,6 +104,36 @@ export class LazyPlan implements PagedPlan {
     return page.objects[id - this.firstIds[k]!]!;
   }
 
+  /** Pages kept now. */
+  get resident(): number {
+    return this.pages.size;
+  }
+
+  /** One clip of object `id`'s page is done with. */
+  release(id: number): void {
+    const k = this.pageOfId(id);
+    const left = this.unreleased.get(k);
+    if (left === undefined) return;
+    this.unreleased.set(k, left - 1);
+    this.dropIfDone(k);
+  }
+
+  pass(pages: readonly number[]): void {
+    for (const k of pages) {
+      if (!this.pages.has(k)) continue;
+      this.passed.add(k);
+      this.dropIfDone(k);
+    }
+  }
+
+  private dropIfDone(k: number): void {
+    if (!this.passed.has(k) || this.unreleased.get(k)! > 0) return;
+    this.pages.delete(k);
+    this.unreleased.delete(k);
+    this.passed.delete(k);
+    this.onEvict(k);
+  }
+
   /** The page holding object `id` (binary search over the first ids). */
   pageOfId(id: number): number {
     let lo = 0;
@@ -117,6 +155,9 @@ export class LazyPlan implements PagedPlan {
       reading = this.read(k).then(
         ({ objects, shards }) => {
           this.pages.set(k, { objects, part: { shards: shards.map((s) => s.map((j) => first + j)) } });
+          let clips = 0;
+          for (const s of shards) for (const j of s) clips += objects[j]!.starts.length;
+          this.unreleased.set(k, clips);
           this.reading.delete(k);
         },
         (err: unknown) => {

@@ -11,6 +11,11 @@ export interface ClipSequence<T> {
    * absent: it always can. The pipeline awaits it before it plans or reads item `i`.
    */
   ready?(i: number): Promise<void>;
+  /**
+   * Items at or before epoch position `position` are delivered: they need not be kept (a later
+   * `at` of one of them throws). Absent: everything is kept.
+   */
+  forget?(position: number): void;
 }
 
 /**
@@ -65,7 +70,9 @@ class Ended {}
  */
 export abstract class StreamedDeal implements ClipSequence<RankClip> {
   private known: number;
-  private readonly done: RankClip[] = [];
+  /** The clips dealt from item `doneFrom` on (those before it delivered and forgotten). */
+  private done: RankClip[] = [];
+  private doneFrom = 0;
   /** A copy: the run adds what it consumes to the live set, which must not move positions still to deal. */
   private readonly bits: Uint8Array | undefined;
   protected readonly total: number;
@@ -94,7 +101,16 @@ export abstract class StreamedDeal implements ClipSequence<RankClip> {
     if (!Number.isInteger(i) || i < 0 || i >= this.length) return undefined;
     const wait = this.dealTo(i);
     if (wait) throw new Error(`Clip ${i} of this rank was asked for before ready(${i}) settled`);
-    return i < this.known ? this.done[i] : undefined;
+    if (i < this.doneFrom) throw new RangeError(`Clip ${i} of this rank was asked for after it was delivered`);
+    return i < this.known ? this.done[i - this.doneFrom] : undefined;
+  }
+
+  forget(position: number): void {
+    let n = 0;
+    while (n < this.done.length && this.done[n]!.position <= position) n++;
+    if (n === 0) return;
+    this.done = this.done.slice(n);
+    this.doneFrom += n;
   }
 
   /** Reads the pages the order needs up to item `i`, one wait at a time. */
@@ -106,19 +122,19 @@ export abstract class StreamedDeal implements ClipSequence<RankClip> {
   /** Deals up to item `i`; the order's wait where it reached pages not read yet. */
   private dealTo(i: number): PageWait | undefined {
     try {
-      while (this.done.length <= i) this.done.push(this.dealNext());
+      while (this.dealt <= i) this.done.push(this.dealNext());
       return undefined;
     } catch (err) {
       if (err instanceof Waiting) return err.wait;
       // An order of unknown length ended: the rank's share is what was dealt.
-      if (err instanceof Ended) return void (this.known = this.done.length);
+      if (err instanceof Ended) return void (this.known = this.dealt);
       throw err;
     }
   }
 
   /** How many clips were dealt so far. */
   protected get dealt(): number {
-    return this.done.length;
+    return this.doneFrom + this.done.length;
   }
 
   /**

@@ -223,6 +223,7 @@ function* windowedShards(
     // Read ahead; a failure is reported where the order waits for the page.
     if (!ahead.done) plan.load(ahead.value).catch(() => undefined);
     yield* rng ? shuffleInPlace(shards, rng) : shards;
+    plan.pass?.(want.value);
     want = ahead;
   }
 }

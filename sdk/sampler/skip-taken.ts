@@ -12,7 +12,9 @@ import type { ClipSequence, ConsumedPositions, RankClip } from "./rank-clips.js"
 export class SkipTaken implements ClipSequence<RankClip> {
   /** A copy: the run adds what it consumes to the live set, and those clips are still to deliver. */
   private readonly bits: Uint8Array;
-  private readonly kept: RankClip[] = [];
+  /** The clips kept from item `keptFrom` on (those before it delivered and forgotten). */
+  private kept: RankClip[] = [];
+  private keptFrom = 0;
   private shareAt = 0;
 
   constructor(
@@ -30,14 +32,25 @@ export class SkipTaken implements ClipSequence<RankClip> {
 
   at(i: number): RankClip | undefined {
     if (!Number.isInteger(i) || i < 0 || i >= this.length) return undefined;
-    while (this.kept.length <= i) if (!this.step()) return undefined;
-    return this.kept[i];
+    if (i < this.keptFrom) throw new RangeError(`Clip ${i} of this rank was asked for after it was delivered`);
+    while (this.keptFrom + this.kept.length <= i) if (!this.step()) return undefined;
+    return this.kept[i - this.keptFrom];
+  }
+
+  forget(position: number): void {
+    let n = 0;
+    while (n < this.kept.length && this.kept[n]!.position <= position) n++;
+    if (n > 0) {
+      this.kept = this.kept.slice(n);
+      this.keptFrom += n;
+    }
+    this.share.forget?.(position);
   }
 
   /** The share's items this one walks to reach item `i`, each readied in turn. */
   async ready(i: number): Promise<void> {
     if (!this.share.ready || !Number.isInteger(i) || i < 0 || i >= this.length) return;
-    while (this.kept.length <= i) {
+    while (this.keptFrom + this.kept.length <= i) {
       await this.share.ready(this.shareAt);
       if (!this.step()) return;
     }

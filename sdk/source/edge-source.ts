@@ -12,7 +12,13 @@ import { fetchIndex, fetchManifest, type DatasetManifest } from "../../common/ma
 import { ManifestErrorCode } from "../../common/manifest-sign.js";
 import type { IndexV1, ManifestObjectV1, PublicKeysV1 } from "../../common/schema/index.js";
 import { LazyTable } from "../../common/lazy-table.js";
-import { edgeTableStore, fetchSignedUrls, fetchTable } from "../../common/table-client.js";
+import {
+  edgeTableStore,
+  fetchSignedUrls,
+  fetchTable,
+  type ReadHead,
+  recordingHeads,
+} from "../../common/table-client.js";
 import { ResumeError, SdkError } from "../errors.js";
 import { inProcessCache, remoteCache, type ByteCache, type PlanRange } from "./cache-client.js";
 import { edgeFetch } from "./edge-fetch.js";
@@ -88,6 +94,8 @@ export class EdgeSource implements DatasetSource {
   private listed: EntryColumns | undefined;
   /** Lazy table mode: the table whose pages are read as asked for (`listLazy`). */
   private lazy: LazyTable | undefined;
+  /** The head `listLazy` read, for the `list` that follows it. */
+  private readHead: ReadHead | undefined;
   private expiresAt = 0;
   private waiting = new Map<string, { object: DatasetObject; done: Deferred }>();
   private signing = new Map<string, Promise<void>>();
@@ -224,6 +232,8 @@ export class EdgeSource implements DatasetSource {
   async list(opts: { readonly generation?: number | undefined } = {}): Promise<DatasetListing> {
     // Listed whole: objects come from this listing, not from a table read lazily before (too small for it).
     this.lazy = undefined;
+    const head = this.readHead;
+    this.readHead = undefined;
     const table =
       this.opts.table === false
         ? undefined
@@ -234,6 +244,7 @@ export class EdgeSource implements DatasetSource {
             fetch: this.control.fetch,
             inflate: inflatePage,
             digest: pageDigest,
+            head,
           });
     if (table) {
       // The columns are the object list: each object is made when the pipeline asks for it.
@@ -281,6 +292,7 @@ export class EdgeSource implements DatasetSource {
    * const first = await table?.page(0);
    */
   async listLazy(opts: { readonly generation?: number | undefined } = {}): Promise<LazyTable | undefined> {
+    if (this.opts.table === false) return undefined;
     const keys = await this.keys();
     const { store, prefix } = edgeTableStore(this.datasetUrl, {
       token: this.token,
@@ -288,7 +300,9 @@ export class EdgeSource implements DatasetSource {
       fetch: this.control.fetch,
       inflate: inflatePage,
     });
-    const table = await LazyTable.open(store, Promise.resolve(keys), prefix, opts.generation, pageDigest);
+    // A table too small to read lazily (or none) is listed whole next: from the head read here.
+    const recorded = recordingHeads(store, (read) => (this.readHead = read));
+    const table = await LazyTable.open(recorded, Promise.resolve(keys), prefix, opts.generation, pageDigest);
     if (table) this.lazy = table;
     return table;
   }

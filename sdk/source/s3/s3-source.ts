@@ -10,7 +10,14 @@ import { tableRoot } from "../../../common/dataset-table/entry.js";
 import { tableKeys } from "../../../common/dataset-table/table-keys.js";
 import { PublicKeysV1 } from "../../../common/schema/index.js";
 import { LazyTable } from "../../../common/lazy-table.js";
-import { readTable, type DatasetTable, type TableStore } from "../../../common/table-client.js";
+import {
+  type DatasetTable,
+  type ReadHead,
+  readTable,
+  recordingHeads,
+  reusingHead,
+  type TableStore,
+} from "../../../common/table-client.js";
 import { pageDigest } from "../page-check.js";
 import { pinnedKeys, trustFirstSeen } from "../edge-keys.js";
 import type { EdgeKeysInput } from "../edge-keys-option.js";
@@ -76,6 +83,9 @@ export class S3Source implements DatasetSource {
   private listed: EntryColumns | undefined;
   /** The bucket's table read lazily (`listLazy`), whose pages' pins a read awaits. */
   private lazy: LazyTable | undefined;
+  /** The head `listLazy` read, for the `list` that follows it. */
+  private readHead: ReadHead | undefined;
+  private madeStore: ReturnType<S3Source["tableStore"]> | null = null;
 
   /** @internal use openS3Source */
   constructor(
@@ -159,24 +169,34 @@ export class S3Source implements DatasetSource {
    * them: a change is ERR_MANIFEST_KEY_CHANGED). Undefined where there is none.
    */
   private async table(generation: number | undefined): Promise<DatasetTable | undefined> {
-    const at = this.tableStore();
+    const at = this.tableAt();
+    const head = this.readHead;
+    this.readHead = undefined;
     // Node's synchronous hash, as the edge source checks its pages (see page-check.ts).
-    return at && readTable(at.store, at.keys, at.prefix, generation, pageDigest);
+    return at && readTable(reusingHead(at.store, head), at.keys, at.prefix, generation, pageDigest);
   }
 
   /**
    * The bucket's table read lazily (latest generation, or `generation`): the head and the page
-   * range under the prefix now, each page when asked for (what open() takes with
-   * `OpenParts.lazy`). Undefined where the bucket has none.
+   * range under the prefix now, each page when asked for (what open() takes unless
+   * `OpenParts.lazy` is false). Undefined where the bucket has none.
    *
    * @example
    * const table = await source.listLazy();
    */
   async listLazy(opts: { readonly generation?: number | undefined } = {}): Promise<LazyTable | undefined> {
-    const at = this.tableStore();
-    const table = at && (await LazyTable.open(at.store, at.keys, at.prefix, opts.generation, pageDigest));
+    const at = this.tableAt();
+    // A table too small to read lazily (or none) is listed whole next: from the head read here.
+    const store = at && recordingHeads(at.store, (read) => (this.readHead = read));
+    const table = at && (await LazyTable.open(store!, at.keys, at.prefix, opts.generation, pageDigest));
     if (table) this.lazy = table;
     return table;
+  }
+
+  /** tableStore(), made once: a lazy open and the listing after it ask for the keys once. */
+  private tableAt(): ReturnType<S3Source["tableStore"]> {
+    if (this.madeStore === null) this.madeStore = this.tableStore();
+    return this.madeStore;
   }
 
   /** The table routes of the bucket (presigned GETs), its keys and the prefix; undefined where the prefix has no table root. */

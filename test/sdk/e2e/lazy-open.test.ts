@@ -13,7 +13,7 @@ import type { IndexV1, TableEntryV1 } from "../../../common/schema/index.js";
 import { ensureDevVars } from "../../../sdk/dev/dev-vars.js";
 import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
 import { type Checkpoint, mergeCheckpoints, open, type OpenOptions, type SdkError } from "../../../sdk/index.js";
-import { PAGE_WINDOW } from "../../../sdk/sampler/shuffle.js";
+import { GOP_INTERLEAVE, PAGE_WINDOW } from "../../../sdk/sampler/shuffle.js";
 import { EdgeSource, inProcessCache } from "../../../sdk/source/index.js";
 import { makeVideo } from "../../helpers/make-video.js";
 import { type SeedObject, seedLocalR2 } from "../../helpers/seed-r2.js";
@@ -23,12 +23,22 @@ const OBJECTS = 48;
 /** The one object whose bytes are no video (its entry is an error): reported when its page is planned. */
 const BROKEN = 21;
 
+/** Objects (and pages) of the table of many pages. */
+const MANY = 40;
+
 let dir: string;
 let edge: LocalEdge;
 let dataset: string;
 
 /** Objects, their indexes and one table generation of pages of 4 entries (directory pages of 2 pages), straight into the local R2. */
-async function seed(r2: string, manifestKey: string, video: Uint8Array, root = "lz", objects = OBJECTS): Promise<void> {
+async function seed(
+  r2: string,
+  manifestKey: string,
+  video: Uint8Array,
+  root = "lz",
+  objects = OBJECTS,
+  pageTarget = 4,
+): Promise<void> {
   const items: SeedObject[] = [];
   const entries: TableEntryV1[] = [];
   for (let i = 0; i < objects; i++) {
@@ -56,7 +66,7 @@ async function seed(r2: string, manifestKey: string, video: Uint8Array, root = "
     shardBytes: 3 * video.length,
     now: Math.floor(Date.now() / 1000),
     pinsApart: true,
-    pageTarget: 4,
+    pageTarget,
     directoryTarget: 2,
   });
   const body = JSON.stringify(await signJson(head, await manifestSigner(manifestKey)));
@@ -83,13 +93,13 @@ async function source(url: string): Promise<LazySource> {
 }
 
 /** The clips a run delivers ("key@start"), its checkpoint, what it reported, and its source. */
-async function run(lazy: boolean, options: OpenOptions, stopAfter = Infinity, url = dataset) {
+async function run(lazy: boolean | undefined, options: OpenOptions, stopAfter = Infinity, url = dataset) {
   const src = await source(url);
   const errors: SdkError[] = [];
   const ds = await open(
     url,
     { token: edge.token, device: "cpu", frames: 4, batch: 2, seed: 3, onError: (e) => errors.push(e), ...options },
-    { source: src, lazy },
+    { source: src, ...(lazy === undefined ? {} : { lazy }) },
   );
   const atOpen = { requests: src.table?.requests, pages: src.table?.read.length };
   const ids: string[] = [];
@@ -113,6 +123,8 @@ beforeAll(async () => {
   await seed(join(dir, "r2"), vars.EC_MANIFEST_KEY, video);
   // A table of 2 pages, within one window: read whole.
   await seed(join(dir, "r2"), vars.EC_MANIFEST_KEY, video, "lq", 8);
+  // One object to a page: a table of many pages for a small page bound.
+  await seed(join(dir, "r2"), vars.EC_MANIFEST_KEY, video, "lm", MANY, 1);
   edge = await startLocalEdge({ port: 0, quiet: true, varsDir: dir, persistDir: join(dir, "r2") });
   dataset = `${edge.url}/v1/datasets/lz`;
 }, 180_000);
@@ -170,6 +182,42 @@ describe("open() over table pages read lazily (a local edge)", () => {
     expect([...part.ids, ...rest.ids]).toEqual(whole.ids);
   }, 240_000);
 
+  it("keeps a bounded number of pages over a whole epoch of many pages, every clip once, and resumes", async () => {
+    const url = `${edge.url}/v1/datasets/lm`;
+    const small = { prefetch: 1, batch: 2, shuffleBuffer: 2 };
+    // Pages kept at once, at most: the order's window and the one read ahead, a page for each GOP
+    // run in the shuffle's buffer and interleave, and one for each clip the pipeline may hold
+    // unsettled (hinted 4 × prefetch ahead, prefetch in flight, a batch being filled).
+    const bound = 2 * PAGE_WINDOW + small.shuffleBuffer + GOP_INTERLEAVE + 5 * small.prefetch + small.batch;
+    expect(bound).toBeLessThan(MANY);
+    for (const shuffle of ["shard-buffer", false] as const) {
+      const eagerRun = await run(false, { ...small, shuffle }, Infinity, url);
+      const whole = await run(true, { ...small, shuffle }, Infinity, url);
+      expect(whole.table!.pageCount).toBe(MANY);
+      expect(whole.table!.peakPages).toBeLessThanOrEqual(bound);
+      // Every page went once its clips settled, and none was read twice.
+      expect(whole.table!.keptPages.length).toBeLessThanOrEqual(2 * PAGE_WINDOW);
+      expect(new Set(whole.table!.read).size).toBe(MANY);
+      expect(whole.table!.read.length).toBe(MANY);
+      expect(whole.ids.length).toBe(MANY * 6);
+      expect([...whole.ids].sort()).toEqual([...eagerRun.ids].sort());
+      const part = await run(true, { ...small, shuffle }, 7, url);
+      const rest = await run(true, { ...small, shuffle, resume: part.state }, Infinity, url);
+      expect([...part.ids, ...rest.ids]).toEqual(whole.ids);
+      expect(rest.table!.peakPages).toBeLessThanOrEqual(bound);
+    }
+  }, 240_000);
+
+  it("reads a table of many pages lazily by default, and whole with lazy: false", async () => {
+    const byDefault = await run(undefined, {}, 1);
+    expect(byDefault.table).toBeDefined();
+    expect(byDefault.ds.totalClips).toBe(Infinity);
+    expect(byDefault.ds.clipCount).toBe(Infinity);
+    const whole = await run(false, {}, 1);
+    expect(whole.table).toBeUndefined();
+    expect(whole.ds.totalClips).toBe(OBJECTS * 6 - 6);
+  }, 120_000);
+
   it("reads a table of one window or less whole, as without the lazy path", async () => {
     const url = `${edge.url}/v1/datasets/lq`;
     const lazy = await run(true, {}, Infinity, url);
@@ -184,5 +232,10 @@ describe("open() over table pages read lazily (a local edge)", () => {
   it("refuses an eager plan's checkpoint: pages group shards otherwise", async () => {
     const eagerRun = await run(false, {}, 1);
     await expect(run(true, { resume: eagerRun.state })).rejects.toMatchObject({ code: "ERR_RESUME_MISMATCH" });
+    // By default it resumes as it was planned: whole.
+    const rest = await run(undefined, { resume: eagerRun.state });
+    expect(rest.table).toBeUndefined();
+    const whole = await run(false, {});
+    expect([...eagerRun.ids, ...rest.ids]).toEqual(whole.ids);
   }, 120_000);
 });

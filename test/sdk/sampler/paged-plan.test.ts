@@ -4,7 +4,8 @@ import { gopsOf, makePlan, PAGE_OBJECTS, type ClipPlan, type PlannedObject } fro
 import { LazyPlan, PageWait } from "../../../sdk/sampler/paged-plan.js";
 import { RankClips, type RankClip } from "../../../sdk/sampler/rank-clips.js";
 import { StreamedGopClips } from "../../../sdk/sampler/streamed-gop-clips.js";
-import { epochOrder, PAGE_GROUP, pagedStream, PAGE_WINDOW } from "../../../sdk/sampler/shuffle.js";
+import { SettledPages } from "../../../sdk/sampler/settled-pages.js";
+import { epochOrder, GOP_INTERLEAVE, PAGE_GROUP, pagedStream, PAGE_WINDOW } from "../../../sdk/sampler/shuffle.js";
 import { SkipTaken } from "../../../sdk/sampler/skip-taken.js";
 import { PositionSet, restore, toCheckpoint } from "../../../sdk/state/checkpoint.js";
 
@@ -107,6 +108,38 @@ describe("an order over a plan read page by page", () => {
       expect(plan.asked.length).toBe(PAGE_GROUP);
       expect(new Set(plan.asked.map((k) => Math.floor(k / PAGE_GROUP))).size).toBe(1);
     }
+  });
+
+  it("drops each page once the order passed it and its clips settled: pages kept stay bounded", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 16 }), fc.nat(), async (buffer, seed) => {
+        for (const name of ["none", "shard-buffer"]) {
+          const counts = Array.from({ length: 40 }, () => 3);
+          const dropped: number[] = [];
+          const { objects, shards } = pages(counts, 1);
+          const plan = new LazyPlan(
+            counts,
+            async (k) => ({ objects: objects[k]!, shards: shards[k]! }),
+            (k) => dropped.push(k),
+          );
+          const settled = new SettledPages(plan);
+          const it = settled.track(pagedStream(plan, name, { seed, epoch: 0, buffer })!)[Symbol.iterator]();
+          let peak = 0;
+          let position = 0;
+          for (let next = it.next(); !next.done; next = it.next()) {
+            peak = Math.max(peak, plan.resident);
+            if (next.value instanceof PageWait) await next.value.until;
+            else settled.settled(position++);
+          }
+          // The window walked and the one read ahead, and a page for each GOP run the shuffle holds.
+          expect(peak).toBeLessThanOrEqual(2 * PAGE_WINDOW + (name === "none" ? 0 : buffer + GOP_INTERLEAVE));
+          expect(plan.resident).toBe(0);
+          expect([...dropped].sort((a, b) => a - b)).toEqual(counts.map((_, k) => k));
+          expect(settled.pending).toBe(0);
+        }
+      }),
+      { numRuns: 8 },
+    );
   });
 
   it("deals a rank's clips once each is ready, as over the materialised plan", async () => {

@@ -140,6 +140,21 @@ describe("RankClips", () => {
     expect(mine.at(2)!.position).toBe(5);
   });
 
+  it("forgets the clips delivered, keeping the rest of the deal as it was", () => {
+    const p = plan(30, 4);
+    const order = () => epochStream(p, "shard-buffer", { seed: 2, epoch: 0, buffer: 4 });
+    const whole = new RankClips(order(), new PositionSet(p.total), 1, 3);
+    const mine = new RankClips(order(), new PositionSet(p.total), 1, 3);
+    const all = Array.from({ length: whole.length }, (_, i) => whole.at(i)!);
+    for (let i = 0; i < all.length; i++) {
+      expect(mine.at(i)).toEqual(all[i]);
+      // Delivered two behind: what is kept is the two since, not the epoch.
+      if (i >= 2) mine.forget(all[i - 2]!.position);
+    }
+    expect(() => mine.at(0)).toThrow(RangeError);
+    expect((mine as unknown as { done: unknown[] }).done.length).toBeLessThanOrEqual(2);
+  });
+
   it("says so when a registered algorithm orders fewer clips than the epoch has", () => {
     registerShuffle("short", (pl, q) => epochOrder(pl, "none", q).slice(1));
     const p = plan(4, 2);

@@ -229,12 +229,15 @@ describe("a bucket's table of many pages", () => {
     await putTable(s3, root, generation, await signer, { generationHead: false });
   }, 120_000);
 
-  /** open() of the prefix: what the bucket saw (requests, listings, most at once) and what was planned. */
+  /**
+   * open() of the prefix read whole (the lazy path's opt-out): what the bucket saw (requests,
+   * listings, most at once) and what was planned.
+   */
   async function opened() {
     const source = await openS3Source(new URL(url), { ...options(), indexCacheDir: join(dir, `ic-${Math.random()}`) });
     const before = { requests: s3.requests, listings: s3.listings };
     s3.resetPeak();
-    const ds = await open(url, { ...options(), batch: 1 }, { source });
+    const ds = await open(url, { ...options(), batch: 1 }, { source, lazy: false });
     const seen = {
       requests: s3.requests - before.requests,
       listings: s3.listings - before.listings,

@@ -1,0 +1,112 @@
+/**
+ * Table pages a lazy open() keeps while a rank streams, against dataset size: the order is
+ * walked as the pipeline walks it (sdk/lazy-open.ts: LazyTable, LazyPlan, the order through
+ * SettledPages, RankClips for rank 0 of 1), each clip settled `lag` clips after it is dealt (the
+ * clips a pipeline holds unsettled: about 5 × prefetch + batch), over the first `--clips` clips
+ * of the epoch. Per size, side by side in one run: the pages read, the most kept at once (what
+ * stays with eviction; without it every page read stays), and the heap grown over the walk
+ * (the table's pages, the plan's and the deal's clips).
+ * Synthetic entries through the publisher's page codec (pins apart), served from memory.
+ *
+ * `--keep`: the deal keeps every clip it dealt (as before it forgot delivered ones).
+ *
+ *   npx tsc -p bench/tsconfig.json && node --expose-gc dist/bench/open-lazy-resident.js [--sizes 100000,1000000] [--clips 200000] [--keep] [--json]
+ */
+import { generateKeyPairSync } from "node:crypto";
+import { parseArgs } from "node:util";
+import { gunzipSync } from "node:zlib";
+import { LazyTable } from "../common/lazy-table.js";
+import { manifestSigner, publicKeys, signJson } from "../common/manifest-sign.js";
+import { DEFAULT_SHARD_TARGET_BYTES } from "../common/shards.js";
+import type { TableStore } from "../common/table-client.js";
+import { resolveOptions } from "../sdk/internal.js";
+import { lazyOpen } from "../sdk/lazy-open.js";
+import { RankClips } from "../sdk/sampler/rank-clips.js";
+import { pagedStream } from "../sdk/sampler/shuffle.js";
+import { pageDigest } from "../sdk/source/page-check.js";
+import { PositionSet } from "../sdk/state/checkpoint.js";
+import { synthesizeGeneration } from "./synthetic-table.js";
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: "string", default: "100000,1000000" },
+    clips: { type: "string", default: "200000" },
+    json: { type: "boolean", default: false },
+    keep: { type: "boolean", default: false },
+  },
+});
+const o = resolveOptions({ frames: 16 }, {});
+const lag = 5 * o.prefetch + o.batch;
+const signer = await manifestSigner(
+  generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
+);
+const keys = Promise.resolve(publicKeys([signer]));
+const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
+
+async function measure(n: number, clips: number, forget: boolean) {
+  const stored = new Map<string, Uint8Array>();
+  const pins = new Map<string, Uint8Array>();
+  const { head, directories } = await synthesizeGeneration(
+    { root: "scale", objects: n, shardBytes: DEFAULT_SHARD_TARGET_BYTES, now: 0 },
+    (page) => {
+      stored.set(page.name, page.gz);
+      if (page.pins) pins.set(page.name, page.pins);
+    },
+  );
+  for (const d of directories) stored.set(d.name, d.gz);
+  const signed = await signJson(head, signer);
+  const inflate = (gz: Uint8Array) => {
+    const raw = gunzipSync(gz);
+    return new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+  };
+  const store: TableStore = {
+    head: async () => signed,
+    page: async (name) => inflate(stored.get(name)!),
+    pins: async (name) => inflate(pins.get(name)!),
+  };
+  gc();
+  const heapBefore = process.memoryUsage().heapUsed;
+  const table = (await LazyTable.open(store, keys, "scale", undefined, pageDigest))!;
+  const { paged, settled } = lazyOpen(table, o, () => {});
+  const order = settled.track(pagedStream(paged, o.shuffle, { seed: 1, epoch: 0, buffer: o.shuffleBuffer })!);
+  const mine = new RankClips(order, new PositionSet(Infinity), 0, 1);
+  let dealt = 0;
+  for (; dealt < clips; dealt++) {
+    await mine.ready(dealt);
+    const clip = mine.at(dealt);
+    if (!clip) break;
+    if (dealt >= lag) {
+      const position = mine.at(dealt - lag)!.position;
+      // As the Dataset does once a batch is delivered (or, with --keep, not: the deal keeps every clip).
+      if (forget) mine.forget(position);
+      settled.settled(position);
+    }
+  }
+  gc();
+  const heapGrown = process.memoryUsage().heapUsed - heapBefore;
+  // Alive through the measure: the deal keeps what it has not forgotten.
+  if (mine.at(dealt - 1) === undefined && dealt > 0) throw new Error("the deal lost its last clip");
+  return {
+    objects: n,
+    pages: table.pageCount,
+    clips: dealt,
+    pagesRead: table.read.length,
+    peakKept: table.peakPages,
+    keptAtEnd: table.keptPages.length,
+    heapMiB: heapGrown / 2 ** 20,
+  };
+}
+
+const rows = [];
+for (const n of values.sizes.split(",").map(Number)) rows.push(await measure(n, Number(values.clips), !values.keep));
+if (values.json) console.log(JSON.stringify({ lag, buffer: o.shuffleBuffer, rows }));
+else {
+  console.log(
+    `shard-buffer, buffer ${o.shuffleBuffer}, clips settled ${lag} behind${values.keep ? ", the deal keeping every clip" : ""}; heap grown over the walk (gc'd)`,
+  );
+  console.log("objects     pages   clips walked  pages read  most kept  kept at end  heap MiB");
+  for (const r of rows)
+    console.log(
+      `${String(r.objects).padEnd(10)} ${String(r.pages).padStart(6)} ${String(r.clips).padStart(14)} ${String(r.pagesRead).padStart(11)} ${String(r.peakKept).padStart(10)} ${String(r.keptAtEnd).padStart(12)} ${r.heapMiB.toFixed(1).padStart(9)}`,
+    );
+}
