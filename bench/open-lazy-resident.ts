@@ -17,7 +17,6 @@ import { parseArgs } from "node:util";
 import { gunzipSync } from "node:zlib";
 import { LazyTable } from "../common/lazy-table.js";
 import { manifestSigner, publicKeys, signJson } from "../common/manifest-sign.js";
-import { DEFAULT_SHARD_TARGET_BYTES } from "../common/shards.js";
 import type { TableStore } from "../common/table-client.js";
 import { resolveOptions } from "../sdk/internal.js";
 import { lazyOpen } from "../sdk/lazy-open.js";
@@ -25,7 +24,7 @@ import { RankClips } from "../sdk/sampler/rank-clips.js";
 import { pagedStream } from "../sdk/sampler/shuffle.js";
 import { pageDigest } from "../sdk/source/page-check.js";
 import { PositionSet } from "../sdk/state/checkpoint.js";
-import { synthesizeGeneration } from "./synthetic-table.js";
+import { synthesizeInMemory } from "./synthetic-table.js";
 
 const { values } = parseArgs({
   options: {
@@ -44,16 +43,7 @@ const keys = Promise.resolve(publicKeys([signer]));
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 
 async function measure(n: number, clips: number, forget: boolean) {
-  const stored = new Map<string, Uint8Array>();
-  const pins = new Map<string, Uint8Array>();
-  const { head, directories } = await synthesizeGeneration(
-    { root: "scale", objects: n, shardBytes: DEFAULT_SHARD_TARGET_BYTES, now: 0 },
-    (page) => {
-      stored.set(page.name, page.gz);
-      if (page.pins) pins.set(page.name, page.pins);
-    },
-  );
-  for (const d of directories) stored.set(d.name, d.gz);
+  const { head, stored, pins } = await synthesizeInMemory(n);
   const signed = await signJson(head, signer);
   const inflate = (gz: Uint8Array) => {
     const raw = gunzipSync(gz);

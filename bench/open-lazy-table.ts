@@ -19,7 +19,6 @@ import { gunzipSync } from "node:zlib";
 import { parseArgs } from "node:util";
 import { LazyTable } from "../common/lazy-table.js";
 import { manifestSigner, publicKeys, signJson } from "../common/manifest-sign.js";
-import { DEFAULT_SHARD_TARGET_BYTES } from "../common/shards.js";
 import type { TableStore } from "../common/table-client.js";
 import { resolveOptions } from "../sdk/internal.js";
 import { lazyOpen } from "../sdk/lazy-open.js";
@@ -27,7 +26,7 @@ import { pagedStream } from "../sdk/sampler/shuffle.js";
 import { StreamedGopClips } from "../sdk/sampler/streamed-gop-clips.js";
 import { pageDigest } from "../sdk/source/page-check.js";
 import { PositionSet } from "../sdk/state/checkpoint.js";
-import { synthesizeGeneration } from "./synthetic-table.js";
+import { synthesizeInMemory } from "./synthetic-table.js";
 
 const { values } = parseArgs({
   options: {
@@ -58,16 +57,7 @@ interface Row {
 }
 
 async function measure(n: number): Promise<Row> {
-  const stored = new Map<string, Uint8Array>();
-  const pins = new Map<string, Uint8Array>();
-  const { head, directories } = await synthesizeGeneration(
-    { root: "scale", objects: n, shardBytes: DEFAULT_SHARD_TARGET_BYTES, now: 0 },
-    (page) => {
-      stored.set(page.name, page.gz);
-      if (page.pins) pins.set(page.name, page.pins);
-    },
-  );
-  for (const d of directories) stored.set(d.name, d.gz);
+  const { head, directories, stored, pins } = await synthesizeInMemory(n);
   const dirNames = new Set(directories.map((d) => d.name));
   const signed = await signJson(head, signer);
   const headBytes = JSON.stringify(signed).length;

@@ -1,5 +1,6 @@
 import { cutRuns, DIRECTORY_TARGET, directoryParts, encodeDirectory } from "../common/dataset-table/directory.js";
 import { headOf, PAGE_TARGET, pageRefOf, type StoredPage, storePage } from "../common/dataset-table/generation.js";
+import { DEFAULT_SHARD_TARGET_BYTES } from "../common/shards.js";
 import type { TableEntryV1, TableHeadDirectoriesV1, TablePageRefV1 } from "../common/schema/index.js";
 
 /**
@@ -70,4 +71,30 @@ export async function synthesizeGeneration(
     ),
     directories: directories.map((d) => ({ name: d.ref.name, gz: d.gz })),
   };
+}
+
+/**
+ * synthesizeGeneration held in memory, as the benches that serve a table from memory use it:
+ * every page and directory page (gzip) by name in `stored`, each page's pins by name in `pins`.
+ *
+ * @example
+ * const { head, stored, pins } = await synthesizeInMemory(1e6);
+ */
+export async function synthesizeInMemory(objects: number): Promise<{
+  head: TableHeadDirectoriesV1;
+  directories: StoredPage[];
+  stored: Map<string, Uint8Array>;
+  pins: Map<string, Uint8Array>;
+}> {
+  const stored = new Map<string, Uint8Array>();
+  const pins = new Map<string, Uint8Array>();
+  const { head, directories } = await synthesizeGeneration(
+    { root: "scale", objects, shardBytes: DEFAULT_SHARD_TARGET_BYTES, now: 0 },
+    (page) => {
+      stored.set(page.name, page.gz);
+      if (page.pins) pins.set(page.name, page.pins);
+    },
+  );
+  for (const d of directories) stored.set(d.name, d.gz);
+  return { head, directories, stored, pins };
 }
