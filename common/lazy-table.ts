@@ -2,7 +2,9 @@
  * A dataset's table read page by page, as a lazy open() reads it: the verified head and the
  * page range under the dataset's prefix (at most two directory pages read), then each page only
  * when asked for, checked against the SHA-256 its directory names, cut at the prefix's edges,
- * its etags (pins) fetched per page as today. Pages are dropped on `evict`; what is read is
+ * its etags (pins) fetched per page as today. Pages are dropped on `evict`, or before by the
+ * table's cache (`cache`, shared with the directory pages: `cache.limit` caps the bytes of both
+ * held at once) and then read again when next asked for (`objects.load`); what is read is
  * counted in `requests`.
  */
 import { compareKeys } from "./dataset-table/entry.js";
@@ -11,6 +13,7 @@ import type { EntryColumns } from "./dataset-table/entry-columns.js";
 import { ManifestError, ManifestErrorCode } from "./manifest-sign.js";
 import type { PublicKeysV1, TablePageRefV1 } from "./schema/index.js";
 import { checkedPage, inside, openTable, type PageDigest, type TableStore, within } from "./table-client.js";
+import type { TableCache } from "./table-cache.js";
 import type { TablePageList } from "./table-page-list.js";
 import { TablePins } from "./table-pins.js";
 
@@ -37,6 +40,8 @@ export class LazyTable {
   /** The columns each object handed out was made from (its page may be evicted since: they stay its own). */
   private readonly madeIn = new WeakMap<object, EntryColumns>();
   private readonly under: Uint8Array;
+  /** 1 for each page the cache dropped (a read of it again is counted as such). */
+  private readonly dropped: Uint8Array;
   private pageRequests = 0;
   private pinRequests = 0;
   /** The most pages kept at once so far. */
@@ -54,6 +59,12 @@ export class LazyTable {
     readonly range: { readonly from: number; readonly to: number },
   ) {
     this.under = new TextEncoder().encode(dir);
+    this.dropped = new Uint8Array(this.pageCount);
+  }
+
+  /** The byte budget of the pages and directory pages held (the page list's). */
+  get cache(): TableCache {
+    return this.list.cache;
   }
 
   /**
@@ -106,12 +117,22 @@ export class LazyTable {
     if (!Number.isInteger(k) || k < 0 || k >= this.pageCount)
       throw new RangeError(`Expected a page within [0, ${this.pageCount}) but received ${k}`);
     const kept = this.kept.get(k);
-    if (kept) return Promise.resolve(kept);
+    if (kept) {
+      this.cache.has(`p${k}`);
+      return Promise.resolve(kept);
+    }
     let reading = this.reading.get(k);
     if (!reading) {
       reading = this.readPage(k).then(
-        (p) => {
+        ({ page: p, bytes }) => {
           this.reading.delete(k);
+          const again = this.dropped[k] === 1;
+          this.dropped[k] = 0;
+          const drop = () => {
+            this.kept.delete(k);
+            this.dropped[k] = 1;
+          };
+          this.cache.admit(`p${k}`, "page", bytes, drop, again);
           this.kept.set(k, p);
           this.peakPages = Math.max(this.peakPages, this.kept.size);
           return p;
@@ -130,13 +151,15 @@ export class LazyTable {
   /** Drops page k (its entries and pins; objects made from it keep their own); a later ask reads it again. */
   evict(k: number): void {
     this.kept.delete(k);
+    this.cache.forget(`p${k}`);
   }
 
-  private async readPage(k: number): Promise<LazyPage> {
+  private async readPage(k: number): Promise<{ page: LazyPage; bytes: number }> {
     const [ref] = await this.list.pagesAt(this.range.from + k, this.range.from + k + 1);
     this.pageRequests++;
     this.read.push(k);
-    const decoded = await checkedPage(ref!, await this.store.page(ref!.name), this.digest);
+    const raw = await this.store.page(ref!.name);
+    const decoded = await checkedPage(ref!, raw, this.digest);
     if (decoded.length > PAGE_IDS)
       throw new ManifestError(
         ManifestErrorCode.INVALID,
@@ -154,26 +177,42 @@ export class LazyTable {
               `Table page ${r.name} keeps its etags apart but this store cannot read them`,
             );
           this.pinRequests++;
-          return this.store.pins(r.name);
+          // Charged to the page while the cache still holds it.
+          return this.store.pins(r.name).then((pins) => {
+            if (this.kept.get(k)?.ref === r) this.cache.grow(`p${k}`, pins.byteLength);
+            return pins;
+          });
         },
         this.digest,
       );
       entries = cut.withPins(pins);
     }
-    return { ref: ref!, entries, from };
+    return { page: { ref: ref!, entries, from }, bytes: raw.byteLength };
   }
 
-  /** Objects by id (k × PAGE_IDS + place): an object of a page kept now, else undefined. `length` is the id space. */
+  /**
+   * Objects by id (k × PAGE_IDS + place): `at`, an object of a page kept now, else undefined;
+   * `load`, the object with its page read again where the cache dropped it. `length` is the id space.
+   */
   readonly objects = {
     length: 0,
     at: (id: number): LazyObject | undefined => {
       const k = Math.floor(id / PAGE_IDS);
       const p = this.kept.get(k);
-      const o = p?.entries.at(id - k * PAGE_IDS);
-      if (o) this.madeIn.set(o, p!.entries);
-      return o;
+      if (p !== undefined) this.cache.has(`p${k}`);
+      return this.made(p, id - k * PAGE_IDS);
+    },
+    load: async (id: number): Promise<LazyObject | undefined> => {
+      const k = Math.floor(id / PAGE_IDS);
+      return this.made(await this.page(k), id - k * PAGE_IDS);
     },
   };
+
+  private made(p: LazyPage | undefined, place: number): LazyObject | undefined {
+    const o = p?.entries.at(place);
+    if (o) this.madeIn.set(o, p!.entries);
+    return o;
+  }
 
   /** The columns `object` is in: those it was made from, else a kept page's whose key range holds its key. */
   private columnsOf(object: { readonly key: string }): EntryColumns | undefined {

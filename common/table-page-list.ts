@@ -1,14 +1,17 @@
 /**
  * A generation's page list read lazily: the verified head, and page refs read from its
  * directory pages (head format 2) only as a range of them is asked for, each directory page
- * checked against the SHA-256 its signed head names and read once. A format-1 head lists its
- * pages itself, and nothing is read.
+ * checked against the SHA-256 its signed head names. Those read are held in `cache` (charged
+ * their bytes, with the table pages of a LazyTable sharing it) and, dropped from it under its
+ * cap, read and checked again when next asked for. A format-1 head lists its pages itself, and
+ * nothing is read.
  */
 import { compareKeys } from "./dataset-table/entry.js";
 import { sha256 } from "./dataset-table/digest.js";
 import { decodeDirectory, directoryStarts, runOf } from "./dataset-table/directory.js";
 import { MAX_PAGES_PER_REQUEST } from "./dataset-table/page-frames.js";
 import { ManifestError, ManifestErrorCode } from "./manifest-sign.js";
+import { TableCache } from "./table-cache.js";
 import type { TableDirectoryRefV1, TableHeadV1, TablePageRefV1 } from "./schema/index.js";
 
 /** What the page list reads directory pages with (a TableStore of table-client.ts is one). */
@@ -32,15 +35,22 @@ export class TablePageList {
   /** Where each directory page starts in the page list and the entry list (head format 2). */
   private readonly starts: { pageStart: number[]; entryStart: number[] } | undefined;
   private readonly read = new Map<number, Promise<TablePageRefV1[]>>();
+  /** 1 for each directory page the cache dropped (a read of it again is counted as such). */
+  private readonly dropped: Uint8Array;
   /** Requests made for directory pages so far. */
   requests = 0;
+  /** Directory pages read so far (each read again after the cache dropped it included). */
+  directoryReads = 0;
 
   constructor(
     readonly head: TableHeadV1,
     private readonly store: DirectoryStore,
     private readonly digest: Digest = sha256,
+    /** Where the directory pages read are held (unbounded unless limited). */
+    readonly cache: TableCache = new TableCache(),
   ) {
     this.starts = head.version === 2 ? directoryStarts(head) : undefined;
+    this.dropped = new Uint8Array(head.version === 2 ? head.directories.length : 0);
   }
 
   /** Pages in the generation. */
@@ -149,18 +159,36 @@ export class TablePageList {
     return to > from ? { from, to } : { from: 0, to: 0 };
   }
 
-  /** Directory pages [first, last) of a format-2 head, read (and checked) once, up to MAX_PAGES_PER_REQUEST a request. */
+  /**
+   * Directory pages [first, last) of a format-2 head, read (and checked) where the cache does
+   * not hold them, up to MAX_PAGES_PER_REQUEST a request.
+   */
   private async directories(first: number, last: number): Promise<TablePageRefV1[][]> {
     const dirs = (this.head as Extract<TableHeadV1, { version: 2 }>).directories;
     const missing: number[] = [];
-    for (let d = first; d < last; d++) if (!this.read.has(d)) missing.push(d);
+    // One being read is not held yet: it is waited for, not read twice.
+    for (let d = first; d < last; d++) if (!this.cache.has(`d${d}`) && !this.read.has(d)) missing.push(d);
     for (let i = 0; i < missing.length; i += MAX_PAGES_PER_REQUEST) {
       const batch = missing.slice(i, i + MAX_PAGES_PER_REQUEST);
       const fetched = this.fetch(batch.map((d) => dirs[d]!.name));
       batch.forEach((d, k) => {
-        const one = fetched.then((all) => this.check(dirs[d]!, all[k]!));
+        const one: Promise<TablePageRefV1[]> = fetched.then(async (all) => {
+          const bytes = all[k]!;
+          const pages = await this.check(dirs[d]!, bytes);
+          this.directoryReads++;
+          const again = this.dropped[d] === 1;
+          this.dropped[d] = 0;
+          const drop = () => {
+            if (this.read.get(d) === one) this.read.delete(d);
+            this.dropped[d] = 1;
+          };
+          this.cache.admit(`d${d}`, "directory", bytes.byteLength, drop, again);
+          return pages;
+        });
         // A failed read is not kept: the next ask reads it again.
-        one.catch(() => this.read.delete(d));
+        one.catch(() => {
+          if (this.read.get(d) === one) this.read.delete(d);
+        });
         this.read.set(d, one);
       });
     }

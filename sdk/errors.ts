@@ -18,6 +18,8 @@ export const SdkErrorCode = {
   ResumeInvalid: "ERR_RESUME_INVALID",
   /** The object's kind or container is not streamed by this version. */
   KindUnsupported: "ERR_KIND_UNSUPPORTED",
+  /** `tableCacheBytes` cannot hold one window of table pages and a directory page (raise it). */
+  TableCacheTooSmall: "ERR_TABLE_CACHE_TOO_SMALL",
   /** An object is no longer in the dataset's manifest. */
   ObjectGone: "ERR_OBJECT_GONE",
   /** An object's ETag is no longer the listed one (the origin-cache uses the same code). */

@@ -2,6 +2,7 @@
  * .npy objects: one object is one sample, read whole (header excluded) and handed over as the
  * typed array its dtype names; no decode stage. Batches stack them into [B, ...shape].
  */
+import { objectOf } from "../source/source.js";
 import type { ArrayInfoV1 } from "../../common/schema/index.js";
 import type { ClipInfo } from "../clip-info.js";
 import { ClipError } from "../errors.js";
@@ -64,7 +65,7 @@ export function arrayClip(info: ArrayInfoV1, bytes: Uint8Array): DecodedClip {
 
 /** An .npy object: its data bytes, whole, as one sample. */
 export async function produceArray(ctx: ClipContext, clip: ScheduledClip, info: ArrayInfoV1): Promise<ClipOutcome> {
-  const object = ctx.listing.objects.at(clip.ref.object)!;
+  const object = (await objectOf(ctx.listing.objects, clip.ref.object))!;
   const key = object.key;
   const span = arraySpan(key, info);
   const bytes = span.length === 0 ? new Uint8Array(0) : await readExactly(ctx, object, span.offset, span.length);

@@ -1,4 +1,5 @@
 /** The bytes a video clip needs, from its object's index: what its decode reads and the plan asks for. */
+import { objectOf } from "../source/source.js";
 import { indexError, KindUnsupportedError } from "../errors.js";
 import { clipFrames, type ClipRef } from "../sampler/clip-plan.js";
 import { decodeSpan, type DecodeSpan } from "../sampler/frame-order.js";
@@ -12,7 +13,7 @@ export async function spanOf(
   ctx: Pick<ClipContext, "listing" | "indexes" | "options">,
   ref: ClipRef,
 ): Promise<{ prepared: PreparedIndex; span: DecodeSpan; frames: number[] }> {
-  const object = ctx.listing.objects.at(ref.object)!;
+  const object = (await objectOf(ctx.listing.objects, ref.object))!;
   const prepared = await ctx.indexes.get(ref.object, object);
   const { index, order } = prepared;
   if (index.kind !== "video" || !index.video || !order) {

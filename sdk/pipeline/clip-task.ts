@@ -3,6 +3,7 @@
  * (video-task.ts, image-task.ts, array-task.ts) does the work; a failure becomes a skip, so one
  * corrupt object cannot stop the stream.
  */
+import { objectOf } from "../source/source.js";
 import { asSdkError, type SdkError } from "../errors.js";
 import { produceArray } from "./array-task.js";
 import type { ClipContext, ClipOutcome, ScheduledClip } from "./clip-context.js";
@@ -35,7 +36,7 @@ async function produceInto(
   ticket: SlotTicket | undefined,
   took: (slot: ClipSlot) => void,
 ): Promise<ClipOutcome> {
-  const object = ctx.listing.objects.at(clip.ref.object)!;
+  const object = (await objectOf(ctx.listing.objects, clip.ref.object))!;
   const skip = (error?: SdkError): ClipOutcome => ({
     kind: "skip",
     position: clip.position,

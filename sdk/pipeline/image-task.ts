@@ -1,4 +1,5 @@
 /** Image objects: one object is one sample, all of its bytes decoded into one frame. */
+import { objectOf } from "../source/source.js";
 import type { ClipInfo } from "../clip-info.js";
 import { ClipError } from "../errors.js";
 import type { PreparedIndex } from "./index-cache.js";
@@ -10,7 +11,7 @@ export async function produceImage(
   clip: ScheduledClip,
   image: NonNullable<PreparedIndex["index"]["image"]>,
 ): Promise<ClipOutcome> {
-  const object = ctx.listing.objects.at(clip.ref.object)!;
+  const object = (await objectOf(ctx.listing.objects, clip.ref.object))!;
   const bytes = await ctx.source.read(object, 0, object.size);
   if (bytes.length !== object.size)
     throw new ClipError("ERR_SHORT_READ", object.key, `Expected ${object.size} bytes but received ${bytes.length}`);

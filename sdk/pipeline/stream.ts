@@ -1,7 +1,7 @@
 import type { ResolvedOptions } from "../options.js";
 import type { ClipRef } from "../sampler/clip-plan.js";
 import { readyAt, type ClipSequence } from "../sampler/rank-clips.js";
-import type { DatasetListing, DatasetSource, PlannedRange } from "../source/source.js";
+import { type DatasetListing, type DatasetSource, objectOf, type PlannedRange } from "../source/source.js";
 import { batches, type SettledBatch } from "./batcher.js";
 import { BatchPool } from "./batch-pool.js";
 import { ClipSlots } from "./clip-slots.js";
@@ -179,7 +179,7 @@ class PlanHints {
   private async rangeOf(j: number): Promise<PlannedRange | undefined> {
     try {
       const ref: ClipRef = (await readyAt(this.input.clips, j))!.ref;
-      const object = this.input.listing.objects.at(ref.object)!;
+      const object = (await objectOf(this.input.listing.objects, ref.object))!;
       // An image is read whole.
       if ((await this.input.indexes.get(ref.object, object)).index.kind === "image")
         return { object, offset: 0, length: object.size };

@@ -18,6 +18,19 @@ export interface DatasetObject {
 export interface ObjectList {
   readonly length: number;
   at(i: number): DatasetObject | undefined;
+  /** Object i where `at` has it no longer: a table read lazily reads its page again (its cache dropped it). */
+  load?(i: number): Promise<DatasetObject | undefined>;
+}
+
+/**
+ * Object i of a list, its page read again where a table read lazily dropped it under its cache's
+ * cap (what the pipeline asks for each clip it fetches or decodes).
+ *
+ * @example
+ * const object = (await objectOf(listing.objects, clip.ref.object))!;
+ */
+export async function objectOf(objects: ObjectList, i: number): Promise<DatasetObject | undefined> {
+  return objects.at(i) ?? (await objects.load?.(i));
 }
 
 /**

@@ -84,6 +84,29 @@ describe("a generation's page list, read lazily from its directory pages", () =>
     await expect(list.pagesAt(8, 9)).rejects.toMatchObject({ code: "ERR_MANIFEST_SIGNATURE" });
   });
 
+  it("holds directory pages within its cache's cap, reading (and checking) the least recently used again", async () => {
+    const { store, keys, asked, all, head, bodies } = await seeded();
+    const list = (await openTable(store, keys))!;
+    const name = (d: number) => head.directories[d]!.name;
+    const largest = Math.max(...head.directories.map((d) => bodies.get(d.name)!.byteLength));
+    // Two directory pages at most (a window of no table page).
+    list.cache.limit(2 * largest, 0);
+    expect(await list.pagesAt(0, 12)).toEqual(all.slice(0, 12));
+    expect(asked).toEqual([0, 1, 2].map(name));
+    const held = list.cache.stats();
+    expect(held).toMatchObject({ directory_pages: 2, evicted_directory_pages: 1, reread_directory_pages: 0 });
+    expect(held.peak_bytes).toBeLessThanOrEqual(2 * largest);
+    // Directory 2 is held, 0 was dropped: read again, and checked again against its signed digest.
+    expect(await list.pagesAt(8, 9)).toEqual(all.slice(8, 9));
+    expect(asked).toHaveLength(3);
+    bodies.set(name(0), bodies.get(name(1))!);
+    await expect(list.pagesAt(0, 1)).rejects.toMatchObject({ code: "ERR_MANIFEST_SIGNATURE" });
+    expect(asked).toHaveLength(4);
+    expect(list.cache.stats().peak_bytes).toBeLessThanOrEqual(2 * largest);
+    // A cap under one directory page is refused, naming the option.
+    expect(() => list.cache.limit(list.cache.least - 1, 0)).toThrow(/raise tableCacheBytes/);
+  });
+
   it("still reads a head of format 1, which lists its pages itself", async () => {
     const { store, keys, head, all, asked, resign } = await seeded();
     const { directories, version, ...rest } = head;
