@@ -50,17 +50,20 @@ export interface LazyOpen {
  * objects that contribute no clips handed to `onSkipped` then. The fingerprint is the head's:
  * the sampling, the generation, the prefix and its page range, and the shard size — another
  * than the eager plan's, since pages group shards otherwise. A page goes (from the plan and the
- * table) once the order walked past it and every clip of it settled.
+ * table) once the order walked past it and every clip of it settled, and from the table before
+ * where the table's cache passes `tableCacheBytes` (the pipeline reads it again for a clip's object).
  *
  * @example
  * const { paged, plan, listing } = lazyOpen(table, options, (s) => report(s));
  */
 export function lazyOpen(
   table: LazyTable,
-  o: Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align">,
+  o: Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align"> & Partial<Pick<ResolvedOptions, "tableCacheBytes">>,
   onSkipped: (skipped: readonly SkippedObject[]) => void,
 ): LazyOpen {
   const head = table.list.head;
+  // Pages and directory pages held within the option: a window of pages must fit, the rest is read again on need.
+  if (o.tableCacheBytes !== undefined) table.cache.limit(o.tableCacheBytes, PAGE_WINDOW);
   const counts = new Float64Array(table.pageCount).fill(PAGE_IDS);
   const planned = { clips: 0, pages: 0 };
   const paged = new LazyPlan(

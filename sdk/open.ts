@@ -18,6 +18,7 @@ import { SkipTaken } from "./sampler/skip-taken.js";
 import { epochStream, pagedStream, shuffleAlgorithm } from "./sampler/shuffle.js";
 import { StreamedGopClips } from "./sampler/streamed-gop-clips.js";
 import type { LazyTable } from "../common/lazy-table.js";
+import type { TableCacheStats } from "../common/table-cache.js";
 import { openSource } from "./source/index.js";
 import type { DatasetListing, DatasetSource } from "./source/source.js";
 import { PositionSet, restore, toCheckpoint, type Checkpoint } from "./state/checkpoint.js";
@@ -70,6 +71,8 @@ export interface DatasetInit {
   readonly decoders?: Pick<NativeDecoders, "close">;
   /** Planned from table pages read lazily: what the pages planned so far hold, to say why an epoch has no clip. */
   readonly lazy?: LazyOpen["planned"];
+  /** What the table's cache holds and did (pages read lazily): `stats().table_cache`. */
+  readonly tableCache?: () => TableCacheStats;
   /** Told the last position each delivery settles (pages read lazily go once their clips settle). */
   readonly onSettled?: (position: number) => void;
 }
@@ -127,6 +130,7 @@ export class Dataset implements AsyncIterable<Batch> {
     this.generation = init.listing.generation;
     this.recorder = new StatsRecorder(() => init.source.stats());
     this.recorder.openedAt = init.openedAt;
+    this.recorder.tableCache = init.tableCache;
     for (const s of init.skipped) this.report(s.error, undefined);
   }
 
@@ -395,6 +399,7 @@ async function openLazily(
     openRun: d.openRun,
     openedAt: d.openedAt,
     lazy: lazy.planned,
+    tableCache: () => table.cache.stats(),
     onSettled: (p) => lazy.settled.settled(p),
     ...(d.parts.batchPool ? { batchPool: d.parts.batchPool } : {}),
     ...(d.natives ? { decoders: d.natives } : {}),

@@ -4,7 +4,7 @@
  * Two groups, as a researcher thinks of them:
  * - what to iterate: `frames`, `stride`, `hop`, `align`, `size`, `format`, `rotate`, `track`, `limit`, `labels`, `filter`;
  * - how to iterate: `token`, `edgeKeys`, `cache`, `seed`, `epoch`, `shuffle`, `shuffleBuffer`, `rank`, `world`,
- *   `batch`, `dropLast`, `prefetch`, `workers`, `device`, `resume`, `onError`;
+ *   `batch`, `dropLast`, `prefetch`, `workers`, `device`, `tableCacheBytes`, `resume`, `onError`;
  *   and for r2:// / s3:// datasets read without the edge: `endpoint`, `region`, `credentials`, `forcePathStyle`.
  */
 import { availableParallelism } from "node:os";
@@ -138,6 +138,12 @@ export const OpenOptionsSchema = z
       .default(Math.max(1, availableParallelism()))
       .meta({ defaultFrom: "availableParallelism" }),
     device: DeviceSchema.default("auto"),
+    /**
+     * Bytes of the dataset table's pages and directory pages held at once where open() reads the
+     * table page by page: over it the least recently used go and are read again when needed
+     * (`stats().table_cache` counts them); one that cannot hold a window of pages is ERR_TABLE_CACHE_TOO_SMALL.
+     */
+    tableCacheBytes: positiveInt("tableCacheBytes").default(64 << 20),
     /** A checkpoint from `ds.state()`, or the checkpoints of every rank. */
     resume: z
       .union([Checkpoint, z.array(Checkpoint).min(1)], { error: expected("a checkpoint from ds.state()", "resume") })

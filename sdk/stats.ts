@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { TableCacheStats } from "../common/table-cache.js";
 import type { SourceStats } from "./source/source.js";
 
 /** What `ds.stats()` and `ec stream --json` report; snake_case because it is a wire shape. */
@@ -24,6 +25,27 @@ export const StreamStats = z.object({
   decode_fallbacks: z.object({ count: z.number().int(), codecs: z.array(z.string()) }),
   /** Skipped clips or objects by error code. */
   errors: z.record(z.string(), z.number().int().positive()),
+  /**
+   * Where open() reads the table page by page: the bytes of table pages and directory pages held
+   * (now, at most), the cap (`tableCacheBytes`), and the pages dropped under it and read again (thrash).
+   */
+  table_cache: z
+    .object({
+      cap: z.number(),
+      bytes: z.number(),
+      page_bytes: z.number(),
+      directory_bytes: z.number(),
+      peak_bytes: z.number(),
+      peak_page_bytes: z.number(),
+      peak_directory_bytes: z.number(),
+      pages: z.number().int(),
+      directory_pages: z.number().int(),
+      evicted_pages: z.number().int(),
+      evicted_directory_pages: z.number().int(),
+      reread_pages: z.number().int(),
+      reread_directory_pages: z.number().int(),
+    })
+    .optional(),
 });
 export type StreamStats = Readonly<z.infer<typeof StreamStats>>;
 
@@ -45,6 +67,8 @@ export class StatsRecorder {
   private firstBatchAt: number | undefined;
   /** When open() started (same clock as `now`): first_batch_s counts from it. */
   openedAt: number | undefined;
+  /** The table's cache where open() reads the table page by page. */
+  tableCache: (() => TableCacheStats) | undefined;
 
   constructor(
     private readonly source: () => SourceStats,
@@ -100,6 +124,7 @@ export class StatsRecorder {
       device: this.device,
       decode_fallbacks: { count: this.fallbacks, codecs: [...this.fallbackCodecs].sort() },
       errors: { ...this.errors },
+      ...(this.tableCache ? { table_cache: this.tableCache() } : {}),
     };
   }
 }

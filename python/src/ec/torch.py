@@ -73,6 +73,7 @@ class ClipDataset(tud.IterableDataset):  # pyright: ignore[reportMissingTypeArgu
         prefetch: int = 8,
         workers: Optional[int] = None,
         device: str = "auto",
+        table_cache_bytes: int = 67108864,
         resume: Union[Checkpoint, Sequence[Checkpoint], None] = None,
         endpoint: Optional[str] = None,
         region: Optional[str] = None,
@@ -114,6 +115,7 @@ class ClipDataset(tud.IterableDataset):  # pyright: ignore[reportMissingTypeArgu
             prefetch: Clips fetched and decoded ahead of the loop: the memory bound (the engine sizes the shared-memory ring from it).
             workers: Clips decoded in parallel; None: the machine's cores.
             device: "cpu", "auto" (the GPU where one decodes, batches through host memory) or "cuda:N" (CUDA tensors that stay on the device).
+            table_cache_bytes: Bytes of the dataset table's pages and directory pages held at once where the table is read page by page; over it the least recently used are read again when needed (``stats()["table_cache"]`` counts them); too small for a window of pages is ``ERR_TABLE_CACHE_TOO_SMALL``.
             resume: A checkpoint from ``Dataset.state()``, or the checkpoints of every rank: continues exactly where they stopped.
             endpoint: r2:// and s3:// only: the S3 API endpoint; None: ``AWS_ENDPOINT_URL_S3``, ``AWS_ENDPOINT_URL``, else AWS S3.
             region: r2:// and s3:// only: the signing region; None: ``AWS_REGION``, else "auto" for R2 and "us-east-1" elsewhere.

@@ -208,6 +208,70 @@ describe("open() over table pages read lazily (a local edge)", () => {
     }
   }, 240_000);
 
+  it("holds table pages and directory pages within tableCacheBytes over a whole epoch, every clip once, and resumes", async () => {
+    const url = `${edge.url}/v1/datasets/lm`;
+    const small = { prefetch: 1, batch: 2, shuffleBuffer: 2 };
+    const free = await run(true, small, Infinity, url);
+    // The least cap: a window of pages and a directory page, far under what the epoch reads (40 pages, 20 directory pages).
+    const cap = free.table!.cache.least;
+    const held = free.ds.stats().table_cache!;
+    expect(held.peak_directory_bytes).toBeGreaterThan(cap);
+    expect(held.evicted_pages + held.evicted_directory_pages).toBe(0);
+    // The bytes held after every batch, and at every admission (the peaks), stay within the cap.
+    const capped = async (stopAfter: number, resume?: Checkpoint) => {
+      const src = await source(url);
+      const ds = await open(
+        url,
+        {
+          token: edge.token,
+          device: "cpu",
+          frames: 4,
+          seed: 3,
+          ...small,
+          tableCacheBytes: cap,
+          ...(resume ? { resume } : {}),
+        },
+        { source: src, lazy: true },
+      );
+      const ids: string[] = [];
+      let batches = 0;
+      for await (const b of ds) {
+        ids.push(...b.clips.map((c) => `${c.key}@${c.start}`));
+        const now = ds.stats().table_cache!;
+        expect(now.bytes).toBeLessThanOrEqual(cap);
+        expect(now.page_bytes + now.directory_bytes).toBe(now.bytes);
+        if (++batches >= stopAfter) break;
+      }
+      await ds.close();
+      return { ids, state: ds.state(), stats: ds.stats().table_cache! };
+    };
+    const whole = await capped(Infinity);
+    expect(whole.stats.cap).toBe(cap);
+    expect(whole.stats.peak_bytes).toBeLessThanOrEqual(cap);
+    expect(whole.stats.peak_page_bytes).toBeGreaterThan(0);
+    expect(whole.stats.peak_directory_bytes).toBeGreaterThan(0);
+    // Both kinds were dropped under the cap and read (and checked) again when needed.
+    expect(whole.stats.evicted_pages).toBeGreaterThan(0);
+    expect(whole.stats.evicted_directory_pages).toBeGreaterThan(0);
+    expect(whole.stats.reread_directory_pages).toBeGreaterThan(0);
+    expect(whole.stats.reread_pages).toBeGreaterThan(0);
+    // The same epoch as without a cap: every clip once, in the same order.
+    expect(whole.ids).toEqual(free.ids);
+    expect(new Set(whole.ids).size).toBe(MANY * 6);
+    const part = await capped(7);
+    const rest = await capped(Infinity, part.state);
+    expect([...part.ids, ...rest.ids]).toEqual(whole.ids);
+    expect(rest.stats.peak_bytes).toBeLessThanOrEqual(cap);
+  }, 240_000);
+
+  it("refuses a tableCacheBytes that cannot hold a window of pages, naming the option", async () => {
+    const url = `${edge.url}/v1/datasets/lm`;
+    await expect(run(true, { tableCacheBytes: 64 }, Infinity, url)).rejects.toMatchObject({
+      code: "ERR_TABLE_CACHE_TOO_SMALL",
+      message: expect.stringContaining("raise tableCacheBytes"),
+    });
+  }, 120_000);
+
   it("reads a table of many pages lazily by default, and whole with lazy: false", async () => {
     const byDefault = await run(undefined, {}, 1);
     expect(byDefault.table).toBeDefined();
