@@ -80,13 +80,17 @@ export class TableCache {
 
   /**
    * Caps the bytes held at `bytes`, for an order that reads `window` pages at once; drops the
-   * least recently used items over it now.
+   * least recently used items over it now, and the peaks start again from what stays.
    */
   limit(bytes: number, window: number): void {
     this.cap = bytes;
     this.window = window;
     this.fits();
     this.evictTo(0);
+    // The peaks count from here: what was held before the cap is no measure of it.
+    this.peak.page = this.used.page;
+    this.peak.directory = this.used.directory;
+    this.peak.total = this.bytes;
   }
 
   /** Whether `id` is held; a hit makes it the most recently used. */

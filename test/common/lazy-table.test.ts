@@ -41,6 +41,32 @@ describe("a dataset's table read page by page (what a lazy open reads)", () => {
     expect(table.read).toEqual([3]);
   });
 
+  it("holds pages and directory pages within its cache's cap, reading a dropped page again for its objects", async () => {
+    const { store, keys, asked } = await seeded();
+    const whole = (await readTable(store, keys, "d/b"))!;
+    const etags = new Map((await allEntries(whole)).map((e) => [e.key, e.etag]));
+    const table = (await LazyTable.open(store, keys, "d/b"))!;
+    await table.page(0);
+    // A window of one page: only the page and directory page used last are held.
+    table.cache.limit(table.cache.least + 64, 1);
+    for (let k = 0; k < table.pageCount; k++) {
+      const o = table.objects.at(k * PAGE_IDS) ?? (await table.objects.load(k * PAGE_IDS))!;
+      expect(await table.etagOf(o)).toBe(etags.get(o.key));
+      expect(table.cache.bytes).toBeLessThanOrEqual(table.cache.stats().cap);
+    }
+    const held = table.cache.stats();
+    expect(held.peak_bytes).toBeLessThanOrEqual(held.cap);
+    expect(held.evicted_pages).toBeGreaterThan(0);
+    expect(table.keptPages.length).toBeLessThan(table.pageCount);
+    // Page 0 was dropped before anyone let it go: at() has it no longer, load() reads it (and its directory) again.
+    expect(table.objects.at(0)).toBeUndefined();
+    const before = asked.length;
+    expect((await table.objects.load(0))!.key).toBe(whole.entries.key(0));
+    expect(table.read.filter((k) => k === 0)).toHaveLength(2);
+    expect(asked.length).toBeGreaterThan(before);
+    expect(table.cache.stats().reread_pages).toBe(1);
+  });
+
   it("lists exactly the entries a whole read lists, cut at the prefix's edges, with each page's etags", async () => {
     const { store, keys } = await seeded();
     const whole = (await readTable(store, keys, "d/b"))!;
