@@ -77,6 +77,8 @@ export function lazyOpen(
       return page;
     },
     (k) => table.evict(k),
+    // The read-ahead window's pages are fetched, not checked or decoded before the order reaches them.
+    (k) => table.prefetch(k),
   );
   const salt = [`order ${ORDER_VERSION}`, o.frames, o.stride, o.hop ?? null, o.align];
   const fingerprint = createHash("sha256")

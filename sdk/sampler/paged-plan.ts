@@ -31,6 +31,11 @@ export interface PagedPlan {
   object(id: number): PlannedObject;
   /** The order walked past these pages' shards (a page whose clips are all released may then go). */
   pass?(pages: readonly number[]): void;
+  /**
+   * Starts fetching pages the order reaches next, without reading them (`load` reads them once
+   * the order is there): the read-ahead. Where absent, the read-ahead `load`s them.
+   */
+  prefetch?(pages: readonly number[]): void;
 }
 
 /**
@@ -58,9 +63,12 @@ export function pagedOf(plan: ClipPlan): PagedPlan {
  * objects (ids from `firstIds[k]`) and its shards (lists of places in the page). A page is kept
  * while the order has not walked past it or any of its clips is not `release`d (each clip the
  * order yields is released once, when done with); then it is dropped and `onEvict(k)` told.
+ * With `fetch`, the read-ahead only fetches the next window's pages (`fetch(k)`, whose bytes
+ * `read(k)` then takes): they are decoded and planned when the order reaches them, so the first
+ * batch decodes its own window's pages only. Without it, the read-ahead reads them whole.
  *
  * @example
- * const plan = new LazyPlan(counts, async (k) => planPage(await readPage(k)));
+ * const plan = new LazyPlan(counts, async (k) => planPage(await readPage(k)), undefined, (k) => fetchPage(k));
  */
 export class LazyPlan implements PagedPlan {
   /** The id of each page's first object; pageCount + 1 entries. */
@@ -73,6 +81,9 @@ export class LazyPlan implements PagedPlan {
   private readonly passed = new Set<number>();
   /** Pages asked for, in the order they were first asked (what a bench or test counts). */
   readonly asked: number[] = [];
+  /** Pages fetched ahead (not read then), in the order they were fetched. */
+  readonly prefetched: number[] = [];
+  private readonly fetching = new Set<number>();
 
   constructor(
     counts: ArrayLike<number>,
@@ -80,6 +91,7 @@ export class LazyPlan implements PagedPlan {
       k: number,
     ) => Promise<{ readonly objects: readonly PlannedObject[]; readonly shards: readonly (readonly number[])[] }>,
     private readonly onEvict: (k: number) => void = () => {},
+    private readonly fetch?: (k: number) => void,
   ) {
     this.firstIds = new Float64Array(counts.length + 1);
     for (let k = 0; k < counts.length; k++) this.firstIds[k + 1] = this.firstIds[k]! + counts[k]!;
@@ -102,6 +114,20 @@ export class LazyPlan implements PagedPlan {
     const page = this.pages.get(k);
     if (!page) throw new RangeError(`object ${id} is on page ${k}, which is not read yet`);
     return page.objects[id - this.firstIds[k]!]!;
+  }
+
+  prefetch(pages: readonly number[]): void {
+    // Without a fetch of its own, the read-ahead reads the pages; a failure is reported where the order waits for them.
+    if (!this.fetch) {
+      this.load(pages).catch(() => undefined);
+      return;
+    }
+    for (const k of pages) {
+      if (this.pages.has(k) || this.reading.has(k) || this.fetching.has(k)) continue;
+      this.fetching.add(k);
+      this.prefetched.push(k);
+      this.fetch(k);
+    }
   }
 
   /** Pages kept now. */
@@ -151,6 +177,7 @@ export class LazyPlan implements PagedPlan {
     let reading = this.reading.get(k);
     if (!reading) {
       this.asked.push(k);
+      this.fetching.delete(k);
       const first = this.firstIds[k]!;
       reading = this.read(k).then(
         ({ objects, shards }) => {
