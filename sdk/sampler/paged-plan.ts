@@ -14,6 +14,12 @@ export class PageWait {
   constructor(readonly until: Promise<void>) {}
 }
 
+/** A page's objects by place: an array, or objects planned as they are first asked for. */
+export interface PageObjects {
+  readonly length: number;
+  at(place: number): PlannedObject | undefined;
+}
+
 /** One listing page's part of a plan, once the page is read. */
 export interface PlanPage {
   /** Its shards, each a run of object ids (ids count across pages, in listing order). */
@@ -73,12 +79,14 @@ export function pagedOf(plan: ClipPlan): PagedPlan {
 export class LazyPlan implements PagedPlan {
   /** The id of each page's first object; pageCount + 1 entries. */
   readonly firstIds: Float64Array;
-  private readonly pages = new Map<number, { objects: readonly PlannedObject[]; part: PlanPage }>();
+  private readonly pages = new Map<number, { objects: PageObjects; part: PlanPage }>();
   private readonly reading = new Map<number, Promise<void>>();
   /** Clips of each page kept that are not released yet. */
   private readonly unreleased = new Map<number, number>();
   /** Pages kept that the order walked past. */
   private readonly passed = new Set<number>();
+  /** Clips of the pages the order walked past (every page, once the order ended). */
+  clipsPassed = 0;
   /** Pages asked for, in the order they were first asked (what a bench or test counts). */
   readonly asked: number[] = [];
   /** Pages fetched ahead (not read then), in the order they were fetched. */
@@ -89,7 +97,7 @@ export class LazyPlan implements PagedPlan {
     counts: ArrayLike<number>,
     private readonly read: (
       k: number,
-    ) => Promise<{ readonly objects: readonly PlannedObject[]; readonly shards: readonly (readonly number[])[] }>,
+    ) => Promise<{ readonly objects: PageObjects; readonly shards: readonly (readonly number[])[] }>,
     private readonly onEvict: (k: number) => void = () => {},
     private readonly fetch?: (k: number) => void,
   ) {
@@ -113,7 +121,7 @@ export class LazyPlan implements PagedPlan {
     const k = this.pageOfId(id);
     const page = this.pages.get(k);
     if (!page) throw new RangeError(`object ${id} is on page ${k}, which is not read yet`);
-    return page.objects[id - this.firstIds[k]!]!;
+    return page.objects.at(id - this.firstIds[k]!)!;
   }
 
   prefetch(pages: readonly number[]): void {
@@ -146,7 +154,13 @@ export class LazyPlan implements PagedPlan {
 
   pass(pages: readonly number[]): void {
     for (const k of pages) {
-      if (!this.pages.has(k)) continue;
+      const page = this.pages.get(k);
+      if (!page || this.passed.has(k)) continue;
+      // Its clips counted now that the order planned every object of it; releases before counted down from 0.
+      let clips = 0;
+      for (const s of page.part.shards) for (const id of s) clips += this.object(id).starts.length;
+      this.unreleased.set(k, this.unreleased.get(k)! + clips);
+      this.clipsPassed += clips;
       this.passed.add(k);
       this.dropIfDone(k);
     }
@@ -182,9 +196,8 @@ export class LazyPlan implements PagedPlan {
       reading = this.read(k).then(
         ({ objects, shards }) => {
           this.pages.set(k, { objects, part: { shards: shards.map((s) => s.map((j) => first + j)) } });
-          let clips = 0;
-          for (const s of shards) for (const j of s) clips += objects[j]!.starts.length;
-          this.unreleased.set(k, clips);
+          // Counted when the order passes the page (`pass`): an object is planned when the order reaches it.
+          this.unreleased.set(k, 0);
           this.reading.delete(k);
         },
         (err: unknown) => {
