@@ -130,6 +130,24 @@ describe("an order over a plan read page by page", () => {
     expect(new Set(reads).size).toBe(counts.length);
   });
 
+  it("counts each page's clips as the order passes it: every clip once the order ended, none for a plan without", async () => {
+    for (const name of ["none", "shard-buffer"]) {
+      const counts = Array.from({ length: 12 }, () => 20);
+      const plan = lazy(counts, 3);
+      const { out } = await drain(pagedStream(plan, name, { seed: 4, epoch: 0, buffer: 8 })!);
+      expect(plan.clipsPassed).toBe(out.length);
+      const empty = new LazyPlan([5, 5], async () => ({
+        objects: Array.from({ length: 5 }, () => ({ key: "k", etag: "e", starts: [] })),
+        shards: [
+          [0, 1],
+          [2, 3, 4],
+        ],
+      }));
+      expect((await drain(pagedStream(empty, name, { seed: 4, epoch: 0, buffer: 8 })!)).out).toEqual([]);
+      expect(empty.clipsPassed).toBe(0);
+    }
+  });
+
   it("reads those pages from one group of PAGE_GROUP neighbouring pages, so from one run of a table's directory", async () => {
     const counts = Array.from({ length: 40 }, () => PAGE_OBJECTS);
     for (let seed = 0; seed < 16; seed++) {
