@@ -6,8 +6,8 @@
  * served through a TableStore that counts what it hands out, as the edge's routes would send
  * it. Measured, side by side in one run:
  *  - open: the signed head and the directory pages at the prefix's edges (what open() reads);
- *  - first batch: rank 3 of 8's first `batch` clips readied (their window's pages, and the next
- *    window read ahead), and the etags (pins) of their objects checked as the source checks
+ *  - first batch: rank 3 of 8's first `batch` clips readied (their window's pages read, and the
+ *    next window's fetched ahead), and the etags (pins) of their objects checked as the source checks
  *    them before signing their URLs.
  * A table of one page (10^3 objects) is read whole by open() (the lazy path takes tables of
  * more than one window of pages): its row is what that whole read costs.
@@ -49,7 +49,10 @@ interface Row {
   openRequests: number;
   firstBatchBytes: number;
   firstBatchRequests: number;
+  /** Pages the first batch read (checked, decoded, planned). */
   pagesRead: number;
+  /** Pages of the next window fetched ahead, not read. */
+  pagesAhead: number;
   /** Of open and the first batch together: bytes of directory pages, of pages, of pins. */
   directoryBytes: number;
   pageBytes: number;
@@ -94,8 +97,9 @@ async function measure(n: number): Promise<Row> {
     const object = listing.objects.at(mine.at(i)!.ref.object)!;
     await table.etagOf(object);
   }
-  // The next window, read ahead while the first is consumed: its bytes count.
-  await paged.load([...new Set(paged.asked)]);
+  const pagesRead = new Set(table.read).size;
+  // The next window, fetched ahead while the first is consumed (read here only to await its fetch): its bytes count.
+  await paged.load([...new Set([...paged.asked, ...paged.prefetched])]);
   return {
     objects: n,
     pages: table.pageCount,
@@ -103,7 +107,8 @@ async function measure(n: number): Promise<Row> {
     openRequests: open.requests,
     firstBatchBytes: wire.bytes - open.bytes,
     firstBatchRequests: wire.requests - open.requests,
-    pagesRead: new Set(table.read).size,
+    pagesRead,
+    pagesAhead: paged.prefetched.length,
     ...split,
   };
 }
@@ -114,10 +119,10 @@ if (values.json) console.log(JSON.stringify({ batch, rows }));
 else {
   console.log(`rank 3 of 8, first batch of ${batch} clips; bytes as gzip on the wire, the signed head as JSON`);
   console.log(
-    "objects     pages  open KiB  open req  first batch KiB  first batch req  pages read  total KiB  (directory/page/pins KiB)",
+    "objects     pages  open KiB  open req  first batch KiB  first batch req  pages read  fetched ahead  total KiB  (directory/page/pins KiB)",
   );
   for (const r of rows)
     console.log(
-      `${String(r.objects).padEnd(10)} ${String(r.pages).padStart(6)} ${(r.openBytes / 1024).toFixed(1).padStart(9)} ${String(r.openRequests).padStart(9)} ${(r.firstBatchBytes / 1024).toFixed(1).padStart(16)} ${String(r.firstBatchRequests).padStart(16)} ${String(r.pagesRead).padStart(11)} ${((r.openBytes + r.firstBatchBytes) / 1024).toFixed(1).padStart(10)}  (${[r.directoryBytes, r.pageBytes, r.pinBytes].map((b) => (b / 1024).toFixed(1)).join("/")})`,
+      `${String(r.objects).padEnd(10)} ${String(r.pages).padStart(6)} ${(r.openBytes / 1024).toFixed(1).padStart(9)} ${String(r.openRequests).padStart(9)} ${(r.firstBatchBytes / 1024).toFixed(1).padStart(16)} ${String(r.firstBatchRequests).padStart(16)} ${String(r.pagesRead).padStart(11)} ${String(r.pagesAhead).padStart(14)} ${((r.openBytes + r.firstBatchBytes) / 1024).toFixed(1).padStart(10)}  (${[r.directoryBytes, r.pageBytes, r.pinBytes].map((b) => (b / 1024).toFixed(1)).join("/")})`,
     );
 }

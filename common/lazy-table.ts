@@ -37,6 +37,8 @@ export type LazyObject = NonNullable<ReturnType<EntryColumns["at"]>>;
 export class LazyTable {
   private readonly kept = new Map<number, LazyPage>();
   private readonly reading = new Map<number, Promise<LazyPage>>();
+  /** Pages fetched ahead of their reading (`prefetch`): their directory ref and bytes, not checked yet. */
+  private readonly fetched = new Map<number, Promise<{ ref: TablePageRefV1; bytes: Uint8Array }>>();
   /** The columns each object handed out was made from (its page may be evicted since: they stay its own). */
   private readonly madeIn = new WeakMap<object, EntryColumns>();
   private readonly under: Uint8Array;
@@ -154,22 +156,46 @@ export class LazyTable {
     this.cache.forget(`p${k}`);
   }
 
-  private async readPage(k: number): Promise<{ page: LazyPage; bytes: number }> {
-    const [ref] = await this.list.pagesAt(this.range.from + k, this.range.from + k + 1);
+  /**
+   * Starts fetching page k's bytes (its directory page first, where not read) without checking or
+   * decoding them: `page(k)` does that when asked, with these bytes. What the read-ahead window
+   * asks for, so its decoding is not paid before the order reaches it. A failed fetch is asked
+   * again by `page(k)`.
+   */
+  prefetch(k: number): void {
+    if (this.kept.has(k) || this.reading.has(k) || this.fetched.has(k)) return;
+    const fetching = this.fetchPage(k);
+    fetching.catch(() => undefined);
+    this.fetched.set(k, fetching);
+  }
+
+  /** Pages fetched ahead and not read yet. */
+  get prefetchedPages(): readonly number[] {
+    return [...this.fetched.keys()];
+  }
+
+  private async fetchPage(k: number): Promise<{ ref: TablePageRefV1; bytes: Uint8Array }> {
+    const ref = (await this.list.pagesAt(this.range.from + k, this.range.from + k + 1))[0]!;
     this.pageRequests++;
+    return { ref, bytes: await this.store.page(ref.name) };
+  }
+
+  private async readPage(k: number): Promise<{ page: LazyPage; bytes: number }> {
+    const ahead = this.fetched.get(k);
+    this.fetched.delete(k);
+    const { ref, bytes } = await (ahead ? ahead.catch(() => this.fetchPage(k)) : this.fetchPage(k));
     this.read.push(k);
-    const raw = await this.store.page(ref!.name);
-    const decoded = await checkedPage(ref!, raw, this.digest);
+    const decoded = await checkedPage(ref, bytes, this.digest);
     if (decoded.length > PAGE_IDS)
       throw new ManifestError(
         ManifestErrorCode.INVALID,
-        `Expected at most ${PAGE_IDS} entries in table page ${ref!.name} but it holds ${decoded.length}`,
+        `Expected at most ${PAGE_IDS} entries in table page ${ref.name} but it holds ${decoded.length}`,
       );
-    const [from, cut] = inside(ref!, this.dir) ? [0, decoded] : within(decoded, this.under);
+    const [from, cut] = inside(ref, this.dir) ? [0, decoded] : within(decoded, this.under);
     let entries = cut;
     if (cut.columns.apart) {
       const pins = new TablePins(
-        [{ ref: ref!, start: 0, count: cut.length, from }],
+        [{ ref, start: 0, count: cut.length, from }],
         (r) => {
           if (!this.store.pins)
             throw new ManifestError(
@@ -187,7 +213,7 @@ export class LazyTable {
       );
       entries = cut.withPins(pins);
     }
-    return { page: { ref: ref!, entries, from }, bytes: raw.byteLength };
+    return { page: { ref, entries, from }, bytes: bytes.byteLength };
   }
 
   /**

@@ -37,6 +37,35 @@ export function keyHash(key: string): number {
 }
 
 /**
+ * keyHash of the key held as UTF-8 in `bytes[from, to)`, without making the string where it is
+ * ASCII (each byte is then its one UTF-16 unit): what a page's columns give for each of its
+ * objects when its shards are cut.
+ *
+ * @example
+ * keyHashUtf8(new TextEncoder().encode("gameplay/a.mp4"), 0, 14) === keyHash("gameplay/a.mp4"); // true
+ */
+export function keyHashUtf8(bytes: Uint8Array, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) {
+    const b = bytes[i]!;
+    if (b >= 0x80) return keyHash(new TextDecoder().decode(bytes.subarray(from, to)));
+    h = Math.imul(h ^ b, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** Whether an object of `size` whose key hashes to `hash` starts a shard at `targetBytes` (cutsBefore's test). */
+function cutsAt(hash: number, size: number, targetBytes: number): boolean {
+  if (!(targetBytes > 0)) throw new RangeError(`Expected a positive shard target but received ${targetBytes}`);
+  return hash < (size / targetBytes) * SPAN;
+}
+
+/**
  * Whether a shard starts before this object (inside a page; a page's first object always
  * starts one): its key hashes below `size / targetBytes` of the hash range.
  *
@@ -44,8 +73,7 @@ export function keyHash(key: string): number {
  * cutsBefore("gameplay/a.mp4", 256 << 20, 128 << 20); // true: an object past the target always starts a shard
  */
 export function cutsBefore(key: string, size: number, targetBytes: number): boolean {
-  if (!(targetBytes > 0)) throw new RangeError(`Expected a positive shard target but received ${targetBytes}`);
-  return keyHash(key) < (size / targetBytes) * SPAN;
+  return cutsAt(keyHash(key), size, targetBytes);
 }
 
 /** What the rule reads of a page: its objects' keys and sizes, in key order. */
@@ -53,6 +81,8 @@ export interface ShardSource {
   readonly length: number;
   key(i: number): string;
   size(i: number): number;
+  /** keyHash of key(i), where the source has it without the string (keyHashUtf8). */
+  hash?(i: number): number;
 }
 
 /**
@@ -67,7 +97,8 @@ export function pageShards(page: ShardSource, targetBytes: number): { first: num
   const shards: { first: number; count: number; bytes: number }[] = [];
   for (let i = 0; i < page.length; i++) {
     const size = page.size(i);
-    if (i === 0 || cutsBefore(page.key(i), size, targetBytes)) shards.push({ first: i, count: 0, bytes: 0 });
+    if (i === 0 || cutsAt(page.hash ? page.hash(i) : keyHash(page.key(i)), size, targetBytes))
+      shards.push({ first: i, count: 0, bytes: 0 });
     const s = shards[shards.length - 1]!;
     s.count++;
     s.bytes += size;

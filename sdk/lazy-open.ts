@@ -39,7 +39,7 @@ export interface LazyOpen {
   readonly paged: LazyPlan;
   readonly plan: { readonly fingerprint: string; readonly total: number };
   readonly listing: DatasetListing;
-  /** Clips planned on the pages read so far, and how many pages were planned (every page: the epoch's clip total is known). */
+  /** Clips of the pages the order walked past so far, and how many pages were planned (every page: the epoch's clip total is known). */
   readonly planned: { clips: number; pages: number };
   /** Where this rank is done with the order's clips: the order is walked through it, settled positions told to it. */
   readonly settled: SettledPages;
@@ -65,7 +65,13 @@ export function lazyOpen(
   // Pages and directory pages held within the option: a window of pages must fit, the rest is read again on need.
   if (o.tableCacheBytes !== undefined) table.cache.limit(o.tableCacheBytes, PAGE_WINDOW);
   const counts = new Float64Array(table.pageCount).fill(PAGE_IDS);
-  const planned = { clips: 0, pages: 0 };
+  // Clips are counted as the order walks past each page (its objects are planned as the order reaches them).
+  const planned = {
+    get clips() {
+      return paged.clipsPassed;
+    },
+    pages: 0,
+  };
   const paged = new LazyPlan(
     counts,
     async (k) => {
@@ -75,11 +81,12 @@ export function lazyOpen(
       const page = planTablePage(entries, 0, o, head.shardBytes, skipped);
       const said = skipped.filter(Boolean);
       if (said.length > 0) onSkipped(said);
-      for (const obj of page.objects) planned.clips += obj.starts.length;
       planned.pages++;
       return page;
     },
     (k) => table.evict(k),
+    // The read-ahead window's pages are fetched, not checked or decoded before the order reaches them.
+    (k) => table.prefetch(k),
   );
   const salt = [`order ${ORDER_VERSION}`, o.frames, o.stride, o.hop ?? null, o.align];
   const fingerprint = createHash("sha256")

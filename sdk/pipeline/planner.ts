@@ -1,11 +1,12 @@
 import { tableEntry } from "../../common/dataset-table/entry.js";
-import { pageShards } from "../../common/page-shards.js";
+import { keyHashUtf8, pageShards } from "../../common/page-shards.js";
 import { notStreamed, STREAMED_FORMATS } from "../../common/media-index/index.js";
-import type { EntryColumns } from "../../common/dataset-table/entry-columns.js";
+import { type EntryColumns, HAS, KINDS } from "../../common/dataset-table/entry-columns.js";
 import type { TableEntryV1 } from "../../common/schema/index.js";
 import { relayedCode, SdkError, SdkErrorCode } from "../errors.js";
 import { clipSpan, type ResolvedOptions } from "../options.js";
 import { clipStarts, gopsOf, makePlan, type ClipPlan, type PlannedObject } from "../sampler/clip-plan.js";
+import type { PageObjects } from "../sampler/paged-plan.js";
 import type { DatasetListing } from "../source/source.js";
 import type { IndexCache } from "./index-cache.js";
 import { orderedMap } from "./ordered-map.js";
@@ -92,6 +93,8 @@ function columnEntry(e: EntryColumns, id: number, kind: TableEntryV1["kind"]): P
   return { kind, frames: e.frames(id), keyframes: e.keyframes(id), width: e.width(id), error: e.error(id) };
 }
 
+const VIDEO = KINDS.indexOf("video");
+
 type Sampling = Pick<ResolvedOptions, "frames" | "stride" | "hop" | "align"> & { readonly track?: number };
 
 /** The clips of a table's columns: every row planned as planDataset plans it, runs of alike videos sharing arrays. */
@@ -112,10 +115,54 @@ function plannedRows(e: EntryColumns, o: Sampling, skipped: SkippedObject[], fir
 }
 
 /**
+ * A page's planned objects, each planned when first asked for: the order reaches a few hundred
+ * of a window's objects before its first batch, whatever the page size. Objects that contribute
+ * no clips (not a video with frames and keyframes) are planned, so reported, when the page is.
+ */
+class LazyRows {
+  private readonly rows: (PlannedObject | undefined)[];
+  /** The last video planned: a video encoded alike (same frames and keyframes) shares its arrays. */
+  private last: { id: number; clips: Pick<PlannedObject, "starts" | "gops"> } | undefined;
+
+  constructor(
+    private readonly e: EntryColumns,
+    private readonly o: Sampling,
+    private readonly skipped: SkippedObject[],
+    private readonly firstId: number,
+  ) {
+    this.rows = new Array<PlannedObject | undefined>(e.length);
+    const { kind, has } = e.columns;
+    const both = HAS.frames | HAS.keyframes;
+    for (let id = 0; id < e.length; id++) if (kind[id] !== VIDEO || (has[id]! & both) !== both) this.at(id);
+  }
+
+  get length(): number {
+    return this.e.length;
+  }
+
+  at(id: number): PlannedObject {
+    const got = this.rows[id];
+    if (got) return got;
+    const e = this.e;
+    const kind = e.kind(id);
+    const last = this.last;
+    const clips =
+      last && kind === "video" && e.sameFrames(last.id, id)
+        ? last.clips
+        : startsOf(() => e.key(id), columnEntry(e, id, kind), this.o, this.skipped, this.firstId + id);
+    if (kind === "video" && clips.gops) this.last = { id, clips };
+    const planned = new TablePlanned(e, id, clips.starts, clips.gops);
+    this.rows[id] = planned;
+    return planned;
+  }
+}
+
+/**
  * One table page planned on its own, as a LazyPlan reads it: its objects' clips (as planDataset
- * plans them) and its shards cut by the page-local rule (common/page-shards.ts), as lists of
+ * plans them; each planned when first asked for, `objects.at(place)`) and its shards cut by the
+ * page-local rule (common/page-shards.ts, each key hashed from the page's bytes), as lists of
  * places in the page. Objects that contribute no clips are reported in `skipped` under their
- * dataset-wide id (`firstId` + place).
+ * dataset-wide id (`firstId` + place), as the page is planned.
  *
  * @example
  * const plan = new LazyPlan(counts, async (k) => planTablePage(await readPage(k), firstIds[k], options, head.shardBytes, skipped));
@@ -126,11 +173,20 @@ export function planTablePage(
   o: Sampling,
   shardBytes: number,
   skipped: SkippedObject[],
-): { objects: PlannedObject[]; shards: number[][] } {
-  const objects = plannedRows(entries, o, skipped, firstId);
-  const sizes = entries.columns.size;
-  const page = { length: entries.length, key: (j: number) => entries.key(j), size: (j: number) => sizes[j]! };
-  const shards = pageShards(page, shardBytes).map((s) => Array.from({ length: s.count }, (_, i) => s.first + i));
+): { objects: PageObjects; shards: number[][] } {
+  const objects = new LazyRows(entries, o, skipped, firstId);
+  const { size: sizes, keys, keyEnd } = entries.columns;
+  const page = {
+    length: entries.length,
+    key: (j: number) => entries.key(j),
+    size: (j: number) => sizes[j]!,
+    hash: (j: number) => keyHashUtf8(keys, j === 0 ? 0 : keyEnd[j - 1]!, keyEnd[j]!),
+  };
+  const shards = pageShards(page, shardBytes).map((s) => {
+    const ids = new Array<number>(s.count);
+    for (let i = 0; i < s.count; i++) ids[i] = s.first + i;
+    return ids;
+  });
   return { objects, shards };
 }
 

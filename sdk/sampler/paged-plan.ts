@@ -14,6 +14,12 @@ export class PageWait {
   constructor(readonly until: Promise<void>) {}
 }
 
+/** A page's objects by place: an array, or objects planned as they are first asked for. */
+export interface PageObjects {
+  readonly length: number;
+  at(place: number): PlannedObject | undefined;
+}
+
 /** One listing page's part of a plan, once the page is read. */
 export interface PlanPage {
   /** Its shards, each a run of object ids (ids count across pages, in listing order). */
@@ -31,6 +37,11 @@ export interface PagedPlan {
   object(id: number): PlannedObject;
   /** The order walked past these pages' shards (a page whose clips are all released may then go). */
   pass?(pages: readonly number[]): void;
+  /**
+   * Starts fetching pages the order reaches next, without reading them (`load` reads them once
+   * the order is there): the read-ahead. Where absent, the read-ahead `load`s them.
+   */
+  prefetch?(pages: readonly number[]): void;
 }
 
 /**
@@ -58,28 +69,37 @@ export function pagedOf(plan: ClipPlan): PagedPlan {
  * objects (ids from `firstIds[k]`) and its shards (lists of places in the page). A page is kept
  * while the order has not walked past it or any of its clips is not `release`d (each clip the
  * order yields is released once, when done with); then it is dropped and `onEvict(k)` told.
+ * With `fetch`, the read-ahead only fetches the next window's pages (`fetch(k)`, whose bytes
+ * `read(k)` then takes): they are decoded and planned when the order reaches them, so the first
+ * batch decodes its own window's pages only. Without it, the read-ahead reads them whole.
  *
  * @example
- * const plan = new LazyPlan(counts, async (k) => planPage(await readPage(k)));
+ * const plan = new LazyPlan(counts, async (k) => planPage(await readPage(k)), undefined, (k) => fetchPage(k));
  */
 export class LazyPlan implements PagedPlan {
   /** The id of each page's first object; pageCount + 1 entries. */
   readonly firstIds: Float64Array;
-  private readonly pages = new Map<number, { objects: readonly PlannedObject[]; part: PlanPage }>();
+  private readonly pages = new Map<number, { objects: PageObjects; part: PlanPage }>();
   private readonly reading = new Map<number, Promise<void>>();
   /** Clips of each page kept that are not released yet. */
   private readonly unreleased = new Map<number, number>();
   /** Pages kept that the order walked past. */
   private readonly passed = new Set<number>();
+  /** Clips of the pages the order walked past (every page, once the order ended). */
+  clipsPassed = 0;
   /** Pages asked for, in the order they were first asked (what a bench or test counts). */
   readonly asked: number[] = [];
+  /** Pages fetched ahead (not read then), in the order they were fetched. */
+  readonly prefetched: number[] = [];
+  private readonly fetching = new Set<number>();
 
   constructor(
     counts: ArrayLike<number>,
     private readonly read: (
       k: number,
-    ) => Promise<{ readonly objects: readonly PlannedObject[]; readonly shards: readonly (readonly number[])[] }>,
+    ) => Promise<{ readonly objects: PageObjects; readonly shards: readonly (readonly number[])[] }>,
     private readonly onEvict: (k: number) => void = () => {},
+    private readonly fetch?: (k: number) => void,
   ) {
     this.firstIds = new Float64Array(counts.length + 1);
     for (let k = 0; k < counts.length; k++) this.firstIds[k + 1] = this.firstIds[k]! + counts[k]!;
@@ -101,7 +121,21 @@ export class LazyPlan implements PagedPlan {
     const k = this.pageOfId(id);
     const page = this.pages.get(k);
     if (!page) throw new RangeError(`object ${id} is on page ${k}, which is not read yet`);
-    return page.objects[id - this.firstIds[k]!]!;
+    return page.objects.at(id - this.firstIds[k]!)!;
+  }
+
+  prefetch(pages: readonly number[]): void {
+    // Without a fetch of its own, the read-ahead reads the pages; a failure is reported where the order waits for them.
+    if (!this.fetch) {
+      this.load(pages).catch(() => undefined);
+      return;
+    }
+    for (const k of pages) {
+      if (this.pages.has(k) || this.reading.has(k) || this.fetching.has(k)) continue;
+      this.fetching.add(k);
+      this.prefetched.push(k);
+      this.fetch(k);
+    }
   }
 
   /** Pages kept now. */
@@ -120,7 +154,13 @@ export class LazyPlan implements PagedPlan {
 
   pass(pages: readonly number[]): void {
     for (const k of pages) {
-      if (!this.pages.has(k)) continue;
+      const page = this.pages.get(k);
+      if (!page || this.passed.has(k)) continue;
+      // Its clips counted now that the order planned every object of it; releases before counted down from 0.
+      let clips = 0;
+      for (const s of page.part.shards) for (const id of s) clips += this.object(id).starts.length;
+      this.unreleased.set(k, this.unreleased.get(k)! + clips);
+      this.clipsPassed += clips;
       this.passed.add(k);
       this.dropIfDone(k);
     }
@@ -151,13 +191,13 @@ export class LazyPlan implements PagedPlan {
     let reading = this.reading.get(k);
     if (!reading) {
       this.asked.push(k);
+      this.fetching.delete(k);
       const first = this.firstIds[k]!;
       reading = this.read(k).then(
         ({ objects, shards }) => {
           this.pages.set(k, { objects, part: { shards: shards.map((s) => s.map((j) => first + j)) } });
-          let clips = 0;
-          for (const s of shards) for (const j of s) clips += objects[j]!.starts.length;
-          this.unreleased.set(k, clips);
+          // Counted when the order passes the page (`pass`): an object is planned when the order reaches it.
+          this.unreleased.set(k, 0);
           this.reading.delete(k);
         },
         (err: unknown) => {

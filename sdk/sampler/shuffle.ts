@@ -205,9 +205,9 @@ export const PAGE_GROUP = 2 * PAGE_WINDOW;
 
 /**
  * The shards of each window of pages in turn, each window's shards shuffled with `rng` (kept in
- * page order without). A window not read yet is waited for; the next one is asked for once this
- * one is read (not before, so its reading does not delay this one's first clips), and is read
- * while this one is consumed.
+ * page order without). A window not read yet is waited for; the next one is fetched once this
+ * one is read (not before, so its fetching does not delay this one's first clips) while this one
+ * is consumed, and read (decoded, planned) when the order reaches it.
  */
 function* windowedShards(
   plan: PagedPlan,
@@ -220,8 +220,11 @@ function* windowedShards(
     while (want.value.some((k) => !plan.page(k))) yield new PageWait(plan.load(want.value));
     const shards = want.value.flatMap((k) => plan.page(k)!.shards);
     const ahead = it.next();
-    // Read ahead; a failure is reported where the order waits for the page.
-    if (!ahead.done) plan.load(ahead.value).catch(() => undefined);
+    // Fetched ahead, read when the order reaches it: this window's first clips wait for no other page's decoding.
+    if (!ahead.done) {
+      if (plan.prefetch) plan.prefetch(ahead.value);
+      else plan.load(ahead.value).catch(() => undefined);
+    }
     yield* rng ? shuffleInPlace(shards, rng) : shards;
     plan.pass?.(want.value);
     want = ahead;

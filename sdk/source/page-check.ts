@@ -8,9 +8,18 @@
 import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 
-/** A page's gzip bytes inflated in one synchronous call (a plain Uint8Array over zlib's buffer). */
+/** The largest output chunk a page's own trailer may ask for: a bigger page is inflated in more chunks. */
+const MAX_CHUNK = 4 << 20;
+
+/**
+ * A page's gzip bytes inflated in one synchronous call (a plain Uint8Array over zlib's buffer).
+ * The output chunk is sized from the gzip trailer's length (bounded; a wrong one costs chunks,
+ * never bytes): one chunk and no copy where zlib's default of 16 KiB would take several.
+ */
 export const inflatePage = async (gz: Uint8Array): Promise<Uint8Array> => {
-  const b = gunzipSync(gz);
+  const said =
+    gz.byteLength >= 18 ? new DataView(gz.buffer, gz.byteOffset, gz.byteLength).getUint32(gz.byteLength - 4, true) : 0;
+  const b = gunzipSync(gz, { chunkSize: Math.min(MAX_CHUNK, Math.max(1024, said + 64)) });
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 };
 

@@ -95,6 +95,28 @@ describe("a dataset's table read page by page (what a lazy open reads)", () => {
     await expect(table.page(2)).rejects.toMatchObject({ code: ManifestErrorCode.SIGNATURE });
   });
 
+  it("fetches a page ahead without checking or decoding it, and reads it from those bytes when asked", async () => {
+    const { store, keys, asked, bodies, directories } = await seeded();
+    const table = (await LazyTable.open(store, keys, "d/b"))!;
+    const name = (await table.list.pagesAt(12, 13))[0]!.name;
+    const bytes = bodies.get(name)!.slice();
+    bytes[bytes.length - 1] = bytes.at(-1)! ^ 1;
+    bodies.set(name, bytes);
+    const before = asked.length;
+    table.prefetch(2);
+    table.prefetch(2);
+    for (let i = 0; i < 8; i++) await new Promise((r) => setImmediate(r));
+    // Fetched once, not checked (the bytes are corrupt) nor decoded.
+    expect(asked.slice(before).filter((n) => !directories.has(n))).toEqual([name]);
+    expect(table.read).toEqual([]);
+    expect(table.prefetchedPages).toEqual([2]);
+    // Read when asked, from the bytes fetched: no second request, and the digest is checked then.
+    await expect(table.page(2)).rejects.toMatchObject({ code: ManifestErrorCode.SIGNATURE });
+    expect(asked.slice(before).filter((n) => !directories.has(n))).toEqual([name]);
+    expect(table.prefetchedPages).toEqual([]);
+    expect(table.requests).toBe(asked.length);
+  });
+
   it("drops an evicted page and reads it again when asked; objects made from it keep their etags", async () => {
     const { store, keys, asked } = await seeded();
     const table = (await LazyTable.open(store, keys, "d/b"))!;

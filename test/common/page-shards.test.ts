@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compareKeys } from "../../common/dataset-table/entry.js";
-import { countPageShards, cutsBefore, keyHash, pageShards } from "../../common/page-shards.js";
+import { countPageShards, cutsBefore, keyHash, keyHashUtf8, pageShards } from "../../common/page-shards.js";
 
 const TARGET = 1 << 20;
 const page = (objects: readonly { key: string; size: number }[]) => ({
@@ -87,5 +87,28 @@ describe("the page-local shard rule", () => {
     const buckets = new Array(16).fill(0);
     for (const h of hashes) buckets[Math.floor(h / 2 ** 28)]++;
     for (const b of buckets) expect(b).toBeGreaterThan(4096 / 16 / 2);
+  });
+
+  it("hashes a key from its UTF-8 bytes as from its string, ASCII or not, so a page's shards cut alike", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ key: fc.string({ unit: "grapheme", minLength: 1 }), size: fc.nat(4 * TARGET) })),
+        (objects) => {
+          const bytes = objects.map((o) => new TextEncoder().encode(o.key));
+          const joined = new Uint8Array(bytes.reduce((n, b) => n + b.length, 0));
+          const ends: number[] = [];
+          let at = 0;
+          for (const b of bytes) joined.set(b, at), ends.push((at += b.length));
+          for (const [i, o] of objects.entries())
+            expect(keyHashUtf8(joined, i === 0 ? 0 : ends[i - 1]!, ends[i]!)).toBe(keyHash(o.key));
+          const hashed = {
+            ...page(objects),
+            hash: (i: number) => keyHashUtf8(joined, i === 0 ? 0 : ends[i - 1]!, ends[i]!),
+          };
+          expect(pageShards(hashed, TARGET)).toEqual(pageShards(page(objects), TARGET));
+        },
+      ),
+      { numRuns: 50 },
+    );
   });
 });

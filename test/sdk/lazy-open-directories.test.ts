@@ -8,7 +8,7 @@ import type { TableEntryV1, TableHeadV1 } from "../../common/schema/index.js";
 import type { TableStore } from "../../common/table-client.js";
 import { lazyOpen } from "../../sdk/lazy-open.js";
 import { PageWait } from "../../sdk/sampler/paged-plan.js";
-import { pagedStream } from "../../sdk/sampler/shuffle.js";
+import { PAGE_WINDOW, pagedStream } from "../../sdk/sampler/shuffle.js";
 
 /** 240 objects of 60 frames (keyframes every 10) under d/, in pages of 2: 120 pages. */
 const entries: TableEntryV1[] = Array.from({ length: 240 }, (_, i) => ({
@@ -63,8 +63,12 @@ describe("the directory pages a lazy open's first clip reads", () => {
         next = it.next();
       }
       expect(next.done).toBe(false);
-      // A window and the next one read ahead.
-      expect(paged.asked.length).toBe(8);
+      // A window read, and the next one fetched ahead (its directory page too), not read.
+      for (let i = 0; i < 8; i++) await new Promise((r) => setImmediate(r));
+      expect(paged.asked.length).toBe(PAGE_WINDOW);
+      expect(paged.prefetched.length).toBe(PAGE_WINDOW);
+      expect(table.read.length).toBe(PAGE_WINDOW);
+      expect(table.prefetchedPages.length).toBe(PAGE_WINDOW);
       expect(new Set(asked).size).toBeLessThanOrEqual(2);
     }
   });

@@ -70,4 +70,23 @@ describe("a table page planned on its own", () => {
     }
     expect(order).toEqual(epochOrder(whole.plan, "shard-buffer", params));
   });
+
+  it("plans an object when it is first asked for, and reports those without clips as the page is planned", () => {
+    const entries = EntryColumns.from(rows[0]!);
+    // Each planned row reads its frames once (rows alike share the row planned before them).
+    let read = 0;
+    const frames = entries.frames.bind(entries);
+    entries.frames = (i: number) => (read++, frames(i));
+    const skipped: SkippedObject[] = [];
+    const page = planTablePage(entries, 0, options, shardBytes, skipped);
+    const broken = rows[0]!.filter((e) => e.kind === "error").map((e) => e.key);
+    expect(broken.length).toBeGreaterThan(0);
+    expect(skipped.filter(Boolean).map((s) => s.key)).toEqual(broken);
+    expect(read).toBe(broken.length);
+    expect(page.shards.flat().length).toBe(PAGE_OBJECTS);
+    const one = page.objects.at(10)!;
+    expect(read).toBe(broken.length + 1);
+    expect(page.objects.at(10)).toBe(one);
+    expect(read).toBe(broken.length + 1);
+  });
 });

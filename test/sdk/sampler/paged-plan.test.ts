@@ -95,6 +95,59 @@ describe("an order over a plan read page by page", () => {
     expect(pagedStream(plan, "global", { seed: 2, epoch: 0, buffer: 256 })).toBeUndefined();
   });
 
+  it("with a fetch of its own, reads only the first window's pages before its first clip and fetches the next", async () => {
+    const counts = Array.from({ length: 40 }, () => PAGE_OBJECTS);
+    const { objects, shards } = pages(counts, 100);
+    const reads: number[] = [];
+    const fetches: number[] = [];
+    const plan = new LazyPlan(
+      counts,
+      async (k) => {
+        reads.push(k);
+        await new Promise((r) => setImmediate(r));
+        return { objects: objects[k]!, shards: shards[k]! };
+      },
+      undefined,
+      (k) => fetches.push(k),
+    );
+    const it = pagedStream(plan, "shard-buffer", { seed: 2, epoch: 0, buffer: 256 })![Symbol.iterator]();
+    let next = it.next();
+    while (next.value instanceof PageWait) {
+      await next.value.until;
+      next = it.next();
+    }
+    // Settle whatever the read-ahead may have started: nothing more is read.
+    for (let i = 0; i < 4; i++) await new Promise((r) => setImmediate(r));
+    expect(next.done).toBe(false);
+    expect(reads.length).toBe(PAGE_WINDOW);
+    expect(fetches.length).toBe(PAGE_WINDOW);
+    expect(new Set([...reads, ...fetches]).size).toBe(2 * PAGE_WINDOW);
+    expect(plan.prefetched).toEqual(fetches);
+    // The order, walked on, reads the pages fetched ahead when it reaches them, once each.
+    const { out } = await drain({ [Symbol.iterator]: () => it });
+    expect(out.length).toBeGreaterThan(0);
+    expect(reads.length).toBe(counts.length);
+    expect(new Set(reads).size).toBe(counts.length);
+  });
+
+  it("counts each page's clips as the order passes it: every clip once the order ended, none for a plan without", async () => {
+    for (const name of ["none", "shard-buffer"]) {
+      const counts = Array.from({ length: 12 }, () => 20);
+      const plan = lazy(counts, 3);
+      const { out } = await drain(pagedStream(plan, name, { seed: 4, epoch: 0, buffer: 8 })!);
+      expect(plan.clipsPassed).toBe(out.length);
+      const empty = new LazyPlan([5, 5], async () => ({
+        objects: Array.from({ length: 5 }, () => ({ key: "k", etag: "e", starts: [] })),
+        shards: [
+          [0, 1],
+          [2, 3, 4],
+        ],
+      }));
+      expect((await drain(pagedStream(empty, name, { seed: 4, epoch: 0, buffer: 8 })!)).out).toEqual([]);
+      expect(empty.clipsPassed).toBe(0);
+    }
+  });
+
   it("reads those pages from one group of PAGE_GROUP neighbouring pages, so from one run of a table's directory", async () => {
     const counts = Array.from({ length: 40 }, () => PAGE_OBJECTS);
     for (let seed = 0; seed < 16; seed++) {
