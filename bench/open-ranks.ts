@@ -19,8 +19,10 @@
  *
  *   npx tsc -p bench/tsconfig.json && node dist/bench/open-ranks.js [--sizes 1000,100000,1000000] [--ranks 512] [--batch 8] [--connections 64] [--keep DIR] [--json]
  *
- * `--batch 0` measures open() alone (with 512 ranks in one process the first batches' deal takes
- * this process's CPU, not the edge's). `--keep DIR` keeps the seeded edge state in DIR (reused by a later run with the same DIR).
+ * `--batch 0` measures open() alone (with 512 ranks in one process the first batches' deal and
+ * page planning take this process's CPU, not the edge's: each rank walks a round of the order,
+ * world turns of about 8 GOP runs, so O(ranks²) here, O(ranks) on a rank's own host). `--keep DIR`
+ * keeps the seeded edge state in DIR (reused by a later run with the same DIR).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { subscribe } from "node:diagnostics_channel";
@@ -266,8 +268,9 @@ async function measure(url: string, token: string, n: number): Promise<Row> {
     const openPhase = await phase(async (r) => {
       datasets[r] = await open(dataset, options(r), parts);
     });
-    // Each rank's first batch walks about batch × world positions of the order (the deal): in
-    // one process that is O(ranks²) of client CPU, what `--batch 0` leaves out.
+    // Each rank's first batch walks the first 64 GOP runs and a round of the order (world turns
+    // of about 8 runs: the deal knows its own clips of a round once the round is whole): in one
+    // process that is O(ranks²) of client CPU, what `--batch 0` leaves out.
     const firstBatch = await phase(async (r) => {
       if (batch === 0) return;
       const inside = datasets[r] as unknown as DatasetInside;

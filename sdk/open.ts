@@ -380,8 +380,8 @@ async function openLazily(
   const stream = () => lazy.settled.track(pagedStream(paged, o.shuffle, params)!);
   const share: ClipSequence<RankClip> =
     o.world > 1
-      ? new StreamedGopClips(stream, dealFrom, paged, o.rank, o.world, o.limit)
-      : new RankClips(stream(), dealFrom, o.rank, o.world, o.limit);
+      ? new StreamedGopClips(stream, dealFrom, paged, o.rank, o.world, o.limit, lazy.settled)
+      : new RankClips(stream(), dealFrom, o.rank, o.world, o.limit, lazy.settled);
   const mine = resumed?.base ? new SkipTaken(share, consumed, consumed.count - resumed.base.count) : share;
   dataset = new Dataset({
     source,

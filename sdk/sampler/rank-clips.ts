@@ -1,6 +1,7 @@
 import { InvalidOptionError } from "../errors.js";
 import type { ClipRef } from "./clip-plan.js";
 import { PageWait } from "./paged-plan.js";
+import type { PassedPositions } from "./settled-pages.js";
 
 /** A read-only list that may compute its items when asked: an array is one. */
 export interface ClipSequence<T> {
@@ -85,6 +86,8 @@ export abstract class StreamedDeal implements ClipSequence<RankClip> {
     protected readonly rank: number,
     protected readonly world: number,
     limit: number | undefined,
+    /** Told each position walked that this rank never delivers (its page need not wait for a later one to settle). */
+    private readonly passedBy?: PassedPositions,
   ) {
     this.total = consumed.total;
     this.bits = consumed.count > 0 ? consumed.bits.slice() : undefined;
@@ -183,6 +186,11 @@ export abstract class StreamedDeal implements ClipSequence<RankClip> {
     return shortOrder(this.total, position);
   }
 
+  /** Position `position`, walked, is not this rank's to deliver. */
+  protected passed(position: number): void {
+    this.passedBy?.passed(position);
+  }
+
   protected get anyConsumed(): boolean {
     return this.bits !== undefined;
   }
@@ -217,8 +225,9 @@ export class RankClips extends StreamedDeal {
     rank: number,
     world: number,
     limit?: number,
+    passed?: PassedPositions,
   ) {
-    super(consumed, rank, world, limit);
+    super(consumed, rank, world, limit, passed);
     this.streamFrom(order);
   }
 
@@ -243,7 +252,11 @@ export class RankClips extends StreamedDeal {
   /** The epoch order's clip at `position`; positions only grow from call to call (a wait repeats the call). */
   private refAt(position: number): ClipRef {
     let ref: ClipRef | undefined;
-    while (this.orderAt <= position) ref = this.nextRef();
+    while (this.orderAt <= position) {
+      ref = this.nextRef();
+      // Walked past: another rank's or consumed.
+      if (this.orderAt <= position) this.passed(this.orderAt - 1);
+    }
     return ref!;
   }
 }

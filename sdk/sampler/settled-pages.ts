@@ -5,7 +5,9 @@
  * order, so when position P settles every position before it was either delivered already or
  * never will be by this rank (another rank's, or consumed by the run resumed). What stays
  * noted is the deal's lookahead and the pipeline's clips in flight: bounded by the options,
- * whatever the dataset's size.
+ * whatever the dataset's size. A position the deal finds is not this rank's (another rank's,
+ * or consumed before a resume) is released at once (`passed`), not when a later one settles:
+ * with several ranks a rank's lookahead holds every rank's clips of a round.
  */
 import type { ClipRef } from "./clip-plan.js";
 import { PageWait } from "./paged-plan.js";
@@ -15,6 +17,14 @@ export interface ClipReleaser {
   release(id: number): void;
 }
 
+/** What a deal tells of the positions it walked past that this rank never delivers. */
+export interface PassedPositions {
+  passed(position: number): void;
+}
+
+/** A noted position already released (`passed`): an object id is never negative. */
+const GONE = -1;
+
 /**
  * @example
  * const settled = new SettledPages(plan);
@@ -22,15 +32,15 @@ export interface ClipReleaser {
  * // as each batch is delivered:
  * settled.settled(Math.max(...batch.settles));
  */
-export class SettledPages {
-  /** Objects of the positions noted and not released, from position `base` (the first `head` of them released). */
+export class SettledPages implements PassedPositions {
+  /** Objects of the positions noted and not settled, from position `base` (the first `head` of them settled; GONE: released before). */
   private ids: number[] = [];
   private head = 0;
   private base = 0;
 
   constructor(private readonly plan: ClipReleaser) {}
 
-  /** Positions noted and not released yet. */
+  /** Positions noted and not settled yet. */
   get pending(): number {
     return this.ids.length - this.head;
   }
@@ -47,10 +57,19 @@ export class SettledPages {
     }
   }
 
+  /** Position `position` (noted) is not this rank's to deliver: its clip is released now. */
+  passed(position: number): void {
+    const at = this.head + position - this.base;
+    if (position < this.base || at >= this.ids.length || this.ids[at] === GONE) return;
+    this.plan.release(this.ids[at]!);
+    this.ids[at] = GONE;
+  }
+
   /** Every position up to `position` is done with: their clips are released. */
   settled(position: number): void {
     while (this.head < this.ids.length && this.base <= position) {
-      this.plan.release(this.ids[this.head++]!);
+      const id = this.ids[this.head++]!;
+      if (id !== GONE) this.plan.release(id);
       this.base++;
     }
     // Compacted now and then: the array holds what is pending, not the epoch.

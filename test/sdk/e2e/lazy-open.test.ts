@@ -13,7 +13,9 @@ import type { IndexV1, TableEntryV1 } from "../../../common/schema/index.js";
 import { ensureDevVars } from "../../../sdk/dev/dev-vars.js";
 import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
 import { type Checkpoint, mergeCheckpoints, open, type OpenOptions, type SdkError } from "../../../sdk/index.js";
+import { GROUPS_PER_TURN } from "../../../sdk/sampler/partition.js";
 import { GOP_INTERLEAVE, PAGE_WINDOW } from "../../../sdk/sampler/shuffle.js";
+import { TURN_SAMPLE_RUNS } from "../../../sdk/sampler/streamed-gop-clips.js";
 import { EdgeSource, inProcessCache } from "../../../sdk/source/index.js";
 import { makeVideo } from "../../helpers/make-video.js";
 import { type SeedObject, seedLocalR2 } from "../../helpers/seed-r2.js";
@@ -25,6 +27,9 @@ const BROKEN = 21;
 
 /** Objects (and pages) of the table of many pages. */
 const MANY = 40;
+
+/** Objects (and pages) of the table several ranks stream: more than the deal's lookahead holds. */
+const RANKS_MANY = 160;
 
 let dir: string;
 let edge: LocalEdge;
@@ -125,6 +130,7 @@ beforeAll(async () => {
   await seed(join(dir, "r2"), vars.EC_MANIFEST_KEY, video, "lq", 8);
   // One object to a page: a table of many pages for a small page bound.
   await seed(join(dir, "r2"), vars.EC_MANIFEST_KEY, video, "lm", MANY, 1);
+  await seed(join(dir, "r2"), vars.EC_MANIFEST_KEY, video, "lr", RANKS_MANY, 1);
   edge = await startLocalEdge({ port: 0, quiet: true, varsDir: dir, persistDir: join(dir, "r2") });
   dataset = `${edge.url}/v1/datasets/lz`;
 }, 180_000);
@@ -271,6 +277,39 @@ describe("open() over table pages read lazily (a local edge)", () => {
       message: expect.stringContaining("raise tableCacheBytes"),
     });
   }, 120_000);
+  it("keeps a bounded number of pages on each of 4 ranks over a whole epoch and a resume late in it", async () => {
+    const url = `${edge.url}/v1/datasets/lr`;
+    const small = { prefetch: 1, batch: 2, shuffleBuffer: 2 };
+    const world = 4;
+    // GOP runs of 2, 1, 2, 1 clips (4-frame clips over 6-frame GOPs): a turn of 8 runs is 12 clips.
+    const turn = Math.round(GROUPS_PER_TURN * 1.5);
+    // One rank's bound (as above), and a page for each clip the deal holds undecided: the first
+    // TURN_SAMPLE_RUNS runs at the epoch's start, a round of every rank's turn after.
+    const bound =
+      2 * PAGE_WINDOW +
+      small.shuffleBuffer +
+      GOP_INTERLEAVE +
+      5 * small.prefetch +
+      small.batch +
+      Math.max(TURN_SAMPLE_RUNS, world * turn);
+    expect(bound).toBeLessThan(RANKS_MANY * 0.6);
+    const ranks = (o: OpenOptions, stopAfter = Infinity) =>
+      Promise.all(
+        Array.from({ length: world }, (_, rank) => run(true, { ...small, ...o, rank, world }, stopAfter, url)),
+      );
+    const whole = await ranks({});
+    for (const r of whole) expect(r.table!.peakPages).toBeLessThanOrEqual(bound);
+    const all = whole.flatMap((r) => r.ids);
+    expect(all.length).toBe(RANKS_MANY * 6);
+    expect(new Set(all).size).toBe(all.length);
+    // Each rank stops about 3/4 through its share: the resume walks the order past every clip consumed.
+    const part = await ranks({}, Math.floor((RANKS_MANY * 6 * 3) / (4 * world * small.batch)));
+    const rest = await ranks({ resume: mergeCheckpoints(part.map((r) => r.state)) });
+    for (const r of rest) expect(r.table!.peakPages).toBeLessThanOrEqual(bound);
+    const resumed = [...part, ...rest].flatMap((r) => r.ids);
+    expect(resumed.length).toBe(all.length);
+    expect([...resumed].sort()).toEqual([...all].sort());
+  }, 300_000);
 
   it("reads a table of many pages lazily by default, and whole with lazy: false", async () => {
     const byDefault = await run(undefined, {}, 1);

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { gopsOf, makePlan, PAGE_OBJECTS, type ClipPlan, type PlannedObject } from "../../../sdk/sampler/clip-plan.js";
 import { LazyPlan, PageWait } from "../../../sdk/sampler/paged-plan.js";
 import { RankClips, type RankClip } from "../../../sdk/sampler/rank-clips.js";
-import { StreamedGopClips } from "../../../sdk/sampler/streamed-gop-clips.js";
+import { StreamedGopClips, TURN_SAMPLE_RUNS } from "../../../sdk/sampler/streamed-gop-clips.js";
+import { GROUPS_PER_TURN } from "../../../sdk/sampler/partition.js";
 import { SettledPages } from "../../../sdk/sampler/settled-pages.js";
 import { epochOrder, GOP_INTERLEAVE, PAGE_GROUP, pagedStream, PAGE_WINDOW } from "../../../sdk/sampler/shuffle.js";
 import { SkipTaken } from "../../../sdk/sampler/skip-taken.js";
@@ -440,5 +441,61 @@ describe("a rank's GOP runs over an order of unknown length (last round dealt on
       ),
       { numRuns: 8 },
     );
+  });
+
+  it("keeps a bounded number of pages on every rank of several, over a whole epoch and a resume late in it", async () => {
+    // One object of 6 clips (GOP runs of 2, 1, 2, 1) to a page: each GOP run the deal holds may hold a page.
+    const many = Array.from({ length: 400 }, () => 1);
+    const starts = [0, 4, 8, 12, 16, 20];
+    const objects = many.map((_, k) => [{ key: `p${k}`, etag: "e", starts, gops: gopsOf(starts, [0, 6, 12, 18]) }]);
+    const total = many.length * 6;
+    const world = 4;
+    const buffer = 2;
+    const lag = 3;
+    const turn = Math.round(GROUPS_PER_TURN * 1.5);
+    // The single rank's bound (the window walked and the one read ahead, a page for each GOP run in
+    // the buffer and interleave, one for each clip unsettled), and a page for each clip the deal
+    // holds undecided: the first TURN_SAMPLE_RUNS runs at the epoch's start, a round after.
+    const bound = 2 * PAGE_WINDOW + buffer + GOP_INTERLEAVE + lag + Math.max(TURN_SAMPLE_RUNS, world * turn);
+    expect(bound).toBeLessThan(many.length / 4);
+    const walk = async (rank: number, set: PositionSet) => {
+      const plan = new LazyPlan(many, async (k) => ({ objects: objects[k]!, shards: [[0]] }));
+      const settled = new SettledPages(plan);
+      const mine = new StreamedGopClips(
+        () => settled.track(pagedStream(plan, "shard-buffer", { seed: 7, epoch: 0, buffer })!),
+        set,
+        plan,
+        rank,
+        world,
+        undefined,
+        settled,
+      );
+      let peak = 0;
+      const got: RankClip[] = [];
+      for (let i = 0; ; i++) {
+        await mine.ready(i);
+        peak = Math.max(peak, plan.resident);
+        const c = mine.at(i);
+        if (!c) break;
+        got.push(c);
+        // Each clip settled `lag` clips after it is dealt, as a pipeline delivers.
+        if (i >= lag) settled.settled(got[i - lag]!.position);
+      }
+      return { got, peak };
+    };
+    const whole = await Promise.all(Array.from({ length: world }, (_, r) => walk(r, new PositionSet(Infinity))));
+    for (const r of whole) expect(r.peak).toBeLessThanOrEqual(bound);
+    const positions = whole.flatMap((r) => r.got.map((c) => c.position)).sort((a, b) => a - b);
+    expect(positions).toEqual(Array.from({ length: total }, (_, p) => p));
+    // Every rank consumed its first 3/4 of its share: the resume walks the order past them all.
+    const set = new PositionSet(Infinity);
+    for (const r of whole) for (const c of r.got.slice(0, (r.got.length * 3) >> 2)) set.add(c.position);
+    const rest = await Promise.all(Array.from({ length: world }, (_, r) => walk(r, set)));
+    for (const r of rest) expect(r.peak).toBeLessThanOrEqual(bound);
+    const after = rest.flatMap((r) => r.got.map((c) => c.position));
+    expect(after.length).toBe(total - set.count);
+    expect(
+      [...after, ...whole.flatMap((r) => r.got.map((c) => c.position)).filter((p) => set.has(p))].sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: total }, (_, p) => p));
   });
 });
