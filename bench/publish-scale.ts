@@ -11,7 +11,11 @@
  * per generation are counted (puts: what it writes); the wall time to publish N objects from
  * nothing sums the generations over the table's growth.
  *
- *   npx tsc -p bench/tsconfig.json && node dist/bench/publish-scale.js [--pages 1,10,100,1000,10000] [--rounds 3] [--r2-ms 25] [--json]
+ * Then the same objects arriving spread at random at `--rate` objects a second (5,000: the most
+ * Cloudflare Queues deliver from one queue) through the publisher before the sweep and now
+ * (bench/publish-arrivals.ts), with the CPU fitted to the generations measured.
+ *
+ *   npx tsc -p bench/tsconfig.json && node dist/bench/publish-scale.js [--pages 1,10,100,1000,10000] [--rounds 3] [--r2-ms 25] [--rate 5000,500] [--json]
  */
 import { generateKeyPairSync } from "node:crypto";
 import { parseArgs } from "node:util";
@@ -24,7 +28,14 @@ import {
   directoryParts,
   encodeDirectory,
 } from "../common/dataset-table/directory.js";
-import { buildGeneration, encodePage, headOf, PAGE_TARGET, pageSummary } from "../common/dataset-table/generation.js";
+import {
+  buildGeneration,
+  encodePage,
+  headOf,
+  PAGE_TARGET,
+  pageOf,
+  pageSummary,
+} from "../common/dataset-table/generation.js";
 import { decodePageBytes } from "../common/dataset-table/page-codec.js";
 import { manifestSigner, signJson, type ManifestSigner } from "../common/manifest-sign.js";
 import { countPageShards } from "../common/page-shards.js";
@@ -33,6 +44,7 @@ import { DEFAULT_SHARD_TARGET_BYTES } from "../common/shards.js";
 import { seededRng } from "../sdk/sampler/rng.js";
 import { syntheticEntry } from "./synthetic-table.js";
 import { median } from "./stats.js";
+import { fitCost, simulateArrivals } from "./publish-arrivals.js";
 
 const { values } = parseArgs({
   options: {
@@ -40,6 +52,8 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     "r2-ms": { type: "string", default: "25" },
     totals: { type: "string", default: "100000,1000000,10000000" },
+    /** Objects a second arriving spread at random for the simulated publish (Cloudflare Queues: 5,000 messages/s a queue). */
+    rate: { type: "string", default: "5000,500" },
     json: { type: "boolean", default: false },
   },
 });
@@ -47,7 +61,8 @@ const { values } = parseArgs({
 const LIST_CALLS = 10;
 const MAX_CHANGES_PER_GENERATION = LIST_CALLS * 1000;
 const GENERATION_SUBREQUESTS = 400;
-const FIXED = 2 * LIST_CALLS + 4;
+/** Per list call a list and a delete, one list to wrap the sweep, the sweep's get and put, the head read and three puts. */
+const FIXED = 2 * LIST_CALLS + 7;
 /** Page p holds the even slots; a spread change takes an odd slot of some page, an append a page after the last. */
 const keyOf = (p: number, slot: number) => `scale/o-${String(p).padStart(6, "0")}-${String(slot).padStart(5, "0")}.mp4`;
 const pageEntries = (p: number) =>
@@ -138,6 +153,26 @@ async function generation(
     }
     return bodies.get(name)!;
   };
+  // The pages the generation will read, made first: mergePages reads several at once, so making
+  // them on first read would overlap the timed work and could not be subtracted from it.
+  {
+    const h = TableHeadV1.parse(JSON.parse(SignedManifestV1.parse(JSON.parse(prev.signed)).payload));
+    const listedKeys = marks.map((m) => (JSON.parse(m) as { key: string }).key);
+    const r = directoriesInReach(h, listedKeys, GENERATION_SUBREQUESTS - FIXED, DIRECTORY_TARGET);
+    const ds = h.version === 2 ? h.directories : [];
+    const refs = (
+      await Promise.all(r.directories.map(async (d) => decodeDirectory(await gunzip(bodies.get(ds[d]!.name)!))))
+    ).flat();
+    const picked = chooseChanges(
+      refs,
+      r.keys.map((key) => ({ key, read: false })),
+      GENERATION_SUBREQUESTS - FIXED - r.reserved,
+      PAGE_TARGET,
+      true,
+    );
+    if (refs.length > 0) for (const key of picked.keys) await body(refs[pageOf(refs, key)]!.name);
+    making = 0;
+  }
   let pagesRead = 0;
   let dirsRead = 0;
   const c0 = process.cpuUsage();
@@ -220,7 +255,7 @@ for (const pattern of ["append", "spread"] as const) {
 }
 // Publishing N objects from nothing: each generation runs on the table so far and adds the changes
 // it takes; its sequential R2 round trips are the list calls, the head, the directory pages (in
-// parallel), each page read (one after another), the writes (in parallel), the generation, the head, the keys and the deletes.
+// parallel), the page reads (six at a time, as mergePages reads them), the writes (in parallel), the generation, the head, the keys and the deletes.
 const totals = values.totals
   .split(",")
   .map(Number)
@@ -237,7 +272,7 @@ const totals = values.totals
         rounds +=
           Math.ceil(Math.min(taken, MAX_CHANGES_PER_GENERATION) / 1000) * 2 +
           6 +
-          interpolate(points, pages, "pages_read");
+          Math.ceil(interpolate(points, pages, "pages_read") / 6);
         objects += taken;
       }
       return {
@@ -249,7 +284,29 @@ const totals = values.totals
       };
     }),
   );
-if (values.json) process.stdout.write(`${JSON.stringify({ r2_ms: r2Ms, rows, totals })}\n`);
+// The same objects arriving spread at random at the queue's rate, with the sweep and without.
+const cost = fitCost(rows);
+// Before: each generation from the first key, pages read one after another, the next at once while
+// more wait. Now: the sweep, LOAD_AHEAD pages read at once, a sparse generation's next after the debounce.
+const policies = {
+  first: { lists: LIST_CALLS, budget: GENERATION_SUBREQUESTS, reads: 1, dense: 0 },
+  sweep: { lists: LIST_CALLS, budget: GENERATION_SUBREQUESTS, reads: 6, dense: 100 },
+} as const;
+const arrivals = values.rate
+  .split(",")
+  .map(Number)
+  .flatMap((rate) =>
+    values.totals
+      .split(",")
+      .map(Number)
+      .flatMap((n) =>
+        (["first", "sweep"] as const).map((policy) => ({
+          rate,
+          ...simulateArrivals(n, rate, policy, cost, r2Ms, policies[policy]),
+        })),
+      ),
+  );
+if (values.json) process.stdout.write(`${JSON.stringify({ r2_ms: r2Ms, rows, totals, cost, arrivals })}\n`);
 else {
   for (const r of rows) {
     process.stdout.write(
@@ -259,5 +316,12 @@ else {
   for (const t of totals)
     process.stdout.write(
       `publish ${t.objects} objects (${t.pattern}): ${t.generations} generations, ${t.cpu_s} s CPU, ≈ ${t.wall_s} s wall at ${r2Ms} ms per R2 round trip\n`,
+    );
+  process.stdout.write(
+    `generation CPU fit: ${cost.fixedMs.toFixed(1)} ms + ${cost.pageMs.toFixed(2)} ms a page + ${cost.changeMs.toFixed(4)} ms a change\n`,
+  );
+  for (const a of arrivals)
+    process.stdout.write(
+      `${a.objects} objects spread at ${a.rate}/s (${a.policy}): arrivals ${a.arrivals_s} s, ${a.generations} generations, queue work ${a.work_s} s, all published at ${a.done_s} s, ${a.changes_per_page} changes a page rewritten, ≤ ${a.max_pages} pages and ${a.max_subrequests} subrequests a generation\n`,
     );
 }

@@ -42,6 +42,9 @@ export function pageOf(pages: readonly { readonly first: string }[], key: string
   return lo;
 }
 
+/** Page reads in flight at once while merging: a Worker keeps six connections open at a time. */
+export const LOAD_AHEAD = 6;
+
 /**
  * The pages of the next generation: only pages a change falls into are read and rewritten
  * (split past PAGE_MAX entries, dropped when empty); the rest are the previous generation's,
@@ -67,6 +70,21 @@ export async function mergePages(
   const pages: TablePageRefV1[] = [];
   const written: { ref: TablePageRefV1; entries: TableEntryV1[] }[] = [];
   const count = Math.max(previous.length, 1);
+  // The pages to read, in order, each started LOAD_AHEAD before it is merged: a spread generation
+  // waits one round trip per LOAD_AHEAD pages rather than one per page, holding no more than that.
+  const toRead = [...byPage.keys()].filter((p) => previous[p] !== undefined).sort((a, b) => a - b);
+  const loads = new Map<number, Promise<readonly TableEntryV1[]>>();
+  let started = 0;
+  const startLoads = (upTo: number) => {
+    for (; started < Math.min(upTo, toRead.length); started++) {
+      const p = toRead[started]!;
+      const loading = load(previous[p]!);
+      // Read ahead of its turn: a failure is raised when the page's turn comes, not as unhandled.
+      loading.catch(() => undefined);
+      loads.set(p, loading);
+    }
+  };
+  let reading = 0;
   for (let p = 0; p < count; p++) {
     const here = byPage.get(p);
     if (!here) {
@@ -74,7 +92,12 @@ export async function mergePages(
       continue;
     }
     const entries = new Map<string, TableEntryV1>();
-    if (previous[p]) for (const e of await load(previous[p]!)) entries.set(e.key, e);
+    if (previous[p]) {
+      startLoads(++reading + LOAD_AHEAD - 1);
+      const loaded = await loads.get(p)!;
+      loads.delete(p);
+      for (const e of loaded) entries.set(e.key, e);
+    }
     for (const [key, entry] of here) {
       if (entry === null) entries.delete(key);
       else entries.set(key, entry);

@@ -166,8 +166,13 @@ async function collectAfterPublish(env: Env, root: string): Promise<void> {
 async function publishMessage(env: Env, msg: Message<unknown>, root: string, subrequests: number): Promise<number> {
   try {
     const published = await publishTable(env, root, { subrequests });
-    // More pending entries than one generation takes: the next generation follows at once.
-    if (published?.more) await env.PUBLISH_QUEUE.send({ type: "publish", root } satisfies IndexMessageV1);
+    // More pending entries than one generation takes: the next generation follows at once, or
+    // after the debounce when this one was sparse, so that spread changes gather in their pages.
+    if (published?.more)
+      await env.PUBLISH_QUEUE.send(
+        { type: "publish", root } satisfies IndexMessageV1,
+        published.sparse ? { delaySeconds: envSeconds(env.EC_PUBLISH_DELAY_SECONDS, 10) } : {},
+      );
     msg.ack();
     if (published) await collectAfterPublish(env, root);
     return (published?.subrequests ?? 1) + PUBLISH_OVERHEAD;

@@ -4,7 +4,7 @@ import {
   MAX_DIRECTORIES_PER_GENERATION,
 } from "../../common/dataset-table/budget.js";
 import { decodeDirectory, DIRECTORY_TARGET } from "../../common/dataset-table/directory.js";
-import { buildGeneration, PAGE_TARGET, type TableChanges } from "../../common/dataset-table/generation.js";
+import { buildGeneration, PAGE_TARGET, pageOf, type TableChanges } from "../../common/dataset-table/generation.js";
 import { manifestSigner, publicKeys, signJson } from "../../common/manifest-sign.js";
 import {
   SignedManifestV1,
@@ -17,7 +17,7 @@ import { pageEntries } from "../../common/dataset-table/page-pins.js";
 import { DEFAULT_SHARD_TARGET_BYTES } from "../../common/shards.js";
 import { InternalError } from "../errors.js";
 import { envInt } from "../manifest/build-manifest.js";
-import { tableKeys } from "../../common/dataset-table/table-keys.js";
+import { tableKeys, tablePrefix } from "../../common/dataset-table/table-keys.js";
 
 /** Pending marks one R2 list call returns, and what R2's batched delete takes at once. */
 const LIST_LIMIT = 1000;
@@ -33,13 +33,14 @@ export const MAX_CHANGES_PER_GENERATION = MAX_LIST_CALLS * LIST_LIMIT;
 
 /**
  * Subrequests one generation makes at most, whatever the spread of its changes: per list call
- * of marks one list and one batched delete, the head read and three puts (fixedCost), and
- * within the rest the directory pages read and rewritten and the page reads, page writes and
- * entry gets that chooseChanges counts.
+ * of marks one list and one batched delete, one list more to wrap the sweep, the sweep's
+ * record read and written, the head read and three puts (fixedCost), and within the rest the
+ * directory pages read and rewritten and the page reads, page writes and entry gets that
+ * chooseChanges counts.
  */
 export const GENERATION_SUBREQUESTS = 400;
-/** What a generation of one list call costs besides its directory and page work: list, head read, delete, three puts. */
-export const GENERATION_FIXED = 6;
+/** What a generation of one list call costs besides its directory and page work: two lists, the sweep's get and put, head read, delete, three puts. */
+export const GENERATION_FIXED = 9;
 /**
  * The least budget that always takes one change: fixed, one directory page read and up to three
  * written, a page and its pins read, up to three pages written with their pins, an entry get.
@@ -51,8 +52,26 @@ export { MAX_DIRECTORIES_PER_GENERATION };
 export function listCalls(budget: number): number {
   return Math.max(1, Math.min(MAX_LIST_CALLS, Math.floor(budget / 40)));
 }
-/** What a generation of `lists` list calls costs besides its directories and pages: per call a list and a batched delete, the head read and three puts. */
-export const fixedCost = (lists: number) => 2 * lists + 4;
+/**
+ * What a generation of `lists` list calls costs besides its directories and pages: per call a
+ * list and a batched delete, one list to wrap the sweep, the sweep's get and put, the head read
+ * and three puts.
+ */
+export const fixedCost = (lists: number) => 2 * lists + 7;
+
+/**
+ * Where the publisher's sweep stands: the last pending mark it settled. Each generation lists
+ * the marks after it, so successive generations walk the table in key order and wrap at its
+ * end, rather than each starting again at the first key.
+ */
+export const sweepKey = (root: string) => `${tablePrefix(root)}sweep.json`;
+
+/**
+ * Changes per page rewritten below which a generation is sparse: the next one waits the publish
+ * debounce instead of following at once, so that spread changes gather in their pages first
+ * (each rewrite costs a page's read, merge, gzip and two puts, whatever it brings).
+ */
+export const DENSE_CHANGES_PER_PAGE = 100;
 
 export interface PublishOptions {
   /** Subrequests the generation may make (default GENERATION_SUBREQUESTS, at least MIN_GENERATION_SUBREQUESTS). */
@@ -126,27 +145,35 @@ async function pagesInReach(
 
 /**
  * Publishes the next generation of `root`'s table from its pending entries: the first
- * MAX_CHANGES_PER_GENERATION marks (one list call per 40 subrequests of budget), of which
- * chooseChanges takes, in the directory pages within reach, whole pages' worth within the
- * subrequest budget (`more` says others wait, for the next generation). Runs on the publish
+ * MAX_CHANGES_PER_GENERATION marks after where the last generation stopped (one list call per
+ * 40 subrequests of budget; sweepKey), of which chooseChanges takes, in the directory pages
+ * within reach, whole pages' worth within the subrequest budget (`more` says others wait, for
+ * the next generation). Successive generations so sweep the table in key order and wrap: each
+ * page is rewritten once a sweep with every change pending in it, however spread the changes
+ * arrive, where starting each generation at the first key rewrote the first pages again and
+ * again for the few changes that had arrived in them meanwhile. Runs on the publish
  * queue, whose consumer has max_concurrency 1: one writer per table, so generations never
- * fork. A run with nothing pending publishes nothing (duplicate publish messages are free).
+ * fork. `sparse`: it took fewer than DENSE_CHANGES_PER_PAGE changes per page rewritten. A run with nothing pending publishes nothing (duplicate publish messages are free).
  * `subrequests` is what the run made, never more than the budget.
  *
  * @example
- * await publishTable(env, "gameplay"); // { generation: 3, objects: 1200, more: false, subrequests: 9 }
+ * await publishTable(env, "gameplay"); // { generation: 3, objects: 1200, more: false, sparse: false, subrequests: 9 }
  */
 export async function publishTable(
   env: Env,
   root: string,
   o: PublishOptions = {},
-): Promise<{ generation: number; objects: number; more: boolean; subrequests: number } | undefined> {
+): Promise<{ generation: number; objects: number; more: boolean; sparse: boolean; subrequests: number } | undefined> {
   const budget = o.subrequests ?? GENERATION_SUBREQUESTS;
   if (!Number.isInteger(budget) || budget < MIN_GENERATION_SUBREQUESTS)
     throw new RangeError(
       `Expected a subrequest budget of at least ${MIN_GENERATION_SUBREQUESTS} but received ${budget}`,
     );
   const lists = listCalls(budget);
+  const swept = await env.BUCKET.get(sweepKey(root));
+  // Where the last generation stopped: this one lists the marks after it (a wrap starts again at the first).
+  const stored = swept === null ? undefined : ((await swept.json<{ after?: string }>()).after ?? undefined);
+  let after = stored;
   const objects: R2Object[] = [];
   let truncated = true;
   let cursor: string | undefined;
@@ -155,11 +182,17 @@ export async function publishTable(
       prefix: tableKeys.pendingPrefix(root),
       limit: LIST_LIMIT,
       include: ["customMetadata"],
-      ...(cursor === undefined ? {} : { cursor }),
+      ...(cursor !== undefined ? { cursor } : after !== undefined ? { startAfter: after } : {}),
     });
     objects.push(...listed.objects);
     truncated = listed.truncated;
     cursor = listed.truncated ? listed.cursor : undefined;
+    // Nothing after the sweep's mark: wrap to the first key, within the one list call kept for it.
+    if (l === 0 && objects.length === 0 && after !== undefined) {
+      after = undefined;
+      truncated = true;
+      l--;
+    }
   }
   if (objects.length === 0) return undefined;
   const previous = await readHead(env, root);
@@ -205,12 +238,28 @@ export async function publishTable(
   // Every taken mark is settled: an entry is written before its mark, so the entry read above is at least as new.
   const settled = [...stray, ...chosen.keys.flatMap((key) => marks.get(key)!.names)];
   for (let i = 0; i < settled.length; i += LIST_LIMIT) await env.BUCKET.delete(settled.slice(i, i + LIST_LIMIT));
+  // The next generation goes on after the last mark settled here; past the end of the listing it wraps.
+  const everything = !truncated && chosen.keys.length === marks.size;
+  // R2 lists names in UTF-8 byte order and sort() by UTF-16 unit: they differ only past U+FFFF,
+  // where a mark the cursor passes over waits for the next sweep, never longer.
+  const next = everything ? undefined : [...settled].sort().at(-1);
+  if (next !== stored)
+    await env.BUCKET.put(sweepKey(root), JSON.stringify({ after: next }), {
+      httpMetadata: { contentType: "application/json" },
+    });
   return {
     generation: head.generation,
     objects: head.objects,
-    more: truncated || chosen.keys.length < marks.size,
+    // Marks before where this sweep began may wait too: the next generation wraps to them.
+    more: !everything || after !== undefined,
+    sparse: chosen.keys.length < DENSE_CHANGES_PER_PAGE * pagesTouched(reach.pages, chosen.keys),
     subrequests: fixed + reach.reserved + chosen.subrequests,
   };
+}
+
+/** The pages of `pages` that `keys` fall into (one in a new table). */
+function pagesTouched(pages: readonly TablePageRefV1[], keys: readonly string[]): number {
+  return pages.length === 0 ? 1 : new Set(keys.map((key) => pageOf(pages, key))).size;
 }
 
 /**

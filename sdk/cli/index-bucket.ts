@@ -4,7 +4,8 @@
  * plans from it instead of listing and indexing on its own. Alone it indexes the whole root on
  * this machine and publishes; `--shard I/N` indexes one of N parts (a Slurm array task, a
  * Kubernetes indexed Job's pod), the last to finish publishing where it holds the signing key;
- * `--publish` publishes from the shards' records or names the shards still missing.
+ * `--publish` publishes from the shards' records or names the shards still missing. Every publish,
+ * and `--gc` alone, then deletes old generations and what only they named, as the edge does.
  */
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
@@ -16,7 +17,7 @@ import { reportErrors } from "../dev/cli-report.js";
 import { InvalidOptionError, SdkError } from "../errors.js";
 import { BUCKET_FLAGS, BUCKET_FLAGS_USAGE, bucketOptions, openBucketSource } from "./bucket-flags.js";
 
-export const BUCKET_USAGE = `usage: ec index s3://BUCKET/PREFIX | r2://ACCOUNT_ID/BUCKET/PREFIX [--shard I/N | --publish] [--page-target N] [--json]
+export const BUCKET_USAGE = `usage: ec index s3://BUCKET/PREFIX | r2://ACCOUNT_ID/BUCKET/PREFIX [--shard I/N | --publish | --gc] [--page-target N] [--keep-generations N] [--keep-seconds S] [--json]
                 ${BUCKET_FLAGS_USAGE}
   builds the bucket's own dataset table of PREFIX's root (its first path segment) under _ec/table/v1/ROOT/
   (no flag)       index every object on this machine, then publish the table
@@ -24,6 +25,11 @@ export const BUCKET_USAGE = `usage: ec index s3://BUCKET/PREFIX | r2://ACCOUNT_I
                   where EC_MANIFEST_KEY is set; rerun a part that died alone: chunks already recorded are skipped
   --publish       publish the table from the parts' records; ERR_INDEX_SHARDS_INCOMPLETE names unfinished parts
   --page-target N entries a page is cut to (default ${PAGE_TARGET}); every part and the publish take the same
+  --gc            only delete old generations and the table objects no kept generation names (every publish does it too)
+  --keep-generations N, --keep-seconds S
+                  what stays readable, as the edge keeps it: the newest N generations (default 16,
+                  EC_TABLE_KEEP_GENERATIONS) and every one younger than S seconds (default 604800, EC_TABLE_KEEP_SECONDS);
+                  table objects younger than S are never deleted
   EC_MANIFEST_KEY: base64 PKCS#8 DER of the Ed25519 key that signs the table (openssl genpkey -algorithm ed25519 -outform DER | base64 -w0)
 `;
 
@@ -61,6 +67,9 @@ async function run(argv: string[]): Promise<number> {
       ...BUCKET_FLAGS,
       shard: { type: "string" },
       publish: { type: "boolean", default: false },
+      gc: { type: "boolean", default: false },
+      "keep-generations": { type: "string" },
+      "keep-seconds": { type: "string" },
       "page-target": { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -82,8 +91,12 @@ async function run(argv: string[]): Promise<number> {
       );
     part = parsed;
   }
-  if (values.shard !== undefined && values.publish)
-    throw new InvalidOptionError("Expected --shard I/N or --publish but received both");
+  if ([values.shard !== undefined, values.publish, values.gc].filter(Boolean).length > 1)
+    throw new InvalidOptionError("Expected one of --shard I/N, --publish and --gc but received more");
+  const keep = {
+    generations: count(values["keep-generations"], process.env.EC_TABLE_KEEP_GENERATIONS, 16, "--keep-generations", 1),
+    seconds: count(values["keep-seconds"], process.env.EC_TABLE_KEEP_SECONDS, 7 * 86_400, "--keep-seconds", 0),
+  };
   const target = values["page-target"] ?? String(PAGE_TARGET);
   if (!/^\d{1,7}$/.test(target) || Number(target) < 1)
     throw new InvalidOptionError(
@@ -99,16 +112,30 @@ async function run(argv: string[]): Promise<number> {
       throw new InvalidOptionError(
         `Expected a dataset URL with a prefix (s3://BUCKET/PREFIX): the table is kept per root, its first segment, but received ${describeReceived(url)}`,
       );
+    const started = performance.now();
+    const { collectBucketTable } = await import("../source/s3/table-collect.js");
+    const collect = () => collectBucketTable(source.bucket, root, keep);
+    if (values.gc) {
+      const collected = await collect();
+      report(values.json, { dataset: url, root, collected, seconds: (performance.now() - started) / 1000 });
+      return 0;
+    }
     // Alone or publishing: the key is needed, so checked before any work; a shard publishes only with it.
     const signer = await signerFromEnv(values.shard === undefined);
-    const publish = async (of: number) => {
+    const publish = async (of?: number) => {
       const { publishShards } = await import("../source/s3/shard-publish.js");
-      return publishShards(source.bucket, { root, pageTarget, signer: signer!, of, url });
+      const done = await publishShards(source.bucket, {
+        root,
+        pageTarget,
+        signer: signer!,
+        url,
+        ...(of === undefined ? {} : { of }),
+      });
+      // Each publish drops what the retention no longer keeps, as the edge's publisher does.
+      return { ...done, collected: await collect() };
     };
-    const started = performance.now();
     if (values.publish) {
-      const { publishShards } = await import("../source/s3/shard-publish.js");
-      const done = await publishShards(source.bucket, { root, pageTarget, signer: signer!, url });
+      const done = await publish();
       report(values.json, { dataset: url, root, ...done, seconds: (performance.now() - started) / 1000 });
       return 0;
     }
@@ -172,9 +199,27 @@ async function run(argv: string[]): Promise<number> {
   }
 }
 
+/** A whole number from a flag, else from the environment, else `fallback`; at least `least`. */
+function count(flag: string | undefined, envValue: string | undefined, fallback: number, name: string, least: number) {
+  const text = flag ?? envValue;
+  if (text === undefined || text === "") return fallback;
+  if (!/^\d{1,10}$/.test(text) || Number(text) < least)
+    throw new InvalidOptionError(
+      `Expected a whole number of at least ${least} for ${name} but received ${describeReceived(text)}`,
+    );
+  return Number(text);
+}
+
 function report(json: boolean, summary: Record<string, unknown>): void {
   if (json) {
     process.stdout.write(`${JSON.stringify(summary)}\n`);
+    return;
+  }
+  const collected = (summary.collected ?? (summary.publish as Record<string, unknown> | undefined)?.collected) as
+    | { dropped: number[]; pages: number; records: number }
+    | undefined;
+  if (summary.collected && summary.shard === undefined && summary.generation === undefined) {
+    process.stdout.write(`${String(summary.root)}'s table: ${collectedLine(collected!)}`);
     return;
   }
   const s = summary as Record<string, number | string | undefined> & { publish?: Record<string, unknown> };
@@ -185,6 +230,7 @@ function report(json: boolean, summary: Record<string, unknown>): void {
         ? `published generation ${s.generation} of ${s.root}'s table: ${s.objects} objects in ${s.pages} pages from ${s.of} shard(s) (${seconds} s)\n`
         : `generation ${s.generation} of ${s.root}'s table already names these ${s.pages} pages: nothing to publish (${seconds} s)\n`,
     );
+    if (collected) process.stdout.write(collectedLine(collected));
     return;
   }
   process.stdout.write(
@@ -196,4 +242,8 @@ function report(json: boolean, summary: Record<string, unknown>): void {
     process.stdout.write(
       `published generation ${String(p.generation)} of ${s.root}'s table: ${String(p.objects)} objects in ${String(p.pages)} pages\n`,
     );
+  if (collected) process.stdout.write(collectedLine(collected));
 }
+
+const collectedLine = (c: { dropped: number[]; pages: number; records: number }) =>
+  `old generations deleted: ${c.dropped.length} (${c.pages} page objects, ${c.records} chunk records no kept generation names)\n`;
