@@ -14,7 +14,8 @@ import { ensureDevVars } from "../../../sdk/dev/dev-vars.js";
 import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
 import { type Checkpoint, mergeCheckpoints, open, type OpenOptions, type SdkError } from "../../../sdk/index.js";
 import { GOP_INTERLEAVE, PAGE_WINDOW } from "../../../sdk/sampler/shuffle.js";
-import { EdgeSource, inProcessCache } from "../../../sdk/source/index.js";
+import { inProcessCache } from "../../../sdk/source/cache-client.js";
+import { EdgeSource } from "../../../sdk/source/edge-source.js";
 import { makeVideo } from "../../helpers/make-video.js";
 import { type SeedObject, seedLocalR2 } from "../../helpers/seed-r2.js";
 
