@@ -6,7 +6,8 @@ import type { SourceFactory } from "./source.js";
 // The edge's client (undici, the in-process origin-cache with its logger and metrics) is loaded
 // only for http(s):// URLs, the AWS SDK only for r2:// and s3:// ones: a stream of local files
 // starts without either.
-const edgeSourceFactory: SourceFactory = async (url, options) => (await import("./edge-source.js")).edgeSource(url, options);
+const edgeSourceFactory: SourceFactory = async (url, options) =>
+  (await import("./edge-source.js")).edgeSource(url, options);
 const s3SourceFactory: SourceFactory = async (url, options) =>
   (await import("./s3/index.js")).s3SourceFactory(url, options);
 
