@@ -44,7 +44,7 @@ beforeAll(async () => {
       'import { appendFileSync } from "node:fs";',
       "export async function resolve(specifier, context, next) {",
       "  const r = await next(specifier, context);",
-      "  appendFileSync(process.env.EC_TEST_RESOLVED, r.url + \"\\n\");",
+      '  appendFileSync(process.env.EC_TEST_RESOLVED, r.url + "\\n");',
       "  return r;",
       "}",
     ].join("\n"),
