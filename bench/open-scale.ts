@@ -69,7 +69,8 @@ async function client(url: string, token: string, mode: string): Promise<void> {
     process.stderr.write(`[in-flight] client ${process.pid} at: ${stage}\n${flight.report()}`),
   );
   const { open } = await import("../sdk/index.js");
-  const { EdgeSource, inProcessCache } = await import("../sdk/source/index.js");
+  const { EdgeSource } = await import("../sdk/source/edge-source.js");
+  const { inProcessCache } = await import("../sdk/source/cache-client.js");
   // Not through the global fetch: a process that has used it keeps its dispatcher for the edge too (edge-fetch.ts).
   const { Agent, request } = await import("undici");
   const statsAgent = new Agent();

@@ -11,12 +11,14 @@
  * noise), made by ffmpeg once and kept under ~/.cache/ec/bench-videos.
  *
  *   npx tsc -p bench/tsconfig.json && node dist/bench/stream-cpu.js [--sizes 640x360,1280x720]
- *       [--videos 4] [--seconds 10] [--resize 224x224] [--rounds 2] [--core 1] [--no-engine] [--json]
+ *       [--videos 4] [--seconds 10] [--resize 224x224] [--rounds 2] [--core 1] [--no-engine]
+ *       [--baseline-bin OTHER/bin/ec.js] [--json]
  *
  * `ec_cpu_per_frame_vs_ffmpeg` is ec stream's CPU per delivered frame ÷ ffmpeg's per decoded
  * frame (ffmpeg decodes every frame once; ec delivers the epoch's clips, about 1.01 decodes per
  * delivered frame); `..._steady` leaves out ec's start-up (the CPU of `ec stream --limit 1` on the
- * same files, and its 16 frames).
+ * same files, and its 16 frames). `--baseline-bin` runs another build's `ec` (an older checkout's
+ * bin/ec.js) in the same rounds, right after this one's rows: `baseline_…` and `…_vs_baseline`.
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -35,6 +37,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "2" },
     core: { type: "string", default: "1" },
     engine: { type: "boolean", default: true },
+    "baseline-bin": { type: "string" },
     json: { type: "boolean", default: false },
   },
   allowNegative: true,
@@ -132,11 +135,11 @@ function ffmpegRow(dir: string, resize: [number, number] | undefined): Row {
   return { cpu, frames };
 }
 
-function ecStreamRow(dir: string, resize: [number, number] | undefined, limit?: number): Row {
+function ecStreamRow(dir: string, resize: [number, number] | undefined, limit?: number, bin = ecBin): Row {
   const r = measured([
     ...pin,
     process.execPath,
-    ecBin,
+    bin,
     ...["stream", `file://${dir}`, "--frames", "16", "--json"],
     ...(resize ? ["--size", `${resize[0]}x${resize[1]}`] : []),
     ...(limit ? ["--limit", String(limit)] : []),
@@ -174,8 +177,8 @@ function numpyPython(): string {
   return found;
 }
 
-function engineRow(dir: string, resize: [number, number] | undefined): Row {
-  const env = { ...process.env, EC_ENGINE: ecBin, EC_NODE: process.execPath };
+function engineRow(dir: string, resize: [number, number] | undefined, bin = ecBin): Row {
+  const env = { ...process.env, EC_ENGINE: bin, EC_NODE: process.execPath };
   const r = measured(
     [
       ...pin,
@@ -199,17 +202,28 @@ for (const size of values.sizes.split(",")) {
     .filter((n) => n.endsWith(".mp4"))
     .reduce((a, n) => a + readFileSync(join(dir, n)).byteLength, 0);
   for (const resize of [undefined, ...(resizeTo ? [resizeTo] : [])]) {
-    const sum = { ffmpeg: { cpu: 0, frames: 0 }, ec: { cpu: 0, frames: 0 }, engine: { cpu: 0, frames: 0 } };
+    const sum = {
+      ffmpeg: { cpu: 0, frames: 0 },
+      ec: { cpu: 0, frames: 0 },
+      engine: { cpu: 0, frames: 0 },
+      baselineEc: { cpu: 0, frames: 0 },
+      baselineEngine: { cpu: 0, frames: 0 },
+    };
+    const baseline = values["baseline-bin"];
     const add = (k: keyof typeof sum, r: Row) => {
       sum[k].cpu += r.cpu;
       sum[k].frames += r.frames;
     };
     ecStreamRow(dir, resize, 1); // warm-up: page cache, V8's code cache
+    if (baseline) ecStreamRow(dir, resize, 1, baseline);
     const startup = ecStreamRow(dir, resize, 1);
+    const baselineStartup = baseline ? ecStreamRow(dir, resize, 1, baseline) : undefined;
     for (let i = 0; i < Number(values.rounds); i++) {
       add("ffmpeg", ffmpegRow(dir, resize));
       add("ec", ecStreamRow(dir, resize));
+      if (baseline) add("baselineEc", ecStreamRow(dir, resize, undefined, baseline));
       if (values.engine) add("engine", engineRow(dir, resize));
+      if (values.engine && baseline) add("baselineEngine", engineRow(dir, resize, baseline));
     }
     const ms = (r: Row) => (r.frames > 0 ? (r.cpu * 1000) / r.frames : Number.NaN);
     const ffmpegMs = ms(sum.ffmpeg);
@@ -229,6 +243,20 @@ for (const size of values.sizes.split(",")) {
       ec_steady_cpu_per_frame_vs_ffmpeg: Number((ms(steady) / ffmpegMs).toFixed(3)),
       ...(values.engine ? { engine_cpu_per_frame_vs_ffmpeg: Number((ms(sum.engine) / ffmpegMs).toFixed(3)) } : {}),
       frames_per_row: sum.ec.frames / Number(values.rounds),
+      ...(baseline && baselineStartup
+        ? {
+            baseline_ec_cpu_ms_per_frame: Number(ms(sum.baselineEc).toFixed(3)),
+            baseline_ec_startup_cpu_s: Number(baselineStartup.cpu.toFixed(2)),
+            baseline_ec_cpu_per_frame_vs_ffmpeg: Number((ms(sum.baselineEc) / ffmpegMs).toFixed(3)),
+            ec_cpu_per_frame_vs_baseline: Number((ms(sum.ec) / ms(sum.baselineEc)).toFixed(3)),
+            ...(values.engine
+              ? {
+                  baseline_engine_cpu_per_frame_vs_ffmpeg: Number((ms(sum.baselineEngine) / ffmpegMs).toFixed(3)),
+                  engine_cpu_per_frame_vs_baseline: Number((ms(sum.engine) / ms(sum.baselineEngine)).toFixed(3)),
+                }
+              : {}),
+          }
+        : {}),
     });
     if (!values.json) process.stderr.write(`${JSON.stringify(results.at(-1))}\n`);
   }

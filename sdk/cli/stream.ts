@@ -12,7 +12,6 @@ import cliProgress from "cli-progress";
 import { describeReceived, EcError } from "../../common/errors.js";
 import { InvalidOptionError } from "../errors.js";
 import { open } from "../open.js";
-import { contactSheet } from "../preview/index.js";
 import type { Batch } from "../pipeline/batcher.js";
 import { BUCKET_FLAGS, BUCKET_FLAGS_USAGE, bucketOptions } from "./bucket-flags.js";
 import type { OpenOptions } from "../options.js";
@@ -279,6 +278,8 @@ export async function streamWithProgress(
 /** Writes the batch's contact sheet as PNG at `path` (folders made as needed). */
 async function writePreview(path: string, batch: Batch): Promise<PreviewFile> {
   const file = resolve(path);
+  // The PNG encoder (fast-png, fflate, the pixel font) loads only when a preview is asked for.
+  const { contactSheet } = await import("../preview/index.js");
   const sheet = contactSheet(batch.clips, batch.decoded);
   await mkdir(dirname(file), { recursive: true });
   await writeFile(file, sheet.png());

@@ -8,7 +8,8 @@ import { ffmpegFrameMd5s as ffmpegMd5s, expectFramesMatch } from "../../helpers/
 import { makeVideo } from "../../helpers/make-video.js";
 import { mergeCheckpoints, open, StreamStats, type OpenOptions, type SdkError } from "../../../sdk/index.js";
 import { main as stream } from "../../../sdk/cli/stream.js";
-import { EdgeSource, inProcessCache, type ByteCache } from "../../../sdk/source/index.js";
+import { inProcessCache, type ByteCache } from "../../../sdk/source/cache-client.js";
+import { EdgeSource } from "../../../sdk/source/edge-source.js";
 import { captureOutput } from "../../helpers/capture-output.js";
 import { uploadBytes } from "../../helpers/edge-upload.js";
 import { COLD_VIDEO, expectLocatesPerWindow } from "../../helpers/cold-locates.js";

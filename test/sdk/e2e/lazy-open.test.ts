@@ -16,7 +16,8 @@ import { type Checkpoint, mergeCheckpoints, open, type OpenOptions, type SdkErro
 import { GROUPS_PER_TURN } from "../../../sdk/sampler/partition.js";
 import { GOP_INTERLEAVE, PAGE_WINDOW } from "../../../sdk/sampler/shuffle.js";
 import { TURN_SAMPLE_RUNS } from "../../../sdk/sampler/streamed-gop-clips.js";
-import { EdgeSource, inProcessCache } from "../../../sdk/source/index.js";
+import { inProcessCache } from "../../../sdk/source/cache-client.js";
+import { EdgeSource } from "../../../sdk/source/edge-source.js";
 import { makeVideo } from "../../helpers/make-video.js";
 import { type SeedObject, seedLocalR2 } from "../../helpers/seed-r2.js";
 

@@ -9,7 +9,8 @@ import { ManifestErrorCode, manifestSigner, publicKeys, signManifest } from "../
 import type { ManifestV1 } from "../../../common/schema/index.js";
 import { main as keysCli } from "../../../sdk/cli/keys.js";
 import { resolveOptions } from "../../../sdk/options.js";
-import { EdgeSource, inProcessCache } from "../../../sdk/source/index.js";
+import { inProcessCache } from "../../../sdk/source/cache-client.js";
+import { EdgeSource } from "../../../sdk/source/edge-source.js";
 import { knownEdgesPath, trustedKeys } from "../../../sdk/source/edge-keys.js";
 import { captureOutput } from "../../helpers/capture-output.js";
 
