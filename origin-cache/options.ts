@@ -66,10 +66,9 @@ export interface RangeCacheOptions {
    */
   readonly grantMs?: number;
   /**
-   * The HTTP/2 client of https upstreams: "node-http2" (default; node:http2 sessions, one per
-   * origin while its streams fit: 7 % less CPU per GB than undici at the median of the transport
-   * bench's rounds, bench/README.md) or "undici" (undici's Pool). HTTP/1.1 upstreams use undici
-   * either way.
+   * The HTTP/2 client of https upstreams: "undici" (default; undici's Pool) or "node-http2"
+   * (node:http2 sessions, one per origin while its streams fit; the same CPU per GB as undici in
+   * the transport bench, bench/README.md). HTTP/1.1 upstreams use undici either way.
    */
   readonly upstreamClient?: "node-http2" | "undici";
   /** TLS for https upstreams, e.g. the CA of a self-signed test edge. */
@@ -115,7 +114,7 @@ function int(name: string, value: unknown, min: number, fallback?: number): numb
 }
 
 function upstreamClient(value: unknown): "node-http2" | "undici" {
-  if (value === undefined) return "node-http2";
+  if (value === undefined) return "undici";
   if (value === "node-http2" || value === "undici") return value;
   throw new CacheArgumentError(
     `Expected "node-http2" or "undici" for upstreamClient but received ${describeReceived(value)}`,

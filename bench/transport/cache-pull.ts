@@ -21,7 +21,7 @@ export interface CachePullJob {
   readonly concurrency: number;
   /** "read": each range one `read()` (one upstream request each, as curl's); "plan": all of them as one plan, prefetched. */
   readonly mode: "read" | "plan";
-  /** The cache's HTTP/2 client (`upstreamClient`): the side "cache" runs node-http2 (the default), "cache-undici" undici. */
+  /** The cache's HTTP/2 client (`upstreamClient`): the side "cache" runs undici (the default), "cache-h2" node-http2. */
   readonly client: "node-http2" | "undici";
   readonly warmup: readonly PullRange[];
   readonly ranges: readonly PullRange[];

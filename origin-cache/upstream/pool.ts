@@ -1,7 +1,7 @@
 /**
  * One upstream client per origin. HTTP/2 is offered over TLS and used where the upstream agrees
- * (ALPN): on node:http2 directly by default (h2-origin.ts), or on undici's Pool (`client:
- * "undici"`); otherwise HTTP/1.1 keep-alive over several sockets (undici). The negotiated
+ * (ALPN): on undici's Pool by default, or on node:http2 directly (`client: "node-http2"`,
+ * h2-origin.ts); otherwise HTTP/1.1 keep-alive over several sockets (undici). The negotiated
  * protocol is recorded per origin so stats can say what was actually used.
  */
 import type { ConnectionOptions } from "node:tls";
@@ -22,7 +22,7 @@ export interface PoolOptions {
   readonly bodyTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly tls?: Pick<ConnectionOptions, "ca" | "rejectUnauthorized" | "servername">;
-  /** Default "node-http2"; plain http origins are always undici's (HTTP/1.1). */
+  /** Default "undici"; plain http origins are always undici's (HTTP/1.1). */
   readonly client?: UpstreamClient;
 }
 
@@ -37,7 +37,7 @@ export class UpstreamPools {
   constructor(origins: readonly string[], opts: PoolOptions) {
     this.#opts = opts;
     for (const origin of origins) {
-      const h2 = (opts.client ?? "node-http2") === "node-http2" && new URL(origin).protocol === "https:";
+      const h2 = opts.client === "node-http2" && new URL(origin).protocol === "https:";
       this.#pools.set(origin, h2 ? this.#h2(origin) : this.#create(origin));
     }
   }

@@ -1,5 +1,5 @@
 /**
- * The upstream client on node:http2 (h2-origin.ts, `upstreamClient: "node-http2"`, the default): the windows and frame
+ * The upstream client on node:http2 (h2-origin.ts, `upstreamClient: "node-http2"`): the windows and frame
  * size it asks of an h2 origin, the same bytes as the undici client, and an https origin that
  * speaks only HTTP/1.1 still served (through undici) and reported as such.
  */
