@@ -8,7 +8,7 @@
  * pinned to the remote set), so the rig's limit is visible. `--mbps 0` takes the link cap off:
  * host-scale ingest, MB per cache CPU-second (what one cache core would ingest).
  *
- *   npx tsc -p bench/tsconfig.json && node dist/bench/transport.js [--objects 4] [--object-mib 64] [--range-kib 1024] [--concurrency 16] [--rtt-ms 50] [--mbps 400] [--block-kib 16] [--mode read|plan] [--rounds 2] [--sides curl,node,undici,cache] [--json]
+ *   npx tsc -p bench/tsconfig.json && node dist/bench/transport.js [--objects 4] [--object-mib 64] [--range-kib 1024] [--concurrency 16] [--rtt-ms 50] [--mbps 400] [--block-kib 16] [--mode read|plan] [--rounds 2] [--sides curl,node,undici,cache,cache-h2] [--json]
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -61,7 +61,7 @@ const ROUNDS = num("rounds", 1);
 const MODE = values.mode as "read" | "plan";
 if (MODE !== "read" && MODE !== "plan") throw new Error(`Expected read or plan for --mode but received ${MODE}`);
 const SIDES = (values.sides ?? "").split(",").filter(Boolean);
-const KNOWN_SIDES = ["curl", "node", "undici", "cache"];
+const KNOWN_SIDES = ["curl", "node", "undici", "cache", "cache-h2"];
 for (const s of SIDES)
   if (!KNOWN_SIDES.includes(s))
     throw new Error(`Expected some of ${KNOWN_SIDES.join(",")} for --sides but received ${s}`);
@@ -179,8 +179,13 @@ async function main(): Promise<void> {
         const r =
           side === "curl"
             ? await curlPull(sets, wan.url, caFile, ranges, work)
-            : side === "cache"
-              ? await nodePull("./transport/cache-pull.js", sets, { ...common, blockSize: BLOCK, mode: MODE })
+            : side === "cache" || side === "cache-h2"
+              ? await nodePull("./transport/cache-pull.js", sets, {
+                  ...common,
+                  blockSize: BLOCK,
+                  mode: MODE,
+                  client: side === "cache-h2" ? "node-http2" : "undici",
+                })
               : await nodePull("./transport/h2-pull.js", sets, { ...common, client: side as "node" | "undici" });
         const e = process.cpuUsage(e0);
         const gb = r.bytes / 1e9;
@@ -206,6 +211,12 @@ async function main(): Promise<void> {
       const c = r.find((s) => s.side === "cache");
       const k = r.find((s) => s.side === "curl");
       return c && k ? [c.cpuSecondsPerGb / k.cpuSecondsPerGb] : [];
+    });
+    // The cache with its upstream on node:http2 against the same cache on undici (its default), per round.
+    const clientRatios = rounds.flatMap((r) => {
+      const c = r.find((s) => s.side === "cache");
+      const h = r.find((s) => s.side === "cache-h2");
+      return c && h ? [h.cpuSecondsPerGb / c.cpuSecondsPerGb] : [];
     });
     const summary = (side: string) => {
       const s = pick(side);
@@ -236,23 +247,30 @@ async function main(): Promise<void> {
       node: summary("node"),
       undici: summary("undici"),
       cache: summary("cache"),
+      "cache-h2": summary("cache-h2"),
       cache_cpu_per_gb_vs_curl: ratios.length ? median(ratios) : undefined,
       roundRatios: ratios,
+      cache_h2_cpu_per_gb_vs_cache: clientRatios.length ? median(clientRatios) : undefined,
+      clientRoundRatios: clientRatios,
       rounds,
     };
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else {
       const f = (x: number | undefined): string => (x === undefined ? "–" : x.toFixed(2));
-      for (const side of ["curl", "node", "undici", "cache"] as const) {
+      for (const side of ["curl", "node", "undici", "cache", "cache-h2"] as const) {
         const s = result[side];
         if (s)
           process.stdout.write(
-            `${side.padEnd(6)} ${f(s.mbs)} MB/s, ${f(s.cpuSecondsPerGb)} CPU-s/GB (${f(s.mbPerCpuSecond)} MB per CPU-second), ${s.requests} requests; emulator ${f(s.emulatorCpuSecondsPerGb)} CPU-s/GB\n`,
+            `${side.padEnd(12)} ${f(s.mbs)} MB/s, ${f(s.cpuSecondsPerGb)} CPU-s/GB (${f(s.mbPerCpuSecond)} MB per CPU-second), ${s.requests} requests; emulator ${f(s.emulatorCpuSecondsPerGb)} CPU-s/GB\n`,
           );
       }
       process.stdout.write(
         `cache_cpu_per_gb_vs_curl ${f(result.cache_cpu_per_gb_vs_curl)} (rounds: ${ratios.map(f).join(" ")}; target ≤ 1.5)\n`,
       );
+      if (clientRatios.length)
+        process.stdout.write(
+          `cache-h2 (upstream on node:http2) ÷ cache (undici) CPU per GB ${f(result.cache_h2_cpu_per_gb_vs_cache)} (rounds: ${clientRatios.map(f).join(" ")})\n`,
+        );
     }
   } finally {
     await wan.close();

@@ -65,6 +65,12 @@ export interface RangeCacheOptions {
    * more. A URL with an `exp` is accepted until then. Default 60 s.
    */
   readonly grantMs?: number;
+  /**
+   * The HTTP/2 client of https upstreams: "undici" (default; undici's Pool) or "node-http2"
+   * (node:http2 sessions, one per origin while its streams fit; the same CPU per GB as undici in
+   * the transport bench, bench/README.md). HTTP/1.1 upstreams use undici either way.
+   */
+  readonly upstreamClient?: "node-http2" | "undici";
   /** TLS for https upstreams, e.g. the CA of a self-signed test edge. */
   readonly tls?: Pick<ConnectionOptions, "ca" | "rejectUnauthorized" | "servername">;
   /** A pino logger, or a level for the default one (default "info"; tests pass "silent"). */
@@ -105,6 +111,14 @@ function int(name: string, value: unknown, min: number, fallback?: number): numb
     throw new CacheArgumentError(`Expected an integer ≥ ${min} for ${name} but received ${describeReceived(value)}`);
   }
   return value;
+}
+
+function upstreamClient(value: unknown): "node-http2" | "undici" {
+  if (value === undefined) return "undici";
+  if (value === "node-http2" || value === "undici") return value;
+  throw new CacheArgumentError(
+    `Expected "node-http2" or "undici" for upstreamClient but received ${describeReceived(value)}`,
+  );
 }
 
 export function resolveOptions(o: RangeCacheOptions): ResolvedOptions {
@@ -148,6 +162,7 @@ export function resolveOptions(o: RangeCacheOptions): ResolvedOptions {
     groupRead: o.groupRead === true,
     leaseBytes: int("leaseBytes", o.leaseBytes, 0, Math.floor(maxBytes / 2)),
     clientLeaseBytes: int("clientLeaseBytes", o.clientLeaseBytes, 0, Math.floor(maxBytes / 4)),
+    upstreamClient: upstreamClient(o.upstreamClient),
     hedgeAfterMs: o.hedgeAfterMs === undefined ? undefined : int("hedgeAfterMs", o.hedgeAfterMs, 1),
     tls: o.tls,
     logger: o.logger,

@@ -189,6 +189,7 @@ class RangeCacheImpl implements RangeCache {
       headersTimeoutMs: o.headersTimeoutMs,
       bodyTimeoutMs: o.bodyTimeoutMs,
       connectTimeoutMs: o.connectTimeoutMs,
+      client: o.upstreamClient,
       ...(o.tls ? { tls: o.tls } : {}),
     });
     this.#metrics = new CacheMetrics({

@@ -21,6 +21,8 @@ export interface CachePullJob {
   readonly concurrency: number;
   /** "read": each range one `read()` (one upstream request each, as curl's); "plan": all of them as one plan, prefetched. */
   readonly mode: "read" | "plan";
+  /** The cache's HTTP/2 client (`upstreamClient`): the side "cache" runs undici (the default), "cache-h2" node-http2. */
+  readonly client: "node-http2" | "undici";
   readonly warmup: readonly PullRange[];
   readonly ranges: readonly PullRange[];
 }
@@ -42,6 +44,7 @@ const cache = await createRangeCache({
   maxBytes: 2 * blocksOf(all) * job.blockSize + (64 << 20),
   blockSize: job.blockSize,
   tls: { ca: job.ca },
+  upstreamClient: job.client,
   logLevel: "silent",
 });
 

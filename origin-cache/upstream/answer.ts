@@ -1,10 +1,11 @@
 /**
- * One upstream answer read straight off undici's dispatch handler, with no body stream: on the
+ * One upstream answer read straight off a dispatch handler (undici's interface, h2-origin.ts or undici), with no body stream: on the
  * cold path a Readable and its async iterator cost a promise and a dozen calls per chunk (more
  * of the cache's CPU than the copy of the bytes). Two promises per answer: its headers, its end.
  */
 import type { IncomingHttpHeaders } from "node:http";
 import type { Dispatcher } from "undici";
+import type { Dispatch } from "./h2-origin.js";
 
 export interface AnswerRequest {
   readonly origin: string;
@@ -34,7 +35,7 @@ export class Answer implements Dispatcher.DispatchHandler {
   #unlisten: (() => void) | undefined;
 
   /** Sends a GET of `req` on `dispatcher`; `signal`, when given, aborts it. */
-  constructor(dispatcher: Dispatcher, req: AnswerRequest, signal?: AbortSignal) {
+  constructor(dispatcher: Dispatch, req: AnswerRequest, signal?: AbortSignal) {
     this.started = new Promise<Answer>((resolve, reject) => (this.#start = { resolve, reject }));
     if (signal) {
       const onAbort = (): void => this.abort(abortError(signal.reason));

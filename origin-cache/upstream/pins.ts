@@ -6,9 +6,13 @@
 import type { CacheMetrics } from "../metrics.js";
 import { EtagChangedError } from "../errors.js";
 import type { Limiter } from "../../common/limiter.js";
+import { Answer } from "./answer.js";
 import { pinFromProbe, type Pin } from "./etag-pin.js";
 import type { UpstreamPools } from "./pool.js";
 import { withRetry, type RetryPolicy } from "./retry.js";
+
+/** Bytes of a probe's body read before it is cut short. */
+const PROBE_BODY = 64 << 10;
 
 export interface PinsOptions {
   readonly pools: UpstreamPools;
@@ -93,13 +97,19 @@ export class Pins {
         const release = await limiter.acquire();
         try {
           metrics.upstreamRequest();
-          const res = await pool.request({
+          const res = await new Answer(pool, {
             origin: url.origin,
             path: url.pathname + url.search,
-            method: "GET",
             headers: { range: "bytes=0-0" },
-          });
-          await res.body.dump({ limit: 1 << 16 }).catch(() => res.body.destroy());
+          }).started;
+          // The body is read and dropped; one past PROBE_BODY bytes (an upstream that ignored the range) is cut short.
+          let size = 0;
+          await res
+            .read((chunk) => {
+              size += chunk.length;
+              if (size > PROBE_BODY) throw new Error("probe body too long");
+            })
+            .catch(() => {});
           const pin = pinFromProbe(url.pathname, url.href, res.statusCode, res.headers);
           this.#opts.onAccepted?.(url);
           return pin;

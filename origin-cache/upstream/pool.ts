@@ -1,10 +1,17 @@
 /**
- * One undici Pool per upstream origin. HTTP/2 is offered over TLS and used where the upstream
- * agrees (ALPN); otherwise HTTP/1.1 keep-alive over several sockets. The negotiated protocol is
- * recorded per origin so stats can say what was actually used.
+ * One upstream client per origin. HTTP/2 is offered over TLS and used where the upstream agrees
+ * (ALPN): on undici's Pool by default, or on node:http2 directly (`client: "node-http2"`,
+ * h2-origin.ts); otherwise HTTP/1.1 keep-alive over several sockets (undici). The negotiated
+ * protocol is recorded per origin so stats can say what was actually used.
  */
 import type { ConnectionOptions } from "node:tls";
 import { Pool, buildConnector, type Dispatcher } from "undici";
+import { type Dispatch, H2Origin } from "./h2-origin.js";
+
+export type { Dispatch };
+
+/** The HTTP/2 client of https origins: node:http2 directly, or undici's. */
+export type UpstreamClient = "node-http2" | "undici";
 
 export interface PoolOptions {
   /** HTTP/1.1 sockets per origin; an HTTP/2 origin multiplexes streams over few connections. */
@@ -15,18 +22,42 @@ export interface PoolOptions {
   readonly bodyTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly tls?: Pick<ConnectionOptions, "ca" | "rejectUnauthorized" | "servername">;
+  /** Default "undici"; plain http origins are always undici's (HTTP/1.1). */
+  readonly client?: UpstreamClient;
 }
 
 export type HttpVersion = "h2" | "http/1.1";
 
 export class UpstreamPools {
-  readonly #pools = new Map<string, Pool>();
+  readonly #pools = new Map<string, Pool | H2Origin>();
   readonly #versions = new Map<string, HttpVersion>();
+  readonly #fallbacks: Pool[] = [];
   readonly #opts: PoolOptions;
 
   constructor(origins: readonly string[], opts: PoolOptions) {
     this.#opts = opts;
-    for (const origin of origins) this.#pools.set(origin, this.#create(origin));
+    for (const origin of origins) {
+      const h2 = opts.client === "node-http2" && new URL(origin).protocol === "https:";
+      this.#pools.set(origin, h2 ? this.#h2(origin) : this.#create(origin));
+    }
+  }
+
+  #h2(origin: string): H2Origin {
+    const o = this.#opts;
+    let fallback: Pool | undefined;
+    return new H2Origin(origin, {
+      streamsPerConnection: o.streamsPerConnection,
+      headersTimeoutMs: o.headersTimeoutMs,
+      bodyTimeoutMs: o.bodyTimeoutMs,
+      connectTimeoutMs: o.connectTimeoutMs,
+      ...(o.tls ? { tls: o.tls } : {}),
+      onVersion: (v) => this.#versions.set(origin, v),
+      fallback: () => {
+        fallback ??= this.#create(origin);
+        this.#fallbacks.push(fallback);
+        return fallback;
+      },
+    });
   }
 
   #create(origin: string): Pool {
@@ -62,7 +93,7 @@ export class UpstreamPools {
     return pool;
   }
 
-  get(origin: string): Pool {
+  get(origin: string): Dispatch {
     const pool = this.#pools.get(origin);
     if (!pool) throw new Error(`no pool for ${origin}`);
     return pool;
@@ -74,6 +105,9 @@ export class UpstreamPools {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.#pools.values()].map((p) => p.destroy()));
+    await Promise.all([
+      ...[...this.#pools.values()].map((p) => (p instanceof H2Origin ? p.close() : p.destroy())),
+      ...this.#fallbacks.map((p) => p.destroy()),
+    ]);
   }
 }

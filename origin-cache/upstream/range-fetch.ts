@@ -4,18 +4,18 @@
  * failures (common/retry-policy.ts), and resumed from the first missing byte after a partial
  * body. Every response body is either read to the end or destroyed.
  */
-import type { Dispatcher } from "undici";
 import { parseContentRange } from "../../common/byte-range.js";
 import { isTransientStatus } from "../../common/transient-errors.js";
 import { UpstreamStatusError } from "../errors.js";
 import { Answer } from "./answer.js";
+import type { Dispatch } from "./h2-origin.js";
 import { hedged } from "./hedge.js";
 import { checkPinned, ifMatch, type Pin } from "./etag-pin.js";
 import type { Limiter } from "../../common/limiter.js";
 import { TransientUpstreamError, withRetry, type RetryPolicy } from "./retry.js";
 
 export interface RangeFetchContext {
-  readonly dispatcher: Dispatcher;
+  readonly dispatcher: Dispatch;
   readonly limiter: Limiter;
   readonly retry: RetryPolicy;
   readonly onRetry?: (err: unknown) => void;
