@@ -60,7 +60,7 @@ export interface RawDecoder {
     targetPts?: Float64Array,
     targets?: Uint8Array[],
     until?: number | null,
-  ): Promise<(RawHostBatch | { device: RawDeviceFrame[] }) & { decoded: number; fed: number }>;
+  ): Promise<(RawHostBatch | { device: RawDeviceFrame[] }) & { decoded: number; fed: number; copied: number }>;
   close(): void;
 }
 

@@ -48,6 +48,11 @@ export interface DecodeRun {
   readonly decoded: number;
   /** Packets sent to the codec: all of them, but after an `until` frame came out. */
   readonly fed: number;
+  /**
+   * Bytes of native host frames copied or moved out of where the decoder wrote them (0 for frames
+   * decoded in place; a 1080p frame, coded as 1088 rows, moves its chroma planes: 1,036,800 bytes).
+   */
+  readonly copied: number;
 }
 
 /**
@@ -124,6 +129,7 @@ export class Decoder {
           frames: "device" in out ? deviceFrames(out.device) : hostFrames(out, targets?.views),
           decoded: out.decoded,
           fed: out.fed,
+          copied: out.copied,
         };
       } catch (error) {
         throw fromNative(error);

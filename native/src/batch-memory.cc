@@ -27,22 +27,26 @@ class BlockPool {
     void* p = it->second;
     sizes_[p] = it->first;  // first: if this throws, the block stays in the pool as it was
     held_ -= it->first;
+    inUse(it->first);
     blocks_.erase(it);
     return p;
   }
   /**
    * Keeps `p` for reuse unless the pool is full; returns false when the caller must free it.
-   * Full is past the cap, or past two of the largest block ever asked for where that is larger
-   * (up to four times the cap): a batch bigger than the cap (240 frames of 1080p in one call are
-   * 746 MB) is kept for the next call instead of being freed and faulted in afresh every call,
-   * page by zero-filled page. Two, because V8 collects lazily: one collection often frees two
-   * calls' batches at once, and the next two calls want both. Those blocks were in use a moment
-   * ago, so keeping them holds no more than the caller's own batches did; the bound keeps one
-   * giant call (6 GB of float frames) from pinning its memory for the life of the process.
+   * Full is past the cap, or past two of the largest block ever asked for, or past the most
+   * bytes of blocks ever in use at once, where that is larger (up to four times the cap): a batch
+   * bigger than the cap (240 frames of 1080p in one call are 746 MB, in one block or in a block
+   * per frame decoded in place) is kept for the next call instead of being freed and faulted in
+   * afresh every call, page by zero-filled page. Two, because V8 collects lazily: one collection
+   * often frees two calls' batches at once, and the next two calls want both. Those blocks were
+   * in use a moment ago, so keeping them holds no more than the caller's own batches did; the
+   * bound keeps one giant call (6 GB of float frames) from pinning its memory for the life of
+   * the process.
    */
   bool give(void* p, size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (held_ + bytes > std::max(cap_, std::min(2 * largest_, 4 * cap_))) return false;
+    live_ -= std::min(live_, bytes);
+    if (held_ + bytes > std::max(cap_, std::min(std::max(2 * largest_, peakLive_), 4 * cap_))) return false;
     try {
       blocks_.emplace(bytes, p);
     } catch (const std::bad_alloc&) {
@@ -64,6 +68,7 @@ class BlockPool {
     std::lock_guard<std::mutex> lock(mutex_);
     sizes_[p] = bytes;
     largest_ = std::max(largest_, bytes);
+    inUse(bytes);
   }
 
  private:
@@ -71,7 +76,14 @@ class BlockPool {
   std::multimap<size_t, void*> blocks_;
   std::unordered_map<void*, size_t> sizes_;
   size_t held_ = 0;
-  size_t largest_ = 0;  // the largest block malloc'd for a batch so far
+  void inUse(size_t bytes) {
+    live_ += bytes;
+    peakLive_ = std::max(peakLive_, live_);
+  }
+
+  size_t largest_ = 0;   // the largest block allocated for a batch so far
+  size_t live_ = 0;      // bytes of pool-sized blocks handed out and not yet given back
+  size_t peakLive_ = 0;  // the most of them at once
   size_t cap_ = [] {
     const char* mb = std::getenv("EC_NATIVE_POOL_MB");
     return static_cast<size_t>(mb ? std::strtoull(mb, nullptr, 10) : 512) << 20;
@@ -85,11 +97,12 @@ BlockPool& blockPool() {
 
 constexpr size_t kPooledMin = 1 << 20;  // smaller blocks are cheap for malloc's own caches
 
-// Blocks this large (glibc's largest mmap threshold: malloc maps them anyway) are mapped here and
-// marked MADV_DONTFORK. A fork (every child_process spawn on Linux) otherwise write-protects
-// every page of the pool for copy-on-write, and each first write after it faults again: 0.3 ms
-// per 1080p frame for a process that spawns one child per GOP. No child ever execs into them.
-constexpr size_t kMappedMin = size_t{32} << 20;
+// Pooled blocks are mapped here and marked MADV_DONTFORK. A fork (every child_process spawn on
+// Linux) otherwise write-protects every page of the pool for copy-on-write, and each first
+// write after it faults again: 0.3 ms per 1080p frame for a process that spawns one child per
+// GOP. No child ever execs into them. That includes blocks of one frame each (frames decoded in
+// place, 3 MB at 1080p), which malloc would keep on its heap.
+constexpr size_t kMappedMin = kPooledMin;
 
 size_t pageRound(size_t bytes) {
   static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));

@@ -20,14 +20,26 @@ class CpuBackend : public DeviceBackend {
 
   void configure(AVCodecContext* ctx) override {
     // Native output is the decoded pixels packed: decode into that layout instead of copying.
-    if (packed_) decodeIntoPackedFrames(ctx);
+    if (packed_) decodeIntoPackedFrames(ctx, &arenas_);
+  }
+
+  void begin(const DecodeResult& out, std::optional<int64_t> dropBefore) override {
+    // Frames with a target are copied into it: no arena then.
+    arenas_.begin(out.targets && !out.targets->empty() ? 0 : out.expectedFrames, dropBefore);
   }
 
   void emit(AVFrame* frame, DecodeResult& out) override {
     converter_.append(frame, frame->pts, out.host, out.expectedFrames, out.targets);
   }
 
+  void settle(DecodeResult& out) override {
+    arenas_.end();
+    converter_.settle(out.host);
+  }
+
  private:
+  // Before converter_ and the codec (the Decoder's ctx_, opened after this backend): freed last.
+  FrameArenas arenas_;
   HostConverter converter_;
   bool packed_;
 };

@@ -61,6 +61,14 @@ struct HostFrame {
   // Set when the decoder wrote the frame straight into a packed buffer of ours (no copy): the
   // last reference once the call has flushed the decoder, handed to JS as the frame's buffer.
   std::shared_ptr<AVBufferRef> own;
+  // Decoded in place at its coded height (`own`, still shared with the decoder): where each
+  // plane starts in `own` until HostConverter::settle moves it to its packed offset.
+  std::vector<size_t> movedFrom;
+  // Set when `own` is a slot of an arena the call's frames share (packed-frames.h): they reach
+  // JS as views of one buffer over [arenaBase, arenaBase + arenaBytes), which this keeps alive.
+  std::shared_ptr<void> arena;
+  uint8_t* arenaBase = nullptr;
+  size_t arenaBytes = 0;
   // Index of the FrameTarget the frame was written into (offset 0 there), else -1.
   int target = -1;
   int width = 0;
@@ -111,6 +119,9 @@ using ByteBuffer = std::vector<uint8_t, UninitAllocator<uint8_t>>;
 struct HostBatch {
   std::unique_ptr<ByteBuffer> data = std::make_unique<ByteBuffer>();
   std::vector<HostFrame> frames;
+  // Bytes of native frames copied or moved out of where the decoder wrote them (0 for frames
+  // decoded in place): what packing the output cost beyond the decode itself.
+  size_t copiedBytes = 0;
 };
 
 /** One plane of a frame in device memory. */

@@ -169,6 +169,7 @@ DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::option
     out.expectedFrames += ((!dropBefore || p.pts >= *dropBefore) && (!until || p.pts <= *until)) ? 1 : 0;
   // Frames with a target take no room in the batch.
   out.expectedFrames -= std::min(out.expectedFrames, targets.size());
+  backend_->begin(out, dropBefore);
   FlushOnExit flush{this, ctx_.get()};
   for (size_t i = 0; i < packets.size() && !out.reached; ++i) {
     const PacketView& view = packets[i];
@@ -198,13 +199,17 @@ DecodeResult Decoder::decode(const std::vector<PacketView>& packets, std::option
     }
     receiveAll(out, dropBefore, i, until);
   }
-  if (!drain) {
-    flush.armed = false;
-    return out;
+  if (drain) {
+    int ret = avcodec_send_packet(ctx_.get(), nullptr);
+    if (ret < 0 && ret != AVERROR_EOF) rejected("The decoder failed to drain", ret);
+    receiveAll(out, dropBefore, packets.size());
+    // Reset now rather than on the way out: the flush drops the codec's references to the
+    // frames, so those decoded in place can be settled without a copy.
+    avcodec_flush_buffers(ctx_.get());
+    endRecovery();
   }
-  int ret = avcodec_send_packet(ctx_.get(), nullptr);
-  if (ret < 0 && ret != AVERROR_EOF) rejected("The decoder failed to drain", ret);
-  receiveAll(out, dropBefore, packets.size());
+  flush.armed = false;
+  backend_->settle(out);
   return out;
 }
 

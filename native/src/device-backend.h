@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,12 @@ class DeviceBackend {
   virtual const AVCodec* findDecoder(AVCodecID id) const = 0;
   /** Called once before avcodec_open2: attach hardware contexts, pick formats. */
   virtual void configure(AVCodecContext* ctx) = 0;
+  /** Called at the start of each call, before any packet is sent. */
+  virtual void begin(const DecodeResult& out, std::optional<int64_t> dropBefore) {}
   /** Takes one decoded frame (already kept: pts >= dropBefore) into the result. */
   virtual void emit(AVFrame* frame, DecodeResult& out) = 0;
+  /** Called once the call's frames are all out (and, on a drained call, the codec flushed). */
+  virtual void settle(DecodeResult& out) {}
 };
 
 using BackendFactory = std::function<std::unique_ptr<DeviceBackend>(const DecoderOptions&)>;

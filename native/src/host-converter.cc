@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -71,6 +73,24 @@ void copyRowsPacked(uint8_t* dst, const uint8_t* src, ptrdiff_t srcStride, size_
 #endif
 }
 
+/**
+ * Moves the planes of a frame decoded at its coded height (HostFrame::movedFrom) to their packed
+ * offsets in the same buffer, in order: each lies at or below where it was and ends before the
+ * next one starts, so no plane overwrites another before it has moved. Returns the bytes moved.
+ */
+size_t movePlanes(HostFrame& f) {
+  size_t moved = 0;
+  for (size_t p = 0; p < f.planes.size(); ++p) {
+    const PlaneLayout& plane = f.planes[p];
+    if (f.movedFrom[p] == plane.offset) continue;
+    size_t bytes = static_cast<size_t>(plane.rowBytes) * plane.rows;
+    std::memmove(f.own->data + plane.offset, f.own->data + f.movedFrom[p], bytes);
+    moved += bytes;
+  }
+  f.movedFrom.clear();
+  return moved;
+}
+
 /** Bytes per sample of a packed frame's typed-array view: 2 for formats deeper than 8 bits. */
 size_t sampleAlign(const AVPixFmtDescriptor* desc) { return desc && desc->comp[0].depth > 8 ? 2 : 1; }
 
@@ -129,26 +149,48 @@ void HostConverter::appendNative(const AVFrame* frame, HostFrame& info, const Pl
   av_image_fill_linesizes(linesizes, format, frame->width);
   const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
   bool paletted = desc && (desc->flags & AV_PIX_FMT_FLAG_PAL);
-  // Decoded straight into one of our packed buffers, and still laid out packed (no cropping
-  // moved a plane): keep the buffer instead of copying. The call's flush drops the decoder's
-  // references, so ours is the last one when the frames reach JS.
+  // Decoded straight into one of our packed buffers: keep the buffer instead of copying. Laid
+  // out packed already (no cropping moved a plane), it is the frame as it stands: the call's
+  // flush drops the decoder's references, so ours is the last one when the frames reach JS.
+  // Decoded at its coded height (1088 rows for 1080), its planes lie in order but below their
+  // packed offsets: they are moved up once the decoder no longer reads the frame (now, when
+  // nobody else holds it, else in settle()).
   // A target wins: the frame is copied once, into its place, instead of reaching JS as a buffer of its own.
   bool inPlace = !place.target && !paletted && frame->buf[0] && !frame->buf[1] && isPackedBuffer(frame->buf[0]);
+  bool moved = false;
+  std::vector<size_t> from;
+  ptrdiff_t sourceEnd = 0;  // where the previous plane ends in the decoder's layout
   size_t planeOffset = 0;
   for (int p = 0; p < 4 && linesizes[p] > 0; ++p) {
     int rows = planeRows(desc, p, frame->height);
+    size_t planeBytes = static_cast<size_t>(linesizes[p]) * rows;
     info.planes.push_back({planeOffset, linesizes[p], rows});
-    inPlace = inPlace && frame->linesize[p] == linesizes[p] && frame->data[p] == frame->buf[0]->data + planeOffset;
-    planeOffset += static_cast<size_t>(linesizes[p]) * rows;
+    if (inPlace) {
+      ptrdiff_t at = frame->data[p] - frame->buf[0]->data;
+      inPlace = frame->linesize[p] == linesizes[p] && at >= sourceEnd && at >= static_cast<ptrdiff_t>(planeOffset) &&
+                static_cast<size_t>(at) + planeBytes <= frame->buf[0]->size;
+      moved = moved || at != static_cast<ptrdiff_t>(planeOffset);
+      sourceEnd = at + static_cast<ptrdiff_t>(planeBytes);
+      from.push_back(static_cast<size_t>(at));
+    }
+    planeOffset += planeBytes;
   }
   if (inPlace && planeOffset == static_cast<size_t>(size)) {
+    // Nobody but the frame we were handed holds the buffer: the decoder is done with it.
+    bool alone = av_buffer_get_ref_count(frame->buf[0]) == 1;
     AVBufferRef* ref = av_buffer_ref(frame->buf[0]);
     if (!ref) throw NativeException("ERR_OUT_OF_MEMORY", "av_buffer_ref failed");
     info.own.reset(ref, [](AVBufferRef* r) { av_buffer_unref(&r); });
     info.offset = 0;
+    info.arena = arenaOf(ref, info.arenaBase, info.arenaBytes);
+    if (moved) {
+      info.movedFrom = std::move(from);
+      if (alone) place.batch.copiedBytes += movePlanes(info);
+    }
     return;
   }
   uint8_t* dst = place(info, static_cast<size_t>(size), sampleAlign(desc));
+  place.batch.copiedBytes += static_cast<size_t>(size);
   for (size_t p = 0; p < info.planes.size() && !paletted; ++p) {
     copyRowsPacked(dst + info.planes[p].offset, frame->data[p], frame->linesize[p], info.planes[p].rowBytes, info.planes[p].rows);
   }
@@ -157,6 +199,27 @@ void HostConverter::appendNative(const AVFrame* frame, HostFrame& info, const Pl
   if (paletted || planeOffset != static_cast<size_t>(size)) {
     int copied = av_image_copy_to_buffer(dst, size, frame->data, frame->linesize, format, frame->width, frame->height, 1);
     if (copied < 0) throw NativeException("ERR_UNSUPPORTED_FORMAT", "Cannot copy frame: " + avErrorString(copied));
+  }
+}
+
+void HostConverter::settle(HostBatch& batch) {
+  for (HostFrame& f : batch.frames) {
+    if (f.movedFrom.empty()) continue;
+    if (av_buffer_is_writable(f.own.get())) {
+      batch.copiedBytes += movePlanes(f);
+      continue;
+    }
+    // The decoder still reads it (a reference frame of a run that goes on): copy it out.
+    AVBufferRef* fresh = newPackedBuffer(f.bytes);
+    if (!fresh) throw NativeException("ERR_OUT_OF_MEMORY", "Cannot allocate a frame of " + std::to_string(f.bytes) + " bytes");
+    for (size_t p = 0; p < f.planes.size(); ++p) {
+      const PlaneLayout& plane = f.planes[p];
+      copyRowsPacked(fresh->data + plane.offset, f.own->data + f.movedFrom[p], plane.rowBytes, plane.rowBytes, plane.rows);
+    }
+    f.own.reset(fresh, [](AVBufferRef* r) { av_buffer_unref(&r); });
+    f.arena.reset();
+    f.movedFrom.clear();
+    batch.copiedBytes += f.bytes;
   }
 }
 

@@ -19,6 +19,13 @@ class HostConverter {
   void append(const AVFrame* frame, int64_t pts, HostBatch& batch, size_t expectedFrames,
               const std::vector<FrameTarget>* targets = nullptr);
 
+  /**
+   * Packs the frames decoded in place at their coded height (HostFrame::movedFrom): moves their
+   * planes up where the decoder no longer holds the buffer, else copies them into a buffer of
+   * their own. Call once the decoder is done with the call (after its flush, where it drains).
+   */
+  void settle(HostBatch& batch);
+
  private:
   /** Where the converted frame's `bytes` go: its target, or a new place in the batch. */
   struct Place {

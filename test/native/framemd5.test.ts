@@ -49,7 +49,8 @@ describe("decode matches ffmpeg's framemd5 frame for frame", () => {
   });
 
   // 256x144 h264/hevc: no cropping and 64-byte rows, so the decoder writes straight into each
-  // frame's own packed buffer (1920x1080, coded as 1088 rows, and the sizes above are copied).
+  // frame's own packed buffer (the sizes above are copied; 1920x1080, coded as 1088 rows, see
+  // coded-height.test.ts).
   it.each([
     ["h264", { codec: "h264", width: 256, height: 144, frames: 36, bframes: 3, gop: 12, name: "inplace264.mp4" }],
     [

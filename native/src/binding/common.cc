@@ -1,6 +1,7 @@
 #include "common.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <new>
 #include <string>
@@ -92,6 +93,8 @@ Napi::Value hostBatchToJs(Napi::Env env, ec::HostBatch& batch) {
     shared->slack = slack;
     if (slack > 0) Napi::MemoryManagement::AdjustExternalMemory(env, slack);
   }
+  // One ArrayBuffer per arena (frames decoded in place share one per call, packed-frames.h).
+  std::map<void*, Napi::ArrayBuffer> arenas;
   Napi::Array frames = Napi::Array::New(env, batch.frames.size());
   for (size_t i = 0; i < batch.frames.size(); ++i) {
     const ec::HostFrame& f = batch.frames[i];
@@ -109,7 +112,17 @@ Napi::Value hostBatchToJs(Napi::Env env, ec::HostBatch& batch) {
       o.Set("offset", Napi::Number::New(env, 0));
       o.Set("buffer", Napi::ArrayBuffer::New(env, shared->data->data() + f.offset, f.bytes, releaseShared, owner));
     }
-    if (f.own) {
+    if (f.own && f.arena) {
+      auto it = arenas.find(f.arena.get());
+      if (it == arenas.end()) {
+        auto* owner = new std::shared_ptr<void>(f.arena);
+        Napi::ArrayBuffer arena = Napi::ArrayBuffer::New(env, f.arenaBase, f.arenaBytes,
+                                                         [](Napi::Env, void*, std::shared_ptr<void>* r) { delete r; }, owner);
+        it = arenas.emplace(f.arena.get(), arena).first;
+      }
+      o.Set("buffer", it->second);
+      o.Set("offset", Napi::Number::New(env, static_cast<double>(f.own->data - f.arenaBase)));
+    } else if (f.own) {
       // Decoded in place: the frame is its own buffer, freed with the last view of it.
       auto* owner = new std::shared_ptr<AVBufferRef>(f.own);
       o.Set("buffer", Napi::ArrayBuffer::New(env, f.own->data, f.bytes, [](Napi::Env, void*, std::shared_ptr<AVBufferRef>* r) { delete r; }, owner));

@@ -110,6 +110,7 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
           Napi::Object out = (!result->device.empty() ? deviceFramesToJs(env, result->device) : hostBatchToJs(env, result->host)).As<Napi::Object>();
           out.Set("decoded", Napi::Number::New(env, static_cast<double>(result->decodedFrames)));
           out.Set("fed", Napi::Number::New(env, static_cast<double>(result->packetsFed)));
+          out.Set("copied", Napi::Number::New(env, static_cast<double>(result->host.copiedBytes)));
           return out;
         });
     worker->keep(info[0]);  // the packet bytes stay alive until the worker is done
