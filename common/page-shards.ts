@@ -28,12 +28,7 @@ const SPAN = 4_294_967_296;
 export function keyHash(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return mix(h);
 }
 
 /**
@@ -51,6 +46,11 @@ export function keyHashUtf8(bytes: Uint8Array, from: number, to: number): number
     if (b >= 0x80) return keyHash(new TextDecoder().decode(bytes.subarray(from, to)));
     h = Math.imul(h ^ b, 0x01000193);
   }
+  return mix(h);
+}
+
+/** The final avalanche of keyHash (murmur3's fmix32), over an FNV-1a state. */
+function mix(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
