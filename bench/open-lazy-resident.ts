@@ -16,10 +16,8 @@
  */
 import { generateKeyPairSync } from "node:crypto";
 import { parseArgs } from "node:util";
-import { gunzipSync } from "node:zlib";
 import { LazyTable } from "../common/lazy-table.js";
 import { manifestSigner, publicKeys, signJson } from "../common/manifest-sign.js";
-import type { TableStore } from "../common/table-client.js";
 import { resolveOptions } from "../sdk/internal.js";
 import { lazyOpen } from "../sdk/lazy-open.js";
 import { RankClips } from "../sdk/sampler/rank-clips.js";
@@ -27,7 +25,7 @@ import { pagedStream } from "../sdk/sampler/shuffle.js";
 import { pageDigest } from "../sdk/source/page-check.js";
 import { objectOf } from "../sdk/source/source.js";
 import { PositionSet } from "../sdk/state/checkpoint.js";
-import { synthesizeInMemory } from "./synthetic-table.js";
+import { memoryStore, synthesizeInMemory } from "./synthetic-table.js";
 
 const { values } = parseArgs({
   options: {
@@ -55,15 +53,7 @@ async function measure(
 ) {
   const { head, stored, pins } = table;
   const signed = await signJson(head, signer);
-  const inflate = (gz: Uint8Array) => {
-    const raw = gunzipSync(gz);
-    return new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
-  };
-  const store: TableStore = {
-    head: async () => signed,
-    page: async (name) => inflate(stored.get(name)!),
-    pins: async (name) => inflate(pins.get(name)!),
-  };
+  const store = memoryStore(signed, { stored, pins });
   gc();
   const heapBefore = process.memoryUsage().heapUsed;
   const lazy = (await LazyTable.open(store, keys, "scale", undefined, pageDigest))!;

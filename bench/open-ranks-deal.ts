@@ -10,17 +10,15 @@
  */
 import { generateKeyPairSync } from "node:crypto";
 import { parseArgs } from "node:util";
-import { gunzipSync } from "node:zlib";
 import { LazyTable } from "../common/lazy-table.js";
 import { manifestSigner, publicKeys, signJson } from "../common/manifest-sign.js";
-import type { TableStore } from "../common/table-client.js";
 import { resolveOptions } from "../sdk/internal.js";
 import { lazyOpen } from "../sdk/lazy-open.js";
 import { StreamedGopClips } from "../sdk/sampler/streamed-gop-clips.js";
 import { pagedStream } from "../sdk/sampler/shuffle.js";
 import { pageDigest } from "../sdk/source/page-check.js";
 import { PositionSet } from "../sdk/state/checkpoint.js";
-import { synthesizeInMemory } from "./synthetic-table.js";
+import { memoryStore, synthesizeInMemory } from "./synthetic-table.js";
 
 const { values } = parseArgs({
   options: { objects: { type: "string", default: "100000" }, ranks: { type: "string", default: "512" } },
@@ -34,19 +32,7 @@ const signer = await manifestSigner(
 const keys = Promise.resolve(publicKeys([signer]));
 const { head, stored, pins } = await synthesizeInMemory(n);
 const signed = await signJson(head, signer);
-const inflate = (gz: Uint8Array) => {
-  const raw = gunzipSync(gz);
-  return new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
-};
-const store: TableStore = {
-  head: async () => signed,
-  // A page arrives after a timer, as over the network: the ranks' walks interleave.
-  page: async (name) => {
-    await new Promise((r) => setTimeout(r, 1));
-    return inflate(stored.get(name)!);
-  },
-  pins: async (name) => inflate(pins.get(name)!),
-};
+const store = memoryStore(signed, { stored, pins }, 1);
 const keep: unknown[] = [];
 // Heap grown over the whole, not gc'd: what the ranks hold plus what is not collected yet.
 const h0 = process.memoryUsage().heapUsed;

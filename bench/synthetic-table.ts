@@ -1,7 +1,9 @@
+import { gunzipSync } from "node:zlib";
 import { cutRuns, DIRECTORY_TARGET, directoryParts, encodeDirectory } from "../common/dataset-table/directory.js";
 import { headOf, PAGE_TARGET, pageRefOf, type StoredPage, storePage } from "../common/dataset-table/generation.js";
 import { DEFAULT_SHARD_TARGET_BYTES } from "../common/shards.js";
 import type { TableEntryV1, TableHeadDirectoriesV1, TablePageRefV1 } from "../common/schema/index.js";
+import type { TableStore } from "../common/table-client.js";
 
 /**
  * A table entry as open-scale seeds its objects: a small video of 24 frames with a keyframe
@@ -97,4 +99,32 @@ export async function synthesizeInMemory(objects: number): Promise<{
   );
   for (const d of directories) stored.set(d.name, d.gz);
   return { head, directories, stored, pins };
+}
+
+/**
+ * A TableStore serving synthesizeInMemory's table: the signed head, each page and pins object
+ * inflated as a fetch would give it; `pageDelayMs` makes each page arrive after a timer, as over
+ * the network, so that several readers' walks interleave.
+ *
+ * @example
+ * const table = await synthesizeInMemory(1e6);
+ * const store = memoryStore(await signJson(table.head, signer), table);
+ */
+export function memoryStore(
+  signed: unknown,
+  table: { stored: Map<string, Uint8Array>; pins: Map<string, Uint8Array> },
+  pageDelayMs = 0,
+): TableStore {
+  const inflate = (gz: Uint8Array) => {
+    const raw = gunzipSync(gz);
+    return new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+  };
+  return {
+    head: async () => signed,
+    page: async (name) => {
+      if (pageDelayMs > 0) await new Promise((r) => setTimeout(r, pageDelayMs));
+      return inflate(table.stored.get(name)!);
+    },
+    pins: async (name) => inflate(table.pins.get(name)!),
+  };
 }
