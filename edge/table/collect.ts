@@ -1,17 +1,10 @@
+import { DEFAULT_RETENTION, type Retention } from "../../common/dataset-table/retention.js";
 import { tableKeys, tablePrefix } from "../../common/dataset-table/table-keys.js";
 import type { TableDirectoryRefV1, TableHeadV1, TablePageRefV1 } from "../../common/schema/index.js";
 import { envInt } from "../manifest/build-manifest.js";
 import { readDirectory, readHead } from "./publish.js";
 
-/**
- * Which generations stay readable: the newest `generations` (never fewer than one: the latest
- * is what clients plan from), and every one younger than `seconds`, so a checkpoint of that
- * age resumes from the generation it pins.
- */
-export interface Retention {
-  readonly generations: number;
-  readonly seconds: number;
-}
+export type { Retention };
 
 /** Generations dropped per run: each costs two head reads and two deletes, and the directory pages it reads. */
 export const MAX_DROPS_PER_RUN = 50;
@@ -25,8 +18,8 @@ const DELETE_BATCH = 1000;
 /** The retention the deployment sets (EC_TABLE_KEEP_GENERATIONS, EC_TABLE_KEEP_SECONDS). */
 export function retentionOf(env: Env): Retention {
   return {
-    generations: envInt(env.EC_TABLE_KEEP_GENERATIONS, 16),
-    seconds: envInt(env.EC_TABLE_KEEP_SECONDS, 7 * 86_400),
+    generations: envInt(env.EC_TABLE_KEEP_GENERATIONS, DEFAULT_RETENTION.generations),
+    seconds: envInt(env.EC_TABLE_KEEP_SECONDS, DEFAULT_RETENTION.seconds),
   };
 }
 

@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
 import { tableRoot } from "../../common/dataset-table/entry.js";
 import { PAGE_TARGET } from "../../common/dataset-table/generation.js";
+import { DEFAULT_RETENTION } from "../../common/dataset-table/retention.js";
 import { describeReceived } from "../../common/errors.js";
 import { type ManifestSigner, manifestSigner } from "../../common/manifest-sign.js";
 import { reportErrors } from "../dev/cli-report.js";
@@ -94,8 +95,20 @@ async function run(argv: string[]): Promise<number> {
   if ([values.shard !== undefined, values.publish, values.gc].filter(Boolean).length > 1)
     throw new InvalidOptionError("Expected one of --shard I/N, --publish and --gc but received more");
   const keep = {
-    generations: count(values["keep-generations"], process.env.EC_TABLE_KEEP_GENERATIONS, 16, "--keep-generations", 1),
-    seconds: count(values["keep-seconds"], process.env.EC_TABLE_KEEP_SECONDS, 7 * 86_400, "--keep-seconds", 0),
+    generations: count(
+      values["keep-generations"],
+      process.env.EC_TABLE_KEEP_GENERATIONS,
+      DEFAULT_RETENTION.generations,
+      "--keep-generations",
+      1,
+    ),
+    seconds: count(
+      values["keep-seconds"],
+      process.env.EC_TABLE_KEEP_SECONDS,
+      DEFAULT_RETENTION.seconds,
+      "--keep-seconds",
+      0,
+    ),
   };
   const target = values["page-target"] ?? String(PAGE_TARGET);
   if (!/^\d{1,7}$/.test(target) || Number(target) < 1)

@@ -10,6 +10,7 @@
 import { gunzipSync } from "node:zlib";
 import { DeleteObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { decodeDirectory } from "../../../common/dataset-table/directory.js";
+import { DEFAULT_RETENTION, type Retention } from "../../../common/dataset-table/retention.js";
 import { tableKeys, tablePrefix } from "../../../common/dataset-table/table-keys.js";
 import { SignedManifestV1, TableHeadV1 } from "../../../common/schema/index.js";
 import { orderedMap } from "../../pipeline/ordered-map.js";
@@ -17,15 +18,6 @@ import { mapS3Error } from "./s3-errors.js";
 import type { S3Bucket } from "./s3-bucket.js";
 import { getJson, getStored } from "./shard-index.js";
 import { ChunkRecordV1 } from "./table-shards.js";
-
-/** Which generations stay readable: as the edge keeps them (EC_TABLE_KEEP_GENERATIONS, EC_TABLE_KEEP_SECONDS). */
-export interface BucketRetention {
-  readonly generations: number;
-  readonly seconds: number;
-}
-
-/** The edge's defaults: 16 generations, and every one younger than a week. */
-export const DEFAULT_RETENTION: BucketRetention = { generations: 16, seconds: 7 * 86_400 };
 
 /** Reads and deletes in flight at once. */
 const CONCURRENCY = 16;
@@ -88,7 +80,7 @@ async function remove(bucket: S3Bucket, keys: readonly string[]): Promise<void> 
 export async function collectBucketTable(
   bucket: S3Bucket,
   root: string,
-  keep: BucketRetention = DEFAULT_RETENTION,
+  keep: Retention = DEFAULT_RETENTION,
   now = Date.now() / 1000,
 ): Promise<CollectResult> {
   const latest = await headOf(bucket, tableKeys.head(root));
