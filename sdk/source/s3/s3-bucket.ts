@@ -13,6 +13,8 @@ export interface ListedObject {
   readonly size: number;
   /** Quoted, as the bucket sends it. */
   readonly etag: string;
+  /** LastModified, in seconds since the epoch, where the bucket gives it. */
+  readonly modified?: number;
 }
 
 /** ListObjectsV2's largest page. */
@@ -89,7 +91,12 @@ export class S3Bucket {
       const page: ListedObject[] = [];
       for (const o of out.Contents ?? []) {
         if (o.Key === undefined || (o.Key.endsWith("/") && (o.Size ?? 0) === 0)) continue;
-        page.push({ key: o.Key, size: o.Size ?? 0, etag: o.ETag ?? "" });
+        page.push({
+          key: o.Key,
+          size: o.Size ?? 0,
+          etag: o.ETag ?? "",
+          ...(o.LastModified ? { modified: o.LastModified.getTime() / 1000 } : {}),
+        });
       }
       yield page;
       token = out.IsTruncated ? out.NextContinuationToken : undefined;

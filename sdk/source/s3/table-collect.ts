@@ -8,14 +8,14 @@
  * it: a shard still running has stored pages that no head names yet.
  */
 import { gunzipSync } from "node:zlib";
-import { DeleteObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
+import { DeleteObjectCommand } from "@aws-sdk/client-s3";
 import { decodeDirectory } from "../../../common/dataset-table/directory.js";
 import { DEFAULT_RETENTION, type Retention } from "../../../common/dataset-table/retention.js";
 import { tableKeys, tablePrefix } from "../../../common/dataset-table/table-keys.js";
 import { SignedManifestV1, TableHeadV1 } from "../../../common/schema/index.js";
 import { orderedMap } from "../../pipeline/ordered-map.js";
 import { mapS3Error } from "./s3-errors.js";
-import type { S3Bucket } from "./s3-bucket.js";
+import type { ListedObject, S3Bucket } from "./s3-bucket.js";
 import { getJson, getStored } from "./shard-index.js";
 import { ChunkRecordV1 } from "./table-shards.js";
 
@@ -31,26 +31,6 @@ export interface CollectResult {
   readonly pages: number;
   /** Chunk records deleted with a page they named. */
   readonly records: number;
-}
-
-/** Every object under `prefix` with its age in seconds since the epoch. */
-async function listed(bucket: S3Bucket, prefix: string): Promise<{ key: string; modified: number }[]> {
-  const out: { key: string; modified: number }[] = [];
-  let token: string | undefined;
-  do {
-    let page;
-    try {
-      page = await bucket.client.send(
-        new ListObjectsV2Command({ Bucket: bucket.location.bucket, Prefix: prefix, ContinuationToken: token }),
-      );
-    } catch (err) {
-      throw mapS3Error(err, bucket.context("list"));
-    }
-    for (const o of page.Contents ?? [])
-      if (o.Key !== undefined) out.push({ key: o.Key, modified: (o.LastModified?.getTime() ?? 0) / 1000 });
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token !== undefined);
-  return out;
 }
 
 async function headOf(bucket: S3Bucket, key: string): Promise<TableHeadV1 | undefined> {
@@ -86,7 +66,7 @@ export async function collectBucketTable(
   const latest = await headOf(bucket, tableKeys.head(root));
   const none: CollectResult = { dropped: [], kept: [], pages: 0, records: 0 };
   if (!latest) return none;
-  const objects = await listed(bucket, tablePrefix(root));
+  const objects = await bucket.list(tablePrefix(root));
   const genPrefix = tableKeys.generation(root, 0).replace(/0\.json$/, "");
   const generations = objects
     .map((o) => (o.key.startsWith(genPrefix) ? Number(o.key.slice(genPrefix.length).replace(/\.json$/, "")) : NaN))
@@ -116,12 +96,12 @@ export async function collectBucketTable(
     }
   // What the kept generations name: their directory pages and every page these list.
   const live = new Set<string>();
-  const directories = new Map<string, string>();
+  const directories = new Set<string>();
   for (const head of heads.values()) {
     if (head.version === 1) for (const p of head.pages) live.add(p.name);
-    else for (const d of head.directories) directories.set(d.name, d.name);
+    else for (const d of head.directories) directories.add(d.name);
   }
-  for await (const pages of orderedMap([...directories.keys()], CONCURRENCY, async (name) => {
+  for await (const pages of orderedMap([...directories], CONCURRENCY, async (name) => {
     const bytes = await getStored(bucket, tableKeys.page(root, name));
     // A kept directory page that cannot be read: what it lists is unknown, so nothing is deleted.
     if (!bytes) return undefined;
@@ -130,15 +110,19 @@ export async function collectBucketTable(
     if (!pages) return { ...none, kept: [...heads.keys()].sort((a, b) => a - b) };
     for (const p of pages) live.add(p.name);
   }
-  for (const name of directories.keys()) live.add(name);
-  const old = (o: { modified: number }) => o.modified <= now - keep.seconds;
+  for (const name of directories) live.add(name);
+  const old = (o: ListedObject) => (o.modified ?? 0) <= now - keep.seconds;
   const pagesPrefix = tableKeys.page(root, "").replace(/\.json$/, "");
-  const deadPages = objects.filter((o) => {
-    if (!o.key.startsWith(pagesPrefix) || !old(o)) return false;
+  // A page's object and its pins object share the page's name.
+  const deadPages: ListedObject[] = [];
+  const dead = new Set<string>();
+  for (const o of objects) {
+    if (!o.key.startsWith(pagesPrefix) || !old(o)) continue;
     const name = o.key.slice(pagesPrefix.length).replace(/\.(json|pins)$/, "");
-    return !live.has(name);
-  });
-  const dead = new Set(deadPages.map((o) => o.key.slice(pagesPrefix.length).replace(/\.(json|pins)$/, "")));
+    if (live.has(name)) continue;
+    deadPages.push(o);
+    dead.add(name);
+  }
   // A record naming a page about to go goes first: a rerun then indexes its chunk again.
   const chunkPrefix = `${tablePrefix(root)}build/chunks/`;
   const records: string[] = [];
