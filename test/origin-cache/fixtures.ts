@@ -21,6 +21,26 @@ export function objectBytes(size: number, seed: string): Buffer {
   return out;
 }
 
+/**
+ * Answers `req` with `data` as one object of ETag "v1": the `bytes=A-B` range it asks (206) or
+ * the whole (200). A bare handler for tests that build their own server (HTTP/1.1 or h2) around it.
+ */
+export function answerRange(
+  data: Uint8Array,
+  req: { headers: { range?: string | string[] } },
+  res: { writeHead(status: number, headers: Record<string, string | number>): unknown; end(body: Uint8Array): unknown },
+): void {
+  const m = /^bytes=(\d+)-(\d+)$/.exec(String(req.headers.range ?? ""));
+  const start = m ? Number(m[1]) : 0;
+  const end = m ? Math.min(Number(m[2]), data.length - 1) : data.length - 1;
+  res.writeHead(m ? 206 : 200, {
+    etag: '"v1"',
+    "content-length": end - start + 1,
+    ...(m ? { "content-range": `bytes ${start}-${end}/${data.length}` } : {}),
+  });
+  res.end(data.subarray(start, end + 1));
+}
+
 export async function tempDir(prefix = "ec-cache-test-"): Promise<{ path: string; remove: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
   return { path, remove: () => rm(path, { recursive: true, force: true }) };

@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRangeCache } from "../../origin-cache/index.js";
-import { objectBytes, tempDir } from "./fixtures.js";
+import { answerRange, objectBytes, tempDir } from "./fixtures.js";
 
 const data = objectBytes(40_000, "plain-upstream");
 let server: Server;
@@ -20,15 +20,7 @@ beforeAll(async () => {
     requests++;
     const u = new URL(req.url ?? "/", "http://x");
     if (u.searchParams.get("token") !== "good") return void res.writeHead(403).end();
-    const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? "");
-    const start = m ? Number(m[1]) : 0;
-    const end = m ? Math.min(Number(m[2]), data.length - 1) : data.length - 1;
-    res.writeHead(m ? 206 : 200, {
-      etag: '"v1"',
-      "content-length": end - start + 1,
-      ...(m ? { "content-range": `bytes ${start}-${end}/${data.length}` } : {}),
-    });
-    res.end(data.subarray(start, end + 1));
+    answerRange(data, req, res);
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRangeCache, type RangeCacheOptions } from "../../../origin-cache/index.js";
 import { makeSelfSignedCert } from "../../helpers/wan-emulator.js";
-import { objectBytes, tempDir } from "../fixtures.js";
+import { answerRange, objectBytes, tempDir } from "../fixtures.js";
 
 const data = objectBytes(3 << 20, "h2-origin");
 const { key, cert } = makeSelfSignedCert();
@@ -18,15 +18,7 @@ const { key, cert } = makeSelfSignedCert();
 const clientSettings: Settings[] = [];
 
 function serve(req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void {
-  const m = /^bytes=(\d+)-(\d+)$/.exec(String(req.headers.range ?? ""));
-  const start = m ? Number(m[1]) : 0;
-  const end = m ? Math.min(Number(m[2]), data.length - 1) : data.length - 1;
-  res.writeHead(m ? 206 : 200, {
-    etag: '"v1"',
-    "content-length": end - start + 1,
-    ...(m ? { "content-range": `bytes ${start}-${end}/${data.length}` } : {}),
-  });
-  res.end(data.subarray(start, end + 1));
+  answerRange(data, req, res);
 }
 
 const h2 = createSecureServer({ key, cert, allowHTTP1: true }, serve);
