@@ -44,7 +44,6 @@ export class UpstreamPools {
 
   #h2(origin: string): H2Origin {
     const o = this.#opts;
-    let fallback: Pool | undefined;
     return new H2Origin(origin, {
       streamsPerConnection: o.streamsPerConnection,
       headersTimeoutMs: o.headersTimeoutMs,
@@ -52,10 +51,11 @@ export class UpstreamPools {
       connectTimeoutMs: o.connectTimeoutMs,
       ...(o.tls ? { tls: o.tls } : {}),
       onVersion: (v) => this.#versions.set(origin, v),
+      // Asked once, when the origin answers without h2; every request after goes to it.
       fallback: () => {
-        fallback ??= this.#create(origin);
-        this.#fallbacks.push(fallback);
-        return fallback;
+        const pool = this.#create(origin);
+        this.#fallbacks.push(pool);
+        return pool;
       },
     });
   }
