@@ -169,9 +169,7 @@ export class TableCache {
   private evictTo(room: number): void {
     for (const [id, h] of this.held) {
       if (this.bytes + room <= this.cap) return;
-      this.held.delete(id);
-      this.used[h.kind] -= h.bytes;
-      this.count[h.kind]--;
+      this.forget(id);
       this.evicted[h.kind]++;
       h.drop();
     }
