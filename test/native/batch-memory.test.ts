@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { addonCandidates, findBuild } from "../../native/lib/load.js";
-import { indexedVideo, type IndexedVideo } from "./helpers.js";
+import { indexedVideo, type IndexedVideo, writeDecodeSpec } from "./helpers.js";
 
 const run = promisify(execFile);
 let dir: string;
@@ -68,24 +68,7 @@ interface Report {
 }
 
 async function twoCalls(spawn: boolean): Promise<Report> {
-  const t = video.track;
-  const table: number[] = [];
-  for (let i = 0; i < t.samples.size.length; i++)
-    table.push(t.samples.offset[i]!, t.samples.size[i]!, t.samples.pts[i]!, t.samples.dts[i]!);
-  const spec = join(dir, `spec-${spawn}.json`);
-  await writeFile(
-    spec,
-    JSON.stringify({
-      file: video.file,
-      codec: t.codec,
-      extradata: [...t.extradata],
-      width: t.width,
-      height: t.height,
-      table,
-      keys: [...t.samples.keyframe],
-      spawn,
-    }),
-  );
+  const spec = await writeDecodeSpec(dir, `spec-${spawn}.json`, video, { spawn });
   const { stdout } = await run(process.execPath, ["--expose-gc", join(dir, "child.mjs"), addon, spec], {
     env: { ...process.env, EC_NATIVE_POOL_MB: "16" },
     maxBuffer: 1 << 20,

@@ -1,5 +1,6 @@
 /** Fixtures for native tests: a video made by ffmpeg, its index, and ffmpeg's own framemd5. */
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 
 import { buildIndex, bytesReader } from "../../common/media-index/index.js";
 import { expect } from "vitest";
@@ -30,6 +31,27 @@ export async function indexedVideo(dir: string, options: MakeVideoOptions): Prom
   const index = await buildIndex(bytesReader(bytes), { key: file, etag: "test" });
   if (!index.video) throw new Error(`no video track in ${file}: ${JSON.stringify(index.error)}`);
   return { file, bytes, track: index.video };
+}
+
+/**
+ * Writes what a child process needs to open a decoder on `v` and decode all of it (file, codec,
+ * extradata, size, the sample table as offset/size/pts/dts quadruples, keyframes) as JSON under
+ * `dir`, with `extra` fields; returns its path.
+ */
+export async function writeDecodeSpec(
+  dir: string,
+  name: string,
+  v: Pick<IndexedVideo, "file" | "track">,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const t = v.track;
+  const table: number[] = [];
+  for (let i = 0; i < t.samples.size.length; i++)
+    table.push(t.samples.offset[i]!, t.samples.size[i]!, t.samples.pts[i]!, t.samples.dts[i]!);
+  const spec = join(dir, name);
+  const fields = { file: v.file, codec: t.codec, extradata: [...t.extradata], width: t.width, height: t.height };
+  await writeFile(spec, JSON.stringify({ ...fields, ...extra, table, keys: [...t.samples.keyframe] }));
+  return spec;
 }
 
 /** ffmpeg's md5 of every frame of the first video stream (`ffmpegFrameMd5s`); `extra` goes before -i. */

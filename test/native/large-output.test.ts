@@ -11,7 +11,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { findBuild, addonCandidates } from "../../native/lib/load.js";
-import { indexedVideo, type IndexedVideo } from "./helpers.js";
+import { indexedVideo, type IndexedVideo, writeDecodeSpec } from "./helpers.js";
 
 const run = promisify(execFile);
 const FOUR_GIB = 2 ** 32;
@@ -78,24 +78,7 @@ async function child(mode: string, input: string): Promise<Record<string, unknow
 describe("outputs past the largest ArrayBuffer", () => {
   it("hands a decode call's batch past 4 GiB out as one buffer per frame, without aborting", async () => {
     const t = video.track;
-    const n = t.samples.size.length;
-    const table: number[] = [];
-    for (let i = 0; i < n; i++)
-      table.push(t.samples.offset[i]!, t.samples.size[i]!, t.samples.pts[i]!, t.samples.dts[i]!);
-    const spec = join(dir, "spec.json");
-    await writeFile(
-      spec,
-      JSON.stringify({
-        file: video.file,
-        codec: t.codec,
-        extradata: [...t.extradata],
-        width: t.width,
-        height: t.height,
-        side: SIDE,
-        table,
-        keys: [...t.samples.keyframe],
-      }),
-    );
+    const spec = await writeDecodeSpec(dir, "spec.json", video, { side: SIDE });
     // Before the fix the child died of SIGABRT ("double free") and execFile rejected.
     const out = await child("decode", spec);
     expect(out.total as number).toBeGreaterThan(FOUR_GIB);
