@@ -147,7 +147,11 @@ async function generation(
   const body = async (name: string) => {
     if (!bodies.has(name)) {
       const m0 = process.cpuUsage();
-      bodies.set(name, (await encodePage("scale", pageEntries(Number(name.split("-")[1])))).gz);
+      bodies.set(
+        name,
+        (await encodePage("scale", pageEntries(Number(name.split("-")[1])), { shardBytes: DEFAULT_SHARD_TARGET_BYTES }))
+          .gz,
+      );
       const m = process.cpuUsage(m0);
       making += (m.user + m.system) / 1000;
     }

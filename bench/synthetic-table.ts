@@ -58,7 +58,7 @@ export async function synthesizeGeneration(
     for (let i = p * pageTarget; i < Math.min(o.objects, (p + 1) * pageTarget); i++)
       entries.push(syntheticEntry(`${o.root}/o-${String(i).padStart(digits, "0")}.mp4`, i));
     const ref = pageRefOf(`1-${p}`, entries, o.shardBytes);
-    await onPage(await storePage(o.root, ref, entries, true), ref);
+    await onPage(await storePage(o.root, ref, entries, true, o.shardBytes), ref);
     refs.push(ref);
   }
   const runs = cutRuns(refs, directoryParts(refs.length, true, o.directoryTarget ?? DIRECTORY_TARGET));

@@ -193,7 +193,7 @@ export class LazyTable {
       );
     const [from, cut] = inside(ref, this.dir) ? [0, decoded] : within(decoded, this.under);
     let entries = cut;
-    if (cut.columns.apart) {
+    if (cut.apart) {
       const pins = new TablePins(
         [{ ref, start: 0, count: cut.length, from }],
         (r) => {

@@ -218,11 +218,11 @@ export async function readTable(
   let entries = EntryColumns.concat(pages);
   let pins: TablePins | undefined;
   const summed = (i: number) => wanted[i]!.digest !== undefined && inside(wanted[i]!, dir);
-  if (entries.columns.apart) {
+  if (entries.apart) {
     let start = 0;
     const parts: PinPart[] = wanted.map((ref, i) => {
       const count = pages[i]!.length;
-      const part = { ref, start, count, from: from[i]!, inline: pages[i]!.columns.apart ? undefined : pages[i] };
+      const part = { ref, start, count, from: from[i]!, inline: pages[i]!.apart ? undefined : pages[i] };
       start += count;
       return part;
     });

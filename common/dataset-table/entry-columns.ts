@@ -88,26 +88,93 @@ export function fitsColumns(entries: readonly TableEntryV1[]): boolean {
   return true;
 }
 
+/**
+ * Columns decoded a shard at a time (page format 4, page-blocks.ts): their end offsets are
+ * filled, and their entries checked, for the shard of an entry when it is first read.
+ */
+export interface LazyEnds {
+  /** 1 for each entry whose offsets are filled and checked. */
+  readonly ready: Uint8Array;
+  /** Fills and checks the shard of entry i (and entry i − 1's end); throws where it does not check. */
+  need(i: number): void;
+  /** Fills and checks every shard. */
+  all(): void;
+  /** Entries filled and checked so far. */
+  readonly decoded: number;
+  /** The page's shards as its writer cut them: their first entries, at this shard target (page-shards.ts). */
+  readonly shardBytes: number;
+  readonly shardStarts: Uint32Array;
+}
+
 export class EntryColumns {
   readonly length: number;
+  readonly #columns: Columns;
+  readonly #lazy: LazyEnds | undefined;
+  readonly #ready: Uint8Array | undefined;
 
-  /** `errors`: the error record of each entry that has one, by index; `pins`: where etags stored apart come from. */
+  /**
+   * `errors`: the error record of each entry that has one, by index; `pins`: where etags stored
+   * apart come from; `lazy`: where the columns' end offsets are filled a shard at a time.
+   */
   constructor(
-    readonly columns: Columns,
+    columns: Columns,
     readonly errors: ReadonlyMap<number, IndexErrorV1> = new Map(),
     private readonly pins?: PinLookup,
+    lazy?: LazyEnds,
   ) {
+    this.#columns = columns;
+    this.#lazy = lazy;
+    this.#ready = lazy?.ready;
     this.length = columns.size.length;
+  }
+
+  /** The columns, every entry's offsets filled (and checked) first where they are read a shard at a time. */
+  get columns(): Columns {
+    this.#lazy?.all();
+    return this.#columns;
+  }
+
+  /** Entries decoded (their offsets filled and checked): every one, but for a page read a shard at a time. */
+  get decoded(): number {
+    return this.#lazy ? this.#lazy.decoded : this.length;
+  }
+
+  /**
+   * The first entry of each shard, where the columns' page stored its shards cut at
+   * `shardBytes` by the page-local rule (page format 4); undefined where it did not (or at
+   * another target): the caller cuts them.
+   */
+  shardStarts(shardBytes: number): Uint32Array | undefined {
+    return this.#lazy?.shardBytes === shardBytes ? this.#lazy.shardStarts : undefined;
+  }
+
+  /**
+   * Each entry's kind and field bits as stored, unchecked: for a scan that reads the values it
+   * picks through `kind(i)` and the other accessors (which check their shard first).
+   */
+  get flags(): { readonly kind: Uint8Array; readonly has: Uint8Array } {
+    return this.#columns;
+  }
+
+  /** Whether the etags are stored apart (the page's pins). */
+  get apart(): boolean {
+    return this.#columns.apart === true;
+  }
+
+  /** Entry i's offsets filled and checked (a shard at a time, where the columns are read so). */
+  private need(i: number): Columns {
+    if (this.#ready !== undefined && this.#ready[i] === 0 && i >= 0 && i < this.length) this.#lazy!.need(i);
+    return this.#columns;
   }
 
   /** The same columns with their etags from `pins`. */
   withPins(pins: PinLookup): EntryColumns {
-    return new EntryColumns(this.columns, this.errors, pins);
+    return new EntryColumns(this.#columns, this.errors, pins, this.#lazy);
   }
 
   /** Resolves once `etag(i)` can answer (at once where the etags are in the columns). */
   pinsReady(i: number): Promise<void> {
-    return this.columns.apart && this.pins ? this.pins.ready(i) : Promise.resolve();
+    return this.apart && this.pins ? this.pins.ready(i) : Promise.resolve();
   }
 
   /** The columns of `entries` (frames, dimensions and keyframes as u32 where they fit, else f64). */
@@ -201,9 +268,9 @@ export class EntryColumns {
 
   /** Entries [from, to) as columns of their own (etags stored apart stay apart: the caller's pins answer). */
   slice(from: number, to: number): EntryColumns {
-    const at = (i: number) => (this.columns.apart ? this.entry(from + i, "") : this.entry(from + i));
+    const at = (i: number) => (this.apart ? this.entry(from + i, "") : this.entry(from + i));
     const out = EntryColumns.from(Array.from({ length: Math.max(0, to - from) }, (_, i) => at(i)));
-    if (!this.columns.apart) return out;
+    if (!this.apart) return out;
     return new EntryColumns(
       { ...out.columns, etags: new Uint8Array(0), etagEnd: new Uint32Array(0), apart: true },
       out.errors,
@@ -211,11 +278,12 @@ export class EntryColumns {
   }
 
   private keyStart(i: number): number {
-    return i === 0 ? 0 : this.columns.keyEnd[i - 1]!;
+    return i === 0 ? 0 : this.#columns.keyEnd[i - 1]!;
   }
 
   key(i: number): string {
-    return decoder.decode(this.columns.keys.subarray(this.keyStart(i), this.columns.keyEnd[i]));
+    const c = this.need(i);
+    return decoder.decode(c.keys.subarray(this.keyStart(i), c.keyEnd[i]));
   }
 
   /** The entry of `key` (the columns in key order, as a table lists them), found by bisection; undefined where none. */
@@ -234,7 +302,7 @@ export class EntryColumns {
 
   /** Resolves once the etag of `key`'s entry can be read (its page's pins fetched where they are apart). */
   async keyPinned(key: string): Promise<void> {
-    if (!this.columns.apart) return;
+    if (!this.apart) return;
     const i = this.indexOf(key);
     if (i !== undefined) await this.pinsReady(i);
   }
@@ -249,22 +317,23 @@ export class EntryColumns {
 
   /** Resolves once `object`'s etag can be read (its page's pins fetched where they are apart). */
   async objectPinned(object: { readonly key: string }): Promise<void> {
-    if (!this.columns.apart) return;
+    if (!this.apart) return;
     const i = this.entryOf(object);
     if (i !== undefined) await this.pinsReady(i);
   }
 
   /** Whether entry i's key starts with `prefix` (compared as UTF-8 bytes, no string made). */
   keyStartsWith(i: number, prefix: Uint8Array): boolean {
+    const c = this.need(i);
     const start = this.keyStart(i);
-    if (this.columns.keyEnd[i]! - start < prefix.length) return false;
-    const keys = this.columns.keys;
+    if (c.keyEnd[i]! - start < prefix.length) return false;
+    const keys = c.keys;
     for (let j = 0; j < prefix.length; j++) if (keys[start + j] !== prefix[j]) return false;
     return true;
   }
 
   etag(i: number): string {
-    const c = this.columns;
+    const c = this.need(i);
     if (c.apart) {
       if (!this.pins) throw new PinsNotReadyError(i);
       return this.pins.etag(i);
@@ -278,27 +347,29 @@ export class EntryColumns {
   }
 
   size(i: number): number {
-    return this.columns.size[i]!;
+    return this.need(i).size[i]!;
   }
 
   kind(i: number): TableEntryV1["kind"] {
-    return KINDS[this.columns.kind[i]!]!;
+    return KINDS[this.need(i).kind[i]!]!;
   }
 
   frames(i: number): number | undefined {
-    return this.columns.has[i]! & HAS.frames ? this.columns.frames[i] : undefined;
+    const c = this.need(i);
+    return c.has[i]! & HAS.frames ? c.frames[i] : undefined;
   }
 
   /** Entry i's keyframes, a view into the packed array (no copy). */
   keyframes(i: number): Uint32Array | Float64Array | undefined {
-    if (!(this.columns.has[i]! & HAS.keyframes)) return undefined;
-    const c = this.columns;
+    const c = this.need(i);
+    if (!(c.has[i]! & HAS.keyframes)) return undefined;
     return c.keyframes.subarray(i === 0 ? 0 : c.keyframeEnd[i - 1], c.keyframeEnd[i]);
   }
 
   /** Whether entries a and b both have frames and keyframes, and the same (compared in place, no view made). */
   sameFrames(a: number, b: number): boolean {
-    const c = this.columns;
+    this.need(a);
+    const c = this.need(b);
     const both = HAS.frames | HAS.keyframes;
     if ((c.has[a]! & both) !== both || (c.has[b]! & both) !== both || c.frames[a] !== c.frames[b]) return false;
     const a0 = a === 0 ? 0 : c.keyframeEnd[a - 1]!;
@@ -310,7 +381,8 @@ export class EntryColumns {
   }
 
   width(i: number): number | undefined {
-    return this.columns.has[i]! & HAS.width ? this.columns.width[i] : undefined;
+    const c = this.need(i);
+    return c.has[i]! & HAS.width ? c.width[i] : undefined;
   }
 
   error(i: number): IndexErrorV1 | undefined {
@@ -319,7 +391,7 @@ export class EntryColumns {
 
   /** Entry i as the JSON page held it (`etag` given: that one, so etags stored apart are not asked for). */
   entry(i: number, etag?: string): TableEntryV1 {
-    const c = this.columns;
+    const c = this.need(i);
     const has = c.has[i]!;
     const e: TableEntryV1 = { key: this.key(i), size: c.size[i]!, etag: etag ?? this.etag(i), kind: this.kind(i) };
     if (has & HAS.frames) e.frames = c.frames[i]!;
@@ -365,7 +437,7 @@ export class ListedObject {
     this.#index = index;
     this.key = columns.key(index);
     this.size = columns.size(index);
-    if (!columns.columns.apart) (this as { etag: string }).etag = columns.etag(index);
+    if (!columns.apart) (this as { etag: string }).etag = columns.etag(index);
     else {
       let etag: string | undefined;
       // Read when first asked for: before its page's pins are fetched it throws ERR_TABLE_PINS_NOT_READY.

@@ -180,11 +180,12 @@ async function stored(bytes: Uint8Array): Promise<StoredPart> {
  * A page as stored: its bytes (columns, page-codec.ts; the head's digest covers them)
  * gzip-compressed. `apart`: its etags left out of it, as its pins (page-pins.ts), which open()
  * does not read; a page stored as JSON (numbers past the columns) keeps them and has no pins.
+ * `shardBytes`: the table's shard target, at which the page stores its shards (page format 4).
  */
 export async function encodePage(
   root: string,
   entries: TableEntryV1[],
-  o: { readonly apart?: boolean } = {},
+  o: { readonly apart?: boolean; readonly shardBytes?: number | undefined } = {},
 ): Promise<StoredPart & { pins?: StoredPart }> {
   const bytes = encodePageBytes(root, entries, o);
   const page = await stored(bytes);
@@ -201,19 +202,21 @@ export interface StoredPage {
 }
 
 /**
- * A new page's ref completed (SHA-256, and its pins' where they are apart) and its stored bytes.
+ * A new page's ref completed (SHA-256, and its pins' where they are apart) and its stored bytes,
+ * its shards stored at the table's target `shardBytes` (page format 4).
  *
  * @example
- * const stored = await storePage("gameplay", ref, entries, true);
+ * const stored = await storePage("gameplay", ref, entries, true, 128 << 20);
  */
 export async function storePage(
   root: string,
   ref: TablePageRefV1,
   entries: TableEntryV1[],
   pinsApart: boolean,
+  shardBytes: number,
 ): Promise<StoredPage> {
   // Etags apart: open() reads the planning columns only, not the pins (bench/page-sections.ts weighs each).
-  const page = await encodePage(root, entries, { apart: pinsApart });
+  const page = await encodePage(root, entries, { apart: pinsApart, shardBytes });
   ref.sha256 = page.sha256;
   if (!page.pins) return { name: ref.name, gz: page.gz };
   ref.pins = page.pins.sha256;
@@ -296,7 +299,7 @@ export async function buildGeneration(
     }
   }
   const stored = await Promise.all(
-    written.map(({ ref, entries }) => storePage(o.root, ref, entries, o.pinsApart === true)),
+    written.map(({ ref, entries }) => storePage(o.root, ref, entries, o.pinsApart === true, shardBytes)),
   );
   const refs: TableDirectoryRefV1[] = [];
   for (const d of directories) {

@@ -117,7 +117,7 @@ export function decodePins(bytes: Uint8Array, count: number): PagePins {
  */
 export function pageEntries(page: Uint8Array, pins: Uint8Array | undefined): TableEntryV1[] {
   const { entries } = decodePageBytes(page);
-  if (!entries.columns.apart) return entries.entries();
+  if (!entries.apart) return entries.entries();
   if (pins === undefined)
     throw new TablePageFormatError("Expected the pins of a page that keeps its etags apart but received none");
   const etags = decodePins(pins, entries.length);

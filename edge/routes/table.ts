@@ -86,7 +86,7 @@ export const tableRoute = new Hono<EdgeEnv>()
       throw new NotFoundError(`No table ${part === "pins" ? "pins of page" : "page"} ${JSON.stringify(m.page)}`);
     return new Response(body, {
       headers: {
-        // Columns (page format 3 or 2) or pins, or JSON in a generation written before them: page-codec.ts.
+        // Columns (page format 4, 3 or 2) or pins, or JSON in a generation written before them: page-codec.ts.
         "Content-Type": "application/octet-stream",
         "Content-Encoding": "gzip",
         "Cache-Control": IMMUTABLE,

@@ -6,7 +6,7 @@ import type { TableEntryV1 } from "../../common/schema/index.js";
 import { relayedCode, SdkError, SdkErrorCode } from "../errors.js";
 import { clipSpan, type ResolvedOptions } from "../options.js";
 import { clipStarts, gopsOf, makePlan, type ClipPlan, type PlannedObject } from "../sampler/clip-plan.js";
-import type { PageObjects } from "../sampler/paged-plan.js";
+import { IdRun, type PageObjects } from "../sampler/paged-plan.js";
 import type { DatasetListing } from "../source/source.js";
 import type { IndexCache } from "./index-cache.js";
 import { orderedMap } from "./ordered-map.js";
@@ -131,7 +131,8 @@ class LazyRows {
     private readonly firstId: number,
   ) {
     this.rows = new Array<PlannedObject | undefined>(e.length);
-    const { kind, has } = e.columns;
+    // A scan of the stored bytes: an entry picked is read (and its shard checked) through the accessors.
+    const { kind, has } = e.flags;
     const both = HAS.frames | HAS.keyframes;
     for (let id = 0; id < e.length; id++) if (kind[id] !== VIDEO || (has[id]! & both) !== both) this.at(id);
   }
@@ -159,10 +160,11 @@ class LazyRows {
 
 /**
  * One table page planned on its own, as a LazyPlan reads it: its objects' clips (as planDataset
- * plans them; each planned when first asked for, `objects.at(place)`) and its shards cut by the
- * page-local rule (common/page-shards.ts, each key hashed from the page's bytes), as lists of
- * places in the page. Objects that contribute no clips are reported in `skipped` under their
- * dataset-wide id (`firstId` + place), as the page is planned.
+ * plans them; each planned when first asked for, `objects.at(place)`) and its shards under the
+ * page-local rule (common/page-shards.ts), as runs of places in the page: as the page stores
+ * them (page format 4, at this shard target), else cut here (each key hashed from the page's
+ * bytes). Objects that contribute no clips are reported in `skipped` under their dataset-wide
+ * id (`firstId` + place), as the page is planned.
  *
  * @example
  * const plan = new LazyPlan(counts, async (k) => planTablePage(await readPage(k), firstIds[k], options, head.shardBytes, skipped));
@@ -173,8 +175,15 @@ export function planTablePage(
   o: Sampling,
   shardBytes: number,
   skipped: SkippedObject[],
-): { objects: PageObjects; shards: number[][] } {
+): { objects: PageObjects; shards: IdRun[] } {
   const objects = new LazyRows(entries, o, skipped, firstId);
+  const stored = entries.shardStarts(shardBytes);
+  if (stored) {
+    const shards = new Array<IdRun>(stored.length);
+    for (let s = 0; s < stored.length; s++)
+      shards[s] = new IdRun(stored[s]!, (s + 1 < stored.length ? stored[s + 1]! : entries.length) - stored[s]!);
+    return { objects, shards };
+  }
   const { size: sizes, keys, keyEnd } = entries.columns;
   const page = {
     length: entries.length,
@@ -182,11 +191,7 @@ export function planTablePage(
     size: (j: number) => sizes[j]!,
     hash: (j: number) => keyHashUtf8(keys, j === 0 ? 0 : keyEnd[j - 1]!, keyEnd[j]!),
   };
-  const shards = pageShards(page, shardBytes).map((s) => {
-    const ids = new Array<number>(s.count);
-    for (let i = 0; i < s.count; i++) ids[i] = s.first + i;
-    return ids;
-  });
+  const shards = pageShards(page, shardBytes).map((s) => new IdRun(s.first, s.count));
   return { objects, shards };
 }
 

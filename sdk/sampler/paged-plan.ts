@@ -20,10 +20,30 @@ export interface PageObjects {
   at(place: number): PlannedObject | undefined;
 }
 
+/** A shard's objects, in listing order: an array of ids, or a run of consecutive ones (IdRun). */
+export type ShardObjects = Iterable<number>;
+
+/**
+ * The ids `first` … `first + count − 1`: a shard of a table page, whose objects are consecutive,
+ * made without an array per shard (a page's shards are made before any of its objects is read).
+ */
+export class IdRun implements Iterable<number> {
+  constructor(
+    readonly first: number,
+    readonly count: number,
+  ) {}
+
+  [Symbol.iterator](): Iterator<number> {
+    let id = this.first;
+    const end = this.first + this.count;
+    return { next: () => (id < end ? { value: id++, done: false } : { value: undefined, done: true }) };
+  }
+}
+
 /** One listing page's part of a plan, once the page is read. */
 export interface PlanPage {
   /** Its shards, each a run of object ids (ids count across pages, in listing order). */
-  readonly shards: readonly (readonly number[])[];
+  readonly shards: readonly ShardObjects[];
 }
 
 /** A clip plan read one listing page at a time. */
@@ -66,7 +86,7 @@ export function pagedOf(plan: ClipPlan): PagedPlan {
 
 /**
  * A plan whose pages are read as the order reaches them: `read(k)` returns page `k`'s planned
- * objects (ids from `firstIds[k]`) and its shards (lists of places in the page). A page is kept
+ * objects (ids from `firstIds[k]`) and its shards (runs or lists of places in the page). A page is kept
  * while the order has not walked past it or any of its clips is not `release`d (each clip the
  * order yields is released once, when done with); then it is dropped and `onEvict(k)` told.
  * With `fetch`, the read-ahead only fetches the next window's pages (`fetch(k)`, whose bytes
@@ -97,7 +117,7 @@ export class LazyPlan implements PagedPlan {
     counts: ArrayLike<number>,
     private readonly read: (
       k: number,
-    ) => Promise<{ readonly objects: PageObjects; readonly shards: readonly (readonly number[])[] }>,
+    ) => Promise<{ readonly objects: PageObjects; readonly shards: readonly (IdRun | readonly number[])[] }>,
     private readonly onEvict: (k: number) => void = () => {},
     private readonly fetch?: (k: number) => void,
   ) {
@@ -195,7 +215,10 @@ export class LazyPlan implements PagedPlan {
       const first = this.firstIds[k]!;
       reading = this.read(k).then(
         ({ objects, shards }) => {
-          this.pages.set(k, { objects, part: { shards: shards.map((s) => s.map((j) => first + j)) } });
+          const part = shards.map((s) =>
+            s instanceof IdRun ? new IdRun(first + s.first, s.count) : s.map((j) => first + j),
+          );
+          this.pages.set(k, { objects, part: { shards: part } });
           // Counted when the order passes the page (`pass`): an object is planned when the order reaches it.
           this.unreleased.set(k, 0);
           this.reading.delete(k);

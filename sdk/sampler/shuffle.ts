@@ -6,7 +6,7 @@
  */
 import { InvalidOptionError } from "../errors.js";
 import type { ClipPlan, ClipRef } from "./clip-plan.js";
-import { PageWait, pagedOf, type PagedPlan } from "./paged-plan.js";
+import { PageWait, pagedOf, type PagedPlan, type ShardObjects } from "./paged-plan.js";
 import { seededRng, shuffleInPlace, type Rng } from "./rng.js";
 
 export interface ShuffleParams {
@@ -79,10 +79,7 @@ export function shuffleAlgorithm(name: string | false): ShuffleAlgorithm {
   return algorithm;
 }
 
-function* clipsOfShards(
-  plan: PagedPlan,
-  shards: Iterable<readonly number[] | PageWait>,
-): Generator<ClipRef | PageWait> {
+function* clipsOfShards(plan: PagedPlan, shards: Iterable<ShardObjects | PageWait>): Generator<ClipRef | PageWait> {
   for (const shard of shards) {
     if (shard instanceof PageWait) {
       yield shard;
@@ -124,7 +121,7 @@ export function* bufferShuffled<T>(items: Iterable<T>, size: number, rng: Rng): 
 }
 
 /** The clips of each object that open with the same keyframe, in start order: one GOP decode serves them. */
-function* gopRuns(plan: PagedPlan, shards: Iterable<readonly number[] | PageWait>): Generator<ClipRef[] | PageWait> {
+function* gopRuns(plan: PagedPlan, shards: Iterable<ShardObjects | PageWait>): Generator<ClipRef[] | PageWait> {
   for (const shard of shards) {
     if (shard instanceof PageWait) {
       yield shard;
@@ -213,7 +210,7 @@ function* windowedShards(
   plan: PagedPlan,
   windows: Iterable<readonly number[]>,
   rng?: Rng,
-): Generator<readonly number[] | PageWait> {
+): Generator<ShardObjects | PageWait> {
   const it = windows[Symbol.iterator]();
   let want = it.next();
   while (!want.done) {

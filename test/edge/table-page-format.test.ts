@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { gzip } from "../../common/dataset-table/digest.js";
+import { decodePageBytes, PAGE_FORMAT_VERSION } from "../../common/dataset-table/page-codec.js";
 import { tableKeys } from "../../common/dataset-table/table-keys.js";
 import type { TableEntryV1 } from "../../common/schema/index.js";
 import { writeGeneration } from "../../edge/table/publish.js";
@@ -18,8 +19,8 @@ const entry = (i: number, etag = "e"): TableEntryV1 => ({
   height: 48,
 });
 
-async function pageBytes(name: string): Promise<Uint8Array> {
-  const got = await env.BUCKET.get(tableKeys.page("fmt", name));
+async function pageBytes(name: string, root = "fmt"): Promise<Uint8Array> {
+  const got = await env.BUCKET.get(tableKeys.page(root, name));
   return new Uint8Array(await new Response(got!.body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
 }
 
@@ -38,5 +39,26 @@ describe("table pages written as JSON (page format 1) before columns", () => {
     expect((await pagesOf(g2)).map((p) => p.name)).toEqual(["2-0"]);
     expect(new TextDecoder().decode((await pageBytes("2-0")).subarray(0, 4))).toBe("ECTC");
     expect((await readTable("fmt", g2.generation))!.entries).toEqual([first[0], first[1], changed, first[3], first[4]]);
+  });
+});
+
+describe("table pages the publisher writes", () => {
+  it("store their shards (page format 4), as many as the page's ref counts, cut by the page-local rule", async () => {
+    // Objects of 30 MB: several to a shard at any target of tens of MB, a shard of their own past it.
+    const entries = Array.from({ length: 60 }, (_, i) => ({
+      ...entry(i),
+      key: `fmt4/o-${String(i).padStart(3, "0")}.mp4`,
+      size: 30_000_000 + i,
+    }));
+    const head = await writeGeneration(env, "fmt4", undefined, new Map(entries.map((e) => [e.key, e])), 1000);
+    const [ref] = await pagesOf(head);
+    const bytes = await pageBytes(ref!.name, "fmt4");
+    expect(new DataView(bytes.buffer, bytes.byteOffset).getUint32(4, true)).toBe(PAGE_FORMAT_VERSION);
+    const got = decodePageBytes(bytes).entries;
+    const starts = got.shardStarts(head.shardBytes)!;
+    expect(starts.length).toBe(ref!.shards);
+    expect(starts.length).toBeGreaterThan(1);
+    expect(got.decoded).toBe(0);
+    expect(entries.map((e, i) => got.entry(i, e.etag))).toEqual(entries);
   });
 });

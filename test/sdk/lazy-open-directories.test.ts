@@ -21,7 +21,7 @@ const entries: TableEntryV1[] = Array.from({ length: 240 }, (_, i) => ({
 }));
 
 /** A signed generation of `entries` in directory pages of 16 pages (8 of them), in a store that logs the directory pages asked. */
-async function seeded() {
+async function seeded(o: { pageTarget: number; directoryTarget: number } = { pageTarget: 2, directoryTarget: 16 }) {
   const signer = await manifestSigner(
     generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "der" }).toString("base64"),
   );
@@ -29,8 +29,8 @@ async function seeded() {
     root: "d",
     shardBytes: 120_000,
     now: 0,
-    pageTarget: 2,
-    directoryTarget: 16,
+    pageTarget: o.pageTarget,
+    directoryTarget: o.directoryTarget,
     pinsApart: true,
   });
   const bodies = new Map(pages.map((p) => [p.name, new Uint8Array(gunzipSync(p.gz))]));
@@ -71,5 +71,29 @@ describe("the directory pages a lazy open's first clip reads", () => {
       expect(table.prefetchedPages.length).toBe(PAGE_WINDOW);
       expect(new Set(asked).size).toBeLessThanOrEqual(2);
     }
+  });
+});
+
+describe("the table pages a lazy open's first clip decodes", () => {
+  it("are decoded a shard at a time: the entries of the shards the order reaches, not every entry of the window", async () => {
+    // Pages of 20 (12 of them), about 4 shards a page at 120 kB.
+    const { store, keys } = await seeded({ pageTarget: 20, directoryTarget: 16 });
+    const table = (await LazyTable.open(store, keys, "d"))!;
+    expect(table.pageCount).toBe(12);
+    const { paged } = lazyOpen(table, { frames: 4, stride: 1, align: "keyframe" }, () => undefined);
+    const it = pagedStream(paged, "shard-buffer", { seed: 5, epoch: 0, buffer: 4 })![Symbol.iterator]();
+    let next = it.next();
+    while (next.value instanceof PageWait) {
+      await next.value.until;
+      next = it.next();
+    }
+    expect(next.done).toBe(false);
+    const read = await Promise.all(paged.asked.map(async (k) => (await table.page(k)).entries));
+    expect(read.length).toBe(PAGE_WINDOW);
+    // Each page's shards as its writer stored them, its etags from its pins: a shard decoded when first read.
+    expect(read.every((e) => e.apart && e.shardStarts(120_000) !== undefined)).toBe(true);
+    const decoded = read.reduce((n, e) => n + e.decoded, 0);
+    expect(decoded).toBeGreaterThan(0);
+    expect(decoded).toBeLessThan(read.reduce((n, e) => n + e.length, 0) / 2);
   });
 });

@@ -9,13 +9,15 @@
  */
 import { gunzipSync } from "node:zlib";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { z } from "zod";
 import { sha256 } from "../../../common/dataset-table/digest.js";
 import { pageEntries } from "../../../common/dataset-table/page-pins.js";
 import { tableEntry } from "../../../common/dataset-table/entry.js";
 import { encodePage, mergePages } from "../../../common/dataset-table/generation.js";
 import { tableKeys } from "../../../common/dataset-table/table-keys.js";
 import { guessKind } from "../../../common/media-index/index.js";
-import type { TableEntryV1 } from "../../../common/schema/index.js";
+import { SignedManifestV1, type TableEntryV1 } from "../../../common/schema/index.js";
+import { DEFAULT_SHARD_TARGET_BYTES } from "../../../common/shards.js";
 import { orderedMap } from "../../pipeline/ordered-map.js";
 import type { S3Bucket } from "./s3-bucket.js";
 import { mapS3Error } from "./s3-errors.js";
@@ -135,12 +137,27 @@ async function recordedEntries(
   return out;
 }
 
+/** What `ec index` reads of the latest head: only fields every head format has. */
+const LatestHead = z.object({ generation: z.number().int().positive(), shardBytes: z.number().int().positive() });
+
+/** The latest generation's number and shard target (what the pages a shard writes store their shards at), or undefined where there is none. */
+export async function latestHead(bucket: S3Bucket, root: string): Promise<z.infer<typeof LatestHead> | undefined> {
+  const signed = SignedManifestV1.safeParse(await getJson(bucket, tableKeys.head(root))).data;
+  if (!signed) return undefined;
+  try {
+    return LatestHead.parse(JSON.parse(signed.payload));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Stores one chunk's pages (and pins), then its record; returns the pages and the objects whose index it built. */
 async function writeChunk(
   source: S3Source,
   root: string,
   chunk: TableChunk,
   pageTarget: number,
+  shardBytes: number,
   replaced: ChunkRecordV1 | undefined,
 ): Promise<{ pages: number; built: number }> {
   // An object the replaced chunk holds at the same ETag and size keeps its entry: keyed by key and ETag.
@@ -163,7 +180,7 @@ async function writeChunk(
     pageTarget,
   );
   for (const { ref, entries: slice } of written) {
-    const page = await encodePage(root, slice, { apart: true });
+    const page = await encodePage(root, slice, { apart: true, shardBytes });
     ref.sha256 = page.sha256;
     if (page.pins) ref.pins = page.pins.sha256;
     // Pins and page before the record: a record never names a page that is not stored.
@@ -189,6 +206,8 @@ async function writeChunk(
  */
 export async function indexShard(source: S3Source, o: ShardOptions): Promise<ShardResult> {
   const cut = chunker(o.root, o.pageTarget);
+  // The target the publish cuts shards at (the latest head's, else the default): the pages store their shards at it.
+  const shardBytes = (await latestHead(source.bucket, o.root))?.shardBytes ?? DEFAULT_SHARD_TARGET_BYTES;
   const running = new Set<Promise<void>>();
   let failure: unknown;
   let chunks = 0;
@@ -205,7 +224,7 @@ export async function indexShard(source: S3Source, o: ShardOptions): Promise<Sha
       o.onChunk?.(false, chunk.objects.length);
       return;
     }
-    const wrote = await writeChunk(source, o.root, chunk, o.pageTarget, stored);
+    const wrote = await writeChunk(source, o.root, chunk, o.pageTarget, shardBytes, stored);
     pagesWritten += wrote.pages;
     indexed++;
     objectsIndexed += wrote.built;

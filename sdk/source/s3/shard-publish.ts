@@ -10,12 +10,12 @@ import { z } from "zod";
 import { buildGeneration } from "../../../common/dataset-table/generation.js";
 import { tableKeys } from "../../../common/dataset-table/table-keys.js";
 import { type ManifestSigner, publicKeys, signJson } from "../../../common/manifest-sign.js";
-import { SignedManifestV1, type TablePageRefV1 } from "../../../common/schema/index.js";
+import type { TablePageRefV1 } from "../../../common/schema/index.js";
 import { DEFAULT_SHARD_TARGET_BYTES } from "../../../common/shards.js";
 import { SdkError } from "../../errors.js";
 import { orderedMap } from "../../pipeline/ordered-map.js";
 import type { S3Bucket } from "./s3-bucket.js";
-import { getJson, putStored } from "./shard-index.js";
+import { getJson, latestHead, putStored } from "./shard-index.js";
 import { buildKeys, ChunkRecordV1, chunker, chunkShard, ShardMarkV1 } from "./table-shards.js";
 
 /** Chunk records read at once. */
@@ -51,20 +51,6 @@ async function lastRunShards(bucket: S3Bucket, root: string): Promise<number> {
       if (mark && (!latest || mark.finishedAt >= latest.at)) latest = { of: mark.of, at: mark.finishedAt };
     }
   return latest?.of ?? 1;
-}
-
-/** What the publish reads of the latest head: only fields every head format has. */
-const LatestHead = z.object({ generation: z.number().int().positive(), shardBytes: z.number().int().positive() });
-
-/** The latest generation's number and shard target, or undefined where there is none. */
-async function latestHead(bucket: S3Bucket, root: string): Promise<z.infer<typeof LatestHead> | undefined> {
-  const signed = SignedManifestV1.safeParse(await getJson(bucket, tableKeys.head(root))).data;
-  if (!signed) return undefined;
-  try {
-    return LatestHead.parse(JSON.parse(signed.payload));
-  } catch {
-    return undefined;
-  }
 }
 
 /** What the last publish named: its generation and a digest of its pages, so an unchanged run publishes nothing. */

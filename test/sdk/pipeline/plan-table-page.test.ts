@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { EntryColumns } from "../../../common/dataset-table/entry-columns.js";
+import { decodePageBytes, encodePageBytes } from "../../../common/dataset-table/page-codec.js";
 import { pageShards } from "../../../common/page-shards.js";
 import type { TableEntryV1 } from "../../../common/schema/index.js";
 import { resolveOptions } from "../../../sdk/options.js";
@@ -83,10 +84,68 @@ describe("a table page planned on its own", () => {
     expect(broken.length).toBeGreaterThan(0);
     expect(skipped.filter(Boolean).map((s) => s.key)).toEqual(broken);
     expect(read).toBe(broken.length);
-    expect(page.shards.flat().length).toBe(PAGE_OBJECTS);
+    expect(page.shards.flatMap((shard) => [...shard])).toEqual(Array.from({ length: PAGE_OBJECTS }, (_, i) => i));
     const one = page.objects.at(10)!;
     expect(read).toBe(broken.length + 1);
     expect(page.objects.at(10)).toBe(one);
     expect(read).toBe(broken.length + 1);
+  });
+});
+
+describe("table pages that store their shards (page format 4)", () => {
+  const options = resolveOptions({ frames: 8, align: "exact" }, {});
+  const shardBytes = 32_000_000;
+  const pages = 10;
+  const rows = Array.from({ length: pages }, (_, k) => Array.from({ length: 300 }, (_, j) => entry(k * 300 + j)));
+  /** Each page through the codec, with its shards stored (format 4) or not (format 3). */
+  const decoded = (sharded: boolean) =>
+    rows.map((r) => decodePageBytes(encodePageBytes("scale", r, sharded ? { shardBytes } : {})).entries);
+  const lazyOf = (entries: EntryColumns[], skipped: SkippedObject[] = []) =>
+    new LazyPlan(
+      rows.map((r) => r.length),
+      async (k) => planTablePage(entries[k]!, k * PAGE_OBJECTS, options, shardBytes, skipped),
+    );
+  /** The first `n` items of an order (every item where n is Infinity), waiting where it waits. */
+  async function take(order: Iterable<unknown>, n = Infinity) {
+    const out: unknown[] = [];
+    const it = order[Symbol.iterator]();
+    for (let next = it.next(); !next.done && out.length < n; next = it.next()) {
+      if (next.value instanceof PageWait) await next.value.until;
+      else out.push(next.value);
+    }
+    return out;
+  }
+
+  it("give the same epoch order, clip for clip, as the same table in format 3", async () => {
+    expect(decoded(true).every((e) => e.shardStarts(shardBytes) !== undefined)).toBe(true);
+    for (const name of ["shard-buffer", "none"])
+      for (const seed of [1, 7]) {
+        const params = { seed, epoch: 2, buffer: 32 };
+        const skipped3: SkippedObject[] = [];
+        const skipped4: SkippedObject[] = [];
+        const old = await take(pagedStream(lazyOf(decoded(false), skipped3), name, params)!);
+        const stored = await take(pagedStream(lazyOf(decoded(true), skipped4), name, params)!);
+        expect(old.length).toBeGreaterThan(1000);
+        expect(stored).toEqual(old);
+        expect(skipped4.filter(Boolean).map((x) => x.key)).toEqual(skipped3.filter(Boolean).map((x) => x.key));
+      }
+  });
+
+  it("are cut into shards without hashing a key, and a first batch decodes only the shards it reaches", async () => {
+    const sharded = decoded(true);
+    const plan = lazyOf(sharded);
+    await take(pagedStream(plan, "shard-buffer", { seed: 3, epoch: 0, buffer: 16 })!, 8);
+    const read = plan.asked.map((k) => sharded[k]!);
+    expect(read.length).toBeGreaterThan(1);
+    const held = read.reduce((n, e) => n + e.length, 0);
+    const done = read.reduce((n, e) => n + e.decoded, 0);
+    // The buffer's 16 GOP runs and the clips dealt: a few shards of each page, not its 300 entries.
+    expect(done).toBeGreaterThan(0);
+    expect(done).toBeLessThan(held / 4);
+    // Format 3: every entry of a page read is decoded (and each key hashed) before its first clip.
+    const whole = decoded(false);
+    const before = lazyOf(whole);
+    await take(pagedStream(before, "shard-buffer", { seed: 3, epoch: 0, buffer: 16 })!, 8);
+    expect(before.asked.reduce((n, k) => n + whole[k]!.decoded, 0)).toBe(before.asked.length * 300);
   });
 });

@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
+import { decodePageBytes } from "../../../../common/dataset-table/page-codec.js";
 import { GetObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pageEntries } from "../../../../common/dataset-table/page-pins.js";
@@ -65,10 +66,13 @@ async function keys(bucket: string, prefix: string): Promise<string[]> {
  * The latest head of the `ds` table, its page refs in key order and every entry its pages hold.
  * A head that names directory pages rather than pages is read through them.
  */
-async function table(bucket: string): Promise<{ objects: number; pages: TablePageRefV1[]; entries: TableEntryV1[] }> {
+async function table(
+  bucket: string,
+): Promise<{ objects: number; pages: TablePageRefV1[]; entries: TableEntryV1[]; sharded: boolean[] }> {
   const signed = SignedManifestV1.parse(JSON.parse(new TextDecoder().decode(await get(bucket, tableKeys.head("ds")))));
   const head = JSON.parse(signed.payload) as {
     objects: number;
+    shardBytes: number;
     pages?: TablePageRefV1[];
     directories?: { name: string }[];
   };
@@ -77,12 +81,15 @@ async function table(bucket: string): Promise<{ objects: number; pages: TablePag
   const pages =
     head.pages ?? (await Promise.all((head.directories ?? []).map((d) => gunzipJson(d.name)))).flatMap((d) => d.pages);
   const entries: TableEntryV1[] = [];
+  /** Whether each page stores its shards at the head's target (page format 4). */
+  const sharded: boolean[] = [];
   for (const ref of pages) {
     const page = new Uint8Array(gunzipSync(await get(bucket, tableKeys.page("ds", ref.name))));
+    sharded.push(decodePageBytes(page).entries.shardStarts(head.shardBytes) !== undefined);
     const pins = ref.pins ? new Uint8Array(gunzipSync(await get(bucket, tableKeys.pins("ds", ref.name)))) : undefined;
     entries.push(...pageEntries(page, pins));
   }
-  return { objects: head.objects, pages, entries };
+  return { objects: head.objects, pages, entries, sharded };
 }
 
 beforeAll(async () => {
@@ -212,6 +219,9 @@ describe("ec index s3://… --shard I/N and --publish", () => {
     expect(sharded.entries).toEqual(single.entries);
     expect(sharded.pages).toEqual(single.pages);
     expect(sharded.objects).toBe(single.objects);
+    // Each shard's pages store their shards at the target the publish cut them at.
+    expect(sharded.sharded.length).toBeGreaterThan(1);
+    expect(sharded.sharded.every(Boolean)).toBe(true);
     expect(sharded.entries.filter((e) => e.kind === "video").map((e) => e.frames)).toEqual([24, 16, 12]);
 
     // A completed shard's rerun does no index work, and a publish with nothing new writes nothing.
