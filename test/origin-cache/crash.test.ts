@@ -32,6 +32,10 @@ beforeAll(async () => {
     format: "cjs",
     outfile: childJs,
     logLevel: "silent",
+    // As scripts/bundle-engine.mjs: the addon's loader finds its build from import.meta.url
+    // (the native upstream client, EC_UPSTREAM_CLIENT=native).
+    define: { "import.meta.url": "__ecModuleUrl" },
+    banner: { js: 'const __ecModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
   });
 });
 afterAll(async () => {
@@ -44,6 +48,8 @@ it("after kill -9 during writes, a restarted cache serves only verified bytes", 
   const maxBytes = 10 * (BLOCK + 4096);
   const child = spawn(process.execPath, [childJs], {
     env: {
+      // The bundle lies outside the checkout: it finds the addon (for EC_UPSTREAM_CLIENT=native) by path.
+      EC_NATIVE_PATH: join(import.meta.dirname, "..", "..", "native", "build", "Release", "ec_native.node"),
       ...process.env,
       EC_CRASH_CHILD: JSON.stringify({
         upstream: rs.url,
