@@ -262,7 +262,8 @@ export class Reception implements Live {
     this.#onFilled = onFilled;
     const done = this.#done;
     if (done) {
-      if (done.bytes > 0 && this.#error === undefined) onFilled(done.bytes);
+      // It ended before this was called (its events came in one batch): its bytes are final, failure or not.
+      if (done.bytes > 0) onFilled(done.bytes);
       return this.#error !== undefined ? Promise.reject(this.#error) : Promise.resolve();
     }
     if (this.#error !== undefined) return Promise.reject(this.#error);
