@@ -25,9 +25,11 @@ export { mapShared } from "./lib/shared-map.js";
 export {
   libcurlStatus,
   openRangeClient,
+  rangeEvent,
   type RangeClient,
   type RangeClientOptions,
   type RangeEvent,
+  type RangeExtra,
 } from "./lib/range-client.js";
 export { ipcHandle, packDeviceFrame, packedBytes, packedPlanes } from "./lib/device-share.js";
 /** Where the addon may be and which build loads: for `ec build-native`, which says what it found. */

@@ -151,7 +151,7 @@ export interface Binding {
   /** Ranged GETs on libcurl, on a thread of their own (src/range-client.h). */
   RangeClient: new (
     options: RawRangeClientOptions,
-    onEvents: (events: RawRangeEvent[]) => void,
+    onEvents: (nums: Float64Array, extras: (RawRangeExtra | undefined)[]) => void,
   ) => RawRangeClient;
   /** Whether libcurl loads here (EC_LIBCURL names another library than libcurl.so.4). */
   libcurlStatus(): { loaded: boolean; library: string; reason?: string; version?: string };
@@ -195,7 +195,24 @@ export interface RawRangeClient {
   close(): void;
 }
 
-/** kind 0: headers; 1: progress (`bytes` in dest, final); 2: done. */
+/**
+ * A batch of events: four numbers each in `nums` (id, kind, bytes, status + RANGE_FLAGS) and, at
+ * the same index of `extras`, the text of a headers or done event that has some.
+ */
+export interface RawRangeExtra {
+  etag?: string;
+  contentRange?: string;
+  contentLength?: string;
+  contentType?: string;
+  body?: Buffer;
+  error?: string;
+  message?: string;
+}
+
+/** Bits above the status in an event's fourth number. */
+export const RANGE_FLAGS = { accepted: 1 << 16, h2: 1 << 17, cut: 1 << 18 } as const;
+
+/** One event, decoded. kind 0: headers; 1: progress (`bytes` in dest, final); 2: done. */
 export interface RawRangeEvent {
   id: number;
   kind: 0 | 1 | 2;

@@ -1,5 +1,7 @@
 #include "range-client.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -12,12 +14,14 @@ using Clock = std::chrono::steady_clock;
 
 struct RangeClient::Transfer {
   RangeClient* client = nullptr;
+  // Guards `aborted`, `accepted` and the writes into dest: abort() waits out a write in progress.
+  std::mutex write;
   Request req;
   curl::CURL* easy = nullptr;
   curl::curl_slist* headers = nullptr;
   char errbuf[256] = {0};
   bool added = false;
-  bool aborted = false;  // guarded by lock_
+  bool aborted = false;
   int status = 0;
   bool headersDone = false;
   bool accepted = false;
@@ -163,7 +167,10 @@ void RangeClient::abort(uint32_t id) {
     std::lock_guard<std::mutex> g(lock_);
     auto it = transfers_.find(id);
     if (it == transfers_.end() || closing_) return;
-    it->second->aborted = true;
+    {
+      std::lock_guard<std::mutex> w(it->second->write);
+      it->second->aborted = true;
+    }
     aborts_.push_back(id);
   }
   api_->multi_wakeup(multi_);
@@ -267,7 +274,7 @@ size_t RangeClient::onHeader(Transfer* t, const char* line, size_t n) {
     api_->easy_getinfo(t->easy, curl::kInfoHttpVersion, &version);
     bool ok = acceptable(t->req, t->status, t->etag, t->contentRange);
     {
-      std::lock_guard<std::mutex> g(lock_);
+      std::lock_guard<std::mutex> w(t->write);
       t->accepted = ok;
     }
     Event e;
@@ -298,7 +305,7 @@ size_t RangeClient::onData(Transfer* t, const char* data, size_t n) {
   t->lastData = Clock::now();
   size_t written;
   {
-    std::lock_guard<std::mutex> g(lock_);
+    std::lock_guard<std::mutex> w(t->write);
     if (t->aborted) return 0;
     if (!t->accepted) {
       size_t room = t->req.bodyCap - std::min(t->req.bodyCap, t->body.size());
@@ -358,9 +365,11 @@ void RangeClient::finish(Transfer* t, int result) {
   e.accepted = t->accepted;
   {
     std::lock_guard<std::mutex> g(lock_);
-    if (t->aborted)
-      e.error = "aborted";
     transfers_.erase(t->req.id);
+  }
+  {
+    std::lock_guard<std::mutex> w(t->write);
+    if (t->aborted) e.error = "aborted";
   }
   e.bytes = t->written;
   e.body = std::move(t->body);
@@ -404,6 +413,8 @@ void RangeClient::checkTimeouts() {
 }
 
 void RangeClient::run() {
+  // Named so that per-thread CPU figures (/proc/PID/task/*/comm) can tell it apart.
+  pthread_setname_np(pthread_self(), "ec-range-client");
   const curl::Api& c = *api_;
   for (;;) {
     std::vector<Transfer*> incoming;

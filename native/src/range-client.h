@@ -108,7 +108,7 @@ class RangeClient {
   std::function<void()> wake_;
   curl::CURLM* multi_ = nullptr;
 
-  // Guards transfers_ and every Transfer's dest writes and `aborted` flag.
+  // Guards transfers_, incoming_, aborts_ and closing_ (each Transfer guards its own writes).
   std::mutex lock_;
   std::unordered_map<uint32_t, Transfer*> transfers_;
   std::vector<Transfer*> incoming_;

@@ -13,7 +13,7 @@
  */
 import type { IncomingHttpHeaders } from "node:http";
 import type { Dispatcher } from "undici";
-import { openRangeClient, type RangeClient, type RangeEvent } from "../../native/index.js";
+import { openRangeClient, type RangeClient, type RangeEvent, type RangeExtra, rangeEvent } from "../../native/index.js";
 import { UpstreamTransportError } from "../errors.js";
 import type { Dispatch } from "./h2-origin.js";
 import { TransientUpstreamError } from "./retry.js";
@@ -98,7 +98,7 @@ export class NativeClient {
         ...(opts.ca !== undefined ? { ca: opts.ca } : {}),
         verify: opts.verify,
       },
-      (events) => this.#hear(events),
+      (nums, extras) => this.#hear(nums, extras),
     );
   }
 
@@ -141,16 +141,23 @@ export class NativeClient {
     if (this.#live.has(id)) this.#raw.abort(id);
   }
 
-  #hear(events: RangeEvent[]): void {
-    for (const e of events) {
-      const entry = this.#live.get(e.id);
+  #hear(nums: Float64Array, extras: (RangeExtra | undefined)[]): void {
+    for (let i = 0; i < nums.length / 4; i++) {
+      const id = nums[4 * i] as number;
+      const entry = this.#live.get(id);
       if (!entry) continue;
-      if (e.kind === 0) {
+      const kind = nums[4 * i + 1];
+      // A progress report, most of a batch, makes no object.
+      if (kind === 1) {
+        entry.live.onProgress(nums[4 * i + 2] as number);
+        continue;
+      }
+      const e = rangeEvent(nums, extras, i);
+      if (kind === 0) {
         this.#opts.onVersion(entry.origin, e.h2 ? "h2" : "http/1.1");
         entry.live.onHeaders(e);
-      } else if (e.kind === 1) entry.live.onProgress(e.bytes);
-      else {
-        this.#live.delete(e.id);
+      } else {
+        this.#live.delete(id);
         if (this.#live.size === 0) this.#raw.unref();
         entry.live.onDone(e);
       }

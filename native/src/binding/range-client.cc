@@ -1,5 +1,5 @@
 // The RangeClient class: ranged GETs on libcurl (../range-client.h) whose events reach JS in
-// batches, one call of `onEvents` per batch, through a thread-safe function. Arguments are
+// batches, one call of `onEvents` per batch (see deliver), through a thread-safe function. Arguments are
 // checked by origin-cache/upstream/native-origin.ts before they get here.
 #include "../range-client.h"
 
@@ -17,7 +17,7 @@ namespace {
 class RangeClientWrap : public Napi::ObjectWrap<RangeClientWrap> {
  public:
   // new RangeClient({connections, streamsPerConnection, connectTimeoutMs, headersTimeoutMs,
-  //   bodyTimeoutMs, ca?, verify}, onEvents(events: object[]))
+  //   bodyTimeoutMs, ca?, verify}, onEvents(nums: Float64Array, extras: (object | undefined)[]))
   explicit RangeClientWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<RangeClientWrap>(info) {
     Napi::Env env = info.Env();
     Napi::Object o = info[0].As<Napi::Object>();
@@ -109,40 +109,49 @@ class RangeClientWrap : public Napi::ObjectWrap<RangeClientWrap> {
     }
   }
 
+  // One call per batch: four numbers per event in one Float64Array (id, kind, bytes, status and
+  // flags) and, beside it, an object for the few events that carry text (headers, a failure, a
+  // kept body), so that a progress report costs no JS object.
   void deliver(Napi::Env env, Napi::Function cb) {
     if (!core_ || !cb) return;
     std::vector<net::Event> events = core_->drain();
     if (events.empty()) return;
-    Napi::Array out = Napi::Array::New(env, events.size());
+    Napi::Float64Array nums = Napi::Float64Array::New(env, events.size() * 4);
+    double* d = nums.Data();
+    Napi::Array extras = Napi::Array::New(env);
     for (size_t i = 0; i < events.size(); i++) {
       net::Event& e = events[i];
-      Napi::Object o = Napi::Object::New(env);
-      o.Set("id", Napi::Number::New(env, e.id));
-      o.Set("kind", Napi::Number::New(env, static_cast<int>(e.kind)));
-      o.Set("bytes", Napi::Number::New(env, static_cast<double>(e.bytes)));
-      if (e.kind != net::EventKind::Progress) {
-        o.Set("status", Napi::Number::New(env, e.status));
-        o.Set("accepted", Napi::Boolean::New(env, e.accepted));
-      }
+      d[4 * i] = e.id;
+      d[4 * i + 1] = static_cast<int>(e.kind);
+      d[4 * i + 2] = static_cast<double>(e.bytes);
+      d[4 * i + 3] = e.status + (e.accepted ? kAccepted : 0) + (e.h2 ? kH2 : 0) + (e.cut ? kCut : 0);
+      Napi::Object o;
+      auto extra = [&]() -> Napi::Object& {
+        if (o.IsEmpty()) {
+          o = Napi::Object::New(env);
+          extras.Set(static_cast<uint32_t>(i), o);
+        }
+        return o;
+      };
       if (e.kind == net::EventKind::Headers) {
-        o.Set("h2", Napi::Boolean::New(env, e.h2));
-        if (!e.etag.empty()) o.Set("etag", Napi::String::New(env, e.etag));
-        if (!e.contentRange.empty()) o.Set("contentRange", Napi::String::New(env, e.contentRange));
-        if (!e.contentLength.empty()) o.Set("contentLength", Napi::String::New(env, e.contentLength));
-        if (!e.contentType.empty()) o.Set("contentType", Napi::String::New(env, e.contentType));
-      }
-      if (e.kind == net::EventKind::Done) {
-        if (!e.body.empty()) o.Set("body", Napi::Buffer<char>::Copy(env, e.body.data(), e.body.size()));
-        if (e.cut) o.Set("cut", Napi::Boolean::New(env, true));
+        if (!e.etag.empty()) extra().Set("etag", Napi::String::New(env, e.etag));
+        if (!e.contentRange.empty()) extra().Set("contentRange", Napi::String::New(env, e.contentRange));
+        if (!e.contentLength.empty()) extra().Set("contentLength", Napi::String::New(env, e.contentLength));
+        if (!e.contentType.empty()) extra().Set("contentType", Napi::String::New(env, e.contentType));
+      } else if (e.kind == net::EventKind::Done) {
+        if (!e.body.empty()) extra().Set("body", Napi::Buffer<char>::Copy(env, e.body.data(), e.body.size()));
         if (!e.error.empty()) {
-          o.Set("error", Napi::String::New(env, e.error));
-          o.Set("message", Napi::String::New(env, e.message));
+          extra().Set("error", Napi::String::New(env, e.error));
+          extra().Set("message", Napi::String::New(env, e.message));
         }
       }
-      out.Set(static_cast<uint32_t>(i), o);
     }
-    cb.Call({out});
+    cb.Call({nums, extras});
   }
+
+  static constexpr double kAccepted = 1 << 16;
+  static constexpr double kH2 = 1 << 17;
+  static constexpr double kCut = 1 << 18;
 
   std::unique_ptr<net::RangeClient> core_;
   Napi::ThreadSafeFunction tsfn_;
