@@ -8,7 +8,7 @@
  * pinned to the remote set), so the rig's limit is visible. `--mbps 0` takes the link cap off:
  * host-scale ingest, MB per cache CPU-second (what one cache core would ingest).
  *
- *   npx tsc -p bench/tsconfig.json && node dist/bench/transport.js [--objects 4] [--object-mib 64] [--range-kib 1024] [--concurrency 16] [--rtt-ms 50] [--mbps 400] [--block-kib 16] [--mode read|plan] [--rounds 2] [--sides curl,node,undici,cache,cache-h2] [--json]
+ *   npx tsc -p bench/tsconfig.json && node dist/bench/transport.js [--objects 4] [--object-mib 64] [--range-kib 1024] [--concurrency 16] [--rtt-ms 50] [--mbps 400] [--block-kib 16] [--mode read|plan] [--rounds 2] [--sides curl,node,undici,cache,cache-h2,cache-native] [--json]
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -61,7 +61,9 @@ const ROUNDS = num("rounds", 1);
 const MODE = values.mode as "read" | "plan";
 if (MODE !== "read" && MODE !== "plan") throw new Error(`Expected read or plan for --mode but received ${MODE}`);
 const SIDES = (values.sides ?? "").split(",").filter(Boolean);
-const KNOWN_SIDES = ["curl", "node", "undici", "cache", "cache-h2"];
+const KNOWN_SIDES = ["curl", "node", "undici", "cache", "cache-h2", "cache-native"];
+/** The cache sides and the upstream client each runs. */
+const CACHE_CLIENTS = { cache: "undici", "cache-h2": "node-http2", "cache-native": "native" } as const;
 for (const s of SIDES)
   if (!KNOWN_SIDES.includes(s))
     throw new Error(`Expected some of ${KNOWN_SIDES.join(",")} for --sides but received ${s}`);
@@ -179,12 +181,12 @@ async function main(): Promise<void> {
         const r =
           side === "curl"
             ? await curlPull(sets, wan.url, caFile, ranges, work)
-            : side === "cache" || side === "cache-h2"
+            : side in CACHE_CLIENTS
               ? await nodePull("./transport/cache-pull.js", sets, {
                   ...common,
                   blockSize: BLOCK,
                   mode: MODE,
-                  client: side === "cache-h2" ? "node-http2" : "undici",
+                  client: CACHE_CLIENTS[side as keyof typeof CACHE_CLIENTS],
                 })
               : await nodePull("./transport/h2-pull.js", sets, { ...common, client: side as "node" | "undici" });
         const e = process.cpuUsage(e0);
@@ -218,6 +220,17 @@ async function main(): Promise<void> {
       const h = r.find((s) => s.side === "cache-h2");
       return c && h ? [h.cpuSecondsPerGb / c.cpuSecondsPerGb] : [];
     });
+    // The cache with its upstream on libcurl in the addon: against curl, and against itself on undici.
+    const nativeRatios = rounds.flatMap((r) => {
+      const n = r.find((s) => s.side === "cache-native");
+      const k = r.find((s) => s.side === "curl");
+      return n && k ? [n.cpuSecondsPerGb / k.cpuSecondsPerGb] : [];
+    });
+    const nativeVsCache = rounds.flatMap((r) => {
+      const n = r.find((s) => s.side === "cache-native");
+      const c = r.find((s) => s.side === "cache");
+      return n && c ? [n.cpuSecondsPerGb / c.cpuSecondsPerGb] : [];
+    });
     const summary = (side: string) => {
       const s = pick(side);
       return s.length === 0
@@ -248,7 +261,11 @@ async function main(): Promise<void> {
       undici: summary("undici"),
       cache: summary("cache"),
       "cache-h2": summary("cache-h2"),
+      "cache-native": summary("cache-native"),
       cache_cpu_per_gb_vs_curl: ratios.length ? median(ratios) : undefined,
+      cache_native_cpu_per_gb_vs_curl: nativeRatios.length ? median(nativeRatios) : undefined,
+      nativeRoundRatios: nativeRatios,
+      cache_native_cpu_per_gb_vs_cache: nativeVsCache.length ? median(nativeVsCache) : undefined,
       roundRatios: ratios,
       cache_h2_cpu_per_gb_vs_cache: clientRatios.length ? median(clientRatios) : undefined,
       clientRoundRatios: clientRatios,
@@ -257,7 +274,7 @@ async function main(): Promise<void> {
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else {
       const f = (x: number | undefined): string => (x === undefined ? "–" : x.toFixed(2));
-      for (const side of ["curl", "node", "undici", "cache", "cache-h2"] as const) {
+      for (const side of ["curl", "node", "undici", "cache", "cache-h2", "cache-native"] as const) {
         const s = result[side];
         if (s)
           process.stdout.write(
@@ -267,6 +284,10 @@ async function main(): Promise<void> {
       process.stdout.write(
         `cache_cpu_per_gb_vs_curl ${f(result.cache_cpu_per_gb_vs_curl)} (rounds: ${ratios.map(f).join(" ")}; target ≤ 1.5)\n`,
       );
+      if (nativeRatios.length)
+        process.stdout.write(
+          `cache-native (upstream on libcurl in the addon) ÷ curl CPU per GB ${f(result.cache_native_cpu_per_gb_vs_curl)} (rounds: ${nativeRatios.map(f).join(" ")}; target ≤ 1.5); ÷ cache (undici) ${f(result.cache_native_cpu_per_gb_vs_cache)}\n`,
+        );
       if (clientRatios.length)
         process.stdout.write(
           `cache-h2 (upstream on node:http2) ÷ cache (undici) CPU per GB ${f(result.cache_h2_cpu_per_gb_vs_cache)} (rounds: ${clientRatios.map(f).join(" ")})\n`,

@@ -22,6 +22,15 @@ export { CODECS, OUTPUTS, type Codec, type DecoderOptions, type DeviceName, type
 export { packetsFromTrack, sampleSpan, type Packets, type Sample } from "./lib/packets.js";
 export { allocDevice, readInto, type DeviceBuffer, type ReadResult } from "./lib/read-into.js";
 export { mapShared } from "./lib/shared-map.js";
+export {
+  libcurlStatus,
+  openRangeClient,
+  rangeEvent,
+  type RangeClient,
+  type RangeClientOptions,
+  type RangeEvent,
+  type RangeExtra,
+} from "./lib/range-client.js";
 export { ipcHandle, packDeviceFrame, packedBytes, packedPlanes } from "./lib/device-share.js";
 /** Where the addon may be and which build loads: for `ec build-native`, which says what it found. */
 export { addonCandidates, findBuild } from "./lib/load.js";

@@ -112,6 +112,31 @@ export class MissingEtagError extends CacheError {
   }
 }
 
+/** `upstreamClient: "native"` where libcurl does not load (or the addon does not): the cache does not start. */
+export class UpstreamClientUnavailableError extends CacheError {
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super(
+      "ERR_UPSTREAM_CLIENT_UNAVAILABLE",
+      `The native upstream client (upstreamClient "native") is unavailable: ${reason}. Install libcurl (Debian and Ubuntu: apt-get install libcurl4) or use upstreamClient "undici", the default`,
+      500,
+      options,
+    );
+    this.name = "UpstreamClientUnavailableError";
+  }
+}
+
+/**
+ * A failure of the native upstream client's transport (libcurl): a reset, refused or timed-out
+ * exchange carries the code node's and undici's clients give the same failure (ECONNRESET,
+ * UND_ERR_BODY_TIMEOUT, …), so it is retried as theirs; anything else (TLS) is ERR_UPSTREAM_TRANSPORT.
+ */
+export class UpstreamTransportError extends CacheError {
+  constructor(code: string, message: string) {
+    super(code, message, 502);
+    this.name = "UpstreamTransportError";
+  }
+}
+
 /** The cache was closed while a read was pending. */
 export class CacheClosedError extends CacheError {
   constructor(options?: { cause?: unknown }) {

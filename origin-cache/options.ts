@@ -66,11 +66,14 @@ export interface RangeCacheOptions {
    */
   readonly grantMs?: number;
   /**
-   * The HTTP/2 client of https upstreams: "undici" (default; undici's Pool) or "node-http2"
+   * The HTTP/2 client of https upstreams: "undici" (default; undici's Pool), "node-http2"
    * (node:http2 sessions, one per origin while its streams fit; the same CPU per GB as undici in
-   * the transport bench, bench/README.md). HTTP/1.1 upstreams use undici either way.
+   * the transport bench, bench/README.md), or "native" (libcurl in the addon, on a thread of its
+   * own, bodies written straight into pull buffers; it takes http upstreams too). With "undici" or
+   * "node-http2", HTTP/1.1 upstreams use undici. "native" needs libcurl.so.4 on the host: without
+   * it the cache does not start (ERR_UPSTREAM_CLIENT_UNAVAILABLE). EC_UPSTREAM_CLIENT sets the default.
    */
-  readonly upstreamClient?: "node-http2" | "undici";
+  readonly upstreamClient?: "native" | "node-http2" | "undici";
   /** TLS for https upstreams, e.g. the CA of a self-signed test edge. */
   readonly tls?: Pick<ConnectionOptions, "ca" | "rejectUnauthorized" | "servername">;
   /** A pino logger, or a level for the default one (default "info"; tests pass "silent"). */
@@ -113,11 +116,14 @@ function int(name: string, value: unknown, min: number, fallback?: number): numb
   return value;
 }
 
-function upstreamClient(value: unknown): "node-http2" | "undici" {
-  if (value === undefined) return "undici";
-  if (value === "node-http2" || value === "undici") return value;
+const UPSTREAM_CLIENTS = ["native", "node-http2", "undici"] as const;
+
+function upstreamClient(value: unknown): (typeof UPSTREAM_CLIENTS)[number] {
+  const v = value ?? (process.env.EC_UPSTREAM_CLIENT || undefined);
+  if (v === undefined) return "undici";
+  if ((UPSTREAM_CLIENTS as readonly unknown[]).includes(v)) return v as (typeof UPSTREAM_CLIENTS)[number];
   throw new CacheArgumentError(
-    `Expected "node-http2" or "undici" for upstreamClient but received ${describeReceived(value)}`,
+    `Expected "native", "node-http2" or "undici" for upstreamClient${value === undefined ? " (EC_UPSTREAM_CLIENT)" : ""} but received ${describeReceived(v)}`,
   );
 }
 

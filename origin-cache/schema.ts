@@ -52,6 +52,8 @@ export const CacheStats = z.object({
   blockSize: z.number(),
   upstreamLatencyMs: z.object({ p50: z.number(), p90: z.number(), p99: z.number(), samples: z.number() }),
   httpVersions: z.record(z.string(), z.enum(["h2", "http/1.1"])),
+  /** Requests sent upstream by each client ("native", "node-http2", "undici"): which client pulled. */
+  upstreamClients: z.record(z.string(), z.number()),
   /** Leases of the local data plane (POST /v1/locate) held now. */
   leases: z.number(),
   /** Blocks those leases hold (bounded by leaseBytes). */

@@ -21,8 +21,8 @@ export interface CachePullJob {
   readonly concurrency: number;
   /** "read": each range one `read()` (one upstream request each, as curl's); "plan": all of them as one plan, prefetched. */
   readonly mode: "read" | "plan";
-  /** The cache's HTTP/2 client (`upstreamClient`): the side "cache" runs undici (the default), "cache-h2" node-http2. */
-  readonly client: "node-http2" | "undici";
+  /** The cache's HTTP/2 client (`upstreamClient`): the side "cache" runs undici (the default), "cache-h2" node-http2, "cache-native" native. */
+  readonly client: "native" | "node-http2" | "undici";
   readonly warmup: readonly PullRange[];
   readonly ranges: readonly PullRange[];
 }
@@ -56,13 +56,17 @@ async function storedAtLeast(blocks: number): Promise<void> {
   }
 }
 
-/** CPU seconds of this process's main thread and of the rest (libuv pool, V8's compiler and GC threads). */
+/**
+ * CPU seconds of this process's main thread, of the native upstream client's thread
+ * ("ec-range-client", libcurl) and of the rest (libuv pool, V8's compiler and GC threads).
+ */
 function threadCpu(): Record<string, number> {
   const out: Record<string, number> = {};
   for (const tid of readdirSync("/proc/self/task")) {
     try {
       const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
-      const name = Number(tid) === process.pid ? "main" : "others";
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const name = Number(tid) === process.pid ? "main" : comm === "ec-range-client" ? "curl" : "others";
       const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       out[name] = (out[name] ?? 0) + (Number(f[11]) + Number(f[12])) / 100;
     } catch {
@@ -118,7 +122,7 @@ try {
     requests: after.upstreamRequests - before.upstreamRequests,
   };
   process.stdout.write(
-    `${JSON.stringify({ ...result, httpVersions: after.httpVersions, retries: after.retries, threads })}\n`,
+    `${JSON.stringify({ ...result, httpVersions: after.httpVersions, upstreamClients: after.upstreamClients, retries: after.retries, threads })}\n`,
   );
 } finally {
   await cache.close();

@@ -148,6 +148,89 @@ export interface Binding {
   /** A MAP_SHARED mapping of the file's first `bytes`, unmapped when the buffer is collected. */
   mapShared(fd: number, bytes: number): ArrayBuffer;
   devices(): RawDevices;
+  /** Ranged GETs on libcurl, on a thread of their own (src/range-client.h). */
+  RangeClient: new (
+    options: RawRangeClientOptions,
+    onEvents: (nums: Float64Array, extras: (RawRangeExtra | undefined)[]) => void,
+  ) => RawRangeClient;
+  /** Whether libcurl loads here (EC_LIBCURL names another library than libcurl.so.4). */
+  libcurlStatus(): { loaded: boolean; library: string; reason?: string; version?: string };
+}
+
+export interface RawRangeClientOptions {
+  connections: number;
+  streamsPerConnection: number;
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  /** PEM; absent: the system's CAs. */
+  ca?: string;
+  verify: boolean;
+}
+
+export interface RawRangeClient {
+  /**
+   * GET `url` with `headers` ("name: value"). The body goes into `dest` where the answer is a 206
+   * of bytes from-to (inclusive) of an object of `size` bytes (-1: any) or a 200 of all of it (from
+   * 0, to size - 1), with an ETag weakly equal to `etag` or none; else its first `bodyCap` bytes are kept.
+   */
+  start(
+    id: number,
+    url: string,
+    headers: string[],
+    dest: Uint8Array | null,
+    from: number,
+    to: number,
+    size: number,
+    etag: string,
+    notifyEvery: number,
+    bodyCap: number,
+  ): void;
+  /** Nothing more is written into the request's dest once this returns; its done event follows. */
+  abort(id: number): void;
+  /** Keep the process alive while requests are in flight (the client starts unreferenced). */
+  ref(): void;
+  unref(): void;
+  /** Ends every request (no events for them) and the client's thread. */
+  close(): void;
+}
+
+/**
+ * A batch of events: four numbers each in `nums` (id, kind, bytes, status + RANGE_FLAGS) and, at
+ * the same index of `extras`, the text of a headers or done event that has some.
+ */
+export interface RawRangeExtra {
+  etag?: string;
+  contentRange?: string;
+  contentLength?: string;
+  contentType?: string;
+  body?: Buffer;
+  error?: string;
+  message?: string;
+}
+
+/** Bits above the status in an event's fourth number. */
+export const RANGE_FLAGS = { accepted: 1 << 16, h2: 1 << 17, cut: 1 << 18 } as const;
+
+/** One event, decoded. kind 0: headers; 1: progress (`bytes` in dest, final); 2: done. */
+export interface RawRangeEvent {
+  id: number;
+  kind: 0 | 1 | 2;
+  bytes: number;
+  status?: number;
+  /** The body goes (went) into dest. */
+  accepted?: boolean;
+  h2?: boolean;
+  etag?: string;
+  contentRange?: string;
+  contentLength?: string;
+  contentType?: string;
+  body?: Buffer;
+  /** The kept body was longer than bodyCap. */
+  cut?: boolean;
+  /** Why the request failed: aborted, overflow, connect, connect-timeout, headers-timeout, body-timeout, timeout, reset, resolve, tls, other. */
+  error?: string;
+  message?: string;
 }
 
 /** The integer sums of one frame's luma grid, as ec_luma_stats computes them. */

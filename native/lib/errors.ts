@@ -31,6 +31,8 @@ export const NativeErrorCode = {
   ReadFailed: "ERR_READ_FAILED",
   OutOfMemory: "ERR_OUT_OF_MEMORY",
   MapFailed: "ERR_MAP_FAILED",
+  /** libcurl.so.4 (or the library EC_LIBCURL names) does not load: no native range client here. */
+  LibcurlUnavailable: "ERR_LIBCURL_UNAVAILABLE",
   Native: "ERR_NATIVE",
 } as const;
 export type NativeErrorCode = (typeof NativeErrorCode)[keyof typeof NativeErrorCode];

@@ -6,8 +6,9 @@ import { fileURLToPath } from "node:url";
 import { NativeUnavailableError } from "./errors.js";
 import type { Binding } from "./binding-types.js";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(import.meta.url);
+// Found at first use, not at import: the origin-cache imports this module whether or not its
+// upstream client is the native one, also from bundles that give it no import.meta.url.
+const moduleDir = (): string => dirname(fileURLToPath(import.meta.url));
 
 /**
  * Where a build may be: an explicit path, then a local build (native/build next to the sources
@@ -16,6 +17,7 @@ const require = createRequire(import.meta.url);
  */
 export function addonCandidates(): string[] {
   const fromEnv = process.env.EC_NATIVE_PATH ? [resolve(process.env.EC_NATIVE_PATH)] : [];
+  const here = moduleDir();
   const roots = [resolve(here, ".."), resolve(here, "..", "..", "..", "native")];
   const builds = roots.flatMap((root) =>
     ["Release", "Debug"].map((kind) => join(root, "build", kind, "ec_native.node")),
@@ -62,7 +64,7 @@ export function findBuild(paths: readonly string[]): { path: string; binding: Bi
       continue;
     }
     try {
-      return { path, binding: require(path) as Binding };
+      return { path, binding: createRequire(import.meta.url)(path) as Binding };
     } catch (error) {
       failures.push(`${path}: ${(error as Error).message.split("\n")[0]}`);
     }

@@ -35,6 +35,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("ipcHandle", Napi::Function::New(env, IpcHandle));
   exports.Set("devices", Napi::Function::New(env, Devices));
   exports.Set("mapShared", Napi::Function::New(env, MapShared));
+  exports.Set("RangeClient", RangeClientClass(env));
+  exports.Set("libcurlStatus", Napi::Function::New(env, LibcurlStatus));
   exports.Set("abiVersion", Napi::Number::New(env, 1));
   return exports;
 }

@@ -45,6 +45,7 @@ export function cacheStats(s: StatsSources): CacheStats {
     blockSize: s.blockSize,
     upstreamLatencyMs: m.latencyPercentiles(),
     httpVersions: s.pools.versions(),
+    upstreamClients: s.pools.requests(),
     leases: s.leases,
     leasedBlocks: s.leasedBlocks,
     locates: m.locates,

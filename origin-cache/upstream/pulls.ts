@@ -169,7 +169,18 @@ export class Pulls {
     let written: Promise<void> | undefined;
     try {
       if (closed()) throw new CacheClosedError();
-      const out = await fetchRange(this.#opts.fetchContext(url), url, pin, from, to, undefined, deliver, buffer);
+      const out = await fetchRange(
+        this.#opts.fetchContext(url),
+        url,
+        pin,
+        from,
+        to,
+        undefined,
+        deliver,
+        buffer,
+        // The native client reports the body's progress a block at a time: each block goes on as it lands.
+        bs,
+      );
       this.#opts.onAccepted?.(url);
       deliver(out, out.length);
       if (done < waiting.length) throw new CacheClosedError();

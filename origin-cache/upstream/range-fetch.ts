@@ -8,6 +8,7 @@ import { parseContentRange } from "../../common/byte-range.js";
 import { isTransientStatus } from "../../common/transient-errors.js";
 import { UpstreamStatusError } from "../errors.js";
 import { Answer } from "./answer.js";
+import { Reception, receives } from "./native-origin.js";
 import type { Dispatch } from "./h2-origin.js";
 import { hedged } from "./hedge.js";
 import { checkPinned, ifMatch, type Pin } from "./etag-pin.js";
@@ -65,6 +66,7 @@ export async function fetchRange(
   signal?: AbortSignal,
   onProgress?: (out: Buffer, got: number) => void,
   out: Buffer = Buffer.allocUnsafe(end - start),
+  notifyEvery = 0,
 ): Promise<Buffer> {
   if (out.length !== end - start)
     throw new RangeError(
@@ -83,8 +85,17 @@ export async function fetchRange(
         ctx.onRequest?.();
         const from = start + got;
         const headers = { range: `bytes=${from}-${end - 1}`, ...ifMatch(pin) };
-        const res = await hedged(
-          (sig) => new Answer(ctx.dispatcher, { origin: url.origin, path, headers }, sig).started,
+        const d = ctx.dispatcher;
+        // The native client writes the body into `out` itself, from the first missing byte.
+        const open = receives(d)
+          ? (sig: AbortSignal | undefined) =>
+              d.receive(
+                { path, headers, out, at: got, from, to: end - 1, size: pin.size, etag: pin.etag, notifyEvery },
+                sig,
+              ).started
+          : (sig: AbortSignal | undefined) => new Answer(d, { origin: url.origin, path, headers }, sig).started;
+        const res: Answer | Reception = await hedged(
+          open as (sig: AbortSignal | undefined) => Promise<Answer | Reception>,
           ctx.hedgeAfterMs,
           () => {
             ctx.onRequest?.();
@@ -100,7 +111,7 @@ export async function fetchRange(
             throw new TransientUpstreamError(`upstream answered ${res.statusCode}`);
           }
           if (res.statusCode >= 300 && ctx.refused) {
-            const body = await refusalBody(res);
+            const body = res instanceof Reception ? await res.text() : await refusalBody(res);
             consumed = true;
             throw (
               ctx.refused(res.statusCode, body) ??
@@ -118,15 +129,27 @@ export async function fetchRange(
               );
             }
           }
+          // The addon gates the body on the same checks; an answer it did not take is not the range.
+          if (res instanceof Reception && !res.accepted)
+            throw new TransientUpstreamError(`the answer to bytes=${from}-${end - 1} is not that range`);
           try {
-            await res.read((chunk) => {
-              if (got + chunk.length > out.length)
-                throw new TransientUpstreamError("upstream sent more bytes than the range holds");
-              chunk.copy(out, got);
-              got += chunk.length;
-              ctx.onBytes?.(chunk.length);
-              onProgress?.(out, got);
-            });
+            if (res instanceof Reception) {
+              const at = got;
+              await res.fill((bytes) => {
+                const was = got;
+                got = at + bytes;
+                ctx.onBytes?.(got - was);
+                onProgress?.(out, got);
+              });
+            } else
+              await res.read((chunk) => {
+                if (got + chunk.length > out.length)
+                  throw new TransientUpstreamError("upstream sent more bytes than the range holds");
+                chunk.copy(out, got);
+                got += chunk.length;
+                ctx.onBytes?.(chunk.length);
+                onProgress?.(out, got);
+              });
           } catch (err) {
             if (got !== out.length || err instanceof TransientUpstreamError) throw err;
           }

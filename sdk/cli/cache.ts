@@ -11,15 +11,21 @@ import { waitForSignal } from "../dev/wait-for-signal.js";
 import { InvalidOptionError } from "../errors.js";
 
 const USAGE = `usage: ec cache --upstream URL [--upstream URL…] --dir PATH --max-bytes N[K|M|G|T] [--listen HOST:PORT]
-                [--block-size N[K|M]] [--max-in-flight N] [--hedge-after-ms N] [--plan-idle-ms N] [--ca FILE] [--group-read] [--json]
+                [--block-size N[K|M]] [--max-in-flight N] [--hedge-after-ms N] [--plan-idle-ms N] [--ca FILE] [--group-read]
+                [--upstream-client undici|native|node-http2] [--json]
   --listen       default 127.0.0.1:7070 (loopback; the cache fetches only from its upstreams)
   --max-bytes    hard bound on the cache directory; K/M/G/T are powers of 1024
   --block-size   default 16K up to 4G of --max-bytes, then doubling so the store holds at most 256Ki blocks (64K at 16G, 1M at 256G)
   --plan-idle-ms a client's prefetch plan is dropped after this long without a plan or a read (default 60000)
   --ca FILE      PEM certificate authority for an https upstream with a private certificate
+  --upstream-client  the HTTP client of the upstreams: undici (default, or EC_UPSTREAM_CLIENT), native
+                 (libcurl in the addon, less CPU per GB; needs libcurl.so.4) or node-http2
   --group-read   let the directory's group read the store (2750/0640); default 0700/0600, this user alone
   --dir          a new or empty directory, or one the cache made: anything else is refused
 `;
+
+type UpstreamClient = NonNullable<StartCacheOptions["upstreamClient"]>;
+const UPSTREAM_CLIENTS: readonly UpstreamClient[] = ["undici", "native", "node-http2"];
 
 const UNITS: Record<string, number> = { "": 1, K: 2 ** 10, M: 2 ** 20, G: 2 ** 30, T: 2 ** 40 };
 
@@ -63,6 +69,7 @@ export function parseCacheArgs(argv: string[]): { options: StartCacheOptions; js
       "hedge-after-ms": { type: "string" },
       "plan-idle-ms": { type: "string" },
       ca: { type: "string" },
+      "upstream-client": { type: "string" },
       "group-read": { type: "boolean", default: false },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -75,6 +82,11 @@ export function parseCacheArgs(argv: string[]): { options: StartCacheOptions; js
   const maxInFlight = parseCount("--max-in-flight", values["max-in-flight"]);
   const hedgeAfterMs = parseCount("--hedge-after-ms", values["hedge-after-ms"]);
   const planIdleMs = parseCount("--plan-idle-ms", values["plan-idle-ms"]);
+  const client = values["upstream-client"];
+  if (client !== undefined && !UPSTREAM_CLIENTS.includes(client as UpstreamClient))
+    throw new InvalidOptionError(
+      `Expected one of ${UPSTREAM_CLIENTS.join(", ")} for --upstream-client but received ${describeReceived(client)}`,
+    );
   return {
     options: {
       upstreams: values.upstream,
@@ -87,6 +99,7 @@ export function parseCacheArgs(argv: string[]): { options: StartCacheOptions; js
       ...(planIdleMs !== undefined ? { planIdleMs } : {}),
       ...(values.ca ? { tls: { ca: readFileSync(values.ca, "utf8") } } : {}),
       ...(values["group-read"] ? { groupRead: true } : {}),
+      ...(client !== undefined ? { upstreamClient: client as UpstreamClient } : {}),
       logLevel: values.json ? "warn" : "info",
     },
     json: values.json,
@@ -130,6 +143,7 @@ async function run(argv: string[]): Promise<number> {
     evictions: s.evictions,
     peakInFlight: s.peakInFlight,
     httpVersions: s.httpVersions,
+    upstreamClients: s.upstreamClients,
   };
   process.stdout.write(
     json

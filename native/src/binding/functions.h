@@ -31,6 +31,10 @@ Napi::Value ReadIntoDevice(const Napi::CallbackInfo& info);
 // shared-map.cc
 Napi::Value MapShared(const Napi::CallbackInfo& info);
 
+// range-client.cc: ranged GETs on libcurl (the origin-cache's native upstream client)
+Napi::Function RangeClientClass(Napi::Env env);
+Napi::Value LibcurlStatus(const Napi::CallbackInfo& info);
+
 // devices.cc
 Napi::Value Devices(const Napi::CallbackInfo& info);
 

@@ -41,6 +41,15 @@ describe("ec cache", () => {
     ).toThrow(/Expected HOST:PORT for --listen/);
   });
 
+  it("takes the upstream client by name and refuses others", () => {
+    const base = ["--upstream", "http://a", "--dir", "/d", "--max-bytes", "1G"];
+    expect(parseCacheArgs([...base, "--upstream-client", "native"]).options.upstreamClient).toBe("native");
+    expect(parseCacheArgs(base).options.upstreamClient).toBeUndefined();
+    expect(() => parseCacheArgs([...base, "--upstream-client", "curl"])).toThrow(
+      'Expected one of undici, native, node-http2 for --upstream-client but received "curl"',
+    );
+  });
+
   it("serves until SIGTERM, then prints a summary", async () => {
     const data = objectBytes(300_000, "cli");
     rs.put("/v1/objects/cli.bin", data);
