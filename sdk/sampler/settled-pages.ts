@@ -7,7 +7,7 @@
  * noted is the deal's lookahead and the pipeline's clips in flight: bounded by the options,
  * whatever the dataset's size. A position the deal finds is not this rank's (another rank's,
  * or consumed before a resume) is released at once (`passed`), not when a later one settles:
- * with several ranks most positions a rank walks are other ranks'.
+ * with several ranks a rank's lookahead holds every rank's clips of a round.
  */
 import type { ClipRef } from "./clip-plan.js";
 import { PageWait } from "./paged-plan.js";

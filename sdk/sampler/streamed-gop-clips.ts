@@ -1,6 +1,6 @@
 import type { ClipRef, PlannedObject } from "./clip-plan.js";
 import type { PagedPlan, PageWait } from "./paged-plan.js";
-import { GROUPS_PER_TURN } from "./partition.js";
+import { GROUPS_PER_TURN, TurnDeal } from "./partition.js";
 import { type ConsumedPositions, type RankClip, StreamedDeal } from "./rank-clips.js";
 import type { PassedPositions } from "./settled-pages.js";
 
@@ -30,12 +30,14 @@ function runOf(object: PlannedObject, start: number): { key: number; size: numbe
  * One rank's clips when clips share GOPs, over an order whose total is unknown (pages read as
  * the order reaches them): GopRankClips' deal without the epoch's size. A GOP run's clips go to
  * one rank: runs are laid end to end in the order they are first met (each run's size is its
- * clips less those consumed) and dealt in turns of `turn` places, rank after rank, in rounds of
- * `world` turns; the turn is GROUPS_PER_TURN times the mean size of the first TURN_SAMPLE_RUNS
- * runs. Which rank takes a place is its turn within its round, `⌊(place mod round) / turn⌋`,
- * whether or not the round is the last (epoch order 7): no rank waits for a round's end, so a
- * rank's first clip costs the walk to its own turn (after the first TURN_SAMPLE_RUNS runs), not
- * a round. The last round is not cut to even the shares: they differ by at most one turn.
+ * clips less those consumed) and dealt in turns of `turn` places, rank after rank; the turn is
+ * GROUPS_PER_TURN times the mean size of the first TURN_SAMPLE_RUNS runs. The first round (every
+ * rank a turn) is dealt as its places come, whether or not the order ends in it (epoch order 7),
+ * so a rank's first clip costs the walk to its own turn, not to the round's end. A later round is
+ * plain arithmetic once the runs met reach its end, so a rank looks ahead at most one round (plus
+ * a run) of the order there; the last, partial round is dealt as TurnDeal deals it once the
+ * order's end is met, so shares differ by at most one and every clip is dealt once (by at most
+ * one turn where the order ends within the first round).
  * A resume also walks the order a second time (as GopRankClips does), counting the consumed
  * clips of each run: only as far as the runs the deal meets need (each run whole in that walk),
  * not to the last consumed position at once, so the pages the two walks hold stay few. Positions
@@ -62,14 +64,15 @@ export class StreamedGopClips extends StreamedDeal {
   /** Runs met so far. */
   private met = 0;
   /**
-   * Clips taken from the order but not dealt yet, with their places, from item `aheadAt` on: the
-   * first TURN_SAMPLE_RUNS runs while they fix the turn, then none (a clip is dealt as it is
-   * taken), taken from its front one by one (an index, not Array.shift, which copies the rest).
+   * Clips taken from the order but not dealt yet (the lookahead), with their places, from item
+   * `aheadAt` on: a round of every rank's clips at most, taken from its front one by one (an
+   * index, not Array.shift, which copies the rest each time).
    */
   private ahead: { position: number; ref: ClipRef; place: number }[] = [];
   private aheadAt = 0;
   private ended = false;
   private turn = 0;
+  private last: TurnDeal | undefined;
 
   constructor(
     order: () => Iterable<ClipRef | PageWait>,
@@ -106,15 +109,28 @@ export class StreamedGopClips extends StreamedDeal {
         this.pull();
         continue;
       }
+      // A later round's split is known once the runs met reach its end (it is not the last, or
+      // the order ended in it); the first round's is its turns whatever follows.
+      const roundEnd = (Math.floor(next.place / round) + 1) * round;
+      if (next.place >= round && !this.ended && this.nextStart < roundEnd) {
+        this.pull();
+        continue;
+      }
       this.aheadAt++;
-      if (this.aheadAt === this.ahead.length) {
-        this.ahead = [];
+      if (this.aheadAt > 1024 && this.aheadAt * 2 > this.ahead.length) {
+        this.ahead = this.ahead.slice(this.aheadAt);
         this.aheadAt = 0;
       }
-      // Its turn within its round: the round need not be whole, nor the order's end known.
-      if (Math.floor((next.place % round) / this.turn) === this.rank) return { position: next.position, ref: next.ref };
+      if (this.owns(next.place, round)) return { position: next.position, ref: next.ref };
       this.passed(next.position);
     }
+  }
+
+  private owns(place: number, round: number): boolean {
+    if (place < round || !this.ended || place < Math.floor(this.nextStart / round) * round)
+      return Math.floor((place % round) / this.turn) === this.rank;
+    this.last ??= new TurnDeal(this.nextStart, 0, this.rank, this.world, this.turn);
+    return this.last.owns(place);
   }
 
   /** Takes the order's next clip into the lookahead, placing it in its run; notes the order's end. */

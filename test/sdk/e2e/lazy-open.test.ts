@@ -13,6 +13,7 @@ import type { IndexV1, TableEntryV1 } from "../../../common/schema/index.js";
 import { ensureDevVars } from "../../../sdk/dev/dev-vars.js";
 import { startLocalEdge, type LocalEdge } from "../../../sdk/dev/index.js";
 import { type Checkpoint, mergeCheckpoints, open, type OpenOptions, type SdkError } from "../../../sdk/index.js";
+import { GROUPS_PER_TURN } from "../../../sdk/sampler/partition.js";
 import { GOP_INTERLEAVE, PAGE_WINDOW } from "../../../sdk/sampler/shuffle.js";
 import { TURN_SAMPLE_RUNS } from "../../../sdk/sampler/streamed-gop-clips.js";
 import { inProcessCache } from "../../../sdk/source/cache-client.js";
@@ -281,10 +282,17 @@ describe("open() over table pages read lazily (a local edge)", () => {
     const url = `${edge.url}/v1/datasets/lr`;
     const small = { prefetch: 1, batch: 2, shuffleBuffer: 2 };
     const world = 4;
+    // GOP runs of 2, 1, 2, 1 clips (4-frame clips over 6-frame GOPs): a turn of 8 runs is 12 clips.
+    const turn = Math.round(GROUPS_PER_TURN * 1.5);
     // One rank's bound (as above), and a page for each clip the deal holds undecided: the first
-    // TURN_SAMPLE_RUNS runs (GOP runs of 2, 1, 2, 1 clips here) at the epoch's start, none after.
+    // TURN_SAMPLE_RUNS runs at the epoch's start, a round of every rank's turn after.
     const bound =
-      2 * PAGE_WINDOW + small.shuffleBuffer + GOP_INTERLEAVE + 5 * small.prefetch + small.batch + TURN_SAMPLE_RUNS;
+      2 * PAGE_WINDOW +
+      small.shuffleBuffer +
+      GOP_INTERLEAVE +
+      5 * small.prefetch +
+      small.batch +
+      Math.max(TURN_SAMPLE_RUNS, world * turn);
     expect(bound).toBeLessThan(RANKS_MANY * 0.6);
     const ranks = (o: OpenOptions, stopAfter = Infinity) =>
       Promise.all(
