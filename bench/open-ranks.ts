@@ -20,8 +20,8 @@
  *   npx tsc -p bench/tsconfig.json && node dist/bench/open-ranks.js [--sizes 1000,100000,1000000] [--ranks 512] [--batch 8] [--connections 64] [--keep DIR] [--json]
  *
  * `--batch 0` measures open() alone (with 512 ranks in one process the first batches' deal and
- * page planning take this process's CPU, not the edge's: each rank walks a round of the order,
- * world turns of about 8 GOP runs, so O(ranks²) here, O(ranks) on a rank's own host). `--keep DIR`
+ * page planning take this process's CPU, not the edge's: rank r walks the order up to its own
+ * turn, about r + 1 turns of about 8 GOP runs, so O(ranks²) here, O(ranks) on a rank's own host). `--keep DIR`
  * keeps the seeded edge state in DIR (reused by a later run with the same DIR).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -268,9 +268,9 @@ async function measure(url: string, token: string, n: number): Promise<Row> {
     const openPhase = await phase(async (r) => {
       datasets[r] = await open(dataset, options(r), parts);
     });
-    // Each rank's first batch walks the first 64 GOP runs and a round of the order (world turns
-    // of about 8 runs: the deal knows its own clips of a round once the round is whole): in one
-    // process that is O(ranks²) of client CPU, what `--batch 0` leaves out.
+    // Each rank's first batch walks the first 64 GOP runs and the order up to its own turn of the
+    // first round (rank r: about r + 1 turns of about 8 runs): in one process that is O(ranks²)
+    // of client CPU, what `--batch 0` leaves out.
     const firstBatch = await phase(async (r) => {
       if (batch === 0) return;
       const inside = datasets[r] as unknown as DatasetInside;

@@ -7,5 +7,8 @@
  * time, not every shard at once, so the order's first positions need only the first pages.
  * 6: "shard-buffer" permutes groups of 8 neighbouring pages, then the pages within each group,
  * so a window and the next lie in one run of the listing (one or two directory pages of a table).
+ * 7: over a table read page by page, the first round of GOP-run turns is dealt by its turns
+ * whether or not the order ends in it (not cut to even the shares), so no rank walks to the
+ * round's end before its first clip.
  */
-export const ORDER_VERSION = 6;
+export const ORDER_VERSION = 7;

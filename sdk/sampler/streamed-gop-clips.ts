@@ -31,10 +31,13 @@ function runOf(object: PlannedObject, start: number): { key: number; size: numbe
  * the order reaches them): GopRankClips' deal without the epoch's size. A GOP run's clips go to
  * one rank: runs are laid end to end in the order they are first met (each run's size is its
  * clips less those consumed) and dealt in turns of `turn` places, rank after rank; the turn is
- * GROUPS_PER_TURN times the mean size of the first TURN_SAMPLE_RUNS runs. A whole round (every
- * rank a turn) is plain arithmetic once the runs met reach its end, so a rank looks ahead at
- * most one round (plus a run) of the order; the last, partial round is dealt as TurnDeal deals
- * it once the order's end is met, so shares differ by at most one and every clip is dealt once.
+ * GROUPS_PER_TURN times the mean size of the first TURN_SAMPLE_RUNS runs. The first round (every
+ * rank a turn) is dealt as its places come, whether or not the order ends in it (epoch order 7),
+ * so a rank's first clip costs the walk to its own turn, not to the round's end. A later round is
+ * plain arithmetic once the runs met reach its end, so a rank looks ahead at most one round (plus
+ * a run) of the order there; the last, partial round is dealt as TurnDeal deals it once the
+ * order's end is met, so shares differ by at most one and every clip is dealt once (by at most
+ * one turn where the order ends within the first round).
  * A resume also walks the order a second time (as GopRankClips does), counting the consumed
  * clips of each run: only as far as the runs the deal meets need (each run whole in that walk),
  * not to the last consumed position at once, so the pages the two walks hold stay few. Positions
@@ -86,6 +89,11 @@ export class StreamedGopClips extends StreamedDeal {
     this.streamFrom(order());
   }
 
+  /** Places a turn takes (0 until the first TURN_SAMPLE_RUNS runs, or the order's end, are met). */
+  get turnPlaces(): number {
+    return this.turn;
+  }
+
   protected dealNext(): RankClip {
     // The turn: from the first runs met (every rank meets the same ones).
     while (this.turn === 0) {
@@ -101,9 +109,10 @@ export class StreamedGopClips extends StreamedDeal {
         this.pull();
         continue;
       }
-      // Its round is whole once the runs met reach the round's end; else look ahead to know.
+      // A later round's split is known once the runs met reach its end (it is not the last, or
+      // the order ended in it); the first round's is its turns whatever follows.
       const roundEnd = (Math.floor(next.place / round) + 1) * round;
-      if (!this.ended && this.nextStart < roundEnd) {
+      if (next.place >= round && !this.ended && this.nextStart < roundEnd) {
         this.pull();
         continue;
       }
@@ -118,7 +127,7 @@ export class StreamedGopClips extends StreamedDeal {
   }
 
   private owns(place: number, round: number): boolean {
-    if (!this.ended || place < Math.floor(this.nextStart / round) * round)
+    if (place < round || !this.ended || place < Math.floor(this.nextStart / round) * round)
       return Math.floor((place % round) / this.turn) === this.rank;
     this.last ??= new TurnDeal(this.nextStart, 0, this.rank, this.world, this.turn);
     return this.last.owns(place);

@@ -110,20 +110,22 @@ describe("exact resume", () => {
 
   it("refuses a checkpoint of an earlier epoch order and says so, even where its fingerprint would match", () => {
     const { order, ...before } = toCheckpoint(new PositionSet(10), { ...meta, world: 1, rank: 0 });
-    expect(order).toBe(6);
+    expect(order).toBe(7);
     for (const [old, was] of [
       [before, 2],
       [{ ...before, order: 2 }, 2],
       [{ ...before, order: 3 }, 3],
-      // Order 4 shuffled every shard at once: its positions are other clips of order 6.
+      // Order 4 shuffled every shard at once: its positions are other clips of order 7.
       [{ ...before, order: 4 }, 4],
       // Order 5 permuted pages over the whole listing, not within groups of neighbours.
       [{ ...before, order: 5 }, 5],
+      // Order 6 cut the last round of a lazy deal to even the shares: other positions are a rank's.
+      [{ ...before, order: 6 }, 6],
     ] as const)
       expect(() => restore(old, { fingerprint: "f", total: 10 })).toThrow(
         expect.objectContaining({
           code: "ERR_RESUME_MISMATCH",
-          message: expect.stringContaining(`Expected a checkpoint of epoch order 6 but received one of order ${was}`),
+          message: expect.stringContaining(`Expected a checkpoint of epoch order 7 but received one of order ${was}`),
         }),
       );
   });
