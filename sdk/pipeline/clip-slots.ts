@@ -39,6 +39,8 @@ class SlotGroup implements SlotHold {
   clipBytes = 0;
   /** Bytes the buffer is taken with: the group's clips (the last group may be short). */
   bytes = 0;
+  /** The pool promised the buffer when the group's first slot was handed out (`BatchPool.reserve`). */
+  reserved = false;
 
   constructor(
     private readonly pool: BatchPool,
@@ -47,7 +49,10 @@ class SlotGroup implements SlotHold {
 
   /** The group's buffer, taken from the pool now if no slot of it was written before. */
   memory(): ArrayBuffer {
-    this.buffer ??= this.pool.take(this.bytes);
+    if (!this.buffer) {
+      this.buffer = this.pool.take(this.bytes, this.reserved);
+      this.reserved = false;
+    }
     return this.buffer;
   }
 
@@ -59,7 +64,9 @@ class SlotGroup implements SlotHold {
     if (--this.refs > 0) return;
     this.onEmpty();
     if (this.buffer) this.pool.give(this.buffer);
+    else if (this.reserved) this.pool.unreserve();
     this.buffer = undefined;
+    this.reserved = false;
   }
 
   /** No later clip lands in the group: its buffer goes back once its users are done. */
@@ -208,6 +215,8 @@ export class ClipSlots {
     if (group.clipBytes === 0) {
       group.clipBytes = clipBytes;
       group.bytes = Math.min(this.batch, this.clips - g * this.batch) * clipBytes;
+      // Spoken for now, touched when a decoder writes it: the engine counts the slot as taken.
+      group.reserved = this.pool.reserve();
     }
     if (group.clipBytes !== clipBytes) return undefined;
     const region = new SlotRegion(group, () => this.busy.delete(position));
