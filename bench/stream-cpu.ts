@@ -18,7 +18,8 @@
  * frame (ffmpeg decodes every frame once; ec delivers the epoch's clips, about 1.01 decodes per
  * delivered frame); `..._steady` leaves out ec's start-up (the CPU of `ec stream --limit 1` on the
  * same files, and its 16 frames). `--baseline-bin` runs another build's `ec` (an older checkout's
- * bin/ec.js) in the same rounds, right after this one's rows: `baseline_…` and `…_vs_baseline`.
+ * bin/ec.js) in the same rounds, right after this one's rows: `baseline_…` and `…_vs_baseline`;
+ * its engine row runs that checkout's Python client.
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -179,13 +180,15 @@ function numpyPython(): string {
 
 function engineRow(dir: string, resize: [number, number] | undefined, bin = ecBin): Row {
   const env = { ...process.env, EC_ENGINE: bin, EC_NODE: process.execPath };
+  // The Python client of the same checkout as the engine: a baseline's row runs its own client too.
+  const client = join(dirname(bin), "..", "python", "src");
   const r = measured(
     [
       ...pin,
       numpyPython(),
       "-c",
       PYTHON_CLIENT,
-      join(root, "python", "src"),
+      existsSync(client) ? client : join(root, "python", "src"),
       JSON.stringify({ url: `file://${dir}`, ...(resize ? { size: resize } : {}) }),
     ],
     env,

@@ -9,7 +9,8 @@ import { describeReceived, EcError } from "./errors.js";
 
 export class Limiter {
   readonly #max: number;
-  readonly #waiting: (() => void)[] = [];
+  /** Waiters by `turn` (lowest first), in arrival order among equal turns. */
+  readonly #waiting: { turn: number; wake: () => void }[] = [];
   #active = 0;
   #peak = 0;
 
@@ -28,9 +29,19 @@ export class Limiter {
     this.#max = max;
   }
 
-  /** Waits for a slot; the returned function gives it back (a second call does nothing). */
-  async acquire(): Promise<() => void> {
-    if (this.#active >= this.#max) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  /**
+   * Waits for a slot; the returned function gives it back (a second call does nothing). A freed
+   * slot goes to the waiter of the lowest `turn` (default: after every numbered one), in arrival
+   * order among equals: the SDK numbers decodes by their clips' delivery order, so a clip
+   * scheduled later never decodes (into memory it then holds) while an earlier one waits.
+   */
+  async acquire(turn = Number.POSITIVE_INFINITY): Promise<() => void> {
+    if (this.#active >= this.#max)
+      await new Promise<void>((wake) => {
+        let at = this.#waiting.length;
+        while (at > 0 && this.#waiting[at - 1]!.turn > turn) at--;
+        this.#waiting.splice(at, 0, { turn, wake });
+      });
     else this.#active++;
     this.#peak = Math.max(this.#peak, this.#active);
     let released = false;
@@ -39,7 +50,7 @@ export class Limiter {
       released = true;
       const next = this.#waiting.shift();
       // The slot passes straight to the next waiter, so `active` stays put.
-      if (next) next();
+      if (next) next.wake();
       else this.#active--;
     };
   }
@@ -50,8 +61,8 @@ export class Limiter {
    * @example
    * const frames = await limiter.run(() => decode(packet));
    */
-  async run<R>(fn: () => Promise<R>): Promise<R> {
-    const release = await this.acquire();
+  async run<R>(fn: () => Promise<R>, turn?: number): Promise<R> {
+    const release = await this.acquire(turn);
     try {
       return await fn();
     } finally {

@@ -140,6 +140,23 @@ def test_torch_is_imported_while_the_engine_opens_not_inside_the_first_batch(vid
     assert out.stdout.split() == ["True", "torch"]
 
 
+def test_import_ec_loads_neither_numpy_nor_tempfile_until_a_dataset_opens(videos):
+    # `import ec` (the CLI, a process that opens no dataset) pays for neither; open() loads numpy while the engine starts.
+    code = (
+        "import sys; sys.modules['torch'] = None; sys.path.insert(0, sys.argv[1]); import ec\n"
+        "print(sorted(m for m in ('numpy', 'numpy.typing', 'tempfile') if m in sys.modules))\n"
+        "ds = ec.open(sys.argv[2], frames=2, limit=1)\n"
+        "print('numpy' in sys.modules)\n"
+        "print(type(next(iter(ds)).frames).__module__)\n"
+        "ds.close()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "python" / "src"), str(videos)], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["[]", "True", "numpy"]
+
+
 def test_ec_node_args_reach_the_engines_node(videos, tmp_path, monkeypatch):
     # How the bench profiles the engine a Python process starts (EC_BENCH_NODE_ARGS="--cpu-prof …").
     if not str(os.environ["EC_ENGINE"]).endswith(".js"):

@@ -24,8 +24,16 @@ export class SlotPool extends BatchPool {
     this.epoch = ring.epoch;
   }
 
-  override take(bytes: number): ArrayBuffer {
-    const lent = this.ring.epoch === this.epoch ? this.ring.lend(bytes, RESERVE) : undefined;
+  override reserve(): boolean {
+    return this.ring.epoch === this.epoch && this.ring.reserve(RESERVE);
+  }
+
+  override unreserve(): void {
+    if (this.ring.epoch === this.epoch) this.ring.unreserve();
+  }
+
+  override take(bytes: number, reserved = false): ArrayBuffer {
+    const lent = this.ring.epoch === this.epoch ? this.ring.lend(bytes, RESERVE, reserved) : undefined;
     if (!lent) return super.take(bytes);
     this.taken++;
     return lent;

@@ -59,6 +59,12 @@ export class SlotRing {
   bytesPlaced = 0;
   /** Counts the streams the ring has served (`detach`): a pool made for an earlier one no longer lends. */
   epoch = 0;
+  /**
+   * Free slots spoken for by clips waiting for a decoder (`reserve`): lent once one writes them,
+   * so a slot's pages are touched only when a decoder needs them, while the engine still pulls no
+   * further ahead than the free slots allow.
+   */
+  private reserved = 0;
   private readonly stem: string;
   /** Slot files made since the ring was (`renewHeld`), for fresh names. */
   private renewed = 0;
@@ -142,9 +148,37 @@ export class SlotRing {
     }
   }
 
-  /** Whether a slot is free now (neither the client's nor lent). */
+  /** Whether a slot is free now (neither the client's nor lent) and not spoken for by a reservation. */
   get hasFree(): boolean {
-    return this.slots.some((s) => !s.held);
+    return this.freeCount > this.reserved;
+  }
+
+  private get freeCount(): number {
+    return this.slots.reduce((n, s) => n + (s.held ? 0 : 1), 0);
+  }
+
+  /**
+   * Speaks for a free slot that a later `lend(bytes, reserve, true)` takes; false (nothing held)
+   * where lending it would leave fewer than `reserve` slots for the client's batch and a copied one.
+   */
+  reserve(reserve: number): boolean {
+    if (!this.lendable(reserve) || this.freeCount <= this.reserved) return false;
+    this.reserved++;
+    return true;
+  }
+
+  /** A reservation that ends without a lend. */
+  unreserve(): void {
+    if (this.reserved === 0) return;
+    this.reserved--;
+    this.poke();
+  }
+
+  /** Whether one more slot may be lent or reserved with `reserve` slots left for the client's batch and a copied one. */
+  private lendable(reserve: number): boolean {
+    return (
+      !this.closed && this.waiters.length === 0 && this.slots.length - this.lentCount - this.reserved - 1 >= reserve
+    );
   }
 
   /** Resolves when a slot becomes free, `poke` is called or the ring closes: the caller checks again. */
@@ -166,9 +200,14 @@ export class SlotRing {
   /**
    * The mapped memory of a free slot, at least `bytes` long, lent to the pipeline; undefined when
    * lending would leave fewer than `reserve` slots for the client's batch and a copied one.
+   * `reserved`: a slot `reserve` spoke for (counted already; undefined only if none is free now).
    */
-  lend(bytes: number, reserve: number): ArrayBuffer | undefined {
-    if (this.closed || this.waiters.length > 0 || this.slots.length - this.lentCount - 1 < reserve) return undefined;
+  lend(bytes: number, reserve: number, reserved = false): ArrayBuffer | undefined {
+    if (reserved && this.reserved > 0) {
+      this.reserved--;
+      if (this.closed) return undefined;
+    } else if (!this.lendable(reserve)) return undefined;
+    // The lowest free slot: the ones written before, whose pages are faulted in already.
     const slot = this.slots.findIndex((s) => !s.held);
     if (slot < 0) return undefined;
     const s = this.slots[slot]!;
@@ -283,6 +322,7 @@ export class SlotRing {
    */
   detach(): void {
     this.epoch++;
+    this.reserved = 0;
     this.bytesCopied = 0;
     this.bytesPlaced = 0;
     for (const s of this.slots) s.onRelease = undefined;

@@ -43,13 +43,24 @@ export class BatchPool {
   constructor(private readonly maxFree: number) {}
 
   /**
+   * Speaks for memory a later `take(bytes, true)` will want, before it is touched (a clip waiting
+   * for a decoder); false where nothing can be promised. Here: nothing to promise (heap memory).
+   */
+  reserve(): boolean {
+    return false;
+  }
+
+  /** A reservation that ends without a take (its clip was skipped or wrote elsewhere). */
+  unreserve(): void {}
+
+  /**
    * A buffer of at least `bytes`: the smallest free one that fits, else a new one. Its contents
    * are whatever the last batch left; the caller overwrites all `bytes` of it.
    *
    * @example
    * const buffer = pool.take(layout.byteLength);
    */
-  take(bytes: number): ArrayBuffer {
+  take(bytes: number, _reserved = false): ArrayBuffer {
     this.taken++;
     const best = bestFit(this.free, bytes);
     if (best >= 0) {

@@ -51,7 +51,7 @@ export async function* batches(
     const slots = clips.flatMap((c) => (c.slot ? [c.slot] : []));
     const layout = batchLayout(decoded);
     // Decoded straight into one buffer, in batch order (the clips' slots): the tensor is a view of it.
-    const placed = slots.length === clips.length ? placedView(layout, slots[0]!.frames[0]?.view.buffer) : undefined;
+    const placed = slots.length === clips.length ? placedView(layout, slots[0]!.buffer) : undefined;
     let frames: Tensor | undefined;
     let stacked = false;
     let released = false;

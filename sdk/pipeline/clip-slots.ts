@@ -30,14 +30,31 @@ class SlotGroup implements SlotHold {
   /** Users of the buffer (taken slots, holds) plus one while later clips may still land in it; at zero the buffer goes back to the pool. */
   private refs = 1;
   private open = true;
-  /** Taken at the first slot handed out, so a group of images or skipped clips costs nothing. */
+  /**
+   * Taken when a decoder first writes into one of the group's slots (`memory()`), not when a clip
+   * is scheduled: the clips `prefetch` keeps waiting for a decoder hold no batch memory, so a
+   * stream touches (and the kernel zero-fills) only the buffers its decoders and consumer use.
+   */
   buffer: ArrayBuffer | undefined;
   clipBytes = 0;
+  /** Bytes the buffer is taken with: the group's clips (the last group may be short). */
+  bytes = 0;
+  /** The pool promised the buffer when the group's first slot was handed out (`BatchPool.reserve`). */
+  reserved = false;
 
   constructor(
     private readonly pool: BatchPool,
     private readonly onEmpty: () => void,
   ) {}
+
+  /** The group's buffer, taken from the pool now if no slot of it was written before. */
+  memory(): ArrayBuffer {
+    if (!this.buffer) {
+      this.buffer = this.pool.take(this.bytes, this.reserved);
+      this.reserved = false;
+    }
+    return this.buffer;
+  }
 
   hold(): void {
     this.refs++;
@@ -47,7 +64,9 @@ class SlotGroup implements SlotHold {
     if (--this.refs > 0) return;
     this.onEmpty();
     if (this.buffer) this.pool.give(this.buffer);
+    else if (this.reserved) this.pool.unreserve();
     this.buffer = undefined;
+    this.reserved = false;
   }
 
   /** No later clip lands in the group: its buffer goes back once its users are done. */
@@ -78,10 +97,30 @@ class SlotRegion implements SlotHold {
   }
 }
 
-/** A region a decoder may write one frame into, and what to hold while frames lie there. */
+/**
+ * A region a decoder may write one frame into, and what to hold while frames lie there. Reading
+ * `view` takes the group's memory: read it only where a decoder is about to write there.
+ */
 export interface FrameTarget {
   readonly view: Uint8Array<ArrayBuffer>;
   readonly group: SlotHold;
+}
+
+/** A frame's place in its group, whose buffer is taken the first time a decoder asks for it. */
+class LazyTarget implements FrameTarget {
+  private made: Uint8Array<ArrayBuffer> | undefined;
+
+  constructor(
+    private readonly slots: SlotGroup,
+    readonly group: SlotHold,
+    private readonly at: number,
+    private readonly length: number,
+  ) {}
+
+  get view(): Uint8Array<ArrayBuffer> {
+    this.made ??= new Uint8Array(this.slots.memory(), this.at, this.length);
+    return this.made;
+  }
 }
 
 /** One clip's claim on its place: take the slot, or waive it; the first call counts, later ones do nothing. */
@@ -98,6 +137,8 @@ export interface SlotTicket {
 /** One clip's place in its group: a region per frame. `settle()` once, when the clip is done with. */
 export interface ClipSlot {
   readonly frames: readonly FrameTarget[];
+  /** The group's memory if a decoder has written into it, else undefined (reading this takes none). */
+  readonly buffer: ArrayBuffer | undefined;
   settle(): void;
 }
 
@@ -171,9 +212,11 @@ export class ClipSlots {
       group = new SlotGroup(this.pool, () => this.groups.delete(g));
       this.groups.set(g, group);
     }
-    if (!group.buffer) {
+    if (group.clipBytes === 0) {
       group.clipBytes = clipBytes;
-      group.buffer = this.pool.take(Math.min(this.batch, this.clips - g * this.batch) * clipBytes);
+      group.bytes = Math.min(this.batch, this.clips - g * this.batch) * clipBytes;
+      // Spoken for now, touched when a decoder writes it: the engine counts the slot as taken.
+      group.reserved = this.pool.reserve();
     }
     if (group.clipBytes !== clipBytes) return undefined;
     const region = new SlotRegion(group, () => this.busy.delete(position));
@@ -181,11 +224,13 @@ export class ClipSlots {
     region.hold();
     const at = (position % this.batch) * clipBytes;
     const targets: FrameTarget[] = [];
-    for (let t = 0; t < frames; t++)
-      targets.push({ view: new Uint8Array(group.buffer, at + t * frameBytes, frameBytes), group: region });
+    for (let t = 0; t < frames; t++) targets.push(new LazyTarget(group, region, at + t * frameBytes, frameBytes));
     let settled = false;
     return {
       frames: targets,
+      get buffer() {
+        return group.buffer;
+      },
       settle: () => {
         if (settled) return;
         settled = true;

@@ -80,6 +80,8 @@ export interface GopClipRequest {
   readonly hop?: number;
   /** Where each of the clip's frames (same order as `frames`) should be written; absent: wherever the decoder puts it. */
   readonly into?: readonly FrameTarget[];
+  /** The clip's place in the delivery order: feeds wait for a decoder in this order (Limiter turns). */
+  readonly turn?: number;
 }
 
 /**
@@ -303,8 +305,12 @@ export class GopDecoder {
     dropHeld(run.state);
     run.state = undefined;
     if (!decoder) return Promise.resolve(undefined);
+    // Ahead of every clip: the run that replaces this one may wait for its decoder.
     return this.slots
-      .run(() => decoder.feed(new Uint8Array(0), [], { dropBefore: Number.MAX_SAFE_INTEGER, drain: true }))
+      .run(
+        () => decoder.feed(new Uint8Array(0), [], { dropBefore: Number.MAX_SAFE_INTEGER, drain: true }),
+        Number.NEGATIVE_INFINITY,
+      )
       .then(
         (out) => {
           this.onDecoded(out.decoded, 0);
@@ -466,23 +472,31 @@ export class GopDecoder {
     const decoder = st.decoder!;
     const recovering = st.recovering;
     st.recovering = false;
-    // Frames of the run's waiting clips go straight to their slots (none already held is decoded again).
+    // Frames of the run's waiting clips go straight to their slots (none already held is decoded
+    // again), up to the last one this clip waits for: a later clip's slot memory is taken when that
+    // clip's feed comes, not while it waits behind this one (its frames the reorder slack shows
+    // now are held and copied in then, a frame or two).
     const targets = new Map<number, FrameTarget>();
-    for (const [pts, t] of run.targets) if (pts >= dropBefore && !st.held.has(pts)) targets.set(pts, t);
-    const into = targets.size > 0 ? new Map([...targets].map(([pts, t]) => [pts, t.view] as const)) : undefined;
     // Frames the run's waiting clips want may come out in this call too, straight into their slots.
     let stop = until;
-    for (const pts of targets.keys()) stop = Math.max(stop, pts);
+    for (const [pts, t] of run.targets) {
+      if (pts < dropBefore || st.held.has(pts)) continue;
+      stop = Math.max(stop, pts);
+      if (pts <= until) targets.set(pts, t);
+    }
     // The decoder copies every packet in: once the feed settles nothing points into `data`.
     const out = await this.slots
-      .run(() =>
-        decoder.feed(data, packets, {
-          dropBefore,
-          drain,
-          recovering,
-          ...(into ? { into } : {}),
-          ...(drain ? {} : { until: stop }),
-        }),
+      .run(
+        () =>
+          decoder.feed(data, packets, {
+            dropBefore,
+            drain,
+            recovering,
+            // Read once a decoder is free: runs waiting for one take no slot memory yet.
+            ...(targets.size > 0 ? { into: new Map([...targets].map(([pts, t]) => [pts, t.view] as const)) } : {}),
+            ...(drain ? {} : { until: stop }),
+          }),
+        req.turn,
       )
       .finally(() => releaseRead(data));
     let bytes = 0;

@@ -79,8 +79,9 @@ export async function produceVideo(
           read: (offset, length) => ctx.source.read(object, offset, length),
           hop: o.hop ?? frames.at(-1)! - frames[0]! + 1,
           ...(slot ? { into: slot.frames } : {}),
+          turn: clip.position,
         })
-      : await decodeOnItsOwn(ctx, object, prepared, planned.span, frames, config, keep, slot),
+      : await decodeOnItsOwn(ctx, object, prepared, planned.span, frames, config, keep, slot, clip.position),
     turn,
   );
   const first = decoded.frames[0];
@@ -117,6 +118,7 @@ async function decodeOnItsOwn(
   config: DecodeConfig,
   keep: number[],
   slot: ClipSlot | undefined,
+  turn: number,
 ): Promise<DecodedClip> {
   const track = config.track;
   const { samples } = track;
@@ -135,9 +137,18 @@ async function decodeOnItsOwn(
     const recovering = start.recovering;
     ctx.onNeeded(span.sampleBytes);
     const { data, packets } = spanPackets(track, bytes, span);
-    const into = slot ? { into: slot.frames.map((t) => t.view) } : {};
-    const decoded = await ctx.decodeSlots.run(() =>
-      ctx.decode({ ...config, data, packets, keep, recovering, ...into }),
+    // The slot's memory is taken once a decoder is free to write it, not while the clip waits for one.
+    const decoded = await ctx.decodeSlots.run(
+      () =>
+        ctx.decode({
+          ...config,
+          data,
+          packets,
+          keep,
+          recovering,
+          ...(slot ? { into: slot.frames.map((t) => t.view) } : {}),
+        }),
+      turn,
     );
     ctx.onDecoded(decoded.decoded ?? packets.length);
     return decoded;

@@ -64,6 +64,24 @@ describe("Limiter", () => {
     expect(limiter.active).toBe(0);
   });
 
+  it("hands a freed slot to the lowest turn waiting, in arrival order among equal turns and after every numbered one without", async () => {
+    const limiter = new Limiter(1);
+    const order: string[] = [];
+    const first = await limiter.acquire();
+    // Arrive out of turn while the one slot is taken (as later clips reach their decode first).
+    const runs = [
+      limiter.run(async () => void order.push("none"), undefined),
+      limiter.run(async () => void order.push("5"), 5),
+      limiter.run(async () => void order.push("2"), 2),
+      limiter.run(async () => void order.push("5 again"), 5),
+      limiter.run(async () => void order.push("-inf"), Number.NEGATIVE_INFINITY),
+    ];
+    first();
+    await Promise.all(runs);
+    expect(order).toEqual(["-inf", "2", "5", "5 again", "none"]);
+    expect(limiter.active).toBe(0);
+  });
+
   it("gives the slot back when the work fails, and a second release does nothing", async () => {
     const limiter = new Limiter(1);
     await expect(limiter.run(() => Promise.reject(new Error("boom")))).rejects.toThrow("boom");

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
-import tempfile
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Union
-
-import numpy as np
-import numpy.typing as npt
 
 from . import _protocol
 from ._engine import Engine
@@ -18,6 +14,7 @@ from ._ring import SlotMaps
 from ._types import Checkpoint, Clip, ErrorHandler
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
     import torch
 
 #: A batch's frames: a torch tensor over the shared slot (a CUDA tensor with ``device="cuda:N"``), or a
@@ -28,8 +25,11 @@ _torch: Any = None
 
 
 def _load_torch() -> None:
-    """Imports torch once, if it is installed (seconds of CPU: done while the engine opens, not in a batch)."""
+    """Imports numpy, and torch once if it is installed (seconds of CPU): done while the engine opens,
+    not in a batch, nor by ``import ec`` (a process that only imports ec, or starts no dataset, pays neither)."""
     global _torch
+    import numpy  # noqa: F401  (the batches' arrays)
+
     if _torch is None:
         try:
             import torch
@@ -51,12 +51,21 @@ def _as_tensor(array: npt.NDArray[Any]) -> Frames:
         return array  # a dtype this torch has no tensor type for (e.g. uint16 before torch 2.3)
 
 
+def _is_numpy(frames: Any) -> bool:
+    """Whether the frames are a numpy array (torch absent), not a tensor; numpy is loaded by then."""
+    import numpy
+
+    return isinstance(frames, numpy.ndarray)
+
+
 def _shm_dir() -> str:
     configured = os.environ.get("EC_SHM_DIR")
     if configured:
         return configured
     if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
         return "/dev/shm"
+    import tempfile  # only where /dev/shm is not there: its imports cost a start-up the common case skips
+
     return tempfile.gettempdir()
 
 
@@ -87,7 +96,7 @@ class Batch:
 
     def pin_memory(self) -> Batch:
         """For ``DataLoader(pin_memory=True)``: the frames copied into pinned memory (the shared slot is released)."""
-        frames = self.frames.pin_memory() if not isinstance(self.frames, np.ndarray) else self.frames
+        frames = self.frames.pin_memory() if not _is_numpy(self.frames) else self.frames
         return Batch(frames, self.clips, self.pixel_format, self.device)
 
     def __repr__(self) -> str:
@@ -242,7 +251,7 @@ class Dataset:
                         self._failed = err  # an engine out of protocol is not trusted with another batch
                     raise
                 self._seq = b.seq
-                if self._cuda and not isinstance(frames, np.ndarray) and b.ipc is None:
+                if self._cuda and not _is_numpy(frames) and b.ipc is None:
                     # Decoded on the CPU (e.g. AV1 where the GPU has no AV1 decoder): moved, so every batch is on the device.
                     frames = frames.to(self._device_name)
                 return Batch(frames, b.clips, b.pixel_format, b.device)

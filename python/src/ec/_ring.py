@@ -12,12 +12,12 @@ import collections
 import mmap
 import os
 import weakref
-from typing import Any, Dict, List, Sequence, Set, Tuple
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Dict, List, Sequence, Set, Tuple
 
 from ._errors import Error
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 
 def _open_slot(path: str) -> int:
@@ -77,6 +77,8 @@ class SlotMaps:
                 raise Error("ERR_ENGINE_PROTOCOL", f"Expected slot {slot}'s file to hold the {capacity} bytes the ec engine said but it holds {size}")
             mm = mmap.mmap(self._fds[slot], capacity, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
             self._maps[slot] = mm
+        import numpy as np  # loaded by the dataset's open; `import ec` alone does not pay for it
+
         dt = np.dtype(dtype)
         base = np.frombuffer(mm, dtype=dt, count=nbytes // dt.itemsize, offset=0)
         self.held.add(slot)

@@ -118,6 +118,32 @@ describe("SlotRing", () => {
     expect(r.lend(1, 0)).toBeUndefined();
   });
 
+  it("speaks for a slot without touching it: counted as taken until lent or given up, and within `reserve`", async () => {
+    const { ring: r } = await ring(4);
+    expect(r.reserve(2)).toBe(true);
+    expect(r.reserve(2)).toBe(true);
+    expect(r.reserve(2)).toBe(false); // two of four spoken for: the rest are the client's and a copy's
+    expect(r.lend(1, 2)).toBeUndefined(); // nor lent past them
+    expect(r.files.every((f) => f.capacity === 0)).toBe(true); // no slot file grown (no page touched) yet
+    const a = await r.acquire(() => undefined);
+    const b = await r.acquire(() => undefined);
+    // Two slots free, both spoken for: the engine pulls no further batch.
+    expect(r.hasFree).toBe(false);
+    const memory = r.lend(4096, 2, true);
+    expect(memory?.byteLength).toBeGreaterThanOrEqual(4096);
+    expect(r.lentCount).toBe(1);
+    expect(r.hasFree).toBe(false);
+    r.unreserve();
+    expect(r.hasFree).toBe(true);
+    for (const s of [a, b]) r.release(s);
+    expect(r.give(memory!)).toBe(true);
+    expect(r.reserve(2)).toBe(true);
+    r.detach(); // the next stream starts with nothing spoken for
+    expect(r.reserve(2)).toBe(true);
+    expect(r.reserve(2)).toBe(true);
+    r.close();
+  });
+
   it("grows a lent slot's file and maps it anew when a batch needs more than it holds", async () => {
     const { ring: r } = await ring(3);
     const small = r.lend(1, 0)!;

@@ -86,6 +86,40 @@ describe("batch memory", () => {
     expect(new Set(buffers).size).toBeLessThanOrEqual(2 + Math.ceil(8 / OPTIONS.batch));
   });
 
+  it("takes batch memory only for clips a decoder writes, not for every clip prefetch schedules", async () => {
+    // Buffers out of the pool at once: fresh ones are zero-filled by the kernel on first touch
+    // (the engine's are shared-memory slot files), so the peak is the stream's working set.
+    let out = 0;
+    let peak = 0;
+    class CountingPool extends BatchPool {
+      override take(bytes: number): ArrayBuffer {
+        peak = Math.max(peak, ++out);
+        return super.take(bytes);
+      }
+      override give(buffer: ArrayBuffer): void {
+        out--;
+        super.give(buffer);
+      }
+    }
+    const prefetch = 16;
+    const ds = await open(
+      dir,
+      { ...OPTIONS, batch: 1, prefetch, workers: 1 },
+      { batchPool: (maxFree) => new CountingPool(maxFree) },
+    );
+    let frames = 0;
+    for await (const b of ds) {
+      frames += expectStackedFrames(b);
+      b.release();
+    }
+    expect(frames).toBe(ds.stats().frames);
+    expect(ds.stats().clips).toBeGreaterThan(prefetch);
+    // One decoder writes one clip at a time, in delivery order, and the consumer holds one more;
+    // a clip whose read comes late lets later ones decode ahead of it, so a few more at times. Taken
+    // when a clip was scheduled, every clip `prefetch` keeps in flight held a buffer at once.
+    expect(peak).toBeLessThanOrEqual(prefetch / 2);
+  });
+
   it("keeps the batches kept among released ones intact", async () => {
     const ds = await open(dir, OPTIONS);
     const kept: { batch: Batch; hash: string }[] = [];
