@@ -106,6 +106,13 @@ export class EdgeSource implements DatasetSource {
    */
   private readonly control: EdgeFetch;
 
+  /**
+   * Whether a plan reached the cache yet: until then each object whose index is fetched is
+   * pinned at the cache at the same time, so the cache's probe of it runs beside the index fetch
+   * instead of after the first plan (later plans run far enough ahead to hide the probe).
+   */
+  private planned = false;
+
   /** The edge's origin: every URL taken from it must be of it. */
   private readonly edge: string;
   /** The keys its manifests and table heads must be signed with, asked for once. */
@@ -315,7 +322,13 @@ export class EdgeSource implements DatasetSource {
   }
 
   index(object: DatasetObject): Promise<IndexV1> {
-    return this.withUrls(object, (o) => fetchIndex(o.indexUrl, { edge: this.edge, fetch: this.control.fetch }));
+    return this.withUrls(object, (o) => {
+      if (!this.planned) {
+        const etag = httpEtag(o.etag);
+        this.cache.pin?.([etag === undefined ? { url: o.url } : { url: o.url, etag }]);
+      }
+      return fetchIndex(o.indexUrl, { edge: this.edge, fetch: this.control.fetch });
+    });
   }
 
   read(object: DatasetObject, offset: number, length: number): Promise<Uint8Array> {
@@ -331,7 +344,9 @@ export class EdgeSource implements DatasetSource {
       const range = { url: o.url, offset: r.offset, length: r.length, size: r.object.size };
       out.push(etag === undefined ? range : { ...range, etag });
     }
-    if (out.length > 0) this.cache.plan(out);
+    if (out.length === 0) return;
+    this.planned = true;
+    this.cache.plan(out);
   }
 
   stats(): SourceStats {

@@ -214,6 +214,36 @@ describe("open() against a local edge", () => {
     expect(indexes).toEqual(["a.mp4", "b.mp4", "broken.mp4", "sub/c.mp4"].map((k) => `/v1/index/e2e/${k}`));
   });
 
+  it("pins the first plan's objects at the cache as their URLs are signed, before that plan is sent", async () => {
+    const inner = await inProcessCache(edge.url, 16 << 20);
+    const calls: { kind: "pin" | "plan"; paths: string[] }[] = [];
+    const path = (url: string) => new URL(url).pathname;
+    const recording: ByteCache = {
+      ...inner,
+      plan: (ranges) => {
+        calls.push({ kind: "plan", paths: ranges.map((r) => path(r.url)) });
+        inner.plan(ranges);
+      },
+      pin: (objects) => {
+        calls.push({ kind: "pin", paths: objects.map((o) => path(o.url)) });
+        inner.pin!(objects);
+      },
+    };
+    const ds = await open(
+      dataset,
+      { token: edge.token, device: "cpu", frames: 4 },
+      { source: new EdgeSource(dataset, edge.token, recording) },
+    );
+    for await (const _ of ds) void _;
+    await ds.close();
+    const first = calls.findIndex((c) => c.kind === "plan");
+    expect(first).toBeGreaterThan(0);
+    const pinned = new Set(calls.slice(0, first).flatMap((c) => c.paths));
+    // Every object of the first plan was pinned before it, and only then: later objects are not.
+    expect(calls[first]!.paths.every((p) => pinned.has(p))).toBe(true);
+    expect(calls.slice(first).filter((c) => c.kind === "pin")).toEqual([]);
+  });
+
   it("ec stream --format native --md5 prints key,frame_index,md5 equal to ffmpeg, and --json one summary line", async () => {
     const { code, out, err } = await captureOutput(() =>
       stream([
