@@ -7,7 +7,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
-import { createRangeCache, CacheStats, type RangeCache } from "../../origin-cache/index.js";
+// The cache itself (its store, upstream and logger: a fifth of a second of module loading on a
+// loaded core) only where it runs in-process; a client of a cache service needs its stats' shape.
+import type { RangeCache } from "../../origin-cache/index.js";
+import { CacheStats } from "../../origin-cache/schema.js";
 import { ErrorBody } from "../../common/errors.js";
 import { isTransient, RetryWindow } from "../../common/retry-policy.js";
 import { relayedCode, SdkError, SdkErrorCode, type RelayedErrorCode } from "../errors.js";
@@ -91,6 +94,7 @@ export async function inProcessCache(edge: string, maxBytes: number): Promise<By
   const dir = await mkdtemp(join(tmpdir(), "ec-cache-"));
   let cache: RangeCache;
   try {
+    const { createRangeCache } = await import("../../origin-cache/index.js");
     cache = await createRangeCache({
       upstreams: [edge],
       dir,
