@@ -10,7 +10,7 @@ import { Agent, request } from "undici";
 // The cache itself (its store, upstream and logger: a fifth of a second of module loading on a
 // loaded core) only where it runs in-process; a client of a cache service needs its stats' shape.
 import type { RangeCache } from "../../origin-cache/index.js";
-import { CacheStats } from "../../origin-cache/schema.js";
+import { CacheStats } from "../../common/schema/cache-stats.js";
 import { ErrorBody } from "../../common/errors.js";
 import { isTransient, RetryWindow } from "../../common/retry-policy.js";
 import { relayedCode, SdkError, SdkErrorCode, type RelayedErrorCode } from "../errors.js";
