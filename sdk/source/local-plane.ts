@@ -99,6 +99,10 @@ export class LocalPlane {
   readonly #reads = new Set<Promise<Uint8Array | undefined>>();
   /** Leases done with, not yet released: the next locate carries them. */
   #done: string[] = [];
+  /** Leases a batch's answer handed to this plane's client: the client-wide release at close ends them. */
+  readonly #batchLeases = new Set<string>();
+  /** The same leases, let go at close: DELETEd one by one only where the cache has no client-wide release. */
+  #closingLeases: string[] = [];
   #flushing: NodeJS.Timeout | undefined;
   readonly #ahead = new LocateAhead(
     (spans, answer, signal) => this.#locateMany(spans, answer, signal),
@@ -109,6 +113,8 @@ export class LocalPlane {
   fallbacks = 0;
   /** Locate requests sent: one per plan window's batch, one per span read that no batch located. */
   locates = 0;
+  /** Requests sent only to end leases (DELETE): none while locates carry the releases, one at close. */
+  releases = 0;
 
   /**
    * `root`: the cache's base URL, no trailing slash; `pool`: where span reads get their memory
@@ -161,7 +167,12 @@ export class LocalPlane {
       const text = rest + (chunk as Buffer).toString("utf8");
       const lines = text.split("\n");
       rest = lines.pop()!;
-      for (const line of lines) if (line.length > 0) answer(readCompactLine(line));
+      for (const line of lines) {
+        if (line.length === 0) continue;
+        const read = readCompactLine(line);
+        if (read.lease) this.#batchLeases.add(read.lease.id);
+        answer(read);
+      }
     }
   }
 
@@ -323,6 +334,12 @@ export class LocalPlane {
   }
 
   #release(id: string): void {
+    // Closing, a batch's lease ends with the client's (DELETE /v1/leases), not a request of its own.
+    if (this.#closed && this.#batchLeases.has(id)) {
+      this.#closingLeases.push(id);
+      return;
+    }
+    this.#batchLeases.delete(id);
     this.#done.push(id);
     if (this.#flushing) return;
     this.#flushing = setTimeout(() => void this.#flush(), RELEASE_AFTER_MS);
@@ -333,7 +350,11 @@ export class LocalPlane {
   async #flush(): Promise<void> {
     clearTimeout(this.#flushing);
     this.#flushing = undefined;
-    const ids = this.#done.splice(0);
+    await this.#deleteEach(this.#done.splice(0));
+  }
+
+  async #deleteEach(ids: readonly string[]): Promise<void> {
+    this.releases += ids.length;
     await Promise.all(
       ids.map((id) =>
         request(`${this.#root}/v1/lease/${encodeURIComponent(id)}`, { dispatcher: this.#agent, method: "DELETE" })
@@ -351,15 +372,23 @@ export class LocalPlane {
     // carried: the cache ends every lease it handed this client (a cache without the route: 404),
     // once no read is left under one.
     await Promise.allSettled([...this.#reads]);
-    if (this.#batched)
-      await request(`${this.#root}/v1/leases?client=${encodeURIComponent(this.ids.client)}`, {
+    if (this.#batched) {
+      this.releases++;
+      const ended = await request(`${this.#root}/v1/leases?client=${encodeURIComponent(this.ids.client)}`, {
         dispatcher: this.#agent,
         method: "DELETE",
         // A cache that does not answer cannot hold close up: the leases then expire.
         signal: AbortSignal.timeout(CLOSE_RELEASE_MS),
       })
-        .then((r) => r.body.dump())
-        .catch(() => undefined);
+        .then(async (r) => {
+          await r.body.dump();
+          return r.statusCode !== 404;
+        })
+        .catch(() => true);
+      // A cache without the route ends the leases one by one.
+      if (!ended) await this.#deleteEach(this.#closingLeases);
+      this.#closingLeases = [];
+    }
     const fds = [...this.#fds.values()];
     this.#fds.clear();
     this.#open.clear();

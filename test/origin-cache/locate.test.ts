@@ -751,6 +751,20 @@ describe("batched locates of a plan window", () => {
     await until(() => svc.stats().leases === 0, "the lease released on close");
   });
 
+  it("close ends a cold window's leases, one a span, with one request", async () => {
+    const { svc } = await service();
+    const plane = planeOf(svc, true);
+    // Cold spans of four objects: each pulled and answered under a lease of its own.
+    const spans = objects
+      .slice(0, 4)
+      .map((o) => ({ url: signed(o.path), etag: rs.etag(o.path), offset: 0, length: BLOCK }));
+    plane.plan(spans);
+    await until(() => svc.stats().leases === 4, "each span answered under its own lease");
+    await plane.close();
+    expect(plane.releases).toBe(1);
+    expect(svc.stats().leases).toBe(0);
+  });
+
   it("close ends a lease whose batch line never reached the plane", async () => {
     const { svc } = await service();
     for (const o of objects) await get(svc, o.path, 0, o.data.length);

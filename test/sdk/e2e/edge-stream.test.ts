@@ -10,6 +10,7 @@ import { mergeCheckpoints, open, StreamStats, type OpenOptions, type SdkError } 
 import { main as stream } from "../../../sdk/cli/stream.js";
 import { inProcessCache, type ByteCache } from "../../../sdk/source/cache-client.js";
 import { EdgeSource } from "../../../sdk/source/edge-source.js";
+import { edgeFetch, type EdgeFetch } from "../../../sdk/source/edge-fetch.js";
 import { captureOutput } from "../../helpers/capture-output.js";
 import { uploadBytes } from "../../helpers/edge-upload.js";
 import { COLD_VIDEO, expectLocatesPerWindow } from "../../helpers/cold-locates.js";
@@ -190,6 +191,57 @@ describe("open() against a local edge", () => {
     expect(refused).toBe(3);
     expect(clips).toBe((await keysOf({})).ids.length);
     expect(errors.map((e) => e.code)).toEqual(["ERR_TRUNCATED"]);
+  });
+
+  it("asks for indexes over the control connection the table and signed URLs take, not one of their own", async () => {
+    const control = edgeFetch();
+    const paths: string[] = [];
+    const counting: EdgeFetch = {
+      fetch: ((input: string | URL | Request, init?: RequestInit) => {
+        paths.push(new URL(input instanceof Request ? input.url : String(input)).pathname);
+        return control.fetch(input, init);
+      }) as typeof fetch,
+      close: () => control.close(),
+    };
+    const source = new EdgeSource(dataset, edge.token, await inProcessCache(edge.url, 16 << 20), { control: counting });
+    const ds = await open(dataset, { token: edge.token, device: "cpu", frames: 4 }, { source });
+    let clips = 0;
+    for await (const b of ds) clips += b.clips.length;
+    await ds.close();
+    expect(clips).toBe((await keysOf({})).ids.length);
+    // Each object's index once, the truncated one's included (its clips fail as they are read).
+    const indexes = paths.filter((p) => p.startsWith("/v1/index/")).sort();
+    expect(indexes).toEqual(["a.mp4", "b.mp4", "broken.mp4", "sub/c.mp4"].map((k) => `/v1/index/e2e/${k}`));
+  });
+
+  it("pins the first plan's objects at the cache as their URLs are signed, before that plan is sent", async () => {
+    const inner = await inProcessCache(edge.url, 16 << 20);
+    const calls: { kind: "pin" | "plan"; paths: string[] }[] = [];
+    const path = (url: string) => new URL(url).pathname;
+    const recording: ByteCache = {
+      ...inner,
+      plan: (ranges) => {
+        calls.push({ kind: "plan", paths: ranges.map((r) => path(r.url)) });
+        inner.plan(ranges);
+      },
+      pin: (objects) => {
+        calls.push({ kind: "pin", paths: objects.map((o) => path(o.url)) });
+        inner.pin!(objects);
+      },
+    };
+    const ds = await open(
+      dataset,
+      { token: edge.token, device: "cpu", frames: 4 },
+      { source: new EdgeSource(dataset, edge.token, recording) },
+    );
+    for await (const _ of ds) void _;
+    await ds.close();
+    const first = calls.findIndex((c) => c.kind === "plan");
+    expect(first).toBeGreaterThan(0);
+    const pinned = new Set(calls.slice(0, first).flatMap((c) => c.paths));
+    // Every object of the first plan was pinned before it, and only then: later objects are not.
+    expect(calls[first]!.paths.every((p) => pinned.has(p))).toBe(true);
+    expect(calls.slice(first).filter((c) => c.kind === "pin")).toEqual([]);
   });
 
   it("ec stream --format native --md5 prints key,frame_index,md5 equal to ffmpeg, and --json one summary line", async () => {

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { request } from "undici";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ManifestError, ManifestErrorCode } from "../../../common/manifest-sign.js";
 import { startCache, type CacheService } from "../../../origin-cache/index.js";
 import { relayedCode, SdkError } from "../../../sdk/errors.js";
@@ -108,6 +108,42 @@ describe("reads over GET /v1/fetch", () => {
       await d.remove();
     }
   });
+});
+
+describe("pin", () => {
+  const pinners = {
+    "an origin-cache service (HEAD /v1/fetch)": (svc: CacheService) => remoteCache(svc.url),
+    "the in-process cache": (_svc: CacheService, origin: string) => inProcessCache(origin, 4 << 20),
+  };
+  for (const [name, make] of Object.entries(pinners)) {
+    it(`through ${name}: probes each object once, pulls none of its bytes, and its reads probe no more`, async () => {
+      const origin = await startRangeServer();
+      const d = await tempDir();
+      const service = await startCache({ upstreams: [origin.url], dir: d.path, maxBytes: 4 << 20, logLevel: "silent" });
+      const data = randomBytes(64 << 10);
+      origin.put("/v1/objects/pin/a.mp4", data);
+      origin.put("/v1/objects/pin/b.mp4", data);
+      const url = (k: string) => `${origin.url}/v1/objects/pin/${k}.mp4?exp=9999999999&sig=x`;
+      const cache = await make(service, origin.url);
+      try {
+        cache.pin!([{ url: url("a") }, { url: url("b") }]);
+        await vi.waitFor(() => expect(origin.requests()).toBe(2));
+        expect([origin.requests("/v1/objects/pin/a.mp4"), origin.requests("/v1/objects/pin/b.mp4")]).toEqual([1, 1]);
+        // The probe's one byte each, no range of the objects.
+        await cache.refresh();
+        expect(cache.stats().bytesFetched).toBeLessThanOrEqual(2);
+        const got = await cache.read(url("a"), 1000, 5000, undefined);
+        expect(Buffer.from(got).equals(data.subarray(1000, 6000))).toBe(true);
+        // The read pulled its range and nothing else: the object's version was known.
+        expect(origin.requests("/v1/objects/pin/a.mp4")).toBe(2);
+      } finally {
+        await cache.close();
+        await service.close();
+        await origin.close();
+        await d.remove();
+      }
+    });
+  }
 });
 
 describe("a 206 body that fails midway", () => {
