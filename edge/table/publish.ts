@@ -83,6 +83,17 @@ export interface PublishOptions {
   readonly now?: number;
 }
 
+/** What one generation did: `changes` taken, `pages` of the previous generation they fell into (rewritten). */
+export interface PublishedGeneration {
+  readonly generation: number;
+  readonly objects: number;
+  readonly changes: number;
+  readonly pages: number;
+  readonly more: boolean;
+  readonly sparse: boolean;
+  readonly subrequests: number;
+}
+
 /** The latest (or a named) generation's head, as stored: signed envelope and parsed head (format 1 or 2). */
 export async function readHead(
   env: Env,
@@ -157,13 +168,13 @@ async function pagesInReach(
  * `subrequests` is what the run made, never more than the budget.
  *
  * @example
- * await publishTable(env, "gameplay"); // { generation: 3, objects: 1200, more: false, sparse: false, subrequests: 9 }
+ * await publishTable(env, "gameplay"); // { generation: 3, objects: 1200, changes: 200, pages: 1, more: false, sparse: false, subrequests: 31 }
  */
 export async function publishTable(
   env: Env,
   root: string,
   o: PublishOptions = {},
-): Promise<{ generation: number; objects: number; more: boolean; sparse: boolean; subrequests: number } | undefined> {
+): Promise<PublishedGeneration | undefined> {
   const budget = o.subrequests ?? GENERATION_SUBREQUESTS;
   if (!Number.isInteger(budget) || budget < MIN_GENERATION_SUBREQUESTS)
     throw new RangeError(
@@ -247,12 +258,15 @@ export async function publishTable(
     await env.BUCKET.put(sweepKey(root), JSON.stringify({ after: next }), {
       httpMetadata: { contentType: "application/json" },
     });
+  const pages = pagesTouched(reach.pages, chosen.keys);
   return {
     generation: head.generation,
     objects: head.objects,
+    changes: chosen.keys.length,
+    pages,
     // Marks before where this sweep began may wait too: the next generation wraps to them.
     more: !everything || after !== undefined,
-    sparse: chosen.keys.length < DENSE_CHANGES_PER_PAGE * pagesTouched(reach.pages, chosen.keys),
+    sparse: chosen.keys.length < DENSE_CHANGES_PER_PAGE * pages,
     subrequests: fixed + reach.reserved + chosen.subrequests,
   };
 }
