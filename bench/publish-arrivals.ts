@@ -8,7 +8,8 @@
  * last mark the one before settled and wraps at the end (edge/table/publish.ts now). Pages are
  * those of the final table (N / 1000 key ranges) from the start, so a young table is charged
  * more pages than it has: the same for both policies. A generation costs the CPU the bench
- * measured per page rewritten and per change, and 25 ms per sequential R2 round trip.
+ * measured per page rewritten and per change, and 25 ms per sequential R2 round trip. With
+ * `table`, the arrivals fall into a table of that many objects already published (full pages).
  */
 import { seededRng } from "../sdk/sampler/rng.js";
 
@@ -87,11 +88,13 @@ export function simulateArrivals(
   cost: GenerationCost,
   r2Ms = 25,
   limits: PublisherLimits = { lists: 10, budget: 400, reads: 1 },
+  table = 0,
 ): ArrivalRun {
   const { lists: LISTS, budget: BUDGET } = limits;
-  const pages = Math.max(1, Math.ceil(objects / PAGE));
+  // `table`: objects published before the first arrival, in full pages the arrivals fall into.
+  const pages = Math.max(1, Math.ceil((table > 0 ? table : objects) / PAGE));
   const pending = new Int32Array(pages);
-  const stored = new Int32Array(pages);
+  const stored = new Int32Array(pages).fill(table > 0 ? PAGE : 0);
   const rng = seededRng(7, objects, `arrivals-${rate}`);
   const fixed = 2 * LISTS + (policy === "sweep" ? 7 : 4);
   let arrived = 0;
