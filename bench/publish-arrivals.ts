@@ -8,7 +8,8 @@
  * last mark the one before settled and wraps at the end (edge/table/publish.ts now). Pages are
  * those of the final table (N / 1000 key ranges) from the start, so a young table is charged
  * more pages than it has: the same for both policies. A generation costs the CPU the bench
- * measured per page rewritten and per change, and 25 ms per sequential R2 round trip.
+ * measured per page rewritten and per change, and 25 ms per sequential R2 round trip. With
+ * `table`, the arrivals fall into a table of that many objects already published (full pages).
  */
 import { seededRng } from "../sdk/sampler/rng.js";
 
@@ -52,6 +53,11 @@ export interface PublisherLimits {
   readonly reads: number;
   /** Changes a page rewritten below which the next generation waits the debounce rather than following at once (0: never waits). */
   readonly dense?: number;
+  /**
+   * Marks one list call returns (default 1000, the limit): R2 may return fewer when a list
+   * includes metadata (the local R2 in workerd returns 100), and the publisher then lists on.
+   */
+  readonly listYield?: number;
 }
 
 /**
@@ -87,13 +93,15 @@ export function simulateArrivals(
   cost: GenerationCost,
   r2Ms = 25,
   limits: PublisherLimits = { lists: 10, budget: 400, reads: 1 },
+  table = 0,
 ): ArrivalRun {
   const { lists: LISTS, budget: BUDGET } = limits;
-  const pages = Math.max(1, Math.ceil(objects / PAGE));
+  // `table`: objects published before the first arrival, in full pages the arrivals fall into.
+  const pages = Math.max(1, Math.ceil((table > 0 ? table : objects) / PAGE));
   const pending = new Int32Array(pages);
-  const stored = new Int32Array(pages);
+  const stored = new Int32Array(pages).fill(table > 0 ? PAGE : 0);
   const rng = seededRng(7, objects, `arrivals-${rate}`);
-  const fixed = 2 * LISTS + (policy === "sweep" ? 7 : 4);
+  const listYield = limits.listYield ?? LIST;
   let arrived = 0;
   let waiting = 0;
   let published = 0;
@@ -117,6 +125,9 @@ export function simulateArrivals(
     }
     // List up to LISTS × LIST marks from where the policy starts, then take whole pages in order within the budget.
     const start = policy === "sweep" ? cursor : 0;
+    // Per list call one list, a delete per 1000 marks, the sweep's list to wrap, get and put, the head read and three puts.
+    const toList = Math.min(waiting, LISTS * LIST);
+    const fixed = Math.ceil(toList / listYield) + Math.ceil(toList / LIST) + (policy === "sweep" ? 7 : 4);
     let listed = 0;
     let spent = fixed;
     let pagesTaken = 0;
@@ -172,7 +183,11 @@ export function simulateArrivals(
     // Sequential round trips: the list calls, the sweep's record, the head, the directory pages,
     // each page read, the writes, the generation, the head, the keys and the deletes.
     const rounds =
-      Math.ceil(Math.max(listed, 1) / LIST) * 2 + (policy === "sweep" ? 2 : 0) + 6 + Math.ceil(reads / limits.reads);
+      Math.ceil(Math.max(toList, 1) / listYield) +
+      Math.ceil(Math.max(listed, 1) / LIST) +
+      (policy === "sweep" ? 2 : 0) +
+      6 +
+      Math.ceil(reads / limits.reads);
     const ms = cost.fixedMs + cost.pageMs * pagesTaken + cost.changeMs * changes + rounds * r2Ms;
     work += ms / 1000;
     t += ms / 1000;

@@ -13,8 +13,9 @@ const ONE_CHANGE = 9;
  * them (each read, and rewritten as DIRECTORY_MAX allows however many pages the rest of the
  * budget could add): from a format-2 head, those of the listed keys in key order, at most
  * MAX_DIRECTORIES_PER_GENERATION and while the page work expected of those taken (their keys
- * on distinct pages) and one change more still fit (the first always), so a spread generation
- * reads no directory page whose changes it would not reach;
+ * on distinct pages) and one change more still fit (the first always, and one past that
+ * expectation, for keys that cluster), so a spread generation reads at most one directory page
+ * whose changes it does not reach;
  * from a format-1 head none to read, and the directory pages every page is cut into once;
  * in a new table the directory pages of the pages the budget could write.
  *
@@ -50,14 +51,20 @@ export function directoriesInReach(
   // The page work the directory pages taken so far are expected to need: their keys on distinct
   // pages (spread changes) at a page and its pins read and written each, as far as they have pages.
   let expected = 0;
+  // One directory page past that expectation is taken still: keys that cluster several to a page
+  // (a sweep resumed near a directory page's end) leave budget, and without it the generation
+  // would stop at the directory page's end.
+  let past = false;
   for (const d of [...byDir.keys()].sort((a, b) => a - b)) {
     const cost = 1 + directoryParts(dirs[d]!.pages + newPages, false, directoryTarget);
     // The first is always taken: a generation that takes nothing would never end.
-    if (
-      taken.length > 0 &&
-      (taken.length === MAX_DIRECTORIES_PER_GENERATION || reserved + cost + expected + ONE_CHANGE > budget)
-    )
-      break;
+    if (taken.length > 0) {
+      if (taken.length === MAX_DIRECTORIES_PER_GENERATION || reserved + cost + ONE_CHANGE > budget) break;
+      if (reserved + cost + expected + ONE_CHANGE > budget) {
+        if (past) break;
+        past = true;
+      }
+    }
     taken.push(d);
     reserved += cost;
     expected += 4 * Math.min(byDir.get(d)!.length, dirs[d]!.pages);

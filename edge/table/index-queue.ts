@@ -3,7 +3,13 @@ import { IndexMessageV1, R2EventV1, type TableEntryV1 } from "../../common/schem
 import { IndexBudgetError, MAX_INDEX_READS } from "../manifest/object-index.js";
 import { indexForTable, MESSAGE_OVERHEAD, recordEntry, type IndexOutcome } from "./index-object.js";
 import { collectTable, MAX_DROPS_PER_RUN, retentionOf } from "./collect.js";
-import { GENERATION_SUBREQUESTS, MIN_GENERATION_SUBREQUESTS, publishTable } from "./publish.js";
+import {
+  GENERATION_SUBREQUESTS,
+  MIN_GENERATION_SUBREQUESTS,
+  publishTable,
+  type PublishedGeneration,
+} from "./publish.js";
+import { countedEnv } from "./r2-count.js";
 
 /** Must equal `max_retries` of the index queue's consumer in wrangler.toml: the last attempt records why. */
 export const INDEX_MAX_RETRIES = 4;
@@ -56,9 +62,14 @@ function envSeconds(text: string | undefined, fallback: number): number {
  */
 export async function handleQueue(
   batch: MessageBatch<unknown>,
-  env: Env,
+  workerEnv: Env,
   deps: QueueDeps = { index: indexForTable },
 ): Promise<void> {
+  const started = Date.now();
+  // Every R2 and queue call counted: a publish invocation logs what it made against the limit.
+  const counted = countedEnv(workerEnv);
+  const env = counted.env;
+  const generations: (PublishedGeneration & { root: string })[] = [];
   const roots = new Set<string>();
   const published = new Set<string>();
   const deferred = new Set<string>();
@@ -78,7 +89,9 @@ export async function handleQueue(
         continue;
       }
       published.add(publish);
-      budget -= await publishMessage(env, msg, publish, Math.min(GENERATION_SUBREQUESTS, budget - PUBLISH_OVERHEAD));
+      const done = await publishMessage(env, msg, publish, Math.min(GENERATION_SUBREQUESTS, budget - PUBLISH_OVERHEAD));
+      budget -= done.subrequests;
+      if (done.published) generations.push({ root: publish, ...done.published });
       continue;
     }
     const key = messageKey(msg.body);
@@ -126,6 +139,17 @@ export async function handleQueue(
   const delaySeconds = envSeconds(env.EC_PUBLISH_DELAY_SECONDS, 10);
   for (const root of roots)
     await env.PUBLISH_QUEUE.send({ type: "publish", root } satisfies IndexMessageV1, { delaySeconds });
+  if (generations.length > 0)
+    console.log(
+      JSON.stringify({
+        msg: "publish queue: published",
+        generations,
+        calls: counted.counts,
+        subrequests: counted.total(),
+        started,
+        ended: Date.now(),
+      }),
+    );
 }
 
 /** The error entry of an object that could not be indexed: the table says why, and the dataset still streams. */
@@ -162,8 +186,13 @@ async function collectAfterPublish(env: Env, root: string): Promise<void> {
   }
 }
 
-/** Publishes one generation of `root` within `subrequests`; returns the subrequests it may have made. */
-async function publishMessage(env: Env, msg: Message<unknown>, root: string, subrequests: number): Promise<number> {
+/** Publishes one generation of `root` within `subrequests`; returns the subrequests it may have made, and the generation. */
+async function publishMessage(
+  env: Env,
+  msg: Message<unknown>,
+  root: string,
+  subrequests: number,
+): Promise<{ subrequests: number; published?: PublishedGeneration }> {
   try {
     const published = await publishTable(env, root, { subrequests });
     // More pending entries than one generation takes: the next generation follows at once, or
@@ -175,7 +204,7 @@ async function publishMessage(env: Env, msg: Message<unknown>, root: string, sub
       );
     msg.ack();
     if (published) await collectAfterPublish(env, root);
-    return (published?.subrequests ?? 1) + PUBLISH_OVERHEAD;
+    return { subrequests: (published?.subrequests ?? 1) + PUBLISH_OVERHEAD, ...(published ? { published } : {}) };
   } catch (err) {
     console.error(
       JSON.stringify({
@@ -186,6 +215,6 @@ async function publishMessage(env: Env, msg: Message<unknown>, root: string, sub
       }),
     );
     msg.retry({ delaySeconds: retryDelay(msg.attempts) });
-    return subrequests + PUBLISH_OVERHEAD;
+    return { subrequests: subrequests + PUBLISH_OVERHEAD };
   }
 }

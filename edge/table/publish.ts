@@ -23,7 +23,7 @@ import { tableKeys, tablePrefix } from "../../common/dataset-table/table-keys.js
 const LIST_LIMIT = 1000;
 
 /**
- * List calls of pending marks one generation makes at most (one per 40 subrequests of its
+ * Thousands of pending marks one generation lists at most (one per 40 subrequests of its
  * budget): 10,000 changes a generation, so 10^7 appended objects publish in 10^3 generations.
  */
 export const MAX_LIST_CALLS = 10;
@@ -32,14 +32,14 @@ export const MAX_LIST_CALLS = 10;
 export const MAX_CHANGES_PER_GENERATION = MAX_LIST_CALLS * LIST_LIMIT;
 
 /**
- * Subrequests one generation makes at most, whatever the spread of its changes: per list call
- * of marks one list and one batched delete, one list more to wrap the sweep, the sweep's
- * record read and written, the head read and three puts (fixedCost), and within the rest the
- * directory pages read and rewritten and the page reads, page writes and entry gets that
- * chooseChanges counts.
+ * Subrequests one generation makes at most, whatever the spread of its changes: its list calls
+ * of marks (listCalls' worth of marks, in as many calls as R2 takes to return them), a batched
+ * delete per 1000 marks, the sweep's record read and written, the head read and three puts
+ * (listedCost), and within the rest the directory pages read and rewritten and the page reads,
+ * page writes and entry gets that chooseChanges counts.
  */
 export const GENERATION_SUBREQUESTS = 400;
-/** What a generation of one list call costs besides its directory and page work: two lists, the sweep's get and put, head read, delete, three puts. */
+/** What a generation of one list call costs besides its directory and page work: two lists (one to wrap the sweep), the sweep's get and put, head read, delete, three puts. */
 export const GENERATION_FIXED = 9;
 /**
  * The least budget that always takes one change: fixed, one directory page read and up to three
@@ -48,16 +48,27 @@ export const GENERATION_FIXED = 9;
 export const MIN_GENERATION_SUBREQUESTS = GENERATION_FIXED + 4 + 9;
 export { MAX_DIRECTORIES_PER_GENERATION };
 
-/** List calls within `budget`: one per 40 subrequests, one at least, MAX_LIST_CALLS at most. */
+/** Marks a generation lists within `budget`, in thousands: one per 40 subrequests, one at least, MAX_LIST_CALLS at most. */
 export function listCalls(budget: number): number {
   return Math.max(1, Math.min(MAX_LIST_CALLS, Math.floor(budget / 40)));
 }
+
 /**
- * What a generation of `lists` list calls costs besides its directories and pages: per call a
- * list and a batched delete, one list to wrap the sweep, the sweep's get and put, the head read
- * and three puts.
+ * List calls a generation may make for its listCalls thousands of marks: R2 may return fewer
+ * objects than asked when a list includes custom metadata (the local R2 returns 100 of 1000),
+ * so as many as that takes, up to a quarter of `budget`, and never into what one change needs.
  */
-export const fixedCost = (lists: number) => 2 * lists + 7;
+export function maxListCalls(budget: number): number {
+  const reserve = MIN_GENERATION_SUBREQUESTS - GENERATION_FIXED + listCalls(budget) + 6;
+  return Math.max(1, Math.min(Math.floor(budget / 4), budget - reserve));
+}
+
+/**
+ * What a generation costs besides its directories and pages once it made `made` list calls for
+ * `marks` marks: a batched delete per 1000 marks, the sweep's get and put, the head read and
+ * three puts.
+ */
+export const listedCost = (made: number, marks: number) => made + Math.max(1, Math.ceil(marks / LIST_LIMIT)) + 6;
 
 /**
  * Where the publisher's sweep stands: the last pending mark it settled. Each generation lists
@@ -81,6 +92,17 @@ export interface PublishOptions {
   /** Pages a new directory page is cut to (default DIRECTORY_TARGET; small in tests). */
   readonly directoryTarget?: number;
   readonly now?: number;
+}
+
+/** What one generation did: `changes` taken, `pages` of the previous generation they fell into (rewritten). */
+export interface PublishedGeneration {
+  readonly generation: number;
+  readonly objects: number;
+  readonly changes: number;
+  readonly pages: number;
+  readonly more: boolean;
+  readonly sparse: boolean;
+  readonly subrequests: number;
 }
 
 /** The latest (or a named) generation's head, as stored: signed envelope and parsed head (format 1 or 2). */
@@ -145,8 +167,8 @@ async function pagesInReach(
 
 /**
  * Publishes the next generation of `root`'s table from its pending entries: the first
- * MAX_CHANGES_PER_GENERATION marks after where the last generation stopped (one list call per
- * 40 subrequests of budget; sweepKey), of which chooseChanges takes, in the directory pages
+ * MAX_CHANGES_PER_GENERATION marks after where the last generation stopped (1000 per 40
+ * subrequests of budget, in as many list calls as R2 takes to return them: maxListCalls; sweepKey), of which chooseChanges takes, in the directory pages
  * within reach, whole pages' worth within the subrequest budget (`more` says others wait, for
  * the next generation). Successive generations so sweep the table in key order and wrap: each
  * page is rewritten once a sweep with every change pending in it, however spread the changes
@@ -157,19 +179,20 @@ async function pagesInReach(
  * `subrequests` is what the run made, never more than the budget.
  *
  * @example
- * await publishTable(env, "gameplay"); // { generation: 3, objects: 1200, more: false, sparse: false, subrequests: 9 }
+ * await publishTable(env, "gameplay"); // { generation: 3, objects: 1200, changes: 200, pages: 1, more: false, sparse: false, subrequests: 31 }
  */
 export async function publishTable(
   env: Env,
   root: string,
   o: PublishOptions = {},
-): Promise<{ generation: number; objects: number; more: boolean; sparse: boolean; subrequests: number } | undefined> {
+): Promise<PublishedGeneration | undefined> {
   const budget = o.subrequests ?? GENERATION_SUBREQUESTS;
   if (!Number.isInteger(budget) || budget < MIN_GENERATION_SUBREQUESTS)
     throw new RangeError(
       `Expected a subrequest budget of at least ${MIN_GENERATION_SUBREQUESTS} but received ${budget}`,
     );
-  const lists = listCalls(budget);
+  const wanted = listCalls(budget) * LIST_LIMIT;
+  const maxLists = maxListCalls(budget);
   const swept = await env.BUCKET.get(sweepKey(root));
   // Where the last generation stopped: this one lists the marks after it (a wrap starts again at the first).
   const stored = swept === null ? undefined : ((await swept.json<{ after?: string }>()).after ?? undefined);
@@ -177,21 +200,23 @@ export async function publishTable(
   const objects: R2Object[] = [];
   let truncated = true;
   let cursor: string | undefined;
-  for (let l = 0; l < lists && truncated; l++) {
+  let made = 0;
+  // R2 may return fewer marks than the limit (metadata included): list on until the generation has its marks.
+  while (truncated && objects.length < wanted && made < maxLists) {
     const listed = await env.BUCKET.list({
       prefix: tableKeys.pendingPrefix(root),
-      limit: LIST_LIMIT,
+      limit: Math.min(LIST_LIMIT, wanted - objects.length),
       include: ["customMetadata"],
       ...(cursor !== undefined ? { cursor } : after !== undefined ? { startAfter: after } : {}),
     });
+    made++;
     objects.push(...listed.objects);
     truncated = listed.truncated;
     cursor = listed.truncated ? listed.cursor : undefined;
-    // Nothing after the sweep's mark: wrap to the first key, within the one list call kept for it.
-    if (l === 0 && objects.length === 0 && after !== undefined) {
+    // Nothing after the sweep's mark: wrap to the first key.
+    if (made === 1 && objects.length === 0 && after !== undefined) {
       after = undefined;
       truncated = true;
-      l--;
     }
   }
   if (objects.length === 0) return undefined;
@@ -212,7 +237,7 @@ export async function publishTable(
   // One mark carrying its entry is that entry; several marks (which is newer?), a removal or
   // an entry too large to carry are read from the entry record, the latest by construction.
   const carriedEntry = (carried: string[]) => (carried.length === 1 && carried[0] ? carried[0] : undefined);
-  const fixed = fixedCost(lists);
+  const fixed = listedCost(made, objects.length);
   const directoryTarget = o.directoryTarget ?? DIRECTORY_TARGET;
   const reach = await pagesInReach(env, root, previous?.head, [...marks.keys()], budget - fixed, directoryTarget);
   const chosen = chooseChanges(
@@ -247,12 +272,15 @@ export async function publishTable(
     await env.BUCKET.put(sweepKey(root), JSON.stringify({ after: next }), {
       httpMetadata: { contentType: "application/json" },
     });
+  const pages = pagesTouched(reach.pages, chosen.keys);
   return {
     generation: head.generation,
     objects: head.objects,
+    changes: chosen.keys.length,
+    pages,
     // Marks before where this sweep began may wait too: the next generation wraps to them.
     more: !everything || after !== undefined,
-    sparse: chosen.keys.length < DENSE_CHANGES_PER_PAGE * pagesTouched(reach.pages, chosen.keys),
+    sparse: chosen.keys.length < DENSE_CHANGES_PER_PAGE * pages,
     subrequests: fixed + reach.reserved + chosen.subrequests,
   };
 }

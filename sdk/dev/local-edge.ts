@@ -23,6 +23,10 @@ export interface LocalEdgeOptions {
    * TLS proxy or the WAN emulator sits before it, e.g. "https://127.0.0.1:8443".
    */
   readonly publicOrigin?: string;
+  /** wrangler's log level (the Worker's console output included); default "warn" when quiet, else "info". */
+  readonly logLevel?: "error" | "warn" | "info" | "log" | "debug";
+  /** Called with each chunk of wrangler's and workerd's output (the Worker's console lines included), as it comes. */
+  readonly onOutput?: (chunk: string) => void;
   /** Worker variables set for this run over wrangler.toml's (`wrangler dev --var`), e.g. a shorter publish delay. */
   readonly vars?: Readonly<Record<string, string>>;
 }
@@ -166,7 +170,7 @@ async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Pr
     persistDir,
     "--show-interactive-dev-session=false",
     "--log-level",
-    opts.quiet ? "warn" : "info",
+    opts.logLevel ?? (opts.quiet ? "warn" : "info"),
     ...(opts.publicOrigin ? upstreamArgs(opts.publicOrigin) : []),
     ...Object.entries(opts.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
   ];
@@ -185,6 +189,11 @@ async function startOnce(root: string, opts: LocalEdgeOptions, port: number): Pr
       ...(config.frozen ? { WRANGLER_CI_DISABLE_CONFIG_WATCHING: "true" } : {}),
     },
   });
+  if (opts.onOutput) {
+    const onOutput = opts.onOutput;
+    for (const stream of [group.child.stdout, group.child.stderr])
+      stream?.on("data", (c: Buffer) => onOutput(c.toString("utf8")));
+  }
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitForHealth(url, group, opts.readyTimeoutMs ?? 120_000);
