@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
@@ -28,7 +29,7 @@ def _load_torch() -> None:
     """Imports numpy, and torch once if it is installed (seconds of CPU): done while the engine opens,
     not in a batch, nor by ``import ec`` (a process that only imports ec, or starts no dataset, pays neither)."""
     global _torch
-    import numpy  # noqa: F401  (the batches' arrays)
+    importlib.import_module("numpy")  # the batches' arrays
 
     if _torch is None:
         try:
@@ -51,11 +52,11 @@ def _as_tensor(array: npt.NDArray[Any]) -> Frames:
         return array  # a dtype this torch has no tensor type for (e.g. uint16 before torch 2.3)
 
 
-def _is_numpy(frames: Any) -> bool:
-    """Whether the frames are a numpy array (torch absent), not a tensor; numpy is loaded by then."""
+def _tensor_of(frames: Frames) -> Optional[torch.Tensor]:
+    """The frames as a tensor, or None where they are a numpy array (torch absent); numpy is loaded by then."""
     import numpy
 
-    return isinstance(frames, numpy.ndarray)
+    return None if isinstance(frames, numpy.ndarray) else frames
 
 
 def _shm_dir() -> str:
@@ -96,7 +97,8 @@ class Batch:
 
     def pin_memory(self) -> Batch:
         """For ``DataLoader(pin_memory=True)``: the frames copied into pinned memory (the shared slot is released)."""
-        frames = self.frames.pin_memory() if not _is_numpy(self.frames) else self.frames
+        tensor = _tensor_of(self.frames)
+        frames = tensor.pin_memory() if tensor is not None else self.frames
         return Batch(frames, self.clips, self.pixel_format, self.device)
 
     def __repr__(self) -> str:
@@ -251,9 +253,10 @@ class Dataset:
                         self._failed = err  # an engine out of protocol is not trusted with another batch
                     raise
                 self._seq = b.seq
-                if self._cuda and not _is_numpy(frames) and b.ipc is None:
+                tensor = _tensor_of(frames)
+                if self._cuda and tensor is not None and b.ipc is None:
                     # Decoded on the CPU (e.g. AV1 where the GPU has no AV1 decoder): moved, so every batch is on the device.
-                    frames = frames.to(self._device_name)
+                    frames = tensor.to(self._device_name)
                 return Batch(frames, b.clips, b.pixel_format, b.device)
             if kind == "error":
                 self._report(ev)
